@@ -1,0 +1,16 @@
+# SPDX-License-Identifier: MIT
+# Feature summary printed at the end of configure.
+message(STATUS "")
+message(STATUS "gapscope ${PROJECT_VERSION} configuration")
+message(STATUS "  build type        ${CMAKE_BUILD_TYPE}  (${CMAKE_CXX_COMPILER_ID} ${CMAKE_CXX_COMPILER_VERSION})")
+message(STATUS "  GUI (Qt 6)        ${GAPSCOPE_HAVE_GUI}   (GAPSCOPE_GUI=${GAPSCOPE_GUI} ${Qt6_VERSION})")
+message(STATUS "  CUDA/CUPTI/NCCL   ${GAPSCOPE_HAVE_CUDA}   (GAPSCOPE_CUDA=${GAPSCOPE_CUDA} ${CUDAToolkit_VERSION})")
+message(STATUS "  protobuf          ${Protobuf_VERSION}")
+message(STATUS "  zstd              ${ZSTD_LIBRARY}")
+message(STATUS "  simdjson          ${simdjson_FOUND} ${simdjson_VERSION}")
+message(STATUS "  SQLite3           ${SQLite3_FOUND} ${SQLite3_VERSION}")
+message(STATUS "  zlib              ${ZLIB_FOUND}")
+message(STATUS "  libFuzzer         ${GAPSCOPE_HAVE_FUZZER}")
+message(STATUS "  Google Benchmark  ${benchmark_FOUND}")
+message(STATUS "  sanitizers        ${GAPSCOPE_ASAN}")
+message(STATUS "")

@@ -1,0 +1,74 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+
+// ChunkEncoder: the one encoder of events into pb::Chunk messages. Used by the file writer, the
+// injection library (rank -> agent), the agent (agent -> file and viewers), synth and converters.
+//
+// It interns strings, lanes and launch configs (ids scoped to this encoder's stream: a decoder
+// must see this encoder's chunks in order) and accumulates events column by column. flush() moves
+// the pending events, sorted by start within each block, and the dictionary entries defined since
+// the previous flush into a Chunk. Memory is bounded by the caller flushing every N events.
+//
+// Not thread-safe. No allocation per event beyond amortised vector growth.
+
+#include "model/format/trace.pb.h"
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+namespace gapscope::format {
+
+class ChunkEncoder {
+public:
+    ChunkEncoder();
+    ~ChunkEncoder();
+
+    // Dictionary. Ids are dense; string id 0 is the empty string.
+    uint32_t internString(std::string_view s);
+    uint32_t lane(const pb::LaneDef& def); // identity: kind, rank, host, device, stream, pid; def.id ignored
+    uint32_t config(const pb::LaunchConfig& c); // c.id ignored
+
+    void addKernel(uint32_t lane, int64_t start, uint64_t duration, uint32_t name, uint32_t correlation,
+        uint32_t config, uint64_t graphId = 0, uint64_t graphNodeId = 0);
+    void addMemop(uint32_t lane, int64_t start, uint64_t duration, pb::MemopKind kind, pb::CopyKind copyKind,
+        uint64_t bytes, uint32_t flags, uint32_t correlation);
+    void addApi(uint32_t lane, int64_t start, uint64_t duration, uint32_t name, uint32_t correlation,
+        pb::ApiKind kind = pb::API_RUNTIME);
+    void addSync(uint32_t lane, int64_t start, uint64_t duration, pb::SyncKind kind, uint64_t stream,
+        uint32_t correlation);
+    void addNvtx(uint32_t lane, int64_t start, uint64_t duration, uint32_t name, uint32_t depth, uint32_t domain = 0);
+    struct Collective {
+        uint64_t bytes = 0;
+        uint32_t datatype = 0;  // string id
+        uint32_t algorithm = 0; // string id
+        uint32_t protocol = 0;  // string id
+        uint64_t sequence = 0;
+        uint64_t comm = 0;
+        uint32_t channels = 0;
+        uint32_t root = 0;
+    };
+    void addCollective(uint32_t lane, int64_t start, uint64_t duration, uint32_t op, const Collective& c);
+    void addStep(uint32_t rank, uint32_t index, int64_t start, uint64_t duration, pb::StepSource source);
+    void addCounter(const pb::Counter& counter);
+
+    size_t pendingEvents() const;
+    // Bytes held by pending columns (for memory bounds).
+    size_t pendingBytes() const;
+
+    // Moves pending events and new dictionary entries into `out` (cleared first); sets sequence.
+    void flush(pb::Chunk& out);
+
+    // Dictionaries so far (for the index frame).
+    const std::vector<std::string>& strings() const; // strings()[i] has id i + 1
+    const std::vector<pb::LaneDef>& lanes() const;
+    const std::vector<pb::LaunchConfig>& configs() const;
+
+private:
+    struct Impl;
+    Impl* m_impl;
+};
+
+} // namespace gapscope::format

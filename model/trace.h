@@ -1,0 +1,334 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+
+// The in-memory trace: what every reader (file, importer, live stream, synth) produces and what
+// steps, analysis, the CLI and the viewer consume.
+//
+// Shape: lanes grouped host > rank (GPU) > stream/thread. Each lane holds its events as columns
+// (LaneEvents), sorted by start time (ties: longer first, so enclosing NVTX ranges precede their
+// children). Strings are interned once (StringId 0 = ""). Per-lane summaries (LaneSummary) make a
+// zoomed-out query cost what the screen shows, not what the trace holds.
+//
+// Memory: about 24 bytes per event (start 8, duration 4, name 4, correlation 4, aux 4) plus the
+// summary pyramid (about 2 bytes per event). Kind-specific payloads (launch configs, memop sizes,
+// collective details) live in side tables referenced by `aux`.
+//
+// Threading: a finished Trace is immutable and safe to read from any thread. appendFrom() (live
+// mode) mutates and must not run concurrently with readers.
+
+#include "model/format/trace.pb.h"
+#include "model/status.h"
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+namespace gapscope::model {
+
+using TimeNs = int64_t;
+using StringId = uint32_t;
+using LaneId = uint32_t;
+
+constexpr LaneId kNoLane = 0xFFFFFFFFu;
+
+enum class LaneKind : uint8_t { Unknown = 0, GpuStream = 1, Nvtx = 2, CpuApi = 3, Collective = 4 };
+
+enum class EventKind : uint8_t { Kernel, Memcpy, Memset, Api, Sync, Nvtx, Collective };
+
+const char* toString(LaneKind kind);
+const char* toString(EventKind kind);
+
+// Identity of a lane. Two lanes with equal keys are the same lane.
+struct LaneInfo {
+    LaneKind kind = LaneKind::Unknown;
+    uint32_t rank = 0;
+    std::string host;
+    uint32_t device = 0;
+    uint64_t stream = 0; // stream id (GPU) or thread id (NVTX / CPU API)
+    std::string name;    // display name
+    uint32_t pid = 0;
+
+    // Stable text key "r<rank>/<kind>/d<device>/<stream>", used by annotations and exports.
+    std::string key() const;
+};
+
+struct KernelConfig {
+    uint32_t grid[3] = { 0, 0, 0 };
+    uint32_t block[3] = { 0, 0, 0 };
+    uint32_t registers = 0;
+    uint32_t sharedStatic = 0;
+    uint32_t sharedDynamic = 0;
+    uint64_t graphId = 0;     // 0: not launched from a CUDA graph
+    uint64_t graphNodeId = 0;
+    bool operator==(const KernelConfig& o) const;
+};
+
+struct MemopInfo {
+    pb::MemopKind kind = pb::MEMOP_UNKNOWN;
+    pb::CopyKind copyKind = pb::COPY_UNKNOWN;
+    uint64_t bytes = 0;
+    bool async = false;
+};
+
+struct CollectiveInfo {
+    uint64_t bytes = 0;
+    StringId datatype = 0;
+    StringId algorithm = 0;
+    StringId protocol = 0;
+    uint64_t sequence = 0;
+    uint64_t comm = 0;
+    uint32_t channels = 0;
+    uint32_t root = 0;
+};
+
+struct SyncInfo {
+    pb::SyncKind kind = pb::SYNC_UNKNOWN;
+    uint64_t stream = 0;
+};
+
+enum class ApiKind : uint8_t { Runtime = 0, Driver = 1 };
+
+struct Step {
+    uint32_t index = 0;  // aligned across ranks: step i of rank 0 is step i of rank 1
+    TimeNs start = 0;    // GPU-side window [start, end)
+    TimeNs end = 0;
+    pb::StepSource source = pb::STEP_UNKNOWN;
+    TimeNs duration() const { return end - start; }
+};
+
+// One event, by value, for code that does not care about columns (details pane, exports).
+struct EventRef {
+    LaneId lane = kNoLane;
+    uint32_t index = 0;
+    bool valid() const { return lane != kNoLane; }
+};
+
+// Columnar events of one lane. Indices are positions in start order.
+class LaneEvents {
+public:
+    size_t size() const { return m_start.size(); }
+    bool empty() const { return m_start.empty(); }
+    TimeNs start(size_t i) const { return m_start[i]; }
+    TimeNs duration(size_t i) const;
+    TimeNs end(size_t i) const { return m_start[i] + duration(i); }
+    StringId name(size_t i) const { return m_name[i]; }
+    uint32_t correlation(size_t i) const { return m_corr[i]; }
+    // Meaning depends on the lane kind; use Trace's typed accessors instead of reading it directly.
+    uint32_t aux(size_t i) const { return m_aux[i]; }
+
+    const std::vector<TimeNs>& starts() const { return m_start; }
+    TimeNs maxDuration() const { return m_maxDuration; }
+
+    // Index range [first, last) of the events that overlap [t0, t1): O(log n) to find it (using the
+    // summary's max-end information), every index in the range overlaps or is nested in one that does.
+    std::pair<size_t, size_t> overlapping(TimeNs t0, TimeNs t1) const;
+
+private:
+    friend class TraceBuilder;
+    friend class Trace;
+    friend class LaneSummary;
+    std::vector<TimeNs> m_start;
+    std::vector<uint32_t> m_dur; // saturates at UINT32_MAX; real value in m_longDur
+    std::vector<StringId> m_name;
+    std::vector<uint32_t> m_corr;
+    std::vector<uint32_t> m_aux;
+    std::unordered_map<uint32_t, TimeNs> m_longDur;
+    TimeNs m_maxDuration = 0;
+    // Prefix maximum of end times per block of kPrefixBlock events, for overlapping().
+    std::vector<TimeNs> m_blockMaxEnd;
+};
+
+// A drawing item produced by folding a lane for one screen: either one event, or a run of
+// consecutive events too small to draw apart (all narrower than the fold threshold).
+struct FoldItem {
+    TimeNs start = 0;
+    TimeNs end = 0;
+    uint32_t count = 0;     // 1 = single event
+    uint32_t first = 0;     // event index of the first event in the item
+    uint32_t longest = 0;   // event index of the longest event in the item (its name labels a fold)
+    TimeNs busy = 0;        // sum of durations (overlap not removed)
+    uint8_t depth = 0;      // NVTX nesting depth (0 for other lanes)
+};
+
+// Per-lane summary pyramid: level 0 groups kLeaf consecutive events; each level above groups
+// kFanout nodes. Each node keeps first/last index, min start, max end, busy time, count and the
+// longest event. Built once in O(n); queries touch O(screen pixels + log n) nodes.
+class LaneSummary {
+public:
+    static constexpr uint32_t kLeaf = 16;
+    static constexpr uint32_t kFanout = 16;
+
+    void build(const LaneEvents& events);
+    void extend(const LaneEvents& events); // after appends at the end (live mode)
+
+    // Fold [t0, t1) for a view of nsPerPixel: events or node ranges narrower than minPixels are
+    // merged with their neighbours into one FoldItem. Appends to `out` (cleared first).
+    void fold(const LaneEvents& events, TimeNs t0, TimeNs t1, double nsPerPixel, double minPixels,
+        std::vector<FoldItem>& out) const;
+
+    // Busy time and count of events in [t0, t1) (events straddling the edges clipped).
+    struct Totals {
+        TimeNs busy = 0;
+        uint64_t count = 0;
+    };
+    Totals totals(const LaneEvents& events, TimeNs t0, TimeNs t1) const;
+
+    size_t memoryBytes() const;
+
+private:
+    struct Node {
+        TimeNs start;   // min start
+        TimeNs end;     // max end
+        TimeNs busy;    // sum of durations
+        uint32_t first; // first event index
+        uint32_t count;
+        uint32_t longest;
+        uint32_t pad;
+    };
+    static_assert(sizeof(Node) == 40, "LaneSummary::Node must stay compact");
+    std::vector<std::vector<Node>> m_levels;
+};
+
+struct Lane {
+    LaneId id = 0;
+    LaneInfo info;
+    LaneEvents events;
+    LaneSummary summary;
+};
+
+class TraceBuilder;
+
+class Trace {
+public:
+    Trace();
+    ~Trace();
+    Trace(Trace&&) noexcept;
+    Trace& operator=(Trace&&) noexcept;
+    Trace(const Trace&) = delete;
+    Trace& operator=(const Trace&) = delete;
+
+    const pb::FileHeader& header() const { return m_header; }
+    pb::FileHeader& mutableHeader() { return m_header; }
+
+    // Strings.
+    std::string_view str(StringId id) const;
+    size_t stringCount() const { return m_strings.size(); }
+    std::optional<StringId> findString(std::string_view s) const;
+
+    // Lanes.
+    size_t laneCount() const { return m_lanes.size(); }
+    const Lane& lane(LaneId id) const { return m_lanes[id]; }
+    const std::vector<Lane>& lanes() const { return m_lanes; }
+    std::vector<uint32_t> ranks() const;                // sorted, unique
+    std::vector<LaneId> lanesOf(uint32_t rank, LaneKind kind) const;
+    std::optional<LaneId> findLane(std::string_view key) const;
+
+    // Typed access to one event.
+    EventKind kindOf(LaneId lane, size_t index) const;
+    const KernelConfig* kernelConfig(LaneId lane, size_t index) const;     // kernels only
+    const MemopInfo* memop(LaneId lane, size_t index) const;               // memcpy/memset only
+    const CollectiveInfo* collective(LaneId lane, size_t index) const;     // collective lanes only
+    const SyncInfo* sync(LaneId lane, size_t index) const;                 // sync events only
+    uint32_t nvtxDepth(LaneId lane, size_t index) const;                   // NVTX lanes only
+    ApiKind apiKind(LaneId lane, size_t index) const;                      // API events only
+
+    // The CPU API call (same rank, same correlation id) that launched a GPU event, if recorded.
+    // Graph kernels resolve to their cudaGraphLaunch. Built lazily on first call (thread-safe).
+    EventRef launchOf(LaneId lane, size_t index) const;
+    // GPU events launched by an API call (inverse of launchOf).
+    std::vector<EventRef> launchedBy(LaneId apiLane, size_t index) const;
+
+    // Decode steps per rank, sorted by index. Empty until steps are set (from the file or detected).
+    const std::vector<Step>& steps(uint32_t rank) const;
+    void setSteps(uint32_t rank, std::vector<Step> steps);
+    uint32_t stepCount() const; // max over ranks
+
+    TimeNs startTime() const { return m_start; }
+    TimeNs endTime() const { return m_end; }
+
+    uint64_t eventCount() const;
+    uint64_t eventCount(EventKind kind) const;
+
+    // Problems found while reading/building (truncation, unmatched ids, skipped unknown data).
+    const std::vector<std::string>& warnings() const { return m_warnings; }
+    void addWarning(std::string w) { m_warnings.push_back(std::move(w)); }
+
+    // Sections stored with the trace.
+    const pb::AnnotationSet& annotations() const { return m_annotations; }
+    pb::AnnotationSet& mutableAnnotations() { return m_annotations; }
+    const std::optional<pb::BudgetSettings>& budgetSettings() const { return m_budget; }
+    void setBudgetSettings(pb::BudgetSettings b) { m_budget = std::move(b); }
+    const std::optional<pb::ClassifierTable>& classifierTable() const { return m_classifier; }
+    void setClassifierTable(pb::ClassifierTable t) { m_classifier = std::move(t); }
+
+    // Live mode: moves the events collected in `builder` since its last hand-over into this trace.
+    // Lanes and strings are matched by identity; cost is proportional to the new events (a lane is
+    // re-sorted only when new events start before its last one).
+    void appendFrom(TraceBuilder& builder);
+
+    size_t memoryBytes() const;
+
+private:
+    friend class TraceBuilder;
+    struct Impl;
+    pb::FileHeader m_header;
+    std::vector<std::string> m_strings;
+    std::vector<Lane> m_lanes;
+    std::vector<KernelConfig> m_configs;
+    std::vector<MemopInfo> m_memops;
+    std::vector<CollectiveInfo> m_collectives;
+    std::vector<SyncInfo> m_syncs;
+    std::vector<std::vector<Step>> m_steps; // by rank
+    TimeNs m_start = 0;
+    TimeNs m_end = 0;
+    std::vector<std::string> m_warnings;
+    pb::AnnotationSet m_annotations;
+    std::optional<pb::BudgetSettings> m_budget;
+    std::optional<pb::ClassifierTable> m_classifier;
+    std::unique_ptr<Impl> m_impl; // lookup tables (string map, lane map, launch index)
+};
+
+// Collects events in any order and produces a Trace. Used by the file reader, importers, the live
+// client and synth. Not thread-safe.
+class TraceBuilder {
+public:
+    TraceBuilder();
+    ~TraceBuilder();
+
+    StringId intern(std::string_view s);
+    LaneId lane(const LaneInfo& info); // creates the lane on first use
+    uint32_t config(const KernelConfig& c);
+
+    void addKernel(LaneId lane, TimeNs start, TimeNs duration, StringId name, uint32_t correlation,
+        const KernelConfig& config);
+    void addMemop(LaneId lane, TimeNs start, TimeNs duration, const MemopInfo& info, uint32_t correlation);
+    void addApi(LaneId lane, TimeNs start, TimeNs duration, StringId name, uint32_t correlation,
+        ApiKind kind = ApiKind::Runtime);
+    void addSync(LaneId lane, TimeNs start, TimeNs duration, const SyncInfo& info, uint32_t correlation);
+    void addNvtx(LaneId lane, TimeNs start, TimeNs duration, StringId name, uint32_t depth);
+    void addCollective(LaneId lane, TimeNs start, TimeNs duration, StringId op, const CollectiveInfo& info);
+    void addStep(uint32_t rank, const Step& step);
+
+    pb::FileHeader& header();
+    void addWarning(std::string w);
+    void setAnnotations(pb::AnnotationSet a);
+    void setBudgetSettings(pb::BudgetSettings b);
+    void setClassifierTable(pb::ClassifierTable t);
+
+    uint64_t pendingEvents() const;
+
+    // Sorts lanes, builds summaries and lookup tables. The builder is empty afterwards.
+    Trace finish();
+
+private:
+    friend class Trace;
+    std::unique_ptr<Trace> m_trace; // events are collected straight into the trace's columns
+    struct Pending;
+    std::unique_ptr<Pending> m_pending;
+};
+
+} // namespace gapscope::model
