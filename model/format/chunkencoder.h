@@ -9,7 +9,11 @@
 // the pending events, sorted by start within each block, and the dictionary entries defined since
 // the previous flush into a Chunk. Memory is bounded by the caller flushing every N events.
 //
-// Not thread-safe. No allocation per event beyond amortised vector growth.
+// Ids: strings from 1 (0 = ""), lanes from 0, launch configs from 1 (0 = unknown). Events are
+// sorted by (start, longer first) within each block at flush; all-zero columns are left out.
+//
+// Not thread-safe. No allocation per event beyond amortised vector growth; the pending columns and
+// the Chunk passed to flush() keep their capacity, so a steady stream allocates nothing.
 
 #include "model/format/trace.pb.h"
 
@@ -25,6 +29,8 @@ class ChunkEncoder {
 public:
     ChunkEncoder();
     ~ChunkEncoder();
+    ChunkEncoder(const ChunkEncoder&) = delete;
+    ChunkEncoder& operator=(const ChunkEncoder&) = delete;
 
     // Dictionary. Ids are dense; string id 0 is the empty string.
     uint32_t internString(std::string_view s);
@@ -60,6 +66,17 @@ public:
 
     // Moves pending events and new dictionary entries into `out` (cleared first); sets sequence.
     void flush(pb::Chunk& out);
+
+    // What the last flush() put into its chunk (for the file index).
+    struct ChunkStats {
+        uint64_t events = 0; // kernels + memops + api + syncs + nvtx + collectives
+        uint64_t kernels = 0, memops = 0, syncs = 0, collectives = 0, steps = 0;
+        int64_t minTime = 0, maxTime = 0; // earliest start, latest end (0, 0 when empty)
+        std::vector<uint32_t> laneIds;     // lanes with events, ascending
+        std::vector<uint64_t> laneCounts;  // events per lane, parallel to laneIds
+        std::vector<uint32_t> ranks;       // ranks of those lanes (and of steps), ascending, unique
+    };
+    const ChunkStats& lastStats() const;
 
     // Dictionaries so far (for the index frame).
     const std::vector<std::string>& strings() const; // strings()[i] has id i + 1

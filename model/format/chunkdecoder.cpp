@@ -1,0 +1,265 @@
+// SPDX-License-Identifier: MIT
+#include "model/format/chunkdecoder.h"
+
+#include <google/protobuf/unknown_field_set.h>
+
+namespace gapscope::format {
+namespace {
+
+// Times stay far from int64 limits so start + duration never overflows.
+constexpr int64_t kMaxAbsTime = int64_t(1) << 62;
+constexpr uint64_t kMaxDuration = uint64_t(1) << 60;
+
+template <typename R>
+bool sizeOk(const R& column, size_t n)
+{
+    return column.size() == 0 || size_t(column.size()) == n;
+}
+
+template <typename R>
+uint64_t maxOf(const R& column)
+{
+    uint64_t m = 0;
+    for (auto v : column)
+        m = v > m ? uint64_t(v) : m;
+    return m;
+}
+
+Status checkStarts(const google::protobuf::RepeatedField<int64_t>& deltas, int64_t base, const char* block)
+{
+    uint64_t t = uint64_t(base);
+    for (int64_t d : deltas) {
+        t += uint64_t(d); // unsigned: wraps instead of overflowing
+        int64_t s = int64_t(t);
+        if (s > kMaxAbsTime || s < -kMaxAbsTime)
+            return Status::error(std::string(block) + ": event start out of range");
+    }
+    return Status::ok();
+}
+
+bool unknown(const google::protobuf::Message& m)
+{
+    return !m.GetReflection()->GetUnknownFields(m).empty();
+}
+
+template <typename R>
+uint64_t at(const R& column, int i)
+{
+    return column.size() ? uint64_t(column.Get(i)) : 0;
+}
+
+} // namespace
+
+void ChunkDecoder::reset()
+{
+    m_strings.clear();
+    m_lanes.clear();
+    m_configs.clear();
+    m_notes.clear();
+}
+
+Status ChunkDecoder::absorb(const pb::Chunk& chunk)
+{
+    if (chunk.strings_size()) {
+        uint64_t first = chunk.first_string_id();
+        if (first == 0)
+            return Status::error("chunk strings start at id 0 (ids start at 1)");
+        if (first > m_strings.size() + 1000000)
+            return Status::error("string id " + std::to_string(first) + " is absurd");
+        if (first > m_strings.size() + 1) {
+            m_notes.push_back("string ids " + std::to_string(m_strings.size() + 1) + ".." + std::to_string(first - 1)
+                + " are missing (an earlier chunk was lost)");
+            while (m_strings.size() + 1 < first)
+                m_strings.push_back("<string " + std::to_string(m_strings.size() + 1) + " lost>");
+        }
+        size_t id = size_t(first);
+        for (const auto& s : chunk.strings()) {
+            if (id <= m_strings.size())
+                m_strings[id - 1] = s; // a repeated definition replaces (placeholders in practice)
+            else
+                m_strings.push_back(s);
+            ++id;
+        }
+    }
+    for (const auto& l : chunk.lanes()) {
+        if (l.id() > m_lanes.size() + 100000)
+            return Status::error("lane id " + std::to_string(l.id()) + " is absurd");
+        while (m_lanes.size() < l.id()) {
+            pb::LaneDef lost;
+            lost.set_id(uint32_t(m_lanes.size()));
+            lost.set_name("<lane lost>");
+            m_lanes.push_back(lost);
+        }
+        if (l.id() < m_lanes.size())
+            m_lanes[l.id()] = l;
+        else
+            m_lanes.push_back(l);
+    }
+    for (const auto& c : chunk.configs()) {
+        if (c.id() == 0 || c.id() > m_configs.size() + 1000000)
+            return Status::error("launch config id " + std::to_string(c.id()) + " is out of range");
+        if (c.id() > m_configs.size())
+            m_configs.resize(c.id());
+        m_configs[c.id() - 1] = c;
+    }
+    return Status::ok();
+}
+
+void ChunkDecoder::load(const pb::Index& index)
+{
+    reset();
+    m_strings.assign(index.strings().begin(), index.strings().end());
+    for (const auto& l : index.lanes()) {
+        if (l.id() >= m_lanes.size())
+            m_lanes.resize(l.id() + 1);
+        m_lanes[l.id()] = l;
+    }
+    for (const auto& c : index.configs()) {
+        if (c.id() == 0)
+            continue;
+        if (c.id() > m_configs.size())
+            m_configs.resize(c.id());
+        m_configs[c.id() - 1] = c;
+    }
+}
+
+const std::string& ChunkDecoder::string(uint32_t id) const
+{
+    static const std::string empty;
+    return id >= 1 && id <= m_strings.size() ? m_strings[id - 1] : empty;
+}
+
+const pb::LaneDef* ChunkDecoder::laneDef(uint32_t id) const { return id < m_lanes.size() ? &m_lanes[id] : nullptr; }
+
+const pb::LaunchConfig* ChunkDecoder::config(uint32_t id) const
+{
+    return id >= 1 && id <= m_configs.size() ? &m_configs[id - 1] : nullptr;
+}
+
+Status ChunkDecoder::checkColumns(const pb::Columns& c, size_t n, const char* block, bool names) const
+{
+    auto bad = [block](const std::string& what) { return Status::error(std::string(block) + ": " + what); };
+    if (!sizeOk(c.start_delta(), n) || !sizeOk(c.duration(), n) || !sizeOk(c.name(), n)
+        || !sizeOk(c.correlation_delta(), n))
+        return bad("column lengths differ (" + std::to_string(n) + " events)");
+    if (n && maxOf(c.lane()) >= m_lanes.size())
+        return bad("lane id " + std::to_string(maxOf(c.lane())) + " not defined");
+    if (names && maxOf(c.name()) > m_strings.size())
+        return bad("string id " + std::to_string(maxOf(c.name())) + " not defined");
+    if (maxOf(c.duration()) > kMaxDuration)
+        return bad("absurd event duration");
+    return Status::ok();
+}
+
+Status ChunkDecoder::validate(const pb::Chunk& ch) const
+{
+    if (ch.base_time_ns() > kMaxAbsTime || ch.base_time_ns() < -kMaxAbsTime)
+        return Status::error("chunk base time out of range");
+    const int64_t base = ch.base_time_ns();
+    struct B {
+        const pb::Columns& c;
+        const char* name;
+        bool names;
+    };
+    const B blocks[] = { { ch.kernels().c(), "kernels", true }, { ch.memops().c(), "memops", false },
+        { ch.api().c(), "api", true }, { ch.syncs().c(), "syncs", false }, { ch.nvtx().c(), "nvtx", true },
+        { ch.collectives().c(), "collectives", true } };
+    for (const B& b : blocks) {
+        if (Status s = checkColumns(b.c, blockSize(b.c), b.name, b.names); !s)
+            return s;
+        if (Status s = checkStarts(b.c.start_delta(), base, b.name); !s)
+            return s;
+    }
+    const auto& k = ch.kernels();
+    const size_t nk = blockSize(k.c());
+    if (!sizeOk(k.config(), nk) || !sizeOk(k.graph_id(), nk) || !sizeOk(k.graph_node_delta(), nk))
+        return Status::error("kernels: column lengths differ");
+    if (maxOf(k.config()) > m_configs.size())
+        return Status::error("kernels: launch config id " + std::to_string(maxOf(k.config())) + " not defined");
+    const auto& m = ch.memops();
+    const size_t nm = blockSize(m.c());
+    if (!sizeOk(m.kind(), nm) || !sizeOk(m.copy_kind(), nm) || !sizeOk(m.bytes(), nm) || !sizeOk(m.flags(), nm))
+        return Status::error("memops: column lengths differ");
+    if (!sizeOk(ch.api().api_kind(), blockSize(ch.api().c())))
+        return Status::error("api: column lengths differ");
+    const auto& s = ch.syncs();
+    if (!sizeOk(s.sync_kind(), blockSize(s.c())) || !sizeOk(s.stream(), blockSize(s.c())))
+        return Status::error("syncs: column lengths differ");
+    const auto& nv = ch.nvtx();
+    if (!sizeOk(nv.depth(), blockSize(nv.c())) || !sizeOk(nv.domain(), blockSize(nv.c()))
+        || maxOf(nv.domain()) > m_strings.size())
+        return Status::error("nvtx: bad depth/domain columns");
+    const auto& co = ch.collectives();
+    const size_t nc = blockSize(co.c());
+    if (!sizeOk(co.bytes(), nc) || !sizeOk(co.datatype(), nc) || !sizeOk(co.algorithm(), nc)
+        || !sizeOk(co.protocol(), nc) || !sizeOk(co.sequence(), nc) || !sizeOk(co.comm(), nc)
+        || !sizeOk(co.channels(), nc) || !sizeOk(co.root(), nc))
+        return Status::error("collectives: column lengths differ");
+    if (std::max({ maxOf(co.datatype()), maxOf(co.algorithm()), maxOf(co.protocol()) }) > m_strings.size())
+        return Status::error("collectives: string id not defined");
+    const auto& st = ch.steps();
+    const size_t ns = size_t(st.rank_size());
+    if (!sizeOk(st.index(), ns) || !sizeOk(st.start_delta(), ns) || !sizeOk(st.duration(), ns)
+        || !sizeOk(st.source(), ns) || maxOf(st.duration()) > kMaxDuration)
+        return Status::error("steps: bad columns");
+    return checkStarts(st.start_delta(), base, "steps");
+}
+
+bool ChunkDecoder::hasUnknownFields(const pb::Chunk& c)
+{
+    return unknown(c) || unknown(c.kernels()) || unknown(c.kernels().c()) || unknown(c.memops())
+        || unknown(c.api()) || unknown(c.syncs()) || unknown(c.nvtx()) || unknown(c.collectives())
+        || unknown(c.steps());
+}
+
+void ChunkDecoder::forEach(const pb::Chunk& ch, Visitor& v) const
+{
+    const int64_t base = ch.base_time_ns();
+    // Walks one block's common columns, calling f(i, lane, start, dur, name, corr).
+    auto walk = [base](const pb::Columns& c, auto&& f) {
+        uint64_t t = uint64_t(base);
+        int64_t corr = 0;
+        for (int i = 0; i < c.lane_size(); ++i) {
+            t += at(c.start_delta(), i);
+            corr += int64_t(at(c.correlation_delta(), i));
+            f(i, c.lane(i), int64_t(t), at(c.duration(), i), uint32_t(at(c.name(), i)), uint32_t(corr));
+        }
+    };
+    const auto& k = ch.kernels();
+    int64_t node = 0;
+    walk(k.c(), [&](int i, uint32_t l, int64_t s, uint64_t d, uint32_t n, uint32_t c) {
+        node += int64_t(at(k.graph_node_delta(), i));
+        v.kernel(l, s, d, n, c, uint32_t(at(k.config(), i)), at(k.graph_id(), i), uint64_t(node));
+    });
+    const auto& m = ch.memops();
+    walk(m.c(), [&](int i, uint32_t l, int64_t s, uint64_t d, uint32_t, uint32_t c) {
+        v.memop(l, s, d, pb::MemopKind(at(m.kind(), i)), pb::CopyKind(at(m.copy_kind(), i)), at(m.bytes(), i),
+            uint32_t(at(m.flags(), i)), c);
+    });
+    walk(ch.api().c(), [&](int i, uint32_t l, int64_t s, uint64_t d, uint32_t n, uint32_t c) {
+        v.api(l, s, d, n, c, pb::ApiKind(at(ch.api().api_kind(), i)));
+    });
+    const auto& sy = ch.syncs();
+    walk(sy.c(), [&](int i, uint32_t l, int64_t s, uint64_t d, uint32_t, uint32_t c) {
+        v.sync(l, s, d, pb::SyncKind(at(sy.sync_kind(), i)), at(sy.stream(), i), c);
+    });
+    const auto& nv = ch.nvtx();
+    walk(nv.c(), [&](int i, uint32_t l, int64_t s, uint64_t d, uint32_t n, uint32_t) {
+        v.nvtx(l, s, d, n, uint32_t(at(nv.depth(), i)), uint32_t(at(nv.domain(), i)));
+    });
+    const auto& co = ch.collectives();
+    walk(co.c(), [&](int i, uint32_t l, int64_t s, uint64_t d, uint32_t n, uint32_t) {
+        v.collective(l, s, d, n, at(co.bytes(), i), uint32_t(at(co.datatype(), i)), uint32_t(at(co.algorithm(), i)),
+            uint32_t(at(co.protocol(), i)), at(co.sequence(), i), at(co.comm(), i), uint32_t(at(co.channels(), i)),
+            uint32_t(at(co.root(), i)));
+    });
+    const auto& st = ch.steps();
+    uint64_t t = uint64_t(base);
+    for (int i = 0; i < st.rank_size(); ++i) {
+        t += at(st.start_delta(), i);
+        v.step(st.rank(i), uint32_t(at(st.index(), i)), int64_t(t), at(st.duration(), i),
+            pb::StepSource(at(st.source(), i)));
+    }
+}
+
+} // namespace gapscope::format

@@ -1,0 +1,73 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+
+// ChunkDecoder: the one decoder of pb::Chunk messages (the counterpart of ChunkEncoder).
+//
+// It keeps the dictionaries of one stream (strings, lanes, launch configs), either accumulated from
+// the chunks in order (absorb) or loaded whole from a file index (load), checks that a chunk is
+// well-formed against them (validate: every column absent or `count` long, every id defined), and
+// walks its events with absolute times and ids (forEach). Consumers that need speed (the file reader)
+// read the columns themselves after validate(); the rules are the ones written in trace.proto.
+//
+// Not thread-safe while absorbing; validate()/forEach() are const and may run concurrently once the
+// dictionaries are complete (e.g. loaded from an index).
+
+#include "model/format/trace.pb.h"
+#include "model/status.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace gapscope::format {
+
+class ChunkDecoder {
+public:
+    // Takes the dictionary entries a chunk defines. Ids must continue the existing ones; a gap (an
+    // earlier chunk was lost) is filled with placeholders ("<string N lost>") and reported.
+    Status absorb(const pb::Chunk& chunk);
+    void load(const pb::Index& index);
+    void reset();
+
+    // Checks the shape of every block of `chunk` (column lengths, ids, time overflow).
+    Status validate(const pb::Chunk& chunk) const;
+    // True when the chunk or one of its blocks carries fields this build does not know.
+    static bool hasUnknownFields(const pb::Chunk& chunk);
+
+    const std::vector<std::string>& strings() const { return m_strings; } // strings()[i] has id i + 1
+    const std::string& string(uint32_t id) const; // "" for 0 or unknown ids
+    const std::vector<pb::LaneDef>& lanes() const { return m_lanes; }
+    const pb::LaneDef* laneDef(uint32_t id) const;
+    const pb::LaunchConfig* config(uint32_t id) const; // nullptr for 0 or unknown
+    const std::vector<std::string>& notes() const { return m_notes; }
+
+    // Events with absolute values, in block order. Call validate() first.
+    struct Visitor {
+        virtual ~Visitor() = default;
+        virtual void kernel(uint32_t lane, int64_t start, uint64_t dur, uint32_t name, uint32_t corr, uint32_t config,
+            uint64_t graphId, uint64_t graphNodeId) { }
+        virtual void memop(uint32_t lane, int64_t start, uint64_t dur, pb::MemopKind kind, pb::CopyKind copyKind,
+            uint64_t bytes, uint32_t flags, uint32_t corr) { }
+        virtual void api(uint32_t lane, int64_t start, uint64_t dur, uint32_t name, uint32_t corr, pb::ApiKind kind) { }
+        virtual void sync(uint32_t lane, int64_t start, uint64_t dur, pb::SyncKind kind, uint64_t stream,
+            uint32_t corr) { }
+        virtual void nvtx(uint32_t lane, int64_t start, uint64_t dur, uint32_t name, uint32_t depth, uint32_t domain) { }
+        virtual void collective(uint32_t lane, int64_t start, uint64_t dur, uint32_t op, uint64_t bytes,
+            uint32_t datatype, uint32_t algorithm, uint32_t protocol, uint64_t sequence, uint64_t comm,
+            uint32_t channels, uint32_t root) { }
+        virtual void step(uint32_t rank, uint32_t index, int64_t start, uint64_t dur, pb::StepSource source) { }
+    };
+    void forEach(const pb::Chunk& chunk, Visitor& visitor) const;
+
+private:
+    Status checkColumns(const pb::Columns& c, size_t n, const char* block, bool names) const;
+    std::vector<std::string> m_strings;
+    std::vector<pb::LaneDef> m_lanes;
+    std::vector<pb::LaunchConfig> m_configs; // m_configs[i] has id i + 1
+    std::vector<std::string> m_notes;
+};
+
+// Number of events in a block (the length of its lane column).
+inline size_t blockSize(const pb::Columns& c) { return size_t(c.lane_size()); }
+
+} // namespace gapscope::format

@@ -1,0 +1,311 @@
+// SPDX-License-Identifier: MIT
+#include "model/format/tracereader.h"
+
+#include "model/format/crc32c.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+namespace gapscope::format {
+namespace {
+
+std::string hex(uint32_t v)
+{
+    char b[16];
+    std::snprintf(b, sizeof b, "0x%08x", v);
+    return b;
+}
+
+std::string frameName(uint8_t type)
+{
+    return isKnownFrameType(type) ? toString(FrameType(type)) : "type " + std::to_string(type);
+}
+
+} // namespace
+
+TraceReader::~TraceReader()
+{
+    if (m_fd >= 0)
+        ::close(m_fd);
+}
+
+bool TraceReader::hasMagic(const void* bytes, size_t size)
+{
+    return size >= sizeof kFileMagic && std::memcmp(bytes, kFileMagic, sizeof kFileMagic) == 0;
+}
+
+std::string TraceReader::where(uint64_t offset, const std::string& what) const
+{
+    return m_name + ": offset " + std::to_string(offset) + ": " + what;
+}
+
+Expected<std::unique_ptr<TraceReader>> TraceReader::open(const std::string& path, FormatError* error)
+{
+    std::unique_ptr<TraceReader> r(new TraceReader);
+    r->m_name = path;
+    r->m_fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    struct stat st {};
+    if (r->m_fd < 0 || ::fstat(r->m_fd, &st) != 0) {
+        if (error)
+            *error = FormatError::Io;
+        return Status::error(path + ": cannot open: " + std::strerror(errno));
+    }
+    if (!S_ISREG(st.st_mode)) {
+        if (error)
+            *error = FormatError::Io;
+        return Status::error(path + ": not a regular file");
+    }
+    r->m_size = uint64_t(st.st_size);
+    if (Status s = r->init(error); !s)
+        return s;
+    return r;
+}
+
+Expected<std::unique_ptr<TraceReader>> TraceReader::fromBuffer(std::string bytes, const std::string& name,
+    FormatError* error)
+{
+    std::unique_ptr<TraceReader> r(new TraceReader);
+    r->m_name = name;
+    r->m_buffer = std::move(bytes);
+    r->m_size = r->m_buffer.size();
+    if (Status s = r->init(error); !s)
+        return s;
+    return r;
+}
+
+const uint8_t* TraceReader::bytesAt(uint64_t offset, size_t size, std::string& scratch, Status& status) const
+{
+    if (offset > m_size || size > m_size - offset) {
+        status = Status::error(where(offset, "read past the end of the file"));
+        return nullptr;
+    }
+    if (m_fd < 0)
+        return reinterpret_cast<const uint8_t*>(m_buffer.data()) + offset;
+    scratch.resize(size);
+    size_t done = 0;
+    while (done < size) {
+        ssize_t n = ::pread(m_fd, scratch.data() + done, size - done, off_t(offset + done));
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0) {
+            status = Status::error(where(offset + done, n == 0 ? "file shrank while reading" : std::strerror(errno)));
+            return nullptr;
+        }
+        done += size_t(n);
+    }
+    return reinterpret_cast<const uint8_t*>(scratch.data());
+}
+
+Status TraceReader::init(FormatError* error)
+{
+    auto fail = [&](FormatError kind, std::string what) {
+        if (error)
+            *error = kind;
+        return Status::error(std::move(what));
+    };
+    std::string scratch;
+    Status st;
+    if (m_size == 0)
+        return fail(FormatError::NotATrace, m_name + ": empty file, not a .gapscope trace");
+    const uint8_t* h = bytesAt(0, size_t(std::min<uint64_t>(m_size, kFileHeaderSize)), scratch, st);
+    if (!h)
+        return fail(FormatError::Io, st.message());
+    size_t magicBytes = size_t(std::min<uint64_t>(m_size, sizeof kFileMagic));
+    if (std::memcmp(h, kFileMagic, magicBytes) != 0)
+        return fail(FormatError::NotATrace, where(0, "not a .gapscope file (bad magic)"));
+    if (m_size < kFileHeaderSize)
+        return fail(FormatError::Truncated, where(m_size, "cut short inside the file header"));
+    uint16_t major = uint16_t(h[8] | h[9] << 8);
+    m_minor = uint16_t(h[10] | h[11] << 8);
+    if (major != kVersionMajor)
+        return fail(FormatError::UnsupportedVersion,
+            where(8, "format version " + std::to_string(major) + "." + std::to_string(m_minor)
+                    + (major > kVersionMajor ? " is newer than" : " is not known to") + " this build (reads "
+                    + std::to_string(kVersionMajor) + ".x)" + (major > kVersionMajor ? "; update gapscope" : "")));
+    std::string why;
+    bool footerPresent = false;
+    m_hasIndex = loadIndex(why, footerPresent);
+    if (!m_hasIndex) {
+        if (footerPresent)
+            m_warnings.push_back(where(m_size - kFooterSize, why + "; frames read in order instead"));
+        m_frames.clear();
+        scan(kFileHeaderSize, footerPresent ? m_size - kFooterSize : m_size);
+    }
+    if (error)
+        *error = FormatError::None;
+    return Status::ok();
+}
+
+bool TraceReader::loadIndex(std::string& why, bool& footerPresent)
+{
+    footerPresent = false;
+    if (m_size < kFileHeaderSize + kFooterSize)
+        return false;
+    std::string scratch;
+    Status st;
+    const uint8_t* fb = bytesAt(m_size - kFooterSize, kFooterSize, scratch, st);
+    Footer f;
+    if (!fb || !decodeFooter(fb, f, &why))
+        return false;
+    footerPresent = true;
+    const uint64_t indexEnd = m_size - kFooterSize;
+    if (f.indexOffset < kFileHeaderSize || f.indexOffset > indexEnd || f.indexBytes != indexEnd - f.indexOffset) {
+        why = "footer points outside the file";
+        return false;
+    }
+    FrameInfo idx;
+    idx.offset = f.indexOffset;
+    const uint8_t* hb = bytesAt(idx.offset, kFrameHeaderSize, scratch, st);
+    if (!hb || !decodeFrameHeader(hb, idx.header, &why) || idx.header.type != uint8_t(FrameType::Index)
+        || idx.end() != indexEnd) {
+        why = "index frame unreadable" + (why.empty() ? std::string() : " (" + why + ")");
+        return false;
+    }
+    ZstdDecompressor zstd;
+    if (Status s = readMessage(idx, zstd, scratch, m_index); !s) {
+        why = s.message();
+        return false;
+    }
+    return framesFromIndex(indexEnd, why);
+}
+
+bool TraceReader::framesFromIndex(uint64_t indexOffset, std::string& why)
+{
+    std::string scratch;
+    Status st;
+    uint64_t prevEnd = kFileHeaderSize;
+    for (int i = 0; i < m_index.frames_size(); ++i) {
+        const auto& e = m_index.frames(i);
+        FrameInfo fi;
+        fi.offset = e.offset();
+        fi.indexEntry = uint32_t(i);
+        if (fi.offset < prevEnd || e.frame_bytes() < kFrameHeaderSize || fi.offset > indexOffset
+            || e.frame_bytes() > indexOffset - fi.offset) {
+            why = "index entry " + std::to_string(i) + " points outside the frames";
+            return false;
+        }
+        const uint8_t* hb = bytesAt(fi.offset, kFrameHeaderSize, scratch, st);
+        if (!hb || !decodeFrameHeader(hb, fi.header, &why) || fi.end() != fi.offset + e.frame_bytes()
+            || fi.header.type != e.type()) {
+            why = "index entry " + std::to_string(i) + " does not match the frame at offset "
+                + std::to_string(fi.offset);
+            return false;
+        }
+        prevEnd = fi.end();
+        if (!isKnownFrameType(fi.header.type))
+            m_warnings.push_back(where(fi.offset, "skipped a frame of unknown " + frameName(fi.header.type) + " ("
+                    + std::to_string(fi.header.storedBytes) + " bytes; written by a newer gapscope?)"));
+        m_frames.push_back(fi);
+    }
+    return true;
+}
+
+uint64_t TraceReader::resync(uint64_t from, uint64_t to) const
+{
+    std::string scratch;
+    Status st;
+    const uint64_t block = 1 << 20;
+    for (uint64_t base = from; base + kFrameHeaderSize <= to; base += block) {
+        uint64_t len = std::min<uint64_t>(block + kFrameHeaderSize, to - base);
+        const uint8_t* p = bytesAt(base, size_t(len), scratch, st);
+        if (!p)
+            return to;
+        for (uint64_t i = 0; i + kFrameHeaderSize <= len && i < block; ++i) {
+            FrameHeader h;
+            if (p[i] == 'G' && loadU32(p + i) == kFrameMagic && decodeFrameHeader(p + i, h))
+                return base + i;
+        }
+    }
+    return to;
+}
+
+void TraceReader::scan(uint64_t from, uint64_t to)
+{
+    std::string scratch;
+    Status st;
+    uint64_t off = from;
+    while (off < to) {
+        if (to - off < kFrameHeaderSize) {
+            m_missingBytes = kFrameHeaderSize - (to - off);
+            m_warnings.push_back(where(off, "the file is cut short inside a frame header (" + std::to_string(to - off)
+                    + " bytes); no index: read up to the last whole frame"));
+            return;
+        }
+        FrameInfo fi;
+        fi.offset = off;
+        std::string why;
+        const uint8_t* hb = bytesAt(off, kFrameHeaderSize, scratch, st);
+        if (!hb || !decodeFrameHeader(hb, fi.header, &why)) {
+            uint64_t next = resync(off + 1, to);
+            m_warnings.push_back(where(off, (hb ? why : st.message()) + "; skipped " + std::to_string(next - off)
+                    + " damaged bytes" + (next < to ? " up to the next frame at offset " + std::to_string(next) : "")));
+            off = next;
+            continue;
+        }
+        if (fi.end() > to) {
+            m_missingBytes = fi.end() - to;
+            m_missingEvents = fi.header.events;
+            std::string events = fi.header.events ? ", " + std::to_string(fi.header.events) + " events" : "";
+            m_warnings.push_back(where(off, "the file is cut short: the last frame (" + frameName(fi.header.type) + events
+                    + ") has " + std::to_string(to - off) + " of its " + std::to_string(fi.end() - off) + " bytes ("
+                    + std::to_string(m_missingBytes) + " bytes missing); no index: read up to the last whole frame"));
+            return;
+        }
+        if (!isKnownFrameType(fi.header.type))
+            m_warnings.push_back(where(off, "skipped a frame of unknown " + frameName(fi.header.type) + " ("
+                    + std::to_string(fi.header.storedBytes) + " bytes; written by a newer gapscope?)"));
+        m_frames.push_back(fi);
+        off = fi.end();
+    }
+    if (m_frames.empty() || m_frames.back().header.type != uint8_t(FrameType::Index)) {
+        if (m_missingBytes == 0)
+            m_warnings.push_back(m_name + ": no index at the end (the writer did not finish); read "
+                + std::to_string(m_frames.size()) + " whole frames");
+    }
+}
+
+Status TraceReader::readPayload(const FrameInfo& frame, ZstdDecompressor& zstd, std::string& out) const
+{
+    const FrameHeader& h = frame.header;
+    std::string scratch;
+    Status st;
+    const uint8_t* p = bytesAt(frame.offset + kFrameHeaderSize, h.storedBytes, m_fd >= 0 ? out : scratch, st);
+    if (!p)
+        return st;
+    uint32_t crc = crc32c(p, h.storedBytes);
+    if (crc != h.payloadCrc)
+        return Status::error(where(frame.offset, frameName(h.type) + " frame payload checksum mismatch (stored "
+                + hex(h.payloadCrc) + ", computed " + hex(crc) + ")"));
+    if (h.codec == uint8_t(Codec::None)) {
+        if (p != reinterpret_cast<const uint8_t*>(out.data()))
+            out.assign(reinterpret_cast<const char*>(p), h.storedBytes);
+        return Status::ok();
+    }
+    if (m_fd >= 0) {
+        // `out` holds the compressed bytes (pread target); decompress from a copy.
+        thread_local std::string compressed;
+        compressed.swap(out);
+        p = reinterpret_cast<const uint8_t*>(compressed.data());
+        Status s = zstd.decompress(p, h.storedBytes, h.rawBytes, out);
+        return s ? s : Status::error(where(frame.offset, frameName(h.type) + " frame: " + s.message()));
+    }
+    Status s = zstd.decompress(p, h.storedBytes, h.rawBytes, out);
+    return s ? s : Status::error(where(frame.offset, frameName(h.type) + " frame: " + s.message()));
+}
+
+Status TraceReader::readMessage(const FrameInfo& frame, ZstdDecompressor& zstd, std::string& scratch,
+    google::protobuf::Message& message) const
+{
+    if (Status s = readPayload(frame, zstd, scratch); !s)
+        return s;
+    if (!message.ParseFromArray(scratch.data(), int(scratch.size())))
+        return Status::error(where(frame.offset, frameName(frame.header.type) + " frame: payload does not parse as "
+                + message.GetTypeName()));
+    return Status::ok();
+}
+
+} // namespace gapscope::format

@@ -1,0 +1,80 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+
+// TraceWriter: writes a .gapscope file as a stream (see fileformat.h for the layout).
+//
+// Events go into encoder(); call maybeFlush() after adding some, and a CHUNK frame is written every
+// `eventsPerChunk` events, so memory stays bounded whatever the trace length. finish() writes the
+// final header, the index (with complete dictionaries and per-chunk lane counts) and the footer. A
+// writer destroyed without finish() finishes the file itself; a process killed before that leaves a
+// file that still opens up to its last whole frame.
+//
+// Not thread-safe: one writer thread.
+
+#include "model/format/chunkencoder.h"
+#include "model/format/fileformat.h"
+#include "model/format/trace.pb.h"
+#include "model/format/zstdcodec.h"
+#include "model/status.h"
+
+#include <cstdio>
+#include <memory>
+#include <string>
+
+namespace gapscope::format {
+
+struct WriterOptions {
+    int zstdLevel = 3;
+    uint32_t eventsPerChunk = 65536;
+    bool compress = true;
+};
+
+class TraceWriter {
+public:
+    ~TraceWriter();
+    TraceWriter(const TraceWriter&) = delete;
+    TraceWriter& operator=(const TraceWriter&) = delete;
+
+    // Creates (truncates) `path` and writes the file header and the HEADER frame.
+    static Expected<std::unique_ptr<TraceWriter>> create(const std::string& path, const pb::FileHeader& header,
+        const WriterOptions& options = {});
+
+    ChunkEncoder& encoder() { return m_encoder; }
+    // Writes a CHUNK frame when at least eventsPerChunk events are pending.
+    Status maybeFlush();
+    // Writes the pending events (if any) as a CHUNK frame.
+    Status flush();
+
+    // A section frame (ANNOTATIONS, BUDGET, CLASSIFIER, HEADER_UPDATE). The last of each kind wins.
+    Status writeSection(FrameType type, const google::protobuf::Message& message);
+    // Any frame, as given (tests use it to write frame types from the future).
+    Status writeRawFrame(uint8_t type, const std::string& payload, uint32_t events = 0);
+
+    // Flushes, writes `finalHeader` (or the first header) into the index, the index and the footer.
+    Status finish(const pb::FileHeader* finalHeader = nullptr);
+
+    uint64_t bytesWritten() const { return m_offset; }
+    uint64_t eventsWritten() const { return m_events; }
+    const std::string& path() const { return m_path; }
+
+private:
+    TraceWriter() = default;
+    Status writeFrame(uint8_t type, const std::string& raw, uint32_t events, pb::IndexEntry* entry);
+    Status writeBytes(const void* data, size_t size);
+
+    std::string m_path;
+    std::FILE* m_file = nullptr;
+    WriterOptions m_options;
+    ChunkEncoder m_encoder;
+    ZstdCompressor m_zstd;
+    pb::FileHeader m_header;
+    pb::Index m_index;
+    pb::Chunk m_chunk;
+    std::string m_raw, m_stored;
+    uint64_t m_offset = 0;
+    uint64_t m_events = 0;
+    bool m_finished = false;
+    Status m_error;
+};
+
+} // namespace gapscope::format
