@@ -1,0 +1,43 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+
+// EventColors: the colour of every event name, precomputed once per trace so that painting is an
+// array lookup. Names are coloured by the budget component they are classified into (the same
+// classification the waterfall uses), so a bar and its kernels share a colour; names that no rule
+// classifies get a muted colour derived from a hash of the name (stable across runs).
+//
+// Invariants: color(id) is valid for every id < stringCount of the trace passed to build().
+// Threading: build() may run on a worker thread; afterwards read-only.
+
+#include "model/trace.h"
+
+#include <QColor>
+#include <QString>
+
+#include <functional>
+#include <string_view>
+#include <vector>
+
+class EventColors {
+public:
+    // Returns the component name of an event name ("" when unclassified).
+    using Classifier = std::function<std::string(std::string_view name)>;
+
+    void build(const gapscope::model::Trace& trace, const Classifier& classify);
+
+    QRgb color(gapscope::model::StringId id) const { return id < m_colors.size() ? m_colors[id] : m_fallback; }
+    // Component index into components(), or -1.
+    int component(gapscope::model::StringId id) const { return id < m_component.size() ? m_component[id] : -1; }
+    const std::vector<QString>& components() const { return m_components; }
+
+    // Stable colour of a budget component or gap bar by name (shared with the waterfall and legend).
+    static QColor componentColor(const QString& component);
+    // Muted colour from a hash of a name (unclassified kernels, NVTX ranges, API calls).
+    static QColor hashedColor(std::string_view name);
+
+private:
+    std::vector<QRgb> m_colors;
+    std::vector<int16_t> m_component;
+    std::vector<QString> m_components;
+    QRgb m_fallback = qRgb(150, 150, 150);
+};

@@ -1,0 +1,43 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+
+// JobTracker: drops stale results of background work. Each begin() starts a new generation and
+// returns a ticket; a worker checks ticket.stale() to stop early, and the GUI thread ignores any
+// result whose ticket is no longer current (the user has asked for something newer since).
+//
+// Threading: tickets are copied into worker threads; stale()/current() are lock-free and safe from
+// any thread, and stay valid after the tracker is destroyed (they then read as stale).
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+
+class JobTracker {
+public:
+    class Ticket {
+    public:
+        Ticket() = default;
+        uint64_t id() const { return m_id; }
+        bool stale() const;
+        bool current() const { return !stale(); }
+
+    private:
+        friend class JobTracker;
+        Ticket(std::shared_ptr<std::atomic<uint64_t>> gen, uint64_t id)
+            : m_gen(std::move(gen))
+            , m_id(id)
+        {
+        }
+        std::shared_ptr<std::atomic<uint64_t>> m_gen;
+        uint64_t m_id = 0;
+    };
+
+    JobTracker();
+    ~JobTracker();
+    Ticket begin();      // a new generation; every earlier ticket turns stale
+    void cancel();       // every ticket turns stale
+    uint64_t generation() const { return m_gen->load(); }
+
+private:
+    std::shared_ptr<std::atomic<uint64_t>> m_gen;
+};

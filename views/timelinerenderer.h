@@ -1,0 +1,108 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+
+// TimelineRenderer: draws the timeline (lane headers, ruler, decode steps, events, highlights,
+// search matches, selection, annotations, the launch arrow) onto any QPainter: the widget, a PNG
+// or an SVG export. Painting has two phases: TimelineFrame::build() culls and folds what is
+// visible (phase one), then the renderer walks the fold items (phase two). Colours come from
+// EventColors as plain array lookups; labels use display names cached per string id, so nothing
+// in paint allocates per event.
+//
+// Geometry: a header column of kHeaderWidth pixels on the left, a ruler of kRulerHeight on top,
+// the plot in the rest. TimelineView::mapping.width must equal the plot width.
+// Threading: GUI thread (or the thread that owns the QPainter); the inputs must outlive painting.
+
+#include "model/trace.h"
+#include "views/timeformat.h"
+#include "views/timelineframe.h"
+#include "views/timemapping.h"
+
+#include <QColor>
+#include <QRect>
+#include <QString>
+
+#include <vector>
+
+class EventColors;
+class LaneLayout;
+class QPainter;
+struct TimelineHighlight;
+
+// What the user looks at: a value type shared by the widget and exports.
+struct TimelineView {
+    TimeMapping mapping;
+    int scrollY = 0;
+    bool hasSelection = false;
+    gapscope::model::TimeNs selStart = 0;
+    gapscope::model::TimeNs selEnd = 0;
+    gapscope::model::EventRef hovered;
+    gapscope::model::EventRef selected;
+    gapscope::model::EventRef currentMatch;
+    bool showLaunchArrow = true;
+};
+
+class TimelineRenderer {
+public:
+    static constexpr int kHeaderWidth = 200;
+    static constexpr int kRulerHeight = 26;
+
+    void setTrace(const gapscope::model::Trace* trace, const LaneLayout* layout, const EventColors* colors);
+    void setHighlight(const TimelineHighlight* highlight) { m_highlight = highlight; }
+    void setSearchMatches(const std::vector<uint8_t>* matchesByName) { m_matches = matchesByName; }
+    void setAnnotations(const gapscope::pb::AnnotationSet* annotations) { m_annotations = annotations; }
+    void setShowSteps(bool on) { m_showSteps = on; }
+
+    void paint(QPainter& p, const QSize& size, const TimelineView& view);
+
+    static QRect plotRect(const QSize& size);
+    // Content y (0 = top of the first lane row) of a widget y, and back.
+    static int contentY(int widgetY, const TimelineView& view) { return widgetY - kRulerHeight + view.scrollY; }
+    static int widgetY(int contentY, const TimelineView& view) { return contentY + kRulerHeight - view.scrollY; }
+
+    // Hit test against the last painted frame: the event under `pos` (widget coordinates), or an
+    // invalid ref. `folded` (optional) receives the fold item hit (count > 1: several events).
+    gapscope::model::EventRef eventAt(
+        const QPoint& pos, const TimelineView& view, gapscope::model::FoldItem* folded = nullptr) const;
+    // Widget rectangle of one event in the current layout (empty if its lane is hidden).
+    QRectF eventRect(gapscope::model::EventRef ev, const TimelineView& view) const;
+    // The annotation under `pos`, or -1 (index into the AnnotationSet).
+    int annotationAt(const QPoint& pos, const TimelineView& view) const;
+    // Widget rectangle of an annotation's lane band (full plot height when it has no lane).
+    QRectF annotationRect(int index, const TimelineView& view, const QSize& size) const;
+
+    const TimelineFrame& frame() const { return m_frame; }
+    // Annotation colours are stored as 0xRRGGBBAA (0: the default amber).
+    static QColor annotationColor(uint32_t rgba);
+    static uint32_t annotationRgba(const QColor& c);
+    const QString& displayName(gapscope::model::StringId id) const;
+    // Shortens a C++ kernel signature to its function name ("void ns::foo<int>(float*)" -> "ns::foo").
+    static QString shortName(const std::string_view& full);
+
+private:
+    void paintRowBackgrounds(QPainter& p, const QRect& plot, const TimelineView& v);
+    void paintSteps(QPainter& p, const QRect& plot, const TimelineView& v);
+    void paintItems(QPainter& p, const QRect& plot, const TimelineView& v);
+    void paintRowItems(QPainter& p, size_t k, int y, const LaneRow& row, const QRect& plot, const TimelineView& v);
+    void paintHighlight(QPainter& p, const QRect& plot, const TimelineView& v);
+    void paintSelection(QPainter& p, const QRect& plot, const TimelineView& v);
+    void paintAnnotations(QPainter& p, const QRect& plot, const TimelineView& v);
+    void paintEventOutline(QPainter& p, gapscope::model::EventRef ev, const TimelineView& v, const QColor& c, int w);
+    void paintLaunchArrow(QPainter& p, const QRect& plot, const TimelineView& v);
+    void paintHeaders(QPainter& p, const QSize& size, const TimelineView& v);
+    void paintRuler(QPainter& p, const QSize& size, const TimelineView& v);
+    int itemLevelY(const LaneRow& row, uint8_t depth) const;
+    int itemHeight(const LaneRow& row) const;
+    QRgb itemColor(gapscope::model::LaneId lane, uint32_t index, gapscope::model::LaneKind kind) const;
+
+    const gapscope::model::Trace* m_trace = nullptr;
+    const LaneLayout* m_layout = nullptr;
+    const EventColors* m_colors = nullptr;
+    const TimelineHighlight* m_highlight = nullptr;
+    const std::vector<uint8_t>* m_matches = nullptr;
+    const gapscope::pb::AnnotationSet* m_annotations = nullptr;
+    bool m_showSteps = true;
+    TimelineFrame m_frame;
+    mutable std::vector<QString> m_names; // display names by string id, filled lazily
+    mutable std::vector<uint8_t> m_named; // 1 when m_names[id] is filled
+    std::vector<timeformat::Tick> m_tickBuffer; // reused by the ruler
+};

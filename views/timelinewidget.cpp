@@ -1,0 +1,524 @@
+// SPDX-License-Identifier: MIT
+#include "views/timelinewidget.h"
+
+#include "views/eventcolors.h"
+#include "views/timeformat.h"
+
+#include <QMenu>
+#include <QMouseEvent>
+#include <QPainter>
+#include <QScrollBar>
+#include <QToolTip>
+#include <QWheelEvent>
+
+#include <algorithm>
+#include <cmath>
+
+using namespace gapscope::model;
+
+TimelineWidget::TimelineWidget(QWidget* parent)
+    : QWidget(parent)
+    , m_vscroll(new QScrollBar(Qt::Vertical, this))
+{
+    setMouseTracking(true);
+    setFocusPolicy(Qt::StrongFocus);
+    setAttribute(Qt::WA_OpaquePaintEvent);
+    setContextMenuPolicy(Qt::PreventContextMenu); // right press/release come to the mouse handlers
+    setMinimumSize(400, 200);
+    connect(m_vscroll, &QScrollBar::valueChanged, this, [this](int v) {
+        if (v != m_view.scrollY) {
+            m_view.scrollY = v;
+            update();
+            emit viewChanged();
+        }
+    });
+    m_view.mapping.width = std::max(1, width() - TimelineRenderer::kHeaderWidth);
+}
+
+TimelineWidget::~TimelineWidget() = default;
+
+QSize TimelineWidget::canvasSize() const
+{
+    return QSize(std::max(1, width() - m_vscroll->sizeHint().width()), height());
+}
+
+void TimelineWidget::setTrace(std::shared_ptr<const Trace> trace, std::shared_ptr<const EventColors> colors)
+{
+    m_trace = std::move(trace);
+    m_colors = std::move(colors);
+    m_highlight = {};
+    m_matches.clear();
+    m_view = TimelineView {};
+    m_view.mapping.width = std::max(1, canvasSize().width() - TimelineRenderer::kHeaderWidth);
+    rebuildLayout();
+    m_renderer.setAnnotations(m_trace ? &m_trace->annotations() : nullptr);
+    zoomToAll();
+}
+
+void TimelineWidget::setLayoutOptions(const LaneLayoutOptions& options)
+{
+    m_options = options;
+    rebuildLayout();
+}
+
+void TimelineWidget::rebuildLayout()
+{
+    if (m_trace)
+        m_layout.build(*m_trace, m_options);
+    else
+        m_layout = LaneLayout {};
+    m_renderer.setTrace(m_trace.get(), &m_layout, m_colors.get());
+    m_renderer.setHighlight(&m_highlight);
+    m_renderer.setSearchMatches(&m_matches);
+    syncScrollBar();
+    update();
+}
+
+void TimelineWidget::setAnnotations(const gapscope::pb::AnnotationSet* annotations)
+{
+    m_renderer.setAnnotations(annotations);
+    update();
+}
+
+void TimelineWidget::setView(const TimelineView& view)
+{
+    m_view = view;
+    m_view.mapping.width = std::max(1, canvasSize().width() - TimelineRenderer::kHeaderWidth);
+    clampView();
+    syncScrollBar();
+    update();
+    emit viewChanged();
+}
+
+void TimelineWidget::clampView()
+{
+    if (m_trace && m_trace->endTime() > m_trace->startTime())
+        m_view.mapping.clampTo(m_trace->startTime(), m_trace->endTime());
+    const int maxScroll = std::max(0, m_layout.totalHeight() - (height() - TimelineRenderer::kRulerHeight));
+    m_view.scrollY = std::clamp(m_view.scrollY, 0, maxScroll);
+}
+
+void TimelineWidget::syncScrollBar()
+{
+    const int page = std::max(1, height() - TimelineRenderer::kRulerHeight);
+    const int maxScroll = std::max(0, m_layout.totalHeight() - page);
+    const QSignalBlocker block(m_vscroll);
+    m_vscroll->setRange(0, maxScroll);
+    m_vscroll->setPageStep(page);
+    m_vscroll->setSingleStep(20);
+    m_vscroll->setValue(std::min(m_view.scrollY, maxScroll));
+    m_view.scrollY = m_vscroll->value();
+}
+
+void TimelineWidget::zoomToRange(TimeNs t0, TimeNs t1, double margin)
+{
+    if (m_trace)
+        m_view.mapping.origin = m_trace->startTime();
+    m_view.mapping.fit(t0, t1, margin);
+    clampView();
+    update();
+    emit viewChanged();
+}
+
+void TimelineWidget::zoomToAll()
+{
+    if (!m_trace)
+        return;
+    zoomToRange(m_trace->startTime(), m_trace->endTime(), 0.01);
+}
+
+void TimelineWidget::zoomBy(double factor, double x)
+{
+    if (x < 0)
+        x = m_view.mapping.width / 2.0;
+    m_view.mapping.zoomAround(x, factor);
+    clampView();
+    update();
+    emit viewChanged();
+}
+
+void TimelineWidget::panBy(double fractionOfWidth)
+{
+    m_view.mapping.panPixels(-fractionOfWidth * m_view.mapping.width);
+    clampView();
+    update();
+    emit viewChanged();
+}
+
+void TimelineWidget::scrollToLane(LaneId lane)
+{
+    const int r = m_layout.rowOfLane(lane);
+    if (r < 0)
+        return;
+    const LaneRow& row = m_layout.rows()[size_t(r)];
+    const int page = height() - TimelineRenderer::kRulerHeight;
+    if (row.y < m_view.scrollY || row.y + row.height > m_view.scrollY + page)
+        m_vscroll->setValue(std::max(0, row.y - page / 3));
+}
+
+void TimelineWidget::selectEvent(EventRef ev, bool reveal)
+{
+    m_view.selected = ev;
+    if (reveal && ev.valid() && m_trace) {
+        const LaneEvents& events = m_trace->lane(ev.lane).events;
+        const TimeNs s = events.start(ev.index), e = events.end(ev.index);
+        if (s < m_view.mapping.firstVisible() || e > m_view.mapping.lastVisible()) {
+            const double span = m_view.mapping.width * m_view.mapping.nsPerPixel;
+            if (double(e - s) < span * 0.8)
+                m_view.mapping.offset = double(s - m_view.mapping.origin) - span / 2 + double(e - s) / 2;
+            else
+                m_view.mapping.fit(s, e, 0.1);
+            clampView();
+        }
+        scrollToLane(ev.lane);
+        emit viewChanged();
+    }
+    update();
+    emit eventSelected(ev);
+}
+
+void TimelineWidget::setSelection(TimeNs t0, TimeNs t1)
+{
+    m_view.hasSelection = true;
+    m_view.selStart = std::min(t0, t1);
+    m_view.selEnd = std::max(t0, t1);
+    update();
+    emit rangeSelected(m_view.selStart, m_view.selEnd);
+}
+
+void TimelineWidget::clearSelection()
+{
+    if (!m_view.hasSelection)
+        return;
+    m_view.hasSelection = false;
+    update();
+    emit selectionCleared();
+}
+
+void TimelineWidget::setHighlight(TimelineHighlight highlight)
+{
+    m_highlight = std::move(highlight);
+    m_highlight.normalize();
+    update();
+}
+
+void TimelineWidget::clearHighlight()
+{
+    if (m_highlight.empty() && m_highlight.label.isEmpty())
+        return;
+    m_highlight = {};
+    update();
+    emit highlightCleared();
+}
+
+int TimelineWidget::setSearch(const QString& text)
+{
+    m_matches.clear();
+    m_view.currentMatch = {};
+    int names = 0;
+    if (m_trace && !text.isEmpty()) {
+        const std::string needle = text.toLower().toStdString();
+        m_matches.assign(m_trace->stringCount(), 0);
+        std::string lower;
+        for (StringId id = 1; id < m_trace->stringCount(); ++id) {
+            const std::string_view s = m_trace->str(id);
+            lower.assign(s.begin(), s.end());
+            std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char c) { return std::tolower(c); });
+            if (lower.find(needle) != std::string::npos) {
+                m_matches[id] = 1;
+                ++names;
+            }
+        }
+        if (names == 0)
+            m_matches.clear();
+    }
+    update();
+    return names;
+}
+
+bool TimelineWidget::findNext(bool backwards)
+{
+    if (!m_trace || m_matches.empty())
+        return false;
+    // Start from the current match (or the left edge of the view) and take the nearest matching
+    // event in time over all visible lanes.
+    TimeNs from = m_view.mapping.firstVisible();
+    EventRef cur = m_view.currentMatch;
+    if (cur.valid())
+        from = m_trace->lane(cur.lane).events.start(cur.index);
+    EventRef best;
+    TimeNs bestT = 0;
+    for (const LaneRow& row : m_layout.rows()) {
+        if (row.type != LaneRow::Type::Lane)
+            continue;
+        const LaneEvents& ev = m_trace->lane(row.lane).events;
+        const auto& starts = ev.starts();
+        if (!backwards) {
+            size_t i = size_t(std::lower_bound(starts.begin(), starts.end(), from) - starts.begin());
+            for (; i < ev.size() && (!best.valid() || ev.start(i) <= bestT); ++i) {
+                const bool after = ev.start(i) > from || (cur.valid() && ev.start(i) == from && (row.lane > cur.lane || (row.lane == cur.lane && i > cur.index)));
+                if (after && ev.name(i) < m_matches.size() && m_matches[ev.name(i)]) {
+                    best = EventRef { row.lane, uint32_t(i) };
+                    bestT = ev.start(i);
+                    break;
+                }
+            }
+        } else {
+            size_t i = size_t(std::upper_bound(starts.begin(), starts.end(), from) - starts.begin());
+            while (i-- > 0 && (!best.valid() || ev.start(i) >= bestT)) {
+                const bool before = ev.start(i) < from || (cur.valid() && ev.start(i) == from && (row.lane < cur.lane || (row.lane == cur.lane && i < cur.index)));
+                if (before && ev.name(i) < m_matches.size() && m_matches[ev.name(i)]) {
+                    best = EventRef { row.lane, uint32_t(i) };
+                    bestT = ev.start(i);
+                    break;
+                }
+            }
+        }
+    }
+    if (!best.valid())
+        return false;
+    m_view.currentMatch = best;
+    selectEvent(best, true);
+    return true;
+}
+
+TimeNs TimelineWidget::timeAt(double widgetX) const
+{
+    return m_view.mapping.toTime(widgetX - TimelineRenderer::kHeaderWidth);
+}
+
+void TimelineWidget::paintEvent(QPaintEvent*)
+{
+    QPainter p(this);
+    m_renderer.paint(p, canvasSize(), m_view);
+}
+
+void TimelineWidget::resizeEvent(QResizeEvent*)
+{
+    const int sw = m_vscroll->sizeHint().width();
+    m_vscroll->setGeometry(width() - sw, TimelineRenderer::kRulerHeight, sw, height() - TimelineRenderer::kRulerHeight);
+    const int newWidth = std::max(1, canvasSize().width() - TimelineRenderer::kHeaderWidth);
+    // Keep the same time window on screen when the widget is resized.
+    if (m_view.mapping.width > 0 && newWidth != m_view.mapping.width)
+        m_view.mapping = m_view.mapping.resized(newWidth);
+    m_view.mapping.width = newWidth;
+    clampView();
+    syncScrollBar();
+}
+
+QString TimelineWidget::laneKeyAt(const QPoint& pos) const
+{
+    const int r = m_layout.rowAt(TimelineRenderer::contentY(pos.y(), m_view));
+    if (r < 0 || !m_trace)
+        return {};
+    const LaneRow& row = m_layout.rows()[size_t(r)];
+    return row.type == LaneRow::Type::Lane ? QString::fromStdString(m_trace->lane(row.lane).info.key()) : QString();
+}
+
+bool TimelineWidget::toggleRankAt(const QPoint& pos)
+{
+    if (pos.y() < TimelineRenderer::kRulerHeight)
+        return false;
+    const int r = m_layout.rowAt(TimelineRenderer::contentY(pos.y(), m_view));
+    if (r < 0 || m_layout.rows()[size_t(r)].type != LaneRow::Type::RankHeader)
+        return false;
+    const uint32_t rank = m_layout.rows()[size_t(r)].rank;
+    if (!m_options.collapsedRanks.erase(rank))
+        m_options.collapsedRanks.insert(rank);
+    rebuildLayout();
+    emit viewChanged();
+    return true;
+}
+
+void TimelineWidget::mousePressEvent(QMouseEvent* e)
+{
+    const QPoint pos = e->position().toPoint();
+    m_pressPos = m_lastPos = pos;
+    m_moved = false;
+    const bool inRuler = pos.y() < TimelineRenderer::kRulerHeight && pos.x() >= TimelineRenderer::kHeaderWidth;
+    const bool select = inRuler || (e->button() == Qt::LeftButton && (e->modifiers() & Qt::ShiftModifier));
+    if (select) {
+        m_drag = Drag::Select;
+        m_dragStartTime = timeAt(pos.x());
+    } else if (e->button() == Qt::LeftButton) {
+        m_dragAnnotation = m_renderer.annotationAt(pos, m_view);
+        m_drag = m_dragAnnotation >= 0 ? Drag::MoveAnnotation : Drag::Pan;
+        m_dragStartTime = timeAt(pos.x());
+    } else if (e->button() == Qt::RightButton) {
+        m_drag = Drag::Select; // a right drag selects; a right click opens the context menu (on release)
+        m_dragStartTime = timeAt(pos.x());
+    }
+    e->accept();
+}
+
+void TimelineWidget::mouseMoveEvent(QMouseEvent* e)
+{
+    const QPoint pos = e->position().toPoint();
+    if (m_drag == Drag::None) {
+        updateHover(pos);
+        return;
+    }
+    if ((pos - m_pressPos).manhattanLength() >= 3)
+        m_moved = true;
+    if (!m_moved)
+        return;
+    if (m_drag == Drag::Pan) {
+        m_view.mapping.panPixels(pos.x() - m_lastPos.x());
+        m_view.scrollY -= pos.y() - m_lastPos.y();
+        clampView();
+        syncScrollBar();
+        emit viewChanged();
+    } else if (m_drag == Drag::Select) {
+        m_view.hasSelection = true;
+        m_view.selStart = std::min(m_dragStartTime, timeAt(pos.x()));
+        m_view.selEnd = std::max(m_dragStartTime, timeAt(pos.x()));
+    }
+    m_lastPos = pos;
+    update();
+}
+
+void TimelineWidget::mouseReleaseEvent(QMouseEvent* e)
+{
+    const QPoint pos = e->position().toPoint();
+    const Drag drag = std::exchange(m_drag, Drag::None);
+    if (drag == Drag::Select && m_moved) {
+        setSelection(m_view.selStart, m_view.selEnd);
+        return;
+    }
+    if (drag == Drag::MoveAnnotation && m_moved) {
+        emit annotationMoved(m_dragAnnotation, timeAt(pos.x()) - m_dragStartTime);
+        return;
+    }
+    if (!m_moved && e->button() == Qt::RightButton) {
+        showContextMenu(pos); // a right drag selects a range; a right click opens the menu
+        return;
+    }
+    if (m_moved || e->button() != Qt::LeftButton)
+        return;
+    if (drag == Drag::MoveAnnotation) {
+        emit annotationActivated(m_dragAnnotation);
+        return;
+    }
+    if (toggleRankAt(pos))
+        return;
+    if (pos.y() >= TimelineRenderer::kRulerHeight)
+        selectEvent(m_renderer.eventAt(pos, m_view), false);
+}
+
+void TimelineWidget::mouseDoubleClickEvent(QMouseEvent* e)
+{
+    const EventRef ev = m_renderer.eventAt(e->position().toPoint(), m_view);
+    if (!ev.valid() || !m_trace)
+        return;
+    const LaneEvents& events = m_trace->lane(ev.lane).events;
+    zoomToRange(events.start(ev.index), events.end(ev.index), 0.1);
+    selectEvent(ev, false);
+}
+
+void TimelineWidget::wheelEvent(QWheelEvent* e)
+{
+    const QPoint delta = e->angleDelta();
+    if (e->modifiers() & Qt::ShiftModifier) {
+        m_vscroll->setValue(m_vscroll->value() - (delta.y() != 0 ? delta.y() : delta.x()) / 2);
+    } else if (delta.y() != 0) {
+        const double x = e->position().x() - TimelineRenderer::kHeaderWidth;
+        zoomBy(std::pow(1.0015, delta.y()), std::clamp(x, 0.0, double(m_view.mapping.width)));
+    } else if (delta.x() != 0) {
+        panBy(delta.x() / 1200.0); // horizontal wheel / touchpad: pan
+    }
+    e->accept();
+}
+
+void TimelineWidget::keyPressEvent(QKeyEvent* e)
+{
+    const QPoint cursor = mapFromGlobal(QCursor::pos());
+    const double x = rect().contains(cursor) ? cursor.x() - TimelineRenderer::kHeaderWidth : -1;
+    switch (e->key()) {
+    case Qt::Key_W:
+        zoomBy(1.25, x);
+        break;
+    case Qt::Key_S:
+        zoomBy(1 / 1.25, x);
+        break;
+    case Qt::Key_A:
+        panBy(0.15);
+        break;
+    case Qt::Key_D:
+        panBy(-0.15);
+        break;
+    case Qt::Key_Escape:
+        clearSelection();
+        clearHighlight();
+        break;
+    default:
+        QWidget::keyPressEvent(e);
+        return;
+    }
+    e->accept();
+}
+
+void TimelineWidget::leaveEvent(QEvent*)
+{
+    if (m_view.hovered.valid()) {
+        m_view.hovered = {};
+        update();
+        emit eventHovered({});
+    }
+}
+
+void TimelineWidget::updateHover(const QPoint& pos)
+{
+    FoldItem item;
+    const EventRef ev = m_renderer.eventAt(pos, m_view, &item);
+    if (ev.lane != m_view.hovered.lane || ev.index != m_view.hovered.index) {
+        m_view.hovered = ev;
+        update();
+        emit eventHovered(ev);
+    }
+    if (ev.valid())
+        showTooltip(mapToGlobal(pos), ev, item);
+    else
+        QToolTip::hideText();
+}
+
+void TimelineWidget::showTooltip(const QPoint& globalPos, EventRef ev, const FoldItem& item)
+{
+    const LaneEvents& events = m_trace->lane(ev.lane).events;
+    const QString name = QString::fromStdString(std::string(m_trace->str(events.name(ev.index))));
+    QString text;
+    if (item.count > 1) {
+        text = QStringLiteral("<b>%1 events</b> (zoom in to separate)<br>busy %2 of %3<br>longest: %4 (%5)")
+                   .arg(item.count)
+                   .arg(timeformat::duration(double(item.busy)), timeformat::duration(double(item.end - item.start)),
+                       TimelineRenderer::shortName(m_trace->str(events.name(ev.index))).toHtmlEscaped(),
+                       timeformat::duration(double(events.duration(ev.index))));
+    } else {
+        text = QStringLiteral("<b>%1</b><br>%2 at +%3")
+                   .arg(TimelineRenderer::shortName(m_trace->str(events.name(ev.index))).toHtmlEscaped(),
+                       timeformat::duration(double(events.duration(ev.index))),
+                       timeformat::duration(double(events.start(ev.index) - m_trace->startTime()), 6));
+        if (name.size() > 60)
+            text += QStringLiteral("<br><small>%1</small>").arg(name.left(300).toHtmlEscaped());
+    }
+    QToolTip::showText(globalPos + QPoint(12, 12), text, this);
+}
+
+void TimelineWidget::showContextMenu(const QPoint& pos)
+{
+    const TimeNs t = timeAt(pos.x());
+    const QString lane = laneKeyAt(pos);
+    QMenu menu(this);
+    if (m_view.hasSelection) {
+        const TimeNs a = m_view.selStart, b = m_view.selEnd;
+        menu.addAction(tr("Annotate selection on this lane..."), this, [=] { emit annotateRequested(a, b, lane); });
+        menu.addAction(tr("Annotate selection on all lanes..."), this, [=] { emit annotateRequested(a, b, QString()); });
+        menu.addAction(tr("Zoom to selection"), this, [=] { zoomToRange(a, b, 0.02); });
+        menu.addAction(tr("Clear selection"), this, [this] { clearSelection(); });
+        menu.addSeparator();
+    }
+    menu.addAction(tr("Annotate this point..."), this, [=] { emit annotateRequested(t, t, lane); });
+    menu.addAction(tr("Zoom to whole trace"), this, [this] { zoomToAll(); });
+    if (!m_highlight.empty())
+        menu.addAction(tr("Clear highlight"), this, [this] { clearHighlight(); });
+    menu.exec(mapToGlobal(pos));
+}

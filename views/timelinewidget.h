@@ -1,0 +1,119 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+
+// TimelineWidget: the interactive per-GPU timeline. Draws through TimelineRenderer (cull + fold,
+// then draw) and turns input into view changes.
+//
+// Mouse and keys (Perfetto-like; also listed in views/README.md):
+//   wheel                zoom around the cursor        shift+wheel / scroll bar   scroll lanes
+//   left drag            pan (time and lanes)          shift+left drag or right drag   select a range
+//   drag on the ruler    select a range                click                      select an event
+//   double-click         zoom to the event             click a rank header        collapse / expand it
+//   W / S                zoom in / out                 A / D                      pan left / right
+//   Esc                  clear selection / highlight   right click               context menu (annotate, zoom)
+// Selecting a range emits rangeSelected (the main window shows its statistics).
+//
+// Threading: GUI thread only. The Trace is shared (read-only) and must not be appended to while
+// the widget paints.
+
+#include "model/trace.h"
+#include "views/lanelayout.h"
+#include "views/timelinehighlight.h"
+#include "views/timelinerenderer.h"
+
+#include <QWidget>
+
+#include <memory>
+
+class EventColors;
+class QScrollBar;
+
+class TimelineWidget : public QWidget {
+    Q_OBJECT
+public:
+    explicit TimelineWidget(QWidget* parent = nullptr);
+    ~TimelineWidget() override;
+
+    void setTrace(std::shared_ptr<const gapscope::model::Trace> trace, std::shared_ptr<const EventColors> colors);
+    const gapscope::model::Trace* trace() const { return m_trace.get(); }
+    void setLayoutOptions(const LaneLayoutOptions& options);
+    const LaneLayoutOptions& layoutOptions() const { return m_options; }
+    const LaneLayout& laneLayout() const { return m_layout; }
+    TimelineRenderer& renderer() { return m_renderer; }
+    const TimelineView& view() const { return m_view; }
+    void setView(const TimelineView& view);
+    // Plot size (where events are drawn) and the size the renderer paints into.
+    QSize canvasSize() const;
+
+    void zoomToRange(gapscope::model::TimeNs t0, gapscope::model::TimeNs t1, double margin = 0.05);
+    void zoomToAll();
+    void zoomBy(double factor, double x = -1); // x: plot pixel to keep fixed; -1 = the centre
+    void panBy(double fractionOfWidth);
+    void scrollToLane(gapscope::model::LaneId lane);
+    void selectEvent(gapscope::model::EventRef ev, bool reveal);
+
+    void setSelection(gapscope::model::TimeNs t0, gapscope::model::TimeNs t1);
+    void clearSelection();
+    void setHighlight(TimelineHighlight highlight);
+    void clearHighlight();
+    const TimelineHighlight& highlight() const { return m_highlight; }
+    void setAnnotations(const gapscope::pb::AnnotationSet* annotations);
+
+    // Search by substring of the full name (case-insensitive). Returns the number of names matching.
+    int setSearch(const QString& text);
+    // Jumps to the next (or previous) matching event after the current one; false when none.
+    bool findNext(bool backwards = false);
+    gapscope::model::EventRef currentMatch() const { return m_view.currentMatch; }
+
+signals:
+    void eventHovered(gapscope::model::EventRef ev);
+    void eventSelected(gapscope::model::EventRef ev);
+    void rangeSelected(gapscope::model::TimeNs t0, gapscope::model::TimeNs t1);
+    void selectionCleared();
+    void highlightCleared();
+    void viewChanged();
+    void annotationActivated(int index);
+    void annotationMoved(int index, gapscope::model::TimeNs delta);
+    // The user asked to annotate [t0, t1] (t0 == t1: a point) on the lane `laneKey` ("" = whole trace).
+    void annotateRequested(gapscope::model::TimeNs t0, gapscope::model::TimeNs t1, const QString& laneKey);
+
+protected:
+    void paintEvent(QPaintEvent* e) override;
+    void resizeEvent(QResizeEvent* e) override;
+    void mousePressEvent(QMouseEvent* e) override;
+    void mouseMoveEvent(QMouseEvent* e) override;
+    void mouseReleaseEvent(QMouseEvent* e) override;
+    void mouseDoubleClickEvent(QMouseEvent* e) override;
+    void wheelEvent(QWheelEvent* e) override;
+    void keyPressEvent(QKeyEvent* e) override;
+    void leaveEvent(QEvent* e) override;
+
+private:
+    enum class Drag { None, Pan, Select, MoveAnnotation };
+    void rebuildLayout();
+    void clampView();
+    void syncScrollBar();
+    void updateHover(const QPoint& pos);
+    void showContextMenu(const QPoint& pos);
+    void showTooltip(const QPoint& globalPos, gapscope::model::EventRef ev, const gapscope::model::FoldItem& item);
+    QString laneKeyAt(const QPoint& pos) const;
+    bool toggleRankAt(const QPoint& pos);
+    gapscope::model::TimeNs timeAt(double widgetX) const;
+
+    std::shared_ptr<const gapscope::model::Trace> m_trace;
+    std::shared_ptr<const EventColors> m_colors;
+    LaneLayoutOptions m_options;
+    LaneLayout m_layout;
+    TimelineRenderer m_renderer;
+    TimelineView m_view;
+    TimelineHighlight m_highlight;
+    std::vector<uint8_t> m_matches;
+    QScrollBar* m_vscroll = nullptr;
+
+    Drag m_drag = Drag::None;
+    QPoint m_pressPos;
+    QPoint m_lastPos;
+    bool m_moved = false;
+    int m_dragAnnotation = -1;
+    gapscope::model::TimeNs m_dragStartTime = 0;
+};

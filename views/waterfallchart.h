@@ -1,0 +1,47 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+
+// WaterfallChart: the budget waterfall drawn with Qt Charts, as horizontal floating bars (one row
+// per column of WaterfallData: budget components, the budget total, gap bars, the measured total).
+// Floating bars are a stacked series: a transparent "base" set plus one set per column holding
+// that column's span (so every bar has its own colour). Hovering a bar shows its numbers; clicking
+// it emits barClicked(bar index) so the timeline can light up its kernels and gaps.
+//
+// Threading: GUI thread only.
+
+#include "views/waterfalldata.h"
+
+#include <QChartView>
+
+class QBarSet;
+
+class WaterfallChart : public QChartView {
+    Q_OBJECT
+public:
+    explicit WaterfallChart(QWidget* parent = nullptr);
+
+    void setData(const WaterfallData& data);
+    const WaterfallData& data() const { return m_data; }
+    const std::vector<WaterfallColumn>& columns() const { return m_columns; }
+    // Marks a bar as selected (drawn with a dark outline); -1 clears.
+    void setSelectedBar(int bar);
+    int selectedBar() const { return m_selected; }
+    // Centre of a column's bar in widget coordinates (tests and the export legend use it).
+    QPointF columnCenter(int column) const;
+    // Text shown when hovering column `column`.
+    QString columnToolTip(int column) const;
+
+signals:
+    void barClicked(int bar);
+    void totalClicked(bool measured);
+
+private:
+    void rebuild();
+    void onHovered(bool on, int category);
+    void onClicked(int category);
+
+    WaterfallData m_data;
+    std::vector<WaterfallColumn> m_columns;
+    std::vector<QBarSet*> m_sets; // per column
+    int m_selected = -1;
+};

@@ -1,0 +1,66 @@
+// SPDX-License-Identifier: MIT
+#include "views/waterfalldata.h"
+
+#include "views/eventcolors.h"
+
+#include <algorithm>
+
+double WaterfallData::budgetMs() const
+{
+    double sum = 0;
+    for (const auto& b : bars) {
+        if (b.kind == WaterfallBar::Kind::Budget)
+            sum += b.ms;
+    }
+    return sum;
+}
+
+double WaterfallData::barsTotalMs() const
+{
+    double sum = 0;
+    for (const auto& b : bars)
+        sum += b.ms;
+    return sum;
+}
+
+std::vector<WaterfallColumn> WaterfallData::columns() const
+{
+    std::vector<WaterfallColumn> out;
+    out.reserve(bars.size() + 2);
+    double running = 0;
+    auto add = [&](int i) {
+        const WaterfallBar& b = bars[size_t(i)];
+        WaterfallColumn c;
+        c.label = b.name;
+        c.value = b.ms;
+        c.low = std::min(running, running + b.ms);
+        c.high = std::max(running, running + b.ms);
+        c.bar = i;
+        c.color = EventColors::componentColor(b.name);
+        if (b.kind == WaterfallBar::Kind::Gap && b.ms < 0)
+            c.color = QColor(67, 160, 71); // faster than the budget: drawn green
+        running += b.ms;
+        out.push_back(c);
+    };
+    for (int i = 0; i < int(bars.size()); ++i) {
+        if (bars[size_t(i)].kind == WaterfallBar::Kind::Budget)
+            add(i);
+    }
+    WaterfallColumn budget;
+    budget.label = QStringLiteral("budget");
+    budget.high = budget.value = running;
+    budget.total = true;
+    budget.color = QColor(38, 50, 56);
+    out.push_back(budget);
+    for (int i = 0; i < int(bars.size()); ++i) {
+        if (bars[size_t(i)].kind == WaterfallBar::Kind::Gap)
+            add(i);
+    }
+    WaterfallColumn measured;
+    measured.label = QStringLiteral("measured");
+    measured.high = measured.value = running;
+    measured.total = true;
+    measured.color = QColor(183, 28, 28);
+    out.push_back(measured);
+    return out;
+}

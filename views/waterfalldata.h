@@ -1,0 +1,47 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+
+// WaterfallData: the columns of the budget waterfall, from the theoretical budget's components,
+// through the gap bars of the analysis, to the measured step time.
+//
+//   budget bars   float one after another from 0 up to the budget total,
+//   "budget"      a total column 0 .. sum(budget bars),
+//   gap bars      float from the running total by their (possibly negative) amount,
+//   "measured"    a total column 0 .. sum(all bars) (== the measured time: the analysis' bars add up).
+//
+// Invariants of columns(): one column per bar plus the two totals, in that order; low <= high;
+// a column's span (high - low) equals |bar.ms|. Pure value type, no threading concerns.
+
+#include <QColor>
+#include <QString>
+
+#include <vector>
+
+struct WaterfallBar {
+    enum class Kind { Budget, Gap };
+    QString name;
+    Kind kind = Kind::Budget;
+    double ms = 0;
+    QString detail; // e.g. "memory-bound, 1.2 GB" or the plain-words explanation of a gap
+};
+
+struct WaterfallColumn {
+    QString label;
+    double low = 0;
+    double high = 0;
+    double value = 0;  // signed amount of the bar (or the total)
+    int bar = -1;      // index into bars, -1 for the two total columns
+    bool total = false;
+    QColor color;
+};
+
+struct WaterfallData {
+    QString title;        // e.g. "rank 3 · median step (step 412) · GLM-5 on 8x H200"
+    std::vector<WaterfallBar> bars;
+    double measuredMs = 0; // as reported by the analysis (used to check the bars)
+
+    double budgetMs() const;
+    double barsTotalMs() const;
+    // Columns in display order (see the header comment).
+    std::vector<WaterfallColumn> columns() const;
+};
