@@ -22,21 +22,21 @@ namespace gapscope::model {
 enum class AttentionKind { Gqa, Mla }; // Gqa covers MHA (kv heads == heads) and MQA
 
 struct ModelConfig {
-    std::string name;      // preset name or file stem
+    std::string name; // preset name or file stem
     std::string modelType; // config "model_type"
     uint64_t hidden = 0;
-    uint32_t layers = 0;        // num_hidden_layers (decoder layers run per token, MTP excluded)
-    uint32_t denseLayers = 0;   // leading dense-FFN layers (first_k_dense_replace); == layers for dense models
-    uint64_t intermediate = 0;  // dense FFN width
+    uint32_t layers = 0; // num_hidden_layers (decoder layers run per token, MTP excluded)
+    uint32_t denseLayers = 0; // leading dense-FFN layers (first_k_dense_replace); == layers for dense models
+    uint64_t intermediate = 0; // dense FFN width
     uint64_t moeIntermediate = 0;
     uint64_t sharedIntermediate = 0; // total width of the shared expert(s); 0 = none
-    uint32_t experts = 0;            // routed experts; 0 = dense model
+    uint32_t experts = 0; // routed experts; 0 = dense model
     uint32_t expertsPerToken = 0;
     uint32_t sharedExperts = 0;
-    uint32_t moeLayerFreq = 1;       // every n-th layer after denseLayers is MoE (Qwen decoder_sparse_step)
+    uint32_t moeLayerFreq = 1; // every n-th layer after denseLayers is MoE (Qwen decoder_sparse_step)
     uint32_t heads = 0;
     uint32_t kvHeads = 0;
-    uint32_t headDim = 0;            // GQA
+    uint32_t headDim = 0; // GQA
     uint64_t vocab = 0;
     bool tiedEmbeddings = false;
     AttentionKind attention = AttentionKind::Gqa;
@@ -56,8 +56,24 @@ struct ModelConfig {
     std::vector<std::string> unquantizedModules;
     std::string quantMethod; // quantization_config.quant_method, "" when none
 
+    // Extensions (all optional; zero/empty means "not given").
+    // Per-layer MoE flags when the config lists them (mlp_layer_types, mlp_only_layers, Qwen's
+    // decoder_sparse_step); empty: layer >= denseLayers && layer % moeLayerFreq == 0.
+    std::vector<uint8_t> moeLayerMask;
+    // Per-layer "has its own DSA indexer" flags (GLM's indexer_types full/shared); empty: every layer.
+    std::vector<uint8_t> indexerLayerMask;
+    uint32_t slidingWindow = 0; // Mistral-style sliding window attention; 0 = full attention
+    std::string quantFormat; // precision name the quantized modules are stored in ("fp8-block128", "nvfp4"); "" none
+    std::vector<std::string> unquantizedMatrices; // canonical matrix keys (see matrixKey()) left in BF16
+    std::string sourceJson; // the config as parsed (compact JSON), so a trace can store it
+    std::vector<std::string> notes; // what the parser derived or assumed ("head_dim derived: 8192/64 = 128")
+
     bool isMoeLayer(uint32_t layer) const;
     uint32_t moeLayerCount() const;
+    bool hasIndexer(uint32_t layer) const; // DSA indexer weights on this layer
+    uint32_t indexerLayerCount() const;
+    bool isMla() const { return attention == AttentionKind::Mla; }
+    bool isMoe() const { return experts > 0 && expertsPerToken > 0; }
 };
 
 Expected<ModelConfig> parseModelConfig(const json::Value& config, const std::string& name);
@@ -67,38 +83,46 @@ Expected<ModelConfig> loadModelConfig(const std::string& fileOrPreset);
 
 // Budget components (also the names accepted by --precision, except "all").
 enum class Component {
-    Attention,      // attention projections (MLA: q_a, q_b, kv_a, kv_b, o; GQA: q, k, v, o)
-    Indexer,        // DSA indexer projections
+    Attention, // attention projections (MLA: q_a, q_b, kv_a, kv_b, o; GQA: q, k, v, o)
+    Indexer, // DSA indexer projections
     DenseFfn,
     Router,
     SharedExperts,
     RoutedExperts,
     LmHead,
     Embedding,
-    KvCache,        // not a weight; listed for completeness
+    KvCache, // not a weight; listed for completeness
     Collectives,
     LaunchHost,
     Sampling,
     Other,
+    Draft, // speculative decoding: the draft (MTP) passes of a step
 };
 const char* toString(Component c);
 bool parseComponent(const std::string& s, Component& out);
 
 enum class TpSplit {
-    Column,     // output dim split across TP ranks (q_b, kv_b, gate/up, lm_head)
-    Row,        // input dim split (o_proj, down) -> AllReduce after
+    Column, // output dim split across TP ranks (q_b, kv_b, gate/up, lm_head)
+    Row, // input dim split (o_proj, down) -> AllReduce after
     Replicated, // every rank reads it whole (engine choice: SGLang's q_a/kv_a, router, indexer)
 };
 
 struct WeightMatrix {
-    std::string name;   // "q_a_proj", "kv_b_proj", "experts.gate_up", ...
+    std::string name; // "q_a_proj", "kv_b_proj", "experts.gate_up", ...
     Component component;
     uint64_t inFeatures;
     uint64_t outFeatures;
     uint32_t count = 1; // e.g. routed experts touched, as a multiplier (1 for ordinary matrices)
     TpSplit split = TpSplit::Column;
+    uint32_t maxSplit = 0; // the matrix splits at most this many ways (GQA k/v: kv heads); 0 = no limit
     uint64_t params() const { return inFeatures * outFeatures * count; }
+    // Ranks sharing the matrix for a TP degree: 1 when replicated, else min(tp, maxSplit).
+    uint32_t splitWays(uint32_t tp) const;
 };
+
+// "self_attn.q_a_proj", "mlp.experts", "lm_head": the module path a matrix has inside its layer,
+// used to match quantization ignore-lists. `name` is WeightMatrix::name.
+std::string matrixKey(Component component, const std::string& name);
 
 enum class EngineReplication { None, Sglang };
 

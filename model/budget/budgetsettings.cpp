@@ -1,0 +1,161 @@
+// SPDX-License-Identifier: MIT
+#include "model/budget/budgetsettings.h"
+
+#include "model/budget/moeexperts.h"
+#include "model/format/trace.pb.h"
+
+#include <cstdlib>
+
+namespace gapscope::model {
+
+namespace {
+
+json::Value hitsToJson(const std::vector<std::vector<double>>& hits)
+{
+    json::Value layers = json::Value::array();
+    for (const auto& h : hits) {
+        json::Value l = json::Value::array();
+        for (double x : h)
+            l.push(x);
+        layers.push(std::move(l));
+    }
+    json::Value doc = json::Value::object();
+    doc.set("layers", std::move(layers));
+    return doc;
+}
+
+std::string extra(const pb::BudgetSettings& s, const char* key)
+{
+    auto it = s.extra().find(key);
+    return it == s.extra().end() ? std::string() : it->second;
+}
+
+Status readSources(const pb::BudgetSettings& s, BudgetInputs& in)
+{
+    in.modelSource = s.model();
+    in.hardwareSource = s.hardware();
+    if (!s.model_config_json().empty()) {
+        auto doc = json::parse(s.model_config_json(), "budget settings: model config");
+        if (!doc)
+            return doc.status();
+        auto m = parseModelConfig(doc.value(), s.model());
+        if (!m)
+            return m.status();
+        in.model = std::move(m.value());
+    } else {
+        auto m = loadModelConfig(s.model());
+        if (!m)
+            return m.status();
+        in.model = std::move(m.value());
+    }
+    if (!s.hardware_json().empty()) {
+        auto doc = json::parse(s.hardware_json(), "budget settings: hardware");
+        if (!doc)
+            return doc.status();
+        auto hw = parseHardwareProfile(doc.value(), s.hardware());
+        if (!hw)
+            return hw.status();
+        in.hardware = std::move(hw.value());
+    } else {
+        auto hw = loadHardwareProfile(s.hardware());
+        if (!hw)
+            return hw.status();
+        in.hardware = std::move(hw.value());
+    }
+    return Status::ok();
+}
+
+Status readExtras(const pb::BudgetSettings& s, BudgetInputs& in)
+{
+    if (std::string v = extra(s, "indexer"); !v.empty() && !parseIndexerMode(v, in.indexer))
+        return Status::error("budget settings: indexer '" + v + "' is not auto, on or off");
+    in.allreduceLibrary = extra(s, "allreduce_lib");
+    if (std::string v = extra(s, "edge_collectives"); !v.empty())
+        in.edgeCollectives = v == "1" || v == "true";
+    if (std::string v = extra(s, "extra_kernels_per_layer"); !v.empty())
+        in.extraKernelsPerLayer = uint32_t(std::strtoul(v.c_str(), nullptr, 10));
+    in.expertHitsSource = extra(s, "expert_hits_source");
+    if (std::string v = extra(s, "expert_hits"); !v.empty()) {
+        auto doc = json::parse(v, "budget settings: expert_hits");
+        if (!doc)
+            return doc.status();
+        auto hits = parseExpertHits(doc.value(), in.model.experts, "budget settings: expert_hits");
+        if (!hits)
+            return hits.status();
+        in.expertHits = std::move(hits.value());
+    }
+    return Status::ok();
+}
+
+} // namespace
+
+void toBudgetSettings(const BudgetInputs& in, pb::BudgetSettings* out)
+{
+    out->Clear();
+    out->set_model(in.modelSource.empty() ? in.model.name : in.modelSource);
+    out->set_model_config_json(in.model.sourceJson);
+    out->set_hardware(in.hardwareSource.empty() ? in.hardware.name : in.hardwareSource);
+    out->set_hardware_json(in.hardware.sourceJson);
+    auto& prec = *out->mutable_precision();
+    if (in.allPrecision)
+        prec["all"] = toString(*in.allPrecision);
+    for (const auto& [c, p] : in.precision)
+        prec[toString(c)] = toString(p);
+    if (in.kvCachePrecision)
+        prec["kv_cache"] = toString(*in.kvCachePrecision);
+    out->set_tp(in.tp);
+    out->set_ep(in.ep);
+    out->set_batch(in.batch);
+    out->set_context(in.context);
+    out->set_engine(toString(in.engine));
+    out->set_allreduce_us(in.allreduceUs);
+    out->set_cuda_graphs(in.cudaGraphs);
+    out->set_draft_tokens(in.draftTokens);
+    out->set_acceptance_length(in.acceptanceLength);
+    auto& extra = *out->mutable_extra();
+    extra["indexer"] = toString(in.indexer);
+    extra["allreduce_fixed"] = in.allreduceUs >= 0 ? "1" : "0";
+    if (!in.allreduceLibrary.empty())
+        extra["allreduce_lib"] = in.allreduceLibrary;
+    if (in.edgeCollectives)
+        extra["edge_collectives"] = *in.edgeCollectives ? "1" : "0";
+    extra["extra_kernels_per_layer"] = std::to_string(in.extraKernelsPerLayer);
+    if (!in.expertHits.empty()) {
+        extra["expert_hits"] = json::write(hitsToJson(in.expertHits), -1);
+        extra["expert_hits_source"] = in.expertHitsSource;
+    }
+}
+
+Expected<BudgetInputs> fromBudgetSettings(const pb::BudgetSettings& s)
+{
+    BudgetInputs in;
+    Status st = readSources(s, in);
+    if (!st.isOk())
+        return st;
+    std::string spec;
+    for (const auto& [c, p] : s.precision())
+        spec += (spec.empty() ? "" : ",") + c + "=" + p;
+    st = applyPrecisionSpec(spec, in);
+    if (!st.isOk())
+        return st.withContext("budget settings");
+    in.tp = s.tp() ? s.tp() : 1;
+    in.ep = s.ep() ? s.ep() : 1;
+    in.batch = s.batch() ? s.batch() : 1;
+    in.context = s.context();
+    if (!s.engine().empty() && !parseEngine(s.engine(), in.engine))
+        return Status::error("budget settings: engine '" + s.engine() + "' is not sglang or none");
+    bool fixed = extra(s, "allreduce_fixed") == "1" || s.allreduce_us() > 0;
+    in.allreduceUs = fixed ? s.allreduce_us() : -1;
+    in.cudaGraphs = s.cuda_graphs();
+    in.draftTokens = s.draft_tokens();
+    in.acceptanceLength = s.acceptance_length();
+    st = readExtras(s, in);
+    if (!st.isOk())
+        return st;
+    st = validateBudgetInputs(in);
+    if (!st.isOk())
+        return st;
+    return in;
+}
+
+} // namespace gapscope::model
