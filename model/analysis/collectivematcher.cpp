@@ -1,0 +1,137 @@
+// SPDX-License-Identifier: MIT
+#include "model/analysis/collectivematcher.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <map>
+
+namespace gapscope::model {
+
+CollectiveMatcher::CollectiveMatcher(size_t rankSlots)
+    : m_ranks(rankSlots)
+{
+}
+
+void CollectiveMatcher::add(uint32_t rankSlot, uint32_t stepIndex, std::vector<Occurrence> occurrences)
+{
+    m_ranks[rankSlot].push_back(StepEntry { stepIndex, std::move(occurrences) });
+}
+
+CollectiveMatcher::StepEntry* CollectiveMatcher::find(uint32_t rankSlot, uint32_t stepIndex)
+{
+    auto& v = m_ranks[rankSlot];
+    auto it = std::lower_bound(
+        v.begin(), v.end(), stepIndex, [](const StepEntry& e, uint32_t s) { return e.step < s; });
+    return it != v.end() && it->step == stepIndex ? &*it : nullptr;
+}
+
+const CollectiveMatcher::StepEntry* CollectiveMatcher::find(uint32_t rankSlot, uint32_t stepIndex) const
+{
+    return const_cast<CollectiveMatcher*>(this)->find(rankSlot, stepIndex);
+}
+
+void CollectiveMatcher::match()
+{
+    std::map<uint32_t, std::vector<std::pair<uint32_t, StepEntry*>>> byStep;
+    for (uint32_t r = 0; r < m_ranks.size(); ++r) {
+        auto& v = m_ranks[r];
+        std::stable_sort(v.begin(), v.end(), [](const StepEntry& a, const StepEntry& b) { return a.step < b.step; });
+        for (auto& e : v)
+            byStep[e.step].emplace_back(r, &e);
+    }
+    m_late.clear();
+    for (auto& [step, ranks] : byStep)
+        matchStep(step, ranks);
+}
+
+void CollectiveMatcher::matchStep(uint32_t stepIndex, std::vector<std::pair<uint32_t, StepEntry*>>& ranks)
+{
+    size_t minCount = std::numeric_limits<size_t>::max(), maxCount = 0;
+    for (auto& [r, e] : ranks) {
+        minCount = std::min(minCount, e->occ.size());
+        maxCount = std::max(maxCount, e->occ.size());
+    }
+    for (auto& [r, e] : ranks)
+        e->unmatched = e->occ.size() - minCount;
+    StepLate late { stepIndex, {} };
+    std::vector<TimeNs> durations;
+    for (size_t k = 0; k < maxCount; ++k) {
+        TimeNs latest = std::numeric_limits<TimeNs>::min();
+        size_t participants = 0, lastSlot = 0;
+        __int128 startSum = 0;
+        durations.clear();
+        for (size_t i = 0; i < ranks.size(); ++i) {
+            const auto& occ = ranks[i].second->occ;
+            if (k >= occ.size())
+                continue;
+            ++participants;
+            startSum += occ[k].start;
+            durations.push_back(occ[k].duration);
+            if (occ[k].start > latest) {
+                latest = occ[k].start;
+                lastSlot = i;
+            }
+        }
+        if (participants < 2)
+            continue;
+        for (auto& [r, e] : ranks) {
+            if (k >= e->occ.size())
+                continue;
+            Occurrence& o = e->occ[k];
+            o.wait = std::min(o.duration, std::max<TimeNs>(0, latest - o.start));
+            ++e->matched;
+        }
+        std::nth_element(durations.begin(), durations.begin() + durations.size() / 2, durations.end());
+        TimeNs median = durations[durations.size() / 2];
+        // lateness = latest - mean(others) = (latest * (n - 1) - (sum - latest)) / (n - 1)
+        __int128 others = startSum - latest;
+        double lateness = double(__int128(latest) * __int128(participants - 1) - others) / double(participants - 1);
+        double threshold = std::max<double>(double(kMinLatenessNs), kLatenessFraction * double(median));
+        if (lateness > threshold) {
+            auto& [slot, entry] = ranks[lastSlot];
+            late.late.push_back(Late { slot, TimeNs(std::llround(lateness)), entry->occ[k].name });
+        }
+    }
+    m_late.push_back(std::move(late));
+}
+
+const std::vector<CollectiveMatcher::Occurrence>& CollectiveMatcher::occurrences(
+    uint32_t rankSlot, uint32_t stepIndex) const
+{
+    static const std::vector<Occurrence> kEmpty;
+    const StepEntry* e = find(rankSlot, stepIndex);
+    return e ? e->occ : kEmpty;
+}
+
+const std::vector<CollectiveMatcher::Late>& CollectiveMatcher::late(uint32_t stepIndex) const
+{
+    static const std::vector<Late> kEmpty;
+    auto it = std::lower_bound(
+        m_late.begin(), m_late.end(), stepIndex, [](const StepLate& e, uint32_t s) { return e.step < s; });
+    return it != m_late.end() && it->step == stepIndex ? it->late : kEmpty;
+}
+
+std::vector<CollectiveMatcher::RankStats> CollectiveMatcher::stats(uint32_t firstStep, uint32_t lastStep) const
+{
+    std::vector<RankStats> out(m_ranks.size());
+    for (size_t r = 0; r < m_ranks.size(); ++r)
+        for (const auto& e : m_ranks[r])
+            if (e.step >= firstStep && e.step <= lastStep) {
+                out[r].matched += e.matched;
+                out[r].unmatched += e.unmatched;
+            }
+    for (const auto& s : m_late) {
+        if (s.step < firstStep || s.step > lastStep)
+            continue;
+        for (const auto& l : s.late) {
+            RankStats& st = out[l.rankSlot];
+            ++st.lateCount;
+            st.lateSum += l.lateness;
+            st.lateMax = std::max(st.lateMax, l.lateness);
+        }
+    }
+    return out;
+}
+
+} // namespace gapscope::model

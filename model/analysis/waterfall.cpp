@@ -1,0 +1,102 @@
+// SPDX-License-Identifier: MIT
+#include "model/analysis/waterfall.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace gapscope::model {
+
+const char* toString(BarKind kind)
+{
+    switch (kind) {
+    case BarKind::Budget: return "budget";
+    case BarKind::Gap: return "gap";
+    case BarKind::Measured: return "measured";
+    }
+    return "gap";
+}
+
+std::string SlotLayout::slotName(size_t slot) const
+{
+    if (slot < classes.size())
+        return classes[slot].name;
+    static const char* const kNames[] = { "collective wait", "unclassified kernels", "memory ops", "launch/host gaps",
+        "sync stalls", "step gap" };
+    size_t i = slot - classes.size();
+    return i < sizeof kNames / sizeof kNames[0] ? kNames[i] : "?";
+}
+
+double StepBudget::totalMs() const
+{
+    double t = 0;
+    for (const auto& [name, ms] : componentMs)
+        t += ms;
+    return t;
+}
+
+double classBudgetNs(const KernelClassifier::Class& c, const StepBudget& budget)
+{
+    double ns = 0;
+    for (const auto& comp : c.components)
+        if (auto it = budget.componentMs.find(comp); it != budget.componentMs.end())
+            ns += it->second * 1e6;
+    return ns;
+}
+
+SlotLayout makeSlotLayout(const KernelClassifier& classifier, const StepBudget& budget)
+{
+    SlotLayout l;
+    l.classes = classifier.classes();
+    l.classifierClasses = l.classes.size();
+    for (const auto& comp : KernelClassifier::budgetComponentNames()) {
+        if (comp == "launch_host")
+            continue;
+        auto it = budget.componentMs.find(comp);
+        if (it == budget.componentMs.end() || it->second == 0)
+            continue;
+        bool covered = std::any_of(l.classes.begin(), l.classes.end(), [&](const KernelClassifier::Class& c) {
+            return std::find(c.components.begin(), c.components.end(), comp) != c.components.end();
+        });
+        if (!covered)
+            l.classes.push_back(KernelClassifier::Class { comp, { comp } });
+    }
+    return l;
+}
+
+std::vector<Bar> buildWaterfall(
+    const SlotLayout& layout, const StepBudget& budget, const std::vector<TimeNs>& slotNs, double budgetSteps)
+{
+    std::vector<Bar> bars;
+    const size_t n = layout.classes.size();
+    auto rounded = [&](double perStepNs) { return TimeNs(std::llround(perStepNs * budgetSteps)); };
+    std::vector<TimeNs> classBudget(n, 0);
+    TimeNs floorNs = 0;
+    if (budget.present) {
+        for (size_t c = 0; c < n; ++c) {
+            classBudget[c] = rounded(classBudgetNs(layout.classes[c], budget));
+            bars.push_back(Bar { layout.classes[c].name, BarKind::Budget, classBudget[c], int(c) });
+        }
+        auto it = budget.componentMs.find("launch_host");
+        floorNs = it == budget.componentMs.end() ? 0 : rounded(it->second * 1e6);
+        bars.push_back(
+            Bar { "launch/host floor", BarKind::Budget, floorNs, int(layout.idleSlot(IdleKind::LaunchHost)) });
+        for (size_t c = 0; c < n; ++c)
+            bars.push_back(Bar { layout.classes[c].name + " inefficiency", BarKind::Gap, slotNs[c] - classBudget[c],
+                int(c) });
+    } else {
+        for (size_t c = 0; c < n; ++c)
+            bars.push_back(Bar { layout.classes[c].name, BarKind::Measured, slotNs[c], int(c) });
+    }
+    auto gap = [&](size_t slot, TimeNs minus = 0) {
+        bars.push_back(Bar { layout.slotName(slot), BarKind::Gap, slotNs[slot] - minus, int(slot) });
+    };
+    gap(layout.waitSlot());
+    gap(layout.idleSlot(IdleKind::LaunchHost), floorNs);
+    gap(layout.idleSlot(IdleKind::SyncStall));
+    gap(layout.idleSlot(IdleKind::StepGap));
+    gap(layout.unclassifiedSlot());
+    gap(layout.memopsSlot());
+    return bars;
+}
+
+} // namespace gapscope::model

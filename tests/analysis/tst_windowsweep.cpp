@@ -1,0 +1,210 @@
+// SPDX-License-Identifier: MIT
+// WindowSweep: exact decomposition of hand-built interval sets (single stream, concurrent streams,
+// sync stalls, step gap, accounting clip) and a randomized comparison against a brute-force
+// per-nanosecond split.
+#include "model/analysis/windowsweep.h"
+
+#include <QTest>
+
+#include <algorithm>
+#include <cmath>
+#include <random>
+
+using namespace gapscope::model;
+using Piece = WindowSweep::Piece;
+
+class TstWindowSweep : public QObject {
+    Q_OBJECT
+private slots:
+    void singleStream();
+    void syncStallWholeGap_data();
+    void syncStallWholeGap();
+    void concurrentEqualSplit();
+    void threeWayRounding();
+    void accountingClip();
+    void instantEventMovesStepGap();
+    void unsortedInputStillAddsUp();
+    void emptyWindowIsStepGap();
+    void randomAgainstBruteForce();
+};
+
+namespace {
+
+WindowSweep::Result sweep(TimeNs w0, TimeNs w1, std::vector<Piece> pieces, size_t nSlots,
+    std::vector<TimeInterval> syncs = {}, TimeNs clip0 = INT64_MIN, TimeNs clip1 = INT64_MAX)
+{
+    WindowSweep s;
+    WindowSweep::Input in;
+    in.w0 = w0;
+    in.w1 = w1;
+    in.clip0 = std::max(clip0, w0);
+    in.clip1 = std::min(clip1, w1);
+    in.pieces = pieces.data();
+    in.pieceCount = pieces.size();
+    in.syncs = syncs.data();
+    in.syncCount = syncs.size();
+    in.slotCount = nSlots;
+    in.collectGaps = true;
+    WindowSweep::Result r;
+    s.run(in, r);
+    return r;
+}
+
+TimeNs idle(const WindowSweep::Result& r, IdleKind k) { return r.idleNs[size_t(k)]; }
+
+} // namespace
+
+void TstWindowSweep::singleStream()
+{
+    auto r = sweep(0, 30, { { 0, 10, 0, 0 }, { 15, 20, 1, 1 } }, 2);
+    QCOMPARE(r.busyNs[0], TimeNs(10));
+    QCOMPARE(r.busyNs[1], TimeNs(5));
+    QCOMPARE(idle(r, IdleKind::LaunchHost), TimeNs(5));
+    QCOMPARE(idle(r, IdleKind::SyncStall), TimeNs(0));
+    QCOMPARE(idle(r, IdleKind::StepGap), TimeNs(10));
+    QCOMPARE(r.total(), TimeNs(30));
+    QCOMPARE(r.lastEventEnd, TimeNs(20));
+    QCOMPARE(int(r.gaps.size()), 2);
+    QCOMPARE(r.gaps[0].start, TimeNs(10));
+    QCOMPARE(r.gaps[0].end, TimeNs(15));
+    QCOMPARE(r.gaps[1].kind, IdleKind::StepGap);
+}
+
+void TstWindowSweep::syncStallWholeGap_data()
+{
+    QTest::addColumn<TimeNs>("s0");
+    QTest::addColumn<TimeNs>("s1");
+    QTest::addColumn<TimeNs>("sync");
+    QTest::addColumn<TimeNs>("launch");
+    // The gap is [10, 15).
+    QTest::newRow("in flight over the whole gap") << TimeNs(5) << TimeNs(20) << TimeNs(5) << TimeNs(0);
+    QTest::newRow("returns inside the gap") << TimeNs(5) << TimeNs(11) << TimeNs(5) << TimeNs(0);
+    QTest::newRow("starts at the gap start") << TimeNs(10) << TimeNs(11) << TimeNs(5) << TimeNs(0);
+    QTest::newRow("starts after the gap start") << TimeNs(11) << TimeNs(14) << TimeNs(0) << TimeNs(5);
+    QTest::newRow("ends at the gap start") << TimeNs(2) << TimeNs(10) << TimeNs(0) << TimeNs(5);
+    QTest::newRow("only inside the step gap") << TimeNs(22) << TimeNs(28) << TimeNs(0) << TimeNs(5);
+}
+
+void TstWindowSweep::syncStallWholeGap()
+{
+    QFETCH(TimeNs, s0);
+    QFETCH(TimeNs, s1);
+    QFETCH(TimeNs, sync);
+    QFETCH(TimeNs, launch);
+    auto r = sweep(0, 30, { { 0, 10, 0, 0 }, { 15, 20, 0, 1 } }, 1, { { s0, s1 } });
+    QCOMPARE(idle(r, IdleKind::SyncStall), sync);
+    QCOMPARE(idle(r, IdleKind::LaunchHost), launch);
+    QCOMPARE(idle(r, IdleKind::StepGap), TimeNs(10)); // the step gap wins over a sync in flight
+    QCOMPARE(r.total(), TimeNs(30));
+}
+
+void TstWindowSweep::concurrentEqualSplit()
+{
+    // [0,10) on one stream and [4,14) on another: 4 + 3 alone/shared for the first, 3 + 4 for the
+    // second -> 7 each exactly.
+    auto r = sweep(0, 20, { { 0, 10, 0, 0 }, { 4, 14, 1, 1 } }, 2);
+    QCOMPARE(r.busyNs[0], TimeNs(7));
+    QCOMPARE(r.busyNs[1], TimeNs(7));
+    QCOMPARE(idle(r, IdleKind::StepGap), TimeNs(6));
+    // 5 ns overlap: 2.5 each, so 7.5 and 7.5 -> 8 and 7 (equal remainders: lower slot first).
+    r = sweep(0, 20, { { 0, 10, 0, 0 }, { 5, 15, 1, 1 } }, 2);
+    QCOMPARE(r.busyNs[0] + r.busyNs[1], TimeNs(15));
+    QCOMPARE(r.busyNs[0], TimeNs(8));
+    QCOMPARE(r.busyNs[1], TimeNs(7));
+    QCOMPARE(r.total(), TimeNs(20));
+}
+
+void TstWindowSweep::threeWayRounding()
+{
+    // Three pieces over the same 10 ns: 10/3 each; slots add up to 10 exactly.
+    auto r = sweep(0, 10, { { 0, 10, 0, 0 }, { 0, 10, 1, 1 }, { 0, 10, 2, 2 } }, 3);
+    QCOMPARE(r.busyNs[0] + r.busyNs[1] + r.busyNs[2], TimeNs(10));
+    for (int s = 0; s < 3; ++s)
+        QVERIFY(r.busyNs[size_t(s)] == 3 || r.busyNs[size_t(s)] == 4);
+    // Two of them in the same slot: 20/3 and 10/3 -> 7 and 3.
+    r = sweep(0, 10, { { 0, 10, 0, 0 }, { 0, 10, 0, 1 }, { 0, 10, 1, 2 } }, 2);
+    QCOMPARE(r.busyNs[0], TimeNs(7));
+    QCOMPARE(r.busyNs[1], TimeNs(3));
+}
+
+void TstWindowSweep::accountingClip()
+{
+    auto r = sweep(0, 30, { { 0, 10, 0, 0 }, { 15, 20, 1, 1 } }, 2, {}, 5, 25);
+    QCOMPARE(r.busyNs[0], TimeNs(5));
+    QCOMPARE(r.busyNs[1], TimeNs(5));
+    QCOMPARE(idle(r, IdleKind::LaunchHost), TimeNs(5));
+    QCOMPARE(idle(r, IdleKind::StepGap), TimeNs(5));
+    QCOMPARE(r.total(), TimeNs(20));
+    // A clip that ends inside a gap still classifies the gap on the whole window.
+    r = sweep(0, 30, { { 0, 10, 0, 0 }, { 15, 20, 1, 1 } }, 2, {}, 12, 13);
+    QCOMPARE(idle(r, IdleKind::LaunchHost), TimeNs(1));
+    QCOMPARE(r.total(), TimeNs(1));
+}
+
+void TstWindowSweep::instantEventMovesStepGap()
+{
+    auto r = sweep(0, 30, { { 0, 10, 0, 0 }, { 25, 25, 0, 1 } }, 1);
+    QCOMPARE(idle(r, IdleKind::LaunchHost), TimeNs(15));
+    QCOMPARE(idle(r, IdleKind::StepGap), TimeNs(5));
+    QCOMPARE(r.lastEventEnd, TimeNs(25));
+}
+
+void TstWindowSweep::unsortedInputStillAddsUp()
+{
+    auto r = sweep(0, 40, { { 10, 20, 0, 0 }, { 0, 15, 1, 1 }, { 30, 35, 0, 2 } }, 2);
+    QCOMPARE(r.total(), TimeNs(40));
+    QCOMPARE(idle(r, IdleKind::StepGap), TimeNs(5));
+}
+
+void TstWindowSweep::emptyWindowIsStepGap()
+{
+    auto r = sweep(100, 150, {}, 3);
+    QCOMPARE(idle(r, IdleKind::StepGap), TimeNs(50));
+    QCOMPARE(r.total(), TimeNs(50));
+    QCOMPARE(r.lastEventEnd, TimeNs(100));
+}
+
+void TstWindowSweep::randomAgainstBruteForce()
+{
+    std::mt19937 rng(12345);
+    for (int round = 0; round < 300; ++round) {
+        const TimeNs w1 = 50 + TimeNs(rng() % 400);
+        const size_t nSlots = 1 + rng() % 4;
+        std::vector<Piece> pieces;
+        int n = int(rng() % 12);
+        for (int i = 0; i < n; ++i) {
+            TimeNs a = TimeNs(rng() % uint64_t(w1)), len = TimeNs(rng() % 80);
+            pieces.push_back({ a, std::min(w1, a + len), uint32_t(rng() % nSlots), uint32_t(i) });
+        }
+        std::sort(pieces.begin(), pieces.end(), [](const Piece& a, const Piece& b) { return a.start < b.start; });
+        std::vector<TimeInterval> syncs;
+        if (rng() % 2)
+            syncs.push_back({ TimeNs(rng() % uint64_t(w1)), TimeNs(rng() % uint64_t(w1)) + w1 / 4 });
+        if (!syncs.empty() && syncs[0].end <= syncs[0].start)
+            syncs.clear();
+        auto r = sweep(0, w1, pieces, nSlots, syncs);
+        QCOMPARE(r.total(), w1);
+        // Brute force: every ns is shared equally among the pieces covering it.
+        std::vector<double> exact(nSlots, 0);
+        TimeNs busy = 0;
+        for (TimeNs t = 0; t < w1; ++t) {
+            int k = 0;
+            for (const auto& p : pieces)
+                k += p.start <= t && t < p.end;
+            busy += k > 0;
+            for (const auto& p : pieces)
+                if (p.start <= t && t < p.end)
+                    exact[p.slot] += 1.0 / k;
+        }
+        TimeNs busySum = 0;
+        for (size_t s = 0; s < nSlots; ++s) {
+            QVERIFY2(std::abs(double(r.busyNs[s]) - exact[s]) < 1.0,
+                qPrintable(QString("round %1 slot %2: %3 vs %4").arg(round).arg(s).arg(r.busyNs[s]).arg(exact[s])));
+            busySum += r.busyNs[s];
+        }
+        QCOMPARE(busySum, busy);
+    }
+}
+
+QTEST_APPLESS_MAIN(TstWindowSweep)
+#include "tst_windowsweep.moc"
