@@ -1,0 +1,188 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+
+// GapAnalyzer: the gap analysis of a whole trace against a per-step budget. Construction does the
+// work once (two passes over the GPU events and one over the CPU API events, ranks in parallel):
+//   1. each distinct kernel name is classified once (KernelClassifier);
+//   2. step windows per rank (W = [start of step i, start of step i+1), or the recorded end of the
+//      last step), host-sync intervals per rank (sync records and blocking API calls);
+//   3. collective kernels are matched across ranks per step (CollectiveMatcher: wait vs wire,
+//      stragglers);
+//   4. every (rank, step) window is decomposed by WindowSweep into slots (SlotLayout).
+// Queries then only add up stored slots (analyze()), except when the members of each bar are asked
+// for (the events and idle intervals that make it up, for the viewer): those steps are swept again.
+//
+// The rules are the ones of model/analysis/README.md ("Gap analysis rules" in CONTRACTS.md).
+//
+// Threading: the trace must stay unchanged while the analyzer lives. After construction every
+// method is const and safe to call from several threads at once.
+
+#include "model/analysis/collectivematcher.h"
+#include "model/analysis/kernelclassifier.h"
+#include "model/analysis/waterfall.h"
+#include "model/analysis/windowsweep.h"
+#include "model/trace.h"
+
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <vector>
+
+namespace gapscope::model {
+
+class GapAnalyzer {
+public:
+    static constexpr int kCriticalRank = -1;
+    static constexpr uint32_t kAllSteps = std::numeric_limits<uint32_t>::max();
+
+    struct Options {
+        unsigned threads = 0; // 0: std::thread::hardware_concurrency()
+    };
+
+    GapAnalyzer(const Trace& trace, KernelClassifier classifier, StepBudget budget, const Options& options);
+    GapAnalyzer(const Trace& trace, KernelClassifier classifier, StepBudget budget)
+        : GapAnalyzer(trace, std::move(classifier), std::move(budget), Options {})
+    {
+    }
+    ~GapAnalyzer();
+    GapAnalyzer(const GapAnalyzer&) = delete;
+    GapAnalyzer& operator=(const GapAnalyzer&) = delete;
+
+    const Trace& trace() const { return m_trace; }
+    const KernelClassifier& classifier() const { return m_classifier; }
+    const StepBudget& budget() const { return m_budget; }
+    const SlotLayout& layout() const { return m_layout; }
+    const std::vector<uint32_t>& ranks() const { return m_ranks; } // ranks that have steps
+
+    // One analysed (rank, step).
+    struct StepRecord {
+        uint32_t index = 0;
+        TimeNs start = 0, end = 0; // the window
+        TimeNs lastEventEnd = 0;
+        std::vector<TimeNs> slotNs; // SlotLayout; adds up to end - start
+        TimeNs measured() const { return end - start; }
+    };
+    const std::vector<StepRecord>& steps(uint32_t rank) const;
+    const StepRecord* step(uint32_t rank, uint32_t stepIndex) const;
+
+    // What to analyse.
+    struct Selection {
+        enum class Kind { Step, Median, Steps, Range };
+        Kind kind = Kind::Steps;
+        int rank = kCriticalRank; // a rank, or kCriticalRank: each step taken from its critical rank
+        uint32_t firstStep = 0;   // Step: the step; Median/Steps: steps with index in [first, last]
+        uint32_t lastStep = kAllSteps;
+        TimeNs t0 = 0, t1 = 0;    // Range: [t0, t1) in trace time; steps' windows clipped to it
+        bool members = false;     // also list the events and idle intervals of each bar
+    };
+    struct Members {
+        std::vector<EventRef> events;
+        std::vector<TimeInterval> idle;
+    };
+    struct Breakdown {
+        bool valid = false;
+        int rank = kCriticalRank;
+        std::vector<std::pair<uint32_t, uint32_t>> steps; // (rank, step index) summed
+        double budgetSteps = 0; // budgets added (fraction of steps for a range)
+        TimeNs measuredNs = 0;  // sum over the steps (clipped for a range)
+        std::vector<TimeNs> slotNs;
+        std::vector<Bar> bars;        // add up to measuredNs
+        std::vector<Members> members; // parallel to bars, when asked for
+    };
+    Breakdown analyze(const Selection& selection) const;
+
+    // The rank the others wait for in one step (see README.md), or -1 when no rank has the step.
+    int criticalRank(uint32_t stepIndex) const;
+    struct Critical {
+        int rank = -1;         // most often critical over the steps
+        uint32_t steps = 0;    // steps where it was critical
+        uint32_t total = 0;    // steps looked at
+    };
+    Critical critical(uint32_t firstStep = 0, uint32_t lastStep = kAllSteps) const;
+
+    struct Straggler {
+        uint32_t rank = 0;
+        uint64_t matched = 0; // collectives it took part in (matched with >= 1 other rank)
+        uint64_t unmatched = 0;
+        uint64_t lateCount = 0;
+        TimeNs lateSum = 0, lateMax = 0;
+        std::string op; // "AllReduce" when all its late collectives are, else "collective"
+        double meanLateMs() const { return lateCount ? double(lateSum) / double(lateCount) / 1e6 : 0; }
+    };
+    std::vector<Straggler> stragglers(uint32_t firstStep = 0, uint32_t lastStep = kAllSteps) const; // per rank
+
+    struct IdleGap {
+        uint32_t rank = 0, step = 0;
+        TimeNs start = 0, end = 0;
+        IdleKind kind = IdleKind::LaunchHost;
+        EventRef next; // the GPU event that ends the gap (invalid for a step gap)
+        TimeNs duration() const { return end - start; }
+    };
+    // The n longest idle gaps of the steps in [first, last] on `rank` (kCriticalRank: all ranks).
+    std::vector<IdleGap> largestGaps(int rank, uint32_t firstStep, uint32_t lastStep, size_t n) const;
+
+    // Problems with the data, in words (missing API lanes, unmatched collectives, ...).
+    const std::vector<std::string>& notes() const { return m_notes; }
+    bool hasApiLanes(uint32_t rank) const;
+    // Class of an interned kernel name (kUnclassified when none, or not a kernel of this trace).
+    int nameClass(StringId name) const;
+    std::string collectiveOp(StringId name) const; // "AllReduce", "AllGather", ..., "collective"
+
+private:
+    static constexpr size_t kTopGaps = 3; // longest gaps kept per (rank, step)
+    struct Window {
+        uint32_t index;
+        TimeNs w0, w1;
+    };
+    struct LaneCollectives { // collective kernels of one GPU lane, by event index
+        std::vector<uint32_t> index;
+        std::vector<TimeNs> wait;
+    };
+    struct RankData {
+        uint32_t rank = 0;
+        uint32_t slot = 0;
+        std::vector<LaneId> gpuLanes;
+        bool apiLanes = false;
+        std::vector<Window> windows;
+        std::vector<TimeInterval> syncs;              // sorted, disjoint
+        std::vector<LaneCollectives> laneCollectives; // parallel to gpuLanes
+        std::vector<std::vector<CollectiveMatcher::Occurrence>> stepCollectives; // per window (pass 1)
+        uint64_t outsideCollectives = 0;              // collective kernels starting outside every window
+        std::vector<StepRecord> records;              // per window
+        std::vector<IdleGap> gaps;                    // kTopGaps per window, longest first
+    };
+    struct Scratch { // per-thread buffers of one window sweep
+        WindowSweep sweep;
+        WindowSweep::Result result;
+        std::vector<WindowSweep::Piece> pieces;
+        std::vector<EventRef> refs; // piece.tag -> event
+        std::vector<size_t> runs;   // boundaries of the per-lane runs in `pieces`
+    };
+    void classifyNames();
+    void prepareRank(RankData& r);
+    void collectCollectives(RankData& r);
+    void sweepRank(RankData& r);
+    void sweepWindow(const RankData& r, size_t w, TimeNs clip0, TimeNs clip1, Scratch& s) const;
+    void computeCritical();
+    void addNotes();
+    const RankData* rankData(uint32_t rank) const;
+    std::vector<std::pair<const RankData*, size_t>> selectSteps(const Selection& sel) const;
+    void addMembers(const RankData& r, size_t w, const Selection& sel, Breakdown& out) const;
+    template <typename Fn>
+    void forEachRank(Fn&& fn);
+
+    const Trace& m_trace;
+    KernelClassifier m_classifier;
+    StepBudget m_budget;
+    SlotLayout m_layout;
+    unsigned m_threads = 1;
+    std::vector<int16_t> m_nameClass;  // by StringId; -1 unclassified / not a kernel
+    std::vector<uint8_t> m_syncApi;    // by StringId: 1 when an API call of that name blocks the host
+    std::vector<uint32_t> m_ranks;
+    std::vector<RankData> m_rankData;  // parallel to m_ranks
+    CollectiveMatcher m_matcher;
+    std::vector<std::pair<uint32_t, int>> m_critical; // (step index, critical rank), sorted
+    std::vector<std::string> m_notes;
+};
+
+} // namespace gapscope::model
