@@ -122,15 +122,28 @@ public:
 
     const std::vector<TimeNs>& starts() const { return m_start; }
     TimeNs maxDuration() const { return m_maxDuration; }
+    // Index of the first event starting at or after t (in [0, size()]).
+    size_t lowerBound(TimeNs t) const;
 
     // Index range [first, last) of the events that overlap [t0, t1): O(log n) to find it (using the
     // summary's max-end information), every index in the range overlaps or is nested in one that does.
     std::pair<size_t, size_t> overlapping(TimeNs t0, TimeNs t1) const;
 
+    static constexpr size_t kPrefixBlock = 64;
+
 private:
     friend class TraceBuilder;
     friend class Trace;
     friend class LaneSummary;
+    friend class TraceLoader;
+    // Appends one event (durations above UINT32_MAX go to m_longDur).
+    void push(TimeNs start, TimeNs duration, StringId name, uint32_t corr, uint32_t aux);
+    // Sorts by (start, longer first) when needed; returns true if it had to reorder.
+    bool sortIfNeeded();
+    // Recomputes m_maxDuration and m_blockMaxEnd from `fromEvent` on (after appends or a sort).
+    void buildIndex(size_t fromEvent = 0);
+    void shrink();
+    size_t memoryBytes() const;
     std::vector<TimeNs> m_start;
     std::vector<uint32_t> m_dur; // saturates at UINT32_MAX; real value in m_longDur
     std::vector<StringId> m_name;
@@ -179,6 +192,15 @@ public:
 
     size_t memoryBytes() const;
 
+    // Aggregate of the events [first, last): busy time, latest end, longest event.
+    struct Range {
+        TimeNs busy = 0;
+        TimeNs maxEnd = INT64_MIN;
+        TimeNs longestDuration = -1;
+        uint32_t longest = 0;
+    };
+    Range range(const LaneEvents& events, size_t first, size_t last) const;
+
 private:
     struct Node {
         TimeNs start;   // min start
@@ -190,6 +212,9 @@ private:
         uint32_t pad;
     };
     static_assert(sizeof(Node) == 40, "LaneSummary::Node must stay compact");
+    void buildFrom(const LaneEvents& events, size_t firstNode);
+    void foldNvtx(const LaneEvents& events, size_t first, size_t last, TimeNs t0, TimeNs q,
+        std::vector<FoldItem>& out) const;
     std::vector<std::vector<Node>> m_levels;
 };
 
@@ -230,6 +255,7 @@ public:
     // Typed access to one event.
     EventKind kindOf(LaneId lane, size_t index) const;
     const KernelConfig* kernelConfig(LaneId lane, size_t index) const;     // kernels only
+    const std::vector<KernelConfig>& kernelConfigs() const { return m_configs; } // distinct configs
     const MemopInfo* memop(LaneId lane, size_t index) const;               // memcpy/memset only
     const CollectiveInfo* collective(LaneId lane, size_t index) const;     // collective lanes only
     const SyncInfo* sync(LaneId lane, size_t index) const;                 // sync events only
@@ -274,7 +300,11 @@ public:
 
 private:
     friend class TraceBuilder;
+    friend class TraceLoader;
     struct Impl;
+    // Sorts lanes, builds summaries, counts and lookup tables (end of building / loading).
+    void finalize(unsigned threads);
+    void finalizeLane(Lane& lane);
     pb::FileHeader m_header;
     std::vector<std::string> m_strings;
     std::vector<Lane> m_lanes;
@@ -326,6 +356,7 @@ public:
 
 private:
     friend class Trace;
+    friend class TraceLoader;
     std::unique_ptr<Trace> m_trace; // events are collected straight into the trace's columns
     struct Pending;
     std::unique_ptr<Pending> m_pending;

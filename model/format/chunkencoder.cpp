@@ -486,7 +486,7 @@ void ChunkEncoder::Impl::writeSteps(pb::Chunk& out, int64_t base)
     if (s.rank.empty())
         return;
     auto* b = out.mutable_steps();
-    copyColumn(b->mutable_rank(), s.rank);
+    b->mutable_rank()->Add(s.rank.begin(), s.rank.end()); // the count column: never left out
     copyColumn(b->mutable_index(), s.index);
     int64_t prev = base;
     fillColumn(b->mutable_start_delta(), s.start.size(), [&](size_t i) {

@@ -297,6 +297,20 @@ Status TraceReader::readPayload(const FrameInfo& frame, ZstdDecompressor& zstd, 
     return s ? s : Status::error(where(frame.offset, frameName(h.type) + " frame: " + s.message()));
 }
 
+Status TraceReader::readStored(const FrameInfo& frame, std::string& out) const
+{
+    Status st;
+    const uint8_t* p = bytesAt(frame.offset + kFrameHeaderSize, frame.header.storedBytes, out, st);
+    if (!p)
+        return st;
+    if (p != reinterpret_cast<const uint8_t*>(out.data()))
+        out.assign(reinterpret_cast<const char*>(p), frame.header.storedBytes);
+    uint32_t crc = crc32c(out.data(), out.size());
+    if (crc != frame.header.payloadCrc)
+        return Status::error(where(frame.offset, frameName(frame.header.type) + " frame payload checksum mismatch"));
+    return Status::ok();
+}
+
 Status TraceReader::readMessage(const FrameInfo& frame, ZstdDecompressor& zstd, std::string& scratch,
     google::protobuf::Message& message) const
 {

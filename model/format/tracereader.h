@@ -60,6 +60,8 @@ public:
 
     // The payload of a frame, checksum-verified and decompressed.
     Status readPayload(const FrameInfo& frame, ZstdDecompressor& zstd, std::string& out) const;
+    // The stored (still compressed) bytes of a frame, checksum-verified.
+    Status readStored(const FrameInfo& frame, std::string& out) const;
     // readPayload + parse. Fails on a payload that does not parse.
     Status readMessage(const FrameInfo& frame, ZstdDecompressor& zstd, std::string& scratch,
         google::protobuf::Message& message) const;

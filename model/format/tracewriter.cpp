@@ -134,6 +134,36 @@ Status TraceWriter::writeRawFrame(uint8_t type, const std::string& payload, uint
     return writeFrame(type, payload, events, m_index.add_frames());
 }
 
+Status TraceWriter::copyFrame(const FrameHeader& header, const std::string& stored, const pb::IndexEntry* entry)
+{
+    if (m_finished)
+        return Status::error(m_path + ": write after finish");
+    pb::IndexEntry* e = m_index.add_frames();
+    if (entry)
+        *e = *entry;
+    e->set_offset(m_offset);
+    e->set_frame_bytes(uint32_t(kFrameHeaderSize + stored.size()));
+    e->set_type(header.type);
+    if (!entry)
+        e->set_event_count(header.events);
+    if (header.type == uint8_t(FrameType::Chunk))
+        m_events += e->event_count();
+    uint8_t hb[kFrameHeaderSize];
+    encodeFrameHeader(header, hb);
+    if (Status s = writeBytes(hb, sizeof hb); !s)
+        return s;
+    return writeBytes(stored.data(), stored.size());
+}
+
+void TraceWriter::setDictionaries(const pb::Index& dictionaries)
+{
+    m_ownDictionaries = true;
+    m_dictionaries.Clear();
+    *m_dictionaries.mutable_strings() = dictionaries.strings();
+    *m_dictionaries.mutable_lanes() = dictionaries.lanes();
+    *m_dictionaries.mutable_configs() = dictionaries.configs();
+}
+
 Status TraceWriter::finish(const pb::FileHeader* finalHeader)
 {
     if (m_finished)
@@ -142,12 +172,18 @@ Status TraceWriter::finish(const pb::FileHeader* finalHeader)
         return s;
     m_finished = true;
     *m_index.mutable_header() = finalHeader ? *finalHeader : m_header;
-    for (const auto& s : m_encoder.strings())
-        m_index.add_strings(s);
-    for (const auto& l : m_encoder.lanes())
-        *m_index.add_lanes() = l;
-    for (const auto& c : m_encoder.configs())
-        *m_index.add_configs() = c;
+    if (m_ownDictionaries) {
+        *m_index.mutable_strings() = m_dictionaries.strings();
+        *m_index.mutable_lanes() = m_dictionaries.lanes();
+        *m_index.mutable_configs() = m_dictionaries.configs();
+    } else {
+        for (const auto& s : m_encoder.strings())
+            m_index.add_strings(s);
+        for (const auto& l : m_encoder.lanes())
+            *m_index.add_lanes() = l;
+        for (const auto& c : m_encoder.configs())
+            *m_index.add_configs() = c;
+    }
     m_index.set_total_events(m_events);
     m_index.SerializeToString(&m_raw);
     Footer f;

@@ -50,12 +50,22 @@ public:
     // Any frame, as given (tests use it to write frame types from the future).
     Status writeRawFrame(uint8_t type, const std::string& payload, uint32_t events = 0);
 
+    // Copies a frame of another file as it is (section rewrites): `stored` is its stored payload;
+    // `entry` (optional) is its old index entry, re-pointed at the new offset.
+    Status copyFrame(const FrameHeader& header, const std::string& stored, const pb::IndexEntry* entry);
+    // Dictionaries for the index when events did not go through encoder() (copied frames).
+    void setDictionaries(const pb::Index& dictionaries);
+
     // Flushes, writes `finalHeader` (or the first header) into the index, the index and the footer.
     Status finish(const pb::FileHeader* finalHeader = nullptr);
 
     uint64_t bytesWritten() const { return m_offset; }
     uint64_t eventsWritten() const { return m_events; }
     const std::string& path() const { return m_path; }
+    // The chunk the last flush() wrote (events, dictionary additions, sequence): the capture agent
+    // streams this same chunk to live clients. Valid until the next flush; meaningful only when that
+    // flush wrote a frame (bytesWritten() grew).
+    const pb::Chunk& lastChunk() const { return m_chunk; }
 
 private:
     TraceWriter() = default;
@@ -74,6 +84,8 @@ private:
     uint64_t m_offset = 0;
     uint64_t m_events = 0;
     bool m_finished = false;
+    bool m_ownDictionaries = false;
+    pb::Index m_dictionaries;
     Status m_error;
 };
 

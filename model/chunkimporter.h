@@ -1,0 +1,46 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+
+// ChunkImporter: decodes pb::Chunk messages of one stream (a file read in order, or a live stream
+// from the agent) into a TraceBuilder. It owns the stream's ChunkDecoder (dictionaries) and maps
+// the stream's string, lane and launch-config ids to the builder's.
+//
+// Chunks must arrive in stream order (or the dictionaries must be loaded from an index first).
+// A malformed chunk is rejected whole with a message; the builder keeps everything before it.
+// Not thread-safe.
+
+#include "model/format/chunkdecoder.h"
+#include "model/trace.h"
+
+#include <map>
+
+namespace gapscope::model {
+
+class ChunkImporter {
+public:
+    explicit ChunkImporter(TraceBuilder& builder);
+
+    void loadDictionaries(const pb::Index& index) { m_decoder.load(index); }
+    Status add(const pb::Chunk& chunk);
+
+    const format::ChunkDecoder& decoder() const { return m_decoder; }
+    uint64_t events() const { return m_events; }
+    // Loss counters carried by the chunks so far, summed by (name, rank).
+    std::vector<pb::Counter> counters() const;
+
+    static LaneInfo laneInfo(const pb::LaneDef& def);
+
+private:
+    friend class ChunkVisitor;
+    StringId str(uint32_t id);
+    LaneId lane(uint32_t id);
+
+    TraceBuilder& m_builder;
+    format::ChunkDecoder m_decoder;
+    std::vector<StringId> m_strings; // stream id -> builder id (UINT32_MAX: not yet interned)
+    std::vector<LaneId> m_lanes;
+    uint64_t m_events = 0;
+    std::map<std::pair<std::string, int32_t>, pb::Counter> m_counters;
+};
+
+} // namespace gapscope::model

@@ -1,0 +1,284 @@
+// SPDX-License-Identifier: MIT
+#include "model/eventaux.h"
+#include "model/trace.h"
+
+#include <algorithm>
+#include <climits>
+#include <cmath>
+
+namespace gapscope::model {
+namespace {
+
+// First index in [from, last) whose start is >= limit (galloping: cost follows the distance).
+size_t gallop(const std::vector<TimeNs>& starts, size_t from, size_t last, TimeNs limit)
+{
+    size_t lo = from, hi = from, step = 1;
+    while (hi < last && starts[hi] < limit) {
+        lo = hi + 1;
+        hi = from + step;
+        step *= 2;
+    }
+    hi = std::min(hi, last);
+    return size_t(std::lower_bound(starts.begin() + lo, starts.begin() + hi, limit) - starts.begin());
+}
+
+FoldItem single(const LaneEvents& ev, size_t i, TimeNs d)
+{
+    FoldItem f;
+    f.start = ev.start(i);
+    f.end = f.start + d;
+    f.count = 1;
+    f.first = uint32_t(i);
+    f.longest = uint32_t(i);
+    f.busy = d;
+    if (aux::kind(ev.aux(i)) == EventKind::Nvtx)
+        f.depth = uint8_t(std::min<uint32_t>(aux::payload(ev.aux(i)), 255));
+    return f;
+}
+
+} // namespace
+
+void LaneSummary::build(const LaneEvents& events)
+{
+    m_levels.clear();
+    buildFrom(events, 0);
+}
+
+void LaneSummary::extend(const LaneEvents& events)
+{
+    size_t firstNode = m_levels.empty() ? 0 : m_levels[0].size();
+    if (firstNode)
+        --firstNode; // the last leaf may have been partial
+    buildFrom(events, firstNode);
+}
+
+void LaneSummary::buildFrom(const LaneEvents& ev, size_t firstNode)
+{
+    const size_t n = ev.size();
+    if (m_levels.empty())
+        m_levels.emplace_back();
+    auto& leaves = m_levels[0];
+    leaves.resize(std::min(firstNode, leaves.size()));
+    for (size_t b = leaves.size() * kLeaf; b < n; b += kLeaf) {
+        Node nd { ev.start(b), INT64_MIN, 0, uint32_t(b), 0, uint32_t(b), 0 };
+        TimeNs longest = -1;
+        for (size_t i = b; i < std::min(n, b + kLeaf); ++i) {
+            TimeNs d = ev.duration(i);
+            nd.end = std::max(nd.end, ev.start(i) + d);
+            nd.busy += d;
+            ++nd.count;
+            if (d > longest) {
+                longest = d;
+                nd.longest = uint32_t(i);
+            }
+        }
+        leaves.push_back(nd);
+    }
+    size_t dirty = firstNode;
+    for (size_t level = 1; m_levels[level - 1].size() > 1; ++level) {
+        dirty /= kFanout;
+        if (m_levels.size() <= level)
+            m_levels.emplace_back();
+        const auto& below = m_levels[level - 1];
+        auto& cur = m_levels[level];
+        cur.resize(std::min(dirty, cur.size()));
+        for (size_t b = cur.size() * kFanout; b < below.size(); b += kFanout) {
+            Node nd = below[b];
+            for (size_t c = b + 1; c < std::min(below.size(), b + kFanout); ++c) {
+                const Node& x = below[c];
+                nd.end = std::max(nd.end, x.end);
+                nd.busy += x.busy;
+                nd.count += x.count;
+                if (ev.duration(x.longest) > ev.duration(nd.longest))
+                    nd.longest = x.longest;
+            }
+            cur.push_back(nd);
+        }
+    }
+    while (m_levels.size() > 1 && m_levels.back().size() <= 1 && m_levels[m_levels.size() - 2].size() <= 1)
+        m_levels.pop_back();
+}
+
+size_t LaneSummary::memoryBytes() const
+{
+    size_t b = 0;
+    for (const auto& l : m_levels)
+        b += l.capacity() * sizeof(Node);
+    return b;
+}
+
+LaneSummary::Range LaneSummary::range(const LaneEvents& ev, size_t first, size_t last) const
+{
+    Range r;
+    auto addEvent = [&](size_t i) {
+        TimeNs d = ev.duration(i);
+        r.busy += d;
+        r.maxEnd = std::max(r.maxEnd, ev.start(i) + d);
+        if (d > r.longestDuration) {
+            r.longestDuration = d;
+            r.longest = uint32_t(i);
+        }
+    };
+    auto addNode = [&](const Node& nd) {
+        r.busy += nd.busy;
+        r.maxEnd = std::max(r.maxEnd, nd.end);
+        TimeNs d = ev.duration(nd.longest);
+        if (d > r.longestDuration) {
+            r.longestDuration = d;
+            r.longest = nd.longest;
+        }
+    };
+    if (last <= first + 2 * kLeaf || m_levels.empty() || m_levels[0].size() * kLeaf < last) {
+        for (size_t i = first; i < last; ++i)
+            addEvent(i);
+        return r;
+    }
+    size_t lo = first, hi = last;
+    for (; lo < hi && lo % kLeaf; ++lo)
+        addEvent(lo);
+    for (; hi > lo && hi % kLeaf && hi != ev.size(); --hi)
+        addEvent(hi - 1);
+    size_t a = lo / kLeaf, b = (hi + kLeaf - 1) / kLeaf;
+    for (size_t level = 0; a < b; ++level) {
+        const auto& nodes = m_levels[level];
+        if (level + 1 == m_levels.size()) {
+            for (; a < b; ++a)
+                addNode(nodes[a]);
+            break;
+        }
+        for (; a < b && a % kFanout; ++a)
+            addNode(nodes[a]);
+        for (; b > a && b % kFanout && b != nodes.size(); --b)
+            addNode(nodes[b - 1]);
+        a /= kFanout;
+        b = (b + kFanout - 1) / kFanout;
+    }
+    return r;
+}
+
+void LaneSummary::fold(const LaneEvents& ev, TimeNs t0, TimeNs t1, double nsPerPixel, double minPixels,
+    std::vector<FoldItem>& out) const
+{
+    out.clear();
+    auto [first, last] = ev.overlapping(t0, t1);
+    if (first >= last)
+        return;
+    const TimeNs q = std::max<TimeNs>(1, TimeNs(std::ceil(nsPerPixel * minPixels)));
+    if (aux::kind(ev.aux(first)) == EventKind::Nvtx) {
+        foldNvtx(ev, first, last, t0, q, out);
+        return;
+    }
+    size_t i = first;
+    while (i < last) {
+        TimeNs d = ev.duration(i);
+        if (ev.start(i) + d <= t0) { // nested in an earlier event that reaches into the window
+            ++i;
+            continue;
+        }
+        if (d >= q) {
+            out.push_back(single(ev, i, d));
+            ++i;
+            continue;
+        }
+        FoldItem f = single(ev, i, d);
+        TimeNs longestDur = d;
+        size_t j = i + 1;
+        while (j < last) {
+            size_t k = gallop(ev.starts(), j, last, f.end + q);
+            if (k == j)
+                break;
+            Range r = range(ev, j, k);
+            if (r.longestDuration >= q) {
+                size_t w = j;
+                while (ev.duration(w) < q)
+                    ++w;
+                if (w > j)
+                    r = range(ev, j, w);
+                k = w;
+            }
+            if (k == j)
+                break;
+            f.count += uint32_t(k - j);
+            f.busy += r.busy;
+            f.end = std::max(f.end, r.maxEnd);
+            if (r.longestDuration > longestDur) {
+                longestDur = r.longestDuration;
+                f.longest = r.longest;
+            }
+            j = k;
+            if (k < last && ev.duration(k) >= q)
+                break;
+        }
+        out.push_back(f);
+        i = j;
+    }
+}
+
+void LaneSummary::foldNvtx(const LaneEvents& ev, size_t first, size_t last, TimeNs t0, TimeNs q,
+    std::vector<FoldItem>& out) const
+{
+    // NVTX ranges nest: fold each depth on its own (ranges are few, a linear pass is cheap).
+    constexpr size_t kDepths = 64;
+    FoldItem open[kDepths];
+    TimeNs openLongest[kDepths];
+    bool isOpen[kDepths] = {};
+    for (size_t i = first; i < last; ++i) {
+        TimeNs d = ev.duration(i);
+        if (ev.start(i) + d <= t0)
+            continue;
+        size_t depth = std::min<size_t>(aux::payload(ev.aux(i)), kDepths - 1);
+        FoldItem& o = open[depth];
+        if (isOpen[depth] && (d >= q || ev.start(i) - o.end >= q)) {
+            out.push_back(o);
+            isOpen[depth] = false;
+        }
+        if (d >= q) {
+            out.push_back(single(ev, i, d));
+        } else if (!isOpen[depth]) {
+            o = single(ev, i, d);
+            openLongest[depth] = d;
+            isOpen[depth] = true;
+        } else {
+            ++o.count;
+            o.busy += d;
+            o.end = std::max(o.end, ev.start(i) + d);
+            if (d > openLongest[depth]) {
+                openLongest[depth] = d;
+                o.longest = uint32_t(i);
+            }
+        }
+    }
+    for (size_t depth = 0; depth < kDepths; ++depth)
+        if (isOpen[depth])
+            out.push_back(open[depth]);
+    std::stable_sort(out.begin(), out.end(), [](const FoldItem& a, const FoldItem& b) { return a.start < b.start; });
+}
+
+LaneSummary::Totals LaneSummary::totals(const LaneEvents& ev, TimeNs t0, TimeNs t1) const
+{
+    Totals t;
+    auto [first, last] = ev.overlapping(t0, t1);
+    auto clipped = [&](size_t i) {
+        TimeNs s = std::max(ev.start(i), t0), e = std::min(ev.end(i), t1);
+        if (e > s || (ev.duration(i) == 0 && ev.start(i) >= t0)) {
+            t.busy += std::max<TimeNs>(0, e - s);
+            ++t.count;
+        }
+    };
+    // Events starting before t0 and events that may reach past t1 are clipped one by one; the
+    // ones in between (start >= t0, end <= t1 guaranteed) come from the pyramid.
+    const size_t a = std::max(first, ev.lowerBound(t0));
+    const size_t c = std::max(a, ev.lowerBound(t1 - ev.maxDuration()));
+    for (size_t i = first; i < a; ++i)
+        clipped(i);
+    if (c > a) {
+        Range r = range(ev, a, c);
+        t.busy += r.busy;
+        t.count += c - a;
+    }
+    for (size_t i = c; i < last; ++i)
+        clipped(i);
+    return t;
+}
+
+} // namespace gapscope::model

@@ -1,0 +1,339 @@
+// SPDX-License-Identifier: MIT
+#include "model/stepdetector.h"
+
+#include <algorithm>
+#include <climits>
+#include <regex>
+#include <unordered_map>
+
+namespace gapscope::model {
+namespace {
+
+constexpr const char* kDefaultNvtxPattern = "decode|step|forward";
+
+// Name ids matching a regex, memoised (names repeat, regexes are slow).
+class NameMatcher {
+public:
+    NameMatcher(const Trace& trace, const std::string& pattern)
+        : m_trace(trace)
+    {
+        try {
+            m_re = std::regex(pattern, std::regex::ECMAScript | std::regex::icase | std::regex::optimize);
+            m_valid = true;
+        } catch (const std::regex_error&) {
+            m_valid = false;
+        }
+    }
+    bool valid() const { return m_valid; }
+    bool operator()(StringId id)
+    {
+        auto it = m_cache.find(id);
+        if (it != m_cache.end())
+            return it->second;
+        std::string_view s = m_trace.str(id);
+        bool m = m_valid && std::regex_search(s.begin(), s.end(), m_re);
+        m_cache.emplace(id, m);
+        return m;
+    }
+
+private:
+    const Trace& m_trace;
+    std::regex m_re;
+    bool m_valid = false;
+    std::unordered_map<StringId, bool> m_cache;
+};
+
+struct CorrRange {
+    uint32_t lo, hi;
+};
+
+// GPU windows of the events whose correlation ids fall in each range (ranges ascending).
+std::vector<Step> windowsFromCorr(const Trace& trace, uint32_t rank, const std::vector<CorrRange>& ranges,
+    pb::StepSource source)
+{
+    std::vector<Step> w(ranges.size(), Step { 0, INT64_MAX, INT64_MIN, source });
+    for (LaneId id : trace.lanesOf(rank, LaneKind::GpuStream)) {
+        const LaneEvents& ev = trace.lane(id).events;
+        size_t k = 0;
+        for (size_t i = 0; i < ev.size(); ++i) {
+            const uint32_t c = ev.correlation(i);
+            if (c == 0)
+                continue;
+            if (k >= ranges.size() || c < ranges[k].lo || c > ranges[k].hi) {
+                auto it = std::upper_bound(ranges.begin(), ranges.end(), c,
+                    [](uint32_t v, const CorrRange& r) { return v < r.lo; });
+                if (it == ranges.begin())
+                    continue;
+                k = size_t(it - ranges.begin()) - 1;
+                if (c > ranges[k].hi)
+                    continue;
+            }
+            w[k].start = std::min(w[k].start, ev.start(i));
+            w[k].end = std::max(w[k].end, ev.end(i));
+        }
+    }
+    std::vector<Step> out;
+    for (const Step& s : w)
+        if (s.start <= s.end)
+            out.push_back(s);
+    return out;
+}
+
+// GPU windows between boundary times: step i holds the events starting in [b_i, b_i+1).
+std::vector<Step> windowsFromStarts(const Trace& trace, uint32_t rank, const std::vector<TimeNs>& b,
+    pb::StepSource source)
+{
+    std::vector<Step> w(b.size(), Step { 0, INT64_MAX, INT64_MIN, source });
+    for (LaneId id : trace.lanesOf(rank, LaneKind::GpuStream)) {
+        const LaneEvents& ev = trace.lane(id).events;
+        size_t k = 0;
+        for (size_t i = ev.lowerBound(b.empty() ? 0 : b.front()); i < ev.size(); ++i) {
+            while (k + 1 < b.size() && ev.start(i) >= b[k + 1])
+                ++k;
+            w[k].start = std::min(w[k].start, ev.start(i));
+            w[k].end = std::max(w[k].end, ev.end(i));
+        }
+    }
+    std::vector<Step> out;
+    for (const Step& s : w)
+        if (s.start <= s.end)
+            out.push_back(s);
+    return out;
+}
+
+// Correlation-id span of the CUDA API calls on `lanes` inside [t0, t1).
+bool apiSpan(const Trace& trace, const std::vector<LaneId>& lanes, TimeNs t0, TimeNs t1, CorrRange& r)
+{
+    r = { UINT32_MAX, 0 };
+    for (LaneId id : lanes) {
+        const LaneEvents& ev = trace.lane(id).events;
+        for (size_t i = ev.lowerBound(t0); i < ev.size() && ev.start(i) < t1; ++i) {
+            if (trace.kindOf(id, i) != EventKind::Api || ev.correlation(i) == 0)
+                continue;
+            r.lo = std::min(r.lo, ev.correlation(i));
+            r.hi = std::max(r.hi, ev.correlation(i));
+        }
+    }
+    return r.lo <= r.hi;
+}
+
+LaneId busiestStream(const Trace& trace, uint32_t rank)
+{
+    LaneId best = kNoLane;
+    for (LaneId id : trace.lanesOf(rank, LaneKind::GpuStream))
+        if (best == kNoLane || trace.lane(id).events.size() > trace.lane(best).events.size())
+            best = id;
+    return best;
+}
+
+void number(std::vector<Step>& steps)
+{
+    for (uint32_t i = 0; i < steps.size(); ++i)
+        steps[i].index = i;
+}
+
+} // namespace
+
+bool StepRule::parse(const std::string& text, StepRule& out)
+{
+    auto colon = text.find(':');
+    std::string kind = text.substr(0, colon);
+    out.pattern = colon == std::string::npos ? std::string() : text.substr(colon + 1);
+    if (kind == "auto")
+        out.kind = Kind::Auto;
+    else if (kind == "nvtx")
+        out.kind = Kind::Nvtx;
+    else if (kind == "graph")
+        out.kind = Kind::Graph;
+    else if (kind == "anchor" && !out.pattern.empty())
+        out.kind = Kind::Anchor;
+    else if (kind == "period")
+        out.kind = Kind::Period;
+    else
+        return false;
+    return true;
+}
+
+StepDetector::StepDetector(StepRule rule)
+    : m_rule(std::move(rule))
+{
+}
+
+std::vector<Step> StepDetector::byNvtx(const Trace& trace, uint32_t rank) const
+{
+    const std::string pattern = m_rule.pattern.empty() || m_rule.kind != StepRule::Kind::Nvtx
+        ? std::string(kDefaultNvtxPattern)
+        : m_rule.pattern;
+    NameMatcher match(trace, pattern);
+    const std::vector<LaneId> api = trace.lanesOf(rank, LaneKind::CpuApi);
+    std::vector<CorrRange> ranges;
+    std::vector<TimeNs> starts;
+    for (LaneId id : trace.lanesOf(rank, LaneKind::Nvtx)) {
+        const LaneEvents& ev = trace.lane(id).events;
+        TimeNs coveredUntil = INT64_MIN;
+        for (size_t i = 0; i < ev.size(); ++i) {
+            if (ev.start(i) < coveredUntil || !match(ev.name(i)))
+                continue;
+            coveredUntil = ev.end(i);
+            starts.push_back(ev.start(i));
+            CorrRange r;
+            if (apiSpan(trace, api, ev.start(i), ev.end(i), r))
+                ranges.push_back(r);
+        }
+    }
+    if (starts.size() < 2)
+        return {};
+    std::sort(starts.begin(), starts.end());
+    if (!ranges.empty()) {
+        std::sort(ranges.begin(), ranges.end(), [](const CorrRange& a, const CorrRange& b) { return a.lo < b.lo; });
+        return windowsFromCorr(trace, rank, ranges, pb::STEP_NVTX);
+    }
+    return windowsFromStarts(trace, rank, starts, pb::STEP_NVTX);
+}
+
+std::vector<Step> StepDetector::byGraph(const Trace& trace, uint32_t rank) const
+{
+    std::vector<CorrRange> ranges;
+    NameMatcher isLaunch(trace, "^(cudaGraphLaunch|cuGraphLaunch)");
+    for (LaneId id : trace.lanesOf(rank, LaneKind::CpuApi)) {
+        const LaneEvents& ev = trace.lane(id).events;
+        for (size_t i = 0; i < ev.size(); ++i)
+            if (ev.correlation(i) != 0 && trace.kindOf(id, i) == EventKind::Api && isLaunch(ev.name(i)))
+                ranges.push_back({ ev.correlation(i), ev.correlation(i) });
+    }
+    if (ranges.size() < 2)
+        return {};
+    std::sort(ranges.begin(), ranges.end(), [](const CorrRange& a, const CorrRange& b) { return a.lo < b.lo; });
+    ranges.erase(std::unique(ranges.begin(), ranges.end(),
+                     [](const CorrRange& a, const CorrRange& b) { return a.lo == b.lo; }),
+        ranges.end());
+    return windowsFromCorr(trace, rank, ranges, pb::STEP_GRAPH);
+}
+
+std::vector<Step> StepDetector::byAnchor(const Trace& trace, uint32_t rank, const std::string& pattern) const
+{
+    NameMatcher match(trace, pattern);
+    if (!match.valid())
+        return {};
+    std::vector<TimeNs> starts;
+    for (LaneId id : trace.lanesOf(rank, LaneKind::GpuStream)) {
+        const LaneEvents& ev = trace.lane(id).events;
+        for (size_t i = 0; i < ev.size(); ++i)
+            if (trace.kindOf(id, i) == EventKind::Kernel && match(ev.name(i)))
+                starts.push_back(ev.start(i));
+    }
+    std::sort(starts.begin(), starts.end());
+    if (starts.size() < 2)
+        return {};
+    return windowsFromStarts(trace, rank, starts, pb::STEP_ANCHOR);
+}
+
+std::vector<Step> StepDetector::byPeriod(const Trace& trace, uint32_t rank) const
+{
+    const LaneId id = busiestStream(trace, rank);
+    if (id == kNoLane || trace.lane(id).events.size() < 8)
+        return {};
+    const LaneEvents& ev = trace.lane(id).events;
+    const size_t n = ev.size();
+    // Positions of each name; the period comes from the name that recurs most regularly and least often.
+    std::unordered_map<StringId, std::vector<uint32_t>> positions;
+    for (size_t i = 0; i < n; ++i)
+        positions[ev.name(i)].push_back(uint32_t(i));
+    size_t bestPeriod = 0, bestCount = SIZE_MAX;
+    const std::vector<uint32_t>* anchor = nullptr;
+    for (const auto& [name, pos] : positions) {
+        if (pos.size() < 3 || pos.size() > bestCount)
+            continue;
+        std::unordered_map<uint32_t, uint32_t> diffs;
+        for (size_t k = 1; k < pos.size(); ++k)
+            ++diffs[pos[k] - pos[k - 1]];
+        auto mode = std::max_element(diffs.begin(), diffs.end(),
+            [](const auto& a, const auto& b) { return a.second < b.second; });
+        if (mode->second * 10 < (pos.size() - 1) * 9) // at least 90% of the gaps agree
+            continue;
+        if (pos.size() < bestCount || (pos.size() == bestCount && mode->first > bestPeriod)) {
+            bestCount = pos.size();
+            bestPeriod = mode->first;
+            anchor = &pos;
+        }
+    }
+    if (!anchor || bestPeriod < 2)
+        return {};
+    // Phase: the offset from the anchor whose kernel follows the longest median idle gap.
+    size_t bestPhase = 0;
+    TimeNs bestGap = INT64_MIN;
+    std::vector<TimeNs> gaps;
+    for (size_t phase = 0; phase < bestPeriod; ++phase) {
+        gaps.clear();
+        for (uint32_t a : *anchor) {
+            size_t i = a + phase;
+            if (i >= 1 && i < n)
+                gaps.push_back(ev.start(i) - ev.end(i - 1));
+        }
+        if (gaps.empty())
+            continue;
+        std::nth_element(gaps.begin(), gaps.begin() + long(gaps.size() / 2), gaps.end());
+        if (gaps[gaps.size() / 2] > bestGap) {
+            bestGap = gaps[gaps.size() / 2];
+            bestPhase = phase;
+        }
+    }
+    // One boundary per anchor occurrence, at the phase offset.
+    std::vector<TimeNs> starts;
+    for (uint32_t a : *anchor)
+        if (a + bestPhase < n && (starts.empty() || ev.start(a + bestPhase) > starts.back()))
+            starts.push_back(ev.start(a + bestPhase));
+    return windowsFromStarts(trace, rank, starts, pb::STEP_AUTO);
+}
+
+std::vector<Step> StepDetector::detectRank(const Trace& trace, uint32_t rank, pb::StepSource& source) const
+{
+    using K = StepRule::Kind;
+    std::vector<Step> steps;
+    const K kind = m_rule.kind;
+    if (kind == K::Nvtx || kind == K::Auto)
+        steps = byNvtx(trace, rank);
+    if (steps.empty() && (kind == K::Graph || kind == K::Auto))
+        steps = byGraph(trace, rank);
+    if (steps.empty() && (kind == K::Anchor || (kind == K::Auto && !m_rule.pattern.empty())))
+        steps = byAnchor(trace, rank, m_rule.pattern);
+    if (steps.empty() && (kind == K::Period || kind == K::Auto))
+        steps = byPeriod(trace, rank);
+    source = steps.empty() ? pb::STEP_UNKNOWN : steps.front().source;
+    number(steps);
+    return steps;
+}
+
+pb::StepSource StepDetector::detect(Trace& trace) const
+{
+    std::vector<std::pair<uint32_t, std::vector<Step>>> perRank;
+    pb::StepSource source = pb::STEP_UNKNOWN;
+    size_t ref = SIZE_MAX;
+    for (uint32_t rank : trace.ranks()) {
+        pb::StepSource s;
+        auto steps = detectRank(trace, rank, s);
+        if (steps.empty())
+            continue;
+        source = s;
+        if (ref == SIZE_MAX || steps.size() > perRank[ref].second.size())
+            ref = perRank.size();
+        perRank.emplace_back(rank, std::move(steps));
+    }
+    if (perRank.empty())
+        return pb::STEP_UNKNOWN;
+    // Align by index: each rank's first step takes the index of the reference step nearest in time.
+    const auto& refSteps = perRank[ref].second;
+    for (auto& [rank, steps] : perRank) {
+        auto it = std::lower_bound(refSteps.begin(), refSteps.end(), steps.front().start,
+            [](const Step& s, TimeNs t) { return s.start < t; });
+        size_t k = size_t(it - refSteps.begin());
+        if (k > 0 && (k == refSteps.size() || steps.front().start - refSteps[k - 1].start < it->start - steps.front().start))
+            --k;
+        for (auto& s : steps)
+            s.index += uint32_t(k);
+        trace.setSteps(rank, std::move(steps));
+    }
+    return source;
+}
+
+} // namespace gapscope::model

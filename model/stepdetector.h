@@ -1,0 +1,57 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+
+// StepDetector: finds decode steps in a trace that has no step boundaries of its own.
+//
+// Rules, tried in this order by Auto (or forced one by one):
+//   Nvtx    host NVTX ranges whose name matches a pattern (default "decode|step|forward"): one step
+//           per outermost matching range. Its GPU work is found through correlation ids: the GPU
+//           events whose correlation id lies between the first and last CUDA API call made inside
+//           the range (GPU events in the time span when the trace has no API calls).
+//   Graph   one step per cudaGraphLaunch (SGLang and vLLM replay one graph per decode step); its GPU
+//           work shares the launch's correlation id.
+//   Anchor  one step per kernel whose name matches a pattern (the first kernel of each step).
+//   Period  the period of the kernel-name sequence on the rank's busiest stream (from the name that
+//           recurs once per period most regularly); the phase is the kernel preceded by the longest
+//           median idle gap (steps are separated by host work).
+//
+// A step's GPU window: start = the first GPU event of the step on any stream of the rank; end = the
+// end of its last GPU event. Analysis uses [start_i, start_{i+1}) (CONTRACTS.md); the last step
+// ends at its end. Steps are aligned across ranks by index: rank r's first step takes the index of
+// the reference rank's step that starts nearest to it.
+//
+// Pure function of the trace; thread-safe.
+
+#include "model/trace.h"
+
+#include <string>
+
+namespace gapscope::model {
+
+struct StepRule {
+    enum class Kind { Auto, Nvtx, Graph, Anchor, Period };
+    Kind kind = Kind::Auto;
+    std::string pattern; // regex (ECMAScript, case-insensitive) for Nvtx and Anchor; empty = default
+    static bool parse(const std::string& text, StepRule& out); // "auto", "nvtx[:RE]", "graph", "anchor:RE", "period"
+};
+
+class StepDetector {
+public:
+    explicit StepDetector(StepRule rule = {});
+
+    // Detects the steps of every rank and stores them in `trace`; returns the source used
+    // (STEP_UNKNOWN when nothing was found, and then the trace is left unchanged).
+    pb::StepSource detect(Trace& trace) const;
+
+    // Steps of one rank (indices 0..n-1, not yet aligned), with the source that produced them.
+    std::vector<Step> detectRank(const Trace& trace, uint32_t rank, pb::StepSource& source) const;
+
+private:
+    std::vector<Step> byNvtx(const Trace& trace, uint32_t rank) const;
+    std::vector<Step> byGraph(const Trace& trace, uint32_t rank) const;
+    std::vector<Step> byAnchor(const Trace& trace, uint32_t rank, const std::string& pattern) const;
+    std::vector<Step> byPeriod(const Trace& trace, uint32_t rank) const;
+    StepRule m_rule;
+};
+
+} // namespace gapscope::model

@@ -1,0 +1,44 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+
+// Reading and writing .gapscope files as Traces (the format itself lives in model/format).
+//
+// readTraceFile decodes the chunks in parallel when the file has its index (each chunk's events go
+// straight to their final place in the lane columns), or in order when the file was cut short or
+// its index is damaged. Damaged chunks are skipped and named in the trace's warnings; the rest of
+// the trace is kept. Steps come from the file or, when it has none, from the step detector.
+//
+// Threading: each call is independent; a call uses up to ReadOptions::threads threads.
+
+#include "model/format/fileformat.h"
+#include "model/trace.h"
+
+#include <functional>
+#include <string>
+
+namespace gapscope::model {
+
+struct ReadOptions {
+    std::function<bool(double fraction)> progress; // return false to cancel
+    bool detectSteps = true;
+    unsigned threads = 0; // 0: min(2, hardware threads) -- decode is memory-bound beyond that
+    format::FormatError* error = nullptr; // receives the kind of failure (tests, tools)
+};
+
+struct WriteOptions {
+    int zstdLevel = 3;
+    uint32_t eventsPerChunk = 65536;
+};
+
+Expected<Trace> readTraceFile(const std::string& path, const ReadOptions& options = {});
+// Reads a trace from bytes (fuzzing, tests); `name` is used in messages.
+Expected<Trace> readTraceBuffer(std::string bytes, const std::string& name, const ReadOptions& options = {});
+
+Status writeTraceFile(const Trace& trace, const std::string& path, const WriteOptions& options = {});
+
+// Rewrites `path` with the given sections replaced (nullptr: keep the file's), through a temporary
+// file in the same folder and a rename. The events are copied frame by frame, not decoded.
+Status saveTraceSections(const std::string& path, const pb::AnnotationSet* annotations,
+    const pb::BudgetSettings* budget, const pb::ClassifierTable* classifier);
+
+} // namespace gapscope::model

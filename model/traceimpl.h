@@ -1,0 +1,57 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+
+// Trace::Impl: the lookup tables behind a Trace (internal to the trace core: trace.cpp,
+// tracebuilder.cpp, traceloader.cpp). The launch index is built lazily under a mutex, so const
+// queries stay thread-safe.
+
+#include "model/interntable.h"
+#include "model/trace.h"
+
+#include <array>
+#include <atomic>
+#include <cstring>
+#include <mutex>
+#include <unordered_map>
+
+namespace gapscope::model {
+
+struct ConfigKeyHash {
+    size_t operator()(const KernelConfig& c) const
+    {
+        uint64_t h = 1469598103934665603ull;
+        auto mix = [&h](uint64_t v) { h = (h ^ v) * 1099511628211ull; };
+        for (int i = 0; i < 3; ++i) {
+            mix(c.grid[i]);
+            mix(c.block[i]);
+        }
+        mix(c.registers);
+        mix(c.sharedStatic);
+        mix(c.sharedDynamic);
+        mix(c.graphId);
+        mix(c.graphNodeId);
+        return size_t(h ^ (h >> 31));
+    }
+};
+
+struct LaunchEntry {
+    uint32_t corr;
+    uint32_t rank;
+    LaneId lane;
+    uint32_t index;
+};
+
+struct Trace::Impl {
+    InternTable strings;
+    std::unordered_map<std::string, LaneId> laneByKey;
+    std::unordered_map<KernelConfig, uint32_t, ConfigKeyHash> configIndex;
+    std::array<uint64_t, 8> counts {}; // by EventKind
+
+    std::mutex launchMutex;
+    std::atomic<bool> launchBuilt { false };
+    std::vector<LaunchEntry> launches; // API events sorted by (rank, corr, runtime before driver)
+
+    void invalidateLaunches() { launchBuilt.store(false); }
+};
+
+} // namespace gapscope::model

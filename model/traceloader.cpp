@@ -1,0 +1,601 @@
+// SPDX-License-Identifier: MIT
+#include "model/traceloader.h"
+
+#include "model/chunkimporter.h"
+#include "model/eventaux.h"
+#include "model/parallel.h"
+#include "model/stepdetector.h"
+#include "model/traceimpl.h"
+
+#include <algorithm>
+#include <map>
+
+namespace gapscope::model {
+namespace {
+
+using format::FrameType;
+
+// Thread-local map (launch config id, graph id, graph node id) -> trace config index.
+class ConfigCache {
+public:
+    uint32_t* find(uint32_t cfg, uint64_t graph, uint64_t node)
+    {
+        if (m_slots.empty())
+            return nullptr;
+        const size_t mask = m_slots.size() - 1;
+        for (size_t i = hash(cfg, graph, node) & mask;; i = (i + 1) & mask) {
+            Slot& s = m_slots[i];
+            if (s.value == UINT32_MAX)
+                return nullptr;
+            if (s.cfg == cfg && s.graph == graph && s.node == node)
+                return &s.value;
+        }
+    }
+    void insert(uint32_t cfg, uint64_t graph, uint64_t node, uint32_t value)
+    {
+        if ((m_count + 1) * 2 > m_slots.size()) {
+            std::vector<Slot> old(std::max<size_t>(256, m_slots.size() * 2));
+            old.swap(m_slots);
+            m_count = 0;
+            for (const Slot& s : old)
+                if (s.value != UINT32_MAX)
+                    insert(s.cfg, s.graph, s.node, s.value);
+        }
+        const size_t mask = m_slots.size() - 1;
+        size_t i = hash(cfg, graph, node) & mask;
+        while (m_slots[i].value != UINT32_MAX)
+            i = (i + 1) & mask;
+        m_slots[i] = { graph, node, cfg, value };
+        ++m_count;
+    }
+
+private:
+    struct Slot {
+        uint64_t graph = 0, node = 0;
+        uint32_t cfg = 0, value = UINT32_MAX;
+    };
+    static size_t hash(uint32_t cfg, uint64_t graph, uint64_t node)
+    {
+        uint64_t h = (uint64_t(cfg) * 0x9E3779B97F4A7C15ull) ^ (graph * 0xC2B2AE3D27D4EB4Full) ^ (node * 0x165667B19E3779F9ull);
+        return size_t(h ^ (h >> 29));
+    }
+    std::vector<Slot> m_slots;
+    size_t m_count = 0;
+};
+
+// Raw column pointers of one lane (valid once the columns have their final size).
+struct LaneCols {
+    TimeNs* start = nullptr;
+    uint32_t* dur = nullptr;
+    uint32_t* name = nullptr;
+    uint32_t* corr = nullptr;
+    uint32_t* aux = nullptr;
+    LaneId id = kNoLane;
+};
+
+template <typename T, typename R>
+const T* column(const R& r)
+{
+    return r.size() ? r.data() : nullptr;
+}
+
+// Calls f(i, lane, start, duration, name, correlation) for each event of a block.
+template <typename F>
+void walk(const pb::Columns& c, int64_t base, F&& f)
+{
+    const int n = c.lane_size();
+    const uint32_t* lane = c.lane().data();
+    const int64_t* sd = column<int64_t>(c.start_delta());
+    const uint64_t* du = column<uint64_t>(c.duration());
+    const uint32_t* nm = column<uint32_t>(c.name());
+    const int64_t* cd = column<int64_t>(c.correlation_delta());
+    uint64_t t = uint64_t(base);
+    uint64_t corr = 0;
+    for (int i = 0; i < n; ++i) {
+        t += sd ? uint64_t(sd[i]) : 0;
+        corr += cd ? uint64_t(cd[i]) : 0;
+        f(i, lane[i], int64_t(t), du ? du[i] : 0, nm ? nm[i] : 0, uint32_t(corr));
+    }
+}
+
+template <typename R>
+uint64_t at(const R& r, int i)
+{
+    return r.size() ? uint64_t(r.Get(i)) : 0;
+}
+
+void addCounter(std::map<std::pair<std::string, int32_t>, pb::Counter>& m, const pb::Counter& c)
+{
+    auto [it, inserted] = m.emplace(std::make_pair(c.name(), c.rank()), c);
+    if (!inserted)
+        it->second.set_value(it->second.value() + c.value());
+}
+
+} // namespace
+
+struct TraceLoader::Plan {
+    const format::FrameInfo* frame = nullptr;
+    const pb::IndexEntry* entry = nullptr;
+    std::vector<std::pair<uint32_t, uint64_t>> lanes; // file lane id -> first slot in its trace lane
+    uint64_t memopBase = 0, syncBase = 0, collBase = 0;
+    bool failed = false;
+};
+
+struct TraceLoader::Worker {
+    format::ZstdDecompressor zstd;
+    std::string raw;
+    pb::Chunk chunk;
+    std::vector<uint64_t> cursor; // by file lane id
+    std::vector<uint64_t> count;  // by file lane id
+    ConfigCache configs;
+    std::vector<std::pair<std::pair<LaneId, uint64_t>, TimeNs>> longDurations;
+    std::vector<std::pair<uint32_t, Step>> steps;
+    std::map<std::pair<std::string, int32_t>, pb::Counter> counters;
+};
+
+// State of the parallel path, shared read-only by the workers once set up.
+struct TraceLoader::Shared {
+    format::ChunkDecoder decoder;
+    std::vector<LaneCols> cols;     // by file lane id
+    std::vector<LaneId> laneMap;    // file lane id -> trace lane
+    std::vector<uint64_t> totals;   // events per trace lane
+};
+
+TraceLoader::TraceLoader(const format::TraceReader& reader, const ReadOptions& options)
+    : m_reader(reader)
+    , m_options(options)
+    , m_threads(defaultThreads(options.threads))
+{
+}
+
+TraceLoader::~TraceLoader() = default;
+
+bool TraceLoader::reportProgress(size_t done, size_t total)
+{
+    if (m_options.progress && !m_options.progress(total ? double(done) / double(total) : 1.0))
+        m_cancelled = true;
+    return !m_cancelled;
+}
+
+void TraceLoader::readSections()
+{
+    format::ZstdDecompressor zstd;
+    std::string raw;
+    Trace& t = *m_builder.m_trace;
+    for (const auto& f : m_reader.frames()) {
+        auto type = FrameType(f.header.type);
+        google::protobuf::Message* msg = nullptr;
+        pb::AnnotationSet annotations;
+        pb::BudgetSettings budget;
+        pb::ClassifierTable classifier;
+        if (type == FrameType::Header || type == FrameType::HeaderUpdate)
+            msg = &t.m_header;
+        else if (type == FrameType::Annotations)
+            msg = &annotations;
+        else if (type == FrameType::Budget)
+            msg = &budget;
+        else if (type == FrameType::Classifier)
+            msg = &classifier;
+        else
+            continue;
+        pb::FileHeader previous = t.m_header;
+        if (Status s = m_reader.readMessage(f, zstd, raw, *msg); !s) {
+            m_warnings.push_back(s.message() + "; section skipped");
+            if (msg == &t.m_header)
+                t.m_header = previous;
+            continue;
+        }
+        if (type == FrameType::Annotations)
+            t.m_annotations = std::move(annotations);
+        else if (type == FrameType::Budget)
+            t.m_budget = std::move(budget);
+        else if (type == FrameType::Classifier)
+            t.m_classifier = std::move(classifier);
+    }
+    if (m_reader.hasIndex() && m_reader.index().has_header())
+        t.m_header = m_reader.index().header();
+}
+
+bool TraceLoader::indexUsable() const
+{
+    if (!m_reader.hasIndex())
+        return false;
+    // The index's counts size the columns before anything is decoded: refuse counts the file cannot
+    // hold (a damaged or hostile index), so no input can make us allocate without bound.
+    uint64_t events = 0, stored = 0;
+    for (const auto& f : m_reader.frames()) {
+        if (f.header.type == uint8_t(FrameType::Chunk)) {
+            events += m_reader.index().frames(int(f.indexEntry)).event_count();
+            stored += f.header.storedBytes;
+        }
+    }
+    if (events > 1024 * 1024 + stored * 256)
+        return false;
+    for (const auto& f : m_reader.frames()) {
+        if (f.header.type != uint8_t(FrameType::Chunk))
+            continue;
+        const auto& e = m_reader.index().frames(int(f.indexEntry));
+        if (e.lane_ids_size() != e.lane_event_counts_size())
+            return false;
+        uint64_t sum = 0;
+        for (uint64_t c : e.lane_event_counts())
+            sum += c;
+        if (sum != e.event_count() || e.event_count() > uint64_t(f.header.rawBytes)) // an event takes >= 1 byte
+            return false;
+    }
+    return true;
+}
+
+void TraceLoader::noteUnknownFields()
+{
+    if (m_unknownFieldChunks)
+        m_warnings.push_back(m_reader.name() + ": " + std::to_string(m_unknownFieldChunks)
+            + " chunk(s) carry fields this build does not know (written by a newer gapscope); those fields were skipped");
+}
+
+Expected<Trace> TraceLoader::load()
+{
+    readSections();
+    Status s = indexUsable() ? loadParallel() : loadInOrder();
+    if (!s)
+        return s;
+    if (m_cancelled)
+        return Status::error(m_reader.name() + ": cancelled");
+    Trace& t = *m_builder.m_trace;
+    for (const auto& c : m_counters)
+        *t.m_header.add_counters() = c;
+    for (const auto& w : m_reader.warnings())
+        t.m_warnings.push_back(w);
+    for (auto& w : m_warnings)
+        t.m_warnings.push_back(std::move(w));
+    Trace trace = m_builder.finish();
+    if (trace.stepCount() == 0 && m_options.detectSteps) {
+        StepDetector detector;
+        detector.detect(trace);
+    }
+    return trace;
+}
+
+Status TraceLoader::loadInOrder()
+{
+    ChunkImporter importer(m_builder);
+    if (m_reader.hasIndex())
+        importer.loadDictionaries(m_reader.index());
+    format::ZstdDecompressor zstd;
+    std::string raw;
+    pb::Chunk chunk;
+    size_t total = m_reader.frames().size(), done = 0;
+    for (const auto& f : m_reader.frames()) {
+        if (!reportProgress(done++, total))
+            return Status::ok();
+        if (f.header.type != uint8_t(FrameType::Chunk))
+            continue;
+        if (Status s = m_reader.readMessage(f, zstd, raw, chunk); !s) {
+            m_warnings.push_back(s.message() + "; chunk skipped (" + std::to_string(f.header.events) + " events lost)");
+            continue;
+        }
+        if (format::ChunkDecoder::hasUnknownFields(chunk))
+            ++m_unknownFieldChunks;
+        if (Status s = importer.add(chunk); !s)
+            m_warnings.push_back(m_reader.where(f.offset, "chunk skipped: " + s.message()));
+    }
+    noteUnknownFields();
+    for (const auto& n : importer.decoder().notes())
+        m_warnings.push_back(m_reader.name() + ": " + n);
+    m_counters = importer.counters();
+    return Status::ok();
+}
+
+} // namespace gapscope::model
+
+namespace gapscope::model {
+
+void TraceLoader::planLanes(std::vector<Plan>& plans)
+{
+    Shared& sh = *m_shared;
+    Trace& t = *m_builder.m_trace;
+    const pb::Index& index = m_reader.index();
+    sh.laneMap.resize(sh.decoder.lanes().size());
+    for (size_t i = 0; i < sh.laneMap.size(); ++i)
+        sh.laneMap[i] = m_builder.lane(ChunkImporter::laneInfo(sh.decoder.lanes()[i]));
+    sh.totals.assign(t.m_lanes.size(), 0);
+    uint64_t memops = 0, syncs = 0, colls = 0;
+    for (const auto& f : m_reader.frames()) {
+        if (f.header.type != uint8_t(FrameType::Chunk))
+            continue;
+        Plan p;
+        p.frame = &f;
+        p.entry = &index.frames(int(f.indexEntry));
+        for (int k = 0; k < p.entry->lane_ids_size(); ++k) {
+            uint32_t fileLane = p.entry->lane_ids(k);
+            if (fileLane >= sh.laneMap.size()) {
+                p.failed = true;
+                continue;
+            }
+            LaneId lane = sh.laneMap[fileLane];
+            p.lanes.emplace_back(fileLane, sh.totals[lane]);
+            sh.totals[lane] += p.entry->lane_event_counts(k);
+        }
+        p.memopBase = memops;
+        p.syncBase = syncs;
+        p.collBase = colls;
+        memops += p.entry->memop_count();
+        syncs += p.entry->sync_count();
+        colls += p.entry->collective_count();
+        plans.push_back(std::move(p));
+    }
+    t.m_memops.resize(memops);
+    t.m_syncs.resize(syncs);
+    t.m_collectives.resize(colls);
+}
+
+Status TraceLoader::loadParallel()
+{
+    m_shared = std::make_unique<Shared>();
+    Shared& sh = *m_shared;
+    const pb::Index& index = m_reader.index();
+    sh.decoder.load(index);
+    Trace& t = *m_builder.m_trace;
+    t.m_strings.assign(1, std::string());
+    t.m_strings.insert(t.m_strings.end(), index.strings().begin(), index.strings().end());
+    t.m_impl->strings.rebuild(t.m_strings);
+    std::vector<Plan> plans;
+    planLanes(plans);
+
+    parallelFor(t.m_lanes.size(), m_threads, [&](size_t l) {
+        LaneEvents& e = t.m_lanes[l].events;
+        const size_t n = sh.totals[l];
+        e.m_start.resize(n);
+        e.m_dur.resize(n);
+        e.m_name.resize(n);
+        e.m_corr.resize(n);
+        e.m_aux.resize(n);
+    });
+    sh.cols.resize(sh.laneMap.size());
+    for (size_t fl = 0; fl < sh.laneMap.size(); ++fl) {
+        LaneEvents& e = t.m_lanes[sh.laneMap[fl]].events;
+        sh.cols[fl] = { e.m_start.data(), e.m_dur.data(), e.m_name.data(), e.m_corr.data(), e.m_aux.data(),
+            sh.laneMap[fl] };
+    }
+
+    std::vector<std::unique_ptr<Worker>> workers;
+    for (unsigned i = 0; i < m_threads; ++i)
+        workers.push_back(std::make_unique<Worker>());
+    std::atomic<size_t> next { 0 }, done { 0 };
+    auto work = [&](Worker& w, bool reporter) {
+        w.cursor.assign(sh.laneMap.size(), 0);
+        w.count.assign(sh.laneMap.size(), 0);
+        for (size_t i; !m_cancelled && (i = next.fetch_add(1)) < plans.size();) {
+            Plan& p = plans[i];
+            Status s = p.failed ? Status::error(m_reader.where(p.frame->offset, "index names an unknown lane"))
+                                : m_reader.readMessage(*p.frame, w.zstd, w.raw, w.chunk);
+            if (s && !p.failed)
+                s = decodeChunk(w.chunk, p, w);
+            if (!s) {
+                p.failed = true;
+                std::lock_guard<std::mutex> lock(m_mutex);
+                m_warnings.push_back(s.message() + "; chunk skipped (" + std::to_string(p.entry->event_count())
+                    + " events lost)");
+            }
+            size_t d = done.fetch_add(1) + 1;
+            if (reporter)
+                reportProgress(d, plans.size());
+        }
+    };
+    std::vector<std::thread> pool;
+    for (unsigned i = 1; i < m_threads; ++i)
+        pool.emplace_back(work, std::ref(*workers[i]), false);
+    work(*workers[0], true);
+    for (auto& th : pool)
+        th.join();
+
+    for (auto& w : workers) {
+        for (const auto& [where, d] : w->longDurations)
+            t.m_lanes[where.first].events.m_longDur[uint32_t(where.second)] = d;
+        for (const auto& [rank, step] : w->steps)
+            m_builder.addStep(rank, step);
+        for (const auto& [k, c] : w->counters)
+            addCounter(m_counterMap, c);
+    }
+    for (const auto& [k, c] : m_counterMap)
+        m_counters.push_back(c);
+    if (std::any_of(plans.begin(), plans.end(), [](const Plan& p) { return p.failed; }))
+        removeFailed(plans);
+    noteUnknownFields();
+    return Status::ok();
+}
+
+uint32_t TraceLoader::configIndex(uint32_t cfg, uint64_t graph, uint64_t node, Worker& w)
+{
+    if (uint32_t* v = w.configs.find(cfg, graph, node))
+        return *v;
+    KernelConfig kc;
+    if (const pb::LaunchConfig* lc = m_shared->decoder.config(cfg)) {
+        kc.grid[0] = lc->grid_x();
+        kc.grid[1] = lc->grid_y();
+        kc.grid[2] = lc->grid_z();
+        kc.block[0] = lc->block_x();
+        kc.block[1] = lc->block_y();
+        kc.block[2] = lc->block_z();
+        kc.registers = lc->registers();
+        kc.sharedStatic = lc->shared_static();
+        kc.sharedDynamic = lc->shared_dynamic();
+    }
+    kc.graphId = graph;
+    kc.graphNodeId = node;
+    uint32_t idx;
+    {
+        std::lock_guard<std::mutex> lock(m_mutex);
+        idx = m_builder.config(kc);
+    }
+    w.configs.insert(cfg, graph, node, idx);
+    return idx;
+}
+
+Status TraceLoader::checkCounts(const pb::Chunk& ch, const Plan& plan, Worker& w)
+{
+    const pb::Columns* blocks[] = { &ch.kernels().c(), &ch.memops().c(), &ch.api().c(), &ch.syncs().c(),
+        &ch.nvtx().c(), &ch.collectives().c() };
+    uint64_t total = 0;
+    for (const pb::Columns* c : blocks) {
+        for (uint32_t l : c->lane())
+            ++w.count[l]; // lane ids were validated against the dictionary
+        total += uint64_t(c->lane_size());
+    }
+    bool ok = total == plan.entry->event_count()
+        && uint64_t(ch.memops().c().lane_size()) == plan.entry->memop_count()
+        && uint64_t(ch.syncs().c().lane_size()) == plan.entry->sync_count()
+        && uint64_t(ch.collectives().c().lane_size()) == plan.entry->collective_count();
+    int k = 0;
+    for (const auto& [fl, first] : plan.lanes) {
+        ok = ok && w.count[fl] == plan.entry->lane_event_counts(k++);
+        w.cursor[fl] = first;
+    }
+    for (const pb::Columns* c : blocks)
+        for (uint32_t l : c->lane())
+            w.count[l] = 0;
+    return ok ? Status::ok() : Status::error(m_reader.where(plan.frame->offset, "chunk does not match its index entry"));
+}
+
+Status TraceLoader::decodeChunk(const pb::Chunk& ch, const Plan& plan, Worker& w)
+{
+    Shared& sh = *m_shared;
+    if (Status s = sh.decoder.validate(ch); !s)
+        return Status::error(m_reader.where(plan.frame->offset, s.message()));
+    if (format::ChunkDecoder::hasUnknownFields(ch))
+        ++m_unknownFieldChunks;
+    if (Status s = checkCounts(ch, plan, w); !s)
+        return s;
+    auto put = [&](uint32_t fl, int64_t s, uint64_t d, uint32_t name, uint32_t corr, uint32_t a) {
+        const uint64_t pos = w.cursor[fl]++;
+        const LaneCols& lc = sh.cols[fl];
+        lc.start[pos] = s;
+        lc.dur[pos] = d >= UINT32_MAX ? UINT32_MAX : uint32_t(d);
+        if (d >= UINT32_MAX)
+            w.longDurations.push_back({ { lc.id, pos }, TimeNs(d) });
+        lc.name[pos] = name;
+        lc.corr[pos] = corr;
+        lc.aux[pos] = a;
+    };
+    const int64_t base = ch.base_time_ns();
+    const auto& k = ch.kernels();
+    const uint32_t* cfg = column<uint32_t>(k.config());
+    const uint64_t* graph = column<uint64_t>(k.graph_id());
+    const int64_t* nodeDelta = column<int64_t>(k.graph_node_delta());
+    uint64_t node = 0;
+    uint32_t lastCfg = UINT32_MAX, lastIdx = 0;
+    walk(k.c(), base, [&](int i, uint32_t l, int64_t s, uint64_t d, uint32_t n, uint32_t c) {
+        node += nodeDelta ? uint64_t(nodeDelta[i]) : 0;
+        uint32_t cf = cfg ? cfg[i] : 0;
+        uint64_t g = graph ? graph[i] : 0;
+        uint32_t idx;
+        if (g == 0 && node == 0 && cf == lastCfg) // eager launches repeat configs: skip the lookup
+            idx = lastIdx;
+        else
+            idx = configIndex(cf, g, node, w);
+        if (g == 0 && node == 0) {
+            lastCfg = cf;
+            lastIdx = idx;
+        }
+        put(l, s, d, n, c, aux::pack(EventKind::Kernel, idx));
+    });
+    decodeOthers(ch, plan, w, put);
+    return Status::ok();
+}
+
+} // namespace gapscope::model
+
+namespace gapscope::model {
+
+template <typename Put>
+void TraceLoader::decodeOthers(const pb::Chunk& ch, const Plan& plan, Worker& w, Put& put)
+{
+    Trace& t = *m_builder.m_trace;
+    const int64_t base = ch.base_time_ns();
+    const auto& m = ch.memops();
+    walk(m.c(), base, [&](int i, uint32_t l, int64_t s, uint64_t d, uint32_t, uint32_t c) {
+        const uint64_t slot = plan.memopBase + uint64_t(i);
+        auto kind = pb::MemopKind(at(m.kind(), i));
+        t.m_memops[slot] = { kind, pb::CopyKind(at(m.copy_kind(), i)), at(m.bytes(), i), (at(m.flags(), i) & 1) != 0 };
+        put(l, s, d, 0, c, aux::pack(kind == pb::MEMOP_MEMSET ? EventKind::Memset : EventKind::Memcpy, uint32_t(slot)));
+    });
+    const auto& a = ch.api();
+    walk(a.c(), base, [&](int i, uint32_t l, int64_t s, uint64_t d, uint32_t n, uint32_t c) {
+        put(l, s, d, n, c, aux::pack(EventKind::Api, at(a.api_kind(), i) == pb::API_DRIVER ? 1u : 0u));
+    });
+    const auto& sy = ch.syncs();
+    walk(sy.c(), base, [&](int i, uint32_t l, int64_t s, uint64_t d, uint32_t, uint32_t c) {
+        const uint64_t slot = plan.syncBase + uint64_t(i);
+        t.m_syncs[slot] = { pb::SyncKind(at(sy.sync_kind(), i)), at(sy.stream(), i) };
+        put(l, s, d, 0, c, aux::pack(EventKind::Sync, uint32_t(slot)));
+    });
+    const auto& nv = ch.nvtx();
+    walk(nv.c(), base, [&](int i, uint32_t l, int64_t s, uint64_t d, uint32_t n, uint32_t) {
+        put(l, s, d, n, 0, aux::pack(EventKind::Nvtx, uint32_t(std::min<uint64_t>(at(nv.depth(), i), aux::kMaxPayload))));
+    });
+    const auto& co = ch.collectives();
+    walk(co.c(), base, [&](int i, uint32_t l, int64_t s, uint64_t d, uint32_t n, uint32_t) {
+        const uint64_t slot = plan.collBase + uint64_t(i);
+        CollectiveInfo& info = t.m_collectives[slot];
+        info = { at(co.bytes(), i), uint32_t(at(co.datatype(), i)), uint32_t(at(co.algorithm(), i)),
+            uint32_t(at(co.protocol(), i)), at(co.sequence(), i), at(co.comm(), i), uint32_t(at(co.channels(), i)),
+            uint32_t(at(co.root(), i)) };
+        put(l, s, d, n, uint32_t(info.sequence), aux::pack(EventKind::Collective, uint32_t(slot)));
+    });
+    const auto& st = ch.steps();
+    uint64_t ts = uint64_t(base);
+    for (int i = 0; i < st.rank_size(); ++i) {
+        ts += at(st.start_delta(), i);
+        const TimeNs start = TimeNs(ts);
+        w.steps.push_back({ st.rank(i),
+            Step { uint32_t(at(st.index(), i)), start, start + TimeNs(at(st.duration(), i)),
+                pb::StepSource(at(st.source(), i)) } });
+    }
+    for (const auto& c : ch.counters())
+        addCounter(w.counters, c);
+}
+
+void TraceLoader::removeFailed(const std::vector<Plan>& plans)
+{
+    Trace& t = *m_builder.m_trace;
+    const Shared& sh = *m_shared;
+    // Mark the slots of failed chunks, then compact each lane (rare path: damaged files only).
+    std::vector<std::vector<uint8_t>> dead(t.m_lanes.size());
+    for (const Plan& p : plans) {
+        if (!p.failed)
+            continue;
+        int k = 0;
+        for (const auto& [fl, first] : p.lanes) {
+            LaneId lane = sh.laneMap[fl];
+            if (dead[lane].empty())
+                dead[lane].assign(sh.totals[lane], 0);
+            std::fill_n(dead[lane].begin() + long(first), p.entry->lane_event_counts(k++), uint8_t(1));
+        }
+    }
+    for (LaneId l = 0; l < t.m_lanes.size(); ++l) {
+        if (dead[l].empty())
+            continue;
+        LaneEvents& e = t.m_lanes[l].events;
+        std::unordered_map<uint32_t, TimeNs> longDur;
+        size_t out = 0;
+        for (size_t i = 0; i < e.size(); ++i) {
+            if (dead[l][i])
+                continue;
+            if (e.m_dur[i] == UINT32_MAX)
+                longDur[uint32_t(out)] = e.duration(i);
+            e.m_start[out] = e.m_start[i];
+            e.m_dur[out] = e.m_dur[i];
+            e.m_name[out] = e.m_name[i];
+            e.m_corr[out] = e.m_corr[i];
+            e.m_aux[out] = e.m_aux[i];
+            ++out;
+        }
+        e.m_longDur.swap(longDur);
+        for (auto* v : { &e.m_dur, &e.m_name, &e.m_corr, &e.m_aux })
+            v->resize(out);
+        e.m_start.resize(out);
+        e.shrink();
+    }
+}
+
+} // namespace gapscope::model

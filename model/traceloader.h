@@ -1,0 +1,61 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+
+// TraceLoader: turns the frames of an opened .gapscope file into a Trace.
+//
+// With an intact index (which lists each chunk's events per lane), every chunk's events have a known
+// place in the final lane columns before it is decoded, so chunks decode in parallel, straight into
+// place, with no per-event allocation; summaries are built in one pass per lane afterwards. Without
+// an index (cut or damaged file), chunks decode in order through ChunkImporter. A chunk that fails
+// (checksum, parse, shape) is left out with a warning naming its offset; the rest is kept.
+//
+// Threading: load() uses ReadOptions::threads threads; the loader itself is used by one thread.
+
+#include "model/format/tracereader.h"
+#include "model/tracefile.h"
+
+#include <atomic>
+#include <map>
+#include <memory>
+#include <mutex>
+
+namespace gapscope::model {
+
+class TraceLoader {
+public:
+    TraceLoader(const format::TraceReader& reader, const ReadOptions& options);
+    ~TraceLoader();
+    Expected<Trace> load();
+
+private:
+    struct Plan;
+    struct Worker;
+    struct Shared;
+    void noteUnknownFields();
+    void readSections();
+    bool indexUsable() const;
+    Status loadParallel();
+    Status loadInOrder();
+    Status decodeChunk(const pb::Chunk& chunk, const Plan& plan, Worker& w);
+    Status checkCounts(const pb::Chunk& chunk, const Plan& plan, Worker& w);
+    template <typename Put>
+    void decodeOthers(const pb::Chunk& chunk, const Plan& plan, Worker& w, Put& put);
+    uint32_t configIndex(uint32_t cfg, uint64_t graph, uint64_t node, Worker& w);
+    void planLanes(std::vector<Plan>& plans);
+    void removeFailed(const std::vector<Plan>& plans);
+    bool reportProgress(size_t done, size_t total);
+
+    const format::TraceReader& m_reader;
+    ReadOptions m_options;
+    unsigned m_threads;
+    TraceBuilder m_builder;
+    std::mutex m_mutex; // guards the builder's config table and m_warnings during parallel decode
+    std::vector<std::string> m_warnings;
+    std::vector<pb::Counter> m_counters;
+    std::map<std::pair<std::string, int32_t>, pb::Counter> m_counterMap;
+    std::atomic<bool> m_cancelled { false };
+    std::atomic<uint64_t> m_unknownFieldChunks { 0 };
+    std::unique_ptr<Shared> m_shared;
+};
+
+} // namespace gapscope::model

@@ -1,0 +1,115 @@
+// SPDX-License-Identifier: MIT
+// saveTraceSections (declared in tracefile.h): rewrites a .gapscope file with new sections, copying
+// its event frames byte for byte.
+#include "model/format/chunkdecoder.h"
+#include "model/format/tracereader.h"
+#include "model/format/tracewriter.h"
+#include "model/tracefile.h"
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <unistd.h>
+
+namespace gapscope::model {
+namespace {
+
+using format::FrameType;
+
+// Complete dictionaries and the latest header of a file without a usable index.
+Status rebuildIndex(const format::TraceReader& reader, pb::Index& index)
+{
+    format::ChunkDecoder decoder;
+    format::ZstdDecompressor zstd;
+    std::string raw;
+    pb::Chunk chunk;
+    for (const auto& f : reader.frames()) {
+        auto type = FrameType(f.header.type);
+        if (type == FrameType::Header || type == FrameType::HeaderUpdate) {
+            pb::FileHeader h;
+            if (reader.readMessage(f, zstd, raw, h))
+                *index.mutable_header() = h;
+        } else if (type == FrameType::Chunk && reader.readMessage(f, zstd, raw, chunk)) {
+            (void)decoder.absorb(chunk);
+        }
+    }
+    for (const auto& s : decoder.strings())
+        index.add_strings(s);
+    for (const auto& l : decoder.lanes())
+        *index.add_lanes() = l;
+    for (uint32_t id = 1; decoder.config(id); ++id)
+        *index.add_configs() = *decoder.config(id);
+    return Status::ok();
+}
+
+bool replaced(FrameType type, const pb::AnnotationSet* a, const pb::BudgetSettings* b, const pb::ClassifierTable* c)
+{
+    return (type == FrameType::Annotations && a) || (type == FrameType::Budget && b)
+        || (type == FrameType::Classifier && c) || type == FrameType::Header || type == FrameType::Index;
+}
+
+Status copyFrames(const format::TraceReader& reader, format::TraceWriter& w, const pb::AnnotationSet* a,
+    const pb::BudgetSettings* b, const pb::ClassifierTable* c)
+{
+    std::string stored;
+    for (const auto& f : reader.frames()) {
+        if (replaced(FrameType(f.header.type), a, b, c))
+            continue;
+        if (Status s = reader.readStored(f, stored); !s)
+            return s;
+        const pb::IndexEntry* entry = f.indexEntry != UINT32_MAX ? &reader.index().frames(int(f.indexEntry)) : nullptr;
+        if (Status s = w.copyFrame(f.header, stored, entry); !s)
+            return s;
+    }
+    if (a)
+        if (Status s = w.writeSection(FrameType::Annotations, *a); !s)
+            return s;
+    if (b)
+        if (Status s = w.writeSection(FrameType::Budget, *b); !s)
+            return s;
+    if (c)
+        if (Status s = w.writeSection(FrameType::Classifier, *c); !s)
+            return s;
+    return Status::ok();
+}
+
+} // namespace
+
+Status saveTraceSections(const std::string& path, const pb::AnnotationSet* annotations,
+    const pb::BudgetSettings* budget, const pb::ClassifierTable* classifier)
+{
+    auto reader = format::TraceReader::open(path);
+    if (!reader)
+        return reader.status();
+    if (::access(path.c_str(), W_OK) != 0)
+        return Status::error(path + ": cannot save: " + std::strerror(errno));
+    pb::Index index;
+    if ((*reader)->hasIndex())
+        index = (*reader)->index();
+    else if (Status s = rebuildIndex(**reader, index); !s)
+        return s;
+    std::string tmp = path + ".saving-XXXXXX";
+    int fd = ::mkstemp(tmp.data());
+    if (fd < 0)
+        return Status::error(path + ": cannot save (no temporary file next to it): " + std::strerror(errno));
+    ::close(fd);
+    Status result;
+    {
+        auto writer = format::TraceWriter::create(tmp, index.header());
+        if (!writer) {
+            ::unlink(tmp.c_str());
+            return writer.status();
+        }
+        (*writer)->setDictionaries(index);
+        result = copyFrames(**reader, **writer, annotations, budget, classifier);
+        if (result)
+            result = (*writer)->finish(&index.header());
+    }
+    if (result && std::rename(tmp.c_str(), path.c_str()) != 0)
+        result = Status::error(path + ": cannot replace the file: " + std::strerror(errno));
+    if (!result)
+        ::unlink(tmp.c_str());
+    return result;
+}
+
+} // namespace gapscope::model
