@@ -32,17 +32,19 @@ void WaterfallChart::setData(const WaterfallData& data)
     rebuild();
 }
 
-void WaterfallChart::rebuild()
+std::vector<QBarSet*> WaterfallChart::populate(
+    QChart* c, const std::vector<WaterfallColumn>& columns, const QString& title, int selectedBar)
 {
-    QChart* c = chart();
     c->removeAllSeries();
-    for (QAbstractAxis* a : c->axes())
-        c->removeAxis(a), delete a;
-    m_sets.clear();
-    c->setTitle(m_data.title);
-    if (m_columns.empty())
-        return;
-    const int n = int(m_columns.size());
+    for (QAbstractAxis* a : c->axes()) {
+        c->removeAxis(a);
+        delete a;
+    }
+    c->setTitle(title);
+    std::vector<QBarSet*> sets;
+    const int n = int(columns.size());
+    if (n == 0)
+        return sets;
     // Categories are listed bottom-up by Qt; reverse so the first bar is on top.
     auto row = [n](int column) { return n - 1 - column; };
     auto* series = new QHorizontalStackedBarSeries;
@@ -52,31 +54,31 @@ void WaterfallChart::rebuild()
     base->setBorderColor(Qt::transparent);
     QList<qreal> baseValues(n, 0);
     for (int i = 0; i < n; ++i)
-        baseValues[row(i)] = std::max(0.0, m_columns[size_t(i)].low);
+        baseValues[row(i)] = std::max(0.0, columns[size_t(i)].low);
     base->append(baseValues);
     series->append(base);
+    double hi = 0;
     for (int i = 0; i < n; ++i) {
-        auto* set = new QBarSet(m_columns[size_t(i)].label);
+        const WaterfallColumn& col = columns[size_t(i)];
+        auto* set = new QBarSet(col.label);
         QList<qreal> values(n, 0);
-        values[row(i)] = m_columns[size_t(i)].high - std::max(0.0, m_columns[size_t(i)].low);
+        values[row(i)] = col.high - std::max(0.0, col.low);
         set->append(values);
-        set->setColor(m_columns[size_t(i)].color);
-        set->setBorderColor(i == m_selected || (m_selected >= 0 && m_columns[size_t(i)].bar == m_selected)
-                ? Qt::black
-                : m_columns[size_t(i)].color.darker(130));
+        set->setColor(col.color);
+        const bool sel = selectedBar >= 0 && col.bar == selectedBar;
+        QPen pen(sel ? QColor(Qt::black) : col.color.darker(130), sel ? 2.5 : 1.0);
+        set->setPen(pen);
         series->append(set);
-        m_sets.push_back(set);
+        sets.push_back(set);
+        hi = std::max(hi, col.high);
     }
     c->addSeries(series);
     QStringList categories;
     for (int i = n - 1; i >= 0; --i)
-        categories << m_columns[size_t(i)].label;
+        categories << columns[size_t(i)].label;
     auto* y = new QBarCategoryAxis;
     y->append(categories);
     auto* x = new QValueAxis;
-    double hi = 0;
-    for (const auto& col : m_columns)
-        hi = std::max(hi, col.high);
     x->setRange(0, hi > 0 ? hi * 1.05 : 1);
     x->setLabelFormat(QStringLiteral("%.1f"));
     x->setTitleText(QStringLiteral("ms per step"));
@@ -84,6 +86,17 @@ void WaterfallChart::rebuild()
     c->addAxis(x, Qt::AlignBottom);
     series->attachAxis(y);
     series->attachAxis(x);
+    return sets;
+}
+
+void WaterfallChart::rebuild()
+{
+    m_sets = populate(chart(), m_columns, m_data.title, m_selected);
+    if (chart()->series().isEmpty())
+        return;
+    auto* series = static_cast<QHorizontalStackedBarSeries*>(chart()->series().first());
+    const int n = int(m_columns.size());
+    auto row = [n](int index) { return n - 1 - index; };
     connect(series, &QHorizontalStackedBarSeries::hovered, this,
         [this, row](bool on, int index, QBarSet*) { onHovered(on, row(index)); });
     connect(series, &QHorizontalStackedBarSeries::clicked, this,
@@ -137,11 +150,7 @@ void WaterfallChart::setSelectedBar(int bar)
     m_selected = bar;
     for (size_t i = 0; i < m_sets.size(); ++i) {
         const bool sel = bar >= 0 && m_columns[i].bar == bar;
-        m_sets[i]->setBorderColor(sel ? Qt::black : m_columns[i].color.darker(130));
-        QPen pen = m_sets[i]->pen();
-        pen.setWidthF(sel ? 2.5 : 1.0);
-        pen.setColor(sel ? Qt::black : m_columns[i].color.darker(130));
-        m_sets[i]->setPen(pen);
+        m_sets[i]->setPen(QPen(sel ? QColor(Qt::black) : m_columns[i].color.darker(130), sel ? 2.5 : 1.0));
     }
 }
 

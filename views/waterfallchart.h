@@ -14,6 +14,7 @@
 #include <QChartView>
 
 class QBarSet;
+class QChart;
 
 class WaterfallChart : public QChartView {
     Q_OBJECT
@@ -28,6 +29,10 @@ public:
     int selectedBar() const { return m_selected; }
     // Centre of a column's bar in widget coordinates (tests and the export legend use it).
     QPointF columnCenter(int column) const;
+    // Fills `chart` with the bars of `columns` (used by this view and by exports, which render a
+    // chart without a view). Returns the series' bar sets, one per column.
+    static std::vector<QBarSet*> populate(QChart* chart, const std::vector<WaterfallColumn>& columns,
+        const QString& title, int selectedBar);
     // Text shown when hovering column `column`.
     QString columnToolTip(int column) const;
 

@@ -1,0 +1,42 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+
+// DetailsPane: everything known about the selected event (full kernel name, start, duration,
+// grid/block, registers, shared memory, stream, decode step, the CPU API call that launched it and
+// the launch latency, memcpy sizes, collective details), or a summary of a selected time range
+// (length, busy time per lane). Links inside the text ("launched by cudaLaunchKernel") emit
+// eventActivated so the timeline can jump to that event.
+//
+// Threading: GUI thread.
+
+#include "model/trace.h"
+
+#include <QTextBrowser>
+
+class EventColors;
+class LaneLayout;
+
+class DetailsPane : public QTextBrowser {
+    Q_OBJECT
+public:
+    explicit DetailsPane(QWidget* parent = nullptr);
+
+    void setTrace(const gapscope::model::Trace* trace, const EventColors* colors);
+    void showDetails(gapscope::model::EventRef ev);
+    void showRange(gapscope::model::TimeNs t0, gapscope::model::TimeNs t1, const LaneLayout& layout);
+    void clearDetails();
+
+    // The HTML shown for an event (tests read it).
+    QString eventHtml(gapscope::model::EventRef ev) const;
+    QString rangeHtml(gapscope::model::TimeNs t0, gapscope::model::TimeNs t1, const LaneLayout& layout) const;
+
+signals:
+    void eventActivated(gapscope::model::EventRef ev);
+
+private:
+    QString stepText(uint32_t rank, gapscope::model::TimeNs t) const;
+    QString kernelRows(gapscope::model::EventRef ev) const;
+    QString launchRows(gapscope::model::EventRef ev) const;
+    const gapscope::model::Trace* m_trace = nullptr;
+    const EventColors* m_colors = nullptr;
+};

@@ -1,0 +1,39 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+
+// StatsTable: a table view with a filter box, numeric sorting (through a QSortFilterProxyModel on
+// Qt::UserRole) and "Copy as CSV" (Ctrl+C copies the selected rows, or all rows when none is
+// selected; the context menu offers both). Used for the kernel, component, step and bar-member
+// tables. Emits rowActivated with the source-model row on double-click / Enter.
+//
+// Threading: GUI thread.
+
+#include <QWidget>
+
+class QAbstractItemModel;
+class QLineEdit;
+class QSortFilterProxyModel;
+class QTableView;
+
+class StatsTable : public QWidget {
+    Q_OBJECT
+public:
+    explicit StatsTable(QAbstractItemModel* model, int filterColumn, QWidget* parent = nullptr);
+
+    QTableView* view() const { return m_view; }
+    QSortFilterProxyModel* proxy() const { return m_proxy; }
+    QLineEdit* filter() const { return m_filter; }
+    // CSV of the selected rows (all rows when none is selected), in view order.
+    QString csv(bool selectedOnly) const;
+    void copyCsv(bool selectedOnly) const;
+    // Selects the source rows `rows` (e.g. steps in a histogram bin).
+    void selectSourceRows(const QList<int>& rows);
+
+signals:
+    void rowActivated(int sourceRow);
+
+private:
+    QTableView* m_view;
+    QSortFilterProxyModel* m_proxy;
+    QLineEdit* m_filter;
+};
