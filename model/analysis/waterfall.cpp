@@ -43,6 +43,20 @@ double classBudgetNs(const KernelClassifier::Class& c, const StepBudget& budget)
     return ns;
 }
 
+StepBudget makeStepBudget(const Budget& budget, bool achievable, std::string description)
+{
+    StepBudget s;
+    s.present = true;
+    s.description = std::move(description);
+    s.assumptions = budget.assumptions;
+    for (const auto& name : KernelClassifier::budgetComponentNames()) {
+        Component c;
+        if (parseComponent(name, c))
+            s.componentMs[name] = budget.componentMs(c, achievable);
+    }
+    return s;
+}
+
 SlotLayout makeSlotLayout(const KernelClassifier& classifier, const StepBudget& budget)
 {
     SlotLayout l;

@@ -16,6 +16,7 @@
 
 #include "model/analysis/kernelclassifier.h"
 #include "model/analysis/windowsweep.h"
+#include "model/budget/budget.h"
 
 #include <map>
 #include <string>
@@ -47,6 +48,10 @@ struct StepBudget {
     std::vector<std::string> assumptions;
     double totalMs() const;
 };
+
+// The per-step budget from a computed Budget: its ideal column (datasheet ceilings, no floors) or
+// its achievable column (efficiencies, kernel floors, the launch/host floor).
+StepBudget makeStepBudget(const Budget& budget, bool achievable, std::string description);
 
 // Classes of `classifier` plus one class per budget component that none covers (with a budget).
 SlotLayout makeSlotLayout(const KernelClassifier& classifier, const StepBudget& budget);

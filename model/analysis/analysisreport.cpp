@@ -1,0 +1,359 @@
+// SPDX-License-Identifier: MIT
+#include "model/analysis/analysisreport.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <sstream>
+
+namespace gapscope::model {
+
+namespace {
+
+using Kind = GapAnalyzer::Selection::Kind;
+
+double ms(TimeNs ns, double divide = 1) { return double(ns) / divide / 1e6; }
+
+std::string pad(std::string s, size_t width, bool right = false)
+{
+    if (s.size() >= width)
+        return s + " ";
+    return right ? std::string(width - s.size(), ' ') + s : s + std::string(width - s.size(), ' ');
+}
+
+std::string fixed(double v, int decimals = 3)
+{
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "%.*f", decimals, v);
+    return buf;
+}
+
+const char* idleKindName(IdleKind k)
+{
+    switch (k) {
+    case IdleKind::LaunchHost: return "launch/host gap";
+    case IdleKind::SyncStall: return "sync stall";
+    case IdleKind::StepGap: return "step gap";
+    }
+    return "";
+}
+
+} // namespace
+
+AnalysisReport::AnalysisReport(const GapAnalyzer& analyzer, const Options& options)
+    : m_analyzer(analyzer)
+    , m_options(options)
+{
+    uint32_t first = options.firstStep, last = options.lastStep;
+    if (options.range) { // the steps the range touches, for stragglers and the critical rank
+        first = GapAnalyzer::kAllSteps;
+        last = 0;
+        for (uint32_t r : analyzer.ranks())
+            for (const auto& rec : analyzer.steps(r))
+                if (rec.end > options.t0 && rec.start < options.t1) {
+                    first = std::min(first, rec.index);
+                    last = std::max(last, rec.index);
+                }
+    }
+    m_critical = analyzer.critical(first, last);
+    m_criticalMean = analyzer.analyze(selection(GapAnalyzer::kCriticalRank, options.range ? Kind::Range : Kind::Steps));
+    m_criticalMedian = analyzer.analyze(selection(GapAnalyzer::kCriticalRank, Kind::Median));
+    m_stragglers = analyzer.stragglers(first, last);
+    m_gaps = analyzer.largestGaps(GapAnalyzer::kCriticalRank, first, last, options.largestGaps);
+    m_findings = makeFindings(analyzer, m_criticalMean, m_stragglers, m_gaps);
+}
+
+GapAnalyzer::Selection AnalysisReport::selection(int rank, Kind kind) const
+{
+    GapAnalyzer::Selection s;
+    s.kind = kind;
+    s.rank = rank;
+    s.firstStep = m_options.firstStep;
+    s.lastStep = m_options.lastStep;
+    s.t0 = m_options.t0;
+    s.t1 = m_options.t1;
+    if (m_options.range && kind == Kind::Median) { // the median of the steps the range touches
+        s.firstStep = 0;
+        s.lastStep = GapAnalyzer::kAllSteps;
+        s.kind = Kind::Median;
+    }
+    return s;
+}
+
+json::Value AnalysisReport::barsJson(const GapAnalyzer::Breakdown& b, double divide) const
+{
+    json::Value bars = json::Value::array();
+    for (const auto& bar : b.bars) {
+        json::Value o = json::Value::object();
+        o.set("name", bar.name);
+        o.set("kind", toString(bar.kind));
+        o.set("ms", ms(bar.ns, divide));
+        if (divide == 1)
+            o.set("ns", bar.ns);
+        bars.push(std::move(o));
+    }
+    return bars;
+}
+
+json::Value AnalysisReport::breakdownJson(const GapAnalyzer::Breakdown& b, bool mean) const
+{
+    json::Value o = json::Value::object();
+    if (!b.valid)
+        return json::Value();
+    double n = mean ? std::max<double>(1, double(b.steps.size())) : 1;
+    if (mean) {
+        o.set("steps", b.steps.size());
+    } else if (!b.steps.empty()) {
+        o.set("rank", b.steps[0].first);
+        o.set("index", b.steps[0].second);
+    }
+    o.set("measured_ms", ms(b.measuredNs, n));
+    if (!mean)
+        o.set("measured_ns", b.measuredNs);
+    o.set("bars", barsJson(b, n));
+    return o;
+}
+
+json::Value AnalysisReport::rankJson(uint32_t rank) const
+{
+    const TimeNs origin = m_analyzer.trace().startTime();
+    json::Value r = json::Value::object();
+    r.set("rank", rank);
+    r.set("api_recorded", m_analyzer.hasApiLanes(rank));
+    json::Value steps = json::Value::array();
+    if (m_options.perStep)
+        for (const auto& rec : m_analyzer.steps(rank)) {
+            bool wanted = m_options.range ? rec.end > m_options.t0 && rec.start < m_options.t1
+                                          : rec.index >= m_options.firstStep && rec.index <= m_options.lastStep;
+            if (!wanted)
+                continue;
+            GapAnalyzer::Selection s;
+            s.kind = Kind::Step;
+            s.rank = int(rank);
+            s.firstStep = rec.index;
+            auto b = m_analyzer.analyze(s);
+            json::Value o = json::Value::object();
+            o.set("index", rec.index);
+            o.set("start_ms", ms(rec.start - origin));
+            o.set("measured_ms", ms(b.measuredNs));
+            o.set("measured_ns", b.measuredNs);
+            o.set("bars", barsJson(b, 1));
+            steps.push(std::move(o));
+        }
+    r.set("steps", std::move(steps));
+    r.set("median", breakdownJson(m_analyzer.analyze(selection(int(rank), Kind::Median)), false));
+    r.set("mean", breakdownJson(m_analyzer.analyze(selection(int(rank), Kind::Steps)), true));
+    if (m_options.range) {
+        auto b = m_analyzer.analyze(selection(int(rank), Kind::Range));
+        json::Value o = json::Value::object();
+        o.set("measured_ms", ms(b.measuredNs));
+        o.set("measured_ns", b.measuredNs);
+        o.set("budget_steps", b.budgetSteps);
+        o.set("bars", barsJson(b, 1));
+        r.set("range", std::move(o));
+    }
+    return r;
+}
+
+json::Value AnalysisReport::budgetJson() const
+{
+    const StepBudget& b = m_analyzer.budget();
+    json::Value o = json::Value::object();
+    o.set("present", b.present);
+    if (!b.present)
+        return o;
+    o.set("description", b.description);
+    o.set("total_ms", b.totalMs());
+    json::Value comps = json::Value::array();
+    for (const auto& [name, value] : b.componentMs) {
+        json::Value c = json::Value::object();
+        c.set("name", name);
+        c.set("ms", value);
+        comps.push(std::move(c));
+    }
+    o.set("components", std::move(comps));
+    json::Value assumptions = json::Value::array();
+    for (const auto& a : b.assumptions)
+        assumptions.push(a);
+    o.set("assumptions", std::move(assumptions));
+    return o;
+}
+
+json::Value AnalysisReport::toJson() const
+{
+    const TimeNs origin = m_analyzer.trace().startTime();
+    json::Value doc = json::Value::object();
+    json::Value sel = json::Value::object();
+    if (m_options.range) {
+        json::Value r = json::Value::array();
+        r.push(ms(m_options.t0 - origin));
+        r.push(ms(m_options.t1 - origin));
+        sel.set("range_ms", std::move(r));
+    } else {
+        sel.set("first_step", m_options.firstStep);
+        sel.set("last_step", m_options.lastStep == GapAnalyzer::kAllSteps ? json::Value() : json::Value(m_options.lastStep));
+    }
+    doc.set("selection", std::move(sel));
+    doc.set("budget", budgetJson());
+    json::Value cls = json::Value::object();
+    cls.set("origin", m_analyzer.classifier().origin());
+    json::Value classes = json::Value::array();
+    for (const auto& c : m_analyzer.layout().classes) {
+        json::Value o = json::Value::object();
+        o.set("name", c.name);
+        json::Value comps = json::Value::array();
+        for (const auto& comp : c.components)
+            comps.push(comp);
+        o.set("components", std::move(comps));
+        classes.push(std::move(o));
+    }
+    cls.set("classes", std::move(classes));
+    doc.set("classifier", std::move(cls));
+    json::Value ranks = json::Value::array();
+    for (uint32_t r : m_analyzer.ranks())
+        ranks.push(rankJson(r));
+    doc.set("ranks", std::move(ranks));
+
+    json::Value crit = json::Value::object();
+    crit.set("rank", m_critical.rank);
+    crit.set("rule", "per step, the rank the others wait for: the least collective wait (then the longest step, "
+                     "then the lowest rank); overall, the rank critical in the most steps");
+    crit.set("steps_critical", m_critical.steps);
+    crit.set("steps", m_critical.total);
+    json::Value perStep = json::Value::array();
+    for (const auto& [rank, step] : m_criticalMean.steps) {
+        json::Value o = json::Value::object();
+        o.set("index", step);
+        o.set("rank", rank);
+        perStep.push(std::move(o));
+    }
+    crit.set("per_step", std::move(perStep));
+    crit.set("median", breakdownJson(m_criticalMedian, false));
+    crit.set("mean", breakdownJson(m_criticalMean, true));
+    doc.set("critical", std::move(crit));
+
+    json::Value st = json::Value::array();
+    for (const auto& s : m_stragglers) {
+        json::Value o = json::Value::object();
+        o.set("rank", s.rank);
+        o.set("late_count", s.lateCount);
+        o.set("mean_late_ms", s.meanLateMs());
+        o.set("max_late_ms", ms(s.lateMax));
+        o.set("matched", s.matched);
+        o.set("unmatched", s.unmatched);
+        o.set("late_fraction", s.matched ? double(s.lateCount) / double(s.matched) : 0.0);
+        o.set("op", s.op);
+        st.push(std::move(o));
+    }
+    doc.set("stragglers", std::move(st));
+    json::Value gaps = json::Value::array();
+    for (const auto& g : m_gaps) {
+        json::Value o = json::Value::object();
+        o.set("rank", g.rank);
+        o.set("step", g.step);
+        o.set("start_ms", ms(g.start - origin));
+        o.set("ms", ms(g.duration()));
+        o.set("kind", idleKindName(g.kind));
+        const Trace& t = m_analyzer.trace();
+        o.set("before", g.next.valid() ? std::string(t.str(t.lane(g.next.lane).events.name(g.next.index))) : "");
+        gaps.push(std::move(o));
+    }
+    doc.set("largest_gaps", std::move(gaps));
+    json::Value findings = json::Value::array();
+    for (const auto& f : m_findings)
+        findings.push(f.text);
+    doc.set("findings", std::move(findings));
+    json::Value notes = json::Value::array();
+    for (const auto& n : m_analyzer.notes())
+        notes.push(n);
+    doc.set("notes", std::move(notes));
+    return doc;
+}
+
+std::string AnalysisReport::waterfallText(const GapAnalyzer::Breakdown& b, const std::string& title) const
+{
+    std::ostringstream out;
+    out << title << "\n";
+    if (!b.valid) {
+        out << "  (no steps)\n";
+        return out.str();
+    }
+    const double n = std::max<double>(1, double(b.steps.size()));
+    double running = 0;
+    bool budgetDone = false;
+    for (const auto& bar : b.bars) {
+        if (bar.kind != BarKind::Budget && !budgetDone && m_analyzer.budget().present) {
+            out << "  " << pad("", 8) << pad("= budget", 34) << pad("", 11) << pad(fixed(running), 11, true) << "\n";
+            budgetDone = true;
+        }
+        double v = ms(bar.ns, n);
+        running += v;
+        std::string value = bar.kind == BarKind::Gap && v > 0 ? "+" + fixed(v) : fixed(v);
+        out << "  " << pad(toString(bar.kind), 8) << pad(bar.name, 34) << pad(value, 11, true)
+            << pad(fixed(running), 11, true) << "\n";
+    }
+    out << "  " << pad("", 8) << pad("= measured", 34) << pad("", 11) << pad(fixed(ms(b.measuredNs, n)), 11, true)
+        << "\n";
+    return out.str();
+}
+
+std::string AnalysisReport::toText() const
+{
+    std::ostringstream out;
+    const auto& a = m_analyzer;
+    out << "ranks analysed: " << a.ranks().size() << "; selection: ";
+    if (m_options.range)
+        out << "time range " << fixed(ms(m_options.t0 - a.trace().startTime())) << " to "
+            << fixed(ms(m_options.t1 - a.trace().startTime())) << " ms";
+    else
+        out << "steps " << m_options.firstStep << " to "
+            << (m_options.lastStep == GapAnalyzer::kAllSteps ? std::string("the last") : std::to_string(m_options.lastStep));
+    out << " (" << m_critical.total << " steps)\n";
+    out << "budget: "
+        << (a.budget().present ? a.budget().description + ", " + fixed(a.budget().totalMs()) + " ms per step"
+                               : std::string("none (give --model and --hw to compare with the theory)"))
+        << "\nclassifier: " << a.classifier().origin() << "\n";
+    if (m_critical.rank >= 0)
+        out << "critical rank: " << m_critical.rank << " (the rank the others wait for in " << m_critical.steps
+            << " of " << m_critical.total << " steps)\n";
+    out << "\n"
+        << waterfallText(m_criticalMean,
+               "waterfall of the critical path, mean over " + std::to_string(m_criticalMean.steps.size())
+                   + " steps (ms per step):");
+    if (m_criticalMedian.valid)
+        out << "\n"
+            << waterfallText(m_criticalMedian,
+                   "waterfall of the median step (step " + std::to_string(m_criticalMedian.steps[0].second)
+                       + " on rank " + std::to_string(m_criticalMedian.steps[0].first) + ", ms):");
+    out << "\nper rank, mean over the selected steps (ms per step):\n  " << pad("rank", 6) << pad("measured", 11, true)
+        << pad("budget", 11, true) << pad("kernels+", 11, true) << pad("coll.wait", 11, true)
+        << pad("launch/host", 12, true) << pad("sync", 11, true) << pad("step gap", 11, true) << "\n";
+    const SlotLayout& l = a.layout();
+    for (uint32_t r : a.ranks()) {
+        auto b = a.analyze(selection(int(r), m_options.range ? Kind::Range : Kind::Steps));
+        double n = m_options.range ? 1 : std::max<double>(1, double(b.steps.size()));
+        TimeNs budget = 0, kernels = 0;
+        for (const auto& bar : b.bars)
+            (bar.kind == BarKind::Budget ? budget : kernels) += bar.slot >= 0 && size_t(bar.slot) < l.classes.size() ? bar.ns : 0;
+        kernels += b.slotNs[l.unclassifiedSlot()] + b.slotNs[l.memopsSlot()];
+        out << "  " << pad(std::to_string(r), 6) << pad(fixed(ms(b.measuredNs, n)), 11, true)
+            << pad(fixed(ms(budget, n)), 11, true) << pad(fixed(ms(kernels, n)), 11, true)
+            << pad(fixed(ms(b.slotNs[l.waitSlot()], n)), 11, true)
+            << pad(fixed(ms(b.slotNs[l.idleSlot(IdleKind::LaunchHost)], n)), 12, true)
+            << pad(fixed(ms(b.slotNs[l.idleSlot(IdleKind::SyncStall)], n)), 11, true)
+            << pad(fixed(ms(b.slotNs[l.idleSlot(IdleKind::StepGap)], n)), 11, true) << "\n";
+    }
+    out << "  (kernels+ = kernel time beyond the budget, unclassified kernels and memory ops included)\n";
+    if (!m_findings.empty()) {
+        out << "\nfindings:\n";
+        for (const auto& f : m_findings)
+            out << "  - " << f.text << "\n";
+    }
+    if (!a.notes().empty()) {
+        out << "\nnotes:\n";
+        for (const auto& n : a.notes())
+            out << "  - " << n << "\n";
+    }
+    return out.str();
+}
+
+} // namespace gapscope::model

@@ -1,0 +1,67 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+
+// AnalysisReport: what `gapscope-cli analyze` prints, as JSON and as text, from a GapAnalyzer and a
+// selection of steps (or a time range). Also usable by exports.
+//
+// JSON (all times in ms, with the exact integer ns beside them where they must add up):
+//   selection {first_step, last_step} or {range_ms: [t0, t1]} (relative to the trace start)
+//   budget {present, description, total_ms, components [{name, ms}], assumptions}
+//   classifier {origin, classes [{name, components}]}
+//   ranks [{rank, api_recorded, steps [{index, start_ms, measured_ms, measured_ns,
+//           bars [{name, kind, ms, ns}]}], median {index, ...}, mean {steps, measured_ms, bars}}]
+//           (a time range adds `range` {measured_ms, bars, budget_steps})
+//   critical {rank, rule, steps_critical, steps, per_step [{index, rank}], median, mean}
+//   stragglers [{rank, late_count, mean_late_ms, max_late_ms, matched, unmatched, late_fraction, op}]
+//   largest_gaps [{rank, step, start_ms, ms, kind, before}]
+//   findings [text...], notes [text...]
+// The bars of each step add up exactly to measured_ns (and to measured_ms up to float rounding).
+//
+// Threading: computed in the constructor; const afterwards.
+
+#include "model/analysis/findings.h"
+#include "model/analysis/gapanalyzer.h"
+#include "model/json.h"
+
+#include <string>
+#include <vector>
+
+namespace gapscope::model {
+
+class AnalysisReport {
+public:
+    struct Options {
+        uint32_t firstStep = 0;
+        uint32_t lastStep = GapAnalyzer::kAllSteps;
+        bool range = false;
+        TimeNs t0 = 0, t1 = 0; // absolute trace time when `range`
+        bool perStep = true;   // list every step's bars in JSON
+        size_t largestGaps = 3;
+    };
+
+    AnalysisReport(const GapAnalyzer& analyzer, const Options& options);
+
+    json::Value toJson() const;
+    std::string toText() const;
+    const std::vector<Finding>& findings() const { return m_findings; }
+    const GapAnalyzer::Breakdown& criticalPath() const { return m_criticalMean; }
+
+private:
+    GapAnalyzer::Selection selection(int rank, GapAnalyzer::Selection::Kind kind) const;
+    json::Value barsJson(const GapAnalyzer::Breakdown& b, double divide) const;
+    json::Value breakdownJson(const GapAnalyzer::Breakdown& b, bool mean) const;
+    json::Value rankJson(uint32_t rank) const;
+    json::Value budgetJson() const;
+    std::string waterfallText(const GapAnalyzer::Breakdown& b, const std::string& title) const;
+
+    const GapAnalyzer& m_analyzer;
+    Options m_options;
+    GapAnalyzer::Critical m_critical;
+    GapAnalyzer::Breakdown m_criticalMean;   // critical path over the selection
+    GapAnalyzer::Breakdown m_criticalMedian; // its median step
+    std::vector<GapAnalyzer::Straggler> m_stragglers;
+    std::vector<GapAnalyzer::IdleGap> m_gaps;
+    std::vector<Finding> m_findings;
+};
+
+} // namespace gapscope::model

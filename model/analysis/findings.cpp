@@ -1,0 +1,148 @@
+// SPDX-License-Identifier: MIT
+#include "model/analysis/findings.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <map>
+
+namespace gapscope::model {
+
+std::string formatMs(double ms)
+{
+    char buf[64];
+    double a = std::fabs(ms);
+    int decimals = a >= 10 ? 1 : (a >= 0.1 ? 2 : 3);
+    std::snprintf(buf, sizeof buf, "%.*f", decimals, ms);
+    return buf;
+}
+
+std::string shortKernelName(std::string_view name)
+{
+    if (name.substr(0, 5) == "void ")
+        name.remove_prefix(5);
+    size_t cut = name.find_first_of("<(");
+    std::string s(name.substr(0, cut));
+    if (s.empty())
+        s = std::string(name.substr(0, 60));
+    return s.size() > 80 ? s.substr(0, 77) + "..." : s;
+}
+
+namespace {
+
+std::string percent(double part, double whole)
+{
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.0f%%", whole > 0 ? 100.0 * part / whole : 0.0);
+    return buf;
+}
+
+std::string explain(const std::string& bar, bool apiRecorded)
+{
+    if (bar == "launch/host gaps")
+        return apiRecorded ? "the GPU waited for the host to launch work"
+                           : "GPU idle inside steps (launch times were not recorded, so sync stalls are included)";
+    if (bar == "sync stalls")
+        return "the GPU ran dry while the host was blocked in a synchronisation";
+    if (bar == "step gap")
+        return "the GPU was idle between the last kernel of a step and the start of the next";
+    if (bar == "collective wait")
+        return "collectives waiting for the last rank to arrive";
+    if (bar == "unclassified kernels")
+        return "kernels no classifier rule matches (edit the table: --classifier)";
+    if (bar == "memory ops")
+        return "memcpy and memset";
+    return "";
+}
+
+void gapFindings(const GapAnalyzer& a, const GapAnalyzer::Breakdown& b, std::vector<Finding>& out)
+{
+    const double steps = std::max(1.0, double(b.steps.size()));
+    const double stepMs = double(b.measuredNs) / steps / 1e6;
+    bool apiRecorded = true;
+    for (const auto& [rank, step] : b.steps)
+        apiRecorded = apiRecorded && a.hasApiLanes(rank);
+    std::map<std::string, double> budgetMs;
+    for (const auto& bar : b.bars)
+        if (bar.kind == BarKind::Budget)
+            budgetMs[bar.name] = double(bar.ns) / steps / 1e6;
+    std::vector<Finding> gaps;
+    for (const auto& bar : b.bars) {
+        if (bar.kind == BarKind::Budget)
+            continue;
+        double ms = double(bar.ns) / steps / 1e6;
+        if (ms <= 0 || ms < 0.005 * stepMs)
+            continue;
+        const std::string suffix = " inefficiency";
+        Finding f;
+        f.ms = ms;
+        if (bar.name.size() > suffix.size() && bar.name.compare(bar.name.size() - suffix.size(), suffix.size(), suffix) == 0) {
+            std::string cls = bar.name.substr(0, bar.name.size() - suffix.size());
+            double budget = budgetMs[cls];
+            f.kind = "inefficiency";
+            f.text = cls + " kernels: " + formatMs(ms + budget) + " ms per step against a budget of " + formatMs(budget)
+                + " ms (+" + formatMs(ms) + " ms, " + percent(ms, stepMs) + " of the step)";
+        } else {
+            f.kind = bar.kind == BarKind::Measured ? "measured" : "gap";
+            std::string why = explain(bar.name, apiRecorded);
+            f.text = bar.name + ": " + formatMs(ms) + " ms of the " + formatMs(stepMs) + " ms step ("
+                + percent(ms, stepMs) + ")" + (why.empty() ? "" : ": " + why);
+        }
+        gaps.push_back(std::move(f));
+    }
+    std::stable_sort(gaps.begin(), gaps.end(), [](const Finding& x, const Finding& y) { return x.ms > y.ms; });
+    out.insert(out.end(), gaps.begin(), gaps.end());
+}
+
+} // namespace
+
+std::vector<Finding> makeFindings(const GapAnalyzer& a, const GapAnalyzer::Breakdown& b,
+    const std::vector<GapAnalyzer::Straggler>& stragglers, const std::vector<GapAnalyzer::IdleGap>& largestGaps)
+{
+    std::vector<Finding> out;
+    if (!b.valid)
+        return out;
+    const double steps = std::max(1.0, double(b.steps.size()));
+    if (a.budget().present) {
+        double budget = 0;
+        for (const auto& bar : b.bars)
+            if (bar.kind == BarKind::Budget)
+                budget += double(bar.ns);
+        budget /= steps * 1e6;
+        double measured = double(b.measuredNs) / steps / 1e6;
+        char ratio[32];
+        std::snprintf(ratio, sizeof ratio, "%.1fx", budget > 0 ? measured / budget : 0.0);
+        out.push_back(Finding { "measured " + formatMs(measured) + " ms per step against a budget of "
+                + formatMs(budget) + " ms (" + ratio + ")",
+            "budget", measured - budget });
+    }
+    gapFindings(a, b, out);
+    std::vector<GapAnalyzer::Straggler> late;
+    for (const auto& s : stragglers)
+        if (s.lateCount)
+            late.push_back(s);
+    std::stable_sort(late.begin(), late.end(), [](const auto& x, const auto& y) { return x.lateSum > y.lateSum; });
+    for (const auto& s : late) {
+        std::string what = s.op == "collective" ? "collectives" : s.op + "s";
+        out.push_back(Finding { "rank " + std::to_string(s.rank) + " arrives " + formatMs(s.meanLateMs())
+                + " ms late at " + percent(double(s.lateCount), double(s.matched)) + " of " + what + " ("
+                + std::to_string(s.lateCount) + " of " + std::to_string(s.matched) + "; worst "
+                + formatMs(double(s.lateMax) / 1e6) + " ms)",
+            "straggler", s.meanLateMs() });
+    }
+    static const char* const kKind[] = { "launch/host gap", "sync stall", "step gap" };
+    for (const auto& g : largestGaps) {
+        std::string text = "largest gap: " + formatMs(double(g.duration()) / 1e6) + " ms " + kKind[size_t(g.kind)]
+            + " on rank " + std::to_string(g.rank) + " in step " + std::to_string(g.step);
+        if (g.next.valid()) {
+            const Trace& t = a.trace();
+            bool kernel = t.kindOf(g.next.lane, g.next.index) == EventKind::Kernel;
+            text += kernel ? ", before " + shortKernelName(t.str(t.lane(g.next.lane).events.name(g.next.index)))
+                           : std::string(", before a memory copy or set");
+        }
+        out.push_back(Finding { text, "largest_gap", double(g.duration()) / 1e6 });
+    }
+    return out;
+}
+
+} // namespace gapscope::model

@@ -1,0 +1,32 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+
+// Findings: the analysis in plain words, largest first:
+//   "launch/host gaps: 41.2 ms of the 96.5 ms step (43%): the GPU waited for the host to launch work"
+//   "rank 1 arrives 0.80 ms late at 61% of AllReduces (612 of 1000; worst 2.10 ms)"
+//   "largest gap: 2.10 ms launch/host gap on rank 0 in step 17, before fused_moe_kernel"
+// Built from the critical-path breakdown of the selected steps (mean per step), the stragglers and
+// the largest idle gaps. Pure functions; thread-safe.
+
+#include "model/analysis/gapanalyzer.h"
+
+#include <string>
+#include <vector>
+
+namespace gapscope::model {
+
+struct Finding {
+    std::string text;
+    std::string kind; // "gap", "inefficiency", "straggler", "largest_gap", "budget"
+    double ms = 0;    // the amount the sentence is about (per step for gap bars)
+};
+
+std::vector<Finding> makeFindings(const GapAnalyzer& analyzer, const GapAnalyzer::Breakdown& criticalPath,
+    const std::vector<GapAnalyzer::Straggler>& stragglers, const std::vector<GapAnalyzer::IdleGap>& largestGaps);
+
+// "41.2", "0.80", "0.018": enough digits for the size of the value.
+std::string formatMs(double ms);
+// The kernel name shortened for a sentence: "void ns::foo<...>(...)" -> "ns::foo".
+std::string shortKernelName(std::string_view name);
+
+} // namespace gapscope::model
