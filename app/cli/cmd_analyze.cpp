@@ -1,0 +1,174 @@
+// SPDX-License-Identifier: MIT
+// gapscope-cli analyze: where the time of each decode step went, against the theoretical budget.
+#include "budgetoptions.h"
+#include "command.h"
+
+#include "model/analysis/analysisreport.h"
+#include "model/budget/budgetsettings.h"
+#include "model/traceopen.h"
+
+#include <iostream>
+
+namespace gapscope::cli {
+
+namespace {
+
+const char* const kName = "gapscope-cli analyze: ";
+
+struct Flags {
+    std::string steps, range, classifier;
+    bool json = false, achievable = false, noSteps = false, save = false;
+    int64_t threads = 0, gaps = 3;
+};
+
+Expected<model::KernelClassifier> pickClassifier(const Flags& f, const model::Trace& trace)
+{
+    if (!f.classifier.empty())
+        return model::KernelClassifier::fromFile(f.classifier);
+    if (trace.classifierTable())
+        return model::KernelClassifier::fromProto(*trace.classifierTable());
+    return model::KernelClassifier::builtinDefault();
+}
+
+std::string describe(const model::BudgetInputs& in, bool tpFromTrace, bool achievable, bool stored)
+{
+    std::string precision = model::precisionSpec(in);
+    return in.model.name + " on " + in.hardware.name + ", TP " + std::to_string(in.tp)
+        + (tpFromTrace ? " (the trace's rank count)" : "") + ", EP " + std::to_string(in.ep) + ", batch "
+        + std::to_string(in.batch) + ", context " + std::to_string(in.context)
+        + (precision.empty() ? "" : ", precision " + precision) + ", engine " + model::toString(in.engine) + ", "
+        + (achievable ? "achievable" : "ideal") + " column" + (stored ? " (settings stored in the trace)" : "");
+}
+
+// The budget from the flags, else from the settings stored in the trace, else none. `settings`
+// receives what was used (for --save).
+Expected<model::StepBudget> pickBudget(const ArgParser& p, const BudgetOptions& options, const Flags& f,
+    const model::Trace& trace, std::optional<pb::BudgetSettings>& settings)
+{
+    if (!options.modelGiven() && !options.hardwareGiven() && !trace.budgetSettings())
+        return model::StepBudget {};
+    if (options.modelGiven() != options.hardwareGiven())
+        return Status::error("--model and --hw go together");
+    bool stored = !options.modelGiven();
+    bool tpFromTrace = false;
+    Expected<model::BudgetInputs> inputs = stored ? model::fromBudgetSettings(*trace.budgetSettings())
+                                                  : options.resolve();
+    if (!inputs)
+        return inputs.status().withContext(stored ? "stored budget settings" : "budget");
+    if (!stored && !p.given("--tp") && trace.ranks().size() > 1) {
+        inputs->tp = uint32_t(trace.ranks().size());
+        tpFromTrace = true;
+    }
+    auto budget = model::computeBudget(inputs.value());
+    if (!budget)
+        return budget.status().withContext("budget");
+    pb::BudgetSettings s;
+    model::toBudgetSettings(inputs.value(), &s);
+    settings = s;
+    return model::makeStepBudget(budget.value(), f.achievable, describe(inputs.value(), tpFromTrace, f.achievable, stored));
+}
+
+// Fills the report options from --steps / --range. Returns an error message, empty when fine.
+std::string selection(const Flags& f, const model::Trace& trace, model::AnalysisReport::Options& o)
+{
+    if (!f.steps.empty() && !f.range.empty())
+        return "--steps and --range exclude each other";
+    if (!f.steps.empty()) {
+        int64_t a = 0, b = int64_t(model::GapAnalyzer::kAllSteps);
+        if (!parseRange(f.steps, a, b) || a < 0 || b < a)
+            return "--steps wants A:B with 0 <= A <= B (either side may be left out), got '" + f.steps + "'";
+        o.firstStep = uint32_t(a);
+        o.lastStep = uint32_t(std::min<int64_t>(b, model::GapAnalyzer::kAllSteps));
+    }
+    if (!f.range.empty()) {
+        auto colon = f.range.find(':');
+        int64_t a = 0, b = trace.endTime() - trace.startTime();
+        if (colon == std::string::npos || (colon > 0 && !parseDurationNs(f.range.substr(0, colon), a))
+            || (colon + 1 < f.range.size() && !parseDurationNs(f.range.substr(colon + 1), b)) || b <= a)
+            return "--range wants T0:T1 (durations from the trace start, e.g. 10ms:25.5ms), got '" + f.range + "'";
+        o.range = true;
+        o.t0 = trace.startTime() + a;
+        o.t1 = trace.startTime() + b;
+    }
+    o.perStep = !f.noSteps;
+    o.largestGaps = size_t(std::max<int64_t>(0, f.gaps));
+    return {};
+}
+
+int runAnalyze(const std::vector<std::string>& args)
+{
+    ArgParser p("analyze", "TRACE...",
+        "Where the time of each decode step went: per rank and step, kernel time per budget component against the "
+        "theoretical budget, collective wait, launch/host gaps, sync stalls and the gap between steps, adding up "
+        "exactly to the measured step; stragglers; the critical rank; findings in plain words. Budget flags as for "
+        "'budget' (without them, the settings stored in the trace, if any).");
+    BudgetOptions options;
+    options.addTo(p);
+    Flags f;
+    p.option("--steps", "A:B", "analyse steps A to B (inclusive; default all)", f.steps);
+    p.option("--range", "T0:T1", "analyse the time range T0 to T1 from the trace start (10ms:25ms)", f.range);
+    p.option("--classifier", "FILE", "kernel classification table (default: the trace's, else the built-in one)",
+        f.classifier);
+    p.flag("--achievable", "compare with the budget's achievable column (default: ideal)", f.achievable);
+    p.flag("--json", "machine-readable output", f.json);
+    p.flag("--no-steps", "JSON: leave out each step's bars (keep median, mean, critical)", f.noSteps);
+    p.flag("--save", "store the budget settings and classifier table used in the trace file", f.save);
+    p.option("--gaps", "N", "name the N largest idle gaps (default 3)", f.gaps);
+    p.option("--threads", "N", "threads for reading and analysis (default: all)", f.threads);
+    p.setPositionals(1, SIZE_MAX);
+    if (int rc = p.parse(args); rc >= 0)
+        return rc;
+
+    model::ReadOptions ro;
+    ro.threads = unsigned(std::max<int64_t>(0, f.threads));
+    auto trace = model::openTrace(p.positionals(), ro);
+    if (!trace) {
+        std::cerr << kName << trace.error() << "\n";
+        return kExitFailure;
+    }
+    model::AnalysisReport::Options ropt;
+    if (std::string e = selection(f, trace.value(), ropt); !e.empty())
+        return p.usageError(e);
+    auto classifier = pickClassifier(f, trace.value());
+    if (!classifier) {
+        std::cerr << kName << classifier.error() << "\n";
+        return kExitProblems;
+    }
+    std::optional<pb::BudgetSettings> settings;
+    auto budget = pickBudget(p, options, f, trace.value(), settings);
+    if (!budget) {
+        std::cerr << kName << budget.error() << "\n";
+        return kExitProblems;
+    }
+    pb::ClassifierTable table = classifier->toProto();
+    model::GapAnalyzer::Options aopt;
+    aopt.threads = unsigned(std::max<int64_t>(0, f.threads));
+    model::GapAnalyzer analyzer(trace.value(), std::move(classifier).value(), std::move(budget).value(), aopt);
+    if (analyzer.ranks().empty()) {
+        std::cerr << kName << "no decode steps in the trace (no step boundaries stored or detected)\n";
+        return kExitProblems;
+    }
+    model::AnalysisReport report(analyzer, ropt);
+    if (f.json)
+        std::cout << json::write(report.toJson(), 1) << "\n";
+    else
+        std::cout << report.toText();
+    if (f.save) {
+        if (p.positionals().size() != 1 || !model::isGapscopeFile(p.positionals()[0])) {
+            std::cerr << kName << "--save needs one .gapscope file\n";
+            return kExitFailure;
+        }
+        Status s = model::saveTraceSections(p.positionals()[0], nullptr, settings ? &*settings : nullptr, &table);
+        if (!s) {
+            std::cerr << kName << s.message() << "\n";
+            return kExitFailure;
+        }
+    }
+    return kExitOk;
+}
+
+} // namespace
+
+GAPSCOPE_CLI_COMMAND(analyze, "analyze", "where the time of each decode step went, against the budget", runAnalyze);
+
+} // namespace gapscope::cli
