@@ -2,6 +2,7 @@
 #include "model/traceloader.h"
 
 #include "model/chunkimporter.h"
+#include "model/format/columnwalker.h"
 #include "model/eventaux.h"
 #include "model/parallel.h"
 #include "model/stepdetector.h"
@@ -79,25 +80,6 @@ const T* column(const R& r)
     return r.size() ? r.data() : nullptr;
 }
 
-// Calls f(i, lane, start, duration, name, correlation) for each event of a block.
-template <typename F>
-void walk(const pb::Columns& c, int64_t base, F&& f)
-{
-    const int n = c.lane_size();
-    const uint32_t* lane = c.lane().data();
-    const int64_t* sd = column<int64_t>(c.start_delta());
-    const uint64_t* du = column<uint64_t>(c.duration());
-    const uint32_t* nm = column<uint32_t>(c.name());
-    const int64_t* cd = column<int64_t>(c.correlation_delta());
-    uint64_t t = uint64_t(base);
-    uint64_t corr = 0;
-    for (int i = 0; i < n; ++i) {
-        t += sd ? uint64_t(sd[i]) : 0;
-        corr += cd ? uint64_t(cd[i]) : 0;
-        f(i, lane[i], int64_t(t), du ? du[i] : 0, nm ? nm[i] : 0, uint32_t(corr));
-    }
-}
-
 template <typename R>
 uint64_t at(const R& r, int i)
 {
@@ -123,6 +105,7 @@ struct TraceLoader::Plan {
 
 struct TraceLoader::Worker {
     format::ZstdDecompressor zstd;
+    format::ColumnWalker walker;
     std::string raw;
     pb::Chunk chunk;
     std::vector<uint64_t> cursor; // by file lane id
@@ -466,12 +449,12 @@ Status TraceLoader::decodeChunk(const pb::Chunk& ch, const Plan& plan, Worker& w
         ++m_unknownFieldChunks;
     if (Status s = checkCounts(ch, plan, w); !s)
         return s;
-    auto put = [&](uint32_t fl, int64_t s, uint64_t d, uint32_t name, uint32_t corr, uint32_t a) {
+    auto put = [&](uint32_t fl, int64_t s, int64_t d, uint32_t name, uint32_t corr, uint32_t a) {
         const uint64_t pos = w.cursor[fl]++;
         const LaneCols& lc = sh.cols[fl];
         lc.start[pos] = s;
-        lc.dur[pos] = d >= UINT32_MAX ? UINT32_MAX : uint32_t(d);
-        if (d >= UINT32_MAX)
+        lc.dur[pos] = d >= int64_t(UINT32_MAX) ? UINT32_MAX : uint32_t(d);
+        if (d >= int64_t(UINT32_MAX))
             w.longDurations.push_back({ { lc.id, pos }, TimeNs(d) });
         lc.name[pos] = name;
         lc.corr[pos] = corr;
@@ -484,7 +467,8 @@ Status TraceLoader::decodeChunk(const pb::Chunk& ch, const Plan& plan, Worker& w
     const int64_t* nodeDelta = column<int64_t>(k.graph_node_delta());
     uint64_t node = 0;
     uint32_t lastCfg = UINT32_MAX, lastIdx = 0;
-    walk(k.c(), base, [&](int i, uint32_t l, int64_t s, uint64_t d, uint32_t n, uint32_t c) {
+    const size_t lanes = sh.decoder.lanes().size(), strings = sh.decoder.strings().size();
+    w.walker.walk(k.c(), base, lanes, strings, [&](int i, uint32_t l, int64_t s, int64_t d, uint32_t n, uint32_t c) {
         node += nodeDelta ? uint64_t(nodeDelta[i]) : 0;
         uint32_t cf = cfg ? cfg[i] : 0;
         uint64_t g = graph ? graph[i] : 0;
@@ -512,29 +496,31 @@ void TraceLoader::decodeOthers(const pb::Chunk& ch, const Plan& plan, Worker& w,
 {
     Trace& t = *m_builder.m_trace;
     const int64_t base = ch.base_time_ns();
+    const size_t lanes = m_shared->decoder.lanes().size(), strings = m_shared->decoder.strings().size();
+    auto walk = [&](const pb::Columns& c, int64_t b, auto&& f) { w.walker.walk(c, b, lanes, strings, f); };
     const auto& m = ch.memops();
-    walk(m.c(), base, [&](int i, uint32_t l, int64_t s, uint64_t d, uint32_t, uint32_t c) {
+    walk(m.c(), base, [&](int i, uint32_t l, int64_t s, int64_t d, uint32_t, uint32_t c) {
         const uint64_t slot = plan.memopBase + uint64_t(i);
         auto kind = pb::MemopKind(at(m.kind(), i));
         t.m_memops[slot] = { kind, pb::CopyKind(at(m.copy_kind(), i)), at(m.bytes(), i), (at(m.flags(), i) & 1) != 0 };
         put(l, s, d, 0, c, aux::pack(kind == pb::MEMOP_MEMSET ? EventKind::Memset : EventKind::Memcpy, uint32_t(slot)));
     });
     const auto& a = ch.api();
-    walk(a.c(), base, [&](int i, uint32_t l, int64_t s, uint64_t d, uint32_t n, uint32_t c) {
+    walk(a.c(), base, [&](int i, uint32_t l, int64_t s, int64_t d, uint32_t n, uint32_t c) {
         put(l, s, d, n, c, aux::pack(EventKind::Api, at(a.api_kind(), i) == pb::API_DRIVER ? 1u : 0u));
     });
     const auto& sy = ch.syncs();
-    walk(sy.c(), base, [&](int i, uint32_t l, int64_t s, uint64_t d, uint32_t, uint32_t c) {
+    walk(sy.c(), base, [&](int i, uint32_t l, int64_t s, int64_t d, uint32_t, uint32_t c) {
         const uint64_t slot = plan.syncBase + uint64_t(i);
         t.m_syncs[slot] = { pb::SyncKind(at(sy.sync_kind(), i)), at(sy.stream(), i) };
         put(l, s, d, 0, c, aux::pack(EventKind::Sync, uint32_t(slot)));
     });
     const auto& nv = ch.nvtx();
-    walk(nv.c(), base, [&](int i, uint32_t l, int64_t s, uint64_t d, uint32_t n, uint32_t) {
+    walk(nv.c(), base, [&](int i, uint32_t l, int64_t s, int64_t d, uint32_t n, uint32_t) {
         put(l, s, d, n, 0, aux::pack(EventKind::Nvtx, uint32_t(std::min<uint64_t>(at(nv.depth(), i), aux::kMaxPayload))));
     });
     const auto& co = ch.collectives();
-    walk(co.c(), base, [&](int i, uint32_t l, int64_t s, uint64_t d, uint32_t n, uint32_t) {
+    walk(co.c(), base, [&](int i, uint32_t l, int64_t s, int64_t d, uint32_t n, uint32_t) {
         const uint64_t slot = plan.collBase + uint64_t(i);
         CollectiveInfo& info = t.m_collectives[slot];
         info = { at(co.bytes(), i), uint32_t(at(co.datatype(), i)), uint32_t(at(co.algorithm(), i)),
@@ -546,9 +532,9 @@ void TraceLoader::decodeOthers(const pb::Chunk& ch, const Plan& plan, Worker& w,
     uint64_t ts = uint64_t(base);
     for (int i = 0; i < st.rank_size(); ++i) {
         ts += at(st.start_delta(), i);
-        const TimeNs start = TimeNs(ts);
+        const TimeNs start = format::ColumnWalker::clampTime(ts);
         w.steps.push_back({ st.rank(i),
-            Step { uint32_t(at(st.index(), i)), start, start + TimeNs(at(st.duration(), i)),
+            Step { uint32_t(at(st.index(), i)), start, start + format::ColumnWalker::clampDuration(at(st.duration(), i)),
                 pb::StepSource(at(st.source(), i)) } });
     }
     for (const auto& c : ch.counters())

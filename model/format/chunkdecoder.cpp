@@ -1,14 +1,12 @@
 // SPDX-License-Identifier: MIT
 #include "model/format/chunkdecoder.h"
 
+#include "model/format/columnwalker.h"
+
 #include <google/protobuf/unknown_field_set.h>
 
 namespace gapscope::format {
 namespace {
-
-// Times stay far from int64 limits so start + duration never overflows.
-constexpr int64_t kMaxAbsTime = int64_t(1) << 62;
-constexpr uint64_t kMaxDuration = uint64_t(1) << 60;
 
 template <typename R>
 bool sizeOk(const R& column, size_t n)
@@ -23,18 +21,6 @@ uint64_t maxOf(const R& column)
     for (auto v : column)
         m = v > m ? uint64_t(v) : m;
     return m;
-}
-
-Status checkStarts(const google::protobuf::RepeatedField<int64_t>& deltas, int64_t base, const char* block)
-{
-    uint64_t t = uint64_t(base);
-    for (int64_t d : deltas) {
-        t += uint64_t(d); // unsigned: wraps instead of overflowing
-        int64_t s = int64_t(t);
-        if (s > kMaxAbsTime || s < -kMaxAbsTime)
-            return Status::error(std::string(block) + ": event start out of range");
-    }
-    return Status::ok();
 }
 
 bool unknown(const google::protobuf::Message& m)
@@ -139,15 +125,17 @@ const pb::LaunchConfig* ChunkDecoder::config(uint32_t id) const
 Status ChunkDecoder::checkColumns(const pb::Columns& c, size_t n, const char* block, bool names) const
 {
     auto bad = [block](const std::string& what) { return Status::error(std::string(block) + ": " + what); };
-    if (!sizeOk(c.start_delta(), n) || !sizeOk(c.duration(), n) || !sizeOk(c.name(), n)
-        || !sizeOk(c.correlation_delta(), n))
+    if (!sizeOk(c.start_delta(), n) || !sizeOk(c.start_gap(), n) || !sizeOk(c.duration(), n)
+        || !sizeOk(c.duration_delta(), n) || !sizeOk(c.name(), n) || !sizeOk(c.correlation_delta(), n))
         return bad("column lengths differ (" + std::to_string(n) + " events)");
+    if ((c.start_delta_size() && c.start_gap_size()) || (c.duration_size() && c.duration_delta_size()))
+        return bad("both codings of a time column present");
     if (n && maxOf(c.lane()) >= m_lanes.size())
         return bad("lane id " + std::to_string(maxOf(c.lane())) + " not defined");
     if (names && maxOf(c.name()) > m_strings.size())
         return bad("string id " + std::to_string(maxOf(c.name())) + " not defined");
-    if (maxOf(c.duration()) > kMaxDuration)
-        return bad("absurd event duration");
+    if (!names && c.name_size())
+        return bad("unexpected name column");
     return Status::ok();
 }
 
@@ -155,7 +143,6 @@ Status ChunkDecoder::validate(const pb::Chunk& ch) const
 {
     if (ch.base_time_ns() > kMaxAbsTime || ch.base_time_ns() < -kMaxAbsTime)
         return Status::error("chunk base time out of range");
-    const int64_t base = ch.base_time_ns();
     struct B {
         const pb::Columns& c;
         const char* name;
@@ -164,12 +151,9 @@ Status ChunkDecoder::validate(const pb::Chunk& ch) const
     const B blocks[] = { { ch.kernels().c(), "kernels", true }, { ch.memops().c(), "memops", false },
         { ch.api().c(), "api", true }, { ch.syncs().c(), "syncs", false }, { ch.nvtx().c(), "nvtx", true },
         { ch.collectives().c(), "collectives", true } };
-    for (const B& b : blocks) {
+    for (const B& b : blocks)
         if (Status s = checkColumns(b.c, blockSize(b.c), b.name, b.names); !s)
             return s;
-        if (Status s = checkStarts(b.c.start_delta(), base, b.name); !s)
-            return s;
-    }
     const auto& k = ch.kernels();
     const size_t nk = blockSize(k.c());
     if (!sizeOk(k.config(), nk) || !sizeOk(k.graph_id(), nk) || !sizeOk(k.graph_node_delta(), nk))
@@ -200,9 +184,9 @@ Status ChunkDecoder::validate(const pb::Chunk& ch) const
     const auto& st = ch.steps();
     const size_t ns = size_t(st.rank_size());
     if (!sizeOk(st.index(), ns) || !sizeOk(st.start_delta(), ns) || !sizeOk(st.duration(), ns)
-        || !sizeOk(st.source(), ns) || maxOf(st.duration()) > kMaxDuration)
+        || !sizeOk(st.source(), ns))
         return Status::error("steps: bad columns");
-    return checkStarts(st.start_delta(), base, "steps");
+    return Status::ok();
 }
 
 bool ChunkDecoder::hasUnknownFields(const pb::Chunk& c)
@@ -215,15 +199,10 @@ bool ChunkDecoder::hasUnknownFields(const pb::Chunk& c)
 void ChunkDecoder::forEach(const pb::Chunk& ch, Visitor& v) const
 {
     const int64_t base = ch.base_time_ns();
-    // Walks one block's common columns, calling f(i, lane, start, dur, name, corr).
-    auto walk = [base](const pb::Columns& c, auto&& f) {
-        uint64_t t = uint64_t(base);
-        int64_t corr = 0;
-        for (int i = 0; i < c.lane_size(); ++i) {
-            t += at(c.start_delta(), i);
-            corr += int64_t(at(c.correlation_delta(), i));
-            f(i, c.lane(i), int64_t(t), at(c.duration(), i), uint32_t(at(c.name(), i)), uint32_t(corr));
-        }
+    ColumnWalker walker;
+    auto walk = [&](const pb::Columns& c, auto&& f) {
+        walker.walk(c, base, m_lanes.size(), m_strings.size(),
+            [&f](int i, uint32_t l, int64_t s, int64_t d, uint32_t n, uint32_t corr) { f(i, l, s, uint64_t(d), n, corr); });
     };
     const auto& k = ch.kernels();
     int64_t node = 0;
@@ -257,7 +236,8 @@ void ChunkDecoder::forEach(const pb::Chunk& ch, Visitor& v) const
     uint64_t t = uint64_t(base);
     for (int i = 0; i < st.rank_size(); ++i) {
         t += at(st.start_delta(), i);
-        v.step(st.rank(i), uint32_t(at(st.index(), i)), int64_t(t), at(st.duration(), i),
+        v.step(st.rank(i), uint32_t(at(st.index(), i)), ColumnWalker::clampTime(t),
+            uint64_t(ColumnWalker::clampDuration(at(st.duration(), i))),
             pb::StepSource(at(st.source(), i)));
     }
 }

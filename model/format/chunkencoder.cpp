@@ -103,42 +103,44 @@ void permute(std::vector<T>& v, const std::vector<uint32_t>& perm, std::vector<u
     std::memcpy(v.data(), tmp, v.size() * sizeof(T));
 }
 
+// Blocks are grouped by lane, and sorted by (start, longer first) within a lane.
+bool before(const Common& c, size_t a, size_t b)
+{
+    if (c.lane[a] != c.lane[b])
+        return c.lane[a] < c.lane[b];
+    return c.start[a] != c.start[b] ? c.start[a] < c.start[b] : c.dur[a] > c.dur[b];
+}
+
 bool isSorted(const Common& c)
 {
     for (size_t i = 1; i < c.size(); ++i)
-        if (c.start[i] < c.start[i - 1] || (c.start[i] == c.start[i - 1] && c.dur[i] > c.dur[i - 1]))
+        if (before(c, i, i - 1))
             return false;
     return true;
 }
 
-// Order by (start ascending, duration descending) as a permutation.
-void sortPermutation(const Common& c, std::vector<uint32_t>& perm, std::vector<uint64_t>& keys)
+// The order as a permutation: a stable counting sort by lane, then a sort of each lane's run that
+// is not already in order (runs usually are: a source emits one lane's events in time order).
+void sortPermutation(const Common& c, std::vector<uint32_t>& perm, std::vector<uint32_t>& offsets)
 {
     const size_t n = c.size();
+    const uint32_t lanes = *std::max_element(c.lane.begin(), c.lane.end()) + 1;
+    offsets.assign(size_t(lanes) + 1, 0);
+    for (uint32_t l : c.lane)
+        ++offsets[l + 1];
+    for (uint32_t l = 0; l < lanes; ++l)
+        offsets[l + 1] += offsets[l];
     perm.resize(n);
-    int64_t lo = *std::min_element(c.start.begin(), c.start.end());
-    int64_t hi = *std::max_element(c.start.begin(), c.start.end());
-    if (n < (1u << 20) && uint64_t(hi - lo) < (uint64_t(1) << 43)) {
-        keys.resize(n);
-        for (size_t i = 0; i < n; ++i)
-            keys[i] = (uint64_t(c.start[i] - lo) << 20) | i;
-        std::sort(keys.begin(), keys.end());
-        for (size_t i = 0; i < n; ++i)
-            perm[i] = uint32_t(keys[i] & 0xFFFFF);
-    } else {
-        for (size_t i = 0; i < n; ++i)
-            perm[i] = uint32_t(i);
-        std::sort(perm.begin(), perm.end(), [&c](uint32_t a, uint32_t b) { return c.start[a] < c.start[b]; });
-    }
-    // Equal starts: longer first (enclosing ranges before their children).
-    for (size_t i = 0; i < n;) {
-        size_t j = i + 1;
-        while (j < n && c.start[perm[j]] == c.start[perm[i]])
-            ++j;
-        if (j - i > 1)
-            std::stable_sort(perm.begin() + i, perm.begin() + j,
-                [&c](uint32_t a, uint32_t b) { return c.dur[a] > c.dur[b]; });
-        i = j;
+    std::vector<uint32_t> next(offsets.begin(), offsets.end() - 1);
+    for (size_t i = 0; i < n; ++i)
+        perm[next[c.lane[i]]++] = uint32_t(i);
+    for (uint32_t l = 0; l < lanes; ++l) {
+        auto first = perm.begin() + offsets[l], last = perm.begin() + offsets[l + 1];
+        bool sorted = true;
+        for (auto it = first; sorted && it != last && it + 1 != last; ++it)
+            sorted = !before(c, *(it + 1), *it);
+        if (!sorted)
+            std::stable_sort(first, last, [&c](uint32_t a, uint32_t b) { return before(c, a, b); });
     }
 }
 
@@ -168,18 +170,56 @@ void copyColumn(RepeatedField<T>* out, const std::vector<U>& v)
     fillColumn(out, v.size(), [&v](size_t i) { return T(v[i]); });
 }
 
-void writeCommon(const Common& c, int64_t base, pb::Columns* out)
+// Scratch of writeCommon: previous end per lane and previous duration per name, stamped per block.
+struct Predictors {
+    std::vector<int64_t> laneEnd;
+    std::vector<uint32_t> laneStamp;
+    std::vector<uint64_t> nameDur;
+    std::vector<uint32_t> nameStamp;
+    uint32_t stamp = 0;
+    void prepare(size_t lanes, size_t names)
+    {
+        if (laneEnd.size() < lanes) {
+            laneEnd.resize(lanes);
+            laneStamp.resize(lanes, 0);
+        }
+        if (nameDur.size() < names) {
+            nameDur.resize(names);
+            nameStamp.resize(names, 0);
+        }
+        if (++stamp == 0) {
+            std::fill(laneStamp.begin(), laneStamp.end(), 0u);
+            std::fill(nameStamp.begin(), nameStamp.end(), 0u);
+            stamp = 1;
+        }
+    }
+};
+
+void writeCommon(const Common& c, int64_t base, pb::Columns* out, Predictors& p)
 {
     const size_t n = c.size();
     out->mutable_lane()->Resize(int(n), 0);
     std::memcpy(out->mutable_lane()->mutable_data(), c.lane.data(), n * 4);
-    int64_t prev = base;
-    fillColumn(out->mutable_start_delta(), n, [&](size_t i) {
-        int64_t d = c.start[i] - prev;
-        prev = c.start[i];
-        return d;
+    uint32_t maxLane = 0, maxName = 0;
+    for (size_t i = 0; i < n; ++i) {
+        maxLane = std::max(maxLane, c.lane[i]);
+        maxName = std::max(maxName, c.name[i]);
+    }
+    p.prepare(size_t(maxLane) + 1, size_t(maxName) + 1);
+    fillColumn(out->mutable_start_gap(), n, [&](size_t i) {
+        const uint32_t l = c.lane[i];
+        const int64_t ref = p.laneStamp[l] == p.stamp ? p.laneEnd[l] : base;
+        p.laneEnd[l] = c.start[i] + int64_t(c.dur[i]);
+        p.laneStamp[l] = p.stamp;
+        return c.start[i] - ref;
     });
-    copyColumn(out->mutable_duration(), c.dur);
+    fillColumn(out->mutable_duration_delta(), n, [&](size_t i) {
+        const uint32_t nm = c.name[i];
+        const uint64_t prev = p.nameStamp[nm] == p.stamp ? p.nameDur[nm] : 0;
+        p.nameDur[nm] = c.dur[i];
+        p.nameStamp[nm] = p.stamp;
+        return int64_t(c.dur[i] - prev);
+    });
     copyColumn(out->mutable_name(), c.name);
     int64_t prevCorr = 0;
     fillColumn(out->mutable_correlation_delta(), n, [&](size_t i) {
@@ -221,8 +261,9 @@ struct ChunkEncoder::Impl {
     ChunkStats stats;
 
     std::vector<uint32_t> perm;
-    std::vector<uint64_t> keys;
+    std::vector<uint32_t> offsets;
     std::vector<uint8_t> scratch;
+    Predictors predictors;
     std::vector<uint64_t> laneCount; // by lane id, for stats
 
     // Sorts a block's columns in place; returns the permutation used (empty if already sorted).
@@ -231,7 +272,7 @@ struct ChunkEncoder::Impl {
     {
         if (isSorted(c))
             return;
-        sortPermutation(c, perm, keys);
+        sortPermutation(c, perm, offsets);
         permute(c.lane, perm, scratch);
         permute(c.start, perm, scratch);
         permute(c.dur, perm, scratch);
@@ -412,7 +453,7 @@ void ChunkEncoder::Impl::writeKernels(pb::Chunk& out, int64_t base)
         return;
     sortBlock(k.c, k.config, k.graph, k.node);
     auto* b = out.mutable_kernels();
-    writeCommon(k.c, base, b->mutable_c());
+    writeCommon(k.c, base, b->mutable_c(), predictors);
     copyColumn(b->mutable_config(), k.config);
     copyColumn(b->mutable_graph_id(), k.graph);
     int64_t prev = 0;
@@ -430,7 +471,7 @@ void ChunkEncoder::Impl::writeMemops(pb::Chunk& out, int64_t base)
         return;
     sortBlock(m.c, m.kind, m.copyKind, m.flags, m.bytes);
     auto* b = out.mutable_memops();
-    writeCommon(m.c, base, b->mutable_c());
+    writeCommon(m.c, base, b->mutable_c(), predictors);
     copyColumn(b->mutable_kind(), m.kind);
     copyColumn(b->mutable_copy_kind(), m.copyKind);
     copyColumn(b->mutable_bytes(), m.bytes);
@@ -441,12 +482,12 @@ void ChunkEncoder::Impl::writeApiSync(pb::Chunk& out, int64_t base)
 {
     if (api.c.size()) {
         sortBlock(api.c, api.apiKind);
-        writeCommon(api.c, base, out.mutable_api()->mutable_c());
+        writeCommon(api.c, base, out.mutable_api()->mutable_c(), predictors);
         copyColumn(out.mutable_api()->mutable_api_kind(), api.apiKind);
     }
     if (syncs.c.size()) {
         sortBlock(syncs.c, syncs.kind, syncs.stream);
-        writeCommon(syncs.c, base, out.mutable_syncs()->mutable_c());
+        writeCommon(syncs.c, base, out.mutable_syncs()->mutable_c(), predictors);
         copyColumn(out.mutable_syncs()->mutable_sync_kind(), syncs.kind);
         copyColumn(out.mutable_syncs()->mutable_stream(), syncs.stream);
     }
@@ -457,7 +498,7 @@ void ChunkEncoder::Impl::writeNvtx(pb::Chunk& out, int64_t base)
     if (nvtx.c.size() == 0)
         return;
     sortBlock(nvtx.c, nvtx.depth, nvtx.domain);
-    writeCommon(nvtx.c, base, out.mutable_nvtx()->mutable_c());
+    writeCommon(nvtx.c, base, out.mutable_nvtx()->mutable_c(), predictors);
     copyColumn(out.mutable_nvtx()->mutable_depth(), nvtx.depth);
     copyColumn(out.mutable_nvtx()->mutable_domain(), nvtx.domain);
 }
@@ -469,7 +510,7 @@ void ChunkEncoder::Impl::writeCollectives(pb::Chunk& out, int64_t base)
         return;
     sortBlock(c.c, c.bytes, c.sequence, c.comm, c.datatype, c.algorithm, c.protocol, c.channels, c.root);
     auto* b = out.mutable_collectives();
-    writeCommon(c.c, base, b->mutable_c());
+    writeCommon(c.c, base, b->mutable_c(), predictors);
     copyColumn(b->mutable_bytes(), c.bytes);
     copyColumn(b->mutable_datatype(), c.datatype);
     copyColumn(b->mutable_algorithm(), c.algorithm);

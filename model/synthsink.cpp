@@ -1,0 +1,148 @@
+// SPDX-License-Identifier: MIT
+#include "model/synthsink.h"
+
+namespace gapscope::model::synth {
+namespace {
+
+class BuilderSink final : public SynthSink {
+public:
+    explicit BuilderSink(TraceBuilder& b)
+        : m_b(b)
+    {
+    }
+    uint32_t string(std::string_view s) override { return m_b.intern(s); }
+    uint32_t lane(const LaneInfo& info) override { return m_b.lane(info); }
+    uint32_t launchConfig(const KernelConfig& c) override
+    {
+        m_configs.push_back(c);
+        return uint32_t(m_configs.size() - 1);
+    }
+    void kernel(uint32_t lane, TimeNs start, TimeNs dur, uint32_t name, uint32_t corr, uint32_t config,
+        uint64_t graphId, uint64_t graphNode) override
+    {
+        KernelConfig c = m_configs[config];
+        c.graphId = graphId;
+        c.graphNodeId = graphNode;
+        m_b.addKernel(lane, start, dur, name, corr, c);
+    }
+    void api(uint32_t lane, TimeNs start, TimeNs dur, uint32_t name, uint32_t corr) override
+    {
+        m_b.addApi(lane, start, dur, name, corr);
+    }
+    void sync(uint32_t lane, TimeNs start, TimeNs dur, pb::SyncKind kind, uint64_t stream, uint32_t corr) override
+    {
+        m_b.addSync(lane, start, dur, SyncInfo { kind, stream }, corr);
+    }
+    void memcpy(uint32_t lane, TimeNs start, TimeNs dur, pb::CopyKind kind, uint64_t bytes, uint32_t corr) override
+    {
+        m_b.addMemop(lane, start, dur, MemopInfo { pb::MEMOP_MEMCPY, kind, bytes, false }, corr);
+    }
+    void nvtx(uint32_t lane, TimeNs start, TimeNs dur, uint32_t name, uint32_t depth) override
+    {
+        m_b.addNvtx(lane, start, dur, name, depth);
+    }
+    void collective(uint32_t lane, TimeNs start, TimeNs dur, uint32_t op, uint64_t bytes, uint32_t datatype,
+        uint32_t algorithm, uint32_t protocol, uint64_t sequence, uint64_t comm) override
+    {
+        CollectiveInfo c;
+        c.bytes = bytes;
+        c.datatype = datatype;
+        c.algorithm = algorithm;
+        c.protocol = protocol;
+        c.sequence = sequence;
+        c.comm = comm;
+        c.channels = 2;
+        m_b.addCollective(lane, start, dur, op, c);
+    }
+    void step(uint32_t rank, const Step& step) override { m_b.addStep(rank, step); }
+
+private:
+    TraceBuilder& m_b;
+    std::vector<KernelConfig> m_configs;
+};
+
+class WriterSink final : public SynthSink {
+public:
+    explicit WriterSink(format::TraceWriter& w)
+        : m_w(w)
+        , m_e(w.encoder())
+    {
+    }
+    uint32_t string(std::string_view s) override { return m_e.internString(s); }
+    uint32_t lane(const LaneInfo& i) override
+    {
+        pb::LaneDef d;
+        d.set_kind(pb::LaneKind(i.kind));
+        d.set_rank(i.rank);
+        d.set_host(i.host);
+        d.set_device(i.device);
+        d.set_stream(i.stream);
+        d.set_name(i.name);
+        d.set_pid(i.pid);
+        return m_e.lane(d);
+    }
+    uint32_t launchConfig(const KernelConfig& c) override
+    {
+        pb::LaunchConfig l;
+        l.set_grid_x(c.grid[0]);
+        l.set_grid_y(c.grid[1]);
+        l.set_grid_z(c.grid[2]);
+        l.set_block_x(c.block[0]);
+        l.set_block_y(c.block[1]);
+        l.set_block_z(c.block[2]);
+        l.set_registers(c.registers);
+        l.set_shared_static(c.sharedStatic);
+        l.set_shared_dynamic(c.sharedDynamic);
+        return m_e.config(l);
+    }
+    void kernel(uint32_t lane, TimeNs start, TimeNs dur, uint32_t name, uint32_t corr, uint32_t config,
+        uint64_t graphId, uint64_t graphNode) override
+    {
+        m_e.addKernel(lane, start, uint64_t(dur), name, corr, config, graphId, graphNode);
+    }
+    void api(uint32_t lane, TimeNs start, TimeNs dur, uint32_t name, uint32_t corr) override
+    {
+        m_e.addApi(lane, start, uint64_t(dur), name, corr);
+    }
+    void sync(uint32_t lane, TimeNs start, TimeNs dur, pb::SyncKind kind, uint64_t stream, uint32_t corr) override
+    {
+        m_e.addSync(lane, start, uint64_t(dur), kind, stream, corr);
+    }
+    void memcpy(uint32_t lane, TimeNs start, TimeNs dur, pb::CopyKind kind, uint64_t bytes, uint32_t corr) override
+    {
+        m_e.addMemop(lane, start, uint64_t(dur), pb::MEMOP_MEMCPY, kind, bytes, 0, corr);
+    }
+    void nvtx(uint32_t lane, TimeNs start, TimeNs dur, uint32_t name, uint32_t depth) override
+    {
+        m_e.addNvtx(lane, start, uint64_t(dur), name, depth);
+    }
+    void collective(uint32_t lane, TimeNs start, TimeNs dur, uint32_t op, uint64_t bytes, uint32_t datatype,
+        uint32_t algorithm, uint32_t protocol, uint64_t sequence, uint64_t comm) override
+    {
+        format::ChunkEncoder::Collective c;
+        c.bytes = bytes;
+        c.datatype = datatype;
+        c.algorithm = algorithm;
+        c.protocol = protocol;
+        c.sequence = sequence;
+        c.comm = comm;
+        c.channels = 2;
+        m_e.addCollective(lane, start, uint64_t(dur), op, c);
+    }
+    void step(uint32_t rank, const Step& s) override
+    {
+        m_e.addStep(rank, s.index, s.start, uint64_t(s.end - s.start), s.source);
+    }
+    Status flush() override { return m_w.maybeFlush(); }
+
+private:
+    format::TraceWriter& m_w;
+    format::ChunkEncoder& m_e;
+};
+
+} // namespace
+
+std::unique_ptr<SynthSink> builderSink(TraceBuilder& builder) { return std::make_unique<BuilderSink>(builder); }
+std::unique_ptr<SynthSink> writerSink(format::TraceWriter& writer) { return std::make_unique<WriterSink>(writer); }
+
+} // namespace gapscope::model::synth
