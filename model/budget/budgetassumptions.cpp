@@ -52,13 +52,12 @@ std::string describeParallel(const BudgetInputs& in)
 std::string describePrecision(const BudgetInputs& in)
 {
     std::string spec = precisionSpec(in);
-    std::string s = "precision: " + (spec.empty() ? std::string("not given") : spec);
+    std::string s = "precision: " + (spec.empty() ? std::string("none given") : spec);
     if (!in.allPrecision && !in.model.quantFormat.empty())
-        s += "; other decoder linear layers from the checkpoint (" + in.model.quantFormat
-            + "), router, lm_head and "
-              "embedding BF16 unless given";
-    else if (!in.allPrecision)
-        s += "; everything else BF16";
+        return s + "; other decoder linear layers as stored in the checkpoint (" + in.model.quantFormat
+            + "), router, lm_head and embedding BF16 unless given";
+    if (!in.allPrecision)
+        return s + (spec.empty() ? ": everything BF16" : "; everything else BF16");
     return s;
 }
 

@@ -42,20 +42,55 @@ bool globMatch(const std::string& p, const std::string& s)
     return pi == p.size();
 }
 
-bool regexMatch(const std::string& pattern, const std::string& path)
-{
-    // std::regex backtracks; refuse the shapes that explode (a quantified group) and long patterns.
-    if (pattern.size() > 256 || pattern.find(")*") != std::string::npos || pattern.find(")+") != std::string::npos
-        || pattern.find(")?") != std::string::npos || pattern.find(")\\{") != std::string::npos
-        || pattern.find("){") != std::string::npos)
-        return false;
-    try {
-        std::regex re("^(?:" + pattern + ")", std::regex::ECMAScript);
-        return std::regex_search(path, re);
-    } catch (const std::regex_error&) {
-        return false;
+// A compiled ignore-list pattern. std::regex backtracks: patterns with a quantified group and long
+// patterns are refused (never match) so hostile input cannot explode.
+class ModuleMatcher {
+public:
+    explicit ModuleMatcher(const std::string& pattern)
+        : m_pattern(pattern)
+    {
+        if (pattern.rfind("re:", 0) != 0)
+            return;
+        m_isRegex = true;
+        std::string re = pattern.substr(3);
+        for (const char* bad : { ")*", ")+", ")?", "){", ")\\{" })
+            if (re.find(bad) != std::string::npos)
+                return;
+        if (re.size() > 256)
+            return;
+        try {
+            m_re = std::regex("^(?:" + re + ")", std::regex::ECMAScript);
+            m_valid = true;
+        } catch (const std::regex_error&) {
+        }
     }
-}
+    bool matches(const std::string& path) const
+    {
+        if (!m_isRegex)
+            return plainOrGlob(m_pattern, path);
+        if (!m_valid)
+            return false;
+        try {
+            return std::regex_search(path, m_re);
+        } catch (const std::regex_error&) {
+            return false;
+        }
+    }
+    static bool plainOrGlob(const std::string& pattern, const std::string& path)
+    {
+        if (pattern.find_first_of("*?") != std::string::npos)
+            return globMatch(pattern, path) || globMatch(pattern, path + ".weight");
+        if (pattern.empty())
+            return false;
+        return ("." + path + ".").find("." + pattern + ".") != std::string::npos;
+    }
+
+private:
+    std::string m_pattern;
+    bool m_isRegex = false;
+    bool m_valid = false;
+    std::regex m_re;
+};
 
 // Format of the quantized modules from the quantization section; "" when unknown.
 std::string formatOf(const json::Value& q, std::vector<std::string>& notes)
@@ -146,44 +181,63 @@ const json::Value* quantSection(const json::Value& config)
     return nullptr;
 }
 
-void addUnquantized(ModelConfig& m, Component c, const std::string& name, const std::vector<std::string>& paths)
+struct KeyCount {
+    std::string key;
+    uint32_t layers = 0; // layers the matrix appears in (among those probed)
+    uint32_t matched = 0; // of which an ignore pattern names it
+};
+
+void countMatrix(const std::vector<ModuleMatcher>& matchers, std::vector<KeyCount>& counts, const std::string& key,
+    const std::vector<std::string>& paths)
 {
+    auto it = std::find_if(counts.begin(), counts.end(), [&](const KeyCount& k) { return k.key == key; });
+    if (it == counts.end()) {
+        counts.push_back({ key });
+        it = counts.end() - 1;
+    }
+    ++it->layers;
     for (const auto& path : paths)
-        for (const auto& p : m.unquantizedModules)
-            if (modulePatternMatches(p, path)) {
-                std::string key = matrixKey(c, name);
-                if (std::find(m.unquantizedMatrices.begin(), m.unquantizedMatrices.end(), key)
-                    == m.unquantizedMatrices.end())
-                    m.unquantizedMatrices.push_back(key);
+        for (const auto& m : matchers)
+            if (m.matches(path)) {
+                ++it->matched;
                 return;
             }
 }
 
-// Matches the ignore patterns against the matrices of the first dense and the first MoE layer.
+// Matches the ignore patterns against every layer's matrices (or the first dense and first MoE
+// layer when that would be too much work). A matrix kind left unquantized in at least half of its
+// layers counts as BF16 everywhere; partial cases are noted.
 void resolveUnquantized(ModelConfig& m)
 {
+    std::vector<ModuleMatcher> matchers;
+    for (const auto& p : m.unquantizedModules)
+        matchers.emplace_back(p);
     std::vector<uint32_t> probe;
-    for (uint32_t l = 0; l < m.layers && probe.size() < 2; ++l)
-        if (probe.empty() || m.isMoeLayer(l) != m.isMoeLayer(probe.front()))
+    bool everyLayer = double(m.layers) * double(matchers.size()) <= 2e5;
+    for (uint32_t l = 0; l < m.layers; ++l)
+        if (everyLayer || probe.empty() || (probe.size() < 2 && m.isMoeLayer(l) != m.isMoeLayer(probe.front())))
             probe.push_back(l);
+    std::vector<KeyCount> counts;
     for (uint32_t l : probe)
         for (const auto& w : layerMatrices(m, l, EngineReplication::None))
-            addUnquantized(m, w.component, w.name, modulePaths(m, w, l));
-    addUnquantized(m, Component::LmHead, "lm_head", { "lm_head" });
-    addUnquantized(m, Component::Embedding, "embed_tokens", { "model.embed_tokens" });
+            countMatrix(matchers, counts, matrixKey(w.component, w.name), modulePaths(m, w, l));
+    countMatrix(matchers, counts, "lm_head", { "lm_head" });
+    countMatrix(matchers, counts, "model.embed_tokens", { "model.embed_tokens" });
+    for (const auto& k : counts) {
+        if (k.matched * 2 >= k.layers && k.matched > 0)
+            m.unquantizedMatrices.push_back(k.key);
+        if (k.matched > 0 && k.matched < k.layers)
+            m.notes.push_back(k.key + ": left unquantized in " + std::to_string(k.matched) + " of "
+                + std::to_string(k.layers) + " layers; counted as " + (k.matched * 2 >= k.layers ? "BF16" : "quantized")
+                + " in all");
+    }
 }
 
 } // namespace
 
 bool modulePatternMatches(const std::string& pattern, const std::string& path)
 {
-    if (pattern.rfind("re:", 0) == 0)
-        return regexMatch(pattern.substr(3), path);
-    if (pattern.find_first_of("*?") != std::string::npos)
-        return globMatch(pattern, path) || globMatch(pattern, path + ".weight");
-    if (pattern.empty())
-        return false;
-    return ("." + path + ".").find("." + pattern + ".") != std::string::npos;
+    return ModuleMatcher(pattern).matches(path);
 }
 
 Status readQuantization(const json::Value& config, ModelConfig& m)
