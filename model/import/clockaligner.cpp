@@ -1,0 +1,83 @@
+// SPDX-License-Identifier: MIT
+#include "model/import/clockaligner.h"
+
+#include <algorithm>
+#include <cstdlib>
+
+namespace gapscope::model::importer {
+
+namespace {
+constexpr int64_t kYear2000Ns = 946684800LL * 1000000000LL;
+
+bool isNcclKernel(std::string_view name)
+{
+    return name.size() >= 4 && (name.compare(0, 4, "nccl") == 0 || name.compare(0, 4, "NCCL") == 0);
+}
+
+std::string forcedRule()
+{
+    const char* v = std::getenv("GAPSCOPE_IMPORT_ALIGN");
+    return v ? std::string(v) : std::string();
+}
+} // namespace
+
+std::optional<int64_t> ClockAligner::firstCollectiveEnd(const StagedTrace& s)
+{
+    std::optional<int64_t> bestStart, bestEnd;
+    for (uint64_t i = 0; i < s.eventCount(); ++i) {
+        const StagedEvent& e = s.event(i);
+        const bool coll = e.kind == StagedKind::Collective
+            || (e.kind == StagedKind::Kernel && isNcclKernel(s.strings().str(e.name)));
+        if (coll && (!bestStart || e.start < *bestStart)) {
+            bestStart = e.start;
+            bestEnd = e.start + s.duration(i);
+        }
+    }
+    return bestEnd;
+}
+
+ClockAligner::Result ClockAligner::align(const std::vector<StagedTrace>& sources)
+{
+    Result r;
+    for (const auto& s : sources)
+        r.offsets.push_back(s.timeOffsetNs);
+    if (sources.size() <= 1) {
+        r.method = "single source";
+        return r;
+    }
+    bool absolute = true;
+    int64_t latestStart = INT64_MIN, earliestEnd = INT64_MAX;
+    for (size_t i = 0; i < sources.size(); ++i) {
+        const auto& s = sources[i];
+        if (s.eventCount() == 0)
+            continue;
+        absolute = absolute && (s.absoluteClock || s.minStart() + r.offsets[i] > kYear2000Ns);
+        latestStart = std::max(latestStart, s.minStart() + r.offsets[i]);
+        earliestEnd = std::min(earliestEnd, s.maxEnd() + r.offsets[i]);
+    }
+    const std::string forced = forcedRule();
+    const bool overlap = latestStart < earliestEnd;
+    if (forced == "absolute" || (forced != "collective" && absolute && overlap)) {
+        r.method = "absolute";
+        return r;
+    }
+    std::vector<std::optional<int64_t>> ends;
+    for (const auto& s : sources)
+        ends.push_back(firstCollectiveEnd(s));
+    const bool all = std::all_of(ends.begin(), ends.end(), [](const auto& e) { return e.has_value(); });
+    if (!all) {
+        r.method = "absolute (unaligned)";
+        r.warnings.push_back("the sources' clocks do not agree (their time spans do not overlap) and not every "
+                             "source has a collective kernel to align on: ranks may be misaligned");
+        return r;
+    }
+    const int64_t reference = *ends[0] + r.offsets[0];
+    for (size_t i = 1; i < sources.size(); ++i)
+        r.offsets[i] = reference - *ends[i];
+    r.method = "first-collective";
+    r.warnings.push_back("the sources' clocks do not agree; ranks were aligned on the end of their first collective "
+                         "kernel (differences before it are not measured)");
+    return r;
+}
+
+} // namespace gapscope::model::importer

@@ -1,0 +1,186 @@
+// SPDX-License-Identifier: MIT
+#include "model/import/importer.h"
+
+#include "model/import/bytesource.h"
+#include "model/import/stagedtrace.h"
+#include "model/import/traceassembler.h"
+#include "model/stepdetector.h"
+#ifdef GAPSCOPE_HAVE_SIMDJSON
+#include "model/import/kinetoreader.h"
+#endif
+#ifdef GAPSCOPE_HAVE_SQLITE
+#include "model/import/nsysreader.h"
+#endif
+
+#include <algorithm>
+#include <atomic>
+#include <cstring>
+#include <mutex>
+#include <optional>
+#include <sys/stat.h>
+#include <thread>
+
+namespace gapscope::model {
+
+using importer::ByteSource;
+using importer::StagedTrace;
+
+namespace {
+
+enum class Format { Unknown, Json, Nsys };
+
+Format sniff(const std::string& path)
+{
+#ifdef GAPSCOPE_HAVE_SQLITE
+    if (importer::NsysReader::looksLikeNsys(path))
+        return Format::Nsys;
+#else
+    std::FILE* f = std::fopen(path.c_str(), "rb");
+    if (f) {
+        char magic[16] = {};
+        const size_t n = std::fread(magic, 1, sizeof magic, f);
+        std::fclose(f);
+        if (n == sizeof magic && std::memcmp(magic, "SQLite format 3", 16) == 0)
+            return Format::Nsys;
+    }
+#endif
+    auto src = ByteSource::open(path);
+    if (!src)
+        return Format::Unknown;
+    char buf[4096];
+    auto n = (*src)->read(buf, sizeof buf);
+    if (!n)
+        return Format::Unknown;
+    size_t i = 0;
+    if (*n >= 3 && std::memcmp(buf, "\xEF\xBB\xBF", 3) == 0)
+        i = 3;
+    while (i < *n && (buf[i] == ' ' || buf[i] == '\n' || buf[i] == '\r' || buf[i] == '\t'))
+        ++i;
+    return i < *n && (buf[i] == '{' || buf[i] == '[') ? Format::Json : Format::Unknown;
+}
+
+// Progress over all files of one import, by bytes of the files read (compressed bytes for .gz).
+class SharedProgress {
+public:
+    SharedProgress(const std::vector<std::string>& paths, const ReadOptions& options)
+        : m_callback(options.progress)
+        , m_read(paths.size())
+    {
+        for (const auto& p : paths) {
+            struct stat st {};
+            m_total += ::stat(p.c_str(), &st) == 0 ? uint64_t(st.st_size) : 0;
+        }
+    }
+    // Returns false when the import is cancelled.
+    bool update(size_t file, uint64_t bytes)
+    {
+        m_read[file].store(bytes);
+        if (m_cancelled.load())
+            return false;
+        if (!m_callback)
+            return true;
+        uint64_t sum = 0;
+        for (const auto& r : m_read)
+            sum += r.load();
+        std::lock_guard<std::mutex> lock(m_mutex);
+        const double fraction = m_total ? std::min(1.0, double(sum) / double(m_total)) : 0.0;
+        if (!m_callback(fraction * 0.9)) // the last tenth is the assembly
+            m_cancelled.store(true);
+        return !m_cancelled.load();
+    }
+
+private:
+    std::function<bool(double)> m_callback;
+    std::vector<std::atomic<uint64_t>> m_read;
+    uint64_t m_total = 0;
+    std::atomic<bool> m_cancelled { false };
+    std::mutex m_mutex;
+};
+
+Status importJson(const std::string& path, StagedTrace& out, SharedProgress& progress, size_t index)
+{
+#ifdef GAPSCOPE_HAVE_SIMDJSON
+    auto src = ByteSource::open(path);
+    if (!src)
+        return src.status();
+    importer::KinetoReader::Options options;
+    options.progress = [&progress, index](uint64_t bytes) { return progress.update(index, bytes); };
+    importer::KinetoReader reader(**src, out, options);
+    return reader.read();
+#else
+    (void)out;
+    (void)progress;
+    (void)index;
+    return Status::error(path + ": Kineto JSON import needs simdjson, which this build lacks "
+                                "(install libsimdjson-dev and reconfigure)");
+#endif
+}
+
+Status importNsys(const std::string& path, StagedTrace& out)
+{
+#ifdef GAPSCOPE_HAVE_SQLITE
+    importer::NsysReader reader(path, out);
+    return reader.read();
+#else
+    (void)out;
+    return Status::error(path + ": Nsight Systems SQLite import needs SQLite3, which this build lacks "
+                                "(install libsqlite3-dev and reconfigure)");
+#endif
+}
+
+Status importOne(const std::string& path, StagedTrace& out, SharedProgress& progress, size_t index)
+{
+    switch (sniff(path)) {
+    case Format::Json:
+        return importJson(path, out, progress, index);
+    case Format::Nsys:
+        return importNsys(path, out);
+    default:
+        return Status::error(path + ": not a Kineto / Chrome-trace JSON file (.json, .json.gz) nor an Nsight "
+                                    "Systems SQLite export");
+    }
+}
+
+} // namespace
+
+bool isImportable(const std::string& path)
+{
+    return sniff(path) != Format::Unknown;
+}
+
+Expected<Trace> importTraces(const std::vector<std::string>& paths, const ReadOptions& options)
+{
+    if (paths.empty())
+        return Status::error("no trace file given");
+    std::vector<StagedTrace> staged;
+    for (const auto& p : paths)
+        staged.emplace_back(sniff(p) == Format::Nsys ? "nsys" : "kineto", p);
+    std::vector<std::optional<Status>> results(paths.size());
+    SharedProgress progress(paths, options);
+    std::atomic<size_t> next { 0 };
+    auto worker = [&] {
+        for (size_t i; (i = next.fetch_add(1)) < paths.size();)
+            results[i] = importOne(paths[i], staged[i], progress, i);
+    };
+    const unsigned hw = std::max(1u, std::thread::hardware_concurrency());
+    const size_t threads = std::min<size_t>(paths.size(), options.threads ? options.threads : hw);
+    std::vector<std::thread> pool;
+    for (size_t t = 1; t < threads; ++t)
+        pool.emplace_back(worker);
+    worker();
+    for (auto& t : pool)
+        t.join();
+    for (const auto& r : results)
+        if (r && !*r)
+            return *r;
+    if (options.progress && !options.progress(0.9))
+        return Status::error("import cancelled");
+    Trace trace = importer::TraceAssembler(std::move(staged)).assemble();
+    if (options.detectSteps && trace.stepCount() == 0)
+        StepDetector().detect(trace);
+    if (options.progress)
+        options.progress(1.0);
+    return trace;
+}
+
+} // namespace gapscope::model

@@ -1,0 +1,32 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+
+// Importers: open the traces people already have.
+//   - Kineto / torch.profiler / SGLang / vLLM Chrome-trace JSON (.json or gzip .json.gz; one file per
+//     rank, opened together into one trace with one rank each);
+//   - Nsight Systems SQLite exports (`nsys export --type sqlite`; one report may hold several ranks).
+// The format is recognised from the content, not the file name. openTrace() (model/traceopen.h)
+// dispatches here for anything that is not a .gapscope file.
+//
+// importTraces parses the files in parallel (ReadOptions::threads, 0 = one per file up to the
+// hardware threads), aligns their clocks, assigns ranks, and returns one Trace whose warnings and
+// header counters name everything skipped or damaged (unknown event kinds, a truncated file, bad
+// rows). Malformed input fails with the file and byte offset. Steps are detected when
+// ReadOptions::detectSteps is set. The algorithm and mapping are described in model/import/README.md.
+//
+// Threading: each call is independent.
+
+#include "model/trace.h"
+#include "model/tracefile.h"
+
+#include <string>
+#include <vector>
+
+namespace gapscope::model {
+
+Expected<Trace> importTraces(const std::vector<std::string>& paths, const ReadOptions& options = {});
+
+// True when `path` looks like something importTraces reads (gzip, JSON object/array, nsys SQLite).
+bool isImportable(const std::string& path);
+
+} // namespace gapscope::model

@@ -1,0 +1,97 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+
+// KinetoEventParser: turns the elements of a Kineto (torch.profiler) Chrome-trace "traceEvents" array
+// into StagedTrace events (the top-level metadata - deviceProperties, distributedInfo,
+// baseTimeNanoseconds, CUDA versions) are KinetoMetadata's.
+//
+// Mapping (cat -> what):
+//   kernel                      -> kernel on the GPU stream lane (device, stream from args, else pid/tid),
+//                                  with grid, block, registers, shared memory, graph ids, correlation;
+//                                  NCCL kernels that carry "Collective name" also give a collective event
+//   gpu_memcpy, gpu_memset      -> memop (copy kind from the name, bytes from args)
+//   cuda_runtime, cuda_driver   -> CPU API call on the thread's lane, with correlation
+//   cuda_sync                   -> synchronisation record (stream/event/context sync)
+//   user_annotation, cpu_op,    -> NVTX-like ranges on the host thread's range lane (record_function
+//   python_function                per decode step ends up here, for step detection)
+//   gpu_user_annotation         -> NVTX-like ranges on the GPU stream's range lane
+//   ac2g flows                  -> fill a GPU event's correlation when its args lack one
+//   ph "M"                      -> lane names (process_name, thread_name)
+// Trace spans, overhead, instants, counters and other flows are counted as skipped; unknown categories
+// and phases are counted by name (StagedTrace counters), never fatal.
+//
+// Threading: one parser per StagedTrace, one thread.
+
+#include "model/import/stagedtrace.h"
+#include "model/status.h"
+
+#include <simdjson.h>
+
+#include <map>
+#include <string>
+#include <unordered_map>
+#include <utility>
+
+namespace gapscope::model::importer {
+
+class KinetoEventParser {
+public:
+    enum class Result {
+        Ok,       // imported, or skipped and counted
+        Bad,      // well-formed JSON, but not a usable event (counted)
+        JsonError // simdjson reported a structural error; see error()
+    };
+
+    explicit KinetoEventParser(StagedTrace& out);
+
+    Result parse(simdjson::ondemand::value element);
+    simdjson::error_code error() const { return m_error; }
+
+    uint16_t process() const { return m_process; }
+
+    // Names lanes from the metadata events and records per-category counters. Call once, at the end.
+    void finish();
+
+private:
+    struct Raw;
+    struct PairHash {
+        size_t operator()(const std::pair<int64_t, int64_t>& p) const
+        {
+            return std::hash<int64_t>()(p.first * 1000003 ^ p.second);
+        }
+    };
+    using LaneMap = std::unordered_map<std::pair<int64_t, int64_t>, uint32_t, PairHash>;
+
+    bool readFields(simdjson::ondemand::object& obj, Raw& r);
+    bool readField(const char* key, simdjson::ondemand::value v, Raw& r);
+    bool readArgs(simdjson::ondemand::value v, Raw& r);
+    bool readArgsField(const char* key, simdjson::ondemand::value v, Raw& r);
+    bool readInt(simdjson::ondemand::value& v, int64_t& out);
+    bool readString(simdjson::ondemand::value& v, std::string_view& out);
+    bool readToken(simdjson::ondemand::value& v, std::string_view& out);
+    bool readId(simdjson::ondemand::value& v, int64_t& id, bool& isString);
+    bool readDim(simdjson::ondemand::value& v, uint32_t (&dim)[3]);
+    static void tally(std::map<std::string, uint64_t, std::less<>>& m, std::string_view key);
+    Result dispatch(Raw& r);
+    void addGpuEvent(Raw& r, int category);
+    void addCpuEvent(Raw& r, int category);
+    void addFlow(const Raw& r);
+    void addMetadata(const Raw& r);
+    uint32_t laneFor(LaneMap& map, LaneKind kind, int64_t a, int64_t b, uint32_t device, uint64_t stream);
+    void noteHostPid(int64_t pid);
+
+    StagedTrace& m_out;
+    uint16_t m_process = 0;
+    simdjson::error_code m_error = simdjson::SUCCESS;
+    LaneMap m_gpuLanes, m_rangeLanes, m_gpuRangeLanes, m_apiLanes, m_syncLanes, m_collLanes;
+    std::unordered_map<int64_t, std::string> m_processNames;
+    std::unordered_map<int64_t, std::string> m_threadNames; // by tid
+    std::map<std::string, uint64_t, std::less<>> m_skipped;
+    std::map<std::string, uint64_t, std::less<>> m_unknown;
+    std::map<std::string, uint64_t, std::less<>> m_bad;
+    uint64_t m_flowsMatched = 0;
+    uint64_t m_flowsUnmatched = 0;
+    bool m_hostPidKnown = false;
+};
+
+} // namespace gapscope::model::importer

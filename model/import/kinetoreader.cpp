@@ -1,0 +1,367 @@
+// SPDX-License-Identifier: MIT
+#include "model/import/kinetoreader.h"
+
+#include <cstring>
+
+namespace gapscope::model::importer {
+
+namespace {
+constexpr size_t kMetadataLimit = 64u << 20; // top-level members kept whole; larger ones are skipped
+constexpr int kMaxCutRetries = 64;
+
+inline bool isSpace(char c)
+{
+    return c == ' ' || c == '\n' || c == '\r' || c == '\t';
+}
+
+bool wantedMember(const std::string& key)
+{
+    return key == "deviceProperties" || key == "distributedInfo" || key == "baseTimeNanoseconds"
+        || key == "cuda_driver_version" || key == "cuda_runtime_version" || key == "cupti_version"
+        || key == "schemaVersion" || key == "trace_id" || key == "displayTimeUnit" || key == "traceName";
+}
+} // namespace
+
+KinetoReader::KinetoReader(ByteSource& source, StagedTrace& out, Options options)
+    : m_source(source)
+    , m_out(out)
+    , m_options(std::move(options))
+    , m_window(source, m_options.windowBytes)
+    , m_events(out)
+    , m_meta(out, m_events.process())
+{
+}
+
+std::string KinetoReader::where(uint64_t offset) const
+{
+    return m_source.path() + ": byte " + std::to_string(offset)
+        + (m_source.compressed() ? " of the decompressed data" : "");
+}
+
+Status KinetoReader::malformed(uint64_t offset, const std::string& what) const
+{
+    return Status::error(where(offset) + ": malformed JSON: " + what);
+}
+
+void KinetoReader::truncated(const std::string& what)
+{
+    m_truncated = true;
+    const std::string w = where(m_window.offset()) + ": " + what + "; kept the " + std::to_string(m_elements)
+        + " trace events read before it";
+    m_out.warnings.push_back(w);
+    m_out.count("import_truncated", "data_loss", w);
+}
+
+Status KinetoReader::read()
+{
+    auto c = peek();
+    if (!c)
+        return c.status();
+    if (*c == 0)
+        return Status::error(m_source.path() + ": empty file");
+    Status st;
+    if (*c == '[') {
+        m_window.consume(1);
+        st = eventArray(true);
+    } else if (*c == '{') {
+        m_window.consume(1);
+        st = topObject();
+    } else {
+        return malformed(m_window.offset(), "expected '{' or '[' at the start of a trace");
+    }
+    if (!st)
+        return st;
+    if (m_source.truncated() && !m_truncated)
+        truncated("the gzip stream ends early");
+    m_events.finish();
+    m_out.metadata["import.trace_events"] = std::to_string(m_elements);
+    return Status::ok();
+}
+
+// The next non-blank byte (0 at the end of the stream), left in the window.
+Expected<char> KinetoReader::peek()
+{
+    for (;;) {
+        size_t i = JsonScanner::skipWhitespace(m_window.data(), 0, m_window.size());
+        if (i == 0 && m_window.size() >= 3 && std::memcmp(m_window.data(), "\xEF\xBB\xBF", 3) == 0)
+            i = 3; // UTF-8 byte order mark
+        m_window.consume(i);
+        if (m_window.size() > 0)
+            return m_window.data()[0];
+        if (m_window.eof())
+            return char(0);
+        if (Status st = m_window.fill(); !st)
+            return st;
+    }
+}
+
+Status KinetoReader::expect(char c, const char* context)
+{
+    auto got = peek();
+    if (!got)
+        return got.status();
+    if (*got != c) {
+        if (*got == 0) {
+            truncated(std::string("the file ends ") + context);
+            return Status::ok();
+        }
+        return malformed(m_window.offset(), std::string("expected '") + c + "' " + context);
+    }
+    m_window.consume(1);
+    return Status::ok();
+}
+
+Status KinetoReader::topObject()
+{
+    for (bool first = true;; first = false) {
+        auto c = peek();
+        if (!c)
+            return c.status();
+        if (*c == '}') {
+            m_window.consume(1);
+            return Status::ok();
+        }
+        if (*c == 0) {
+            truncated("the file ends inside the top-level object");
+            return Status::ok();
+        }
+        if (!first) {
+            if (*c != ',')
+                return malformed(m_window.offset(), "expected ',' or '}' between top-level members");
+            m_window.consume(1);
+        }
+        std::string key;
+        if (Status st = readKey(key); !st || m_truncated)
+            return st;
+        if (Status st = expect(':', "after a top-level key"); !st || m_truncated)
+            return st;
+        if (Status st = member(key); !st || m_truncated)
+            return st;
+    }
+}
+
+Status KinetoReader::readKey(std::string& key)
+{
+    auto c = peek();
+    if (!c)
+        return c.status();
+    if (*c != '"')
+        return malformed(m_window.offset(), "expected a quoted key in the top-level object");
+    std::string text;
+    if (Status st = valueText(&text, 4096); !st)
+        return st;
+    if (text.size() < 2) {
+        truncated("the file ends inside a top-level key");
+        return Status::ok();
+    }
+    key = text.substr(1, text.size() - 2);
+    return Status::ok();
+}
+
+Status KinetoReader::member(const std::string& key)
+{
+    if (key == "traceEvents") {
+        auto c = peek();
+        if (!c)
+            return c.status();
+        if (*c == '[') {
+            m_window.consume(1);
+            m_sawEvents = true;
+            return eventArray(false);
+        }
+        m_out.count("import_bad_metadata", "warning", "traceEvents is not an array");
+    }
+    std::string text;
+    const bool keep = wantedMember(key);
+    if (Status st = valueText(keep ? &text : nullptr, kMetadataLimit); !st)
+        return st;
+    if (keep && !m_truncated)
+        m_meta.apply(key, text);
+    return Status::ok();
+}
+
+// Scans one JSON value at the window's front, appending its text to `text` (when given, up to `limit`
+// bytes; larger values are skipped and counted) and consuming it.
+Status KinetoReader::valueText(std::string* text, size_t limit)
+{
+    JsonScanner scanner;
+    const uint64_t startOffset = m_window.offset();
+    for (;;) {
+        if (m_window.size() == 0 && !m_window.eof())
+            if (Status st = m_window.fill(); !st)
+                return st;
+        size_t used = 0;
+        const auto state = scanner.feed(m_window.data(), m_window.size(), used, m_window.eof());
+        if (text && text->size() + used <= limit)
+            text->append(m_window.data(), used);
+        else if (text) {
+            m_out.count("import_skipped_metadata", "info", "top-level member larger than 64 MiB");
+            text->clear();
+            text = nullptr;
+        }
+        if (state == JsonScanner::State::Invalid)
+            return malformed(m_window.offset() + used, scanner.error());
+        m_window.consume(used);
+        if (state == JsonScanner::State::Complete)
+            return Status::ok();
+        if (m_window.eof()) {
+            if (text)
+                text->clear();
+            truncated("the file ends inside the top-level value at byte " + std::to_string(startOffset));
+            return Status::ok();
+        }
+    }
+}
+
+Status KinetoReader::eventArray(bool rootArray)
+{
+    for (;;) {
+        if (Status st = m_window.fill(); !st)
+            return st;
+        size_t i = 0;
+        while (i < m_window.size() && (isSpace(m_window.data()[i]) || m_window.data()[i] == ','))
+            ++i;
+        m_window.consume(i);
+        if (m_window.size() == 0) {
+            if (!m_window.eof())
+                continue;
+            if (!rootArray) // Chrome's JSON array format may omit the closing ']'; an object may not
+                truncated("the file ends inside traceEvents");
+            return Status::ok();
+        }
+        if (m_window.data()[0] == ']') {
+            m_window.consume(1);
+            return Status::ok();
+        }
+        auto end = parseWindow();
+        if (!end)
+            return end.status();
+        if (*end == WindowEnd::ArrayEnd)
+            return Status::ok();
+        if (*end == WindowEnd::Truncated) {
+            truncated("the file ends inside a trace event");
+            return Status::ok();
+        }
+        if (m_options.progress && !m_options.progress(m_source.fileBytesRead()))
+            return Status::error(m_source.path() + ": import cancelled");
+    }
+}
+
+// Where to end this window: after the last newline (outside any string), else the window's end.
+size_t KinetoReader::chooseCut()
+{
+    const size_t n = m_window.size();
+    if (m_window.eof())
+        return n;
+    const size_t look = std::min<size_t>(n, 1u << 20);
+    const void* nl = memrchr(m_window.data() + n - look, '\n', look);
+    return nl ? static_cast<size_t>(static_cast<const char*>(nl) - m_window.data()) : n;
+}
+
+bool KinetoReader::moveCutBeforeQuote(size_t& cut)
+{
+    const void* q = cut > 0 ? memrchr(m_window.data(), '"', cut) : nullptr;
+    if (!q)
+        return false;
+    cut = static_cast<size_t>(static_cast<const char*>(q) - m_window.data());
+    return true;
+}
+
+Expected<KinetoReader::WindowEnd> KinetoReader::parseWindow()
+{
+    char* d = m_window.data();
+    size_t cut = chooseCut();
+    simdjson::ondemand::document doc;
+    char saved = 0;
+    for (int attempt = 0;; ++attempt) {
+        saved = d[cut];
+        d[-1] = '[';
+        d[cut] = ']';
+        auto err = m_parser.iterate(d - 1, cut + 2, m_window.capacityFrom(d - 1)).get(doc);
+        if (!err)
+            break;
+        d[cut] = saved;
+        bool cutTail = false;
+        if (err == simdjson::UTF8_ERROR) {
+            if (size_t fixed = JsonScanner::repairUtf8(d, cut, cutTail)) {
+                m_out.count("import_invalid_utf8", "warning", "invalid UTF-8 bytes in strings, replaced by '?'", fixed);
+                continue;
+            }
+        }
+        const bool cutProblem = err == simdjson::UNCLOSED_STRING || (err == simdjson::UTF8_ERROR && cutTail);
+        if (!cutProblem || attempt >= kMaxCutRetries)
+            return malformed(m_window.offset(), simdjson::error_message(err));
+        if (!moveCutBeforeQuote(cut) || cut == 0)
+            return elementFailed(0, cut, err, nullptr);
+    }
+    simdjson::ondemand::array arr;
+    if (auto err = doc.get_array().get(arr))
+        return malformed(m_window.offset(), simdjson::error_message(err));
+    auto restore = [&] { d[cut] = saved; };
+    bool atSentinel = false;
+    for (auto element : arr) {
+        const char* loc = nullptr;
+        if (element.current_location().get(loc) || loc < d || static_cast<size_t>(loc - d) >= cut) {
+            atSentinel = true; // a separator right before the cut
+            break;
+        }
+        const auto start = static_cast<size_t>(loc - d);
+        simdjson::ondemand::value v;
+        auto err = std::move(element).get(v);
+        if (!err && m_events.parse(v) != KinetoEventParser::Result::JsonError) {
+            ++m_elements;
+            continue;
+        }
+        const char* errorAt = nullptr;
+        (void)doc.current_location().get(errorAt);
+        restore();
+        return elementFailed(start, cut, err ? err : m_events.error(), errorAt);
+    }
+    // The loop ended at a ']': the sentinel at the cut, or the array's own one before it. After the
+    // array's own, the next token (at most the sentinel) is at or before the cut.
+    const char* end = nullptr;
+    if (!atSentinel && !doc.current_location().get(end) && end > d && static_cast<size_t>(end - d) <= cut) {
+        size_t p = static_cast<size_t>(end - d);
+        while (p > 0 && isSpace(d[p - 1]))
+            --p;
+        restore();
+        m_window.consume(p);
+        return WindowEnd::ArrayEnd;
+    }
+    restore();
+    m_window.consume(cut);
+    return WindowEnd::More;
+}
+
+// An element failed to parse: incomplete (it continues past the cut: carry it into the next window)
+// or malformed (it is complete and still fails: an error naming its offset).
+Expected<KinetoReader::WindowEnd> KinetoReader::elementFailed(
+    size_t start, size_t cut, simdjson::error_code error, const char* errorAt)
+{
+    char* d = m_window.data();
+    JsonScanner scanner;
+    size_t used = 0;
+    const auto state = scanner.feed(d + start, cut - start, used, m_window.eof() && cut == m_window.size());
+    if (state == JsonScanner::State::Invalid)
+        return malformed(m_window.offset() + start + used, scanner.error());
+    if (state == JsonScanner::State::Complete) {
+        size_t at = start;
+        if (errorAt && errorAt >= d + start && errorAt <= d + start + used)
+            at = static_cast<size_t>(errorAt - d);
+        return malformed(m_window.offset() + at,
+            std::string(simdjson::error_message(error)) + " (in the trace event starting at byte "
+                + std::to_string(m_window.offset() + start) + ")");
+    }
+    m_window.consume(start);
+    if (start > 0)
+        return WindowEnd::More;
+    if (m_window.eof())
+        return WindowEnd::Truncated;
+    if (m_window.windowBytes() >= m_options.maxEventBytes)
+        return malformed(m_window.offset(), "a trace event larger than " + std::to_string(m_options.maxEventBytes >> 20)
+                + " MiB");
+    m_window.growWindow(m_window.windowBytes() * 2); // one element larger than the window
+    return WindowEnd::More;
+}
+
+} // namespace gapscope::model::importer

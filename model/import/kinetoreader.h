@@ -1,0 +1,74 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+
+// KinetoReader: streams one Kineto / Chrome-trace JSON file (plain or gzip) into a StagedTrace.
+//
+// Algorithm: the top-level object is walked with a small scalar scanner (JsonScanner): metadata
+// members are captured whole and handed to KinetoMetadata, anything big and unknown is skipped. The
+// "traceEvents" array - nearly all of the bytes - is parsed in windows of a few MiB: the window is
+// cut after the last newline (a newline is always outside a JSON string), wrapped in place as
+// "[" + bytes + "]", and parsed with simdjson On-Demand; each element goes to KinetoEventParser. The
+// element the cut split fails to parse; the scanner confirms it is merely incomplete, and it starts
+// the next window. Single-line files have no newline to cut at: the cut then falls at the window end,
+// and when simdjson reports an unclosed string it moves back before the last quote. Memory is bounded
+// by the window, not the file.
+//
+// Errors: malformed JSON fails with the byte offset (of the decompressed stream for .gz) and what was
+// wrong; a file that ends early keeps what parsed and records a warning plus an "import_truncated"
+// counter; invalid UTF-8 inside strings is replaced by '?' and counted. Threading: one thread.
+
+#include "model/import/bytesource.h"
+#include "model/import/jsonscanner.h"
+#include "model/import/jsonwindow.h"
+#include "model/import/kinetoevents.h"
+#include "model/import/kinetometadata.h"
+#include "model/import/stagedtrace.h"
+
+#include <functional>
+#include <string>
+
+namespace gapscope::model::importer {
+
+class KinetoReader {
+public:
+    struct Options {
+        size_t windowBytes = 1u << 20;
+        size_t maxEventBytes = 256u << 20;                // one traceEvents element larger than this is an error
+        std::function<bool(uint64_t fileBytesRead)> progress; // return false to cancel
+    };
+
+    KinetoReader(ByteSource& source, StagedTrace& out, Options options);
+    Status read();
+    uint64_t elements() const { return m_elements; }
+
+private:
+    enum class WindowEnd { More, ArrayEnd, Truncated };
+
+    Status topObject();
+    Status member(const std::string& key);
+    Status readKey(std::string& key);
+    Status valueText(std::string* text, size_t limit);
+    Status expect(char c, const char* context);
+    Expected<char> peek();
+    Status eventArray(bool rootArray);
+    Expected<WindowEnd> parseWindow();
+    Expected<WindowEnd> elementFailed(size_t start, size_t cut, simdjson::error_code error, const char* errorAt);
+    size_t chooseCut();
+    bool moveCutBeforeQuote(size_t& cut);
+    void truncated(const std::string& where);
+    Status malformed(uint64_t offset, const std::string& what) const;
+    std::string where(uint64_t offset) const;
+
+    ByteSource& m_source;
+    StagedTrace& m_out;
+    Options m_options;
+    JsonWindow m_window;
+    KinetoEventParser m_events;
+    KinetoMetadata m_meta;
+    simdjson::ondemand::parser m_parser;
+    uint64_t m_elements = 0;
+    bool m_sawEvents = false;
+    bool m_truncated = false;
+};
+
+} // namespace gapscope::model::importer

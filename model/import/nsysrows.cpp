@@ -1,0 +1,300 @@
+// SPDX-License-Identifier: MIT
+#include "model/import/nsysrows.h"
+
+#include <algorithm>
+#include <numeric>
+
+namespace gapscope::model::importer {
+
+namespace {
+constexpr uint64_t kSyncLaneStream = ~0ull;
+constexpr int64_t kNvtxMark = 34;
+constexpr int64_t kNvtxPushPop = 59;
+constexpr int64_t kNvtxStartEnd = 60;
+
+int64_t pidOf(int64_t globalId)
+{
+    return (globalId >> 24) & 0xFFFFFF;
+}
+
+int64_t tidOf(int64_t globalId)
+{
+    return globalId & 0xFFFFFF;
+}
+
+pb::CopyKind copyKindOf(int64_t k)
+{
+    switch (k) { // CUpti_ActivityMemcpyKind, as nsys exports it
+    case 1:
+    case 11:
+        return pb::COPY_HTOD;
+    case 2:
+    case 12:
+        return pb::COPY_DTOH;
+    case 8:
+    case 13:
+        return pb::COPY_DTOD;
+    case 9:
+        return pb::COPY_HTOH;
+    case 10:
+        return pb::COPY_PTOP;
+    default:
+        return pb::COPY_UNKNOWN;
+    }
+}
+
+pb::SyncKind syncKindOf(int64_t t)
+{
+    switch (t) { // CUpti_ActivitySynchronizationType
+    case 1:
+        return pb::SYNC_EVENT;
+    case 2:
+        return pb::SYNC_STREAM_WAIT_EVENT;
+    case 3:
+        return pb::SYNC_STREAM;
+    case 4:
+        return pb::SYNC_CONTEXT;
+    default:
+        return pb::SYNC_UNKNOWN;
+    }
+}
+
+const char* syncName(pb::SyncKind k)
+{
+    switch (k) {
+    case pb::SYNC_EVENT:
+        return "Event Sync";
+    case pb::SYNC_STREAM_WAIT_EVENT:
+        return "Stream Wait Event";
+    case pb::SYNC_STREAM:
+        return "Stream Sync";
+    case pb::SYNC_CONTEXT:
+        return "Context Sync";
+    default:
+        return "Sync";
+    }
+}
+
+// "cudaLaunchKernel_v7000" -> "cudaLaunchKernel": nsys appends the API version to runtime names.
+std::string_view withoutVersion(std::string_view s)
+{
+    const size_t p = s.rfind("_v");
+    if (p == std::string_view::npos || p + 2 >= s.size())
+        return s;
+    for (size_t i = p + 2; i < s.size(); ++i)
+        if (s[i] < '0' || s[i] > '9')
+            return s;
+    return s.substr(0, p);
+}
+} // namespace
+
+NsysRowConverter::NsysRowConverter(StagedTrace& out)
+    : m_out(out)
+{
+    m_out.metadata["source"] = "nsys";
+}
+
+void NsysRowConverter::string(int64_t id, std::string_view value)
+{
+    m_strings[id] = m_out.strings().intern(value);
+}
+
+uint32_t NsysRowConverter::name(int64_t stringId)
+{
+    auto it = m_strings.find(stringId);
+    if (it != m_strings.end())
+        return it->second;
+    ++m_missingStrings;
+    return m_out.strings().intern("<string " + std::to_string(stringId) + ">");
+}
+
+uint16_t NsysRowConverter::processOf(int64_t globalId)
+{
+    const int64_t pid = pidOf(globalId);
+    auto it = m_processes.find(pid);
+    if (it != m_processes.end())
+        return it->second;
+    StagedProcess p;
+    p.pid = static_cast<uint32_t>(pid);
+    const uint16_t index = m_out.addProcess(std::move(p));
+    m_processes.emplace(pid, index);
+    return index;
+}
+
+void NsysRowConverter::process(int64_t globalPid, std::string_view name)
+{
+    m_out.process(processOf(globalPid)).name = std::string(name);
+}
+
+void NsysRowConverter::threadName(int64_t globalTid, int64_t nameId)
+{
+    m_threadNames[tidOf(globalTid)] = std::string(m_out.strings().str(name(nameId)));
+}
+
+bool NsysRowConverter::checkTimes(int64_t start, int64_t end, const char* what)
+{
+    if (end >= start && start >= 0)
+        return true;
+    ++m_badRows;
+    m_out.count("import_bad_events", "warning", std::string(what) + " rows with end before start or a negative start");
+    return false;
+}
+
+uint32_t NsysRowConverter::gpuLane(uint16_t process, int64_t device, int64_t stream)
+{
+    auto& p = m_out.process(process);
+    if (!p.device || uint32_t(device) < *p.device)
+        p.device = static_cast<uint32_t>(device);
+    return m_out.lane(process, LaneKind::GpuStream, static_cast<uint32_t>(device), static_cast<uint64_t>(stream));
+}
+
+void NsysRowConverter::kernel(const NsysKernelRow& r)
+{
+    if (!checkTimes(r.start, r.end, "kernel"))
+        return;
+    const uint32_t lane = gpuLane(processOf(r.globalPid), r.deviceId, r.streamId);
+    if (lane == StagedTrace::kNoLane)
+        return;
+    KernelConfig c;
+    for (int i = 0; i < 3; ++i) {
+        c.grid[i] = static_cast<uint32_t>(r.grid[i]);
+        c.block[i] = static_cast<uint32_t>(r.block[i]);
+    }
+    c.registers = static_cast<uint32_t>(r.registersPerThread);
+    c.sharedStatic = static_cast<uint32_t>(r.staticSharedMemory);
+    c.sharedDynamic = static_cast<uint32_t>(r.dynamicSharedMemory);
+    c.graphId = static_cast<uint64_t>(r.graphId);
+    c.graphNodeId = static_cast<uint64_t>(r.graphNodeId);
+    m_out.addKernel(lane, r.start, r.end - r.start, name(r.nameId), static_cast<uint32_t>(r.correlationId),
+        m_out.config(c));
+}
+
+void NsysRowConverter::memop(const NsysMemopRow& r)
+{
+    if (!checkTimes(r.start, r.end, r.memset ? "memset" : "memcpy"))
+        return;
+    const uint32_t lane = gpuLane(processOf(r.globalPid), r.deviceId, r.streamId);
+    if (lane == StagedTrace::kNoLane)
+        return;
+    MemopInfo info;
+    info.kind = r.memset ? pb::MEMOP_MEMSET : pb::MEMOP_MEMCPY;
+    info.copyKind = r.memset ? pb::COPY_UNKNOWN : copyKindOf(r.copyKind);
+    info.bytes = r.bytes > 0 ? uint64_t(r.bytes) : 0;
+    const uint32_t n = m_out.strings().intern(r.memset ? "Memset" : "Memcpy");
+    m_out.addMemop(lane, r.start, r.end - r.start, n, static_cast<uint32_t>(r.correlationId), info);
+}
+
+void NsysRowConverter::api(const NsysApiRow& r)
+{
+    if (!checkTimes(r.start, r.end, "CUDA API"))
+        return;
+    const uint16_t process = processOf(r.globalTid);
+    const uint32_t lane = m_out.lane(process, LaneKind::CpuApi, 0, static_cast<uint64_t>(tidOf(r.globalTid)));
+    if (lane == StagedTrace::kNoLane)
+        return;
+    const uint32_t raw = name(r.nameId);
+    auto it = m_apiNames.find(raw);
+    if (it == m_apiNames.end())
+        it = m_apiNames.emplace(raw, m_out.strings().intern(withoutVersion(m_out.strings().str(raw)))).first;
+    const std::string_view n = m_out.strings().str(it->second);
+    const bool driver = n.size() > 2 && n.compare(0, 2, "cu") == 0 && n.compare(0, 4, "cuda") != 0;
+    m_out.addApi(lane, r.start, r.end - r.start, it->second, static_cast<uint32_t>(r.correlationId),
+        driver ? ApiKind::Driver : ApiKind::Runtime);
+}
+
+void NsysRowConverter::sync(const NsysSyncRow& r)
+{
+    if (!checkTimes(r.start, r.end, "synchronization"))
+        return;
+    const uint16_t process = processOf(r.globalTid ? r.globalTid : r.globalPid);
+    const uint64_t stream = r.globalTid ? static_cast<uint64_t>(tidOf(r.globalTid)) : kSyncLaneStream;
+    const uint32_t lane = m_out.lane(process, LaneKind::CpuApi, 0, stream);
+    if (lane == StagedTrace::kNoLane)
+        return;
+    SyncInfo info;
+    info.kind = syncKindOf(r.syncType);
+    info.stream = static_cast<uint64_t>(r.streamId);
+    m_out.addSync(lane, r.start, r.end - r.start, m_out.strings().intern(syncName(info.kind)),
+        static_cast<uint32_t>(r.correlationId), info);
+}
+
+void NsysRowConverter::nvtx(const NsysNvtxRow& r)
+{
+    if (r.eventType == kNvtxMark) {
+        ++m_marks;
+        return;
+    }
+    if (r.eventType != kNvtxPushPop && r.eventType != kNvtxStartEnd)
+        return; // domain creation, registered strings, ...
+    if (r.end < 0) {
+        ++m_unterminated;
+        return;
+    }
+    if (!checkTimes(r.start, r.end, "NVTX"))
+        return;
+    const uint16_t process = processOf(r.globalTid);
+    const uint32_t lane = m_out.lane(process, LaneKind::Nvtx, 0, static_cast<uint64_t>(tidOf(r.globalTid)));
+    if (lane == StagedTrace::kNoLane)
+        return;
+    const uint32_t text = !r.text.empty() ? m_out.strings().intern(r.text) : r.textId ? name(r.textId) : 0;
+    m_out.addRange(lane, r.start, r.end - r.start, text);
+}
+
+void NsysRowConverter::gpu(const NsysGpuRow& r)
+{
+    pb::GpuInfo g;
+    g.set_device_index(static_cast<uint32_t>(r.id));
+    g.set_name(std::string(r.name));
+    g.set_uuid(std::string(r.uuid));
+    g.set_pci_bus_id(std::string(r.busLocation));
+    g.set_sm_count(static_cast<uint32_t>(r.smCount));
+    g.set_memory_bytes(static_cast<uint64_t>(std::max<int64_t>(0, r.totalMemory)));
+    g.set_cc_major(static_cast<uint32_t>(r.ccMajor));
+    g.set_cc_minor(static_cast<uint32_t>(r.ccMinor));
+    g.set_sm_clock_mhz(static_cast<uint32_t>(r.clockRateKhz / 1000));
+    g.set_peak_memory_bandwidth_gbs(r.memoryBandwidth / 1e9);
+    m_out.gpus.push_back(std::move(g));
+}
+
+void NsysRowConverter::sessionStart(int64_t utcEpochNs)
+{
+    m_out.timeOffsetNs = utcEpochNs;
+    m_out.absoluteClock = utcEpochNs > 0;
+}
+
+void NsysRowConverter::finish()
+{
+    // Ranks: processes that ran GPU work, by their lowest device then pid; the others after them.
+    const auto& procs = m_out.processes();
+    std::vector<uint16_t> order(procs.size());
+    std::iota(order.begin(), order.end(), uint16_t(0));
+    std::stable_sort(order.begin(), order.end(), [&procs](uint16_t a, uint16_t b) {
+        const uint32_t da = procs[a].device.value_or(UINT32_MAX), db = procs[b].device.value_or(UINT32_MAX);
+        return da != db ? da < db : procs[a].pid < procs[b].pid;
+    });
+    for (uint32_t r = 0; r < order.size(); ++r) {
+        m_out.process(order[r]).rank = r;
+        m_out.process(order[r]).worldSize = static_cast<uint32_t>(order.size());
+    }
+    for (uint32_t i = 0; i < m_out.lanes().size(); ++i) {
+        LaneInfo& info = m_out.laneAt(i).info;
+        const uint64_t s = info.stream;
+        auto tn = m_threadNames.find(static_cast<int64_t>(s));
+        const std::string thread = "thread " + std::to_string(s) + (tn != m_threadNames.end() ? " (" + tn->second + ")" : "");
+        if (info.kind == LaneKind::GpuStream)
+            info.name = "stream " + std::to_string(s);
+        else if (info.kind == LaneKind::Nvtx)
+            info.name = thread;
+        else if (info.kind == LaneKind::CpuApi)
+            info.name = s == kSyncLaneStream ? "CUDA synchronization" : thread + " CUDA API";
+    }
+    if (m_missingStrings)
+        m_out.count("import_missing_strings", "warning", "rows naming a StringIds id that does not exist",
+            m_missingStrings);
+    if (m_unterminated)
+        m_out.count("import_unterminated_ranges", "info", "NVTX ranges without an end", m_unterminated);
+    if (m_marks)
+        m_out.count("import_skipped_events", "info", "NVTX marks", m_marks);
+}
+
+} // namespace gapscope::model::importer

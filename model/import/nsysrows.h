@@ -1,0 +1,90 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+
+// Rows of an Nsight Systems SQLite export (`nsys export --type sqlite`), as NsysReader reads them, and
+// NsysRowConverter, which turns them into StagedTrace events. Separate from the SQL so the mapping is
+// tested and fuzzed without a database.
+//
+// Identifiers: globalTid / globalPid are nsys' serialized ids, pid = (id >> 24) & 0xFFFFFF,
+// tid = id & 0xFFFFFF. Names are StringIds references (string()); NVTX text may also be inline.
+// Ranks: one process of the report per rank; finish() numbers them in the order of the lowest CUDA
+// device each used (tensor-parallel ranks own devices in rank order), then by pid.
+//
+// Threading: one converter per StagedTrace, one thread.
+
+#include "model/import/stagedtrace.h"
+
+#include <string_view>
+#include <unordered_map>
+
+namespace gapscope::model::importer {
+
+struct NsysKernelRow {
+    int64_t start = 0, end = 0, deviceId = 0, streamId = 0, correlationId = 0, globalPid = 0;
+    int64_t nameId = 0; // demangledName, else shortName
+    int64_t grid[3] = { 0, 0, 0 }, block[3] = { 0, 0, 0 };
+    int64_t registersPerThread = 0, staticSharedMemory = 0, dynamicSharedMemory = 0;
+    int64_t graphId = 0, graphNodeId = 0;
+};
+
+struct NsysMemopRow {
+    bool memset = false;
+    int64_t start = 0, end = 0, deviceId = 0, streamId = 0, correlationId = 0, globalPid = 0;
+    int64_t bytes = 0, copyKind = 0;
+};
+
+struct NsysApiRow {
+    int64_t start = 0, end = 0, globalTid = 0, correlationId = 0, nameId = 0;
+};
+
+struct NsysSyncRow {
+    int64_t start = 0, end = 0, deviceId = 0, streamId = 0, correlationId = 0, globalPid = 0, globalTid = 0;
+    int64_t syncType = 0;
+};
+
+struct NsysNvtxRow {
+    int64_t start = 0, end = -1, globalTid = 0, eventType = 0, textId = 0;
+    std::string_view text;
+};
+
+struct NsysGpuRow {
+    int64_t id = 0, smCount = 0, totalMemory = 0, ccMajor = 0, ccMinor = 0, clockRateKhz = 0;
+    double memoryBandwidth = 0; // bytes/s
+    std::string_view name, uuid, busLocation;
+};
+
+class NsysRowConverter {
+public:
+    explicit NsysRowConverter(StagedTrace& out);
+
+    void string(int64_t id, std::string_view value);
+    void process(int64_t globalPid, std::string_view name);
+    void threadName(int64_t globalTid, int64_t nameId);
+    void kernel(const NsysKernelRow& r);
+    void memop(const NsysMemopRow& r);
+    void api(const NsysApiRow& r);
+    void sync(const NsysSyncRow& r);
+    void nvtx(const NsysNvtxRow& r);
+    void gpu(const NsysGpuRow& r);
+    void sessionStart(int64_t utcEpochNs);
+    // Ranks, lane names, counters. Call once, after every row.
+    void finish();
+
+private:
+    uint16_t processOf(int64_t globalPidOrTid);
+    uint32_t name(int64_t stringId);
+    uint32_t gpuLane(uint16_t process, int64_t device, int64_t stream);
+    bool checkTimes(int64_t start, int64_t end, const char* what);
+
+    StagedTrace& m_out;
+    std::unordered_map<int64_t, uint32_t> m_strings; // nsys string id -> pool id
+    std::unordered_map<int64_t, uint16_t> m_processes; // pid -> process index
+    std::unordered_map<int64_t, std::string> m_threadNames; // tid -> name
+    std::unordered_map<int64_t, uint32_t> m_apiNames; // pool id -> pool id without "_v7000"
+    uint64_t m_badRows = 0;
+    uint64_t m_missingStrings = 0;
+    uint64_t m_unterminated = 0;
+    uint64_t m_marks = 0;
+};
+
+} // namespace gapscope::model::importer

@@ -1,0 +1,204 @@
+// SPDX-License-Identifier: MIT
+#include "model/import/stagedtrace.h"
+
+#include <algorithm>
+#include <cstring>
+
+namespace gapscope::model::importer {
+
+StagedTrace::StagedTrace(std::string source, std::string path)
+    : m_source(std::move(source))
+    , m_path(std::move(path))
+{
+}
+
+StagedTrace::StagedTrace(StagedTrace&&) noexcept = default;
+StagedTrace& StagedTrace::operator=(StagedTrace&&) noexcept = default;
+StagedTrace::~StagedTrace() = default;
+
+uint16_t StagedTrace::addProcess(StagedProcess p)
+{
+    m_processes.push_back(std::move(p));
+    return static_cast<uint16_t>(m_processes.size() - 1);
+}
+
+uint32_t StagedTrace::lane(uint16_t process, LaneKind kind, uint32_t device, uint64_t stream)
+{
+    std::string key;
+    key.reserve(24);
+    key.append(reinterpret_cast<const char*>(&process), sizeof process);
+    key.push_back(static_cast<char>(kind));
+    key.append(reinterpret_cast<const char*>(&device), sizeof device);
+    key.append(reinterpret_cast<const char*>(&stream), sizeof stream);
+    auto it = m_laneIndex.find(key);
+    if (it != m_laneIndex.end())
+        return it->second;
+    if (m_lanes.size() >= 0xFFFF) {
+        count("import_lane_overflow", "data_loss", "more than 65535 lanes in one source; events dropped");
+        return kNoLane;
+    }
+    StagedLane lane;
+    lane.process = process;
+    lane.info.kind = kind;
+    lane.info.device = device;
+    lane.info.stream = stream;
+    lane.info.pid = process < m_processes.size() ? m_processes[process].pid : 0;
+    const auto id = static_cast<uint32_t>(m_lanes.size());
+    m_lanes.push_back(std::move(lane));
+    m_lastOfLane.push_back(UINT64_MAX);
+    m_laneIndex.emplace(std::move(key), id);
+    return id;
+}
+
+size_t StagedTrace::ConfigHash::operator()(const KernelConfig& c) const
+{
+    uint64_t h = 1469598103934665603ULL;
+    auto mix = [&h](uint64_t v) { h = (h ^ v) * 1099511628211ULL; };
+    for (int i = 0; i < 3; ++i) {
+        mix(c.grid[i]);
+        mix(c.block[i]);
+    }
+    mix(c.registers);
+    mix(c.sharedStatic);
+    mix(c.sharedDynamic);
+    mix(c.graphId);
+    mix(c.graphNodeId);
+    return static_cast<size_t>(h ^ (h >> 32));
+}
+
+bool StagedTrace::ConfigEq::operator()(const KernelConfig& a, const KernelConfig& b) const
+{
+    return std::equal(a.grid, a.grid + 3, b.grid) && std::equal(a.block, a.block + 3, b.block)
+        && a.registers == b.registers && a.sharedStatic == b.sharedStatic && a.sharedDynamic == b.sharedDynamic
+        && a.graphId == b.graphId && a.graphNodeId == b.graphNodeId;
+}
+
+uint32_t StagedTrace::config(const KernelConfig& c)
+{
+    auto [it, inserted] = m_configIndex.emplace(c, static_cast<uint32_t>(m_configs.size()));
+    if (inserted)
+        m_configs.push_back(c);
+    return it->second;
+}
+
+StagedEvent& StagedTrace::push(uint32_t lane, int64_t start, int64_t dur, StagedKind kind)
+{
+    if (m_count % kBlockEvents == 0 && m_count / kBlockEvents == m_blocks.size())
+        m_blocks.push_back(std::make_unique<StagedEvent[]>(kBlockEvents));
+    if (dur < 0) {
+        count("import_negative_durations", "warning", "events whose end precedes their start (duration set to 0)");
+        dur = 0;
+    }
+    StagedEvent& e = m_blocks[m_count / kBlockEvents][m_count % kBlockEvents];
+    e.start = start;
+    if (dur >= kLongDuration) {
+        e.duration = kLongDuration;
+        m_longDurations.emplace(m_count, dur);
+    } else {
+        e.duration = static_cast<uint32_t>(dur);
+    }
+    e.name = 0;
+    e.correlation = 0;
+    e.aux = 0;
+    e.lane = static_cast<uint16_t>(lane);
+    e.kind = kind;
+    e.flags = 0;
+    m_lastOfLane[lane] = m_count;
+    m_lanes[lane].events++;
+    m_kindCount[static_cast<size_t>(kind)]++;
+    m_minStart = std::min(m_minStart, start);
+    m_maxEnd = std::max(m_maxEnd, start + dur);
+    ++m_count;
+    return e;
+}
+
+void StagedTrace::addKernel(uint32_t lane, int64_t start, int64_t dur, uint32_t name, uint32_t corr, uint32_t config)
+{
+    StagedEvent& e = push(lane, start, dur, StagedKind::Kernel);
+    e.name = name;
+    e.correlation = corr;
+    e.aux = config;
+}
+
+void StagedTrace::addMemop(
+    uint32_t lane, int64_t start, int64_t dur, uint32_t name, uint32_t corr, const MemopInfo& info)
+{
+    StagedEvent& e = push(lane, start, dur, info.kind == pb::MEMOP_MEMSET ? StagedKind::Memset : StagedKind::Memcpy);
+    e.name = name;
+    e.correlation = corr;
+    e.aux = static_cast<uint32_t>(m_memops.size());
+    m_memops.push_back(info);
+}
+
+void StagedTrace::addApi(uint32_t lane, int64_t start, int64_t dur, uint32_t name, uint32_t corr, ApiKind kind)
+{
+    StagedEvent& e = push(lane, start, dur, StagedKind::Api);
+    e.name = name;
+    e.correlation = corr;
+    e.aux = static_cast<uint32_t>(kind);
+}
+
+void StagedTrace::addSync(uint32_t lane, int64_t start, int64_t dur, uint32_t name, uint32_t corr, const SyncInfo& info)
+{
+    StagedEvent& e = push(lane, start, dur, StagedKind::Sync);
+    e.name = name;
+    e.correlation = corr;
+    e.aux = static_cast<uint32_t>(m_syncs.size());
+    m_syncs.push_back(info);
+}
+
+void StagedTrace::addRange(uint32_t lane, int64_t start, int64_t dur, uint32_t name)
+{
+    push(lane, start, dur, StagedKind::Range).name = name;
+}
+
+void StagedTrace::addCollective(uint32_t lane, int64_t start, int64_t dur, uint32_t name, const CollectiveInfo& info)
+{
+    StagedEvent& e = push(lane, start, dur, StagedKind::Collective);
+    e.name = name;
+    e.aux = static_cast<uint32_t>(m_collectives.size());
+    m_collectives.push_back(info);
+}
+
+int64_t StagedTrace::duration(uint64_t i) const
+{
+    const StagedEvent& e = event(i);
+    if (e.duration != kLongDuration)
+        return e.duration;
+    auto it = m_longDurations.find(i);
+    return it == m_longDurations.end() ? int64_t(kLongDuration) : it->second;
+}
+
+void StagedTrace::releaseBefore(uint64_t i)
+{
+    for (size_t b = 0; b < m_blocks.size() && (b + 1) * kBlockEvents <= i; ++b)
+        m_blocks[b].reset();
+}
+
+void StagedTrace::count(const std::string& name, const std::string& severity, const std::string& detail, uint64_t n)
+{
+    auto key = name + '\n' + detail;
+    auto it = m_counters.find(key);
+    if (it == m_counters.end()) {
+        pb::Counter c;
+        c.set_name(name);
+        c.set_rank(-1);
+        c.set_severity(severity);
+        c.set_detail(detail);
+        it = m_counters.emplace(std::move(key), std::move(c)).first;
+    }
+    it->second.set_value(it->second.value() + n);
+}
+
+size_t StagedTrace::memoryBytes() const
+{
+    size_t n = m_strings.memoryBytes();
+    for (const auto& b : m_blocks)
+        n += b ? kBlockEvents * sizeof(StagedEvent) : 0;
+    n += m_memops.capacity() * sizeof(MemopInfo) + m_syncs.capacity() * sizeof(SyncInfo)
+        + m_collectives.capacity() * sizeof(CollectiveInfo) + m_configs.capacity() * sizeof(KernelConfig) * 3;
+    n += m_longDurations.size() * 32;
+    return n;
+}
+
+} // namespace gapscope::model::importer

@@ -1,0 +1,162 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+
+// StagedTrace: what one import source (a Kineto file, an nsys report) yields before the trace is
+// assembled. Parsers append events here in any order, in the source's own clock and with source-local
+// string, lane and launch-config ids; TraceAssembler later aligns the sources' clocks, assigns ranks
+// and feeds a TraceBuilder, freeing this storage block by block as it goes.
+//
+// Memory: 32 bytes per event (StagedEvent) in fixed-size blocks (no doubling copies), plus side tables
+// for what only some events carry (memop sizes, sync kinds, collective details, durations >= 4.29 s)
+// and deduplicated launch configs. Everything a source says about an event is kept: name, start,
+// duration, correlation id, launch config (grid, block, registers, shared memory, graph ids), stream,
+// device, memop kind and size.
+//
+// Invariants: every event's lane < laneCount(); lane's process < processCount(); aux indexes the side
+// table of its kind. Threading: one thread fills one StagedTrace; different ones are independent.
+
+#include "model/import/stringpool.h"
+#include "model/trace.h"
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+namespace gapscope::model::importer {
+
+enum class StagedKind : uint8_t { Kernel, Memcpy, Memset, Api, Sync, Range, Collective };
+
+struct StagedEvent {
+    int64_t start;        // ns, source clock (TraceAssembler adds the source's offset)
+    uint32_t duration;    // ns; kLongDuration: the real value is in the long-duration table
+    uint32_t name;        // StringPool id
+    uint32_t correlation; // CUDA correlation id, 0 = none
+    uint32_t aux;         // kind-specific: config / memop / sync / collective index, ApiKind
+    uint16_t lane;
+    StagedKind kind;
+    uint8_t flags;
+};
+static_assert(sizeof(StagedEvent) == 32, "StagedEvent must stay 32 bytes");
+
+// One process of the source: a rank once assembled.
+struct StagedProcess {
+    std::optional<uint32_t> rank; // as recorded by the source (distributedInfo, NCCL), if at all
+    uint32_t worldSize = 0;
+    uint32_t pid = 0;
+    std::string host;
+    std::string name;
+    std::optional<uint32_t> device; // first CUDA device its GPU events ran on
+    pb::VersionInfo versions;
+};
+
+struct StagedLane {
+    LaneInfo info; // rank is filled in by TraceAssembler from the process
+    uint16_t process = 0;
+    uint64_t events = 0;
+};
+
+class StagedTrace {
+public:
+    static constexpr uint32_t kLongDuration = 0xFFFFFFFFu;
+    static constexpr uint32_t kNoLane = 0xFFFFFFFFu;
+    static constexpr size_t kBlockEvents = 1 << 16;
+
+    StagedTrace(std::string source, std::string path);
+    StagedTrace(StagedTrace&&) noexcept;
+    StagedTrace& operator=(StagedTrace&&) noexcept;
+    ~StagedTrace();
+
+    const std::string& source() const { return m_source; } // "kineto", "nsys"
+    const std::string& path() const { return m_path; }
+
+    StringPool& strings() { return m_strings; }
+    const StringPool& strings() const { return m_strings; }
+
+    // Processes and lanes.
+    uint16_t addProcess(StagedProcess p);
+    StagedProcess& process(uint16_t i) { return m_processes[i]; }
+    const std::vector<StagedProcess>& processes() const { return m_processes; }
+    // Finds or creates the lane (kind, device, stream) of `process`; kNoLane when the source has more
+    // than 65535 lanes (counted, events dropped).
+    uint32_t lane(uint16_t process, LaneKind kind, uint32_t device, uint64_t stream);
+    StagedLane& laneAt(uint32_t i) { return m_lanes[i]; }
+    const std::vector<StagedLane>& lanes() const { return m_lanes; }
+
+    // Side tables.
+    uint32_t config(const KernelConfig& c);
+    const std::vector<KernelConfig>& configs() const { return m_configs; }
+    const MemopInfo& memop(uint32_t i) const { return m_memops[i]; }
+    const SyncInfo& sync(uint32_t i) const { return m_syncs[i]; }
+    const CollectiveInfo& collective(uint32_t i) const { return m_collectives[i]; } // string ids are local
+    CollectiveInfo& collectiveAt(uint32_t i) { return m_collectives[i]; }
+
+    // Events. Negative durations are clamped to 0 and counted.
+    void addKernel(uint32_t lane, int64_t start, int64_t dur, uint32_t name, uint32_t corr, uint32_t config);
+    void addMemop(uint32_t lane, int64_t start, int64_t dur, uint32_t name, uint32_t corr, const MemopInfo& info);
+    void addApi(uint32_t lane, int64_t start, int64_t dur, uint32_t name, uint32_t corr, ApiKind kind);
+    void addSync(uint32_t lane, int64_t start, int64_t dur, uint32_t name, uint32_t corr, const SyncInfo& info);
+    void addRange(uint32_t lane, int64_t start, int64_t dur, uint32_t name);
+    void addCollective(uint32_t lane, int64_t start, int64_t dur, uint32_t name, const CollectiveInfo& info);
+
+    uint64_t eventCount() const { return m_count; }
+    uint64_t eventCount(StagedKind kind) const { return m_kindCount[static_cast<size_t>(kind)]; }
+    StagedEvent& event(uint64_t i) { return m_blocks[i / kBlockEvents][i % kBlockEvents]; }
+    const StagedEvent& event(uint64_t i) const { return m_blocks[i / kBlockEvents][i % kBlockEvents]; }
+    int64_t duration(uint64_t i) const;
+    // Index of the last event added to `lane`, or UINT64_MAX.
+    uint64_t lastEventOf(uint32_t lane) const { return m_lastOfLane[lane]; }
+    // Frees the storage of every block that lies entirely before event `i` (the assembler calls this as
+    // it consumes events in order).
+    void releaseBefore(uint64_t i);
+
+    // Clock: source time + offset = trace time. `absoluteClock`: the source's clock is wall-clock
+    // based (epoch), so two sources with absolute clocks are comparable.
+    int64_t timeOffsetNs = 0;
+    bool absoluteClock = false;
+    int64_t minStart() const { return m_minStart; }
+    int64_t maxEnd() const { return m_maxEnd; }
+
+    // Devices seen (GpuInfo per device ordinal), header metadata, counters and warnings.
+    std::vector<pb::GpuInfo> gpus;
+    std::map<std::string, std::string> metadata;
+    void count(const std::string& name, const std::string& severity, const std::string& detail, uint64_t n = 1);
+    const std::map<std::string, pb::Counter>& counters() const { return m_counters; }
+    std::vector<std::string> warnings;
+
+    size_t memoryBytes() const;
+
+private:
+    StagedEvent& push(uint32_t lane, int64_t start, int64_t dur, StagedKind kind);
+
+    std::string m_source;
+    std::string m_path;
+    StringPool m_strings;
+    std::vector<StagedProcess> m_processes;
+    std::vector<StagedLane> m_lanes;
+    std::unordered_map<std::string, uint32_t> m_laneIndex;
+    std::vector<uint64_t> m_lastOfLane;
+    struct ConfigHash {
+        size_t operator()(const KernelConfig& c) const;
+    };
+    struct ConfigEq {
+        bool operator()(const KernelConfig& a, const KernelConfig& b) const;
+    };
+    std::vector<KernelConfig> m_configs;
+    std::unordered_map<KernelConfig, uint32_t, ConfigHash, ConfigEq> m_configIndex;
+    std::vector<MemopInfo> m_memops;
+    std::vector<SyncInfo> m_syncs;
+    std::vector<CollectiveInfo> m_collectives;
+    std::vector<std::unique_ptr<StagedEvent[]>> m_blocks;
+    std::unordered_map<uint64_t, int64_t> m_longDurations;
+    uint64_t m_count = 0;
+    uint64_t m_kindCount[7] = {};
+    int64_t m_minStart = INT64_MAX;
+    int64_t m_maxEnd = INT64_MIN;
+    std::map<std::string, pb::Counter> m_counters;
+};
+
+} // namespace gapscope::model::importer
