@@ -1,0 +1,288 @@
+// SPDX-License-Identifier: MIT
+#include "capture/inject/cuptitracer.h"
+
+#include "capture/inject/nvtxhooks.h"
+
+#include <cupti.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cstring>
+
+namespace gapscope::capture::inject {
+
+namespace {
+
+// The tracer whose rule the callback serves (one per process).
+std::atomic<StepRule> g_rule { StepRule::Graph };
+// Depth of runtime launch calls on this thread: the driver call made inside one is not a new step.
+thread_local int t_inRuntimeLaunch = 0;
+
+const uint32_t kRuntimeGraph[]
+    = { CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_v10000, CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_ptsz_v10000 };
+const uint32_t kDriverGraph[] = { CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch, CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch_ptsz };
+const uint32_t kRuntimeLaunch[]
+    = { CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_ptsz_v7000,
+          CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernelExC_v11060, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernelExC_ptsz_v11060,
+          CUPTI_RUNTIME_TRACE_CBID_cudaLaunchCooperativeKernel_v9000,
+          CUPTI_RUNTIME_TRACE_CBID_cudaLaunchCooperativeKernel_ptsz_v9000,
+          CUPTI_RUNTIME_TRACE_CBID___cudaLaunchKernel_v13000, CUPTI_RUNTIME_TRACE_CBID___cudaLaunchKernel_ptsz_v13000 };
+const uint32_t kDriverLaunch[] = { CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz,
+    CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz,
+    CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel, CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel_ptsz };
+
+template <size_t N> bool contains(const uint32_t (&list)[N], uint32_t cbid)
+{
+    return std::find(std::begin(list), std::end(list), cbid) != std::end(list);
+}
+
+void CUPTIAPI onCallback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const void* data)
+{
+    if (domain != CUPTI_CB_DOMAIN_RUNTIME_API && domain != CUPTI_CB_DOMAIN_DRIVER_API)
+        return;
+    const auto* cb = static_cast<const CUpti_CallbackData*>(data);
+    const bool runtime = domain == CUPTI_CB_DOMAIN_RUNTIME_API;
+    if (cb->callbackSite == CUPTI_API_EXIT) {
+        if (runtime && t_inRuntimeLaunch > 0)
+            --t_inRuntimeLaunch;
+        return;
+    }
+    if (runtime)
+        ++t_inRuntimeLaunch;
+    else if (t_inRuntimeLaunch > 0)
+        return; // the driver half of a runtime launch already seen
+    const StepRule rule = g_rule.load(std::memory_order_relaxed);
+    const bool graph = runtime ? contains(kRuntimeGraph, cbid) : contains(kDriverGraph, cbid);
+    if ((rule == StepRule::Graph) != graph)
+        return;
+    StepMarker m;
+    m.time = nowRealtimeNs();
+    m.correlation = cb->correlationId;
+    m.tid = currentTid();
+    m.source = graph ? MarkerSource::GraphLaunch : MarkerSource::AnchorLaunch;
+    m.symbol = graph ? nullptr : cb->symbolName;
+    channels().pushMarker(m);
+}
+
+void CUPTIAPI onBufferRequested(uint8_t** buffer, size_t* size, size_t* maxRecords)
+{
+    *maxRecords = 0;
+    BufferPool* pool = channels().pool.load(std::memory_order_acquire);
+    if (!pool) {
+        *buffer = nullptr;
+        *size = 0;
+        return;
+    }
+    pool->acquire(buffer, size);
+}
+
+void CUPTIAPI onBufferCompleted(CUcontext ctx, uint32_t streamId, uint8_t* buffer, size_t, size_t validSize)
+{
+    Channels& ch = channels();
+    size_t dropped = 0;
+    if (cuptiActivityGetNumDroppedRecords(ctx, streamId, &dropped) == CUPTI_SUCCESS && dropped)
+        ch.cuptiDropped.fetch_add(dropped, std::memory_order_relaxed);
+    if (BufferPool* pool = ch.pool.load(std::memory_order_acquire); pool && buffer)
+        pool->complete(buffer, validSize);
+}
+
+std::string cuptiError(CUptiResult r)
+{
+    const char* text = nullptr;
+    cuptiGetResultString(r, &text);
+    return text ? text : ("CUPTI error " + std::to_string(int(r)));
+}
+
+void toggleApis(bool on)
+{
+    for (uint32_t cbid : CuptiTracer::runtimeApis())
+        cuptiActivityEnableRuntimeApi(cbid, on ? 1 : 0);
+    for (uint32_t cbid : CuptiTracer::driverApis())
+        cuptiActivityEnableDriverApi(cbid, on ? 1 : 0);
+}
+
+} // namespace
+
+const std::vector<uint32_t>& CuptiTracer::runtimeApis()
+{
+    static const std::vector<uint32_t> list = [] {
+        std::vector<uint32_t> v(std::begin(kRuntimeLaunch), std::end(kRuntimeLaunch));
+        v.insert(v.end(), std::begin(kRuntimeGraph), std::end(kRuntimeGraph));
+        for (uint32_t id :
+            { CUPTI_RUNTIME_TRACE_CBID_cudaMemcpy_v3020, CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyAsync_v3020,
+                CUPTI_RUNTIME_TRACE_CBID_cudaMemcpy_ptds_v7000, CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyAsync_ptsz_v7000,
+                CUPTI_RUNTIME_TRACE_CBID_cudaMemcpy2DAsync_v3020, CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyPeerAsync_v4000,
+                CUPTI_RUNTIME_TRACE_CBID_cudaMemset_v3020, CUPTI_RUNTIME_TRACE_CBID_cudaMemsetAsync_v3020,
+                CUPTI_RUNTIME_TRACE_CBID_cudaMemsetAsync_ptsz_v7000,
+                CUPTI_RUNTIME_TRACE_CBID_cudaDeviceSynchronize_v3020,
+                CUPTI_RUNTIME_TRACE_CBID_cudaStreamSynchronize_v3020,
+                CUPTI_RUNTIME_TRACE_CBID_cudaStreamSynchronize_ptsz_v7000,
+                CUPTI_RUNTIME_TRACE_CBID_cudaEventSynchronize_v3020, CUPTI_RUNTIME_TRACE_CBID_cudaStreamWaitEvent_v3020,
+                CUPTI_RUNTIME_TRACE_CBID_cudaStreamWaitEvent_ptsz_v7000 })
+            v.push_back(id);
+        return v;
+    }();
+    return list;
+}
+
+const std::vector<uint32_t>& CuptiTracer::driverApis()
+{
+    static const std::vector<uint32_t> list = [] {
+        std::vector<uint32_t> v(std::begin(kDriverLaunch), std::end(kDriverLaunch));
+        v.insert(v.end(), std::begin(kDriverGraph), std::end(kDriverGraph));
+        for (uint32_t id : { CUPTI_DRIVER_TRACE_CBID_cuCtxSynchronize, CUPTI_DRIVER_TRACE_CBID_cuStreamSynchronize,
+                 CUPTI_DRIVER_TRACE_CBID_cuStreamSynchronize_ptsz, CUPTI_DRIVER_TRACE_CBID_cuEventSynchronize,
+                 CUPTI_DRIVER_TRACE_CBID_cuMemcpyAsync, CUPTI_DRIVER_TRACE_CBID_cuMemcpyHtoDAsync_v2,
+                 CUPTI_DRIVER_TRACE_CBID_cuMemcpyDtoHAsync_v2, CUPTI_DRIVER_TRACE_CBID_cuMemcpyDtoDAsync_v2 })
+            v.push_back(id);
+        return v;
+    }();
+    return list;
+}
+
+CuptiTracer::CuptiTracer(Channels&)
+{
+    if (cuptiGetVersion(&m_version) != CUPTI_SUCCESS)
+        m_version = 0;
+    m_layout = layoutForCuptiVersion(m_version);
+}
+
+CuptiTracer::~CuptiTracer()
+{
+    stopRecording();
+    endDetection();
+}
+
+void CuptiTracer::enableCallbacks(bool on)
+{
+    auto* sub = static_cast<CUpti_SubscriberHandle>(m_subscriber);
+    if (!sub)
+        return;
+    const uint32_t flag = on ? 1 : 0;
+    if (m_rule == StepRule::Graph) {
+        for (uint32_t id : kRuntimeGraph)
+            cuptiEnableCallback(flag, sub, CUPTI_CB_DOMAIN_RUNTIME_API, id);
+        for (uint32_t id : kDriverGraph)
+            cuptiEnableCallback(flag, sub, CUPTI_CB_DOMAIN_DRIVER_API, id);
+    } else if (m_rule == StepRule::Anchor) {
+        for (uint32_t id : kRuntimeLaunch)
+            cuptiEnableCallback(flag, sub, CUPTI_CB_DOMAIN_RUNTIME_API, id);
+        for (uint32_t id : kDriverLaunch)
+            cuptiEnableCallback(flag, sub, CUPTI_CB_DOMAIN_DRIVER_API, id);
+    }
+}
+
+Status CuptiTracer::beginDetection(StepRule rule, const std::string&, std::string* otherClient)
+{
+    if (m_subscriber)
+        return Status::error("step detection already running");
+    char oldName[128] = {};
+    CUpti_SubscriberParams params {};
+    params.structSize = CUpti_SubscriberParams_STRUCT_SIZE;
+    params.subscriberName = "gapscope";
+    params.oldSubscriberName = oldName;
+    params.oldSubscriberSize = sizeof(oldName);
+    CUpti_SubscriberHandle sub = nullptr;
+    const CUptiResult r = cuptiSubscribe_v2(&sub, onCallback, nullptr, &params);
+    if (r == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED) {
+        if (otherClient)
+            *otherClient = oldName[0] ? oldName : "another CUPTI client (torch.profiler, Nsight Systems, ...)";
+        return Status::error("CUPTI is in use by " + std::string(oldName[0] ? oldName : "another client"));
+    }
+    if (r != CUPTI_SUCCESS)
+        return Status::error("cuptiSubscribe failed: " + cuptiError(r));
+    m_subscriber = sub;
+    m_rule = rule;
+    g_rule.store(rule, std::memory_order_relaxed);
+    enableCallbacks(true);
+    return Status::ok();
+}
+
+void CuptiTracer::endDetection()
+{
+    if (!m_subscriber)
+        return;
+    enableCallbacks(false);
+    cuptiUnsubscribe(static_cast<CUpti_SubscriberHandle>(m_subscriber));
+    m_subscriber = nullptr;
+}
+
+Status CuptiTracer::startRecording(const pb::CaptureSettings& s)
+{
+    if (m_recording)
+        return Status::ok();
+    if (m_layout == CuptiLayout::Unknown)
+        return Status::error("CUPTI API version " + std::to_string(m_version)
+            + " has no known record layout (known: " + knownCuptiVersions() + ")");
+    const bool all = !s.kernels() && !s.memory_ops() && !s.runtime_api() && !s.synchronization();
+    CUptiResult r = cuptiActivityRegisterCallbacks(onBufferRequested, onBufferCompleted);
+    if (r != CUPTI_SUCCESS)
+        return Status::error("cuptiActivityRegisterCallbacks: " + cuptiError(r));
+    cuptiSetThreadIdType(CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM);
+    std::vector<CUpti_ActivityKind> kinds;
+    if (all || s.kernels())
+        kinds.push_back(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
+    if (all || s.memory_ops()) {
+        kinds.push_back(CUPTI_ACTIVITY_KIND_MEMCPY);
+        kinds.push_back(CUPTI_ACTIVITY_KIND_MEMSET);
+    }
+    if (all || s.synchronization())
+        kinds.push_back(CUPTI_ACTIVITY_KIND_SYNCHRONIZATION);
+    m_kinds.clear();
+    for (CUpti_ActivityKind k : kinds) {
+        r = cuptiActivityEnable(k);
+        if (r != CUPTI_SUCCESS) {
+            stopRecording();
+            return Status::error("cuptiActivityEnable(" + std::to_string(int(k)) + "): " + cuptiError(r));
+        }
+        m_kinds.push_back(int(k));
+    }
+    m_recording = true;
+    if (all || s.runtime_api())
+        toggleApis(true);
+    return Status::ok();
+}
+
+void CuptiTracer::flush()
+{
+    cuptiActivityFlushAll(0);
+}
+
+void CuptiTracer::stopRecording()
+{
+    if (!m_recording)
+        return;
+    toggleApis(false);
+    for (int k : m_kinds)
+        cuptiActivityDisable(CUpti_ActivityKind(k));
+    m_kinds.clear();
+    cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+    m_recording = false;
+}
+
+void CuptiTracer::forEachRecord(const uint8_t* buffer, size_t validSize, const std::function<void(const void*)>& fn)
+{
+    CUpti_Activity* record = nullptr;
+    auto* data = const_cast<uint8_t*>(buffer);
+    while (cuptiActivityGetNextRecord(data, validSize, &record) == CUPTI_SUCCESS)
+        fn(record);
+}
+
+std::string CuptiTracer::apiName(uint8_t domain, uint32_t cbid)
+{
+    const char* name = nullptr;
+    if (cuptiGetCallbackName(domain ? CUPTI_CB_DOMAIN_DRIVER_API : CUPTI_CB_DOMAIN_RUNTIME_API, cbid, &name)
+            != CUPTI_SUCCESS
+        || !name)
+        return {};
+    std::string s(name);
+    // "cudaLaunchKernel_v7000" -> "cudaLaunchKernel"
+    const auto v = s.rfind("_v");
+    if (v != std::string::npos && v + 2 < s.size() && std::all_of(s.begin() + long(v) + 2, s.end(), [](char c) {
+            return std::isdigit(static_cast<unsigned char>(c));
+        }))
+        s.erase(v);
+    return s;
+}
+
+} // namespace gapscope::capture::inject

@@ -1,0 +1,56 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+
+// CuptiTracer: the real Tracer, on CUPTI's callback and activity APIs.
+//
+// Detection (armed, not recording): holds the single CUPTI subscriber (so another client is
+// detected instead of silently broken: cuptiSubscribe_v2 names it) and enables API-entry callbacks
+// only for what the step rule needs: cudaGraphLaunch / cuGraphLaunch (graph rule) or the kernel
+// launch APIs (anchor rule; the callback queues the launch's symbol, matching happens later on the
+// library's thread). NVTX and time rules enable no callback at all.
+// Recording: registers the buffer callbacks of Channels' pool and enables CONCURRENT_KERNEL,
+// MEMCPY, MEMSET, SYNCHRONIZATION and a selected set of runtime/driver APIs (launches, copies,
+// syncs: enough for launch -> start correlation without tracing every cudaGetDevice).
+// Everything is disabled again at stopRecording(); the subscriber is released at endDetection().
+//
+// Threading: methods on the library's thread; the static callbacks run on application/CUPTI
+// threads and only push to Channels (never block, never throw).
+
+#include "capture/inject/channels.h"
+#include "capture/inject/tracer.h"
+
+#include <vector>
+
+namespace gapscope::capture::inject {
+
+class CuptiTracer : public Tracer {
+public:
+    explicit CuptiTracer(Channels& channels);
+    ~CuptiTracer() override;
+
+    CuptiLayout layout() const override { return m_layout; }
+    uint32_t cuptiVersion() const override { return m_version; }
+    Status beginDetection(StepRule rule, const std::string& anchorPattern, std::string* otherClient) override;
+    void endDetection() override;
+    Status startRecording(const pb::CaptureSettings& settings) override;
+    void flush() override;
+    void stopRecording() override;
+    void forEachRecord(const uint8_t* buffer, size_t validSize, const std::function<void(const void*)>& fn) override;
+    std::string apiName(uint8_t domain, uint32_t cbid) override;
+
+    // Launch/copy/sync APIs recorded as API activity (runtime and driver callback ids).
+    static const std::vector<uint32_t>& runtimeApis();
+    static const std::vector<uint32_t>& driverApis();
+
+private:
+    void enableCallbacks(bool on);
+
+    uint32_t m_version = 0;
+    CuptiLayout m_layout = CuptiLayout::Unknown;
+    void* m_subscriber = nullptr; // CUpti_SubscriberHandle
+    StepRule m_rule = StepRule::Graph;
+    bool m_recording = false;
+    std::vector<int> m_kinds; // enabled CUpti_ActivityKind values
+};
+
+} // namespace gapscope::capture::inject

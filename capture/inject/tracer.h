@@ -1,0 +1,51 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+
+// Tracer: what the rank session asks of the profiling backend. CuptiTracer is the real one (CUPTI
+// callback + activity APIs); tests drive the session with a fake that writes hand-built CUPTI
+// records into the same Channels, so the session logic runs unchanged here and on the GPU.
+//
+// Threading: every method is called from the injection library's own thread.
+
+#include "capture/inject/activityconverter.h"
+#include "model/format/trace.pb.h"
+#include "model/status.h"
+
+#include <cstdint>
+#include <functional>
+#include <string>
+
+namespace gapscope::capture::inject {
+
+enum class StepRule : uint8_t { Graph, Nvtx, Anchor, Time };
+
+StepRule parseStepRule(const std::string& text); // "graph", "nvtx", "anchor", "time"/"duration"; "" and "auto" -> Graph
+const char* toString(StepRule rule);
+
+class Tracer {
+public:
+    virtual ~Tracer() = default;
+
+    // CUPTI layout of the running CUPTI (Unknown: capture refused).
+    virtual CuptiLayout layout() const = 0;
+    virtual uint32_t cuptiVersion() const = 0;
+
+    // Take the CUPTI subscriber and switch on host-side step detection for `rule` (cheap callbacks
+    // only, no activity records). Fails when another CUPTI client holds CUPTI (`otherClient` names it).
+    virtual Status beginDetection(StepRule rule, const std::string& anchorPattern, std::string* otherClient) = 0;
+    // Release the subscriber; no callback stays enabled.
+    virtual void endDetection() = 0;
+
+    // Enable activity records for the kinds in `settings` into the buffer pool of Channels.
+    virtual Status startRecording(const pb::CaptureSettings& settings) = 0;
+    // Hand completed buffers to the pool (cuptiActivityFlushAll(0)).
+    virtual void flush() = 0;
+    // Disable every activity kind and force out what is left.
+    virtual void stopRecording() = 0;
+
+    // Records of one completed buffer, in order.
+    virtual void forEachRecord(const uint8_t* buffer, size_t validSize, const std::function<void(const void*)>& fn) = 0;
+    virtual std::string apiName(uint8_t domain, uint32_t cbid) = 0;
+};
+
+} // namespace gapscope::capture::inject

@@ -1,0 +1,345 @@
+// SPDX-License-Identifier: MIT
+// The rank side of the protocol against the probe agent over a real Unix socket, with a fake
+// tracer that writes hand-built CUpti_ActivityKernel10 records into the real buffer pool: a whole
+// capture (alignment, window, per-step kernels, evidence), agent death mid-capture (disarm),
+// another CUPTI client, a missed start, and no agent at all.
+#include "capture/inject/agentlink.h"
+#include "capture/inject/channels.h"
+#include "capture/inject/nvtxhooks.h"
+#include "capture/inject/ranksession.h"
+#include "probeagent.h"
+
+#include <cupti_activity.h>
+
+#include <QTemporaryDir>
+#include <QtTest>
+#include <atomic>
+#include <cstring>
+#include <mutex>
+#include <thread>
+
+using namespace gapscope;
+using namespace gapscope::capture;
+using namespace gapscope::capture::inject;
+
+namespace {
+
+const char* kName = "_Z10decodeStepv";
+
+class FakeTracer : public Tracer {
+public:
+    std::atomic<bool> detecting { false }, recording { false };
+    std::atomic<int> stops { 0 }, ends { 0 };
+    std::string failWith;
+
+    CuptiLayout layout() const override { return CuptiLayout::Cuda130; }
+    uint32_t cuptiVersion() const override { return 130001; }
+    Status beginDetection(StepRule, const std::string&, std::string* other) override
+    {
+        if (!failWith.empty()) {
+            *other = failWith;
+            return Status::error("CUPTI is in use by " + failWith);
+        }
+        detecting = true;
+        return Status::ok();
+    }
+    void endDetection() override
+    {
+        if (detecting.exchange(false))
+            ++ends;
+    }
+    Status startRecording(const pb::CaptureSettings&) override
+    {
+        recording = true;
+        return Status::ok();
+    }
+    void stopRecording() override
+    {
+        if (recording.exchange(false))
+            ++stops;
+        flush();
+    }
+    void flush() override
+    {
+        std::lock_guard<std::mutex> lock(m_mutex);
+        BufferPool* pool = channels().pool.load();
+        size_t i = 0;
+        while (i < m_queued.size()) {
+            uint8_t* buf = nullptr;
+            size_t size = 0;
+            if (!pool->acquire(&buf, &size))
+                break;
+            size_t used = 0;
+            for (; i < m_queued.size() && used + sizeof(CUpti_ActivityKernel10) <= size; ++i) {
+                std::memcpy(buf + used, &m_queued[i], sizeof(CUpti_ActivityKernel10));
+                used += sizeof(CUpti_ActivityKernel10);
+            }
+            pool->complete(buf, used);
+        }
+        m_queued.clear();
+    }
+    void forEachRecord(const uint8_t* buffer, size_t valid, const std::function<void(const void*)>& fn) override
+    {
+        for (size_t at = 0; at + sizeof(CUpti_ActivityKernel10) <= valid; at += sizeof(CUpti_ActivityKernel10))
+            fn(buffer + at);
+    }
+    std::string apiName(uint8_t, uint32_t) override { return "cudaLaunchKernel"; }
+
+    // What CUPTI would record for a kernel (only while activity is on).
+    void emitKernel(uint32_t corr, int64_t start, int64_t end)
+    {
+        if (!recording)
+            return;
+        CUpti_ActivityKernel10 k;
+        std::memset(&k, 0, sizeof(k));
+        k.kind = CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL;
+        k.start = uint64_t(start);
+        k.end = uint64_t(end);
+        k.correlationId = corr;
+        k.streamId = 7;
+        k.gridX = k.gridY = k.gridZ = 1;
+        k.blockX = 128;
+        k.blockY = k.blockZ = 1;
+        k.name = kName;
+        k.graphId = 1;
+        std::lock_guard<std::mutex> lock(m_mutex);
+        m_queued.push_back(k);
+    }
+
+private:
+    std::mutex m_mutex;
+    std::vector<CUpti_ActivityKernel10> m_queued;
+};
+
+// A decode loop: one "graph launch" every 3 ms with five kernels.
+class Workload {
+public:
+    explicit Workload(FakeTracer& t)
+        : m_tracer(t)
+        , m_thread([this] { run(); })
+    {
+    }
+    ~Workload()
+    {
+        m_stop = true;
+        m_thread.join();
+    }
+
+private:
+    void run()
+    {
+        uint32_t corr = 1000;
+        while (!m_stop) {
+            corr += 100;
+            const int64_t now = nowRealtimeNs();
+            if (m_tracer.detecting) {
+                StepMarker m;
+                m.time = now;
+                m.correlation = corr;
+                m.source = MarkerSource::GraphLaunch;
+                channels().pushMarker(m);
+            }
+            for (uint32_t k = 1; k <= 5; ++k)
+                m_tracer.emitKernel(corr + k, now + 100000 * k, now + 100000 * k + 50000);
+            std::this_thread::sleep_for(std::chrono::milliseconds(3));
+        }
+    }
+    FakeTracer& m_tracer;
+    std::atomic<bool> m_stop { false };
+    std::thread m_thread;
+};
+
+struct Rank {
+    FakeTracer tracer;
+    std::atomic<bool> stop { false };
+    std::string ended;
+    std::atomic<bool> finished { false };
+    std::thread thread;
+
+    void start(const std::string& socket)
+    {
+        thread = std::thread([this, socket] {
+            RankSession session(channels(), tracer, [] {
+                RankIdentity id;
+                id.rank = 0;
+                id.worldSize = 1;
+                id.pid = 4242;
+                id.host = "testhost";
+                id.gpu.set_uuid("GPU-test");
+                return id;
+            });
+            AgentLink link;
+            if (Status s = link.connect(socket); !s) {
+                ended = s.message();
+            } else {
+                ended = session.serve(link, stop);
+            }
+            finished = true;
+        });
+    }
+    ~Rank()
+    {
+        stop = true;
+        if (thread.joinable())
+            thread.join();
+    }
+};
+
+template <typename F> bool pumpUntil(probe::ProbeAgent& agent, F done, int ms = 5000)
+{
+    const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(ms);
+    while (std::chrono::steady_clock::now() < until) {
+        agent.pump(5);
+        if (done())
+            return true;
+    }
+    return false;
+}
+
+pb::CaptureSettings settings(uint32_t steps)
+{
+    pb::CaptureSettings s;
+    s.set_steps(steps);
+    s.set_step_rule("graph");
+    return s;
+}
+
+} // namespace
+
+class TstRankSession : public QObject {
+    Q_OBJECT
+private slots:
+    void wholeCapture()
+    {
+        QTemporaryDir dir;
+        const std::string path = dir.filePath("agent.sock").toStdString();
+        probe::ProbeAgent agent;
+        QVERIFY(agent.listen(path));
+        Rank rank;
+        rank.start(path);
+        QVERIFY(pumpUntil(agent, [&] { return agent.rankCount() == 1; }));
+        QCOMPARE(agent.ranks()[0]->reg.gpu().uuid(), std::string("GPU-test"));
+        QCOMPARE(agent.ranks()[0]->reg.pid(), 4242u);
+        agent.arm(1, settings(4), 5);
+        QVERIFY(pumpUntil(agent, [&] { return agent.allArmed(); }));
+        QCOMPARE(agent.ranks()[0]->armed.error(), wire::ARM_OK);
+        QVERIFY(rank.tracer.detecting);
+        QVERIFY(!rank.tracer.recording); // detection only until StartRecording
+        Workload load(rank.tracer);
+        QVERIFY(pumpUntil(agent, [&] { return agent.tryPlan(20000000) || agent.plan() > 0; }));
+        QVERIFY(pumpUntil(agent, [&] { return agent.allDone(); }));
+        QVERIFY(!rank.tracer.recording); // activity off as soon as the window is complete
+        agent.finishStats();
+        probe::ProbeAgent::Rank& r = *agent.ranks()[0];
+        QCOMPARE(r.doneMsg.steps_recorded(), 4u);
+        QCOMPARE(r.steps.size(), size_t(4));
+        uint64_t expect = r.startLocal;
+        for (const auto& [index, s] : r.steps) {
+            QCOMPARE(index, expect++);
+            QCOMPARE(s.kernels, 5u);
+            QCOMPARE(s.kernelNs, uint64_t(5 * 50000));
+        }
+        QCOMPARE(r.kernels.size(), size_t(20)); // nothing outside the window
+        QCOMPARE(r.kernelNames.begin()->first, std::string("decodeStep()"));
+        QVERIFY(r.doneMsg.overhead().steps_before() >= 2);
+        QVERIFY(r.doneMsg.overhead().step_ms_median_before() > 2.5);
+        QVERIFY(r.doneMsg.overhead().steps_during() >= 3);
+        QVERIFY(r.doneMsg.overhead().arm_latency_ms() >= 0);
+        bool activity = false;
+        for (const auto& c : r.doneMsg.counters())
+            activity = activity || (c.name() == "activity_records" && c.value() >= 20);
+        QVERIFY(activity);
+        QVERIFY(agent.errors().empty());
+        agent.disarm();
+        QVERIFY(pumpUntil(agent, [&] { return r.disarmed; }));
+        QVERIFY(!rank.tracer.detecting);
+        QCOMPARE(channels().nvtxMode.load(), 0);
+        QCOMPARE(channels().pool.load()->inUse(), size_t(0)); // every buffer came back
+    }
+
+    void agentDeathDisarms()
+    {
+        QTemporaryDir dir;
+        const std::string path = dir.filePath("agent.sock").toStdString();
+        probe::ProbeAgent agent;
+        QVERIFY(agent.listen(path));
+        Rank rank;
+        rank.start(path);
+        QVERIFY(pumpUntil(agent, [&] { return agent.rankCount() == 1; }));
+        agent.arm(2, settings(100000), 5);
+        QVERIFY(pumpUntil(agent, [&] { return agent.allArmed(); }));
+        Workload load(rank.tracer);
+        QVERIFY(pumpUntil(agent, [&] { return agent.tryPlan(20000000) || agent.plan() > 0; }));
+        QVERIFY(pumpUntil(agent, [&] { return agent.ranks()[0]->recordingBoundaries > 2; }));
+        QVERIFY(rank.tracer.recording);
+        agent.dropConnections(); // the agent dies mid-capture
+        for (int i = 0; i < 200 && !rank.finished; ++i)
+            std::this_thread::sleep_for(std::chrono::milliseconds(10));
+        QVERIFY(rank.finished);
+        QVERIFY(!rank.ended.empty());
+        QVERIFY(!rank.tracer.recording);
+        QVERIFY(!rank.tracer.detecting);
+        QCOMPARE(channels().nvtxMode.load(), 0);
+        QVERIFY(!channels().ncclRecording.load());
+    }
+
+    void otherCuptiClientIsReported()
+    {
+        QTemporaryDir dir;
+        const std::string path = dir.filePath("agent.sock").toStdString();
+        probe::ProbeAgent agent;
+        QVERIFY(agent.listen(path));
+        Rank rank;
+        rank.tracer.failWith = "CUPTI for Nsight Systems";
+        rank.start(path);
+        QVERIFY(pumpUntil(agent, [&] { return agent.rankCount() == 1; }));
+        agent.arm(3, settings(5));
+        QVERIFY(pumpUntil(agent, [&] { return agent.allArmed(); }));
+        const auto& armed = agent.ranks()[0]->armed;
+        QCOMPARE(armed.error(), wire::ARM_CUPTI_UNAVAILABLE);
+        QCOMPARE(armed.other_cupti_client(), std::string("CUPTI for Nsight Systems"));
+        QVERIFY(!rank.tracer.detecting);
+        // The session stays usable: the agent may try again once the other client is gone.
+        rank.tracer.failWith.clear();
+        agent.arm(4, settings(5));
+        QVERIFY(pumpUntil(agent, [&] { return agent.allArmed(); }));
+        QCOMPARE(agent.ranks()[0]->armed.error(), wire::ARM_OK);
+    }
+
+    void missedStartIsAnswered()
+    {
+        QTemporaryDir dir;
+        const std::string path = dir.filePath("agent.sock").toStdString();
+        probe::ProbeAgent agent;
+        QVERIFY(agent.listen(path));
+        Rank rank;
+        rank.start(path);
+        QVERIFY(pumpUntil(agent, [&] { return agent.rankCount() == 1; }));
+        agent.arm(5, settings(3), 5);
+        QVERIFY(pumpUntil(agent, [&] { return agent.allArmed(); }));
+        Workload load(rank.tracer);
+        QVERIFY(pumpUntil(agent, [&] { return agent.ranks()[0]->boundaries.size() >= 3; }));
+        agent.sendStart(0, 3); // step 0 is long gone
+        QVERIFY(pumpUntil(agent, [&] { return agent.anyMissed(); }));
+        // A proper plan afterwards still records.
+        QVERIFY(pumpUntil(agent, [&] { return agent.tryPlan(20000000); }));
+        QVERIFY(pumpUntil(agent, [&] { return agent.allDone(); }));
+        agent.finishStats();
+        QCOMPARE(agent.ranks()[0]->doneMsg.steps_recorded(), 3u);
+    }
+
+    void noAgentStaysQuiet()
+    {
+        QTemporaryDir dir;
+        AgentLink link;
+        const Status s = link.connect(dir.filePath("nobody.sock").toStdString());
+        QVERIFY(!s);
+        QVERIFY(!s.message().empty());
+        QVERIFY(!link.connected());
+        wire::RankToAgent msg;
+        QVERIFY(!link.send(msg)); // nothing queued without a connection
+    }
+};
+
+QTEST_GUILESS_MAIN(TstRankSession)
+#include "tst_ranksession.moc"

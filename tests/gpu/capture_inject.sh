@@ -1,0 +1,100 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# libgapscope-inject.so on two GPUs: tests/gpu/capture_inject.sh BUILD_DIR OUTDIR
+#
+# Without gapscope-agent: inject_probe (tests/capture/inject) plays the agent, and the workload
+# (tests/gpu/workloads/tp_decode.py, a 2-process torch.distributed NCCL decode loop) asks it for
+# captures between its own timed phases. Checks: the library loads through CUDA_INJECTION64_PATH
+# in torch processes, both ranks register and record the same steps, per-step kernel counts are
+# equal across steps and match torch.profiler's on the same loop, GPU times sit after their host
+# launches (one clock), the NVTX rule, the NCCL plugin, another CUPTI client is refused and
+# reported while torch.profiler keeps working, a 10,000-step capture keeps rank memory flat, and
+# step-time overhead (not injected / injected idle / capturing / torch.profiler), eager and graph.
+#
+# Binaries: $INJECT_CARRY/{libgapscope-inject.so,inject_probe} when given and loadable, else built
+# in BUILD_DIR (cmake --preset gpu). Rows `check | measured | target | PASS/FAIL` go to
+# OUTDIR/table.txt; logs and JSON under OUTDIR/inject.
+set -uo pipefail
+BUILD=${1:-build/gpu}
+OUTDIR=${2:?usage: capture_inject.sh BUILD_DIR OUTDIR}
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+W=$ROOT/tests/gpu/workloads
+export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1 PYTHONUNBUFFERED=1
+LOG=$OUTDIR/inject
+mkdir -p "$LOG/runs"
+TABLE=$OUTDIR/table.txt
+touch "$TABLE"
+STEPS_PHASES=${INJECT_QUICK:+quick}
+
+LIB="" PROBE=""
+if [ -n "${INJECT_CARRY:-}" ] && [ -f "$INJECT_CARRY/libgapscope-inject.so" ] && [ -x "$INJECT_CARRY/inject_probe" ]; then
+  if python3 -c "import ctypes,sys; ctypes.CDLL(sys.argv[1])" "$INJECT_CARRY/libgapscope-inject.so" 2>>"$LOG/build.log" \
+     && { "$INJECT_CARRY/inject_probe" >/dev/null 2>&1; [ $? -eq 2 ]; }; then
+    LIB=$(readlink -f "$INJECT_CARRY/libgapscope-inject.so"); PROBE=$(readlink -f "$INJECT_CARRY/inject_probe")
+    echo "using carried binaries" >>"$LOG/build.log"
+  fi
+fi
+if [ -z "$LIB" ]; then
+  start=$(date +%s)
+  (cd "$ROOT" && { [ -f "$BUILD/build.ninja" ] || cmake --preset gpu -B "$BUILD"; } \
+     && cmake --build "$BUILD" --target gapscope-inject inject_probe -j16) >>"$LOG/build.log" 2>&1
+  echo "build: $(( $(date +%s) - start )) s" >>"$LOG/build.log"
+  LIB=$(readlink -f "$BUILD/capture/inject/libgapscope-inject.so" 2>/dev/null || true)
+  PROBE=$(readlink -f "$BUILD/tests/capture/inject/inject_probe" 2>/dev/null || true)
+fi
+if [ ! -f "$LIB" ] || [ ! -x "$PROBE" ]; then
+  echo "inject: build | failed (see inject/build.log) | builds | FAIL" >>"$TABLE"
+  tail -30 "$LOG/build.log"
+  exit 1
+fi
+
+{
+  nvidia-smi -L; nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv
+  python3 -c "import torch; print('torch', torch.__version__, 'cuda', torch.version.cuda, 'nccl', torch.cuda.nccl.version())"
+  TL=$(python3 -c "import torch,os; print(os.path.join(os.path.dirname(torch.__file__), 'lib'))")
+  echo "protobuf symbols exported by torch libs: $(nm -D --defined-only "$TL"/libtorch_cpu.so 2>/dev/null | grep -c _ZN6google8protobuf)"
+  echo "libcupti used by torch: $(ldd "$TL"/libtorch_cuda.so 2>/dev/null | grep cupti)"
+  echo "inject: $LIB"; ldd "$LIB"
+} >"$LOG/env.txt" 2>&1
+
+SOCK=/tmp/gapscope-inject-test/agent.sock
+CTRL=$LOG/control
+rm -rf "$CTRL" /tmp/gapscope-inject-test; mkdir -p "$CTRL" /tmp/gapscope-inject-test; chmod 700 /tmp/gapscope-inject-test
+"$PROBE" --socket "$SOCK" --control "$CTRL" --timeout 900 >"$LOG/probe.log" 2>&1 &
+PROBE_PID=$!
+
+port=29611
+run() { # tag mode injected phases [extra args...]
+  local tag=$1 mode=$2 inj=$3 phases=$4; shift 4
+  local envs=()
+  if [ "$inj" = 1 ]; then
+    envs=(CUDA_INJECTION64_PATH="$LIB" NVTX_INJECTION64_PATH="$LIB" NCCL_PROFILER_PLUGIN="$LIB"
+          GAPSCOPE_AGENT_SOCKET="$SOCK" GAPSCOPE_INJECT_LOG=1)
+  fi
+  port=$((port + 1))
+  local t0=$(date +%s)
+  env "${envs[@]}" timeout 240 python3 -m torch.distributed.run --nproc_per_node 2 --master_port $port \
+    "$W/tp_decode.py" --mode "$mode" --phases "$phases" --control "$CTRL" --out "$LOG/runs" --tag "$tag" "$@" \
+    >"$LOG/$tag.log" 2>&1
+  echo "$tag: rc $? in $(( $(date +%s) - t0 )) s" | tee -a "$LOG/runs.txt"
+}
+
+# Graph mode: steps by CUDA graph launch. Eager mode: steps by the NVTX range around each step
+# (both eager runs carry the range, so the comparison stays fair); after torch.profiler the eager
+# run captures by anchor kernel (the step's one argmax).
+run graph-inj graph 1 "warm:30,idle:300,capture:20:20,capture:300:340,profile:20,profile:300:noexport,capture:20:20,profcap:0"
+run graph-base graph 0 "warm:30,idle:300"
+run eager-inj eager 1 "warm:30,idle:300,capture:20:20,capture:300:340,profile:20,profile:300:noexport,capture:20:20:anchor:ArgMax,profcap:0" --nvtx
+run eager-base eager 0 "warm:30,idle:300" --nvtx
+SMALL=(--layers 4 --hidden 2048 --ffn 8192 --heads 16 --context 1024 --nvtx)
+run small-long graph 1 "warm:50,capture:20:20:nvtx,capture:0:10000" "${SMALL[@]}"
+
+touch "$CTRL/quit"
+sleep 1
+kill "$PROBE_PID" 2>/dev/null
+wait "$PROBE_PID" 2>/dev/null
+cp "$CTRL"/*.json "$LOG/" 2>/dev/null
+
+python3 "$W/capture_report.py" --log "$LOG" --table "$TABLE" --bench "$LOG/bench.json" 2>&1 | tee "$LOG/report.txt"
+echo
+cat "$TABLE"
