@@ -1,0 +1,336 @@
+// SPDX-License-Identifier: MIT
+// gapscope-cli capture: arm every rank through the agent(s), show progress, write the .gapscope file
+// as the merged stream arrives (client-side writing: works through an SSH tunnel without a shared
+// file system). When an agent cut this client's stream (too slow), the agent's own complete file is
+// fetched afterwards instead. Reports other CUPTI clients, losses and the arm latency at the end.
+#include "args.h"
+#include "command.h"
+
+#include <iostream>
+
+#ifdef GAPSCOPE_HAVE_CAPTURE_CLIENT
+#include "capture/agent/client/chunkremapper.h"
+#include "capture/agent/client/encodersink.h"
+#include "capture/agent/client/livecapture.h"
+#include "capture/protocol/tokenauth.h"
+#include "model/format/tracewriter.h"
+
+#include <atomic>
+#include <csignal>
+#include <cstdio>
+#include <memory>
+#include <set>
+#include <sstream>
+#include <unistd.h>
+
+namespace gapscope::cli {
+namespace {
+
+std::atomic<bool> g_stop { false };
+void onInterrupt(int) { g_stop = true; }
+
+// "nvtx:PATTERN", "anchor:PATTERN", "graph", "auto".
+bool parseStepRule(const std::string& s, pb::CaptureSettings& out)
+{
+    const auto colon = s.find(':');
+    const std::string rule = s.substr(0, colon);
+    const std::string pattern = colon == std::string::npos ? "" : s.substr(colon + 1);
+    if ((rule == "nvtx" || rule == "anchor") && !pattern.empty()) {
+        out.set_step_rule(rule);
+        out.set_step_pattern(pattern);
+        return true;
+    }
+    if ((rule == "graph" || rule == "auto") && colon == std::string::npos) {
+        out.set_step_rule(rule);
+        return true;
+    }
+    return false;
+}
+
+bool parseRecord(const std::string& list, pb::CaptureSettings& out, std::string& bad)
+{
+    std::stringstream ss(list);
+    std::string item;
+    while (std::getline(ss, item, ',')) {
+        if (item == "kernels")
+            out.set_kernels(true);
+        else if (item == "memops")
+            out.set_memory_ops(true);
+        else if (item == "api")
+            out.set_runtime_api(true);
+        else if (item == "sync")
+            out.set_synchronization(true);
+        else if (item == "nvtx")
+            out.set_nvtx(true);
+        else if (item == "nccl")
+            out.set_nccl(true);
+        else {
+            bad = item;
+            return false;
+        }
+    }
+    return true;
+}
+
+std::string human(double v)
+{
+    char b[32];
+    if (v >= 1e9)
+        std::snprintf(b, sizeof b, "%.2fG", v / 1e9);
+    else if (v >= 1e6)
+        std::snprintf(b, sizeof b, "%.2fM", v / 1e6);
+    else if (v >= 1e3)
+        std::snprintf(b, sizeof b, "%.1fk", v / 1e3);
+    else
+        std::snprintf(b, sizeof b, "%.0f", v);
+    return b;
+}
+
+// Writes the merged stream into the output file and prints progress.
+class FileListener final : public capture::LiveCapture::Listener {
+public:
+    FileListener(capture::LiveCapture& lc, std::string path, bool quiet)
+        : m_lc(lc)
+        , m_path(std::move(path))
+        , m_quiet(quiet)
+        , m_tty(::isatty(2))
+    {
+    }
+    Status status() const { return m_error; }
+    format::TraceWriter* writer() { return m_writer.get(); }
+    uint64_t events() const { return m_events; }
+
+    void started(size_t agent, const wire::CaptureStarted& m) override
+    {
+        if (!m_quiet)
+            std::cerr << "capture " << m.capture_id() << " started on " << m_lc.agents()[agent]->address << " ("
+                      << m.header().ranks_size() << " ranks)\n";
+    }
+    void chunk(const pb::Chunk& c) override
+    {
+        if (!m_writer && !open())
+            return;
+        m_events += capture::ChunkRemapper::eventCount(c);
+        capture::EncoderSink sink(m_writer->encoder());
+        if (Status s = m_remap->apply(c, sink); !s && m_error)
+            m_error = s;
+        if (Status s = m_writer->maybeFlush(); !s && m_error)
+            m_error = s;
+    }
+    void progress(size_t agent, const wire::Progress& p) override
+    {
+        if (m_quiet)
+            return;
+        uint64_t lost = 0;
+        for (const auto& c : p.counters())
+            if (c.severity() == "data_loss")
+                lost += c.value();
+        std::ostringstream line;
+        line << "[" << m_lc.agents()[agent]->address << "] " << p.phase() << "  step " << p.steps_done();
+        if (p.steps_total())
+            line << "/" << p.steps_total();
+        line << "  " << human(double(p.events())) << " events  " << p.elapsed_s() << " s";
+        if (lost)
+            line << "  lost " << lost;
+        std::cerr << (m_tty ? "\r" : "") << line.str() << (m_tty ? "\033[K" : "\n") << std::flush;
+    }
+    void streamCut(size_t agent, const wire::StreamCut& m) override
+    {
+        std::cerr << (m_tty ? "\n" : "") << "warning: " << m_lc.agents()[agent]->address << " cut the live stream: "
+                  << m.reason() << "\n";
+    }
+    void done(size_t agent, const wire::CaptureDone& d) override
+    {
+        if (m_tty && !m_quiet)
+            std::cerr << "\n";
+        if (!d.ok())
+            std::cerr << "error: " << m_lc.agents()[agent]->address << ": capture failed: " << d.error() << "\n";
+    }
+    void error(size_t, const std::string& message) override { std::cerr << "error: " << message << "\n"; }
+
+private:
+    bool open()
+    {
+        auto w = format::TraceWriter::create(m_path, m_lc.mergedHeader(false));
+        if (!w) {
+            m_error = w.status();
+            return false;
+        }
+        m_writer = std::move(*w);
+        m_remap = std::make_unique<capture::ChunkRemapper>(m_writer->encoder());
+        return true;
+    }
+
+    capture::LiveCapture& m_lc;
+    std::string m_path;
+    bool m_quiet, m_tty;
+    std::unique_ptr<format::TraceWriter> m_writer;
+    std::unique_ptr<capture::ChunkRemapper> m_remap;
+    uint64_t m_events = 0;
+    Status m_error;
+};
+
+void report(const capture::LiveCapture& lc, const pb::FileHeader& h, const std::string& out, uint64_t events)
+{
+    std::set<std::string> steps;
+    std::cout << "wrote " << out << ": " << events << " events, " << h.ranks_size() << " ranks";
+    if (h.capture().steps())
+        std::cout << ", " << h.capture().steps() << " steps";
+    std::cout << "\n";
+    for (const auto& a : lc.agents()) {
+        std::cout << "agent " << a->address << ": capture " << a->captureId << ", arm latency "
+                  << a->doneMsg.arm_latency_ms() << " ms, agent file " << a->doneMsg.output_path();
+        if (lc.agents().size() > 1)
+            std::cout << ", clock offset " << a->shiftNs << " ns (+/- " << a->offsetErrorNs << " ns)";
+        std::cout << "\n";
+    }
+    for (const auto& r : h.ranks()) {
+        if (!r.other_cupti_client().empty())
+            std::cout << "warning: rank " << r.rank() << ": another CUPTI client is active: " << r.other_cupti_client()
+                      << " (torch.profiler / SGLang profiling and gapscope cannot record at the same time)\n";
+        const auto& o = r.overhead();
+        if (o.steps_before() && o.steps_during())
+            std::cout << "rank " << r.rank() << ": median step " << o.step_ms_median_before() << " ms before arming, "
+                      << o.step_ms_median_during() << " ms while capturing; arm latency " << o.arm_latency_ms()
+                      << " ms\n";
+    }
+    bool anyLoss = false;
+    for (const auto& c : h.counters())
+        if (c.value() > 0 && (c.severity() == "data_loss" || c.severity() == "error" || c.severity() == "warning")) {
+            std::cout << c.severity() << ": " << c.name() << (c.rank() >= 0 ? " (rank " + std::to_string(c.rank()) + ")" : "")
+                      << " = " << c.value() << (c.detail().empty() ? "" : ": " + c.detail()) << "\n";
+            anyLoss = anyLoss || c.severity() == "data_loss";
+        }
+    if (!anyLoss)
+        std::cout << "no data lost\n";
+}
+
+int runCapture(const std::vector<std::string>& args)
+{
+    ArgParser p("capture", "--steps N -o FILE",
+        "Capture decode steps of every rank through gapscope-agent and write them to a .gapscope file.");
+    std::vector<std::string> agents;
+    int64_t steps = 0, waitRanks = 0;
+    double duration = 0, armTimeout = 0;
+    std::string rule = "auto", tokenFile, out, record, agentName;
+    bool quiet = false, noStream = false;
+    p.multi("--agent", "ADDR", "agent host:port (default 127.0.0.1:7433); repeat for several hosts", agents);
+    p.option("--steps", "N", "decode steps to record (every rank starts and stops on the same step)", steps);
+    p.option("--step-rule", "RULE", "nvtx:PATTERN, graph, anchor:PATTERN or auto (default)", rule);
+    p.option("--duration", "S", "without --steps: record S seconds; with --steps: stop after S seconds at most",
+        duration);
+    p.option("--token-file", "F", "the agent's token (needed when it listens beyond loopback)", tokenFile);
+    p.option("--record", "LIST", "kernels,memops,api,sync,nvtx,nccl (default: all)", record);
+    p.option("--wait-ranks", "N", "wait until N ranks are registered before arming", waitRanks);
+    p.option("--arm-timeout", "S", "give up when the ranks do not align within S seconds", armTimeout);
+    p.option("--agent-output", "NAME", "file name of the agent's copy (in its output folder)", agentName);
+    p.flag("--no-stream", "do not stream; fetch the agent's file when the capture is done", noStream);
+    p.flag("--quiet", "no progress line", quiet);
+    p.option("-o", "--output", "FILE", "the .gapscope file to write", out);
+    p.setPositionals(0, 0);
+    if (int rc = p.parse(args); rc >= 0)
+        return rc;
+    if (out.empty())
+        return p.usageError("missing -o FILE");
+    if (steps <= 0 && duration <= 0)
+        return p.usageError("give --steps N (or --duration S for a time window)");
+    capture::LiveCaptureOptions lo;
+    if (!agents.empty())
+        lo.agents = agents;
+    if (!parseStepRule(rule, lo.settings))
+        return p.usageError("--step-rule must be nvtx:PATTERN, graph, anchor:PATTERN or auto (got '" + rule + "')");
+    std::string bad;
+    if (record.empty())
+        record = "kernels,memops,api,sync,nvtx,nccl";
+    if (!parseRecord(record, lo.settings, bad))
+        return p.usageError("--record: unknown kind '" + bad + "'");
+    if (!tokenFile.empty()) {
+        auto tok = capture::loadToken(tokenFile, false);
+        if (!tok) {
+            std::cerr << "gapscope-cli capture: " << tok.error() << "\n";
+            return kExitFailure;
+        }
+        lo.token = *tok;
+    }
+    lo.settings.set_steps(uint32_t(std::max<int64_t>(0, steps)));
+    lo.settings.set_duration_s(duration);
+    lo.stream = !noStream;
+    lo.armTimeoutS = armTimeout;
+    lo.waitForRanks = uint32_t(std::max<int64_t>(0, waitRanks));
+    lo.agentOutputName = agentName;
+    lo.clientName = "gapscope-cli";
+    lo.clientVersion = GAPSCOPE_VERSION;
+    return [&]() {
+        capture::LiveCapture lc(lo);
+        if (Status s = lc.connect(); !s) {
+            std::cerr << "gapscope-cli capture: " << s.message() << "\n";
+            return int(kExitFailure);
+        }
+        FileListener listener(lc, out, quiet);
+        std::signal(SIGINT, onInterrupt);
+        Status s = lc.start();
+        if (s)
+            s = lc.run(listener, &g_stop);
+        std::signal(SIGINT, SIG_DFL);
+        bool cut = false, ok = s.isOk();
+        for (const auto& a : lc.agents()) {
+            cut = cut || a->cut || noStream;
+            ok = ok && a->done && a->doneMsg.ok();
+        }
+        pb::FileHeader final = lc.mergedHeader(true);
+        uint64_t events = listener.events();
+        if (listener.writer()) {
+            if (Status fs = listener.writer()->finish(&final); !fs)
+                s = fs;
+        } else if (!cut) {
+            // Nothing streamed (empty capture): still leave a valid file behind.
+            auto w = format::TraceWriter::create(out, final);
+            if (w)
+                (void)(*w)->finish(&final);
+        }
+        if (cut) {
+            for (size_t i = 0; i < lc.agents().size(); ++i) {
+                if (!lc.agents()[i]->done)
+                    continue;
+                const std::string dest = lc.agents().size() == 1 ? out : out + "." + std::to_string(i) + ".gapscope";
+                if (Status fs = const_cast<capture::LiveCapture&>(lc).fetchFile(i, dest); !fs) {
+                    std::cerr << "gapscope-cli capture: fetching the agent's file failed: " << fs.message() << "\n";
+                    ok = false;
+                } else {
+                    events = lc.agents()[i]->doneMsg.events();
+                    std::cerr << "fetched the agent's complete file into " << dest << "\n";
+                }
+            }
+        }
+        if (!listener.status()) {
+            std::cerr << "gapscope-cli capture: " << out << ": " << listener.status().message() << "\n";
+            ok = false;
+        }
+        if (!s)
+            std::cerr << "gapscope-cli capture: " << s.message() << "\n";
+        report(lc, final, out, events);
+        return ok ? int(kExitOk) : int(kExitFailure);
+    }();
+}
+
+} // namespace
+} // namespace gapscope::cli
+
+GAPSCOPE_CLI_COMMAND(capture, "capture", "capture decode steps of every rank through gapscope-agent",
+    gapscope::cli::runCapture);
+
+#else
+
+namespace gapscope::cli {
+namespace {
+int runCaptureUnavailable(const std::vector<std::string>&)
+{
+    std::cerr << "gapscope-cli capture: this build has no capture client (capture/ was not built)\n";
+    return kExitFailure;
+}
+} // namespace
+} // namespace gapscope::cli
+
+GAPSCOPE_CLI_COMMAND(capture, "capture", "capture decode steps of every rank through gapscope-agent",
+    gapscope::cli::runCaptureUnavailable);
+#endif
