@@ -1,0 +1,183 @@
+// SPDX-License-Identifier: MIT
+#include "testtrace.h"
+
+#include "model/format/tracereader.h"
+#include "model/format/tracewriter.h"
+
+#include <tuple>
+
+namespace gapscope::capture::test {
+
+bool PlainEvent::operator<(const PlainEvent& o) const
+{
+    return std::tie(lane, start, name, dur) < std::tie(o.lane, o.start, o.name, o.dur);
+}
+
+bool PlainEvent::operator==(const PlainEvent& o) const
+{
+    return std::tie(lane, start, name, dur, rank) == std::tie(o.lane, o.start, o.name, o.dur, o.rank);
+}
+
+Status writeTestTrace(const std::string& path, int ranks, int steps, int kernels, int64_t stepNs, int64_t t0)
+{
+    pb::FileHeader h;
+    h.set_source("test");
+    h.set_clock_domain("CLOCK_REALTIME");
+    for (int r = 0; r < ranks; ++r) {
+        auto* ri = h.add_ranks();
+        ri->set_rank(uint32_t(r));
+        ri->set_world_size(uint32_t(ranks));
+        ri->set_host("testhost");
+        ri->set_gpu_uuid("GPU-test-" + std::to_string(r));
+        auto* g = h.add_gpus();
+        g->set_uuid(ri->gpu_uuid());
+        g->set_name("test GPU");
+    }
+    format::WriterOptions wo;
+    wo.eventsPerChunk = 4096;
+    auto w = format::TraceWriter::create(path, h, wo);
+    if (!w)
+        return w.status();
+    auto& enc = (*w)->encoder();
+    for (int s = 0; s < steps; ++s)
+        for (int r = 0; r < ranks; ++r) {
+            pb::LaneDef l;
+            l.set_kind(pb::LANE_GPU_STREAM);
+            l.set_rank(uint32_t(r));
+            l.set_host("testhost");
+            l.set_stream(7);
+            l.set_name("stream 7");
+            const uint32_t lane = enc.lane(l);
+            const int64_t start = t0 + s * stepNs + r * 1000;
+            for (int k = 0; k < kernels; ++k)
+                enc.addKernel(lane, start + k * (stepNs / kernels), uint64_t(stepNs / kernels / 2),
+                    enc.internString("kernel_" + std::to_string(k % 37)), uint32_t(s * kernels + k + 1), 0);
+            enc.addStep(uint32_t(r), uint32_t(s), start, uint64_t(stepNs - 2000), pb::STEP_FILE);
+            if (Status st = (*w)->maybeFlush(); !st)
+                return st;
+        }
+    return (*w)->finish();
+}
+
+namespace {
+struct Collect : format::ChunkDecoder::Visitor {
+    const format::ChunkDecoder* dec;
+    Decoded* out;
+    std::string key(uint32_t lane) const
+    {
+        const auto* l = dec->laneDef(lane);
+        return l ? l->host() + "/" + std::to_string(l->rank()) + "/" + std::to_string(int(l->kind())) + "/"
+                + std::to_string(l->stream())
+                 : "?";
+    }
+    void add(uint32_t lane, int64_t start, uint64_t dur, uint32_t name)
+    {
+        const auto* l = dec->laneDef(lane);
+        out->events.push_back({ key(lane), dec->string(name), l ? l->rank() : 0, start, dur });
+    }
+    void kernel(uint32_t lane, int64_t start, uint64_t dur, uint32_t name, uint32_t, uint32_t, uint64_t,
+        uint64_t) override
+    {
+        add(lane, start, dur, name);
+    }
+    void nvtx(uint32_t lane, int64_t start, uint64_t dur, uint32_t name, uint32_t, uint32_t) override
+    {
+        add(lane, start, dur, name);
+    }
+    void step(uint32_t rank, uint32_t index, int64_t start, uint64_t dur, pb::StepSource) override
+    {
+        out->steps.push_back({ rank, index, start, dur });
+    }
+};
+} // namespace
+
+Status StreamDecoder::add(const pb::Chunk& c, Decoded& out)
+{
+    if (Status s = m_dec.absorb(c); !s)
+        return s;
+    if (Status s = m_dec.validate(c); !s)
+        return s;
+    Collect col;
+    col.dec = &m_dec;
+    col.out = &out;
+    m_dec.forEach(c, col);
+    ++out.chunks;
+    return Status::ok();
+}
+
+Decoded decodeFile(const std::string& path)
+{
+    Decoded d;
+    auto r = format::TraceReader::open(path);
+    if (!r) {
+        d.error = r.error();
+        return d;
+    }
+    d.warnings = (*r)->warnings();
+    format::ZstdDecompressor z;
+    std::string scratch;
+    StreamDecoder sd;
+    for (const auto& f : (*r)->frames()) {
+        if (f.header.type == uint8_t(format::FrameType::Header) && !d.header.has_capture())
+            (void)(*r)->readMessage(f, z, scratch, d.header);
+        if (f.header.type != uint8_t(format::FrameType::Chunk))
+            continue;
+        pb::Chunk c;
+        if (Status s = (*r)->readMessage(f, z, scratch, c); !s) {
+            d.error = s.message();
+            continue;
+        }
+        if (Status s = sd.add(c, d); !s)
+            d.error = s.message();
+    }
+    if ((*r)->hasIndex() && (*r)->index().has_header())
+        d.header = (*r)->index().header();
+    return d;
+}
+
+AgentThread::AgentThread(AgentOptions o)
+    : m_server(std::make_unique<AgentServer>(std::move(o)))
+{
+}
+
+AgentThread::~AgentThread()
+{
+    stop();
+}
+
+Status AgentThread::start()
+{
+    if (Status s = m_server->start(); !s)
+        return s;
+    m_thread = std::thread([this] { m_server->run(); });
+    return Status::ok();
+}
+
+void AgentThread::stop()
+{
+    if (m_thread.joinable()) {
+        m_server->stop();
+        m_thread.join();
+    }
+}
+
+RankThread::RankThread(FakeRankOptions o)
+    : m_rank(std::make_unique<FakeRank>(std::move(o)))
+{
+    m_thread = std::thread([this] { m_rank->run(); });
+}
+
+RankThread::~RankThread()
+{
+    stop();
+}
+
+void RankThread::stop()
+{
+    if (m_thread.joinable()) {
+        m_rank->stop();
+        m_thread.join();
+    }
+}
+
+} // namespace gapscope::capture::test

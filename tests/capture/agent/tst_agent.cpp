@@ -1,0 +1,442 @@
+// SPDX-License-Identifier: MIT
+// The agent end to end, in one process and without a GPU: fake ranks register on the Unix socket,
+// clients capture over TCP through the client library, the replay mode serves recorded files.
+#include "capture/agent/client/livecapture.h"
+#include "capture/protocol/framing.h"
+#include "capture/protocol/tokenauth.h"
+#include "testtrace.h"
+
+#include <QtTest>
+
+#include <map>
+#include <set>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+using namespace gapscope;
+using namespace gapscope::capture;
+using namespace gapscope::capture::test;
+
+namespace {
+
+// Collects what a LiveCapture delivers, decoding the merged stream as it comes.
+struct Recorder : LiveCapture::Listener {
+    StreamDecoder dec;
+    Decoded stream;
+    std::vector<wire::Progress> progressed;
+    std::vector<wire::StreamCut> cuts;
+    std::vector<wire::CaptureDone> finished;
+    std::vector<std::string> errors;
+    void chunk(const pb::Chunk& c) override
+    {
+        if (Status s = dec.add(c, stream); !s)
+            errors.push_back(s.message());
+    }
+    void progress(size_t, const wire::Progress& p) override { progressed.push_back(p); }
+    void streamCut(size_t, const wire::StreamCut& c) override { cuts.push_back(c); }
+    void done(size_t, const wire::CaptureDone& d) override { finished.push_back(d); }
+    void error(size_t, const std::string& e) override { errors.push_back(e); }
+};
+
+pb::CaptureSettings steps(uint32_t n)
+{
+    pb::CaptureSettings s;
+    s.set_steps(n);
+    s.set_step_rule("nvtx");
+    s.set_kernels(true);
+    return s;
+}
+
+std::map<uint32_t, std::vector<PlainStep>> stepsByRank(const Decoded& d)
+{
+    std::map<uint32_t, std::vector<PlainStep>> out;
+    for (const auto& s : d.steps)
+        out[s.rank].push_back(s);
+    for (auto& [r, v] : out)
+        std::sort(v.begin(), v.end(), [](const PlainStep& a, const PlainStep& b) { return a.index < b.index; });
+    return out;
+}
+
+const pb::Counter* findCounter(const pb::FileHeader& h, const std::string& name, int rank)
+{
+    for (const auto& c : h.counters())
+        if (c.name() == name && (rank < 0 || c.rank() == rank))
+            return &c;
+    return nullptr;
+}
+
+size_t countKernels(const Decoded& d, uint32_t rank)
+{
+    size_t n = 0;
+    for (const auto& e : d.events)
+        n += e.rank == rank && e.name.rfind("void gemm", 0) == 0;
+    return n;
+}
+
+} // namespace
+
+class TestAgent : public QObject {
+    Q_OBJECT
+    QTemporaryDir m_dir;
+    int m_n = 0;
+
+    AgentOptions options()
+    {
+        AgentOptions o;
+        o.listen = "127.0.0.1:0";
+        o.socketPath = m_dir.path().toStdString() + "/agent" + std::to_string(++m_n) + ".sock";
+        o.outputDir = m_dir.path().toStdString() + "/out";
+        o.armTimeoutS = 10;
+        return o;
+    }
+    FakeRankOptions rankOptions(const AgentOptions& a, int rank, int world)
+    {
+        FakeRankOptions r;
+        r.socket = a.socketPath;
+        r.rank = rank;
+        r.worldSize = world;
+        r.stepMs = 3;
+        r.kernelsPerStep = 20;
+        return r;
+    }
+    static size_t registered(const std::string& address)
+    {
+        ClientOptions co;
+        co.address = address;
+        AgentClient c(co);
+        if (!c.connect())
+            return 0;
+        auto r = c.listRanks();
+        return r ? size_t(r->ranks_size()) : 0;
+    }
+    Recorder capture(const std::string& address, const pb::CaptureSettings& s, LiveCaptureOptions lo = {})
+    {
+        lo.agents = { address };
+        lo.settings = s;
+        lo.clientName = "tst_agent";
+        LiveCapture lc(lo);
+        Recorder rec;
+        Status st = lc.connect();
+        if (!st) {
+            rec.errors.push_back(st.message());
+            return rec;
+        }
+        if (!(st = lc.start())) {
+            rec.errors.push_back(st.message());
+            return rec;
+        }
+        st = lc.run(rec);
+        if (!st)
+            rec.errors.push_back(st.message());
+        return rec;
+    }
+
+private slots:
+    void ranksJoinAndLeave()
+    {
+        AgentOptions o = options();
+        AgentThread agent(o);
+        QVERIFY(agent.start().isOk());
+        auto r0 = std::make_unique<RankThread>(rankOptions(o, 0, 3));
+        auto r1 = std::make_unique<RankThread>(rankOptions(o, 1, 3));
+        QVERIFY(waitFor([&] { return registered(agent.address()) == 2; }, 3000));
+        auto r2 = std::make_unique<RankThread>(rankOptions(o, -1, 3)); // no rank given: the agent numbers it
+        QVERIFY(waitFor([&] { return registered(agent.address()) == 3; }, 3000));
+        ClientOptions co;
+        co.address = agent.address();
+        AgentClient c(co);
+        QVERIFY(c.connect().isOk());
+        auto list = c.listRanks();
+        QVERIFY(list.hasValue());
+        std::set<uint32_t> ranks;
+        for (const auto& e : list->ranks()) {
+            ranks.insert(e.info().rank());
+            QCOMPARE(QString::fromStdString(e.state()), QString("idle"));
+            QVERIFY(e.info().pid() > 0);
+        }
+        QCOMPARE(ranks, (std::set<uint32_t> { 0, 1, 2 }));
+        QCOMPARE(list->agent().instance_id(), c.hello().agent().instance_id());
+        r1.reset(); // leaves (closes its socket)
+        QVERIFY(waitFor([&] { return registered(agent.address()) == 2; }, 3000));
+    }
+
+    void captureAlignsStepsAcrossRanks()
+    {
+        AgentOptions o = options();
+        AgentThread agent(o);
+        QVERIFY(agent.start().isOk());
+        auto f0 = rankOptions(o, 0, 2);
+        auto f1 = rankOptions(o, 1, 2);
+        f1.firstLocalStep = 1000; // its counter is far from rank 0's
+        RankThread r0(f0), r1(f1);
+        QVERIFY(waitFor([&] { return registered(agent.address()) == 2; }, 3000));
+        Recorder rec = capture(agent.address(), steps(10));
+        QVERIFY2(rec.errors.empty(), rec.errors.empty() ? "" : rec.errors[0].c_str());
+        QCOMPARE(int(rec.finished.size()), 1);
+        const auto& done = rec.finished[0];
+        QVERIFY2(done.ok(), done.error().c_str());
+        QVERIFY(!rec.progressed.empty());
+
+        Decoded file = decodeFile(done.output_path());
+        QVERIFY2(file.error.empty(), file.error.c_str());
+        auto byRank = stepsByRank(file);
+        QCOMPARE(int(byRank.size()), 2);
+        for (auto& [rank, v] : byRank) {
+            QCOMPARE(int(v.size()), 10);
+            for (int i = 0; i < 10; ++i)
+                QCOMPARE(v[size_t(i)].index, uint32_t(i));
+            QCOMPARE(countKernels(file, rank), size_t(10 * 20));
+        }
+        for (int i = 0; i < 10; ++i) // the same global step on both ranks, not steps 1000 apart
+            QVERIFY2(std::llabs(byRank[0][size_t(i)].start - byRank[1][size_t(i)].start) < 100000,
+                (std::to_string(i) + ": " + std::to_string(byRank[0][size_t(i)].start - byRank[1][size_t(i)].start)).c_str());
+        // The live stream carried exactly what the file holds.
+        auto a = rec.stream.events, b = file.events;
+        std::sort(a.begin(), a.end());
+        std::sort(b.begin(), b.end());
+        QCOMPARE(a.size(), b.size());
+        QVERIFY(a == b);
+        const auto& h = done.header();
+        QCOMPARE(h.ranks_size(), 2);
+        QCOMPARE(h.gpus_size(), 2);
+        QCOMPARE(h.capture().steps(), 10u);
+        for (const auto& r : h.ranks()) {
+            QVERIFY(r.overhead().steps_before() >= 2);
+            QVERIFY(r.overhead().step_ms_median_before() > 2.0 && r.overhead().step_ms_median_before() < 6.0);
+            QVERIFY(r.overhead().steps_during() >= 5);
+        }
+        QVERIFY(h.metadata().count("arm_latency_ms"));
+        QVERIFY(done.arm_latency_ms() > 0);
+        QVERIFY(findCounter(h, "rank_dropped_chunks", 0));
+        QCOMPARE(findCounter(h, "rank_dropped_chunks", 0)->value(), uint64_t(0));
+        QCOMPARE(done.events(), uint64_t(file.events.size()));
+    }
+
+    void armFailureAndOtherCuptiClient()
+    {
+        AgentOptions o = options();
+        AgentThread agent(o);
+        QVERIFY(agent.start().isOk());
+        auto f0 = rankOptions(o, 0, 2);
+        f0.otherCupti = "torch.profiler";
+        auto f1 = rankOptions(o, 1, 2);
+        f1.armError = "CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED";
+        RankThread r0(f0), r1(f1);
+        QVERIFY(waitFor([&] { return registered(agent.address()) == 2; }, 3000));
+        Recorder rec = capture(agent.address(), steps(5));
+        QCOMPARE(int(rec.finished.size()), 1);
+        QVERIFY2(rec.finished[0].ok(), rec.finished[0].error().c_str());
+        const auto& h = rec.finished[0].header();
+        const pb::Counter* failed = findCounter(h, "rank_arm_failed", 1);
+        QVERIFY(failed);
+        QVERIFY(QString::fromStdString(failed->detail()).contains("MULTIPLE_SUBSCRIBERS"));
+        const pb::Counter* other = findCounter(h, "other_cupti_client", 0);
+        QVERIFY(other);
+        QVERIFY(QString::fromStdString(other->detail()).contains("torch.profiler"));
+        QCOMPARE(QString::fromStdString(h.ranks(0).other_cupti_client()), QString("torch.profiler"));
+        auto byRank = stepsByRank(decodeFile(rec.finished[0].output_path()));
+        QCOMPARE(int(byRank.size()), 1);
+        QCOMPARE(int(byRank[0].size()), 5);
+    }
+
+    void timeWindowCapture()
+    {
+        AgentOptions o = options();
+        AgentThread agent(o);
+        QVERIFY(agent.start().isOk());
+        RankThread r0(rankOptions(o, 0, 1));
+        QVERIFY(waitFor([&] { return registered(agent.address()) == 1; }, 3000));
+        pb::CaptureSettings s;
+        s.set_duration_s(0.3);
+        Recorder rec = capture(agent.address(), s);
+        QCOMPARE(int(rec.finished.size()), 1);
+        QVERIFY2(rec.finished[0].ok(), rec.finished[0].error().c_str());
+        const size_t n = stepsByRank(decodeFile(rec.finished[0].output_path()))[0].size();
+        QVERIFY2(n >= 50 && n <= 150, std::to_string(n).c_str()); // 0.3 s of 3 ms steps
+    }
+
+    void idleServerFailsClearly()
+    {
+        AgentOptions o = options();
+        o.armTimeoutS = 1;
+        AgentThread agent(o);
+        QVERIFY(agent.start().isOk());
+        auto f = rankOptions(o, 0, 1);
+        f.noSteps = true;
+        RankThread r0(f);
+        QVERIFY(waitFor([&] { return registered(agent.address()) == 1; }, 3000));
+        Recorder rec = capture(agent.address(), steps(5));
+        QCOMPARE(int(rec.finished.size()), 1);
+        QVERIFY(!rec.finished[0].ok());
+        QVERIFY2(QString::fromStdString(rec.finished[0].error()).contains("no decode steps"), rec.finished[0].error().c_str());
+        QVERIFY(waitFor([&] { return !r0.rank().stats().armed.load(); }, 2000)); // disarmed again
+    }
+
+    void rankLeavesMidCapture()
+    {
+        AgentOptions o = options();
+        AgentThread agent(o);
+        QVERIFY(agent.start().isOk());
+        auto f1 = rankOptions(o, 1, 2);
+        f1.leaveAfterSteps = 3;
+        RankThread r0(rankOptions(o, 0, 2)), r1(f1);
+        QVERIFY(waitFor([&] { return registered(agent.address()) == 2; }, 3000));
+        Recorder rec = capture(agent.address(), steps(30));
+        QCOMPARE(int(rec.finished.size()), 1);
+        QVERIFY2(rec.finished[0].ok(), rec.finished[0].error().c_str());
+        const pb::Counter* lost = findCounter(rec.finished[0].header(), "rank_lost", 1);
+        QVERIFY(lost);
+        auto byRank = stepsByRank(decodeFile(rec.finished[0].output_path()));
+        QCOMPARE(int(byRank[0].size()), 30);
+        QCOMPARE(int(byRank[1].size()), 3); // what it sent before leaving is kept
+    }
+
+    void replayEveryEventOnceInOrder_data()
+    {
+        QTest::addColumn<double>("speed");
+        QTest::newRow("as fast as possible") << 0.0;
+        QTest::newRow("paced x20") << 20.0;
+    }
+    void replayEveryEventOnceInOrder()
+    {
+        QFETCH(double, speed);
+        const std::string file = m_dir.path().toStdString() + "/replay" + std::to_string(++m_n) + ".gapscope";
+        const int64_t stepNs = 2000000;
+        QVERIFY(writeTestTrace(file, 2, 200, 50, stepNs, 1'700'000'000'000'000'000LL).isOk());
+        const Decoded original = decodeFile(file);
+        QCOMPARE(original.events.size(), size_t(2 * 200 * 50));
+        AgentOptions o = options();
+        o.replayFile = file;
+        o.replaySpeed = speed;
+        o.rankSocket = false;
+        AgentThread agent(o);
+        QVERIFY(agent.start().isOk());
+        QCOMPARE(registered(agent.address()), size_t(2)); // the file's ranks
+        Recorder rec = capture(agent.address(), steps(1000)); // more than the file has: replays it all
+        QVERIFY2(rec.errors.empty(), rec.errors.empty() ? "" : rec.errors[0].c_str());
+        QCOMPARE(int(rec.finished.size()), 1);
+        QVERIFY2(rec.finished[0].ok(), rec.finished[0].error().c_str());
+        QCOMPARE(rec.stream.events.size(), original.events.size());
+        QCOMPARE(rec.stream.steps.size(), original.steps.size());
+        // Same events, once each: times are moved (and scaled) by the replay, so compare normalised.
+        auto norm = [&](std::vector<PlainEvent> v, double scale) {
+            int64_t t0 = INT64_MAX;
+            for (const auto& e : v)
+                t0 = std::min(t0, e.start);
+            for (auto& e : v) {
+                e.start = int64_t(std::llround(double(e.start - t0) * scale / 1000.0)); // us
+                e.dur = uint64_t(std::llround(double(e.dur) * scale / 1000.0));
+            }
+            std::sort(v.begin(), v.end());
+            return v;
+        };
+        const double scale = speed > 0 ? speed : 1.0;
+        QVERIFY(norm(rec.stream.events, scale) == norm(original.events, 1.0));
+        // In order: per lane, each event ends no earlier than the one before it arrived.
+        std::map<std::string, int64_t> lastEnd;
+        for (const auto& e : rec.stream.events) {
+            const int64_t end = e.start + int64_t(e.dur);
+            QVERIFY(end >= lastEnd[e.lane]);
+            lastEnd[e.lane] = end;
+        }
+        Decoded written = decodeFile(rec.finished[0].output_path());
+        QCOMPARE(written.events.size(), original.events.size());
+    }
+
+    void tokenRequiredOffLoopback()
+    {
+        AgentOptions o = options();
+        o.listen = "0.0.0.0:0";
+        {
+            AgentServer s(o);
+            const Status st = s.start();
+            QVERIFY(!st.isOk());
+            QVERIFY2(QString::fromStdString(st.message()).contains("--token-file"), st.message().c_str());
+        }
+        o.tokenFile = m_dir.path().toStdString() + "/token";
+        AgentThread agent(o);
+        QVERIFY(agent.start().isOk());
+        struct stat st {};
+        QCOMPARE(::stat(o.tokenFile.c_str(), &st), 0);
+        QCOMPARE(int(st.st_mode & 0777), 0600);
+        auto token = loadToken(o.tokenFile, false);
+        QVERIFY(token.hasValue());
+        QCOMPARE(int(token->size()), 64);
+        for (const std::string& given : { std::string(), std::string("wrong-token-wrong-token"), *token + "x" }) {
+            ClientOptions co;
+            co.address = agent.address();
+            co.token = given;
+            AgentClient c(co);
+            const Status s = c.connect();
+            QVERIFY(!s.isOk());
+            QVERIFY2(QString::fromStdString(s.message()).contains("token"), s.message().c_str());
+        }
+        ClientOptions co;
+        co.address = agent.address();
+        co.token = *token;
+        AgentClient c(co);
+        QVERIFY(c.connect().isOk());
+        QVERIFY(c.listRanks().hasValue());
+        QVERIFY(tokenMatches("abc", "abc") && !tokenMatches("abc", "abd") && !tokenMatches("abc", "ab")
+            && !tokenMatches("", ""));
+    }
+
+    void badMessagesCloseOnlyThatConnection_data()
+    {
+        QTest::addColumn<QByteArray>("bytes");
+        QTest::addColumn<QString>("expected");
+        QTest::newRow("oversized") << QByteArray("\xff\xff\xff\x7f", 4) << "exceeds the limit";
+        QTest::newRow("garbage") << QByteArray("\x05\x00\x00\x00\xff\xff\xff\xff\xff", 9) << "malformed";
+        QTest::newRow("before hello") << QByteArray("\x02\x00\x00\x00\x12\x00", 6) << "first message must be Hello";
+    }
+    void badMessagesCloseOnlyThatConnection()
+    {
+        QFETCH(QByteArray, bytes);
+        QFETCH(QString, expected);
+        AgentOptions o = options();
+        AgentThread agent(o);
+        QVERIFY(agent.start().isOk());
+        RankThread r0(rankOptions(o, 0, 1));
+        QVERIFY(waitFor([&] { return registered(agent.address()) == 1; }, 3000));
+        // A well-behaved client keeps its connection while the bad one is thrown out.
+        ClientOptions co;
+        co.address = agent.address();
+        AgentClient good(co);
+        QVERIFY(good.connect().isOk());
+        auto bad = connectTcp(*Endpoint::parse(agent.address()), 2000);
+        QVERIFY(bad.hasValue());
+        QVERIFY(writeAll(bad->get(), bytes.constData(), size_t(bytes.size()), 1000).isOk());
+        std::string got;
+        char buf[4096];
+        for (;;) {
+            long n = 0;
+            QVERIFY(readSome(bad->get(), buf, sizeof buf, 3000, n).isOk());
+            QVERIFY2(n != -1, "the agent did not close the bad connection");
+            if (n == 0)
+                break;
+            got.append(buf, size_t(n));
+        }
+        QVERIFY(got.size() > 4);
+        wire::AgentToClient err;
+        QVERIFY(err.ParseFromArray(got.data() + 4, int(got.size() - 4)));
+        QVERIFY(err.has_error() && err.error().fatal());
+        QVERIFY2(QString::fromStdString(err.error().message()).contains(expected), err.error().message().c_str());
+        // A bad rank connection is closed too; the registered rank and the client carry on.
+        auto badRank = connectUnix(o.socketPath);
+        QVERIFY(badRank.hasValue());
+        QVERIFY(writeAll(badRank->get(), "\x03\x00\x00\x00\xde\xad\xbe", 7, 1000).isOk());
+        long n = 0;
+        QVERIFY(readSome(badRank->get(), buf, sizeof buf, 3000, n).isOk());
+        QCOMPARE(n, 0L);
+        auto list = good.listRanks();
+        QVERIFY(list.hasValue());
+        QCOMPARE(list->ranks_size(), 1);
+        Recorder rec = capture(agent.address(), steps(3));
+        QCOMPARE(int(rec.finished.size()), 1);
+        QVERIFY(rec.finished[0].ok());
+    }
+};
+
+QTEST_GUILESS_MAIN(TestAgent)
+#include "tst_agent.moc"
