@@ -58,7 +58,8 @@ AnalysisReport::AnalysisReport(const GapAnalyzer& analyzer, const Options& optio
     m_criticalMean = analyzer.analyze(selection(GapAnalyzer::kCriticalRank, options.range ? Kind::Range : Kind::Steps));
     m_criticalMedian = analyzer.analyze(selection(GapAnalyzer::kCriticalRank, Kind::Median));
     m_stragglers = analyzer.stragglers(first, last);
-    m_gaps = analyzer.largestGaps(GapAnalyzer::kCriticalRank, first, last, options.largestGaps);
+    // Gaps inside steps: the step gap has its own bar.
+    m_gaps = analyzer.largestGaps(GapAnalyzer::kCriticalRank, first, last, options.largestGaps, false);
     m_findings = makeFindings(analyzer, m_criticalMean, m_stragglers, m_gaps);
 }
 

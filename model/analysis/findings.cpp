@@ -17,6 +17,15 @@ std::string formatMs(double ms)
     return buf;
 }
 
+std::string formatDuration(double ms)
+{
+    if (std::fabs(ms) >= 0.1)
+        return formatMs(ms) + " ms";
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "%.1f us", ms * 1000);
+    return buf;
+}
+
 std::string shortKernelName(std::string_view name)
 {
     if (name.substr(0, 5) == "void ")
@@ -117,22 +126,29 @@ std::vector<Finding> makeFindings(const GapAnalyzer& a, const GapAnalyzer::Break
             "budget", measured - budget });
     }
     gapFindings(a, b, out);
+    // Stragglers worth a sentence: last at >= 10% of the collectives they took part in, and late by
+    // >= 1% of the step in total (natural jitter makes every rank last now and then).
+    const double stepNs = double(b.measuredNs) / steps;
+    const double stepCount = double(a.critical(b.steps.empty() ? 0 : b.steps.front().second,
+                                          b.steps.empty() ? 0 : b.steps.back().second)
+                                        .total);
     std::vector<GapAnalyzer::Straggler> late;
     for (const auto& s : stragglers)
-        if (s.lateCount)
+        if (s.lateCount && double(s.lateCount) >= 0.1 * double(s.matched)
+            && double(s.lateSum) / std::max(1.0, stepCount) >= 0.01 * stepNs)
             late.push_back(s);
     std::stable_sort(late.begin(), late.end(), [](const auto& x, const auto& y) { return x.lateSum > y.lateSum; });
     for (const auto& s : late) {
         std::string what = s.op == "collective" ? "collectives" : s.op + "s";
-        out.push_back(Finding { "rank " + std::to_string(s.rank) + " arrives " + formatMs(s.meanLateMs())
-                + " ms late at " + percent(double(s.lateCount), double(s.matched)) + " of " + what + " ("
+        out.push_back(Finding { "rank " + std::to_string(s.rank) + " arrives " + formatDuration(s.meanLateMs())
+                + " late at " + percent(double(s.lateCount), double(s.matched)) + " of " + what + " ("
                 + std::to_string(s.lateCount) + " of " + std::to_string(s.matched) + "; worst "
-                + formatMs(double(s.lateMax) / 1e6) + " ms)",
+                + formatDuration(double(s.lateMax) / 1e6) + ")",
             "straggler", s.meanLateMs() });
     }
     static const char* const kKind[] = { "launch/host gap", "sync stall", "step gap" };
     for (const auto& g : largestGaps) {
-        std::string text = "largest gap: " + formatMs(double(g.duration()) / 1e6) + " ms " + kKind[size_t(g.kind)]
+        std::string text = "largest gap: " + formatDuration(double(g.duration()) / 1e6) + " " + kKind[size_t(g.kind)]
             + " on rank " + std::to_string(g.rank) + " in step " + std::to_string(g.step);
         if (g.next.valid()) {
             const Trace& t = a.trace();

@@ -5,6 +5,8 @@
 //   "launch/host gaps: 41.2 ms of the 96.5 ms step (43%): the GPU waited for the host to launch work"
 //   "rank 1 arrives 0.80 ms late at 61% of AllReduces (612 of 1000; worst 2.10 ms)"
 //   "largest gap: 2.10 ms launch/host gap on rank 0 in step 17, before fused_moe_kernel"
+// Stragglers get a sentence when last at >= 10% of their collectives and late by >= 1% of the
+// step in total; the largest gaps named are gaps inside steps (the step gap has its own bar).
 // Built from the critical-path breakdown of the selected steps (mean per step), the stragglers and
 // the largest idle gaps. Pure functions; thread-safe.
 
@@ -26,6 +28,8 @@ std::vector<Finding> makeFindings(const GapAnalyzer& analyzer, const GapAnalyzer
 
 // "41.2", "0.80", "0.018": enough digits for the size of the value.
 std::string formatMs(double ms);
+// "41.2 ms", "0.80 ms", "12.5 us".
+std::string formatDuration(double ms);
 // The kernel name shortened for a sentence: "void ns::foo<...>(...)" -> "ns::foo".
 std::string shortKernelName(std::string_view name);
 

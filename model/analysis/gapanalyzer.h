@@ -2,13 +2,15 @@
 #pragma once
 
 // GapAnalyzer: the gap analysis of a whole trace against a per-step budget. Construction does the
-// work once (two passes over the GPU events and one over the CPU API events, ranks in parallel):
-//   1. each distinct kernel name is classified once (KernelClassifier);
-//   2. step windows per rank (W = [start of step i, start of step i+1), or the recorded end of the
+// work once (one pass over the GPU events and one over the CPU API events, ranks in parallel):
+//   1. step windows per rank (W = [start of step i, start of step i+1), or the recorded end of the
 //      last step), host-sync intervals per rank (sync records and blocking API calls);
+//   2. every (rank, step) window is decomposed by WindowSweep into slots (SlotLayout), classifying
+//      each distinct kernel name once on first sight; collective kernels count whole for now and
+//      are recorded;
 //   3. collective kernels are matched across ranks per step (CollectiveMatcher: wait vs wire,
-//      stragglers);
-//   4. every (rank, step) window is decomposed by WindowSweep into slots (SlotLayout).
+//      stragglers); each wait then moves from the collectives slot to "collective wait" (windows
+//      where streams overlapped, whose shares depend on the split, are swept again).
 // Queries then only add up stored slots (analyze()), except when the members of each bar are asked
 // for (the events and idle intervals that make it up, for the viewer): those steps are swept again.
 //
@@ -23,8 +25,10 @@
 #include "model/analysis/windowsweep.h"
 #include "model/trace.h"
 
+#include <atomic>
 #include <cstdint>
 #include <limits>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -118,8 +122,10 @@ public:
         EventRef next; // the GPU event that ends the gap (invalid for a step gap)
         TimeNs duration() const { return end - start; }
     };
-    // The n longest idle gaps of the steps in [first, last] on `rank` (kCriticalRank: all ranks).
-    std::vector<IdleGap> largestGaps(int rank, uint32_t firstStep, uint32_t lastStep, size_t n) const;
+    // The n longest idle gaps of the steps in [first, last] on `rank` (kCriticalRank: all ranks),
+    // from the 3 longest kept per (rank, step); step gaps only when asked.
+    std::vector<IdleGap> largestGaps(
+        int rank, uint32_t firstStep, uint32_t lastStep, size_t n, bool stepGaps = true) const;
 
     // Problems with the data, in words (missing API lanes, unmatched collectives, ...).
     const std::vector<std::string>& notes() const { return m_notes; }
@@ -129,40 +135,50 @@ public:
     std::string collectiveOp(StringId name) const; // "AllReduce", "AllGather", ..., "collective"
 
 private:
-    static constexpr size_t kTopGaps = 3; // longest gaps kept per (rank, step)
+    static constexpr size_t kTopGaps = WindowSweep::kTopGaps; // longest gaps kept per (rank, step)
     struct Window {
         uint32_t index;
         TimeNs w0, w1;
-    };
-    struct LaneCollectives { // collective kernels of one GPU lane, by event index
-        std::vector<uint32_t> index;
-        std::vector<TimeNs> wait;
     };
     struct RankData {
         uint32_t rank = 0;
         uint32_t slot = 0;
         std::vector<LaneId> gpuLanes;
         bool apiLanes = false;
-        std::vector<Window> windows;
-        std::vector<TimeInterval> syncs;              // sorted, disjoint
-        std::vector<LaneCollectives> laneCollectives; // parallel to gpuLanes
-        std::vector<std::vector<CollectiveMatcher::Occurrence>> stepCollectives; // per window (pass 1)
-        uint64_t outsideCollectives = 0;              // collective kernels starting outside every window
-        std::vector<StepRecord> records;              // per window
-        std::vector<IdleGap> gaps;                    // kTopGaps per window, longest first
+        std::vector<Window> windows;     // sorted by start
+        std::vector<TimeInterval> syncs; // sorted, disjoint
+        std::vector<StepRecord> records; // per window
+        std::vector<IdleGap> gaps;       // kTopGaps per window, longest first
+        std::vector<uint8_t> overlapped; // per window: events of several streams ran at once
+        std::vector<std::vector<CollectiveMatcher::Occurrence>> collectives; // per window, until matched
+        uint64_t outsideCollectives = 0; // collective kernels before the first / after the last window
     };
     struct Scratch { // per-thread buffers of one window sweep
         WindowSweep sweep;
         WindowSweep::Result result;
         std::vector<WindowSweep::Piece> pieces;
-        std::vector<EventRef> refs; // piece.tag -> event
-        std::vector<size_t> runs;   // boundaries of the per-lane runs in `pieces`
+        std::vector<EventRef> refs; // piece.tag -> event (several lanes)
+        LaneId singleLane = kNoLane; // one lane: piece.tag is the event index on it
+        bool forcePieces = false;    // always gather pieces (members need every piece)
+        std::vector<size_t> runs;    // boundaries of the per-lane runs in `pieces`
+        std::vector<std::pair<size_t, size_t>> ranges; // per lane: events overlapping the window
+        EventRef ref(uint32_t tag) const { return singleLane != kNoLane ? EventRef { singleLane, tag } : refs[tag]; }
     };
-    void classifyNames();
+    // How a window is swept: waits unknown (first pass: whole collectives, record them) or known.
+    struct SweepMode {
+        TimeNs clip0, clip1;
+        WindowSweep::Input::Gaps gaps;
+        bool waitsKnown;
+        std::vector<CollectiveMatcher::Occurrence>* record; // first pass: collectives found
+    };
     void prepareRank(RankData& r);
-    void collectCollectives(RankData& r);
     void sweepRank(RankData& r);
-    void sweepWindow(const RankData& r, size_t w, TimeNs clip0, TimeNs clip1, Scratch& s) const;
+    void applyWaits(RankData& r);
+    void sweepWindow(const RankData& r, size_t w, const SweepMode& mode, Scratch& s) const;
+    void storeRecord(RankData& r, size_t w, const Scratch& s) const;
+    int classOf(StringId name) const;
+    bool isSyncApi(StringId name) const;
+    TimeNs waitOf(const RankData& r, size_t w, uint32_t laneSlot, uint32_t index, TimeNs start) const;
     void computeCritical();
     void addNotes();
     const RankData* rankData(uint32_t rank) const;
@@ -176,10 +192,13 @@ private:
     StepBudget m_budget;
     SlotLayout m_layout;
     unsigned m_threads = 1;
-    std::vector<int16_t> m_nameClass;  // by StringId; -1 unclassified / not a kernel
-    std::vector<uint8_t> m_syncApi;    // by StringId: 1 when an API call of that name blocks the host
+    // By StringId, filled on first use from any thread (the same value whoever computes it):
+    // class of a kernel name (-2: not yet), whether an API call of that name blocks the host (-1: not yet).
+    std::unique_ptr<std::atomic<int16_t>[]> m_nameClass;
+    std::unique_ptr<std::atomic<int8_t>[]> m_syncApi;
+    size_t m_stringCount = 0;
     std::vector<uint32_t> m_ranks;
-    std::vector<RankData> m_rankData;  // parallel to m_ranks
+    std::vector<RankData> m_rankData; // parallel to m_ranks
     CollectiveMatcher m_matcher;
     std::vector<std::pair<uint32_t, int>> m_critical; // (step index, critical rank), sorted
     std::vector<std::string> m_notes;

@@ -44,7 +44,7 @@ bool GapAnalyzer::hasApiLanes(uint32_t rank) const
 
 int GapAnalyzer::nameClass(StringId name) const
 {
-    return name < m_nameClass.size() ? m_nameClass[name] : KernelClassifier::kUnclassified;
+    return classOf(name);
 }
 
 std::string GapAnalyzer::collectiveOp(StringId name) const
@@ -138,7 +138,7 @@ GapAnalyzer::Breakdown GapAnalyzer::analyze(const Selection& sel) const
         }
         if (!scratch)
             scratch = std::make_unique<Scratch>();
-        sweepWindow(*r, w, sel.t0, sel.t1, *scratch);
+        sweepWindow(*r, w, SweepMode { sel.t0, sel.t1, WindowSweep::Input::Gaps::None, true, nullptr }, *scratch);
         const auto& res = scratch->result;
         for (size_t i = 0; i < res.busyNs.size(); ++i)
             b.slotNs[i] += res.busyNs[i];
@@ -161,9 +161,10 @@ GapAnalyzer::Breakdown GapAnalyzer::analyze(const Selection& sel) const
 void GapAnalyzer::addMembers(const RankData& r, size_t w, const Selection& sel, Breakdown& out) const
 {
     Scratch s;
+    s.forcePieces = true;
     TimeNs clip0 = sel.kind == Selection::Kind::Range ? sel.t0 : r.windows[w].w0;
     TimeNs clip1 = sel.kind == Selection::Kind::Range ? sel.t1 : r.windows[w].w1;
-    sweepWindow(r, w, clip0, clip1, s);
+    sweepWindow(r, w, SweepMode { clip0, clip1, WindowSweep::Input::Gaps::All, true, nullptr }, s);
     clip0 = std::max(clip0, r.windows[w].w0);
     clip1 = std::min(clip1, r.windows[w].w1);
     std::vector<std::vector<EventRef>> bySlot(m_layout.slotCount());
@@ -213,7 +214,7 @@ std::vector<GapAnalyzer::Straggler> GapAnalyzer::stragglers(uint32_t firstStep, 
 }
 
 std::vector<GapAnalyzer::IdleGap> GapAnalyzer::largestGaps(
-    int rank, uint32_t firstStep, uint32_t lastStep, size_t n) const
+    int rank, uint32_t firstStep, uint32_t lastStep, size_t n, bool stepGaps) const
 {
     std::vector<IdleGap> all;
     for (const auto& r : m_rankData) {
@@ -222,9 +223,11 @@ std::vector<GapAnalyzer::IdleGap> GapAnalyzer::largestGaps(
         for (size_t w = 0; w < r.windows.size(); ++w) {
             if (!inRange(r.windows[w].index, firstStep, lastStep))
                 continue;
-            for (size_t g = 0; g < kTopGaps; ++g)
-                if (r.gaps[w * kTopGaps + g].duration() > 0)
-                    all.push_back(r.gaps[w * kTopGaps + g]);
+            for (size_t g = 0; g < kTopGaps; ++g) {
+                const IdleGap& gap = r.gaps[w * kTopGaps + g];
+                if (gap.duration() > 0 && (stepGaps || gap.kind != IdleKind::StepGap))
+                    all.push_back(gap);
+            }
         }
     }
     auto longer = [](const IdleGap& a, const IdleGap& b) {

@@ -5,14 +5,15 @@
 // categories. Plain interval data in, integer nanoseconds out; it knows nothing of traces, so it is
 // tested on hand-built intervals.
 //
-// Algorithm (one pass, O(n log k) for n pieces and at most k active at once):
-//   - pieces are the GPU events of the window, already clipped to it and sorted by start (a
+// Algorithm (streaming, one pass, O(n log k) for n pieces and at most k active at once):
+//   - pieces are the GPU events of the window, already clipped to it and fed in order of start (a
 //     collective kernel comes as two pieces: its wait part and its wire part);
 //   - a sweep over start and end instants keeps the set of active pieces; a busy stretch of length
-//     L with k active pieces gives each L/k, counted in units of 1/720720 ns (720720 = lcm(1..16),
-//     so up to 16 concurrent pieces split without loss; beyond, the remainder units go to the
-//     first pieces); at the end each slot is rounded to whole ns by largest remainder, so the slots
-//     add up exactly to the busy time. With at most one piece active at a time there is no rounding;
+//     L with one active piece gives it L; with k > 1 active pieces each gets L/k, counted in units of
+//     1/720720 ns (720720 = lcm(1..16), so up to 16 concurrent pieces split without loss; beyond,
+//     the remainder units go to the first pieces); at the end those shares are rounded to whole ns by
+//     largest remainder, so the slots add up exactly to the busy time. With at most one piece active
+//     at a time (one stream, the common case) nothing is rounded and no active set is kept;
 //   - an idle stretch with no active piece is one maximal gap [a, b). The gap after the last piece
 //     (until the window end) is the step gap; any other gap is a sync stall when a host sync is in
 //     flight at its first instant (s0 <= a < s1), else a launch/host gap.
@@ -49,43 +50,92 @@ public:
         uint32_t slot;
         uint32_t tag; // caller's reference (not used by the sweep)
     };
+    static constexpr uint32_t kNoTag = 0xFFFFFFFFu;
     struct Gap {
         TimeNs start;
         TimeNs end;
         IdleKind kind;
+        uint32_t next; // tag of the piece that ends the gap (kNoTag for the step gap)
     };
     struct Input {
         TimeNs w0 = 0, w1 = 0;         // the window
         TimeNs clip0 = 0, clip1 = 0;   // accounting clip (set both to the window to count all)
-        const Piece* pieces = nullptr; // sorted by start, inside [w0, w1]
+        const Piece* pieces = nullptr; // for run(): sorted by start, inside [w0, w1]
         size_t pieceCount = 0;
         const TimeInterval* syncs = nullptr; // sorted, disjoint host-sync intervals of the rank
         size_t syncCount = 0;
         size_t slotCount = 0; // busy slots; every piece.slot < slotCount
-        bool collectGaps = false;
+        // Idle gaps to report: none, the `kTopGaps` longest, or all.
+        enum class Gaps { None, Longest, All } gaps = Gaps::None;
     };
+    static constexpr size_t kTopGaps = 3;
     struct Result {
         std::vector<TimeNs> busyNs; // per slot
         std::array<TimeNs, kIdleKinds> idleNs {};
         TimeNs lastEventEnd = 0; // end of the last piece (w0 when none)
-        std::vector<Gap> gaps;   // clipped idle gaps, when collectGaps
+        std::vector<Gap> gaps;   // clipped idle gaps (Gaps::All: in time order; Longest: longest first)
         TimeNs total() const;
     };
 
+    // The whole window at once: begin(), add() for each of in.pieces, finish().
     void run(const Input& in, Result& out);
 
+    // Streaming: pieces are added in order of start (ignores in.pieces). `in` and `out` must stay
+    // alive until finish().
+    void begin(const Input& in, Result& out);
+    void add(const Piece& p)
+    {
+        if (m_activeCount == 1 && p.start >= m_singleEnd) { // the running piece is over
+            busySingle(m_t, m_singleEnd, m_singleSlot);
+            m_t = m_singleEnd;
+            m_activeCount = 0;
+        }
+        if (m_activeCount != 0 || p.start < m_t) {
+            addGeneral(p);
+            return;
+        }
+        if (m_t < p.start) // the common case: nothing running, one stream
+            idle(m_t, p.start, false, p.tag);
+        m_t = p.start;
+        if (p.end > p.start) {
+            m_singleEnd = p.end;
+            m_singleSlot = p.slot;
+            m_activeCount = 1;
+        }
+        if (p.end > m_out->lastEventEnd)
+            m_out->lastEventEnd = p.end;
+    }
+    void finish();
+    // Whether two pieces were ever active at once in the last window.
+    bool overlapped() const { return m_overlapped; }
+
 private:
+    void busySingle(TimeNs a, TimeNs b, uint32_t slot)
+    {
+        a = a < m_in->clip0 ? m_in->clip0 : a;
+        b = b > m_in->clip1 ? m_in->clip1 : b;
+        if (b > a)
+            m_out->busyNs[slot] += b - a;
+    }
+    void addGeneral(const Piece& p);
+    void keepGap(const Gap& g);
     void busy(TimeNs a, TimeNs b);
-    void idle(TimeNs a, TimeNs b, bool tail);
+    void idle(TimeNs a, TimeNs b, bool tail, uint32_t next);
     void flushUntil(TimeNs x);
+    void toHeap();
 
     const Input* m_in = nullptr;
     Result* m_out = nullptr;
-    std::vector<int64_t> m_units;
-    std::vector<std::pair<TimeNs, uint32_t>> m_active; // min-heap on end
+    // Active pieces: none, one (m_single*), or several (m_active, a min-heap on end).
+    size_t m_activeCount = 0;
+    TimeNs m_singleEnd = 0;
+    uint32_t m_singleSlot = 0;
+    std::vector<std::pair<TimeNs, uint32_t>> m_active;
+    std::vector<int64_t> m_units; // shares of stretches with k > 1 active pieces
+    TimeNs m_sharedTotal = 0;     // ns of those stretches
     TimeNs m_t = 0;
-    TimeNs m_busyTotal = 0;
     size_t m_syncCursor = 0;
+    bool m_overlapped = false;
 };
 
 } // namespace gapscope::model

@@ -103,6 +103,7 @@ private slots:
     void missingApiLanes();
     void concurrentStreams();
     void collectiveWaitAndStragglers();
+    void collectiveWaitWithConcurrentStream();
     void unmatchedCollectives();
     void kernelAcrossStepBoundary();
     void selections();
@@ -249,6 +250,34 @@ void TstGapAnalyzer::collectiveWaitAndStragglers()
     QCOMPARE(all.steps[0], std::make_pair(1u, 0u));
     QCOMPARE(all.steps[2], std::make_pair(0u, 2u));
     QCOMPARE(barNs(all, "collective wait"), TimeNs(0));
+}
+
+void TstGapAnalyzer::collectiveWaitWithConcurrentStream()
+{
+    Builder t;
+    LaneId comm0 = t.gpu(0, 9), compute0 = t.gpu(0, 7), g1 = t.gpu(1, 7);
+    t.api(0);
+    t.api(1);
+    t.kernel(compute0, 0, 20000, kGemm);         // overlaps the first half of rank 0's wait
+    t.kernel(comm0, 10000, 30000, kAllReduce);  // waits 18 us for rank 1
+    t.kernel(g1, 0, 28000, kGemm);
+    t.kernel(g1, 28000, 12000, kAllReduce);
+    t.step(0, 0, 0, 50000);
+    t.step(1, 0, 0, 50000);
+    Trace trace = t.finish();
+    GapAnalyzer a(trace, KernelClassifier::builtinDefault(), StepBudget {});
+    auto b = stepOf(a, 0, 0);
+    // [0,10) gemm; [10,20) gemm + wait share 5/5; [20,28) wait; [28,40) wire; [40,50) step gap (us).
+    QCOMPARE(barNs(b, "linear"), TimeNs(15000));
+    QCOMPARE(barNs(b, "collective wait"), TimeNs(13000));
+    QCOMPARE(barNs(b, "collectives"), TimeNs(12000));
+    QCOMPARE(barNs(b, "step gap"), TimeNs(10000));
+    QCOMPARE(sumBars(b), TimeNs(50000));
+    // The members sweep (all pieces) gives the same bars.
+    auto m = stepOf(a, 0, 0, true);
+    for (size_t i = 0; i < b.bars.size(); ++i)
+        QCOMPARE(m.bars[i].ns, b.bars[i].ns);
+    QCOMPARE(barNs(stepOf(a, 1, 0), "collective wait"), TimeNs(0));
 }
 
 void TstGapAnalyzer::unmatchedCollectives()

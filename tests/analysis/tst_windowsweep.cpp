@@ -25,6 +25,7 @@ private slots:
     void instantEventMovesStepGap();
     void unsortedInputStillAddsUp();
     void emptyWindowIsStepGap();
+    void longestGapsOnly();
     void randomAgainstBruteForce();
 };
 
@@ -44,7 +45,7 @@ WindowSweep::Result sweep(TimeNs w0, TimeNs w1, std::vector<Piece> pieces, size_
     in.syncs = syncs.data();
     in.syncCount = syncs.size();
     in.slotCount = nSlots;
-    in.collectGaps = true;
+    in.gaps = WindowSweep::Input::Gaps::All;
     WindowSweep::Result r;
     s.run(in, r);
     return r;
@@ -162,6 +163,40 @@ void TstWindowSweep::emptyWindowIsStepGap()
     QCOMPARE(idle(r, IdleKind::StepGap), TimeNs(50));
     QCOMPARE(r.total(), TimeNs(50));
     QCOMPARE(r.lastEventEnd, TimeNs(100));
+}
+
+void TstWindowSweep::longestGapsOnly()
+{
+    std::vector<Piece> pieces;
+    const TimeNs gaps[] = { 5, 9, 2, 9, 7, 1 }; // idle before each piece
+    TimeNs t = 0;
+    for (uint32_t i = 0; i < 6; ++i) {
+        t += gaps[i];
+        pieces.push_back({ t, t + 10, 0, i });
+        t += 10;
+    }
+    WindowSweep s;
+    WindowSweep::Input in;
+    in.w0 = 0;
+    in.w1 = t + 4; // step gap 4
+    in.clip0 = in.w0;
+    in.clip1 = in.w1;
+    in.pieces = pieces.data();
+    in.pieceCount = pieces.size();
+    in.slotCount = 1;
+    in.gaps = WindowSweep::Input::Gaps::Longest;
+    WindowSweep::Result r;
+    s.run(in, r);
+    QCOMPARE(int(r.gaps.size()), 3);
+    QCOMPARE(r.gaps[0].end - r.gaps[0].start, TimeNs(9));
+    QCOMPARE(r.gaps[0].start, TimeNs(15)); // the earlier of the two 9 ns gaps first
+    QCOMPARE(r.gaps[1].end - r.gaps[1].start, TimeNs(9));
+    QCOMPARE(r.gaps[2].end - r.gaps[2].start, TimeNs(7));
+    QCOMPARE(r.idleNs[size_t(IdleKind::LaunchHost)], TimeNs(33));
+    in.gaps = WindowSweep::Input::Gaps::None;
+    s.run(in, r);
+    QVERIFY(r.gaps.empty());
+    QCOMPARE(r.total(), in.w1);
 }
 
 void TstWindowSweep::randomAgainstBruteForce()

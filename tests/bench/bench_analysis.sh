@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# Gap analysis of a 12M-kernel-event synth trace (8 ranks x 1000 steps x 1500 kernels): the analysis
+# alone (median of 5 rounds, against a plain pass over the events measured in the same run), then
+# `gapscope-cli analyze` end to end (read + analysis + output), median of 3 runs.
+# Usage: tests/bench/bench_analysis.sh BUILD_DIR [RANKS STEPS KERNELS]
+set -euo pipefail
+BUILD=${1:?usage: bench_analysis.sh BUILD_DIR [ranks steps kernels]}
+RANKS=${2:-8} STEPS=${3:-1000} KERNELS=${4:-1500}
+CLI="$BUILD/app/gapscope-cli"
+BIN="$BUILD/tests/bench/bench_analysis"
+[ -x "$BIN" ] && [ -x "$CLI" ] || cmake --build "$BUILD" --target bench_analysis gapscope-cli
+DATA="$BUILD/bench_data"
+TRACE="$DATA/analysis_${RANKS}x${STEPS}x${KERNELS}.gapscope"
+mkdir -p "$DATA"
+if [ ! -s "$TRACE" ]; then
+  echo "making $TRACE"
+  "$CLI" synth --ranks "$RANKS" --steps "$STEPS" --kernels-per-step "$KERNELS" --seed 1 -o "$TRACE"
+fi
+"$BIN" "$TRACE" 5
+times=()
+for i in 1 2 3; do
+  s=$(date +%s.%N)
+  "$CLI" analyze "$TRACE" --json --no-steps > /dev/null
+  e=$(date +%s.%N)
+  times+=("$(echo "$e - $s" | bc)")
+done
+median=$(printf '%s\n' "${times[@]}" | sort -n | sed -n 2p)
+echo "gapscope-cli analyze --json --no-steps (read included), median of 3: ${median} s (runs: ${times[*]})"

@@ -1,0 +1,176 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+"""Checks `gapscope-cli analyze --json` of a captured gapscope-decode-sim run against the sim's own
+ground truth (kernels/README.md, "kind": "gapscope-decode-sim-truth") and prints table rows
+`check | measured | target | PASS/FAIL` (CONTRACTS.md, "GPU scripts").
+
+    analysis_check.py --truth T.json --analysis A.json \
+        [--clean-analysis C.json] [--label NAME] [--tolerance 0.15]
+
+Each injected pathology must land in its bar, per rank, within the tolerance (default +-15%):
+  host delay (--host-delay-us)      -> "launch/host gaps"  vs truth launch_host_ns
+  sync after every layer            -> "sync stalls"        vs truth sync_stall_ns
+  host gap between steps            -> "step gap"           vs truth step_gap_ns
+  straggler rank (--straggler-rank) -> "collective wait" on the other ranks vs truth collective_wait_ns,
+                                       and the straggler is the critical rank and the one found late
+  slow component (--slow C:F)       -> the class holding C ("<class> inefficiency", or "<class>"
+                                       without a budget) vs truth components_ns[C]
+The measured amount is the bar's median per step; with --clean-analysis (the same sim options without
+the pathology, captured the same way) the clean run's median is subtracted first, as the truth counts
+only what was injected. Also checked: every step's bars add up to its measured time, and the
+captured step time agrees with the sim's own CUDA-event timing.
+python3 standard library only.
+"""
+import argparse
+import json
+import statistics
+import sys
+
+
+def load(path):
+    with open(path) as f:
+        return json.load(f)
+
+
+def row(check, measured, target, ok):
+    print(f"{check} | {measured} | {target} | {'PASS' if ok else 'FAIL'}")
+    return ok
+
+
+def ms(ns):
+    return ns / 1e6
+
+
+def truth_median(truth_rank, key, component=None):
+    vals = []
+    for s in truth_rank["steps"]:
+        v = s.get("components_ns", {}).get(component, 0) if component else s.get(key, 0)
+        vals.append(v)
+    return ms(statistics.median(vals)) if vals else 0.0
+
+
+def bar_median(rank_json, names):
+    """Median per step of the first bar in `names` that exists (ms); falls back to the mean block."""
+    steps = rank_json.get("steps") or []
+    for name in names:
+        vals = [b["ms"] for s in steps for b in s["bars"] if b["name"] == name]
+        if vals:
+            return statistics.median(vals), name
+        mean = rank_json.get("mean") or {}
+        for b in mean.get("bars", []):
+            if b["name"] == name:
+                return b["ms"], name
+    return None, names[0]
+
+
+def class_of(analysis, component):
+    for c in analysis.get("classifier", {}).get("classes", []):
+        if c["name"] == component or component in c.get("components", []):
+            return c["name"]
+    return component
+
+
+def ranks_by_id(doc):
+    return {r["rank"]: r for r in doc.get("ranks", [])}
+
+
+def check_amount(label, rank, analysis_rank, clean_rank, bar_names, want_ms, tol):
+    got, name = bar_median(analysis_rank, bar_names)
+    if got is None:
+        return row(f"{label}: rank {rank} '{bar_names[0]}'", "bar missing", f"{want_ms:.3f} ms +-{tol:.0%}", False)
+    base = 0.0
+    if clean_rank is not None:
+        base_val, _ = bar_median(clean_rank, [name])
+        base = base_val or 0.0
+    delta = got - base
+    ok = want_ms > 0 and abs(delta - want_ms) <= tol * want_ms
+    what = f"{delta:.3f} ms/step" + (f" ({got:.3f} - clean {base:.3f})" if clean_rank is not None else "")
+    return row(f"{label}: rank {rank} '{name}'", what, f"{want_ms:.3f} ms +-{tol:.0%} (truth)", ok)
+
+
+def check_bars_add_up(label, analysis):
+    worst, steps = 0.0, 0
+    for r in analysis.get("ranks", []):
+        for s in r.get("steps", []):
+            total = sum(b["ms"] for b in s["bars"])
+            worst = max(worst, abs(total - s["measured_ms"]))
+            if "measured_ns" in s and all("ns" in b for b in s["bars"]):
+                worst = max(worst, abs(sum(b["ns"] for b in s["bars"]) - s["measured_ns"]) / 1e6)
+            steps += 1
+    return row(f"{label}: bars add up to the measured step ({steps} steps)", f"max diff {worst * 1e6:.0f} ns",
+               "0 ns (ns fields)", steps > 0 and worst < 1e-6)
+
+
+def check_step_time(label, analysis, truth, tol=0.05):
+    ok_all = True
+    ar = ranks_by_id(analysis)
+    for tr in truth.get("ranks", []):
+        r = ar.get(tr["rank"])
+        steps = (r or {}).get("steps") or []
+        if not steps:
+            continue
+        got = statistics.median(s["measured_ms"] for s in steps)
+        want = truth_median(tr, "measured_ns")
+        ok = want > 0 and abs(got - want) <= tol * want
+        ok_all &= row(f"{label}: rank {tr['rank']} median step time, capture vs sim events", f"{got:.3f} ms",
+                      f"{want:.3f} ms +-{tol:.0%}", ok)
+    return ok_all
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("--truth", required=True)
+    p.add_argument("--analysis", required=True)
+    p.add_argument("--clean-analysis")
+    p.add_argument("--label", default="analysis")
+    p.add_argument("--tolerance", type=float, default=0.15)
+    a = p.parse_args()
+    truth, analysis = load(a.truth), load(a.analysis)
+    clean = load(a.clean_analysis) if a.clean_analysis else None
+    if truth.get("kind") != "gapscope-decode-sim-truth":
+        print(f"{a.label}: truth file kind | {truth.get('kind')} | gapscope-decode-sim-truth | FAIL")
+        return 1
+    inj, tol, label = truth.get("injected", {}), a.tolerance, a.label
+    ar, cr = ranks_by_id(analysis), ranks_by_id(clean) if clean else {}
+    ok = check_bars_add_up(label, analysis)
+    ok &= check_step_time(label, analysis, truth)
+    straggler = inj.get("straggler_rank", -1) if inj.get("straggler_ns", 0) > 0 else -1
+    for tr in truth.get("ranks", []):
+        rank = tr["rank"]
+        mine, base = ar.get(rank), cr.get(rank) if clean else None
+        if mine is None:
+            ok &= row(f"{label}: rank {rank} analysed", "missing", "present", False)
+            continue
+        if inj.get("host_delay_ns", 0) > 0:
+            ok &= check_amount(f"{label} host delay", rank, mine, base, ["launch/host gaps"],
+                               truth_median(tr, "launch_host_ns"), tol)
+        if inj.get("sync_every_layer"):
+            ok &= check_amount(f"{label} sync every layer", rank, mine, base, ["sync stalls"],
+                               truth_median(tr, "sync_stall_ns"), tol)
+        if inj.get("step_gap_ns", 0) > 0:
+            ok &= check_amount(f"{label} step gap", rank, mine, base, ["step gap"], truth_median(tr, "step_gap_ns"), tol)
+        if straggler >= 0 and rank != straggler:
+            ok &= check_amount(f"{label} straggler", rank, mine, base, ["collective wait"],
+                               truth_median(tr, "collective_wait_ns"), tol)
+        comp = inj.get("slow_component", "")
+        if comp:
+            cls = class_of(analysis, comp)
+            ok &= check_amount(f"{label} slow {comp}", rank, mine, base, [f"{cls} inefficiency", cls],
+                               truth_median(tr, None, comp), tol)
+    if straggler >= 0:
+        crit = analysis.get("critical", {}).get("rank")
+        ok &= row(f"{label} straggler: critical rank", f"rank {crit}", f"rank {straggler}", crit == straggler)
+        late = {s["rank"]: s for s in analysis.get("stragglers", [])}
+        s = late.get(straggler, {})
+        frac = s.get("late_count", 0) / max(1, s.get("matched", 0))
+        tr = next((t for t in truth.get("ranks", []) if t["rank"] == straggler), {})
+        want, per_step = tr.get("straggler_collectives_per_step", 0), tr.get("collectives_per_step", 0)
+        want_frac = want / per_step if per_step and want else 1.0
+        ok &= row(f"{label} straggler: rank {straggler} last at its collectives",
+                  f"{frac:.0%} ({s.get('late_count', 0)} of {s.get('matched', 0)}, mean {s.get('mean_late_ms', 0):.3f} ms)",
+                  f">= {0.85 * want_frac:.0%} (truth {want} of {per_step} per step)", frac >= 0.85 * want_frac)
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
