@@ -24,7 +24,7 @@ struct AgentOptions {
     size_t mergeQueueBytes = 48u << 20;    // rank data waiting for the merge thread
     size_t clientQueueBytes = 16u << 20;   // stream data waiting for one client before its stream is cut
     uint32_t chunkEvents = 65536;
-    uint32_t flushIntervalMs = 20;         // live latency vs chunk size
+    uint32_t flushIntervalMs = 10;         // live latency vs chunk size
     int zstdLevel = 3;
     double armTimeoutS = 30;
     double finishTimeoutS = 10;            // wait this long for ranks to deliver their last data

@@ -159,9 +159,7 @@ void CaptureSession::start()
 
 void CaptureSession::startReplay()
 {
-    RemapOptions ro; // the replay stream is already in the capture's clock and rank numbering
-    m_plan = 1;
-    m_host.merger().defineStream(0, m_plan, ro);
+    m_plan = 1; // the replay defines its stream (0) itself: it knows how to move its times
     m_host.replay()->start(m_id, m_plan, m_settings.steps(), m_host.merger());
     m_recordingMono = monotonicNs();
     m_armLatencyMs = double(m_recordingMono - m_startMono) / 1e6;

@@ -46,7 +46,7 @@ options:
   --speed X            replay speed (default 1; 0 = as fast as possible)
   --queue-mb N         rank data waiting for the merge thread before events are dropped (default 48)
   --client-queue-mb N  stream data waiting for one client before its stream is cut (default 16)
-  --flush-ms N         longest time events wait before they go to the file and clients (default 20)
+  --flush-ms N         longest time events wait before they go to the file and clients (default 10)
   --chunk-events N     events per chunk at most (default 65536)
   --arm-timeout S      give up arming/aligning after S seconds (default 30)
   --version, --help

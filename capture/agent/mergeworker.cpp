@@ -2,8 +2,11 @@
 #include "capture/agent/mergeworker.h"
 
 #include "capture/agent/client/encodersink.h"
+#include "model/format/crc32c.h"
 #include "capture/protocol/framing.h"
 #include "capture/protocol/netutil.h"
+
+#include <cstdio>
 
 namespace gapscope::capture {
 
@@ -176,8 +179,23 @@ void MergeWorker::run()
             process(*item);
         maybeFlush(false);
     }
-    if (m_writer)
-        (void)m_writer->finish();
+    if (m_writer) {
+        maybeFlush(true);
+        (void)finishFile(nullptr); // stopped mid-capture: the file still gets its index
+    }
+}
+
+Status MergeWorker::finishFile(const pb::FileHeader* header)
+{
+    pb::Index dict; // the writer's own encoder stayed empty: the index takes ours
+    for (const auto& str : m_enc->strings())
+        dict.add_strings(str);
+    for (const auto& l : m_enc->lanes())
+        *dict.add_lanes() = l;
+    for (const auto& cf : m_enc->configs())
+        *dict.add_configs() = cf;
+    m_writer->setDictionaries(dict);
+    return m_writer->finish(header);
 }
 
 void MergeWorker::process(Item& item)
@@ -203,6 +221,8 @@ void MergeWorker::process(Item& item)
             return;
         }
         m_writer = std::move(*w);
+        m_enc = std::make_unique<format::ChunkEncoder>();
+        m_zstd.setLevel(m_opt.zstdLevel);
         m_lastFlushNs = monotonicNs();
         return;
     }
@@ -212,7 +232,7 @@ void MergeWorker::process(Item& item)
             return;
         s = std::make_unique<Stream>();
         s->plan = item.plan;
-        s->remap = std::make_unique<ChunkRemapper>(m_writer->encoder(), item.remap);
+        s->remap = std::make_unique<ChunkRemapper>(*m_enc, item.remap);
         return;
     }
     case Item::Type::Data:
@@ -224,12 +244,12 @@ void MergeWorker::process(Item& item)
         if (!m_writer)
             return;
         maybeFlush(true); // afterwards every interned entry has gone out in a chunk
-        const auto& enc = m_writer->encoder();
+        const auto& enc = *m_enc;
         wire::AgentToClient msg;
         auto* sc = msg.mutable_chunk();
         sc->set_capture_id(m_captureId);
         pb::Chunk* c = sc->mutable_chunk();
-        c->set_sequence(m_chunksOut ? m_writer->lastChunk().sequence() : 0);
+        c->set_sequence(m_lastSequence);
         c->set_first_string_id(1);
         for (const auto& str : enc.strings())
             c->add_strings(str);
@@ -268,7 +288,7 @@ void MergeWorker::process(Item& item)
             c->set_severity("data_loss");
             c->set_detail("rank chunks that failed validation (their events are missing)");
         }
-        Status s = m_writer->finish(&h);
+        Status s = finishFile(&h);
         o.ok = s.isOk();
         o.error = s.message();
         o.events = m_writer->eventsWritten();
@@ -303,7 +323,7 @@ void MergeWorker::handleData(Item& item)
     }
     // DictOnly chunks arrive stripped of their events (dropped under back-pressure) but keep
     // dictionaries, steps and counters, so the plain apply() is right for them too.
-    EncoderSink sink(m_writer->encoder());
+    EncoderSink sink(*m_enc);
     Status st = s.remap->apply(*chunk, sink);
     {
         std::lock_guard<std::mutex> lock(m_mutex);
@@ -330,43 +350,107 @@ void MergeWorker::reject(uint32_t stream, const std::string& why)
     emit(std::move(o));
 }
 
-void MergeWorker::maybeFlush(bool force)
+void MergeWorker::failOutput(const Status& s)
 {
-    if (!m_writer)
-        return;
-    auto& enc = m_writer->encoder();
-    const int64_t now = monotonicNs();
-    const bool due = enc.pendingEvents() > 0 && now - m_lastFlushNs >= int64_t(m_opt.flushIntervalMs) * 1000000;
-    if (!force && !due && enc.pendingEvents() < m_opt.chunkEvents)
-        return;
-    m_lastFlushNs = now;
-    const uint64_t before = m_writer->bytesWritten();
-    if (Status s = m_writer->flush(); !s) {
-        MergeOutput o;
-        o.kind = MergeOutput::Kind::Finished;
-        o.captureId = m_captureId;
-        o.ok = false;
-        o.error = s.message();
-        m_writer.reset();
-        emit(std::move(o));
-        return;
+    MergeOutput o;
+    o.kind = MergeOutput::Kind::Finished;
+    o.captureId = m_captureId;
+    o.ok = false;
+    o.error = s.message();
+    m_writer.reset();
+    emit(std::move(o));
+}
+
+namespace {
+void putVarint(std::string& out, uint64_t v)
+{
+    while (v >= 0x80) {
+        out.push_back(char(v | 0x80));
+        v >>= 7;
     }
-    if (m_writer->bytesWritten() == before)
-        return;
-    const pb::Chunk& chunk = m_writer->lastChunk();
-    wire::AgentToClient msg;
-    auto* sc = msg.mutable_chunk();
-    sc->set_capture_id(m_captureId);
-    *sc->mutable_chunk() = chunk;
-    auto frame = std::make_shared<std::string>();
+    out.push_back(char(v));
+}
+
+size_t varintSize(uint64_t v)
+{
+    size_t n = 1;
+    while (v >= 0x80) {
+        v >>= 7;
+        ++n;
+    }
+    return n;
+}
+
+// AgentToClient{chunk = StreamChunk{capture_id, chunk = <serialized Chunk>}} framed, built around the
+// already serialized chunk so it is not serialized a second time (protobuf wire format: field 5 of
+// AgentToClient and fields 1, 2 of StreamChunk; see protocol.proto).
+std::shared_ptr<std::string> streamFrame(uint64_t captureId, const std::string& chunk)
+{
+    const size_t inner = 1 + varintSize(captureId) + 1 + varintSize(chunk.size()) + chunk.size();
+    const size_t outer = 1 + varintSize(inner) + inner;
+    auto f = std::make_shared<std::string>();
+    f->reserve(4 + outer);
+    f->resize(4);
+    putU32LE(&(*f)[0], uint32_t(outer));
+    f->push_back(char((5 << 3) | 2));
+    putVarint(*f, inner);
+    f->push_back(char((1 << 3) | 0));
+    putVarint(*f, captureId);
+    f->push_back(char((2 << 3) | 2));
+    putVarint(*f, chunk.size());
+    f->append(chunk);
+    return f;
+}
+} // namespace
+
+bool MergeWorker::writeChunk()
+{
+    m_enc->flush(m_chunk);
+    const auto& st = m_enc->lastStats();
+    if (st.events == 0 && st.steps == 0 && m_chunk.counters_size() == 0 && m_chunk.strings_size() == 0
+        && m_chunk.lanes_size() == 0 && m_chunk.configs_size() == 0)
+        return false;
+    m_chunk.SerializeToString(&m_raw);
+    if (Status s = m_zstd.compress(m_raw.data(), m_raw.size(), m_stored); !s) {
+        failOutput(s);
+        return false;
+    }
+    format::FrameHeader h;
+    h.type = uint8_t(format::FrameType::Chunk);
+    h.codec = uint8_t(format::Codec::Zstd);
+    h.storedBytes = uint32_t(m_stored.size());
+    h.rawBytes = uint32_t(m_raw.size());
+    h.events = uint32_t(std::min<uint64_t>(st.events, UINT32_MAX));
+    h.payloadCrc = format::crc32c(m_stored.data(), m_stored.size());
+    pb::IndexEntry e; // what TraceWriter::flush() records for a chunk it encodes itself
+    e.set_min_time_ns(st.minTime);
+    e.set_max_time_ns(st.maxTime);
+    e.set_event_count(st.events);
+    e.set_sequence(m_chunk.sequence());
+    e.mutable_ranks()->Add(st.ranks.begin(), st.ranks.end());
+    e.mutable_lane_ids()->Add(st.laneIds.begin(), st.laneIds.end());
+    e.mutable_lane_event_counts()->Add(st.laneCounts.begin(), st.laneCounts.end());
+    e.set_kernel_count(st.kernels);
+    e.set_memop_count(st.memops);
+    e.set_sync_count(st.syncs);
+    e.set_collective_count(st.collectives);
+    e.set_step_count(st.steps);
+    if (Status s = m_writer->copyFrame(h, m_stored, &e); !s) {
+        failOutput(s);
+        return false;
+    }
+    // Hand the frame to the OS now (the writer buffers in stdio): a killed agent then leaves every
+    // whole frame on disk. The merge thread is the only writer of files in the agent.
+    std::fflush(nullptr);
+    m_lastSequence = m_chunk.sequence();
+    ++m_chunksOut;
     MergeOutput o;
     o.kind = MergeOutput::Kind::Chunk;
     o.captureId = m_captureId;
-    o.sequence = chunk.sequence();
-    o.events = ChunkRemapper::eventCount(chunk);
-    if (appendFrame(msg, *frame, kMaxClientFrameBytes))
-        o.frame = std::move(frame);
-    ++m_chunksOut;
+    o.sequence = m_chunk.sequence();
+    o.events = st.events;
+    if (m_raw.size() + 64 <= kMaxClientFrameBytes)
+        o.frame = streamFrame(m_captureId, m_raw);
     {
         std::lock_guard<std::mutex> lock(m_mutex);
         m_stats.events = m_writer->eventsWritten();
@@ -374,6 +458,20 @@ void MergeWorker::maybeFlush(bool force)
         m_stats.chunksOut = m_chunksOut;
     }
     emit(std::move(o));
+    return true;
+}
+
+void MergeWorker::maybeFlush(bool force)
+{
+    if (!m_writer)
+        return;
+    const int64_t now = monotonicNs();
+    const size_t pending = m_enc->pendingEvents();
+    const bool due = pending > 0 && now - m_lastFlushNs >= int64_t(m_opt.flushIntervalMs) * 1000000;
+    if (!force && !due && pending < m_opt.chunkEvents)
+        return;
+    m_lastFlushNs = now;
+    writeChunk();
 }
 
 } // namespace gapscope::capture

@@ -3,9 +3,11 @@
 
 // MergeWorker: the agent's merge thread. It takes the chunks of every rank stream of a capture
 // (rank-local dictionaries), re-interns their ids into the capture's one global dictionary through
-// one ChunkRemapper per stream, encodes them with the file writer's ChunkEncoder (format::TraceWriter),
-// writes CHUNK frames as it goes, and hands every chunk it wrote, as a ready StreamChunk frame, to
-// the I/O thread for the streaming clients. The file and the live stream are the same chunks.
+// one ChunkRemapper per stream into the capture's one ChunkEncoder, and for every chunk it flushes:
+// serializes it once, compresses it into a CHUNK frame of the file (format::TraceWriter::copyFrame,
+// with the index entry and, at the end, the dictionaries), and wraps the same serialized bytes into a
+// StreamChunk frame for the I/O thread to send to streaming clients. The file and the live stream are
+// the same chunks, byte for byte.
 //
 // Flow control: the input queue is bounded in bytes. tryPushData() fails when it is full; the caller
 // (the I/O thread, which must never block a rank) then drops the events of that chunk, keeps its
@@ -20,6 +22,7 @@
 #include "capture/agent/peerconnection.h"
 #include "capture/protocol/protocol.pb.h"
 #include "model/format/tracewriter.h"
+#include "model/format/zstdcodec.h"
 
 #include <condition_variable>
 #include <deque>
@@ -61,7 +64,7 @@ public:
     struct Options {
         size_t queueBytes = 48u << 20;
         uint32_t chunkEvents = 65536;
-        uint32_t flushIntervalMs = 20;
+        uint32_t flushIntervalMs = 10;
         int zstdLevel = 3;
     };
 
@@ -93,6 +96,9 @@ private:
     void process(Item& item);
     void handleData(Item& item);
     void maybeFlush(bool force);
+    bool writeChunk(); // false when the chunk was empty
+    Status finishFile(const pb::FileHeader* header);
+    void failOutput(const Status& s);
     void emit(MergeOutput out);
     void reject(uint32_t stream, const std::string& why);
     bool push(std::unique_ptr<Item>& item, bool bounded);
@@ -109,6 +115,11 @@ private:
     // Worker-thread state.
     uint64_t m_captureId = 0;
     std::unique_ptr<format::TraceWriter> m_writer;
+    std::unique_ptr<format::ChunkEncoder> m_enc;
+    pb::Chunk m_chunk;
+    uint64_t m_lastSequence = 0;
+    std::string m_raw, m_stored;
+    format::ZstdCompressor m_zstd;
     std::map<uint32_t, std::unique_ptr<Stream>> m_streams;
     int64_t m_lastFlushNs = 0;
     uint64_t m_chunksOut = 0;

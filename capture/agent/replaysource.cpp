@@ -329,66 +329,44 @@ bool ReplaySource::push(MergeWorker& merger, uint32_t plan, std::unique_ptr<pb::
 
 void ReplaySource::runUnpaced(uint32_t plan, uint32_t steps, MergeWorker* merger)
 {
+    // As fast as possible: the file's chunks go to the merge thread as they are (one decode there),
+    // moved in time by the stream's remap options so the trace begins now.
     format::ZstdDecompressor z;
     std::string scratch;
-    format::ChunkEncoder enc;
-    ChunkRemapper remap(enc);
-    EncoderSink sink(enc);
-    int64_t fileStart = m_fileStart;
-    bool shiftSet = false;
     const int64_t wallStart = realtimeNs();
+    bool defined = false;
     std::map<uint32_t, std::set<uint32_t>> stepsSeen;
-    struct StepCounter final : EventSink {
-        EventSink& inner;
-        std::map<uint32_t, std::set<uint32_t>>& seen;
-        StepCounter(EventSink& i, std::map<uint32_t, std::set<uint32_t>>& s) : inner(i), seen(s) { }
-        void kernel(uint32_t a, int64_t b, uint64_t c, uint32_t d, uint32_t e, uint32_t f, uint64_t g, uint64_t h) override { inner.kernel(a, b, c, d, e, f, g, h); }
-        void memop(uint32_t a, int64_t b, uint64_t c, pb::MemopKind d, pb::CopyKind e, uint64_t f, uint32_t g, uint32_t h) override { inner.memop(a, b, c, d, e, f, g, h); }
-        void api(uint32_t a, int64_t b, uint64_t c, uint32_t d, uint32_t e, pb::ApiKind f) override { inner.api(a, b, c, d, e, f); }
-        void sync(uint32_t a, int64_t b, uint64_t c, pb::SyncKind d, uint64_t e, uint32_t f) override { inner.sync(a, b, c, d, e, f); }
-        void nvtx(uint32_t a, int64_t b, uint64_t c, uint32_t d, uint32_t e, uint32_t f) override { inner.nvtx(a, b, c, d, e, f); }
-        void collective(uint32_t a, int64_t b, uint64_t c, uint32_t d, const format::ChunkEncoder::Collective& e) override { inner.collective(a, b, c, d, e); }
-        void step(uint32_t r, uint32_t i, int64_t s, uint64_t d, pb::StepSource src) override { seen[r].insert(i); inner.step(r, i, s, d, src); }
-        void counter(const pb::Counter& c) override { inner.counter(c); }
-    } counting(sink, stepsSeen);
-    auto flush = [&]() {
-        auto chunk = std::make_unique<pb::Chunk>();
-        enc.flush(*chunk);
-        return push(*merger, plan, std::move(chunk));
-    };
     for (const auto& f : m_reader->frames()) {
         if (m_stop)
             break;
         if (f.header.type != uint8_t(format::FrameType::Chunk))
             continue;
-        pb::Chunk in;
-        if (Status s = m_reader->readMessage(f, z, scratch, in); !s) {
+        auto in = std::make_unique<pb::Chunk>();
+        if (Status s = m_reader->readMessage(f, z, scratch, *in); !s) {
             setError(s.message());
             continue;
         }
-        if (!shiftSet) {
-            if (!fileStart) // no index: the first chunk's base time is (about) the first event
-                fileStart = in.base_time_ns();
+        if (!defined) {
             RemapOptions ro;
-            ro.timeShiftNs = wallStart - fileStart;
-            remap.setOptions(ro);
-            shiftSet = true;
+            ro.timeShiftNs = wallStart - (m_fileStart ? m_fileStart : in->base_time_ns());
+            merger->defineStream(0, plan, ro);
+            defined = true;
         }
-        if (Status s = remap.apply(in, counting); !s)
-            setError(s.message());
-        if (enc.pendingEvents() >= 65536 && !flush())
+        const auto& st = in->steps();
+        for (int i = 0; i < st.rank_size(); ++i)
+            stepsSeen[st.rank(i)].insert(i < st.index_size() ? st.index(i) : 0);
+        if (!push(*merger, plan, std::move(in)))
             return;
-        if (steps > 0) {
-            size_t minSteps = stepsSeen.empty() ? 0 : SIZE_MAX;
+        if (steps > 0 && !stepsSeen.empty()) {
+            size_t minSteps = SIZE_MAX;
             for (const auto& [r, set] : stepsSeen)
                 minSteps = std::min(minSteps, set.size());
             std::lock_guard<std::mutex> lock(m_mutex);
             m_progress.steps = uint32_t(std::min<size_t>(minSteps, steps));
             if (minSteps >= steps)
-                break;
+                break; // at chunk granularity: the steps of the last chunk may go a little beyond
         }
     }
-    flush();
 }
 
 void ReplaySource::run(uint32_t plan, uint32_t steps, MergeWorker* merger)
@@ -409,6 +387,7 @@ void ReplaySource::run(uint32_t plan, uint32_t steps, MergeWorker* merger)
         t = index.frames(int(e)).min_time_ns();
         return true;
     };
+    merger->defineStream(0, plan, RemapOptions()); // the pacer already moves and scales times
     std::unique_ptr<Pacer> pacer;
     const int64_t wallStart = realtimeNs() + 1000000;
     int64_t lastFlush = realtimeNs();
