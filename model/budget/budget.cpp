@@ -30,6 +30,16 @@ std::string fmt(const char* f, double a)
     return buf;
 }
 
+Precision kvPrecision(const BudgetInputs& in)
+{
+    Precision p = Precision::Bf16;
+    if (in.kvCachePrecision)
+        return *in.kvCachePrecision;
+    if (!in.model.kvCacheFormat.empty() && parsePrecision(in.model.kvCacheFormat, p))
+        return p;
+    return Precision::Bf16;
+}
+
 bool isWeight(const BudgetItem& it)
 {
     switch (it.component) {
@@ -215,7 +225,7 @@ void BudgetBuilder::addHeadAndEmbedding(uint64_t tokens, const char* draftName)
 
 void BudgetBuilder::addKvCache(uint32_t layers, uint64_t tokens, const char* draftName)
 {
-    Precision kp = m_in.kvCachePrecision.value_or(Precision::Bf16);
+    Precision kp = kvPrecision(m_in);
     double kb = bytesPerParam(kp), ctx = double(m_in.context), B = m_in.batch;
     double headsPerGpu = double(m_m.heads) / m_in.tp;
     double perQuery = double(tokens) / B; // query tokens per sequence (draft tokens verified together)

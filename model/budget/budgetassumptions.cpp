@@ -138,7 +138,15 @@ std::vector<std::string> budgetAssumptions(const BudgetInputs& in, const Budget&
                      : ""));
     if (std::string s = describeIndexer(in, b); !s.empty())
         a.push_back(s);
-    a.push_back("KV cache " + std::string(toString(in.kvCachePrecision.value_or(Precision::Bf16)))
+    Precision kv = Precision::Bf16;
+    if (in.kvCachePrecision)
+        kv = *in.kvCachePrecision;
+    else if (!m.kvCacheFormat.empty())
+        parsePrecision(m.kvCacheFormat, kv);
+    a.push_back("KV cache " + std::string(toString(kv))
+        + (in.kvCachePrecision            ? " (given)"
+                : m.kvCacheFormat.empty() ? ""
+                                          : " (as the checkpoint asks)")
         + ": read once per sequence per layer; the new token's write is not counted");
     a.push_back(describeCollectives(in, b));
     if (in.draftTokens > 0)

@@ -64,6 +64,7 @@ struct ModelConfig {
     std::vector<uint8_t> indexerLayerMask;
     uint32_t slidingWindow = 0; // Mistral-style sliding window attention; 0 = full attention
     std::string quantFormat; // precision name the quantized modules are stored in ("fp8-block128", "nvfp4"); "" none
+    std::string kvCacheFormat; // KV-cache format the checkpoint asks for ("fp8"); "" = BF16
     std::vector<std::string> unquantizedMatrices; // canonical matrix keys (see matrixKey()) left in BF16
     std::string sourceJson; // the config as parsed (compact JSON), so a trace can store it
     std::vector<std::string> notes; // what the parser derived or assumed ("head_dim derived: 8192/64 = 128")

@@ -249,6 +249,15 @@ Status readQuantization(const json::Value& config, ModelConfig& m)
     if (m.quantMethod.empty() && (*q)["producer"].isObject())
         m.quantMethod = (*q)["producer"]["name"].toString(); // hf_quant_config.json: {"producer": {"name": "modelopt"}}
     m.quantFormat = formatOf(*q, m.notes);
+    std::string kvAlgo = lower((*q)["kv_cache_quant_algo"].toString());
+    if (kvAlgo.empty() && (*q)["quantization"].isObject())
+        kvAlgo = lower((*q)["quantization"]["kv_cache_quant_algo"].toString());
+    const json::Value& kvScheme = (*q)["kv_cache_scheme"];
+    if (kvAlgo == "fp8"
+        || (kvScheme.isObject() && kvScheme["num_bits"].toInt(0) == 8 && lower(kvScheme["type"].toString()) == "float"))
+        m.kvCacheFormat = "fp8";
+    if (!m.kvCacheFormat.empty())
+        m.notes.push_back("checkpoint KV cache: " + m.kvCacheFormat);
     m.unquantizedModules = ignoreList(*q);
     if (!m.quantFormat.empty()) {
         resolveUnquantized(m);

@@ -36,6 +36,7 @@ private slots:
     void perLayerSchedules();
     void quantization_data();
     void quantization();
+    void partialIgnoreListIsNoted();
     void modulePatterns_data();
     void modulePatterns();
     void badConfigs_data();
@@ -183,14 +184,15 @@ void TestModelConfig::quantization_data()
     QTest::addColumn<QString>("source");
     QTest::addColumn<QString>("format");
     QTest::addColumn<QStringList>("unquantized");
+    QTest::addColumn<QString>("kvFormat");
     QTest::newRow("deepseek-v3 fp8 block") << "deepseek-v3"
-                                           << "fp8-block128" << QStringList {};
+                                           << "fp8-block128" << QStringList {} << "";
     QTest::newRow("modelopt hf_quant_config.json")
-        << dataPath("llama-3.1-8b-nvfp4-modelopt") << "nvfp4" << QStringList { "lm_head" };
+        << dataPath("llama-3.1-8b-nvfp4-modelopt") << "nvfp4" << QStringList { "lm_head" } << "fp8";
     QTest::newRow("compressed-tensors nvfp4")
-        << dataPath("qwen3-30b-a3b-nvfp4-ct.json") << "nvfp4" << QStringList { "mlp.gate", "lm_head" };
+        << dataPath("qwen3-30b-a3b-nvfp4-ct.json") << "nvfp4" << QStringList { "mlp.gate", "lm_head" } << "";
     QTest::newRow("unquantized") << "glm-5"
-                                 << "" << QStringList {};
+                                 << "" << QStringList {} << "";
 }
 
 void TestModelConfig::quantization()
@@ -204,6 +206,19 @@ void TestModelConfig::quantization()
     for (const auto& k : m->unquantizedMatrices)
         got << QString::fromStdString(k);
     QCOMPARE(got, unquantized);
+    QTEST(QString::fromStdString(m->kvCacheFormat), "kvFormat");
+}
+
+void TestModelConfig::partialIgnoreListIsNoted()
+{
+    // hf_quant_config.json excludes "model.layers.0.self_attn*": 1 of 32 layers, counted quantized.
+    auto m = loadModelConfig(dataPath("llama-3.1-8b-nvfp4-modelopt").toStdString());
+    QVERIFY2(m.hasValue(), m.error().c_str());
+    QCOMPARE(QString::fromStdString(m->name), QString("llama-3.1-8b-nvfp4-modelopt"));
+    bool noted = false;
+    for (const auto& n : m->notes)
+        noted |= n == "self_attn.q_proj: left unquantized in 1 of 32 layers; counted as quantized in all";
+    QVERIFY(noted);
 }
 
 void TestModelConfig::modulePatterns_data()
