@@ -347,9 +347,9 @@ void BudgetBuilder::addLaunchFloor(Budget& b)
 {
     double kernels = double(m_in.extraKernelsPerLayer) * (m_m.layers + double(m_in.draftTokens) * m_m.mtpLayers);
     double gpuUs = 0;
-    for (const auto& a : m_items) {
-        kernels += a.item.kernels;
-        gpuUs += a.achUs;
+    for (const auto& it : b.items) {
+        kernels += it.kernels;
+        gpuUs += it.achievableMs * 1e3;
     }
     b.kernelsPerStep = kernels;
     BudgetItem l;
@@ -374,6 +374,7 @@ void BudgetBuilder::addLaunchFloor(Budget& b)
 
 Budget BudgetBuilder::run()
 {
+    m_items.reserve(32);
     uint64_t tokens = uint64_t(m_in.batch) * (1 + m_in.draftTokens);
     // Layers grouped by shape: (MoE?, indexer?) -> first layer and count.
     struct Group {
@@ -395,8 +396,9 @@ Budget BudgetBuilder::run()
     addDraft();
 
     Budget b;
+    b.items.reserve(m_items.size() + 1);
     for (auto& a : m_items) {
-        BudgetItem it = a.item;
+        BudgetItem it = std::move(a.item);
         bool collective = it.component == Component::Collectives;
         it.idealMs = (collective ? a.memUs : std::max(a.memUs, a.computeUs)) / 1e3;
         it.achievableMs = a.achUs / 1e3;
