@@ -10,26 +10,34 @@ constexpr size_t kAlign = 8; // CUPTI requires 8-byte aligned buffers
 BufferPool::BufferPool(size_t bufferBytes, size_t count)
     : m_bufferBytes((bufferBytes + kAlign - 1) / kAlign * kAlign)
     , m_count(count ? count : 1)
+    , m_data(new std::atomic<uint8_t*>[m_count])
+    , m_state(new std::atomic<uint8_t>[m_count])
     , m_free(m_count)
     , m_completed(m_count)
 {
-    m_storage.reset(new uint8_t[m_bufferBytes * m_count + kAlign]);
-    const auto raw = reinterpret_cast<uintptr_t>(m_storage.get());
-    m_base = reinterpret_cast<uint8_t*>((raw + kAlign - 1) / kAlign * kAlign);
-    for (uint32_t i = 0; i < m_count; ++i)
+    for (uint32_t i = 0; i < m_count; ++i) {
+        m_data[i].store(allocateBlock(), std::memory_order_relaxed);
+        m_state[i].store(Free, std::memory_order_relaxed);
         m_free.tryPush(i);
+    }
 }
 
 BufferPool::~BufferPool() = default;
 
+uint8_t* BufferPool::allocateBlock()
+{
+    m_blocks.emplace_back(new uint8_t[m_bufferBytes + kAlign]);
+    const auto raw = reinterpret_cast<uintptr_t>(m_blocks.back().get());
+    return reinterpret_cast<uint8_t*>((raw + kAlign - 1) / kAlign * kAlign);
+}
+
 int BufferPool::indexOf(const uint8_t* buffer) const
 {
-    if (buffer < m_base)
-        return -1;
-    const size_t offset = size_t(buffer - m_base);
-    if (offset % m_bufferBytes != 0 || offset / m_bufferBytes >= m_count)
-        return -1;
-    return int(offset / m_bufferBytes);
+    // A short scan (pools hold tens to a few hundred buffers); completions are rare events.
+    for (size_t i = 0; i < m_count; ++i)
+        if (m_data[i].load(std::memory_order_acquire) == buffer)
+            return int(i);
+    return -1;
 }
 
 bool BufferPool::acquire(uint8_t** buffer, size_t* size)
@@ -41,8 +49,9 @@ bool BufferPool::acquire(uint8_t** buffer, size_t* size)
         *size = 0;
         return false;
     }
+    m_state[index].store(WithCupti, std::memory_order_release);
     m_inUse.fetch_add(1, std::memory_order_relaxed);
-    *buffer = m_base + size_t(index) * m_bufferBytes;
+    *buffer = m_data[index].load(std::memory_order_acquire);
     *size = m_bufferBytes;
     return true;
 }
@@ -50,7 +59,8 @@ bool BufferPool::acquire(uint8_t** buffer, size_t* size)
 void BufferPool::complete(uint8_t* buffer, size_t validSize)
 {
     const int index = indexOf(buffer);
-    if (index < 0) {
+    uint8_t expected = WithCupti;
+    if (index < 0 || !m_state[index].compare_exchange_strong(expected, Filled_, std::memory_order_acq_rel)) {
         m_foreign.fetch_add(1, std::memory_order_relaxed);
         return;
     }
@@ -65,7 +75,7 @@ bool BufferPool::takeCompleted(Filled& out)
     Slot slot {};
     if (!m_completed.tryPop(slot))
         return false;
-    out.data = m_base + size_t(slot.index) * m_bufferBytes;
+    out.data = m_data[slot.index].load(std::memory_order_acquire);
     out.validSize = slot.validSize;
     return true;
 }
@@ -75,8 +85,25 @@ void BufferPool::release(uint8_t* buffer)
     const int index = indexOf(buffer);
     if (index < 0)
         return;
+    m_state[index].store(Free, std::memory_order_release);
     m_free.tryPush(uint32_t(index));
     m_inUse.fetch_sub(1, std::memory_order_relaxed);
+}
+
+size_t BufferPool::abandonInFlight()
+{
+    size_t n = 0;
+    for (uint32_t i = 0; i < m_count; ++i) {
+        uint8_t expected = WithCupti;
+        if (!m_state[i].compare_exchange_strong(expected, Free, std::memory_order_acq_rel))
+            continue;
+        m_data[i].store(allocateBlock(), std::memory_order_release);
+        m_free.tryPush(i);
+        m_inUse.fetch_sub(1, std::memory_order_relaxed);
+        ++n;
+    }
+    m_abandoned.fetch_add(n, std::memory_order_relaxed);
+    return n;
 }
 
 } // namespace gapscope::capture::inject

@@ -185,9 +185,15 @@ Status CuptiTracer::beginDetection(StepRule rule, const std::string&, std::strin
     CUpti_SubscriberHandle sub = nullptr;
     const CUptiResult r = cuptiSubscribe_v2(&sub, onCallback, nullptr, &params);
     if (r == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED) {
+        // Clients that subscribe without a name (torch.profiler's Kineto keeps its subscriber for
+        // the life of the process once it has profiled) show up as "<not provided>".
+        std::string who = oldName;
+        if (who.empty() || who.find("not provided") != std::string::npos)
+            who = "an unnamed CUPTI subscriber (torch.profiler/Kineto keeps one once it has profiled in this "
+                  "process; Nsight tools too)";
         if (otherClient)
-            *otherClient = oldName[0] ? oldName : "another CUPTI client (torch.profiler, Nsight Systems, ...)";
-        return Status::error("CUPTI is in use by " + std::string(oldName[0] ? oldName : "another client"));
+            *otherClient = who;
+        return Status::error("CUPTI is in use by " + who);
     }
     if (r != CUPTI_SUCCESS)
         return Status::error("cuptiSubscribe failed: " + cuptiError(r));

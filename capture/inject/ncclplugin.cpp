@@ -2,6 +2,7 @@
 #include "capture/inject/ncclplugin.h"
 
 #include "capture/inject/channels.h"
+#include "capture/inject/injectlog.h"
 #include "capture/inject/nvtxhooks.h"
 
 #include <atomic>
@@ -201,6 +202,7 @@ ncclResult_t commInit(void** context, uint64_t commId, int* mask, int nranks, in
     }
     if (mask)
         __atomic_store_n(mask, ch.ncclRecording.load() ? kRecordMask : 0, __ATOMIC_RELAXED);
+    injectLog("NCCL profiler plugin v%d: communicator %zu (rank %d of %d)", version, i, rank, nranks);
     return 0;
 }
 

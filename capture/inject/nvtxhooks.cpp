@@ -2,6 +2,7 @@
 #include "capture/inject/nvtxhooks.h"
 
 #include "capture/inject/channels.h"
+#include "capture/inject/injectlog.h"
 
 #include <nvtx3/nvToolsExt.h>
 
@@ -281,12 +282,16 @@ extern "C" __attribute__((visibility("default"))) int InitializeInjectionNvtx2(N
     if (!getExportTable)
         return 0;
     auto* callbacks = static_cast<const NvtxExportTableCallbacks*>(getExportTable(NVTX_ETID_CALLBACKS));
-    if (!callbacks || !callbacks->GetModuleFunctionTable)
+    if (!callbacks || !callbacks->GetModuleFunctionTable) {
+        injectLog("NVTX offered no callback table; NVTX ranges will not be seen");
         return 0;
+    }
     NvtxFunctionTable core = nullptr;
     unsigned int coreSize = 0;
-    if (!callbacks->GetModuleFunctionTable(NVTX_CB_MODULE_CORE, &core, &coreSize) || !core)
+    if (!callbacks->GetModuleFunctionTable(NVTX_CB_MODULE_CORE, &core, &coreSize) || !core) {
+        injectLog("NVTX core function table unavailable; NVTX ranges will not be seen");
         return 0;
+    }
     setSlot(core, coreSize, NVTX_CBID_CORE_MarkEx, hMarkEx);
     setSlot(core, coreSize, NVTX_CBID_CORE_MarkA, hMarkA);
     setSlot(core, coreSize, NVTX_CBID_CORE_RangeStartEx, hRangeStartEx);
@@ -310,5 +315,6 @@ extern "C" __attribute__((visibility("default"))) int InitializeInjectionNvtx2(N
         setSlot(core2, core2Size, NVTX_CBID_CORE2_DomainDestroy, hDomainDestroy);
     }
     g_installed.store(true, std::memory_order_release);
+    injectLog("NVTX hooks installed (core %u slots, core2 %u slots)", coreSize, core2Size);
     return 1;
 }

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include "capture/inject/ranksession.h"
 
+#include "capture/inject/injectlog.h"
 #include "capture/inject/ncclplugin.h"
 #include "capture/inject/nvtxhooks.h"
 #include "capture/protocol/framing.h"
@@ -205,6 +206,7 @@ void RankSession::onArm(const wire::Arm& arm)
         arm.max_chunk_bytes() ? arm.max_chunk_bytes() : (4u << 20), 64u << 10, kMaxRankFrameBytes / 2);
     m_armLatencyMs = -1;
     m_enableMs = 0;
+    m_buffersLeft = 0;
     StepRule rule = parseStepRule(m_settings.step_rule());
     if (m_settings.steps() == 0 && m_settings.step_rule().empty())
         rule = StepRule::Time;
@@ -231,6 +233,7 @@ void RankSession::onArm(const wire::Arm& arm)
     if (Status s = m_tracer.beginDetection(rule, m_settings.step_pattern(), &other); !s) {
         if (!other.empty())
             m_otherClient = other;
+        injectLog("arm refused: %s", s.message().c_str());
         sendArmed(wire::ARM_CUPTI_UNAVAILABLE, s.message());
         return;
     }
@@ -247,6 +250,8 @@ void RankSession::onArm(const wire::Arm& arm)
     m_channels.nvtxMode.store(rule == StepRule::Nvtx ? 1 : 0);
     m_state = State::Detecting;
     m_lastMarker = nowRealtimeNs();
+    injectLog("armed capture %llu: rule %s, pattern \"%s\", NVTX hooks %s", (unsigned long long)m_captureId,
+        toString(rule), m_settings.step_pattern().c_str(), nvtxHooksInstalled() ? "installed" : "not installed");
     sendArmed(wire::ARM_OK, "");
 }
 
@@ -278,18 +283,23 @@ void RankSession::onStart(const wire::StartRecording& start)
     m_endSeenAt = 0;
     m_lastMarker = enabledAt;
     m_armLatencyMs = -1;
+    injectLog("plan %u: recording from local step %llu for %u steps (activity on in %.1f ms, %llu steps seen)", m_plan,
+        (unsigned long long)start.start_local_index(), start.steps(), m_enableMs,
+        (unsigned long long)m_recorder.window().stepsSeen());
     if (start.steps() > 0) {
         if (!m_recorder.window().startSteps(
                 start.start_local_index(), start.steps(), start.global_start_index(), enabledAt)) {
             m_recorder.window().backToDetecting();
             m_recorder.endPlan();
             m_state = State::Detecting;
+            injectLog("plan %u: start step %llu already passed", m_plan, (unsigned long long)start.start_local_index());
             sendArmed(wire::ARM_START_MISSED,
                 "step " + std::to_string(start.start_local_index()) + " began before recording was on (local step "
                     + std::to_string(m_recorder.window().stepsSeen()) + " seen)",
                 m_plan);
         }
     } else {
+        injectLog("plan %u: time window", m_plan);
         const int64_t from = start.start_time_ns() > 0 ? start.start_time_ns() : enabledAt;
         m_recorder.window().startTime(from, start.stop_time_ns() > from ? start.stop_time_ns() : from + 1000 * kMs);
     }
@@ -361,6 +371,10 @@ void RankSession::tick(int64_t now)
     if (now - m_lastStatus >= kStatusEveryNs) {
         m_lastStatus = now;
         sendStatus();
+        if (m_state == State::Detecting)
+            injectLog("detecting: %llu steps seen, %llu NVTX calls lost, %llu markers lost",
+                (unsigned long long)m_recorder.window().stepsSeen(), (unsigned long long)m_channels.nvtxDropped.load(),
+                (unsigned long long)m_channels.markersDropped.load());
     }
 }
 
@@ -374,6 +388,7 @@ void RankSession::finishRecording(const char*)
     m_recorder.drainHost(markers);
     reportMarkers(markers);
     m_recorder.drainGpu([this] { sendChunk(false); });
+    releaseCuptiBuffers();
     m_recorder.drainCollectives();
     m_recorder.emitSteps(true);
     m_channels.nvtxMode.store(m_recorder.rule() == StepRule::Nvtx ? 1 : 0);
@@ -396,6 +411,7 @@ void RankSession::finishRecording(const char*)
     o->set_arm_latency_ms(std::max(0.0, m_armLatencyMs));
     fillCounters(d->mutable_counters());
     send(out);
+    injectLog("capture %llu done: %u steps", (unsigned long long)m_captureId, m_recorder.window().stepsRecorded());
     m_recorder.window().backToDetecting();
     m_recorder.endPlan();
     m_state = State::Done;
@@ -411,6 +427,7 @@ void RankSession::onDisarm(uint64_t captureId)
         m_tracer.stopRecording();
         m_activityOn = false;
         m_recorder.drainGpu([this] { sendChunk(false); });
+        releaseCuptiBuffers();
         m_recorder.drainCollectives();
         m_recorder.emitSteps(true);
         sendChunk(true);
@@ -431,12 +448,20 @@ void RankSession::stopEverything()
     if (m_activityOn) {
         m_tracer.stopRecording();
         m_activityOn = false;
+        m_recorder.discardBuffers();
+        releaseCuptiBuffers();
     }
     m_recorder.discardBuffers();
     m_tracer.endDetection();
     m_recorder.endPlan();
     m_recorder.window().reset();
     m_state = State::Idle;
+}
+
+void RankSession::releaseCuptiBuffers()
+{
+    if (BufferPool* pool = m_channels.pool.load())
+        m_buffersLeft += pool->abandonInFlight();
 }
 
 void RankSession::fillCounters(google::protobuf::RepeatedPtrField<pb::Counter>* out)
@@ -461,6 +486,10 @@ void RankSession::fillCounters(google::protobuf::RepeatedPtrField<pb::Counter>* 
     addCounter(out, "records_without_timestamps", m_rank, c.noTiming, "warning", "kernels/copies CUPTI could not time");
     addCounter(out, "nvtx_unpaired", m_rank, b ? b->nvtxUnpaired() : 0, "warning", "NVTX pops/ends without a start");
     addCounter(out, "activity_records", m_rank, c.records, "info", "CUPTI activity records converted", true);
+    addCounter(out, "buffers_left_with_cupti", m_rank, m_buffersLeft, "info",
+        "buffers CUPTI kept after activity was switched off (replaced)");
+    addCounter(out, "nccl_profiler_plugin_version", m_rank, uint64_t(std::max(0, m_channels.ncclPluginVersion.load())),
+        "info", "NCCL profiler plugin ABI NCCL loaded (0: not loaded)", true);
     addCounter(out, "cupti_enable_us", m_rank, uint64_t(m_enableMs * 1000), "info",
         "time to switch CUPTI activity on at StartRecording", true);
 }

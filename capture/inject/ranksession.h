@@ -59,6 +59,7 @@ private:
     void sendChunk(bool force);
     void finishRecording(const char* why);
     void stopEverything();
+    void releaseCuptiBuffers();
     void sendStatus();
     void fillCounters(google::protobuf::RepeatedPtrField<pb::Counter>* out);
     void sendArmed(wire::ArmError error, const std::string& message, uint32_t plan = 0);
@@ -93,6 +94,7 @@ private:
     // Baselines of the process-wide loss counters at arm time.
     uint64_t m_baseCuptiDropped = 0, m_baseRefused = 0, m_baseNvtx = 0, m_baseMarkers = 0, m_baseNccl = 0;
     uint64_t m_linkDroppedBase = 0;
+    uint64_t m_buffersLeft = 0;
 };
 
 } // namespace gapscope::capture::inject

@@ -104,6 +104,7 @@ bool StepWindow::startSteps(uint64_t startLocal, uint32_t steps, uint64_t global
     m_spans.clear();
     m_spanBase = startLocal;
     m_highestWork = -1;
+    m_newestStart = 0;
     m_stepsEmitted = 0;
     m_during.clear();
     const Bound* b = boundAt(startLocal);
@@ -229,6 +230,7 @@ void StepWindow::accountGpu(uint64_t localIndex, int64_t start, int64_t end)
         s.start = start;
     s.end = std::max(s.end, end);
     m_highestWork = std::max<int64_t>(m_highestWork, int64_t(localIndex));
+    m_newestStart = std::max(m_newestStart, start);
 }
 
 std::vector<StepWindow::StepSpan> StepWindow::takeFinishedSteps(bool all)
@@ -239,7 +241,9 @@ std::vector<StepWindow::StepSpan> StepWindow::takeFinishedSteps(bool all)
     const uint64_t windowEnd = m_startLocal + m_steps;
     while (m_spanBase < windowEnd) {
         const uint64_t k = m_spanBase;
-        if (!all && m_highestWork < int64_t(k + 2))
+        if (!all
+            && (m_highestWork < int64_t(k + 2) || m_spans.size() < 2 || m_spans[1].start == 0
+                || m_newestStart - m_spans[1].start < kSettleNs))
             break;
         if (all && k >= stepsSeen())
             break; // never opened

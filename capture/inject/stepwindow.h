@@ -50,6 +50,9 @@ public:
 
     static constexpr size_t kKeepMarkers = 512;
     static constexpr size_t kKeepIntervals = 256;
+    // A step's span is final once GPU work this much later than the start of the step after it
+    // has been seen: CUPTI may hold back a buffer with earlier records for a while.
+    static constexpr int64_t kSettleNs = 250000000;
 
     StepWindow();
 
@@ -79,7 +82,8 @@ public:
     // Extends the GPU span of step `localIndex` (kernels, memcpy, memset inside the window).
     void accountGpu(uint64_t localIndex, int64_t start, int64_t end);
 
-    // Steps whose span is final (a later step has work, or `all` at the end of the capture).
+    // Steps whose span is final (the step two later has work and kSettleNs of GPU time passed since
+    // the next step began), or every step when `all` (end of the capture).
     std::vector<StepSpan> takeFinishedSteps(bool all);
 
     // The window's last step has been opened and closed by the marker of the step after it.
@@ -125,6 +129,7 @@ private:
     std::deque<Span> m_spans; // steps m_spanBase ..., inside the window
     uint64_t m_spanBase = 0;
     int64_t m_highestWork = -1;
+    int64_t m_newestStart = 0; // latest GPU start accounted
     uint32_t m_stepsEmitted = 0;
 
     std::deque<double> m_before; // host step intervals (ms) while not recording

@@ -28,7 +28,7 @@ STEPS_PHASES=${INJECT_QUICK:+quick}
 
 LIB="" PROBE=""
 if [ -n "${INJECT_CARRY:-}" ] && [ -f "$INJECT_CARRY/libgapscope-inject.so" ] && [ -x "$INJECT_CARRY/inject_probe" ]; then
-  if python3 -c "import ctypes,sys; ctypes.CDLL(sys.argv[1])" "$INJECT_CARRY/libgapscope-inject.so" 2>>"$LOG/build.log" \
+  if python3 -c "import torch, ctypes, sys; ctypes.CDLL(sys.argv[1])" "$INJECT_CARRY/libgapscope-inject.so" 2>>"$LOG/build.log" \
      && { "$INJECT_CARRY/inject_probe" >/dev/null 2>&1; [ $? -eq 2 ]; }; then
     LIB=$(readlink -f "$INJECT_CARRY/libgapscope-inject.so"); PROBE=$(readlink -f "$INJECT_CARRY/inject_probe")
     echo "using carried binaries" >>"$LOG/build.log"
@@ -73,7 +73,7 @@ run() { # tag mode injected phases [extra args...]
   fi
   port=$((port + 1))
   local t0=$(date +%s)
-  env "${envs[@]}" timeout 240 python3 -m torch.distributed.run --nproc_per_node 2 --master_port $port \
+  env "${envs[@]}" timeout 150 python3 -m torch.distributed.run --nproc_per_node 2 --master_port $port \
     "$W/tp_decode.py" --mode "$mode" --phases "$phases" --control "$CTRL" --out "$LOG/runs" --tag "$tag" "$@" \
     >"$LOG/$tag.log" 2>&1
   echo "$tag: rc $? in $(( $(date +%s) - t0 )) s" | tee -a "$LOG/runs.txt"

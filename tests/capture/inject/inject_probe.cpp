@@ -87,6 +87,8 @@ void runRequest(probe::ProbeAgent& agent, const std::string& dir, const std::str
     const double t0 = nowS();
     while (agent.rankCount() < ranks && nowS() - t0 < timeout)
         agent.pump(10);
+    for (int i = 0; i < 20; ++i) // notice connections that closed meanwhile
+        agent.pump(10);
     pb::CaptureSettings s;
     s.set_steps(uint32_t(num("steps", 20)));
     s.set_duration_s(num("duration_s", 0));
@@ -99,7 +101,7 @@ void runRequest(probe::ProbeAgent& agent, const std::string& dir, const std::str
     s.set_nvtx(num("nvtx", 1) != 0);
     s.set_nccl(num("nccl", 1) != 0);
     const double armAt = nowS();
-    agent.arm(id, s, uint32_t(num("flush_ms", 20)));
+    agent.arm(id, s, uint32_t(num("flush_ms", 20)), ranks);
     bool recordingAnnounced = false;
     double plannedAt = 0;
     while (nowS() - t0 < timeout) {

@@ -160,6 +160,7 @@ void ProbeAgent::onMessage(Rank& r, const wire::RankToAgent& m)
     switch (m.msg_case()) {
     case wire::RankToAgent::kRegisterRank: {
         r.registered = true;
+        r.order = ++m_registrations;
         r.reg = m.register_rank();
         wire::AgentToRank w;
         auto* welcome = w.mutable_welcome();
@@ -234,16 +235,29 @@ void ProbeAgent::pump(int timeoutMs)
             readRank(*m_ranks[i - 1]);
 }
 
-void ProbeAgent::arm(uint64_t captureId, const pb::CaptureSettings& settings, uint32_t flushMs)
+void ProbeAgent::arm(uint64_t captureId, const pb::CaptureSettings& settings, uint32_t flushMs, size_t ranks)
 {
     m_captureId = captureId;
     m_settings = settings;
     m_planned = false;
     m_missed = false;
+    m_leadNs = 0;
+    std::vector<Rank*> open;
     for (auto& r : m_ranks) {
-        if (!r->open || !r->registered)
-            continue;
+        r->inCapture = false;
+        if (r->open && r->registered)
+            open.push_back(r.get());
+    }
+    // The newest registrations are the processes of the current run; older ones may be gone
+    // without the probe having noticed yet.
+    std::sort(open.begin(), open.end(), [](Rank* a, Rank* b) { return a->order > b->order; });
+    if (ranks && open.size() > ranks)
+        open.resize(ranks);
+    for (Rank* r : open) {
+        r->inCapture = true;
         r->armedSeen = r->done = r->disarmed = false;
+        r->armed = wire::Armed();
+        r->plan = 0;
         r->boundaries.clear();
         r->steps.clear();
         r->kernels.clear();
@@ -263,7 +277,7 @@ bool ProbeAgent::allArmed() const
 {
     bool any = false;
     for (const auto& r : m_ranks) {
-        if (!r->open || !r->registered)
+        if (!r->inCapture || !r->open)
             continue;
         if (!r->armedSeen)
             return false;
@@ -277,7 +291,7 @@ bool ProbeAgent::noneArmedOk() const
     if (!allArmed())
         return false;
     for (const auto& r : m_ranks)
-        if (r->open && r->registered && r->armed.error() == wire::ARM_OK)
+        if (r->inCapture && r->open && r->armed.error() == wire::ARM_OK)
             return false;
     return true;
 }
@@ -288,7 +302,7 @@ bool ProbeAgent::tryPlan(int64_t leadNs, uint32_t minBoundaries)
         return false;
     std::vector<Rank*> rs;
     for (auto& r : m_ranks)
-        if (r->open && r->registered && r->armedSeen && r->armed.error() == wire::ARM_OK)
+        if (r->inCapture && r->open && r->armedSeen && r->armed.error() == wire::ARM_OK)
             rs.push_back(r.get());
     if (rs.empty())
         return false;
@@ -359,7 +373,7 @@ void ProbeAgent::sendStart(uint64_t startLocal, uint32_t steps)
     ++m_plan;
     m_planned = true;
     for (auto& r : m_ranks) {
-        if (!r->open || !r->registered)
+        if (!r->open || !r->inCapture)
             continue;
         r->plan = m_plan;
         r->startLocal = startLocal;
@@ -377,7 +391,7 @@ bool ProbeAgent::allDone() const
 {
     bool any = false;
     for (const auto& r : m_ranks) {
-        if (!r->registered || r->plan != m_plan || !r->armedSeen)
+        if (!r->inCapture || r->plan != m_plan || !r->armedSeen)
             continue;
         if (!r->done && r->open)
             return false;
@@ -389,7 +403,7 @@ bool ProbeAgent::allDone() const
 void ProbeAgent::disarm(const std::string& reason)
 {
     for (auto& r : m_ranks) {
-        if (!r->open || !r->registered)
+        if (!r->open || !r->inCapture)
             continue;
         wire::AgentToRank m;
         m.mutable_disarm()->set_capture_id(m_captureId);
@@ -509,7 +523,7 @@ std::string ProbeAgent::json() const
     j.open('[');
     for (const auto& rp : m_ranks) {
         const Rank& r = *rp;
-        if (!r.registered)
+        if (!r.inCapture)
             continue;
         j.open('{');
         j.field("rank", r.reg.rank());

@@ -36,6 +36,8 @@ public:
         FrameDecoder decoder { kMaxFrame };
         bool registered = false;
         bool open = true;
+        bool inCapture = false; // chosen for the current capture
+        uint64_t order = 0; // registration order
         wire::Register reg;
         wire::Armed armed;
         bool armedSeen = false;
@@ -69,7 +71,8 @@ public:
     size_t rankCount() const;
     std::vector<Rank*> ranks();
 
-    void arm(uint64_t captureId, const pb::CaptureSettings& settings, uint32_t flushMs = 20);
+    // Arms the `ranks` most recently registered open ranks (0: all open ranks).
+    void arm(uint64_t captureId, const pb::CaptureSettings& settings, uint32_t flushMs = 20, size_t ranks = 0);
     bool allArmed() const;
     // Every rank answered Arm, none of them successfully.
     bool noneArmedOk() const;
@@ -108,6 +111,7 @@ private:
     bool m_planned = false;
     bool m_missed = false;
     int64_t m_leadNs = 0;
+    uint64_t m_registrations = 0;
 };
 
 } // namespace gapscope::capture::probe

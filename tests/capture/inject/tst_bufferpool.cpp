@@ -68,6 +68,33 @@ private slots:
         QVERIFY(!pool.takeCompleted(f));
     }
 
+    void buffersLeftWithCuptiAreReplaced()
+    {
+        BufferPool pool(256, 2);
+        uint8_t* a = nullptr;
+        uint8_t* b = nullptr;
+        size_t size = 0;
+        QVERIFY(pool.acquire(&a, &size));
+        QVERIFY(pool.acquire(&b, &size));
+        pool.complete(b, 16); // b came back; a stays with "CUPTI"
+        QCOMPARE(pool.abandonInFlight(), size_t(1));
+        QCOMPARE(pool.abandoned(), uint64_t(1));
+        QCOMPARE(pool.inUse(), size_t(1)); // b is still waiting for the writer
+        BufferPool::Filled f;
+        QVERIFY(pool.takeCompleted(f));
+        QCOMPARE(f.data, b);
+        pool.release(f.data);
+        QCOMPARE(pool.inUse(), size_t(0));
+        // The old block is no longer ours: its late return is ignored, and a fresh block is handed out.
+        pool.complete(a, 16);
+        QCOMPARE(pool.foreign(), uint64_t(1));
+        uint8_t* c = nullptr;
+        uint8_t* d = nullptr;
+        QVERIFY(pool.acquire(&c, &size));
+        QVERIFY(pool.acquire(&d, &size));
+        QVERIFY(c != a && d != a);
+    }
+
     void floodIsBoundedAndCounted()
     {
         // Four "CUPTI" threads request and complete as fast as they can while one slow writer

@@ -153,7 +153,11 @@ private slots:
             w.accountGpu(uint64_t(i), kT0 + i * kStep + 2000000, kT0 + i * kStep + 5000000);
             w.accountGpu(uint64_t(i), kT0 + i * kStep + 4000000, kT0 + i * kStep + 9000000);
         }
-        // Step 1 is final once step 3 has work.
+        // Not final yet: CUPTI may still deliver earlier records of step 1 or 2.
+        QVERIFY(w.takeFinishedSteps(false).empty());
+        // Step 1 is final once step 3 has work and enough GPU time has passed since step 2 began.
+        w.accountGpu(
+            3, kT0 + 2 * kStep + 2000000 + StepWindow::kSettleNs, kT0 + 2 * kStep + 2000001 + StepWindow::kSettleNs);
         auto first = w.takeFinishedSteps(false);
         QCOMPARE(first.size(), size_t(1));
         QCOMPARE(first[0].localIndex, uint64_t(1));
@@ -163,7 +167,8 @@ private slots:
         auto rest = w.takeFinishedSteps(true);
         QCOMPARE(rest.size(), size_t(2));
         QCOMPARE(rest[1].localIndex, uint64_t(3));
-        QCOMPARE(rest[1].end, kT0 + 3 * kStep + 9000000); // the last step ends at its latest end
+        QCOMPARE(
+            rest[1].end, kT0 + 2 * kStep + 2000001 + StepWindow::kSettleNs); // the last step ends at its latest end
         QCOMPARE(w.stepsRecorded(), 3u);
         // Work outside the window is not accounted.
         w.accountGpu(9, kT0, kT0 + 1);

@@ -52,7 +52,8 @@ def pct(a, b):
 
 
 def probe_results(log, tag):
-    files = sorted(glob.glob(os.path.join(log, f"{tag}-*-capture.json")),
+    files = glob.glob(os.path.join(log, f"{tag}-*-capture.json")) or glob.glob(os.path.join(log, "control", f"{tag}-*-capture.json"))
+    files = sorted(files,
                    key=lambda p: int(os.path.basename(p)[len(tag) + 1:].split("-")[0]))
     return [(os.path.basename(p), load(p)) for p in files]
 
@@ -189,11 +190,17 @@ def main():
                 rep.row(f"{mode}: 300-step capture rank {r['rank']} losses", json.dumps(losses) or "none", "none",
                         not any(losses.values()))
         if len(caps) > 2:
-            res = caps[2][1]
-            rep.row(f"{mode}: capture after torch.profiler ran", f"{[r.get('steps_recorded') for r in res.get('ranks', [])] if res else 'missing'}",
-                    "2 ranks x 20 steps", bool(res) and all(r.get("steps_recorded") == 20 for r in res.get("ranks", [])) and len(res.get("ranks", [])) == 2)
-        pc = probe_results(a.log, f"{mode}-inj")
-        profcap = [load(p) for p in glob.glob(os.path.join(a.log, f"{mode}-inj-*-profcap.json"))]
+            # Kineto keeps its CUPTI subscriber after profiling: a later capture either records or is
+            # refused with the other client named (never silently empty).
+            res = caps[2][1] or {}
+            rs = res.get("ranks", [])
+            recorded = len(rs) == 2 and all(r.get("steps_recorded") == 20 for r in rs)
+            refused = len(rs) == 2 and all(r.get("armed_error") == 2 and r.get("other_cupti_client") for r in rs)
+            rep.row(f"{mode}: capture after torch.profiler ran",
+                    f"steps {[r.get('steps_recorded') for r in rs]}, arm errors {[r.get('armed_error') for r in rs]}",
+                    "2 x 20 steps, or refused naming the client", recorded or refused)
+        profcap = [load(p) for p in glob.glob(os.path.join(a.log, f"{mode}-inj-*-profcap.json"))
+                   + glob.glob(os.path.join(a.log, "control", f"{mode}-inj-*-profcap.json"))]
         profcap = [p for p in profcap if p]
         if profcap:
             rs = profcap[0].get("ranks", [])

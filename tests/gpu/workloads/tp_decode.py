@@ -54,7 +54,7 @@ def parse_args():
     p.add_argument("--nvtx", action="store_true", help="wrap each step in an NVTX range 'decode_step'")
     p.add_argument("--out", required=True)
     p.add_argument("--tag", default="")
-    p.add_argument("--timeout", type=float, default=120.0)
+    p.add_argument("--timeout", type=float, default=60.0)
     return p.parse_args()
 
 
@@ -201,7 +201,8 @@ def capture_phase(loop, a, cpu, name, timed_steps, steps, rule, pattern):
     t0 = time.time()
     waited = 0
     rss = [dict(step=0, rss_mb=rss_mb())]
-    while not control_flag(cpu, loop.rank == 0 and (os.path.exists(base + ".recording")
+    # Stop waiting when it records, or when the probe is done without recording (arm refused).
+    while not control_flag(cpu, loop.rank == 0 and (os.path.exists(base + ".recording") or os.path.exists(base + ".done")
                                                     or time.time() - t0 > a.timeout)):
         loop.step()
         waited += 1
@@ -355,8 +356,11 @@ def main():
     result["rss_mb_end"] = rss_mb()
     with open(os.path.join(a.out, f"{a.tag or a.mode}-rank{rank}.json"), "w") as f:
         json.dump(result, f)
-    dist.barrier()
-    dist.destroy_process_group()
+    # Tearing down a NCCL group whose collectives live in a captured CUDA graph can hang: meet on
+    # the CPU group and leave without it.
+    dist.barrier(group=cpu)
+    sys.stdout.flush()
+    os._exit(0)
 
 
 if __name__ == "__main__":
