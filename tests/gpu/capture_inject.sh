@@ -24,7 +24,6 @@ LOG=$OUTDIR/inject
 mkdir -p "$LOG/runs"
 TABLE=$OUTDIR/table.txt
 touch "$TABLE"
-STEPS_PHASES=${INJECT_QUICK:+quick}
 
 LIB="" PROBE=""
 if [ -n "${INJECT_CARRY:-}" ] && [ -f "$INJECT_CARRY/libgapscope-inject.so" ] && [ -x "$INJECT_CARRY/inject_probe" ]; then
@@ -36,7 +35,9 @@ if [ -n "${INJECT_CARRY:-}" ] && [ -f "$INJECT_CARRY/libgapscope-inject.so" ] &&
 fi
 if [ -z "$LIB" ]; then
   start=$(date +%s)
-  (cd "$ROOT" && { [ -f "$BUILD/build.ninja" ] || cmake --preset gpu -B "$BUILD"; } \
+  # The gpu preset's settings (no Qt, CUDA on, Release), in BUILD_DIR.
+  (cd "$ROOT" && { [ -f "$BUILD/build.ninja" ] || cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release \
+       -DGAPSCOPE_GUI=OFF -DGAPSCOPE_CUDA=ON -DGAPSCOPE_FUZZ=OFF -DGAPSCOPE_BUILD_TESTS=ON; } \
      && cmake --build "$BUILD" --target gapscope-inject inject_probe -j16) >>"$LOG/build.log" 2>&1
   echo "build: $(( $(date +%s) - start )) s" >>"$LOG/build.log"
   LIB=$(readlink -f "$BUILD/capture/inject/libgapscope-inject.so" 2>/dev/null || true)
