@@ -1,0 +1,367 @@
+// SPDX-License-Identifier: MIT
+#include "kernels/calibrator.h"
+#include "kernels/cudastatus.h"
+#include "kernels/gemv.h"
+#include "kernels/ops.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <ctime>
+#include <cublas_v2.h>
+#include <cuda_bf16.h>
+#include <dlfcn.h>
+#include <functional>
+
+namespace gapscope::kernels {
+
+namespace {
+
+using model::Precision;
+
+double nowUs()
+{
+    timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec * 1e6 + ts.tv_nsec / 1e3;
+}
+
+// Median over `reps` of the event-timed duration of `body` (in microseconds), after `warm` runs.
+Status timeEvents(cudaStream_t s, int warm, int reps, const std::function<Status()>& body, double& us)
+{
+    cudaEvent_t a, b;
+    GS_CUDA(cudaEventCreate(&a));
+    GS_CUDA(cudaEventCreate(&b));
+    std::vector<double> t;
+    Status st = Status::ok();
+    for (int i = 0; st && i < warm + reps; ++i) {
+        cudaEventRecord(a, s);
+        st = body();
+        cudaEventRecord(b, s);
+        if (st && cudaEventSynchronize(b) != cudaSuccess)
+            st = Status::error("event synchronisation failed while timing");
+        float ms = 0;
+        if (st && i >= warm && cudaEventElapsedTime(&ms, a, b) == cudaSuccess)
+            t.push_back(ms * 1e3);
+    }
+    cudaEventDestroy(a);
+    cudaEventDestroy(b);
+    GS_TRY(st);
+    us = median(t);
+    return Status::ok();
+}
+
+struct Buffers {
+    uint8_t* big = nullptr; // copy source / read probe / GEMV weights
+    uint8_t* dst = nullptr;
+    uint64_t bigBytes = 0;
+    ~Buffers()
+    {
+        if (big)
+            cudaFree(big);
+        if (dst)
+            cudaFree(dst);
+    }
+};
+
+Status measureCopyRead(cudaStream_t s, Buffers& b, int sms, const CalibrateOptions& o, SingleGpuFigures& f)
+{
+    const uint64_t n = o.quick ? (256ull << 20) : (2ull << 30);
+    double us = 0;
+    GS_TRY(timeEvents(s, 5, o.quick ? 3 : 20, [&] {
+        GS_CUDA(cudaMemcpyAsync(b.dst, b.big, n, cudaMemcpyDeviceToDevice, s));
+        return Status::ok();
+    }, us));
+    f.copyGbs = 2.0 * n / (us * 1e3);
+    unsigned long long* sink = reinterpret_cast<unsigned long long*>(b.dst + n);
+    GS_TRY(timeEvents(s, 3, o.quick ? 3 : 20, [&] {
+        GS_CUDA(launchReadProbe(b.big, n, sink, sms, s));
+        return Status::ok();
+    }, us));
+    f.readGbs = n / (us * 1e3);
+    return Status::ok();
+}
+
+// Per-launch time of a GEMV streaming `bytes` of weights in `prec` at K = 4096, batch 1: a CUDA
+// graph of back-to-back launches over rotating copies (at least 512 MiB in all), replayed.
+Status gemvPoint(cudaStream_t s, Buffers& b, Precision prec, uint64_t bytes, const CalibrateOptions& o, double& us)
+{
+    const uint32_t K = 4096;
+    WeightLayout probe;
+    WeightLayout::make(prec, 1, K, probe, nullptr);
+    const uint64_t rows = std::max<uint64_t>(1, bytes / probe.bytes());
+    WeightLayout l;
+    if (!WeightLayout::make(prec, rows, K, l, nullptr))
+        return Status::error("gemv calibration: bad layout");
+    const uint64_t stride = (l.valueBytes + 255) / 256 * 256 + (l.scaleBytes + 255) / 256 * 256;
+    const uint64_t copies = std::min<uint64_t>(std::max<uint64_t>(1, (512ull << 20) / stride), b.bigBytes / stride);
+    if (copies == 0)
+        return Status::error("gemv calibration: " + std::to_string(bytes) + " bytes do not fit the buffer");
+    for (uint64_t c = 0; c < copies; ++c)
+        GS_CUDA(launchFillWeights(l, b.big + c * stride, b.big + c * stride + (l.valueBytes + 255) / 256 * 256, c + 1, s));
+    const uint32_t launches = static_cast<uint32_t>(std::max<uint64_t>(copies, o.quick ? 4 : 20));
+    GemvParams p;
+    p.x = reinterpret_cast<const uint16_t*>(b.dst);
+    p.xLd = K;
+    p.y = reinterpret_cast<uint16_t*>(b.dst + (1 << 20));
+    p.yLd = rows;
+    p.rows = static_cast<uint32_t>(rows);
+    p.cols = K;
+    p.auxOffset = l.auxOffset;
+    cudaGraph_t g = nullptr;
+    GS_CUDA(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal));
+    for (uint32_t i = 0; i < launches; ++i) {
+        const uint64_t c = i % copies;
+        p.values = b.big + c * stride;
+        p.scales = l.scaleBytes ? p.values + (l.valueBytes + 255) / 256 * 256 : nullptr;
+        const cudaError_t e = launchGemv(prec, p, s);
+        if (e != cudaSuccess) {
+            cudaStreamEndCapture(s, &g);
+            return Status::error(std::string("gemv calibration launch: ") + cudaGetErrorString(e));
+        }
+    }
+    GS_CUDA(cudaStreamEndCapture(s, &g));
+    cudaGraphExec_t exec = nullptr;
+    const cudaError_t ie = cudaGraphInstantiate(&exec, g, 0);
+    cudaGraphDestroy(g);
+    GS_CUDA(ie);
+    double total = 0;
+    Status st = timeEvents(s, 1, o.quick ? 2 : 5, [&] {
+        GS_CUDA(cudaGraphLaunch(exec, s));
+        return Status::ok();
+    }, total);
+    cudaGraphExecDestroy(exec);
+    GS_TRY(st);
+    us = total / launches;
+    return Status::ok();
+}
+
+Status measureGemv(cudaStream_t s, Buffers& b, const CalibrateOptions& o, SingleGpuFigures& f)
+{
+    const uint64_t maxBytes = o.quick ? (64ull << 20) : (1ull << 30);
+    for (uint64_t bytes = 1ull << 20; bytes <= maxBytes; bytes *= 2) {
+        double us = 0;
+        GS_TRY(gemvPoint(s, b, Precision::Bf16, bytes, o, us));
+        f.gemv.push_back({ static_cast<double>(bytes), us });
+    }
+    const Precision all[] = { Precision::Bf16, Precision::Fp16, Precision::Fp8, Precision::Fp8Block128,
+        Precision::Nvfp4, Precision::Mxfp4, Precision::Int4G128 };
+    const uint64_t fb = o.quick ? (32ull << 20) : (256ull << 20);
+    for (Precision p : all) {
+        double us = 0;
+        GS_TRY(gemvPoint(s, b, p, fb, o, us));
+        f.formats.push_back({ model::toString(p), static_cast<double>(fb), us });
+    }
+    return Status::ok();
+}
+
+Status measureLaunch(cudaStream_t s, const CalibrateOptions& o, SingleGpuFigures& f)
+{
+    const int n = o.quick ? 200 : 2000;
+    double us = 0;
+    GS_TRY(timeEvents(s, 2, o.quick ? 3 : 11, [&] {
+        for (int i = 0; i < n; ++i)
+            GS_CUDA(launchEmptyKernel(s));
+        return Status::ok();
+    }, us));
+    f.eagerUs = us / n;
+    // Graph replay: host clock from cudaGraphLaunch to the end of cudaStreamSynchronize, for
+    // graphs of 1..1000 empty kernels; least-squares line through (nodes, us).
+    std::vector<double> xs, ys;
+    for (int nodes : { 1, 10, 100, 300, 1000 }) {
+        cudaGraph_t g = nullptr;
+        GS_CUDA(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal));
+        for (int i = 0; i < nodes; ++i)
+            launchEmptyKernel(s);
+        GS_CUDA(cudaStreamEndCapture(s, &g));
+        cudaGraphExec_t exec = nullptr;
+        const cudaError_t ie = cudaGraphInstantiate(&exec, g, 0);
+        cudaGraphDestroy(g);
+        GS_CUDA(ie);
+        std::vector<double> t;
+        for (int i = 0; i < (o.quick ? 10 : 50); ++i) {
+            const double t0 = nowUs();
+            cudaGraphLaunch(exec, s);
+            cudaStreamSynchronize(s);
+            if (i >= 3)
+                t.push_back(nowUs() - t0);
+        }
+        cudaGraphExecDestroy(exec);
+        GS_CUDA(cudaGetLastError());
+        xs.push_back(nodes);
+        ys.push_back(median(t));
+    }
+    double mx = 0, my = 0, sxx = 0, sxy = 0;
+    for (size_t i = 0; i < xs.size(); ++i) {
+        mx += xs[i] / xs.size();
+        my += ys[i] / ys.size();
+    }
+    for (size_t i = 0; i < xs.size(); ++i) {
+        sxx += (xs[i] - mx) * (xs[i] - mx);
+        sxy += (xs[i] - mx) * (ys[i] - my);
+    }
+    f.graphPerNodeUs = sxy / sxx;
+    f.graphFixedUs = my - f.graphPerNodeUs * mx;
+    return Status::ok();
+}
+
+Status measureMatmul(cudaStream_t s, Buffers& b, const CalibrateOptions& o, SingleGpuFigures& f)
+{
+    const int n = o.quick ? 4096 : 8192;
+    const uint64_t elems = uint64_t(n) * n;
+    uint16_t* A = reinterpret_cast<uint16_t*>(b.big);
+    uint16_t* B = A + elems;
+    uint16_t* C = B + elems;
+    GS_CUDA(launchFillBf16(A, elems, 1.f, 11, s));
+    GS_CUDA(launchFillBf16(B, elems, 1.f, 12, s));
+    cublasHandle_t h = nullptr;
+    if (cublasCreate(&h) != CUBLAS_STATUS_SUCCESS)
+        return Status::error("cublasCreate failed");
+    cublasSetStream(h, s);
+    const float alpha = 1.f, beta = 0.f;
+    double us = 0;
+    Status st = timeEvents(s, 3, o.quick ? 3 : 10, [&] {
+        const cublasStatus_t r = cublasGemmEx(h, CUBLAS_OP_N, CUBLAS_OP_N, n, n, n, &alpha, A, CUDA_R_16BF, n, B,
+            CUDA_R_16BF, n, &beta, C, CUDA_R_16BF, n, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
+        return r == CUBLAS_STATUS_SUCCESS ? Status::ok() : Status::error("cublasGemmEx failed: " + std::to_string(r));
+    }, us);
+    cublasDestroy(h);
+    GS_TRY(st);
+    f.matmulTflops = 2.0 * n * double(n) * n / (us * 1e6);
+    return Status::ok();
+}
+
+std::string uuidText(const cudaUUID_t& u)
+{
+    const auto* b = reinterpret_cast<const unsigned char*>(u.bytes);
+    char s[64];
+    std::snprintf(s, sizeof s, "GPU-%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", b[0], b[1],
+        b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13], b[14], b[15]);
+    return s;
+}
+
+// NVLink state through NVML, loaded at run time (no link-time dependency on the driver library).
+bool hasActiveNvlink(int device)
+{
+    void* lib = dlopen("libnvidia-ml.so.1", RTLD_LAZY);
+    if (!lib)
+        return false;
+    using InitFn = int (*)();
+    using HandleFn = int (*)(unsigned, void**);
+    using LinkFn = int (*)(void*, unsigned, int*);
+    auto init = reinterpret_cast<InitFn>(dlsym(lib, "nvmlInit_v2"));
+    auto handle = reinterpret_cast<HandleFn>(dlsym(lib, "nvmlDeviceGetHandleByIndex_v2"));
+    auto link = reinterpret_cast<LinkFn>(dlsym(lib, "nvmlDeviceGetNvLinkState"));
+    bool active = false;
+    void* dev = nullptr;
+    if (init && handle && link && init() == 0 && handle(static_cast<unsigned>(device), &dev) == 0)
+        for (unsigned l = 0; l < 18 && !active; ++l) {
+            int on = 0;
+            active = link(dev, l, &on) == 0 && on == 1;
+        }
+    dlclose(lib);
+    return active;
+}
+
+} // namespace
+
+Status Calibrator::deviceInfo(int device, CalibrationProfile::Device& d)
+{
+    cudaDeviceProp p {};
+    GS_CUDA(cudaGetDeviceProperties(&p, device));
+    int count = 0, clock = 0, mem = 0, peer = 0;
+    GS_CUDA(cudaGetDeviceCount(&count));
+    cudaDeviceGetAttribute(&clock, cudaDevAttrClockRate, device);
+    cudaDeviceGetAttribute(&mem, cudaDevAttrMemoryClockRate, device);
+    if (count > 1)
+        cudaDeviceCanAccessPeer(&peer, device, (device + 1) % count);
+    d.name = p.name;
+    d.uuid = uuidText(p.uuid);
+    d.smCount = p.multiProcessorCount;
+    d.memoryBytes = p.totalGlobalMem;
+    d.l2Bytes = static_cast<uint64_t>(p.l2CacheSize);
+    d.smClockMhz = clock / 1000;
+    d.memoryClockMhz = mem / 1000;
+    d.count = count;
+    d.interconnect = count < 2 ? "none" : hasActiveNvlink(device) ? "nvlink" : "pcie";
+    return Status::ok();
+}
+
+Status Calibrator::measureSingle(const CalibrateOptions& o, SingleGpuFigures& f)
+{
+    cudaStream_t s = nullptr;
+    GS_CUDA(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+    int dev = 0, sms = 0;
+    GS_CUDA(cudaGetDevice(&dev));
+    GS_CUDA(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
+    Buffers b;
+    b.bigBytes = o.quick ? (512ull << 20) : (3ull << 30);
+    Status st = Status::ok();
+    if (cudaMalloc(&b.big, b.bigBytes) != cudaSuccess || cudaMalloc(&b.dst, (2ull << 30) + (8 << 20)) != cudaSuccess)
+        st = Status::error("calibration: cannot allocate the measurement buffers");
+    if (st && cudaMemset(b.big, 1, b.bigBytes) != cudaSuccess)
+        st = Status::error("calibration: cudaMemset failed");
+    if (st && launchFillBf16(reinterpret_cast<uint16_t*>(b.dst), 4096, 1.f, 3, s) != cudaSuccess)
+        st = Status::error("calibration: fill failed");
+    if (st)
+        st = measureCopyRead(s, b, sms, o, f);
+    if (st)
+        st = measureGemv(s, b, o, f);
+    if (st)
+        st = measureLaunch(s, o, f);
+    if (st)
+        st = measureMatmul(s, b, o, f);
+    cudaStreamDestroy(s);
+    return st;
+}
+
+Status Calibrator::measureAllReduce(const CalibrateOptions& o, uint32_t rank, uint32_t ranks, const ncclUniqueId& id,
+    std::vector<std::vector<CurvePoint>>& repeats)
+{
+    if (ranks < 2)
+        return Status::ok();
+    ncclComm_t comm = nullptr;
+    GS_NCCL(ncclCommInitRank(&comm, static_cast<int>(ranks), id, static_cast<int>(rank)));
+    cudaStream_t s = nullptr;
+    void* buf = nullptr;
+    const uint64_t maxBytes = o.quick ? (1ull << 20) : (64ull << 20);
+    Status st = Status::ok();
+    if (cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking) != cudaSuccess || cudaMalloc(&buf, maxBytes) != cudaSuccess
+        || cudaMemset(buf, 0, maxBytes) != cudaSuccess)
+        st = Status::error("allreduce calibration: stream or buffer allocation failed");
+    // Each size: a CUDA graph of back-to-back AllReduces (as a decode step replays them), timed per replay.
+    for (uint32_t rep = 0; st && rep < o.repeats; ++rep) {
+        std::vector<CurvePoint> pts;
+        for (uint64_t bytes = 256; st && bytes <= maxBytes; bytes *= 4) {
+            const int iters = bytes >= (16ull << 20) ? 10 : 100;
+            cudaGraph_t g = nullptr;
+            cudaGraphExec_t exec = nullptr;
+            if (cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal) != cudaSuccess)
+                st = Status::error("allreduce calibration: capture failed");
+            for (int i = 0; st && i < iters; ++i)
+                if (ncclAllReduce(buf, buf, bytes / 2, ncclBfloat16, ncclSum, comm, s) != ncclSuccess)
+                    st = Status::error("allreduce calibration: ncclAllReduce failed");
+            if (cudaStreamEndCapture(s, &g) != cudaSuccess || (st && cudaGraphInstantiate(&exec, g, 0) != cudaSuccess))
+                st = Status::error("allreduce calibration: graph capture or instantiation failed");
+            if (g)
+                cudaGraphDestroy(g);
+            double us = 0;
+            if (st)
+                st = timeEvents(s, 2, o.quick ? 3 : 11, [&] {
+                    GS_CUDA(cudaGraphLaunch(exec, s));
+                    return Status::ok();
+                }, us);
+            if (exec)
+                cudaGraphExecDestroy(exec);
+            pts.push_back({ static_cast<double>(bytes), us / iters });
+        }
+        repeats.push_back(pts);
+    }
+    if (buf)
+        cudaFree(buf);
+    if (s)
+        cudaStreamDestroy(s);
+    ncclCommDestroy(comm);
+    return st;
+}
+
+} // namespace gapscope::kernels

@@ -1,0 +1,42 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+
+// Calibrator: the measurements of gapscope-calibrate on one GPU (copy and read bandwidth, the GEMV
+// floor curve from 1 MB to 1 GB at decode shapes, GEMV bandwidth per weight format, eager and
+// graph launch cost, bf16 matmul rate through cuBLAS on random data) and, across the ranks of a
+// RankGroup, AllReduce latency vs message size through NCCL. Each figure is the median of many
+// timed repetitions (CUDA events, or the host clock where the host is part of the cost); small
+// GEMVs rotate over enough copies of their weights that no launch is served from L2.
+// Threading: one rank process, its current device.
+
+#include "kernels/calibrationprofile.h"
+#include "model/status.h"
+
+#include <nccl.h>
+#include <vector>
+
+namespace gapscope::kernels {
+
+struct SingleGpuFigures {
+    double copyGbs = 0, readGbs = 0;
+    std::vector<CurvePoint> gemv;
+    std::vector<FormatPoint> formats;
+    double eagerUs = 0, graphFixedUs = 0, graphPerNodeUs = 0;
+    double matmulTflops = 0;
+};
+
+struct CalibrateOptions {
+    uint32_t gpus = 0; // 0: all visible
+    uint32_t repeats = 3;
+    bool quick = false; // smaller sizes and fewer iterations (smoke tests)
+};
+
+class Calibrator {
+public:
+    static Status deviceInfo(int device, CalibrationProfile::Device& out);
+    static Status measureSingle(const CalibrateOptions& o, SingleGpuFigures& out);
+    static Status measureAllReduce(const CalibrateOptions& o, uint32_t rank, uint32_t ranks, const ncclUniqueId& id,
+        std::vector<std::vector<CurvePoint>>& repeats);
+};
+
+} // namespace gapscope::kernels

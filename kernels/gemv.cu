@@ -1,0 +1,367 @@
+// SPDX-License-Identifier: MIT
+#include "kernels/gemv.h"
+#include "kernels/numerics.h"
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <cuda_fp8.h>
+
+namespace gapscope::kernels {
+
+using model::Precision;
+
+namespace {
+
+constexpr int kWarps = 8;
+
+__device__ __forceinline__ uint4 loadStream(const uint8_t* p)
+{
+    uint4 v;
+    asm volatile("ld.global.nc.L1::no_allocate.L2::256B.v4.u32 {%0,%1,%2,%3}, [%4];"
+                 : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+                 : "l"(p));
+    return v;
+}
+
+__device__ __forceinline__ float lo16(uint32_t u) { return __uint_as_float(u << 16); }
+__device__ __forceinline__ float hi16(uint32_t u) { return __uint_as_float(u & 0xffff0000u); }
+
+__device__ __forceinline__ float2 half2f(uint32_t u)
+{
+    __half2 h = *reinterpret_cast<__half2*>(&u);
+    return __half22float2(h);
+}
+
+// x for token t at element k (a multiple of 8): 8 bf16 values.
+__device__ __forceinline__ uint4 loadX(const uint16_t* x, uint64_t k)
+{
+    return __ldg(reinterpret_cast<const uint4*>(x + k));
+}
+
+__device__ __forceinline__ float dotBf16(uint32_t w, uint32_t x) { return lo16(w) * lo16(x) + hi16(w) * hi16(x); }
+
+__device__ __forceinline__ float dotHalf(uint32_t w, uint32_t x)
+{
+    const float2 f = half2f(w);
+    return f.x * lo16(x) + f.y * hi16(x);
+}
+
+// Two FP8 E4M3 values (bytes 0/1 of `w16`) against x pair.
+__device__ __forceinline__ float dotFp8(uint32_t w16, uint32_t x)
+{
+    const __half2_raw h = __nv_cvt_fp8x2_to_halfraw2(static_cast<__nv_fp8x2_storage_t>(w16 & 0xffffu), __NV_E4M3);
+    const float2 f = __half22float2(*reinterpret_cast<const __half2*>(&h));
+    return f.x * lo16(x) + f.y * hi16(x);
+}
+
+// 8 E2M1 values of one word (element 8j+i in nibble i) against x[8j..8j+7] (x0..x3 words).
+// Each pair (i, i+4) is placed into a half2 whose value is 2^-14 times the E2M1 value.
+__device__ __forceinline__ float dotE2m1Word(uint32_t w, uint4 x)
+{
+    float s = 0;
+#pragma unroll
+    for (int i = 0; i < 4; ++i) {
+        const uint32_t v = w >> (4 * i);
+        const float2 f = half2f(((v & 0x00070007u) << 9) | ((v & 0x00080008u) << 12));
+        const uint32_t xa = i < 2 ? x.x : x.y; // elements i (0..3) live in words 0..1
+        const uint32_t xb = i < 2 ? x.z : x.w; // elements i+4 in words 2..3
+        const float a = (i & 1) ? hi16(xa) : lo16(xa);
+        const float b = (i & 1) ? hi16(xb) : lo16(xb);
+        s += f.x * a + f.y * b;
+    }
+    return s;
+}
+
+// 8 INT4 values of one word against x; returns sum (q - zero) * x.
+__device__ __forceinline__ float dotInt4Word(uint32_t w, uint4 x, float zeroPlus1024)
+{
+    float s = 0;
+#pragma unroll
+    for (int i = 0; i < 4; ++i) {
+        const uint32_t v = w >> (4 * i);
+        const float2 f = half2f((v & 0x000f000fu) | 0x64006400u); // 1024 + q
+        const uint32_t xa = i < 2 ? x.x : x.y;
+        const uint32_t xb = i < 2 ? x.z : x.w;
+        const float a = (i & 1) ? hi16(xa) : lo16(xa);
+        const float b = (i & 1) ? hi16(xb) : lo16(xb);
+        s += (f.x - zeroPlus1024) * a + (f.y - zeroPlus1024) * b;
+    }
+    return s;
+}
+
+template <Precision P>
+struct Format;
+
+template <>
+struct Format<Precision::Bf16> {
+    static constexpr int kElems = 8;
+    __device__ static float dot(uint4 w, const uint16_t* x, uint64_t k, const GemvParams&, const uint8_t*, uint32_t, uint32_t)
+    {
+        const uint4 xv = loadX(x, k);
+        return dotBf16(w.x, xv.x) + dotBf16(w.y, xv.y) + dotBf16(w.z, xv.z) + dotBf16(w.w, xv.w);
+    }
+};
+
+template <>
+struct Format<Precision::Fp16> {
+    static constexpr int kElems = 8;
+    __device__ static float dot(uint4 w, const uint16_t* x, uint64_t k, const GemvParams&, const uint8_t*, uint32_t, uint32_t)
+    {
+        const uint4 xv = loadX(x, k);
+        return dotHalf(w.x, xv.x) + dotHalf(w.y, xv.y) + dotHalf(w.z, xv.z) + dotHalf(w.w, xv.w);
+    }
+};
+
+__device__ __forceinline__ float dotFp8Vec(uint4 w, const uint16_t* x, uint64_t k)
+{
+    const uint4 a = loadX(x, k), b = loadX(x, k + 8);
+    const uint32_t ww[4] = { w.x, w.y, w.z, w.w };
+    const uint32_t xx[8] = { a.x, a.y, a.z, a.w, b.x, b.y, b.z, b.w };
+    float s = 0;
+#pragma unroll
+    for (int i = 0; i < 4; ++i)
+        s += dotFp8(ww[i], xx[2 * i]) + dotFp8(ww[i] >> 16, xx[2 * i + 1]);
+    return s;
+}
+
+template <>
+struct Format<Precision::Fp8> {
+    static constexpr int kElems = 16;
+    __device__ static float dot(uint4 w, const uint16_t* x, uint64_t k, const GemvParams&, const uint8_t*, uint32_t, uint32_t)
+    {
+        return dotFp8Vec(w, x, k);
+    }
+};
+
+template <>
+struct Format<Precision::Fp8Block128> {
+    static constexpr int kElems = 16;
+    __device__ static float dot(uint4 w, const uint16_t* x, uint64_t k, const GemvParams& p, const uint8_t* s,
+        uint32_t row, uint32_t)
+    {
+        const uint32_t kBlocks = (p.cols + 127) / 128;
+        const float scale = __ldg(reinterpret_cast<const float*>(s) + (row / 128) * kBlocks + k / 128);
+        return dotFp8Vec(w, x, k) * scale;
+    }
+};
+
+template <>
+struct Format<Precision::Nvfp4> {
+    static constexpr int kElems = 32;
+    __device__ static float dot(uint4 w, const uint16_t* x, uint64_t k, const GemvParams& p, const uint8_t* s,
+        uint32_t row, uint32_t)
+    {
+        const uint16_t sc = __ldg(reinterpret_cast<const unsigned short*>(s + (uint64_t(row) * p.cols + k) / 16));
+        const float s0 = num::e4m3ToFloat(sc & 0xff), s1 = num::e4m3ToFloat(sc >> 8);
+        const float a = dotE2m1Word(w.x, loadX(x, k)) + dotE2m1Word(w.y, loadX(x, k + 8));
+        const float b = dotE2m1Word(w.z, loadX(x, k + 16)) + dotE2m1Word(w.w, loadX(x, k + 24));
+        return (a * s0 + b * s1) * 16384.0f;
+    }
+};
+
+template <>
+struct Format<Precision::Mxfp4> {
+    static constexpr int kElems = 32;
+    __device__ static float dot(uint4 w, const uint16_t* x, uint64_t k, const GemvParams& p, const uint8_t* s,
+        uint32_t row, uint32_t)
+    {
+        const float sc = num::e8m0ToFloat(__ldg(s + (uint64_t(row) * p.cols + k) / 32));
+        const float a = dotE2m1Word(w.x, loadX(x, k)) + dotE2m1Word(w.y, loadX(x, k + 8));
+        const float b = dotE2m1Word(w.z, loadX(x, k + 16)) + dotE2m1Word(w.w, loadX(x, k + 24));
+        return (a + b) * sc * 16384.0f;
+    }
+};
+
+template <>
+struct Format<Precision::Int4G128> {
+    static constexpr int kElems = 32;
+    __device__ static float dot(uint4 w, const uint16_t* x, uint64_t k, const GemvParams& p, const uint8_t* s,
+        uint32_t row, uint32_t)
+    {
+        const uint32_t groups = (p.cols + 127) / 128, g = static_cast<uint32_t>(k / 128);
+        const float scale = num::fp16ToFloat(__ldg(reinterpret_cast<const unsigned short*>(s) + uint64_t(row) * groups + g));
+        const uint8_t zb = __ldg(s + p.auxOffset + uint64_t(row) * ((groups + 1) / 2) + g / 2);
+        const float z = 1024.0f + static_cast<float>((g & 1) ? (zb >> 4) : (zb & 15));
+        const float a = dotInt4Word(w.x, loadX(x, k), z) + dotInt4Word(w.y, loadX(x, k + 8), z);
+        const float b = dotInt4Word(w.z, loadX(x, k + 16), z) + dotInt4Word(w.w, loadX(x, k + 24), z);
+        return (a + b) * scale;
+    }
+};
+
+// Per-tensor scale applied at the end (fp8 per tensor, nvfp4 global scale); 1 otherwise.
+template <Precision P>
+__device__ __forceinline__ float tensorScale(const GemvParams& p, const uint8_t* s)
+{
+    if constexpr (P == Precision::Fp8)
+        return __ldg(reinterpret_cast<const float*>(s));
+    if constexpr (P == Precision::Nvfp4)
+        return __ldg(reinterpret_cast<const float*>(s + p.auxOffset));
+    return 1.0f;
+}
+
+// Lanes per row `lpr` (8, 16 or 32: several short rows per warp) and warps per row `wpr` (long rows
+// with few rows: several warps per row, reduced through shared memory); lpr < 32 implies wpr == 1.
+template <Precision P, int TB>
+__device__ __forceinline__ void gemvBody(const GemvParams& p, bool indirect)
+{
+    using F = Format<P>;
+    constexpr int kUnroll = F::kElems == 32 ? 4 : 8; // 8 x 16 B in flight per lane (4 for 4-bit: decode-bound)
+    __shared__ float partial[kWarps][TB];
+    slowTailBegin(p.tail);
+    const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
+    const int wpr = static_cast<int>(p.warpsPerRow), lpr = static_cast<int>(p.lanesPerRow);
+    const int rowsPerWarp = 32 / lpr, sub = lane / lpr, sl = lane % lpr;
+    const int part = warp % wpr;
+    const uint32_t row = blockIdx.x * ((kWarps / wpr) * rowsPerWarp) + (warp / wpr) * rowsPerWarp + sub;
+    const uint32_t g = blockIdx.y;
+    const bool active = row < p.rows && (!indirect || static_cast<int>(g) < __ldg(p.slotCount));
+    float acc[TB];
+#pragma unroll
+    for (int t = 0; t < TB; ++t)
+        acc[t] = 0.f;
+    if (active) {
+        const uint64_t pool = indirect ? static_cast<uint64_t>(__ldg(p.slotExpert + g)) : g;
+        const uint64_t rowBytes = uint64_t(p.cols) * (P == Precision::Bf16 || P == Precision::Fp16 ? 2 : 1)
+            / (F::kElems == 32 ? 2 : 1);
+        const uint8_t* w = p.values + pool * p.valueGroupStride + row * rowBytes;
+        const uint8_t* s = p.scales ? p.scales + pool * p.scaleGroupStride : nullptr;
+        const uint16_t* x = p.x + g * p.xGroupStride;
+        const int vecs = static_cast<int>(p.cols / F::kElems);
+        const int step = lpr * wpr;
+        for (uint32_t rep = 0; rep < p.repeat; ++rep) {
+            for (int v0 = part * lpr + sl; v0 < vecs; v0 += step * kUnroll) {
+                uint4 wv[kUnroll];
+#pragma unroll
+                for (int u = 0; u < kUnroll; ++u)
+                    if (v0 + u * step < vecs)
+                        wv[u] = loadStream(w + uint64_t(v0 + u * step) * 16);
+#pragma unroll
+                for (int u = 0; u < kUnroll; ++u) {
+                    const int v = v0 + u * step;
+                    if (v < vecs) {
+#pragma unroll
+                        for (int t = 0; t < TB; ++t)
+                            if (t < static_cast<int>(p.tokens))
+                                acc[t] += F::dot(wv[u], x + t * p.xLd, uint64_t(v) * F::kElems, p, s, row, t);
+                    }
+                }
+            }
+        }
+    }
+#pragma unroll
+    for (int t = 0; t < TB; ++t)
+        for (int o = lpr / 2; o > 0; o >>= 1)
+            acc[t] += __shfl_xor_sync(0xffffffffu, acc[t], o);
+    const uint8_t* s = active && p.scales ? p.scales + (indirect ? __ldg(p.slotExpert + g) : g) * p.scaleGroupStride
+                                          : nullptr;
+    if (wpr == 1) {
+        if (active && sl == 0) {
+            const float ts = tensorScale<P>(p, s);
+#pragma unroll
+            for (int t = 0; t < TB; ++t)
+                if (t < static_cast<int>(p.tokens))
+                    p.y[g * p.yGroupStride + t * p.yLd + row] = num::floatToBf16(acc[t] * ts);
+        }
+    } else {
+        if (lane == 0) {
+#pragma unroll
+            for (int t = 0; t < TB; ++t)
+                partial[warp][t] = acc[t];
+        }
+        __syncthreads();
+        if (active && part == 0 && lane < TB && lane < static_cast<int>(p.tokens)) {
+            float sum = 0;
+            for (int j = 0; j < wpr; ++j)
+                sum += partial[warp + j][lane];
+            p.y[g * p.yGroupStride + lane * p.yLd + row] = num::floatToBf16(sum * tensorScale<P>(p, s));
+        }
+    }
+    slowTailEnd(p.tail);
+}
+
+} // namespace
+
+#define GS_DEFINE_GEMV(NAME, PREC)                                                                              \
+    template <int TB>                                                                                           \
+    __global__ void __launch_bounds__(256) gemv_##NAME##_kernel(GemvParams p) { gemvBody<PREC, TB>(p, false); } \
+    template <int TB>                                                                                           \
+    __global__ void __launch_bounds__(256) fused_moe_gemv_##NAME##_kernel(GemvParams p)                         \
+    {                                                                                                           \
+        gemvBody<PREC, TB>(p, true);                                                                            \
+    }
+
+GS_DEFINE_GEMV(bf16, Precision::Bf16)
+GS_DEFINE_GEMV(fp16, Precision::Fp16)
+GS_DEFINE_GEMV(fp8, Precision::Fp8)
+GS_DEFINE_GEMV(fp8_block128, Precision::Fp8Block128)
+GS_DEFINE_GEMV(nvfp4, Precision::Nvfp4)
+GS_DEFINE_GEMV(mxfp4, Precision::Mxfp4)
+GS_DEFINE_GEMV(int4_g128, Precision::Int4G128)
+
+namespace {
+
+using GemvFn = void (*)(GemvParams);
+
+template <int TB>
+GemvFn pick(Precision p, bool indirect)
+{
+    switch (p) {
+    case Precision::Bf16: return indirect ? fused_moe_gemv_bf16_kernel<TB> : gemv_bf16_kernel<TB>;
+    case Precision::Fp16: return indirect ? fused_moe_gemv_fp16_kernel<TB> : gemv_fp16_kernel<TB>;
+    case Precision::Fp8: return indirect ? fused_moe_gemv_fp8_kernel<TB> : gemv_fp8_kernel<TB>;
+    case Precision::Fp8Block128:
+        return indirect ? fused_moe_gemv_fp8_block128_kernel<TB> : gemv_fp8_block128_kernel<TB>;
+    case Precision::Nvfp4: return indirect ? fused_moe_gemv_nvfp4_kernel<TB> : gemv_nvfp4_kernel<TB>;
+    case Precision::Mxfp4: return indirect ? fused_moe_gemv_mxfp4_kernel<TB> : gemv_mxfp4_kernel<TB>;
+    case Precision::Int4G128: return indirect ? fused_moe_gemv_int4_g128_kernel<TB> : gemv_int4_g128_kernel<TB>;
+    }
+    return nullptr;
+}
+
+uint32_t elemsPerVector(Precision p)
+{
+    switch (p) {
+    case Precision::Bf16:
+    case Precision::Fp16: return 8;
+    case Precision::Fp8:
+    case Precision::Fp8Block128: return 16;
+    default: return 32;
+    }
+}
+
+} // namespace
+
+cudaError_t launchGemv(Precision precision, const GemvParams& params, cudaStream_t stream)
+{
+    GemvParams p = params;
+    const bool indirect = p.slotExpert != nullptr;
+    const uint32_t vec = elemsPerVector(precision);
+    if (p.tokens == 0 || p.tokens > 8 || p.rows == 0 || p.cols == 0 || p.cols % vec != 0 || p.groups == 0)
+        return cudaErrorInvalidValue;
+    if ((p.xLd | p.xGroupStride) % 8 != 0 || reinterpret_cast<uintptr_t>(p.x) % 16 != 0
+        || reinterpret_cast<uintptr_t>(p.values) % 16 != 0 || (indirect && !p.slotCount))
+        return cudaErrorInvalidValue;
+    // Lanes per row: about three or more 16-byte vectors per lane. Warps per row (whole-warp rows
+    // only): enough warps in flight to cover the memory latency when there are few rows.
+    const uint32_t vecs = p.cols / vec;
+    const uint32_t lpr = vecs >= 96 ? 32 : vecs >= 48 ? 16 : 8;
+    uint32_t wpr = 1;
+    while (lpr == 32 && wpr < kWarps && uint64_t(p.rows) * p.groups * wpr < 4096 && vecs >= 64 * wpr * 2)
+        wpr *= 2;
+    p.warpsPerRow = wpr;
+    p.lanesPerRow = lpr;
+    const uint32_t rowsPerBlock = kWarps / wpr * (32 / lpr);
+    const dim3 grid((p.rows + rowsPerBlock - 1) / rowsPerBlock, p.groups);
+    const dim3 block(32 * kWarps);
+    const uint32_t tb = p.tokens <= 1 ? 1 : p.tokens <= 2 ? 2 : p.tokens <= 4 ? 4 : 8;
+    GemvFn fn = tb == 1 ? pick<1>(precision, indirect)
+        : tb == 2       ? pick<2>(precision, indirect)
+        : tb == 4       ? pick<4>(precision, indirect)
+                        : pick<8>(precision, indirect);
+    if (!fn)
+        return cudaErrorInvalidValue;
+    fn<<<grid, block, 0, stream>>>(p);
+    return cudaGetLastError();
+}
+
+} // namespace gapscope::kernels

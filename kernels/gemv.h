@@ -1,0 +1,43 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+
+// Memory-bound GEMV kernels of the decode step: y[t][n] = sum_k W[n][k] * x[t][k] for up to 8
+// tokens t, W stored in one of the weight formats of WeightLayout (bf16, fp16, fp8, fp8-block128,
+// nvfp4, mxfp4, int4-g128), x and y bf16, accumulation in fp32. A launch covers `groups` matrices
+// (per-head absorbed MLA projections, or routed-expert slots chosen on the device by the router:
+// `indirect`). Each warp streams one row in 16-byte loads (4 in flight per lane, L1 bypassed);
+// short rows with few rows share a row between up to 8 warps.
+// Kernel names in traces: gemv_<format>_kernel<TB>, fused_moe_gemv_<format>_kernel<TB> (indirect).
+
+#include "kernels/slowtail.h"
+#include "model/budget/precision.h"
+
+#include <cstdint>
+#include <cuda_runtime_api.h>
+
+namespace gapscope::kernels {
+
+struct GemvParams {
+    const uint8_t* values = nullptr; // group 0 (indirect: pool entry 0)
+    const uint8_t* scales = nullptr; // group 0 scales (format dependent, may be null for bf16/fp16)
+    uint64_t valueGroupStride = 0;   // bytes
+    uint64_t scaleGroupStride = 0;   // bytes
+    uint64_t auxOffset = 0;          // WeightLayout::auxOffset (int4-g128 zeros, nvfp4 tensor scale)
+    const uint16_t* x = nullptr;     // bf16
+    uint64_t xLd = 0, xGroupStride = 0;
+    uint16_t* y = nullptr;           // bf16
+    uint64_t yLd = 0, yGroupStride = 0;
+    uint32_t rows = 0, cols = 0, tokens = 1, groups = 1;
+    const int32_t* slotExpert = nullptr; // indirect: pool index per slot
+    const int32_t* slotCount = nullptr;  // indirect: number of valid slots
+    SlowTail* tail = nullptr;
+    uint32_t repeat = 1;      // read the weights this many times (calibration of repeated reads)
+    uint32_t warpsPerRow = 1; // set by launchGemv
+    uint32_t lanesPerRow = 32; // set by launchGemv
+};
+
+// Launches the GEMV on `stream`; returns cudaErrorInvalidValue for shapes the kernels do not take
+// (tokens > 8, cols not a multiple of the vector width, misaligned pointers or strides).
+cudaError_t launchGemv(model::Precision precision, const GemvParams& params, cudaStream_t stream);
+
+} // namespace gapscope::kernels
