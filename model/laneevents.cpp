@@ -82,6 +82,7 @@ void LaneEvents::buildIndex(size_t fromEvent)
     const size_t n = size();
     size_t firstBlock = fromEvent / kPrefixBlock;
     m_blockMaxEnd.resize(firstBlock);
+    m_blockMaxEnd.reserve((n + kPrefixBlock - 1) / kPrefixBlock);
     TimeNs running = firstBlock ? m_blockMaxEnd.back() : INT64_MIN;
     if (fromEvent == 0)
         m_maxDuration = 0;

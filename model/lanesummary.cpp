@@ -59,6 +59,7 @@ void LaneSummary::buildFrom(const LaneEvents& ev, size_t firstNode)
         m_levels.emplace_back();
     auto& leaves = m_levels[0];
     leaves.resize(std::min(firstNode, leaves.size()));
+    leaves.reserve((n + kLeaf - 1) / kLeaf);
     for (size_t b = leaves.size() * kLeaf; b < n; b += kLeaf) {
         Node nd { ev.start(b), INT64_MIN, 0, uint32_t(b), 0, uint32_t(b), 0 };
         TimeNs longest = -1;
@@ -82,6 +83,7 @@ void LaneSummary::buildFrom(const LaneEvents& ev, size_t firstNode)
         const auto& below = m_levels[level - 1];
         auto& cur = m_levels[level];
         cur.resize(std::min(dirty, cur.size()));
+        cur.reserve((below.size() + kFanout - 1) / kFanout);
         for (size_t b = cur.size() * kFanout; b < below.size(); b += kFanout) {
             Node nd = below[b];
             for (size_t c = b + 1; c < std::min(below.size(), b + kFanout); ++c) {
@@ -138,8 +140,11 @@ LaneSummary::Range LaneSummary::range(const LaneEvents& ev, size_t first, size_t
         addEvent(lo);
     for (; hi > lo && hi % kLeaf && hi != ev.size(); --hi)
         addEvent(hi - 1);
+    if (lo >= hi)
+        return r;
+    // [lo, hi) now starts on a leaf boundary and ends on one (or at the last, partial leaf).
     size_t a = lo / kLeaf, b = (hi + kLeaf - 1) / kLeaf;
-    for (size_t level = 0; a < b; ++level) {
+    for (size_t level = 0;; ++level) {
         const auto& nodes = m_levels[level];
         if (level + 1 == m_levels.size()) {
             for (; a < b; ++a)
@@ -150,6 +155,8 @@ LaneSummary::Range LaneSummary::range(const LaneEvents& ev, size_t first, size_t
             addNode(nodes[a]);
         for (; b > a && b % kFanout && b != nodes.size(); --b)
             addNode(nodes[b - 1]);
+        if (a >= b)
+            break;
         a /= kFanout;
         b = (b + kFanout - 1) / kFanout;
     }

@@ -278,11 +278,22 @@ std::vector<Step> StepDetector::byPeriod(const Trace& trace, uint32_t rank) cons
             bestPhase = phase;
         }
     }
-    // One boundary per anchor occurrence, at the phase offset.
-    std::vector<TimeNs> starts;
+    // One boundary per anchor occurrence, at the phase offset; and earlier periods before the first
+    // anchor (the phase may fall before it, e.g. the first kernel of the step after the sampler).
+    std::vector<size_t> idx;
     for (uint32_t a : *anchor)
-        if (a + bestPhase < n && (starts.empty() || ev.start(a + bestPhase) > starts.back()))
-            starts.push_back(ev.start(a + bestPhase));
+        if (a + bestPhase < n)
+            idx.push_back(a + bestPhase);
+    if (idx.empty())
+        return {};
+    for (size_t first = idx.front(); first >= bestPeriod && ev.name(first - bestPeriod) == ev.name(first);) {
+        first -= bestPeriod;
+        idx.insert(idx.begin(), first);
+    }
+    std::vector<TimeNs> starts;
+    for (size_t i : idx)
+        if (starts.empty() || ev.start(i) > starts.back())
+            starts.push_back(ev.start(i));
     return windowsFromStarts(trace, rank, starts, pb::STEP_AUTO);
 }
 

@@ -4,6 +4,10 @@
 #include <algorithm>
 #include <cmath>
 
+#ifndef GAPSCOPE_VERSION
+#define GAPSCOPE_VERSION "0"
+#endif
+
 namespace gapscope::model::synth {
 namespace {
 
@@ -213,7 +217,8 @@ void SynthGenerator::syncStall(Rank& r)
     if (m_truth)
         r.segments.push_back({ mStart, mStart + mDur, 0, -1 });
     r.gpu = mStart + mDur;
-    const TimeNs sStart = apiStart + apiDur + us(0.5);
+    // The host blocks once its queue has reached the copy, so only the injected idle overlaps the sync.
+    const TimeNs sStart = std::max(apiStart + apiDur + us(0.5), mStart + us(0.3));
     const TimeNs sEnd = std::max(sStart + us(1.0), r.gpu + us(m_o.syncStallUs));
     const uint32_t scorr = r.corr++;
     m_sink.api(r.apiLane, sStart, sEnd - sStart, m_strSync, scorr);
@@ -382,6 +387,7 @@ pb::FileHeader SynthGenerator::header(const SynthOptions& o)
 {
     pb::FileHeader h;
     h.set_source("synth");
+    h.set_tool_version(GAPSCOPE_VERSION);
     h.set_clock_domain("CLOCK_REALTIME");
     h.set_created_unix_ns(o.startNs);
     auto* cap = h.mutable_capture();

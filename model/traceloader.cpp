@@ -164,6 +164,7 @@ void TraceLoader::readSections()
         pb::FileHeader previous = t.m_header;
         if (Status s = m_reader.readMessage(f, zstd, raw, *msg); !s) {
             m_warnings.push_back(s.message() + "; section skipped");
+            ++m_skippedChunks;
             if (msg == &t.m_header)
                 t.m_header = previous;
             continue;
@@ -209,6 +210,27 @@ bool TraceLoader::indexUsable() const
     return true;
 }
 
+// What reading lost, as data-loss counters next to the capture's own (shown by info, failed by validate).
+void TraceLoader::addReadCounters(pb::FileHeader& header) const
+{
+    auto add = [&header](const char* name, uint64_t value, const std::string& detail) {
+        if (value == 0)
+            return;
+        pb::Counter* c = header.add_counters();
+        c->set_name(name);
+        c->set_rank(-1);
+        c->set_value(value);
+        c->set_severity("data_loss");
+        c->set_detail(detail);
+    };
+    add("read_truncated_bytes", m_reader.missingBytes(), "the file is cut short");
+    add("read_truncated_events", m_reader.missingEvents(), "events of the cut chunk");
+    add("read_damaged_bytes", m_reader.damagedBytes(), "damaged bytes skipped between frames");
+    add("read_index_damaged", m_reader.indexDamaged() ? 1 : 0, "the index was unusable; frames read in order");
+    add("read_frames_skipped", m_skippedChunks, "frames that failed their checksum or did not decode");
+    add("read_events_lost", m_lostEvents, "events in the skipped frames (when known)");
+}
+
 void TraceLoader::noteUnknownFields()
 {
     if (m_unknownFieldChunks)
@@ -227,6 +249,7 @@ Expected<Trace> TraceLoader::load()
     Trace& t = *m_builder.m_trace;
     for (const auto& c : m_counters)
         *t.m_header.add_counters() = c;
+    addReadCounters(t.m_header);
     for (const auto& w : m_reader.warnings())
         t.m_warnings.push_back(w);
     for (auto& w : m_warnings)
@@ -254,14 +277,20 @@ Status TraceLoader::loadInOrder()
         if (f.header.type != uint8_t(FrameType::Chunk))
             continue;
         if (Status s = m_reader.readMessage(f, zstd, raw, chunk); !s) {
+            ++m_skippedChunks;
+            m_lostEvents += f.header.events;
             m_warnings.push_back(s.message() + "; chunk skipped (" + std::to_string(f.header.events) + " events lost)");
             continue;
         }
         if (format::ChunkDecoder::hasUnknownFields(chunk))
             ++m_unknownFieldChunks;
-        if (Status s = importer.add(chunk); !s)
+        if (Status s = importer.add(chunk); !s) {
+            ++m_skippedChunks;
+            m_lostEvents += f.header.events;
             m_warnings.push_back(m_reader.where(f.offset, "chunk skipped: " + s.message()));
+        }
     }
+    reportProgress(total, total);
     noteUnknownFields();
     for (const auto& n : importer.decoder().notes())
         m_warnings.push_back(m_reader.name() + ": " + n);
@@ -357,6 +386,8 @@ Status TraceLoader::loadParallel()
             if (!s) {
                 p.failed = true;
                 std::lock_guard<std::mutex> lock(m_mutex);
+                ++m_skippedChunks;
+                m_lostEvents += p.entry->event_count();
                 m_warnings.push_back(s.message() + "; chunk skipped (" + std::to_string(p.entry->event_count())
                     + " events lost)");
             }
@@ -371,6 +402,7 @@ Status TraceLoader::loadParallel()
     work(*workers[0], true);
     for (auto& th : pool)
         th.join();
+    reportProgress(plans.size(), plans.size());
 
     for (auto& w : workers) {
         for (const auto& [where, d] : w->longDurations)

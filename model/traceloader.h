@@ -32,6 +32,7 @@ private:
     struct Worker;
     struct Shared;
     void noteUnknownFields();
+    void addReadCounters(pb::FileHeader& header) const;
     void readSections();
     bool indexUsable() const;
     Status loadParallel();
@@ -56,6 +57,8 @@ private:
     std::atomic<bool> m_cancelled { false };
     std::atomic<uint64_t> m_unknownFieldChunks { 0 };
     std::unique_ptr<Shared> m_shared;
+    uint64_t m_skippedChunks = 0; // under m_mutex while decoding in parallel
+    uint64_t m_lostEvents = 0;
 };
 
 } // namespace gapscope::model

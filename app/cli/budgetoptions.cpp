@@ -31,6 +31,11 @@ void BudgetOptions::addTo(ArgParser& p)
     p.option("--edge-collectives", "on|off", "count the embedding AllReduce and logits gather (default: on for sglang)",
         m_edge);
     p.option("--extra-kernels", "N", "small kernels per layer for the launch floor (default 8)", m_extraKernels);
+    p.option("--hw-set", "FIGURE=V,...",
+        "edit hardware figures: memory_bandwidth_gbs, bf16_tflops, fp8_tflops, fp4_tflops, memory_efficiency, "
+        "compute_efficiency, kernel_floor_us, eager_us, graph_fixed_us, graph_per_node_us, interconnect_gbs, "
+        "hbm_read_gbs",
+        m_hwSet);
 }
 
 Status BudgetOptions::applyNumbers(model::BudgetInputs& in) const
@@ -100,7 +105,10 @@ Expected<model::BudgetInputs> BudgetOptions::resolve() const
         return hw.status();
     in.hardware = std::move(hw.value());
     in.hardwareSource = m_hw;
-    Status st = applyNumbers(in);
+    Status st = model::applyHardwareOverrides(in.hardware, m_hwSet);
+    in.hardwareOverrides = m_hwSet;
+    if (st.isOk())
+        st = applyNumbers(in);
     if (st.isOk())
         st = applyChoices(in);
     if (!st.isOk())

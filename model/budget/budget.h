@@ -59,6 +59,7 @@ struct BudgetInputs {
     std::vector<std::vector<double>> expertHits; // measured histogram(s); empty = uniform routing
     std::string modelSource; // as given (preset name or path), kept for BudgetSettings
     std::string hardwareSource; // as given
+    std::string hardwareOverrides; // --hw-set spec, already applied to `hardware` (kept for BudgetSettings)
     std::string expertHitsSource;
 };
 

@@ -62,6 +62,9 @@ Status readSources(const pb::BudgetSettings& s, BudgetInputs& in)
             return hw.status();
         in.hardware = std::move(hw.value());
     }
+    in.hardwareOverrides = extra(s, "hw_set");
+    if (!in.hardwareOverrides.empty())
+        return applyHardwareOverrides(in.hardware, in.hardwareOverrides).withContext("budget settings");
     return Status::ok();
 }
 
@@ -120,6 +123,8 @@ void toBudgetSettings(const BudgetInputs& in, pb::BudgetSettings* out)
     if (in.edgeCollectives)
         extra["edge_collectives"] = *in.edgeCollectives ? "1" : "0";
     extra["extra_kernels_per_layer"] = std::to_string(in.extraKernelsPerLayer);
+    if (!in.hardwareOverrides.empty())
+        extra["hw_set"] = in.hardwareOverrides;
     if (!in.expertHits.empty()) {
         extra["expert_hits"] = json::write(hitsToJson(in.expertHits), -1);
         extra["expert_hits_source"] = in.expertHitsSource;

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <sys/stat.h>
 
 namespace gapscope::model {
@@ -284,6 +285,58 @@ Expected<HardwareProfile> parseHardwareProfile(const json::Value& doc, const std
         hw.name = what;
     hw.sourceJson = json::write(doc, -1);
     return hw;
+}
+
+Status applyHardwareOverrides(HardwareProfile& hw, const std::string& spec)
+{
+    struct Key {
+        const char* name;
+        double HardwareProfile::*field;
+        double lo, hi;
+    };
+    static const Key keys[] = {
+        { "memory_bandwidth_gbs", &HardwareProfile::memoryBandwidthGbs, 1e-3, 1e7 },
+        { "bf16_tflops", &HardwareProfile::bf16Tflops, 1e-3, 1e6 },
+        { "fp8_tflops", &HardwareProfile::fp8Tflops, 0, 1e6 },
+        { "fp4_tflops", &HardwareProfile::fp4Tflops, 0, 1e6 },
+        { "memory_efficiency", &HardwareProfile::memoryEfficiency, 0.01, 1 },
+        { "compute_efficiency", &HardwareProfile::computeEfficiency, 0.01, 1 },
+        { "kernel_floor_us", &HardwareProfile::kernelFloorUs, 0, 1e6 },
+        { "eager_us", &HardwareProfile::launchEagerUs, 0, 1e6 },
+        { "graph_fixed_us", &HardwareProfile::graphFixedUs, 0, 1e6 },
+        { "graph_per_node_us", &HardwareProfile::graphPerNodeUs, 0, 1e6 },
+        { "interconnect_gbs", &HardwareProfile::interconnectGbs, 0, 1e7 },
+        { "hbm_read_gbs", &HardwareProfile::hbmReadGbs, 0, 1e7 },
+    };
+    size_t pos = 0;
+    while (pos < spec.size()) {
+        size_t end = spec.find(',', pos);
+        std::string entry = spec.substr(pos, end == std::string::npos ? std::string::npos : end - pos);
+        pos = end == std::string::npos ? spec.size() : end + 1;
+        if (entry.empty())
+            continue;
+        size_t eq = entry.find('=');
+        std::string name = entry.substr(0, eq);
+        const Key* key = nullptr;
+        for (const auto& k : keys)
+            if (name == k.name)
+                key = &k;
+        if (!key) {
+            std::string all;
+            for (const auto& k : keys)
+                all += (all.empty() ? "" : ", ") + std::string(k.name);
+            return Status::error("--hw-set: unknown figure '" + name + "' (" + all + ")");
+        }
+        char* stop = nullptr;
+        std::string text = eq == std::string::npos ? std::string() : entry.substr(eq + 1);
+        double v = std::strtod(text.c_str(), &stop);
+        if (text.empty() || *stop != '\0' || !std::isfinite(v) || v < key->lo || v > key->hi)
+            return Status::error("--hw-set: " + name + " needs a number in [" + json::write(json::Value(key->lo), -1)
+                + ", " + json::write(json::Value(key->hi), -1) + "], got '" + text + "'");
+        hw.*(key->field) = v;
+        hw.notes.push_back("edited: " + name + " = " + json::write(json::Value(v), -1));
+    }
+    return Status::ok();
 }
 
 Expected<HardwareProfile> loadHardwareProfile(const std::string& fileOrPreset)

@@ -71,6 +71,12 @@ struct HardwareProfile {
 double allreduceUs(const AllReduceTable& table, double bytes, uint32_t ranks, double interconnectGbs);
 
 Expected<HardwareProfile> parseHardwareProfile(const json::Value& doc, const std::string& what);
+
+// Edits named figures of a profile: "memory_bandwidth_gbs=4000,memory_efficiency=0.9". Keys:
+// memory_bandwidth_gbs, bf16_tflops, fp8_tflops, fp4_tflops, memory_efficiency, compute_efficiency,
+// kernel_floor_us, eager_us, graph_fixed_us, graph_per_node_us, interconnect_gbs, hbm_read_gbs.
+// Each edit is added to the profile's notes. Errors name the bad entry.
+Status applyHardwareOverrides(HardwareProfile& hw, const std::string& spec);
 Expected<HardwareProfile> loadHardwareProfile(const std::string& fileOrPreset);
 
 } // namespace gapscope::model

@@ -57,6 +57,8 @@ public:
     bool truncated() const { return m_missingBytes > 0; }
     uint64_t missingBytes() const { return m_missingBytes; }
     uint64_t missingEvents() const { return m_missingEvents; } // events of a cut chunk, when known
+    uint64_t damagedBytes() const { return m_damagedBytes; }   // skipped between frames
+    bool indexDamaged() const { return m_indexDamaged; }       // a footer was there, its index unusable
 
     // The payload of a frame, checksum-verified and decompressed.
     Status readPayload(const FrameInfo& frame, ZstdDecompressor& zstd, std::string& out) const;
@@ -90,6 +92,8 @@ private:
     std::vector<std::string> m_warnings;
     uint64_t m_missingBytes = 0;
     uint64_t m_missingEvents = 0;
+    uint64_t m_damagedBytes = 0;
+    bool m_indexDamaged = false;
 };
 
 } // namespace gapscope::format

@@ -2,6 +2,7 @@
 #include "model/format/tracewriter.h"
 
 #include "model/format/crc32c.h"
+#include "model/format/serialize.h"
 
 #include <cerrno>
 #include <cstring>
@@ -35,7 +36,7 @@ Expected<std::unique_ptr<TraceWriter>> TraceWriter::create(const std::string& pa
     if (Status s = w->writeBytes(fh, sizeof fh); !s)
         return s;
     std::string raw;
-    header.SerializeToString(&raw);
+    serializeDeterministic(header, raw);
     if (Status s = w->writeFrame(uint8_t(FrameType::Header), raw, 0, w->m_index.add_frames()); !s)
         return s;
     return w;
@@ -125,7 +126,7 @@ Status TraceWriter::writeSection(FrameType type, const google::protobuf::Message
 {
     if (m_finished)
         return Status::error(m_path + ": write after finish");
-    message.SerializeToString(&m_raw);
+    serializeDeterministic(message, m_raw);
     return writeFrame(uint8_t(type), m_raw, 0, m_index.add_frames());
 }
 
@@ -185,7 +186,7 @@ Status TraceWriter::finish(const pb::FileHeader* finalHeader)
             *m_index.add_configs() = c;
     }
     m_index.set_total_events(m_events);
-    m_index.SerializeToString(&m_raw);
+    serializeDeterministic(m_index, m_raw);
     Footer f;
     f.indexOffset = m_offset;
     f.totalEvents = m_events;

@@ -60,6 +60,8 @@ void TestBudgetSettings::roundTrip()
     in.draftTokens = 2;
     in.acceptanceLength = 1.7;
     in.extraKernelsPerLayer = 5;
+    in.hardwareOverrides = "memory_efficiency=0.9,graph_fixed_us=20";
+    QVERIFY(applyHardwareOverrides(in.hardware, in.hardwareOverrides).isOk());
     auto before = computeBudget(in);
     QVERIFY2(before.hasValue(), before.error().c_str());
 
@@ -72,6 +74,8 @@ void TestBudgetSettings::roundTrip()
     QCOMPARE(precisionSpec(*restored), precisionSpec(in));
     QCOMPARE(restored->allreduceUs, allreduceUs < 0 ? -1.0 : allreduceUs);
     QCOMPARE(restored->hardware.calibrated, in.hardware.calibrated);
+    QCOMPARE(restored->hardware.memoryEfficiency, 0.9);
+    QCOMPARE(restored->hardware.graphFixedUs, 20.0);
     auto after = computeBudget(*restored);
     QVERIFY2(after.hasValue(), after.error().c_str());
     QCOMPARE(after->idealMs, before->idealMs);

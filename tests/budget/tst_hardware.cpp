@@ -30,6 +30,8 @@ private slots:
     void gemvCurve();
     void badProfiles_data();
     void badProfiles();
+    void overrides_data();
+    void overrides();
 };
 
 void TestHardware::precisionBytes_data()
@@ -190,6 +192,38 @@ void TestHardware::badProfiles()
     QVERIFY(!hw.hasValue());
     QVERIFY2(QString::fromStdString(hw.error()).contains(error), hw.error().c_str());
     QVERIFY2(QString::fromStdString(hw.error()).startsWith("hw.json"), hw.error().c_str());
+}
+
+void TestHardware::overrides_data()
+{
+    QTest::addColumn<QString>("spec");
+    QTest::addColumn<double>("bandwidth"); // memoryBandwidthGbs after the edit
+    QTest::addColumn<double>("floor"); // kernelFloorUs after the edit
+    QTest::addColumn<QString>("error"); // "" when the spec is good
+    QTest::newRow("two figures") << "memory_bandwidth_gbs=4000,kernel_floor_us=3.5" << 4000.0 << 3.5 << "";
+    QTest::newRow("empty") << "" << 4800.0 << 2.0 << "";
+    QTest::newRow("unknown figure") << "bandwidth=1" << 4800.0 << 2.0 << "unknown figure 'bandwidth'";
+    QTest::newRow("not a number") << "kernel_floor_us=fast" << 4800.0 << 2.0 << "kernel_floor_us needs a number";
+    QTest::newRow("efficiency above 1") << "memory_efficiency=1.2" << 4800.0 << 2.0 << "memory_efficiency needs";
+}
+
+void TestHardware::overrides()
+{
+    QFETCH(QString, spec);
+    QFETCH(QString, error);
+    auto hw = loadHardwareProfile("h200-sxm");
+    QVERIFY(hw.hasValue());
+    Status st = applyHardwareOverrides(*hw, spec.toStdString());
+    if (!error.isEmpty()) {
+        QVERIFY(!st.isOk());
+        QVERIFY2(QString::fromStdString(st.message()).contains(error), st.message().c_str());
+        return;
+    }
+    QVERIFY2(st.isOk(), st.message().c_str());
+    QTEST(hw->memoryBandwidthGbs, "bandwidth");
+    QTEST(hw->kernelFloorUs, "floor");
+    if (!spec.isEmpty())
+        QCOMPARE(QString::fromStdString(hw->notes.back()), QString("edited: kernel_floor_us = 3.5"));
 }
 
 QTEST_GUILESS_MAIN(TestHardware)

@@ -1,0 +1,166 @@
+// SPDX-License-Identifier: MIT
+// gapscope-cli info: what a trace holds (header, GPUs, ranks, steps, counts, losses, warnings).
+#include "args.h"
+#include "command.h"
+
+#include "model/json.h"
+#include "model/traceopen.h"
+#include "model/tracesummary.h"
+
+#include <iostream>
+#include <sys/stat.h>
+
+namespace gapscope::cli {
+namespace {
+
+using model::EventKind;
+using model::formatDuration;
+
+const EventKind kKinds[] = { EventKind::Kernel, EventKind::Memcpy, EventKind::Memset, EventKind::Api, EventKind::Sync,
+    EventKind::Nvtx, EventKind::Collective };
+
+const char* stepSourceName(pb::StepSource s)
+{
+    switch (s) {
+    case pb::STEP_FILE: return "file";
+    case pb::STEP_NVTX: return "nvtx";
+    case pb::STEP_GRAPH: return "graph";
+    case pb::STEP_ANCHOR: return "anchor";
+    case pb::STEP_AUTO: return "auto";
+    default: return "none";
+    }
+}
+
+json::Value infoJson(const std::string& path, const model::Trace& t, const model::TraceStats& st)
+{
+    const pb::FileHeader& h = t.header();
+    json::Value o = json::Value::object();
+    o.set("file", path);
+    struct stat sb {};
+    if (::stat(path.c_str(), &sb) == 0)
+        o.set("bytes", (long long)sb.st_size);
+    o.set("source", h.source());
+    o.set("tool_version", h.tool_version());
+    o.set("clock_domain", h.clock_domain());
+    o.set("start_ns", (long long)t.startTime());
+    o.set("end_ns", (long long)t.endTime());
+    o.set("duration_ns", (long long)(t.endTime() - t.startTime()));
+    o.set("event_count", (unsigned long long)t.eventCount());
+    json::Value kinds = json::Value::object();
+    for (EventKind k : kKinds)
+        kinds.set(model::toString(k), (unsigned long long)st.byKind[size_t(k)]);
+    o.set("events", std::move(kinds));
+    o.set("kernel_count", (unsigned long long)st.kernels);
+    o.set("kernel_time_ns", (long long)st.kernelTime);
+    o.set("step_count", t.stepCount());
+    o.set("step_source", stepSourceName(st.stepSource));
+    json::Value gpus = json::Value::array();
+    for (const auto& g : h.gpus()) {
+        json::Value x = json::Value::object();
+        x.set("name", g.name());
+        x.set("uuid", g.uuid());
+        x.set("host", g.host());
+        x.set("device", g.device_index());
+        x.set("sm_count", g.sm_count());
+        x.set("memory_bytes", (unsigned long long)g.memory_bytes());
+        x.set("sm_clock_mhz", g.sm_clock_mhz());
+        x.set("memory_clock_mhz", g.memory_clock_mhz());
+        gpus.push(std::move(x));
+    }
+    o.set("gpus", std::move(gpus));
+    json::Value ranks = json::Value::array();
+    for (const auto& r : st.ranks) {
+        json::Value x = json::Value::object();
+        x.set("rank", r.rank);
+        for (const auto& ri : h.ranks())
+            if (ri.rank() == r.rank) {
+                x.set("pid", ri.pid());
+                x.set("host", ri.host());
+                x.set("gpu_uuid", ri.gpu_uuid());
+            }
+        x.set("kernel_count", (unsigned long long)r.kernels);
+        x.set("kernel_time_ns", (long long)r.kernelTime);
+        x.set("step_count", r.steps);
+        x.set("event_count", (unsigned long long)r.events);
+        x.set("lanes", r.lanes);
+        ranks.push(std::move(x));
+    }
+    o.set("ranks", std::move(ranks));
+    json::Value counters = json::Value::array();
+    for (const auto& c : h.counters()) {
+        json::Value x = json::Value::object();
+        x.set("name", c.name());
+        x.set("rank", c.rank());
+        x.set("value", (unsigned long long)c.value());
+        x.set("severity", c.severity());
+        x.set("detail", c.detail());
+        counters.push(std::move(x));
+    }
+    o.set("counters", std::move(counters));
+    json::Value warnings = json::Value::array();
+    for (const auto& w : t.warnings())
+        warnings.push(w);
+    o.set("warnings", std::move(warnings));
+    return o;
+}
+
+void printText(const std::string& path, const model::Trace& t, const model::TraceStats& st)
+{
+    const pb::FileHeader& h = t.header();
+    std::cout << "file:      " << path << "\n";
+    std::cout << "source:    " << (h.source().empty() ? "?" : h.source()) << " (tool " << h.tool_version()
+              << ", clock " << h.clock_domain() << ")\n";
+    std::cout << "span:      " << formatDuration(t.endTime() - t.startTime()) << "\n";
+    std::cout << "events:    " << t.eventCount() << " (";
+    bool first = true;
+    for (EventKind k : kKinds)
+        if (st.byKind[size_t(k)]) {
+            std::cout << (first ? "" : ", ") << st.byKind[size_t(k)] << " " << model::toString(k);
+            first = false;
+        }
+    std::cout << ")\n";
+    std::cout << "kernels:   " << st.kernels << ", " << formatDuration(st.kernelTime) << " of kernel time\n";
+    std::cout << "steps:     " << t.stepCount() << " (" << stepSourceName(st.stepSource) << ")\n";
+    for (const auto& g : h.gpus())
+        std::cout << "gpu:       " << g.host() << "/" << g.device_index() << " " << g.name() << " " << g.uuid() << ", "
+                  << g.sm_count() << " SMs, " << g.memory_bytes() / (1024 * 1024) << " MiB, " << g.sm_clock_mhz()
+                  << "/" << g.memory_clock_mhz() << " MHz\n";
+    for (const auto& r : st.ranks)
+        std::cout << "rank " << r.rank << ":    " << r.kernels << " kernels, " << formatDuration(r.kernelTime) << ", "
+                  << r.steps << " steps, " << r.lanes << " lanes\n";
+    for (const auto& c : h.counters())
+        std::cout << "counter:   " << c.name() << (c.rank() >= 0 ? " rank " + std::to_string(c.rank()) : "") << " = "
+                  << c.value() << " (" << c.severity() << (c.detail().empty() ? "" : ": " + c.detail()) << ")\n";
+    for (const auto& w : t.warnings())
+        std::cout << "warning:   " << w << "\n";
+}
+
+int runInfo(const std::vector<std::string>& args)
+{
+    ArgParser p("info", "FILE...",
+        "Print the header, GPUs, ranks, steps, event counts, loss counters and warnings of a trace\n"
+        "(.gapscope, or anything the importers open; several files open as one trace).");
+    bool json = false;
+    p.flag("--json", "machine-readable output", json);
+    p.setPositionals(1, SIZE_MAX);
+    if (int rc = p.parse(args); rc >= 0)
+        return rc;
+    auto trace = model::openTrace(p.positionals());
+    if (!trace) {
+        std::cerr << "gapscope-cli info: " << trace.error() << "\n";
+        return kExitFailure;
+    }
+    const model::TraceStats st = model::traceStats(*trace);
+    const std::string& path = p.positionals()[0];
+    if (json)
+        std::cout << json::write(infoJson(path, *trace, st), 2) << "\n";
+    else
+        printText(path, *trace, st);
+    return kExitOk;
+}
+
+} // namespace
+
+GAPSCOPE_CLI_COMMAND(info, "info", "print what a trace holds: header, GPUs, ranks, steps, counts, losses", runInfo);
+
+} // namespace gapscope::cli

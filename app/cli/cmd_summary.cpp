@@ -1,0 +1,139 @@
+// SPDX-License-Identifier: MIT
+// gapscope-cli summary: per-step and per-kernel-name tables of a trace.
+#include "args.h"
+#include "command.h"
+
+#include "model/json.h"
+#include "model/traceopen.h"
+#include "model/tracesummary.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <iostream>
+#include <map>
+
+namespace gapscope::cli {
+namespace {
+
+using model::formatDuration;
+
+std::string truncateName(std::string_view s, size_t width)
+{
+    if (s.size() <= width)
+        return std::string(s);
+    return std::string(s.substr(0, width - 3)) + "...";
+}
+
+json::Value summaryJson(const model::Trace& t, const std::vector<model::StepRow>& steps,
+    const std::vector<model::KernelRow>& kernels, size_t top)
+{
+    json::Value o = json::Value::object();
+    json::Value sa = json::Value::array();
+    for (const auto& s : steps) {
+        json::Value x = json::Value::object();
+        x.set("rank", s.rank);
+        x.set("index", s.index);
+        x.set("start_ns", (long long)s.start);
+        x.set("window_ns", (long long)s.window);
+        x.set("gpu_span_ns", (long long)s.gpuSpan);
+        x.set("kernels", (unsigned long long)s.kernels);
+        x.set("busy_ns", (long long)s.busy);
+        sa.push(std::move(x));
+    }
+    o.set("steps", std::move(sa));
+    json::Value ka = json::Value::array();
+    for (size_t i = 0; i < kernels.size() && i < top; ++i) {
+        const auto& k = kernels[i];
+        json::Value x = json::Value::object();
+        x.set("name", t.str(k.name));
+        x.set("count", (unsigned long long)k.count);
+        x.set("total_ns", (long long)k.total);
+        x.set("mean_ns", (long long)(k.total / int64_t(std::max<uint64_t>(1, k.count))));
+        x.set("median_ns", (long long)k.median);
+        x.set("min_ns", (long long)k.min);
+        x.set("max_ns", (long long)k.max);
+        ka.push(std::move(x));
+    }
+    o.set("kernels", std::move(ka));
+    return o;
+}
+
+void printSteps(const std::vector<model::StepRow>& steps, bool perRank)
+{
+    std::printf("%-6s %-6s %14s %14s %9s %8s\n", "step", "rank", "window", "gpu busy", "busy %", "kernels");
+    if (perRank) {
+        for (const auto& s : steps)
+            std::printf("%-6u %-6u %14s %14s %8.1f%% %8llu\n", s.index, s.rank, formatDuration(s.window).c_str(),
+                formatDuration(s.busy).c_str(), s.window ? 100.0 * double(s.busy) / double(s.window) : 0.0,
+                (unsigned long long)s.kernels);
+        return;
+    }
+    // One row per step: the slowest rank's window (the step ends when every rank is done).
+    std::map<uint32_t, model::StepRow> worst;
+    for (const auto& s : steps) {
+        auto [it, inserted] = worst.emplace(s.index, s);
+        if (!inserted && s.window > it->second.window)
+            it->second = s;
+    }
+    for (const auto& [index, s] : worst)
+        std::printf("%-6u %-6s %14s %14s %8.1f%% %8llu\n", index, ("max:" + std::to_string(s.rank)).c_str(),
+            formatDuration(s.window).c_str(), formatDuration(s.busy).c_str(),
+            s.window ? 100.0 * double(s.busy) / double(s.window) : 0.0, (unsigned long long)s.kernels);
+}
+
+void printKernels(const model::Trace& t, const std::vector<model::KernelRow>& kernels, size_t top, size_t width)
+{
+    model::TimeNs all = 0;
+    for (const auto& k : kernels)
+        all += k.total;
+    std::printf("\n%10s %7s %12s %12s %12s  %s\n", "count", "time %", "total", "median", "max", "kernel");
+    for (size_t i = 0; i < kernels.size() && i < top; ++i) {
+        const auto& k = kernels[i];
+        std::printf("%10llu %6.2f%% %12s %12s %12s  %s\n", (unsigned long long)k.count,
+            all ? 100.0 * double(k.total) / double(all) : 0.0, formatDuration(k.total).c_str(),
+            formatDuration(k.median).c_str(), formatDuration(k.max).c_str(), truncateName(t.str(k.name), width).c_str());
+    }
+    if (kernels.size() > top)
+        std::printf("(%zu more kernel names; --top N shows more)\n", kernels.size() - top);
+}
+
+int runSummary(const std::vector<std::string>& args)
+{
+    ArgParser p("summary", "FILE...",
+        "Per-step table (window [start_i, start_i+1), GPU busy time, kernels; the slowest rank per step unless\n"
+        "--per-rank) and per-kernel-name table (count, share of kernel time, total, median, max).");
+    bool json = false, perRank = false;
+    int64_t top = 20, width = 100;
+    p.flag("--json", "machine-readable output (every rank's steps)", json);
+    p.flag("--per-rank", "one step row per rank", perRank);
+    p.option("--top", "N", "kernel names to list (default 20)", top);
+    p.option("--name-width", "N", "truncate kernel names to N characters in text output (default 100)", width);
+    p.setPositionals(1, SIZE_MAX);
+    if (int rc = p.parse(args); rc >= 0)
+        return rc;
+    if (top < 0 || width < 8)
+        return p.usageError("--top must be >= 0 and --name-width >= 8");
+    auto trace = model::openTrace(p.positionals());
+    if (!trace) {
+        std::cerr << "gapscope-cli summary: " << trace.error() << "\n";
+        return kExitFailure;
+    }
+    const auto steps = model::stepTable(*trace);
+    const auto kernels = model::kernelTable(*trace);
+    if (json) {
+        std::cout << json::write(summaryJson(*trace, steps, kernels, size_t(top)), 2) << "\n";
+        return kExitOk;
+    }
+    if (steps.empty())
+        std::printf("no steps (none recorded and none detected)\n");
+    else
+        printSteps(steps, perRank);
+    printKernels(*trace, kernels, size_t(top), size_t(width));
+    return kExitOk;
+}
+
+} // namespace
+
+GAPSCOPE_CLI_COMMAND(summary, "summary", "per-step and per-kernel-name tables of a trace", runSummary);
+
+} // namespace gapscope::cli

@@ -1,0 +1,264 @@
+// SPDX-License-Identifier: MIT
+#include "model/chromeexport.h"
+
+#include "model/json.h"
+
+#include <cerrno>
+#include <cstdarg>
+#include <cinttypes>
+#include <cstring>
+
+namespace gapscope::model {
+namespace {
+
+// Buffered writer of the output; counts bytes, remembers the first error.
+class Out {
+public:
+    explicit Out(std::FILE* f)
+        : m_f(f)
+    {
+        m_buf.reserve(1 << 20);
+    }
+    ~Out() { flush(); }
+    void put(std::string_view s)
+    {
+        m_buf.append(s);
+        if (m_buf.size() >= (1 << 20))
+            flush();
+    }
+    void printf(const char* fmt, ...) __attribute__((format(printf, 2, 3)))
+    {
+        char b[512];
+        va_list ap;
+        va_start(ap, fmt);
+        int n = std::vsnprintf(b, sizeof b, fmt, ap);
+        va_end(ap);
+        put(std::string_view(b, size_t(std::max(0, std::min(n, int(sizeof b) - 1)))));
+    }
+    void string(std::string_view s) { json::appendEscaped(m_buf, s); }
+    void flush()
+    {
+        if (m_buf.empty())
+            return;
+        if (std::fwrite(m_buf.data(), 1, m_buf.size(), m_f) != m_buf.size() && m_ok) {
+            m_ok = false;
+            m_error = std::strerror(errno);
+        }
+        m_bytes += m_buf.size();
+        m_buf.clear();
+    }
+    bool ok() const { return m_ok; }
+    const std::string& error() const { return m_error; }
+    uint64_t bytes() const { return m_bytes + m_buf.size(); }
+
+private:
+    std::FILE* m_f;
+    std::string m_buf;
+    uint64_t m_bytes = 0;
+    bool m_ok = true;
+    std::string m_error;
+};
+
+// Microseconds with 3 decimals from nanoseconds, exact.
+void micros(Out& o, const char* key, TimeNs ns)
+{
+    const char* sign = ns < 0 ? "-" : "";
+    const uint64_t a = ns < 0 ? uint64_t(-ns) : uint64_t(ns);
+    o.printf(",\"%s\":%s%" PRIu64 ".%03" PRIu64, key, sign, a / 1000, a % 1000);
+}
+
+uint64_t tidOf(const LaneInfo& info, LaneId id)
+{
+    if (info.kind == LaneKind::Collective)
+        return 0xC0000000ull + id;
+    return info.stream;
+}
+
+class Exporter {
+public:
+    Exporter(const Trace& t, Out& o, const ChromeExportOptions& opt)
+        : m_t(t)
+        , m_o(o)
+        , m_opt(opt)
+        , m_base(t.startTime())
+    {
+    }
+    void run(ChromeExportStats& st);
+
+private:
+    void metadata();
+    void event(const Lane& lane, size_t i);
+    void args(const Lane& lane, size_t i);
+    void flow(const Lane& lane, size_t i);
+    void steps();
+    void sep()
+    {
+        if (m_first)
+            m_first = false;
+        else
+            m_o.put(",\n");
+    }
+
+    const Trace& m_t;
+    Out& m_o;
+    const ChromeExportOptions& m_opt;
+    TimeNs m_base;
+    bool m_first = true;
+    uint64_t m_events = 0, m_flows = 0;
+};
+
+void Exporter::metadata()
+{
+    for (uint32_t r : m_t.ranks()) {
+        sep();
+        m_o.printf("{\"ph\":\"M\",\"pid\":%u,\"name\":\"process_name\",\"args\":{\"name\":\"rank %u\"}}", r, r);
+        sep();
+        m_o.printf("{\"ph\":\"M\",\"pid\":%u,\"name\":\"process_sort_index\",\"args\":{\"sort_index\":%u}}", r, r);
+    }
+    for (const Lane& l : m_t.lanes()) {
+        sep();
+        m_o.printf("{\"ph\":\"M\",\"pid\":%u,\"tid\":%" PRIu64 ",\"name\":\"thread_name\",\"args\":{\"name\":", l.info.rank,
+            tidOf(l.info, l.id));
+        m_o.string((l.info.kind == LaneKind::GpuStream ? "GPU " : "") + l.info.name);
+        m_o.put("}}");
+    }
+}
+
+void Exporter::args(const Lane& lane, size_t i)
+{
+    const LaneEvents& ev = lane.events;
+    switch (m_t.kindOf(lane.id, i)) {
+    case EventKind::Kernel:
+        if (const KernelConfig* c = m_t.kernelConfig(lane.id, i))
+            m_o.printf(",\"args\":{\"correlation\":%u,\"grid\":[%u,%u,%u],\"block\":[%u,%u,%u],\"registers\":%u,"
+                       "\"shared_memory\":%u,\"graph_id\":%" PRIu64 ",\"graph_node_id\":%" PRIu64 "}",
+                ev.correlation(i), c->grid[0], c->grid[1], c->grid[2], c->block[0], c->block[1], c->block[2],
+                c->registers, c->sharedStatic + c->sharedDynamic, c->graphId, c->graphNodeId);
+        break;
+    case EventKind::Memcpy:
+    case EventKind::Memset:
+        if (const MemopInfo* m = m_t.memop(lane.id, i))
+            m_o.printf(",\"args\":{\"correlation\":%u,\"bytes\":%" PRIu64 ",\"copy_kind\":%d}", ev.correlation(i),
+                m->bytes, int(m->copyKind));
+        break;
+    case EventKind::Api:
+    case EventKind::Sync: m_o.printf(",\"args\":{\"correlation\":%u}", ev.correlation(i)); break;
+    case EventKind::Collective:
+        if (const CollectiveInfo* c = m_t.collective(lane.id, i)) {
+            m_o.printf(",\"args\":{\"bytes\":%" PRIu64 ",\"sequence\":%" PRIu64 ",\"datatype\":", c->bytes, c->sequence);
+            m_o.string(m_t.str(c->datatype));
+            m_o.put(",\"algorithm\":");
+            m_o.string(m_t.str(c->algorithm));
+            m_o.put(",\"protocol\":");
+            m_o.string(m_t.str(c->protocol));
+            m_o.put("}");
+        }
+        break;
+    case EventKind::Nvtx: m_o.printf(",\"args\":{\"depth\":%u}", m_t.nvtxDepth(lane.id, i)); break;
+    }
+}
+
+void Exporter::event(const Lane& lane, size_t i)
+{
+    const LaneEvents& ev = lane.events;
+    const EventKind kind = m_t.kindOf(lane.id, i);
+    sep();
+    m_o.printf("{\"ph\":\"X\",\"pid\":%u,\"tid\":%" PRIu64 ",\"cat\":\"%s\",\"name\":", lane.info.rank,
+        tidOf(lane.info, lane.id), toString(kind));
+    std::string_view name = m_t.str(ev.name(i));
+    if (kind == EventKind::Memcpy || kind == EventKind::Memset)
+        name = kind == EventKind::Memcpy ? "Memcpy" : "Memset";
+    else if (kind == EventKind::Sync)
+        name = "Synchronization";
+    m_o.string(name);
+    micros(m_o, "ts", ev.start(i) - m_base);
+    micros(m_o, "dur", ev.duration(i));
+    args(lane, i);
+    m_o.put("}");
+    ++m_events;
+}
+
+void Exporter::flow(const Lane& lane, size_t i)
+{
+    const EventRef launch = m_t.launchOf(lane.id, i);
+    if (!launch.valid())
+        return;
+    const Lane& api = m_t.lane(launch.lane);
+    const uint64_t id = ++m_flows;
+    sep();
+    m_o.printf("{\"ph\":\"s\",\"id\":%" PRIu64 ",\"pid\":%u,\"tid\":%" PRIu64 ",\"cat\":\"launch\",\"name\":\"launch\"",
+        id, api.info.rank, tidOf(api.info, api.id));
+    micros(m_o, "ts", api.events.start(launch.index) - m_base);
+    m_o.put("}");
+    sep();
+    m_o.printf("{\"ph\":\"f\",\"bp\":\"e\",\"id\":%" PRIu64 ",\"pid\":%u,\"tid\":%" PRIu64
+               ",\"cat\":\"launch\",\"name\":\"launch\"",
+        id, lane.info.rank, tidOf(lane.info, lane.id));
+    micros(m_o, "ts", lane.events.start(i) - m_base);
+    m_o.put("}");
+}
+
+void Exporter::steps()
+{
+    for (uint32_t r : m_t.ranks())
+        for (const Step& s : m_t.steps(r)) {
+            if (s.end <= m_opt.from || s.start >= m_opt.to)
+                continue;
+            sep();
+            m_o.printf("{\"ph\":\"i\",\"s\":\"p\",\"pid\":%u,\"tid\":0,\"cat\":\"step\",\"name\":\"step %u\"", r, s.index);
+            micros(m_o, "ts", s.start - m_base);
+            m_o.put("}");
+        }
+}
+
+void Exporter::run(ChromeExportStats& st)
+{
+    m_o.put("{\"displayTimeUnit\":\"ns\",\"otherData\":{\"generator\":\"gapscope\",\"source\":");
+    m_o.string(m_t.header().source());
+    m_o.printf(",\"start_ns\":%" PRId64 "},\n\"traceEvents\":[\n", m_base);
+    metadata();
+    for (const Lane& lane : m_t.lanes()) {
+        auto [first, last] = lane.events.overlapping(m_opt.from, m_opt.to);
+        for (size_t i = first; i < last; ++i) {
+            if (lane.events.end(i) <= m_opt.from && lane.events.duration(i) > 0)
+                continue;
+            event(lane, i);
+            if (m_opt.flows && lane.info.kind == LaneKind::GpuStream)
+                flow(lane, i);
+        }
+    }
+    steps();
+    m_o.put("\n]}\n");
+    st.events = m_events;
+    st.flows = m_flows;
+}
+
+} // namespace
+
+Expected<ChromeExportStats> exportChromeJson(const Trace& trace, std::FILE* f, const ChromeExportOptions& options)
+{
+    ChromeExportStats st;
+    Out out(f);
+    Exporter(trace, out, options).run(st);
+    out.flush();
+    if (!out.ok())
+        return Status::error("write failed: " + out.error());
+    st.bytes = out.bytes();
+    return st;
+}
+
+Expected<ChromeExportStats> exportChromeJson(const Trace& trace, const std::string& path,
+    const ChromeExportOptions& options)
+{
+    std::FILE* f = std::fopen(path.c_str(), "wb");
+    if (!f)
+        return Status::error(path + ": cannot create: " + std::strerror(errno));
+    auto r = exportChromeJson(trace, f, options);
+    if (std::fclose(f) != 0 && r)
+        return Status::error(path + ": write failed: " + std::strerror(errno));
+    if (!r)
+        return r.status().withContext(path);
+    return r;
+}
+
+} // namespace gapscope::model

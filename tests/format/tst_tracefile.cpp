@@ -1,0 +1,360 @@
+// SPDX-License-Identifier: MIT
+// The .gapscope file: round trips, cut files, flipped bytes, version skew, sections.
+#include "randomtrace.h"
+
+#include "model/format/tracereader.h"
+#include "model/format/tracewriter.h"
+#include "model/tracefile.h"
+
+#include <QTemporaryDir>
+#include <QtTest>
+
+#include <fstream>
+#include <random>
+#include <unistd.h>
+
+using namespace gapscope;
+using namespace gapscope::model;
+
+namespace {
+
+std::string readAll(const std::string& path)
+{
+    std::ifstream in(path, std::ios::binary);
+    return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+}
+
+uint64_t counter(const Trace& t, const std::string& name)
+{
+    for (const auto& c : t.header().counters())
+        if (c.name() == name)
+            return c.value();
+    return 0;
+}
+
+} // namespace
+
+class TestTraceFile : public QObject {
+    Q_OBJECT
+
+private:
+    QTemporaryDir m_dir;
+    std::string path(const char* name) const { return (m_dir.path() + "/" + name).toStdString(); }
+
+    // A small trace written with small chunks, so there are many frames to cut between.
+    std::string writeSmall(const char* name, Trace* keep = nullptr)
+    {
+        Trace t = test::randomTrace({ 2, 300, 7, true });
+        WriteOptions wo;
+        wo.eventsPerChunk = 97;
+        const std::string p = path(name);
+        if (Status s = writeTraceFile(t, p, wo); !s)
+            qFatal("%s", s.message().c_str());
+        if (keep)
+            *keep = std::move(t);
+        return p;
+    }
+
+private slots:
+    void roundTrip_data()
+    {
+        QTest::addColumn<uint32_t>("ranks");
+        QTest::addColumn<uint32_t>("events");
+        QTest::addColumn<uint32_t>("chunk");
+        QTest::addColumn<int>("threads");
+        QTest::newRow("one event per chunk") << 1u << 40u << 1u << 2;
+        QTest::newRow("small chunks") << 3u << 700u << 128u << 2;
+        QTest::newRow("one chunk") << 2u << 300u << 1000000u << 1;
+        QTest::newRow("default chunks, 4 threads") << 4u << 20000u << 65536u << 4;
+    }
+    void roundTrip()
+    {
+        QFETCH(uint32_t, ranks);
+        QFETCH(uint32_t, events);
+        QFETCH(uint32_t, chunk);
+        QFETCH(int, threads);
+        Trace t = test::randomTrace({ ranks, events, ranks * 31 + events, true });
+        WriteOptions wo;
+        wo.eventsPerChunk = chunk;
+        const std::string p = path("rt.gapscope");
+        QVERIFY(writeTraceFile(t, p, wo).isOk());
+        ReadOptions ro;
+        ro.threads = unsigned(threads);
+        auto back = readTraceFile(p, ro);
+        QVERIFY2(back.hasValue(), back.error().c_str());
+        QVERIFY2(back->warnings().empty(), back->warnings().empty() ? "" : back->warnings()[0].c_str());
+        const std::string diff = test::compareTraces(t, *back);
+        QVERIFY2(diff.empty(), diff.c_str());
+        // Writing the read trace again gives the same bytes (the format is deterministic).
+        QVERIFY(writeTraceFile(*back, path("rt2.gapscope"), wo).isOk());
+        QCOMPARE(readAll(path("rt2.gapscope")).size(), readAll(p).size());
+    }
+
+    void truncatedAtEveryFrameBoundary()
+    {
+        Trace full;
+        const std::string p = writeSmall("cut.gapscope", &full);
+        const std::string bytes = readAll(p);
+        auto reader = format::TraceReader::open(p);
+        QVERIFY(reader.hasValue());
+        uint64_t eventsBefore = 0;
+        int cuts = 0;
+        for (const auto& f : (*reader)->frames()) {
+            // Cut right before this frame: every frame before it is whole.
+            auto t = readTraceBuffer(bytes.substr(0, f.offset), "cut", {});
+            QVERIFY2(t.hasValue(), t.hasValue() ? "" : t.error().c_str());
+            QCOMPARE(t->eventCount(), eventsBefore);
+            QVERIFY(!t->warnings().empty());
+            // Cut inside this frame: its events are reported missing.
+            auto mid = readTraceBuffer(bytes.substr(0, f.offset + 40), "cut", {});
+            QVERIFY(mid.hasValue());
+            QCOMPARE(mid->eventCount(), eventsBefore);
+            QCOMPARE(counter(*mid, "read_truncated_events"), uint64_t(f.header.events));
+            QVERIFY(counter(*mid, "read_truncated_bytes") > 0);
+            if (f.header.type == uint8_t(format::FrameType::Chunk))
+                eventsBefore += f.header.events;
+            ++cuts;
+        }
+        QVERIFY(cuts > 10);
+        QCOMPARE(eventsBefore, full.eventCount());
+    }
+
+    void truncatedAtRandomOffsets()
+    {
+        Trace full;
+        const std::string bytes = readAll(writeSmall("rand.gapscope", &full));
+        std::mt19937 rng(3);
+        for (int i = 0; i < 200; ++i) {
+            const size_t n = rng() % bytes.size();
+            auto t = readTraceBuffer(bytes.substr(0, n), "cut", {});
+            if (n < format::kFileHeaderSize) {
+                QVERIFY(!t.hasValue());
+                continue;
+            }
+            QVERIFY2(t.hasValue(), t.error().c_str());
+            QVERIFY(t->eventCount() <= full.eventCount());
+            QVERIFY(!t->warnings().empty());
+        }
+    }
+
+    void flippedPayloadByteSkipsOneChunk()
+    {
+        Trace full;
+        const std::string p = writeSmall("flip.gapscope", &full);
+        std::string bytes = readAll(p);
+        auto reader = format::TraceReader::open(p);
+        const format::FrameInfo* chunk = nullptr;
+        for (const auto& f : (*reader)->frames())
+            if (f.header.type == uint8_t(format::FrameType::Chunk) && !chunk && f.offset > 200)
+                chunk = &f;
+        QVERIFY(chunk);
+        bytes[chunk->offset + format::kFrameHeaderSize + 3] ^= 0x40;
+        auto t = readTraceBuffer(bytes, "flip", {});
+        QVERIFY(t.hasValue());
+        QCOMPARE(t->eventCount(), full.eventCount() - chunk->header.events);
+        QCOMPARE(counter(*t, "read_frames_skipped"), uint64_t(1));
+        bool named = false;
+        std::string all;
+        for (const auto& w : t->warnings()) {
+            named = named || (w.find("offset " + std::to_string(chunk->offset)) != std::string::npos
+                                 && w.find("checksum") != std::string::npos);
+            all += w + "\n";
+        }
+        QVERIFY2(named, all.c_str());
+    }
+
+    void flippedBytes_data()
+    {
+        QTest::addColumn<int>("where"); // 0 magic, 1 frame header, 2 footer, 3 index payload
+        QTest::addColumn<bool>("opens");
+        QTest::newRow("magic") << 0 << false;
+        QTest::newRow("frame header") << 1 << true;
+        QTest::newRow("footer") << 2 << true;
+        QTest::newRow("index payload") << 3 << true;
+    }
+    void flippedBytes()
+    {
+        QFETCH(int, where);
+        QFETCH(bool, opens);
+        Trace full;
+        const std::string p = writeSmall("flip2.gapscope", &full);
+        std::string bytes = readAll(p);
+        auto reader = format::TraceReader::open(p);
+        const auto& frames = (*reader)->frames();
+        size_t at = 0;
+        if (where == 0)
+            at = 2;
+        else if (where == 1)
+            at = frames[frames.size() / 2].offset + 9;
+        else if (where == 2)
+            at = bytes.size() - 20;
+        else
+            at = bytes.size() - format::kFooterSize - 5;
+        bytes[at] ^= 0x11;
+        format::FormatError kind = format::FormatError::None;
+        ReadOptions ro;
+        ro.error = &kind;
+        auto t = readTraceBuffer(bytes, "flip2", ro);
+        QCOMPARE(t.hasValue(), opens);
+        if (!opens) {
+            QCOMPARE(kind, format::FormatError::NotATrace);
+            QVERIFY(t.error().find("offset 0") != std::string::npos);
+            return;
+        }
+        QVERIFY(!t->warnings().empty());
+        if (where >= 2) // footer/index damage loses nothing: frames are read in order
+            QCOMPARE(t->eventCount(), full.eventCount());
+        else
+            QVERIFY(t->eventCount() < full.eventCount());
+    }
+
+    void newerMajorVersionIsRejected()
+    {
+        std::string bytes = readAll(writeSmall("v2.gapscope"));
+        bytes[8] = 2;
+        format::FormatError kind = format::FormatError::None;
+        ReadOptions ro;
+        ro.error = &kind;
+        auto t = readTraceBuffer(bytes, "v2", ro);
+        QVERIFY(!t.hasValue());
+        QCOMPARE(kind, format::FormatError::UnsupportedVersion);
+        QVERIFY(t.error().find("newer") != std::string::npos);
+    }
+
+    void garbageIsNotATrace_data()
+    {
+        QTest::addColumn<QByteArray>("bytes");
+        QTest::newRow("empty") << QByteArray();
+        QTest::newRow("json") << QByteArray("{\"traceEvents\": []}");
+        QTest::newRow("zeros") << QByteArray(4096, '\0');
+    }
+    void garbageIsNotATrace()
+    {
+        QFETCH(QByteArray, bytes);
+        format::FormatError kind = format::FormatError::None;
+        ReadOptions ro;
+        ro.error = &kind;
+        auto t = readTraceBuffer(bytes.toStdString(), "garbage", ro);
+        QVERIFY(!t.hasValue());
+        QCOMPARE(kind, format::FormatError::NotATrace);
+    }
+
+    void unknownFrameTypeAndFieldsAreSkippedWithANote()
+    {
+        pb::FileHeader h;
+        h.set_source("future");
+        const std::string p = path("future.gapscope");
+        {
+            auto w = format::TraceWriter::create(p, h);
+            QVERIFY(w.hasValue());
+            auto& e = (*w)->encoder();
+            pb::LaneDef def;
+            def.set_kind(pb::LANE_GPU_STREAM);
+            def.set_stream(7);
+            const uint32_t lane = e.lane(def);
+            for (int i = 0; i < 10; ++i)
+                e.addKernel(lane, 1000 + i * 100, 50, e.internString("k"), 0, 0);
+            QVERIFY((*w)->flush().isOk());
+            QVERIFY((*w)->writeRawFrame(99, "payload of a frame type from the future").isOk());
+            // A chunk with a field this build does not know (field 1000, varint 5).
+            pb::Chunk c;
+            c.set_sequence(1);
+            e.addKernel(lane, 5000, 50, e.internString("k"), 0, 0);
+            e.flush(c);
+            std::string raw = c.SerializeAsString();
+            raw += std::string("\xc0\x3e\x05", 3);
+            QVERIFY((*w)->writeRawFrame(uint8_t(format::FrameType::Chunk), raw, 1).isOk());
+            QVERIFY((*w)->finish().isOk());
+        }
+        auto t = readTraceFile(p);
+        QVERIFY2(t.hasValue(), t.hasValue() ? "" : t.error().c_str());
+        QCOMPARE(t->eventCount(), uint64_t(11));
+        bool frameNote = false, fieldNote = false;
+        for (const auto& w : t->warnings()) {
+            frameNote = frameNote || w.find("unknown type 99") != std::string::npos;
+            fieldNote = fieldNote || w.find("fields this build does not know") != std::string::npos;
+        }
+        QVERIFY(frameNote);
+        QVERIFY(fieldNote);
+        QCOMPARE(counter(*t, "read_frames_skipped"), uint64_t(0));
+    }
+
+    void absurdLengthIsDamageNotAnAllocation()
+    {
+        std::string bytes = readAll(writeSmall("absurd.gapscope"));
+        auto reader = format::TraceReader::fromBuffer(bytes, "absurd");
+        const auto& f = (*reader)->frames()[1];
+        // Stored length 0x7fffffff with a recomputed header checksum: the frame claims to run past the end.
+        uint8_t h[format::kFrameHeaderSize];
+        std::memcpy(h, bytes.data() + f.offset, sizeof h);
+        format::FrameHeader fh;
+        QVERIFY(format::decodeFrameHeader(h, fh));
+        fh.storedBytes = 0x7fffffff;
+        fh.rawBytes = 0x7fffffff;
+        format::encodeFrameHeader(fh, h);
+        std::string damaged = bytes;
+        damaged.replace(f.offset, sizeof h, reinterpret_cast<const char*>(h), sizeof h);
+        auto t = readTraceBuffer(damaged, "absurd", {});
+        QVERIFY(t.hasValue());
+        QVERIFY(!t->warnings().empty());
+    }
+
+    void sectionsAreRewrittenInPlace()
+    {
+        Trace full;
+        const std::string p = writeSmall("sections.gapscope", &full);
+        pb::AnnotationSet a;
+        auto* an = a.add_annotations();
+        an->set_id(42);
+        an->set_text("new note");
+        pb::BudgetSettings b;
+        b.set_model("deepseek-v3");
+        QVERIFY(saveTraceSections(p, &a, &b, nullptr).isOk());
+        auto t = readTraceFile(p);
+        QVERIFY(t.hasValue());
+        QCOMPARE(t->annotations().annotations_size(), 1);
+        QCOMPARE(t->annotations().annotations(0).text(), std::string("new note"));
+        QCOMPARE(t->budgetSettings()->model(), std::string("deepseek-v3"));
+        QCOMPARE(t->classifierTable()->rules(0).pattern(), std::string("nccl")); // kept
+        QCOMPARE(t->eventCount(), full.eventCount());
+        QVERIFY(t->warnings().empty());
+        // Through the fast (indexed, parallel) path: same events as before.
+        full.mutableAnnotations() = a;
+        full.setBudgetSettings(b);
+        const std::string diff = test::compareTraces(full, *t);
+        QVERIFY2(diff.empty(), diff.c_str());
+    }
+
+    void saveSectionsFailsCleanlyWhenReadOnly()
+    {
+        if (::geteuid() == 0)
+            QSKIP("root writes read-only files: the permission check cannot fail here");
+        const std::string p = writeSmall("ro.gapscope");
+        const std::string before = readAll(p);
+        QFile::setPermissions(QString::fromStdString(p), QFileDevice::ReadOwner);
+        pb::AnnotationSet a;
+        QVERIFY(!saveTraceSections(p, &a, nullptr, nullptr).isOk());
+        QCOMPARE(readAll(p), before);
+    }
+
+    void progressAndCancel()
+    {
+        const std::string p = writeSmall("progress.gapscope");
+        std::vector<double> seen;
+        ReadOptions ro;
+        ro.progress = [&seen](double f) {
+            seen.push_back(f);
+            return true;
+        };
+        QVERIFY(readTraceFile(p, ro).hasValue());
+        QVERIFY(!seen.empty());
+        QCOMPARE(seen.back(), 1.0);
+        ro.progress = [](double) { return false; };
+        auto t = readTraceFile(p, ro);
+        QVERIFY(!t.hasValue());
+        QVERIFY(t.error().find("cancelled") != std::string::npos);
+    }
+};
+
+QTEST_GUILESS_MAIN(TestTraceFile)
+#include "tst_tracefile.moc"
