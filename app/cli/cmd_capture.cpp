@@ -12,9 +12,11 @@
 #include "capture/agent/client/chunkremapper.h"
 #include "capture/agent/client/encodersink.h"
 #include "capture/agent/client/livecapture.h"
+#include "capture/protocol/netutil.h"
 #include "capture/protocol/tokenauth.h"
 #include "model/format/tracewriter.h"
 
+#include <algorithm>
 #include <atomic>
 #include <csignal>
 #include <cstdio>
@@ -86,6 +88,63 @@ std::string human(double v)
     return b;
 }
 
+// Forwards events to the file's encoder and keeps, for kernels, how long after their end they became
+// visible here (arrival time minus end, both CLOCK_REALTIME): a histogram of 1 ms buckets up to 10 s.
+class LatencySink final : public capture::EventSink {
+public:
+    explicit LatencySink(capture::EventSink& inner)
+        : m_in(inner)
+        , m_hist(10001, 0)
+    {
+    }
+    void setArrival(int64_t t) { m_arrival = t; }
+    uint64_t count() const { return m_count; }
+    double percentileMs(double p) const
+    {
+        uint64_t want = uint64_t(p * double(m_count)), seen = 0;
+        for (size_t i = 0; i < m_hist.size(); ++i)
+            if ((seen += m_hist[i]) > want)
+                return double(i);
+        return double(m_hist.size() - 1);
+    }
+    void kernel(uint32_t l, int64_t s, uint64_t d, uint32_t n, uint32_t c, uint32_t cfg, uint64_t g, uint64_t gn) override
+    {
+        const int64_t ms = (m_arrival - (s + int64_t(d))) / 1000000;
+        ++m_hist[size_t(std::clamp<int64_t>(ms, 0, int64_t(m_hist.size() - 1)))];
+        ++m_count;
+        m_in.kernel(l, s, d, n, c, cfg, g, gn);
+    }
+    void memop(uint32_t l, int64_t s, uint64_t d, pb::MemopKind k, pb::CopyKind ck, uint64_t b, uint32_t f,
+        uint32_t c) override
+    {
+        m_in.memop(l, s, d, k, ck, b, f, c);
+    }
+    void api(uint32_t l, int64_t s, uint64_t d, uint32_t n, uint32_t c, pb::ApiKind k) override
+    {
+        m_in.api(l, s, d, n, c, k);
+    }
+    void sync(uint32_t l, int64_t s, uint64_t d, pb::SyncKind k, uint64_t st, uint32_t c) override
+    {
+        m_in.sync(l, s, d, k, st, c);
+    }
+    void nvtx(uint32_t l, int64_t s, uint64_t d, uint32_t n, uint32_t dp, uint32_t dm) override
+    {
+        m_in.nvtx(l, s, d, n, dp, dm);
+    }
+    void collective(uint32_t l, int64_t s, uint64_t d, uint32_t op, const format::ChunkEncoder::Collective& c) override
+    {
+        m_in.collective(l, s, d, op, c);
+    }
+    void step(uint32_t r, uint32_t i, int64_t s, uint64_t d, pb::StepSource src) override { m_in.step(r, i, s, d, src); }
+    void counter(const pb::Counter& c) override { m_in.counter(c); }
+
+private:
+    capture::EventSink& m_in;
+    std::vector<uint64_t> m_hist;
+    int64_t m_arrival = 0;
+    uint64_t m_count = 0;
+};
+
 // Writes the merged stream into the output file and prints progress.
 class FileListener final : public capture::LiveCapture::Listener {
 public:
@@ -99,6 +158,7 @@ public:
     Status status() const { return m_error; }
     format::TraceWriter* writer() { return m_writer.get(); }
     uint64_t events() const { return m_events; }
+    const LatencySink* latency() const { return m_latency.get(); }
 
     void started(size_t agent, const wire::CaptureStarted& m) override
     {
@@ -111,8 +171,8 @@ public:
         if (!m_writer && !open())
             return;
         m_events += capture::ChunkRemapper::eventCount(c);
-        capture::EncoderSink sink(m_writer->encoder());
-        if (Status s = m_remap->apply(c, sink); !s && m_error)
+        m_latency->setArrival(capture::realtimeNs());
+        if (Status s = m_remap->apply(c, *m_latency); !s && m_error)
             m_error = s;
         if (Status s = m_writer->maybeFlush(); !s && m_error)
             m_error = s;
@@ -158,6 +218,8 @@ private:
         }
         m_writer = std::move(*w);
         m_remap = std::make_unique<capture::ChunkRemapper>(m_writer->encoder());
+        m_sink = std::make_unique<capture::EncoderSink>(m_writer->encoder());
+        m_latency = std::make_unique<LatencySink>(*m_sink);
         return true;
     }
 
@@ -166,11 +228,14 @@ private:
     bool m_quiet, m_tty;
     std::unique_ptr<format::TraceWriter> m_writer;
     std::unique_ptr<capture::ChunkRemapper> m_remap;
+    std::unique_ptr<capture::EncoderSink> m_sink;
+    std::unique_ptr<LatencySink> m_latency;
     uint64_t m_events = 0;
     Status m_error;
 };
 
-void report(const capture::LiveCapture& lc, const pb::FileHeader& h, const std::string& out, uint64_t events)
+void report(const capture::LiveCapture& lc, const pb::FileHeader& h, const std::string& out, uint64_t events,
+    const LatencySink* latency)
 {
     std::set<std::string> steps;
     std::cout << "wrote " << out << ": " << events << " events, " << h.ranks_size() << " ranks";
@@ -194,6 +259,13 @@ void report(const capture::LiveCapture& lc, const pb::FileHeader& h, const std::
                       << o.step_ms_median_during() << " ms while capturing; arm latency " << o.arm_latency_ms()
                       << " ms\n";
     }
+    if (latency && latency->count())
+        std::cout << "kernel end -> visible here: p50 " << latency->percentileMs(0.5) << " ms, p99 "
+                  << latency->percentileMs(0.99) << " ms over " << latency->count() << " kernels"
+                  << (lc.agents().size() > 1 || lc.agents()[0]->address.rfind("127.", 0) != 0
+                             ? " (other host: includes the clock offset)"
+                             : "")
+                  << "\n";
     bool anyLoss = false;
     for (const auto& c : h.counters())
         if (c.value() > 0 && (c.severity() == "data_loss" || c.severity() == "error" || c.severity() == "warning")) {
@@ -282,7 +354,7 @@ int runCapture(const std::vector<std::string>& args)
         if (listener.writer()) {
             if (Status fs = listener.writer()->finish(&final); !fs)
                 s = fs;
-        } else if (!cut) {
+        } else if (!cut && ok) {
             // Nothing streamed (empty capture): still leave a valid file behind.
             auto w = format::TraceWriter::create(out, final);
             if (w)
@@ -308,7 +380,11 @@ int runCapture(const std::vector<std::string>& args)
         }
         if (!s)
             std::cerr << "gapscope-cli capture: " << s.message() << "\n";
-        report(lc, final, out, events);
+        bool started = false;
+        for (const auto& a : lc.agents())
+            started = started || a->captureId != 0;
+        if (started)
+            report(lc, final, out, events, cut ? nullptr : listener.latency());
         return ok ? int(kExitOk) : int(kExitFailure);
     }();
 }

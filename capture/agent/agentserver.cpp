@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <ctime>
 #include <fcntl.h>
@@ -669,7 +670,10 @@ Expected<std::string> AgentServer::outputPathFor(const std::string& requested, u
         std::tm tm {};
         localtime_r(&t, &tm);
         std::strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", &tm);
-        name = std::string("capture-") + stamp + "-" + std::to_string(id) + ".gapscope";
+        // The agent instance keeps agents sharing an output folder (several on one host) apart.
+        char inst[9];
+        std::snprintf(inst, sizeof inst, "%08x", unsigned(m_instance & 0xffffffffu));
+        name = std::string("capture-") + stamp + "-" + inst + "-" + std::to_string(id) + ".gapscope";
     }
     if (name.find('/') != std::string::npos || name == "." || name == ".." || name.size() > 200)
         return Status::error("output name '" + requested + "' must be a plain file name (the agent writes into "
@@ -684,7 +688,14 @@ Expected<std::string> AgentServer::outputPathFor(const std::string& requested, u
     struct stat st {};
     if (::stat(m_opt.outputDir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode))
         return Status::error(m_opt.outputDir + ": cannot create the output folder");
-    return m_opt.outputDir + "/" + name;
+    std::string path = m_opt.outputDir + "/" + name;
+    struct stat existing {};
+    for (int n = 2; ::stat(path.c_str(), &existing) == 0 && n < 1000; ++n) { // never overwrite a capture
+        const auto dot = name.rfind(".gapscope");
+        path = m_opt.outputDir + "/" + (dot == std::string::npos ? name : name.substr(0, dot)) + "-" + std::to_string(n)
+            + ".gapscope";
+    }
+    return path;
 }
 
 void AgentServer::onStartCapture(ClientConn& c, const wire::StartCapture& req)

@@ -8,6 +8,9 @@
 
 #include <QtTest>
 
+#include <QElapsedTimer>
+
+#include <fstream>
 #include <map>
 #include <set>
 #include <sys/socket.h>
@@ -435,6 +438,196 @@ private slots:
         Recorder rec = capture(agent.address(), steps(3));
         QCOMPARE(int(rec.finished.size()), 1);
         QVERIFY(rec.finished[0].ok());
+    }
+
+    void stalledClientIsCutAndFetchesTheFile()
+    {
+        const std::string file = m_dir.path().toStdString() + "/stall.gapscope";
+        QVERIFY(writeTestTrace(file, 4, 1000, 500, 2000000, 1'700'000'000'000'000'000LL).isOk());
+        AgentOptions o = options();
+        o.replayFile = file;
+        o.replaySpeed = 0;
+        o.rankSocket = false;
+        o.clientQueueBytes = 256u << 10;
+        AgentThread agent(o);
+        QVERIFY(agent.start().isOk());
+        // Client A starts a streamed capture on a socket with a tiny receive buffer, then stops reading.
+        auto a = connectTcp(*Endpoint::parse(agent.address()), 2000);
+        QVERIFY(a.hasValue());
+        setBufferSizes(a->get(), 0, 4096);
+        std::string out;
+        wire::ClientToAgent hello;
+        hello.mutable_hello()->set_protocol_version(kProtocolVersion);
+        QVERIFY(appendFrame(hello, out, kMaxClientFrameBytes).isOk());
+        wire::ClientToAgent start;
+        start.mutable_start_capture()->mutable_settings()->set_steps(100000);
+        start.mutable_start_capture()->set_stream(true);
+        QVERIFY(appendFrame(start, out, kMaxClientFrameBytes).isOk());
+        QVERIFY(writeAll(a->get(), out.data(), out.size(), 1000).isOk());
+        // Client B follows the capture (progress and done only) and must see it finish meanwhile.
+        ClientOptions co;
+        co.address = agent.address();
+        AgentClient b(co);
+        QVERIFY(waitFor([&] { return b.connect().isOk() && b.hello().active_capture_id() != 0; }, 3000));
+        wire::ClientToAgent attach;
+        attach.mutable_attach();
+        QVERIFY(b.send(attach).isOk());
+        QElapsedTimer t;
+        t.start();
+        bool bDone = false;
+        while (!bDone && t.elapsed() < 60000) {
+            wire::AgentToClient m;
+            auto got = b.receive(m, 1000);
+            QVERIFY2(got.hasValue(), got.hasValue() ? "" : got.error().c_str());
+            if (*got && m.has_done()) {
+                bDone = true;
+                QVERIFY(m.done().ok());
+                QCOMPARE(m.done().events(), uint64_t(4 * 1000 * 500));
+            }
+        }
+        QVERIFY2(bDone, "the capture did not finish while a client was stalled");
+        // Now A reads: part of the stream, the cut notice, then done; the file is fetched whole.
+        char buf[1 << 16];
+        FrameDecoder dec(kMaxClientFrameBytes);
+        uint64_t chunksBeforeCut = 0, captureId = 0;
+        bool cut = false, done = false;
+        while (!done) {
+            long n = 0;
+            QVERIFY(readSome(a->get(), buf, sizeof buf, 5000, n).isOk());
+            QVERIFY2(n > 0, "stream ended early");
+            dec.append(buf, size_t(n));
+            std::string_view p;
+            while (dec.next(p) == FrameDecoder::Result::Frame) {
+                wire::AgentToClient m;
+                QVERIFY(m.ParseFromArray(p.data(), int(p.size())));
+                if (m.has_started())
+                    captureId = m.started().capture_id();
+                if (m.has_chunk()) {
+                    QVERIFY(!cut); // nothing of the stream after the cut
+                    ++chunksBeforeCut;
+                }
+                if (m.has_cut()) {
+                    cut = true;
+                    QVERIFY(QString::fromStdString(m.cut().reason()).contains("too slow"));
+                    QCOMPARE(m.cut().chunks_sent(), chunksBeforeCut);
+                }
+                done = done || m.has_done();
+            }
+        }
+        QVERIFY(cut);
+        wire::ClientToAgent fetch;
+        fetch.mutable_fetch()->set_capture_id(captureId);
+        out.clear();
+        QVERIFY(appendFrame(fetch, out, kMaxClientFrameBytes).isOk());
+        setBufferSizes(a->get(), 0, 1 << 20);
+        QVERIFY(writeAll(a->get(), out.data(), out.size(), 1000).isOk());
+        const std::string copy = m_dir.path().toStdString() + "/fetched.gapscope";
+        std::string bytes;
+        for (bool eof = false; !eof;) {
+            long n = 0;
+            QVERIFY(readSome(a->get(), buf, sizeof buf, 5000, n).isOk());
+            QVERIFY(n > 0);
+            dec.append(buf, size_t(n));
+            std::string_view p;
+            while (dec.next(p) == FrameDecoder::Result::Frame) {
+                wire::AgentToClient m;
+                QVERIFY(m.ParseFromArray(p.data(), int(p.size())));
+                if (!m.has_file())
+                    continue;
+                QCOMPARE(m.file().offset(), uint64_t(bytes.size()));
+                bytes += m.file().data();
+                eof = m.file().eof();
+            }
+        }
+        std::ofstream(copy, std::ios::binary) << bytes;
+        const Decoded fetched = decodeFile(copy);
+        QVERIFY2(fetched.error.empty(), fetched.error.c_str());
+        QCOMPARE(fetched.events.size(), size_t(4 * 1000 * 500));
+    }
+
+    void followsAFileBeingCapturedFromTheMiddle()
+    {
+        const std::string file = m_dir.path().toStdString() + "/attach.gapscope";
+        QVERIFY(writeTestTrace(file, 2, 400, 40, 2000000, 1'700'000'000'000'000'000LL).isOk());
+        AgentOptions o = options();
+        o.replayFile = file;
+        o.replaySpeed = 1; // 0.8 s of trace
+        o.rankSocket = false;
+        AgentThread agent(o);
+        QVERIFY(agent.start().isOk());
+        Recorder full;
+        std::thread starter([&] { full = capture(agent.address(), steps(100000)); });
+        ClientOptions co;
+        co.address = agent.address();
+        AgentClient late(co);
+        QVERIFY(waitFor([&] { return late.connect().isOk() && late.hello().active_capture_id() != 0; }, 3000));
+        std::this_thread::sleep_for(std::chrono::milliseconds(200));
+        wire::ClientToAgent attach;
+        attach.mutable_attach();
+        QVERIFY(late.send(attach).isOk());
+        StreamDecoder dec;
+        Decoded seen;
+        bool done = false;
+        while (!done) {
+            wire::AgentToClient m;
+            auto got = late.receive(m, 5000);
+            QVERIFY(got.hasValue() && *got);
+            if (m.has_chunk())
+                QVERIFY(dec.add(m.chunk().chunk(), seen).isOk()); // the snapshot makes every later id known
+            done = m.has_done();
+        }
+        starter.join();
+        QCOMPARE(int(full.finished.size()), 1);
+        QVERIFY(!seen.events.empty());
+        QVERIFY(seen.events.size() < full.stream.events.size());
+        std::set<PlainEvent> all(full.stream.events.begin(), full.stream.events.end());
+        for (const auto& e : seen.events)
+            QVERIFY(all.count(e));
+    }
+
+    void severalAgentsOneClientWithClockOffsets()
+    {
+        AgentOptions oa = options(), ob = options();
+        oa.host = "host-a";
+        ob.host = "host-b";
+        AgentThread a(oa), b(ob);
+        QVERIFY(a.start().isOk());
+        QVERIFY(b.start().isOk());
+        RankThread r0(rankOptions(oa, 0, 2)), r1(rankOptions(ob, 1, 2));
+        QVERIFY(waitFor([&] { return registered(a.address()) == 1 && registered(b.address()) == 1; }, 3000));
+        LiveCaptureOptions lo;
+        lo.agents = { a.address(), b.address() };
+        lo.settings = steps(5);
+        LiveCapture lc(lo);
+        QVERIFY(lc.connect().isOk());
+        QVERIFY(lc.start().isOk());
+        Recorder rec;
+        QVERIFY(lc.run(rec).isOk());
+        QCOMPARE(int(rec.finished.size()), 2);
+        const pb::FileHeader h = lc.mergedHeader(true);
+        QCOMPARE(h.hosts_size(), 2);
+        QCOMPARE(h.ranks_size(), 2);
+        QCOMPARE(QString::fromStdString(h.hosts(0).clock_offset_method()), QString("reference"));
+        QCOMPARE(QString::fromStdString(h.hosts(1).clock_offset_method()), QString("ntp-ping"));
+        // One host, so the true offset is 0: the estimate is within its own error bound (and small).
+        QVERIFY(std::llabs(h.hosts(1).clock_offset_ns()) <= int64_t(h.hosts(1).clock_offset_error_ns()) + 1000);
+        QVERIFY(std::llabs(h.hosts(1).clock_offset_ns()) < 5000000);
+        // Both hosts' events are in the one merged stream, each applied with its host's shift.
+        std::map<std::string, size_t> perHost;
+        for (const auto& e : rec.stream.events)
+            perHost[e.lane.substr(0, e.lane.find('/'))]++;
+        QCOMPARE(perHost.size(), size_t(2));
+        const Decoded fileB = decodeFile(rec.finished[1].header().ranks(0).host() == "host-b"
+                ? rec.finished[1].output_path()
+                : rec.finished[0].output_path());
+        int64_t minStream = INT64_MAX, minFile = INT64_MAX;
+        for (const auto& e : rec.stream.events)
+            if (e.lane.rfind("host-b", 0) == 0)
+                minStream = std::min(minStream, e.start);
+        for (const auto& e : fileB.events)
+            minFile = std::min(minFile, e.start);
+        QCOMPARE(minStream - minFile, h.hosts(1).clock_offset_ns());
+        QVERIFY(rec.errors.empty());
     }
 };
 
