@@ -170,33 +170,32 @@ Status validateBudgetInputs(const BudgetInputs& in)
 {
     const ModelConfig& m = in.model;
     if (m.layers == 0 || m.hidden == 0 || m.heads == 0 || m.vocab == 0)
-        return Status::error("budget: the model config is empty (layers, hidden size, heads, vocabulary)");
+        return Status::error("the model config is empty (layers, hidden size, heads, vocabulary)");
     if (in.hardware.memoryBandwidthGbs <= 0 || in.hardware.bf16Tflops <= 0)
-        return Status::error("budget: hardware '" + in.hardware.name + "' has no memory bandwidth or BF16 TFLOPS");
+        return Status::error("hardware '" + in.hardware.name + "' has no memory bandwidth or BF16 TFLOPS");
     if (in.tp < 1 || in.tp > 4096)
-        return Status::error("budget: --tp must be in [1, 4096], got " + std::to_string(in.tp));
+        return Status::error("--tp must be in [1, 4096], got " + std::to_string(in.tp));
     if (in.ep < 1 || in.tp % in.ep != 0)
         return Status::error(
-            "budget: --ep must divide --tp (EP " + std::to_string(in.ep) + ", TP " + std::to_string(in.tp) + ")");
+            "--ep must divide --tp (EP " + std::to_string(in.ep) + ", TP " + std::to_string(in.tp) + ")");
     if (in.ep > 1 && (!m.isMoe() || m.experts < in.ep))
-        return Status::error(
-            "budget: --ep " + std::to_string(in.ep) + " needs a MoE model with at least that many experts");
+        return Status::error("--ep " + std::to_string(in.ep) + " needs a MoE model with at least that many experts");
     if (in.batch < 1 || in.batch > 1000000)
-        return Status::error("budget: --batch must be in [1, 1000000], got " + std::to_string(in.batch));
+        return Status::error("--batch must be in [1, 1000000], got " + std::to_string(in.batch));
     if (in.context > (uint64_t(1) << 32))
-        return Status::error("budget: --context too large: " + std::to_string(in.context));
+        return Status::error("--context too large: " + std::to_string(in.context));
     if (in.draftTokens > 64)
-        return Status::error("budget: --draft-tokens must be at most 64");
+        return Status::error("--draft-tokens must be at most 64");
     if (in.acceptanceLength < 0
         || (in.acceptanceLength > 0 && (in.acceptanceLength < 1 || in.acceptanceLength > in.draftTokens + 1)))
         return Status::error(
-            "budget: --accept-len must be in [1, draft tokens + 1] (" + std::to_string(in.draftTokens + 1) + ")");
+            "--accept-len must be in [1, draft tokens + 1] (" + std::to_string(in.draftTokens + 1) + ")");
     if (in.extraKernelsPerLayer > 10000)
-        return Status::error("budget: extra kernels per layer must be at most 10000");
+        return Status::error("extra kernels per layer must be at most 10000");
     for (const auto& h : in.expertHits)
         if (h.size() != m.experts)
-            return Status::error("budget: the expert-hit histogram has " + std::to_string(h.size())
-                + " entries, the model " + std::to_string(m.experts) + " routed experts");
+            return Status::error("the expert-hit histogram has " + std::to_string(h.size()) + " entries, the model "
+                + std::to_string(m.experts) + " routed experts");
     return Status::ok();
 }
 
