@@ -30,7 +30,7 @@ std::optional<int64_t> ClockAligner::firstCollectiveEnd(const StagedTrace& s)
             || (e.kind == StagedKind::Kernel && isNcclKernel(s.strings().str(e.name)));
         if (coll && (!bestStart || e.start < *bestStart)) {
             bestStart = e.start;
-            bestEnd = e.start + s.duration(i);
+            bestEnd = addTimes(e.start, s.duration(i));
         }
     }
     return bestEnd;
@@ -51,9 +51,9 @@ ClockAligner::Result ClockAligner::align(const std::vector<StagedTrace>& sources
         const auto& s = sources[i];
         if (s.eventCount() == 0)
             continue;
-        absolute = absolute && (s.absoluteClock || s.minStart() + r.offsets[i] > kYear2000Ns);
-        latestStart = std::max(latestStart, s.minStart() + r.offsets[i]);
-        earliestEnd = std::min(earliestEnd, s.maxEnd() + r.offsets[i]);
+        absolute = absolute && (s.absoluteClock || addTimes(s.minStart(), r.offsets[i]) > kYear2000Ns);
+        latestStart = std::max(latestStart, addTimes(s.minStart(), r.offsets[i]));
+        earliestEnd = std::min(earliestEnd, addTimes(s.maxEnd(), r.offsets[i]));
     }
     const std::string forced = forcedRule();
     const bool overlap = latestStart < earliestEnd;
@@ -71,9 +71,9 @@ ClockAligner::Result ClockAligner::align(const std::vector<StagedTrace>& sources
                              "source has a collective kernel to align on: ranks may be misaligned");
         return r;
     }
-    const int64_t reference = *ends[0] + r.offsets[0];
+    const int64_t reference = addTimes(*ends[0], r.offsets[0]);
     for (size_t i = 1; i < sources.size(); ++i)
-        r.offsets[i] = reference - *ends[i];
+        r.offsets[i] = addTimes(reference, -clampTime(*ends[i]));
     r.method = "first-collective";
     r.warnings.push_back("the sources' clocks do not agree; ranks were aligned on the end of their first collective "
                          "kernel (differences before it are not measured)");

@@ -73,6 +73,8 @@ bool parseMicrosToNanos(std::string_view text, int64_t& ns)
         ns = static_cast<int64_t>(std::llround(us * 1000.0));
         return true;
     }
+    if (whole >= 9000000000000000ULL) // beyond +-285 years of nanoseconds in int64
+        return false;
     while (fracDigits < 3) {
         frac *= 10;
         ++fracDigits;

@@ -2,6 +2,7 @@
 #include "model/import/importer.h"
 
 #include "model/import/bytesource.h"
+#include "model/import/prefetchbytesource.h"
 #include "model/import/stagedtrace.h"
 #include "model/import/traceassembler.h"
 #include "model/stepdetector.h"
@@ -103,9 +104,12 @@ Status importJson(const std::string& path, StagedTrace& out, SharedProgress& pro
     auto src = ByteSource::open(path);
     if (!src)
         return src.status();
+    std::unique_ptr<ByteSource> source = std::move(*src);
+    if (std::thread::hardware_concurrency() > 1) // read and inflate on a second core while parsing
+        source = std::make_unique<importer::PrefetchByteSource>(std::move(source));
     importer::KinetoReader::Options options;
     options.progress = [&progress, index](uint64_t bytes) { return progress.update(index, bytes); };
-    importer::KinetoReader reader(**src, out, options);
+    importer::KinetoReader reader(*source, out, options);
     return reader.read();
 #else
     (void)out;

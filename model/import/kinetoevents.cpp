@@ -438,6 +438,8 @@ KinetoEventParser::Result KinetoEventParser::dispatch(Raw& r)
         tally(m_skipped, r.cat);
     } else if (cat == kUnknown || cat == kFlow) {
         tally(m_unknown, r.cat.empty() ? std::string_view("event without cat") : r.cat);
+    } else if (cat == kCpuOp || cat == kPython) {
+        tally(m_skipped, r.cat); // operator and Python frames: see the header comment
     } else if (cat == kKernel || cat == kMemcpy || cat == kMemset || cat == kSync || cat == kGpuUserAnnotation) {
         addGpuEvent(r, cat);
     } else {

@@ -12,13 +12,16 @@
 //   gpu_memcpy, gpu_memset      -> memop (copy kind from the name, bytes from args)
 //   cuda_runtime, cuda_driver   -> CPU API call on the thread's lane, with correlation
 //   cuda_sync                   -> synchronisation record (stream/event/context sync)
-//   user_annotation, cpu_op,    -> NVTX-like ranges on the host thread's range lane (record_function
-//   python_function                per decode step ends up here, for step detection)
+//   user_annotation             -> NVTX-like ranges on the host thread's range lane (a record_function
+//                                  per decode step ends up here, for step detection)
 //   gpu_user_annotation         -> NVTX-like ranges on the GPU stream's range lane
 //   ac2g flows                  -> fill a GPU event's correlation when its args lack one
 //   ph "M"                      -> lane names (process_name, thread_name)
-// Trace spans, overhead, instants, counters and other flows are counted as skipped; unknown categories
-// and phases are counted by name (StagedTrace counters), never fatal.
+// cpu_op and python_function ranges (one per ATen operator / Python frame, several per kernel) are
+// counted as skipped: on the range lanes they would outnumber the kernels and their names
+// ("aten::_flash_attention_forward") would pass for decode steps in NVTX step detection. Trace spans,
+// overhead, instants, counters and other flows are counted as skipped too; unknown categories and
+// phases are counted by name (StagedTrace counters), never fatal.
 //
 // Threading: one parser per StagedTrace, one thread.
 

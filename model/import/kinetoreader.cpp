@@ -1,6 +1,12 @@
 // SPDX-License-Identifier: MIT
 #include "model/import/kinetoreader.h"
 
+#include "model/import/jsonscanner.h"
+#include "model/import/kinetoevents.h"
+#include "model/import/kinetometadata.h"
+
+#include <simdjson.h>
+
 #include <cstring>
 
 namespace gapscope::model::importer {
@@ -22,15 +28,27 @@ bool wantedMember(const std::string& key)
 }
 } // namespace
 
+struct KinetoReader::Impl {
+    explicit Impl(StagedTrace& out)
+        : events(out)
+        , meta(out, events.process())
+    {
+    }
+    KinetoEventParser events;
+    KinetoMetadata meta;
+    simdjson::ondemand::parser parser;
+};
+
 KinetoReader::KinetoReader(ByteSource& source, StagedTrace& out, Options options)
     : m_source(source)
     , m_out(out)
     , m_options(std::move(options))
     , m_window(source, m_options.windowBytes)
-    , m_events(out)
-    , m_meta(out, m_events.process())
+    , m_impl(std::make_unique<Impl>(out))
 {
 }
+
+KinetoReader::~KinetoReader() = default;
 
 std::string KinetoReader::where(uint64_t offset) const
 {
@@ -73,7 +91,7 @@ Status KinetoReader::read()
         return st;
     if (m_source.truncated() && !m_truncated)
         truncated("the gzip stream ends early");
-    m_events.finish();
+    m_impl->events.finish();
     m_out.metadata["import.trace_events"] = std::to_string(m_elements);
     return Status::ok();
 }
@@ -145,10 +163,14 @@ Status KinetoReader::readKey(std::string& key)
     auto c = peek();
     if (!c)
         return c.status();
+    if (*c == 0) {
+        truncated("the file ends inside the top-level object");
+        return Status::ok();
+    }
     if (*c != '"')
         return malformed(m_window.offset(), "expected a quoted key in the top-level object");
     std::string text;
-    if (Status st = valueText(&text, 4096); !st)
+    if (Status st = valueText(&text, 4096); !st || m_truncated)
         return st;
     if (text.size() < 2) {
         truncated("the file ends inside a top-level key");
@@ -176,7 +198,7 @@ Status KinetoReader::member(const std::string& key)
     if (Status st = valueText(keep ? &text : nullptr, kMetadataLimit); !st)
         return st;
     if (keep && !m_truncated)
-        m_meta.apply(key, text);
+        m_impl->meta.apply(key, text);
     return Status::ok();
 }
 
@@ -272,15 +294,18 @@ Expected<KinetoReader::WindowEnd> KinetoReader::parseWindow()
     char* d = m_window.data();
     size_t cut = chooseCut();
     simdjson::ondemand::document doc;
-    char saved = 0;
+    char saved = 0, savedNext = 0;
     for (int attempt = 0;; ++attempt) {
         saved = d[cut];
+        savedNext = d[cut + 1];
         d[-1] = '[';
         d[cut] = ']';
-        auto err = m_parser.iterate(d - 1, cut + 2, m_window.capacityFrom(d - 1)).get(doc);
+        d[cut + 1] = ' '; // a ']' right after the document makes simdjson rescan it for balance
+        auto err = m_impl->parser.iterate(d - 1, cut + 2, m_window.capacityFrom(d - 1)).get(doc);
         if (!err)
             break;
         d[cut] = saved;
+        d[cut + 1] = savedNext;
         bool cutTail = false;
         if (err == simdjson::UTF8_ERROR) {
             if (size_t fixed = JsonScanner::repairUtf8(d, cut, cutTail)) {
@@ -292,15 +317,27 @@ Expected<KinetoReader::WindowEnd> KinetoReader::parseWindow()
         if (!cutProblem || attempt >= kMaxCutRetries)
             return malformed(m_window.offset(), simdjson::error_message(err));
         if (!moveCutBeforeQuote(cut) || cut == 0)
-            return elementFailed(0, cut, err, nullptr);
+            return elementFailed(0, cut, simdjson::error_message(err), nullptr);
     }
     simdjson::ondemand::array arr;
     if (auto err = doc.get_array().get(arr))
         return malformed(m_window.offset(), simdjson::error_message(err));
-    auto restore = [&] { d[cut] = saved; };
+    auto restore = [&] {
+        d[cut] = saved;
+        d[cut + 1] = savedNext;
+    };
     bool atSentinel = false;
+    size_t lastEnd = 0; // just after the last element parsed (its separator follows)
     for (auto element : arr) {
         const char* loc = nullptr;
+        if (element.error()) { // between elements: a missing comma, stray bytes
+            size_t start = lastEnd;
+            while (start < cut && (isSpace(d[start]) || d[start] == ','))
+                ++start;
+            (void)doc.current_location().get(loc);
+            restore();
+            return elementFailed(start, cut, simdjson::error_message(element.error()), loc);
+        }
         if (element.current_location().get(loc) || loc < d || static_cast<size_t>(loc - d) >= cut) {
             atSentinel = true; // a separator right before the cut
             break;
@@ -308,14 +345,16 @@ Expected<KinetoReader::WindowEnd> KinetoReader::parseWindow()
         const auto start = static_cast<size_t>(loc - d);
         simdjson::ondemand::value v;
         auto err = std::move(element).get(v);
-        if (!err && m_events.parse(v) != KinetoEventParser::Result::JsonError) {
+        if (!err && m_impl->events.parse(v) != KinetoEventParser::Result::JsonError) {
             ++m_elements;
+            const char* after = nullptr;
+            lastEnd = doc.current_location().get(after) || after < d ? cut : static_cast<size_t>(after - d);
             continue;
         }
         const char* errorAt = nullptr;
         (void)doc.current_location().get(errorAt);
         restore();
-        return elementFailed(start, cut, err ? err : m_events.error(), errorAt);
+        return elementFailed(start, cut, simdjson::error_message(err ? err : m_impl->events.error()), errorAt);
     }
     // The loop ended at a ']': the sentinel at the cut, or the array's own one before it. After the
     // array's own, the next token (at most the sentinel) is at or before the cut.
@@ -325,6 +364,8 @@ Expected<KinetoReader::WindowEnd> KinetoReader::parseWindow()
         while (p > 0 && isSpace(d[p - 1]))
             --p;
         restore();
+        if (p == 0 || d[p - 1] != ']')
+            return malformed(m_window.offset() + p, "expected ',' or ']' after a trace event");
         m_window.consume(p);
         return WindowEnd::ArrayEnd;
     }
@@ -336,7 +377,7 @@ Expected<KinetoReader::WindowEnd> KinetoReader::parseWindow()
 // An element failed to parse: incomplete (it continues past the cut: carry it into the next window)
 // or malformed (it is complete and still fails: an error naming its offset).
 Expected<KinetoReader::WindowEnd> KinetoReader::elementFailed(
-    size_t start, size_t cut, simdjson::error_code error, const char* errorAt)
+    size_t start, size_t cut, const char* error, const char* errorAt)
 {
     char* d = m_window.data();
     JsonScanner scanner;
@@ -349,7 +390,7 @@ Expected<KinetoReader::WindowEnd> KinetoReader::elementFailed(
         if (errorAt && errorAt >= d + start && errorAt <= d + start + used)
             at = static_cast<size_t>(errorAt - d);
         return malformed(m_window.offset() + at,
-            std::string(simdjson::error_message(error)) + " (in the trace event starting at byte "
+            std::string(error) + " (in the trace event starting at byte "
                 + std::to_string(m_window.offset() + start) + ")");
     }
     m_window.consume(start);

@@ -16,15 +16,14 @@
 // Errors: malformed JSON fails with the byte offset (of the decompressed stream for .gz) and what was
 // wrong; a file that ends early keeps what parsed and records a warning plus an "import_truncated"
 // counter; invalid UTF-8 inside strings is replaced by '?' and counted. Threading: one thread.
+// simdjson stays out of this header (Impl): its types differ with the library's build options.
 
 #include "model/import/bytesource.h"
-#include "model/import/jsonscanner.h"
 #include "model/import/jsonwindow.h"
-#include "model/import/kinetoevents.h"
-#include "model/import/kinetometadata.h"
 #include "model/import/stagedtrace.h"
 
 #include <functional>
+#include <memory>
 #include <string>
 
 namespace gapscope::model::importer {
@@ -38,6 +37,7 @@ public:
     };
 
     KinetoReader(ByteSource& source, StagedTrace& out, Options options);
+    ~KinetoReader();
     Status read();
     uint64_t elements() const { return m_elements; }
 
@@ -52,7 +52,7 @@ private:
     Expected<char> peek();
     Status eventArray(bool rootArray);
     Expected<WindowEnd> parseWindow();
-    Expected<WindowEnd> elementFailed(size_t start, size_t cut, simdjson::error_code error, const char* errorAt);
+    Expected<WindowEnd> elementFailed(size_t start, size_t cut, const char* error, const char* errorAt);
     size_t chooseCut();
     bool moveCutBeforeQuote(size_t& cut);
     void truncated(const std::string& where);
@@ -63,9 +63,8 @@ private:
     StagedTrace& m_out;
     Options m_options;
     JsonWindow m_window;
-    KinetoEventParser m_events;
-    KinetoMetadata m_meta;
-    simdjson::ondemand::parser m_parser;
+    struct Impl;
+    std::unique_ptr<Impl> m_impl; // simdjson parser, event parser, metadata
     uint64_t m_elements = 0;
     bool m_sawEvents = false;
     bool m_truncated = false;

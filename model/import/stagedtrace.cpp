@@ -89,6 +89,11 @@ StagedEvent& StagedTrace::push(uint32_t lane, int64_t start, int64_t dur, Staged
         count("import_negative_durations", "warning", "events whose end precedes their start (duration set to 0)");
         dur = 0;
     }
+    if (start != clampTime(start) || dur > kMaxTimeNs / 2) {
+        count("import_out_of_range_times", "warning", "events more than 146 years from the clock's origin (clamped)");
+        start = clampTime(start);
+        dur = std::min(dur, kMaxTimeNs / 2);
+    }
     StagedEvent& e = m_blocks[m_count / kBlockEvents][m_count % kBlockEvents];
     e.start = start;
     if (dur >= kLongDuration) {
@@ -107,7 +112,7 @@ StagedEvent& StagedTrace::push(uint32_t lane, int64_t start, int64_t dur, Staged
     m_lanes[lane].events++;
     m_kindCount[static_cast<size_t>(kind)]++;
     m_minStart = std::min(m_minStart, start);
-    m_maxEnd = std::max(m_maxEnd, start + dur);
+    m_maxEnd = std::max(m_maxEnd, addTimes(start, dur));
     ++m_count;
     return e;
 }

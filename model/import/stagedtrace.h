@@ -28,6 +28,17 @@
 
 namespace gapscope::model::importer {
 
+// Times are kept within +-2^62 ns (146 years) so sums of times and durations never overflow.
+constexpr int64_t kMaxTimeNs = int64_t(1) << 62;
+inline int64_t clampTime(int64_t t)
+{
+    return t > kMaxTimeNs ? kMaxTimeNs : t < -kMaxTimeNs ? -kMaxTimeNs : t;
+}
+inline int64_t addTimes(int64_t a, int64_t b)
+{
+    return clampTime(clampTime(a) + clampTime(b));
+}
+
 enum class StagedKind : uint8_t { Kernel, Memcpy, Memset, Api, Sync, Range, Collective };
 
 struct StagedEvent {

@@ -75,7 +75,7 @@ void TraceAssembler::prepareLanes(StagedTrace& s)
             while (!openEnds.empty() && openEnds.back() <= e.start)
                 openEnds.pop_back();
             e.aux = static_cast<uint32_t>(openEnds.size());
-            openEnds.push_back(e.start + s.duration(i));
+            openEnds.push_back(addTimes(e.start, s.duration(i)));
         }
         std::vector<uint64_t>().swap(idx);
     }
@@ -105,7 +105,7 @@ void TraceAssembler::feed(size_t si, TraceBuilder& b)
             s.releaseBefore(i);
         const StagedEvent& e = s.event(i);
         const LaneId lane = lanes[e.lane];
-        const int64_t start = e.start + offset;
+        const int64_t start = addTimes(e.start, offset);
         const int64_t dur = e.duration == StagedTrace::kLongDuration ? s.duration(i) : e.duration;
         switch (e.kind) {
         case StagedKind::Kernel:

@@ -8,7 +8,7 @@ registers, shared memory, correlation) and the two ac2g flow events; per decode 
 range plus cpu_op ranges, a DtoH/HtoD memcpy pair and a memset. Text layout is Kineto's (one field
 group per line), so the file is what torch.profiler would write for a long capture.
 
-Usage: gen_kineto.py OUT.json --events N [--rank R --world W] [--gzip] [--seed S]
+Usage: gen_kineto.py OUT.json --events N [--name-pad CHARS] [--rank R --world W] [--gzip] [--seed S]
 Prints one JSON line: events, kernels, bytes.
 """
 import argparse
@@ -85,9 +85,12 @@ def main():
     ap.add_argument("--kernels-per-step", type=int, default=200)
     ap.add_argument("--gzip", action="store_true")
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--name-pad", type=int, default=0,
+                    help="template arguments appended to kernel names (CUTLASS names run to 1-2 KB)")
     a = ap.parse_args()
     rnd = random.Random(a.seed)
-    names = [json.dumps(k) for k in KERNELS]
+    pad = (", cute::tuple<cute::C<128>, cute::C<176>, cute::C<1> >" * (a.name_pad // 48 + 1))[:a.name_pad]
+    names = [json.dumps(k.replace(">(", pad + ">(", 1) if ">(" in k else k + pad) for k in KERNELS]
     pid, dev = 4000 + a.rank, a.rank
     out = gzip.open(a.out, "wt", compresslevel=1) if a.gzip else open(a.out, "w", buffering=1 << 22)
     out.write(header(a.rank, a.world))
@@ -131,7 +134,6 @@ def main():
               % pid)
     events += 1
     out.write('  ],\n  "traceName": "synthetic"\n}\n')
-    size = out.tell() if not a.gzip else None
     out.close()
     import os
     print(json.dumps({"events": events, "kernels": kernels, "bytes": os.path.getsize(a.out), "steps": step}))

@@ -31,7 +31,7 @@ def totals(path):
         "memcpy_count": x("gpu_memcpy"),
         "memset_count": x("gpu_memset"),
         "api_count": x("cuda_runtime") + x("cuda_driver"),
-        "range_count": x("user_annotation") + x("gpu_user_annotation") + x("cpu_op") + x("python_function"),
+        "range_count": x("user_annotation") + x("gpu_user_annotation"),  # cpu_op / python_function: skipped
         "collective_count": sum(1 for e in doc.get("traceEvents", [])
                                 if e.get("cat") == "kernel" and "Collective name" in e.get("args", {})),
         "rank": dist.get("rank"),
