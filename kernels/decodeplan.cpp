@@ -24,6 +24,7 @@ const char* toString(OpKind k)
     case OpKind::SampleLocal: return "sample_local";
     case OpKind::AllGather: return "allgather";
     case OpKind::SampleFinal: return "sample_final";
+    case OpKind::IndexerScan: return "indexer_scan";
     }
     return "?";
 }
@@ -32,7 +33,7 @@ const char* toString(Buf b)
 {
     static const char* names[] = { "none", "residual", "delta", "normed", "qa", "q", "kv", "v", "qlat", "attn_out",
         "v_out", "gate_up", "act", "router_logits", "exp_gate_up", "exp_act", "exp_down", "shared_gate_up",
-        "shared_act", "shared_down", "index_q", "index_k", "index_w", "logits" };
+        "shared_act", "shared_down", "index_q", "index_k", "index_w", "logits", "index_scores" };
     static_assert(sizeof(names) / sizeof(names[0]) == static_cast<size_t>(Buf::Count));
     return names[static_cast<size_t>(b)];
 }
@@ -161,12 +162,31 @@ Status DecodePlanBuilder::attentionMla(bool indexer)
     }
     gemv("kv_a_proj_with_mqa", Component::Attention, kvw, h, Buf::Normed, Buf::Kv);
     norm("kv_a_layernorm", Buf::Kv, Buf::Kv, kvl, kvw, false, false);
+    const bool indexQuery = indexer && o.context > m.indexTopk;
     if (indexer) {
         const Buf qin = m.qLoraRank > 0 ? Buf::QA : Buf::Normed;
         const uint64_t qinDim = m.qLoraRank > 0 ? m.qLoraRank : h;
-        gemv("indexer.wq_b", Component::Indexer, uint64_t(m.indexHeads) * m.indexHeadDim, qinDim, qin, Buf::IndexQ);
+        if (indexQuery)
+            gemv("indexer.wq_b", Component::Indexer, uint64_t(m.indexHeads) * m.indexHeadDim, qinDim, qin,
+                Buf::IndexQ);
         gemv("indexer.wk", Component::Indexer, m.indexHeadDim, h, Buf::Normed, Buf::IndexK);
-        gemv("indexer.weights_proj", Component::Indexer, m.indexHeads, h, Buf::Normed, Buf::IndexW);
+        if (indexQuery) {
+            gemv("indexer.weights_proj", Component::Indexer, m.indexHeads, h, Buf::Normed, Buf::IndexW);
+            PlanOp scan;
+            scan.kind = OpKind::IndexerScan;
+            scan.component = Component::Indexer;
+            scan.name = "indexer.key_scan";
+            scan.in = Buf::IndexQ;
+            scan.aux = Buf::IndexW;
+            scan.out = Buf::IndexScores;
+            scan.width = m.indexHeads;
+            scan.ld = m.indexHeadDim;
+            scan.attn.context = o.context;
+            scan.attn.rows = o.context;
+            scan.cacheBytes = uint64_t(o.batch) * o.context * (m.indexHeadDim + 4);
+            ops->push_back(scan);
+            need(Buf::IndexScores, uint64_t(o.batch) * o.context);
+        }
     }
     GemvOp uk; // per head: q_nope[nope] -> q_latent[kv_lora]
     uk.groups = hl;
@@ -390,6 +410,8 @@ Status DecodePlanBuilder::checkShapes() const
         return Status::error(std::string("kv_cache precision must be bf16 or fp8, not ") + model::toString(kv));
     if (o.precisionOf(Component::Embedding) != Precision::Bf16)
         return Status::error("the embedding table is stored in bf16 only");
+    if (m.indexHeads > 64 || (m.indexHeads && (m.indexHeadDim == 0 || m.indexHeadDim % 16 || m.indexHeadDim > 256)))
+        return Status::error("DSA indexer: at most 64 heads of a head dim that is a multiple of 16 up to 256");
     if (m.attention == model::AttentionKind::Gqa) {
         if (m.kvHeads == 0 || m.headDim == 0 || m.heads % m.kvHeads != 0)
             return Status::error("GQA config needs num_key_value_heads dividing num_attention_heads and head_dim");
@@ -488,6 +510,8 @@ uint64_t DecodePlan::cacheStorageBytes() const
 {
     uint64_t s = 0;
     forEachOp([&](const PlanOp& op) {
+        if (op.kind == OpKind::IndexerScan)
+            s += op.cacheBytes;
         if (op.kind == OpKind::Attention) {
             const uint64_t rowBytes = op.attn.mla ? op.attn.headDimK : uint64_t(op.attn.kvHeads) * op.attn.headDimK * 2;
             s += rowBytes * op.attn.context * m_options.batch * (op.attn.cache == model::Precision::Fp8 ? 1 : 2);

@@ -12,7 +12,9 @@
 // the latent attention). Per layer: RMSNorm, attention projections, RoPE + cache append, decode
 // attention over `context` cached rows, output projection, AllReduce, RMSNorm, dense FFN or router
 // + touched experts + shared expert, AllReduce. Head: vocab-parallel embedding + AllReduce. Tail:
-// final norm, lm_head, local argmax, AllGather of (value, index), final argmax.
+// final norm, lm_head, local argmax, AllGather of (value, index), final argmax. DSA indexer (as the
+// budget's "auto"): the key projection always runs; the query side and the key scan over all cached
+// index keys (FP8 + FP32 scale per row) only when context > index_topk.
 //
 // Invariants: activation buffers are bf16 and sized by bufferElems(); every GEMV's K is a multiple
 // of its format's vector width; batch <= kMaxBatch. Routed-expert GEMVs run over `expertSlots`
@@ -46,6 +48,7 @@ enum class OpKind : uint8_t {
     SampleLocal, // argmax over this rank's logits -> (value, global index)
     AllGather,   // NCCL gather of the (value, index) pairs
     SampleFinal, // argmax over all ranks' pairs -> next token id
+    IndexerScan, // DSA indexer: score every cached index key (FP8) against the indexer heads
 };
 const char* toString(OpKind k);
 
@@ -75,6 +78,7 @@ enum class Buf : uint8_t {
     IndexK,
     IndexW,
     Logits,     // [B][vocab/TP]
+    IndexScores, // [B][context]
     Count
 };
 const char* toString(Buf b);

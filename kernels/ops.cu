@@ -532,6 +532,58 @@ cudaError_t launchSampleFinal(const SamplePair* pairs, uint32_t ranks, uint32_t 
 }
 
 // ---------------------------------------------------------------------------------------------
+// DSA indexer key scan: one warp per cached row at a time, one lane per indexer head (two above 32).
+
+constexpr uint32_t kIndexMaxDim = 256;
+
+__global__ void __launch_bounds__(256) dsa_indexer_scores_kernel(IndexerScanParams p)
+{
+    extern __shared__ float qs[]; // [heads][dim]
+    __shared__ float rowBuf[8][kIndexMaxDim];
+    const uint32_t t = blockIdx.y, warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
+    for (uint32_t i = threadIdx.x; i < p.heads * p.dim; i += blockDim.x)
+        qs[i] = num::bf16ToFloat(p.q[uint64_t(t) * p.heads * p.dim + i]);
+    __syncthreads();
+    const float w0 = lane < p.heads ? num::bf16ToFloat(p.w[t * p.heads + lane]) : 0.f;
+    const float w1 = lane + 32 < p.heads ? num::bf16ToFloat(p.w[t * p.heads + lane + 32]) : 0.f;
+    const uint32_t rowsPerBlock = 8 * 16;
+    const uint64_t r0 = uint64_t(blockIdx.x) * rowsPerBlock;
+    for (uint64_t r = r0 + warp; r < p.rows && r < r0 + rowsPerBlock; r += 8) {
+        const uint8_t* key = p.keys + (uint64_t(t) * p.context + r) * p.dim;
+        for (uint32_t j = lane * 4; j < p.dim; j += 128) {
+            const uint32_t v = *reinterpret_cast<const uint32_t*>(key + j);
+            for (int b = 0; b < 4; ++b)
+                rowBuf[warp][j + b] = num::e4m3ToFloat(static_cast<uint8_t>(v >> (8 * b)));
+        }
+        __syncwarp();
+        float d0 = 0.f, d1 = 0.f;
+        const float* q0 = qs + lane * p.dim;
+        for (uint32_t j = 0; j < p.dim; ++j) {
+            const float k = rowBuf[warp][j];
+            d0 += lane < p.heads ? q0[j] * k : 0.f;
+            d1 += lane + 32 < p.heads ? q0[32 * p.dim + j] * k : 0.f;
+        }
+        float s = w0 * fmaxf(d0, 0.f) + w1 * fmaxf(d1, 0.f);
+        for (int o = 16; o > 0; o >>= 1)
+            s += __shfl_xor_sync(0xffffffffu, s, o);
+        if (lane == 0)
+            p.out[uint64_t(t) * p.rows + r] = num::floatToBf16(s * p.scales[uint64_t(t) * p.context + r]);
+        __syncwarp();
+    }
+}
+
+cudaError_t launchIndexerScan(const IndexerScanParams& p, cudaStream_t s)
+{
+    if (p.heads == 0 || p.heads > 64 || p.dim == 0 || p.dim % 16 || p.dim > kIndexMaxDim || p.rows == 0
+        || p.rows > p.context || size_t(p.heads) * p.dim * 4 > 40 * 1024)
+        return cudaErrorInvalidValue;
+    const size_t smem = size_t(p.heads) * p.dim * 4;
+    const unsigned blocks = static_cast<unsigned>((p.rows + 127) / 128);
+    dsa_indexer_scores_kernel<<<dim3(blocks, p.tokens), 256, smem, s>>>(p);
+    return cudaGetLastError();
+}
+
+// ---------------------------------------------------------------------------------------------
 // Pathology and calibration helpers
 
 __global__ void straggler_delay_kernel(uint64_t ns, unsigned long long* injected)

@@ -91,6 +91,19 @@ cudaError_t launchSampleLocal(const uint16_t* logits, uint64_t width, uint64_t v
 cudaError_t launchSampleFinal(const SamplePair* pairs, uint32_t ranks, uint32_t tokens, int32_t* next,
     cudaStream_t stream);
 
+// DSA indexer key scan: score[t][r] = scale[t][r] * sum_h w[t][h] * relu(q[t][h] . key[t][r]) for every
+// cached row r < rows; keys FP8 E4M3 [tokens][context][dim] with an FP32 scale per row.
+struct IndexerScanParams {
+    const uint16_t* q = nullptr;     // [tokens][heads][dim] bf16
+    const uint16_t* w = nullptr;     // [tokens][heads] bf16
+    const uint8_t* keys = nullptr;
+    const float* scales = nullptr;   // [tokens][context]
+    uint16_t* out = nullptr;         // [tokens][rows] bf16
+    uint32_t heads = 0, dim = 0, tokens = 1;
+    uint64_t context = 0, rows = 0;
+};
+cudaError_t launchIndexerScan(const IndexerScanParams& p, cudaStream_t stream);
+
 // One thread spins for `ns` on the global timer and adds the time it spun to *injected.
 cudaError_t launchStragglerDelay(uint64_t ns, unsigned long long* injected, cudaStream_t stream);
 cudaError_t launchEmptyKernel(cudaStream_t stream);

@@ -9,6 +9,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <algorithm>
 #include <random>
 
 namespace gapscope::kernels {
@@ -428,6 +429,45 @@ Status checkRopeMla(std::mt19937& rng, Report& rep)
     return Status::ok();
 }
 
+Status checkIndexerScan(std::mt19937& rng, Report& rep)
+{
+    const uint32_t T = 2, H = 40, D = 128;
+    const uint64_t ctx = 300, rows = 290;
+    auto q = randomBf16(uint64_t(T) * H * D, rng), w = randomBf16(uint64_t(T) * H, rng);
+    std::vector<float> sc(T * ctx);
+    std::uniform_real_distribution<float> u(0.5f, 1.5f);
+    for (auto& v : sc)
+        v = u(rng);
+    DevBuf dq, dw, keys, scales, out;
+    GS_TRY(upload(dq, q));
+    GS_TRY(upload(dw, w));
+    GS_TRY(upload(scales, sc));
+    GS_TRY(keys.alloc(T * ctx * D));
+    GS_TRY(out.alloc(T * rows * 2));
+    GS_CUDA(launchFillBytes(keys.as<uint8_t>(), T * ctx * D, true, rng(), nullptr));
+    IndexerScanParams p { dq.as<uint16_t>(), dw.as<uint16_t>(), keys.as<uint8_t>(), scales.as<float>(),
+        out.as<uint16_t>(), H, D, T, ctx, rows };
+    GS_CUDA(launchIndexerScan(p, nullptr));
+    std::vector<uint8_t> kh;
+    std::vector<uint16_t> oh;
+    GS_TRY(download(kh, keys));
+    GS_TRY(download(oh, out));
+    std::vector<double> ref;
+    for (uint32_t t = 0; t < T; ++t)
+        for (uint64_t r = 0; r < rows; ++r) {
+            double acc = 0;
+            for (uint32_t h = 0; h < H; ++h) {
+                double d = 0;
+                for (uint32_t j = 0; j < D; ++j)
+                    d += num::bf16ToFloat(q[(uint64_t(t) * H + h) * D + j]) * num::e4m3ToFloat(kh[(t * ctx + r) * D + j]);
+                acc += num::bf16ToFloat(w[t * H + h]) * std::max(d, 0.0);
+            }
+            ref.push_back(acc * sc[t * ctx + r]);
+        }
+    rep.error("dsa_indexer_scores 40 heads x 128, 290 rows", ref::relativeError(toDouble(oh), ref), 1e-2);
+    return Status::ok();
+}
+
 Status checkNccl(uint32_t rank, uint32_t ranks, const ncclUniqueId& id, Report& rep)
 {
     if (ranks < 2)
@@ -548,6 +588,7 @@ Status SelfCheck::run(uint32_t rank, uint32_t ranks, const ncclUniqueId& id, std
     GS_TRY(checkRouter(rng, rep));
     GS_TRY(checkSampling(rng, rep));
     GS_TRY(checkRopeMla(rng, rep));
+    GS_TRY(checkIndexerScan(rng, rep));
     GS_TRY(checkSlowTail(rng, rep));
     GS_TRY(checkNccl(rank, ranks, id, rep));
     return Status::ok();

@@ -198,6 +198,13 @@ Status SimRank::allocate()
     // KV caches, one per layer (the rope op of a layer writes the cache its attention op reads).
     uint64_t coff = 0;
     std::map<uint32_t, std::pair<uint64_t, uint64_t>> layerCache;
+    std::map<size_t, std::pair<uint64_t, uint64_t>> indexCache; // op index -> (keys, scales)
+    for (size_t i = 0; i < m_ops.size(); ++i)
+        if (m_ops[i].op->kind == OpKind::IndexerScan) {
+            const uint64_t rows = uint64_t(B) * m_ops[i].op->attn.context;
+            indexCache[i] = { coff, coff + align(rows * m_ops[i].op->ld) };
+            coff += align(rows * m_ops[i].op->ld) + align(rows * 4);
+        }
     for (auto& r : m_ops) {
         if (r.op->kind != OpKind::Attention)
             continue;
@@ -211,6 +218,10 @@ Status SimRank::allocate()
     m_cacheBytes = coff;
     if (coff)
         GS_CUDA(cudaMalloc(&m_cacheArena, coff));
+    for (const auto& [i, off] : indexCache) {
+        m_ops[i].kCache = m_cacheArena + off.first;
+        m_ops[i].vCache = m_cacheArena + off.second;
+    }
     for (auto& r : m_ops)
         if (r.op->kind == OpKind::Attention || r.op->kind == OpKind::RopeAppend) {
             r.kCache = m_cacheArena + layerCache[r.layer].first;
@@ -286,6 +297,12 @@ Status SimRank::fillData()
                 GS_CUDA(fp8 ? launchFillBytes(r.vCache, v, true, seed + n++, m_stream)
                             : launchFillBf16(reinterpret_cast<uint16_t*>(r.vCache), v / 2, 1.0f, seed + n++, m_stream));
             }
+        }
+        if (op.kind == OpKind::IndexerScan) {
+            const uint64_t rows = uint64_t(m_opt.plan.batch) * op.attn.context;
+            GS_CUDA(launchFillBytes(r.kCache, rows * op.ld, true, seed + n++, m_stream));
+            const std::vector<float> scales(rows, 1.0f / static_cast<float>(op.ld));
+            GS_CUDA(cudaMemcpy(r.vCache, scales.data(), rows * 4, cudaMemcpyHostToDevice));
         }
         const bool slow = m_opt.path.slow && op.component == m_opt.path.slowComponent
             && (op.kind == OpKind::Gemv || op.kind == OpKind::Attention);
@@ -458,6 +475,21 @@ Status SimRank::launchMiscOp(const OpRes& r, cudaStream_t s)
         GS_CUDA(launchSampleFinal(static_cast<const SamplePair*>(tp > 1 ? m_gatheredPairs : m_localPairs), tp, B,
             m_tokens, s));
         break;
+    case OpKind::IndexerScan: {
+        IndexerScanParams p;
+        p.q = buf(op.in);
+        p.w = buf(op.aux);
+        p.keys = r.kCache;
+        p.scales = reinterpret_cast<const float*>(r.vCache);
+        p.out = buf(op.out);
+        p.heads = static_cast<uint32_t>(op.width);
+        p.dim = static_cast<uint32_t>(op.ld);
+        p.tokens = B;
+        p.context = op.attn.context;
+        p.rows = op.attn.rows;
+        GS_CUDA(launchIndexerScan(p, s));
+        break;
+    }
     default: return Status::error(op.name + ": not a misc op");
     }
     return Status::ok();
