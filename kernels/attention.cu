@@ -9,9 +9,9 @@ namespace gapscope::kernels {
 namespace {
 
 constexpr int kThreads = 256;
-constexpr int kTile = 16;     // cached rows per tile
+constexpr int kTile = 16; // cached rows per tile
 constexpr int kHeadTile = 16; // query heads per block at most
-constexpr int kMaxOut = 32;   // outputs per thread: kHeadTile * dv / kThreads <= 32 (dv <= 512)
+constexpr int kMaxOut = 32; // outputs per thread: kHeadTile * dv / kThreads <= 32 (dv <= 512)
 
 struct Layout {
     uint32_t headTile, headTiles, group, kStride, vStride;
@@ -36,8 +36,8 @@ __host__ __device__ inline Layout layoutOf(const AttentionParams& p)
     return l;
 }
 
-__device__ __forceinline__ void loadRows(float* dst, uint32_t stride, const uint8_t* src, uint64_t rowStride,
-    uint32_t width, uint32_t nRows, bool fp8)
+__device__ __forceinline__ void loadRows(
+    float* dst, uint32_t stride, const uint8_t* src, uint64_t rowStride, uint32_t width, uint32_t nRows, bool fp8)
 {
     const uint32_t per = fp8 ? 16 : 8; // elements per 16-byte load
     const uint32_t chunks = width / per;
@@ -70,11 +70,11 @@ __device__ void attentionBody(const AttentionParams& p)
     const uint64_t chunk = ((p.rows + gridDim.x - 1) / gridDim.x + kTile - 1) / kTile * kTile;
     const uint64_t r0 = split * chunk, r1 = p.rows < r0 + chunk ? p.rows : r0 + chunk;
 
-    float* qs = smem;                          // [headTile][dk]
-    float* ks = qs + L.headTile * p.dk;        // [kTile][dk+1]
+    float* qs = smem; // [headTile][dk]
+    float* ks = qs + L.headTile * p.dk; // [kTile][dk+1]
     float* vs = p.mla ? ks : ks + kTile * L.kStride; // [kTile][dv+1]
     float* ps = vs + (p.mla ? kTile * L.kStride : kTile * L.vStride); // [headTile][kTile]
-    float* mrow = ps + L.headTile * kTile;    // running max, sum, rescale per head
+    float* mrow = ps + L.headTile * kTile; // running max, sum, rescale per head
     float* lrow = mrow + L.headTile;
     float* arow = lrow + L.headTile;
     const uint32_t vStrideS = p.mla ? L.kStride : L.vStride;
@@ -220,8 +220,14 @@ __global__ void __launch_bounds__(kThreads) gqa_flash_decode_attention(Attention
     slowTailEnd(p.tail);
 }
 
-__global__ void mla_decode_combine(AttentionParams p) { combineBody(p); }
-__global__ void gqa_flash_decode_combine(AttentionParams p) { combineBody(p); }
+__global__ void mla_decode_combine(AttentionParams p)
+{
+    combineBody(p);
+}
+__global__ void gqa_flash_decode_combine(AttentionParams p)
+{
+    combineBody(p);
+}
 
 cudaError_t prepareAttentionKernels()
 {

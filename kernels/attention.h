@@ -27,13 +27,13 @@ struct AttentionParams {
     const uint8_t* kCache = nullptr;
     const uint8_t* vCache = nullptr; // == kCache for MLA
     uint64_t kRowStride = 0, vRowStride = 0; // elements
-    uint64_t context = 0;                     // rows allocated per (token, kv head)
-    uint64_t rows = 0;                        // rows read
+    uint64_t context = 0; // rows allocated per (token, kv head)
+    uint64_t rows = 0; // rows read
     uint32_t qHeads = 0, kvHeads = 1, dk = 0, dv = 0, tokens = 1;
     float scale = 1.0f;
-    uint32_t splits = 0;         // 0: chosen by the launcher
-    float* workspace = nullptr;  // attentionWorkspaceFloats() floats
-    uint16_t* out = nullptr;     // bf16 [token][qHead][dv]
+    uint32_t splits = 0; // 0: chosen by the launcher
+    float* workspace = nullptr; // attentionWorkspaceFloats() floats
+    uint16_t* out = nullptr; // bf16 [token][qHead][dv]
     SlowTail* tail = nullptr;
 };
 

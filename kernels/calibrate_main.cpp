@@ -154,7 +154,8 @@ CalibrationProfile merge(const json::Value& r0, uint32_t ranks, Merger& mg)
         for (const auto& r : reps)
             us.push_back(curveFrom(r["formats"][fmt])[0].us);
         const double bytes = curveFrom(v)[0].bytes;
-        p.gemvFormats.push_back({ fmt, bytes, mg.take("gemv " + fmt + " " + std::to_string(static_cast<uint64_t>(bytes) >> 20) + " MiB", us, "us") });
+        p.gemvFormats.push_back({ fmt, bytes,
+            mg.take("gemv " + fmt + " " + std::to_string(static_cast<uint64_t>(bytes) >> 20) + " MiB", us, "us") });
     }
     p.launchEagerUs = mg.take("launch eager (per kernel)", col("eager"), "us");
     p.graphFixedUs = mg.take("graph launch fixed", col("graph_fixed"), "us");
@@ -168,8 +169,9 @@ CalibrationProfile merge(const json::Value& r0, uint32_t ranks, Merger& mg)
         for (const auto& rep : ar)
             us.push_back(curveFrom(rep)[i].us);
         const double bytes = curveFrom(ar[0])[i].bytes;
-        p.allreduce.push_back({ bytes, mg.take("allreduce " + std::to_string(static_cast<uint64_t>(bytes)) + " B x"
-                + std::to_string(ranks), us, "us") });
+        p.allreduce.push_back({ bytes,
+            mg.take("allreduce " + std::to_string(static_cast<uint64_t>(bytes)) + " B x" + std::to_string(ranks), us,
+                "us") });
     }
     return p;
 }
@@ -239,9 +241,8 @@ int main(int argc, char** argv)
         return 1;
     }
     const uint32_t ranks = o.gpus ? o.gpus : static_cast<uint32_t>((*probe)[0]["count"].toInt());
-    auto res = RankGroup::run(ranks, [&](uint32_t rank, const ncclUniqueId& id, json::Value& out) {
-        return rankMain(o, rank, ranks, id, out);
-    });
+    auto res = RankGroup::run(ranks,
+        [&](uint32_t rank, const ncclUniqueId& id, json::Value& out) { return rankMain(o, rank, ranks, id, out); });
     if (!res) {
         std::fprintf(stderr, "gapscope-calibrate: %s\n", res.error().c_str());
         return 1;

@@ -56,7 +56,10 @@ double CalibrationProfile::allreduceUs(double bytes) const
     return interpolateUs(allreduce, bytes);
 }
 
-double CalibrationProfile::kernelFloorUs() const { return gemv.empty() ? 0 : gemv.front().us; }
+double CalibrationProfile::kernelFloorUs() const
+{
+    return gemv.empty() ? 0 : gemv.front().us;
+}
 
 static json::Value curveJson(const std::vector<CurvePoint>& c, bool withGbs)
 {

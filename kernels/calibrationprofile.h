@@ -38,7 +38,7 @@ struct CalibrationProfile {
     } device;
     double hbmCopyGbs = 0;
     double hbmReadGbs = 0;
-    std::vector<CurvePoint> gemv;      // bf16 GEMV, batch 1
+    std::vector<CurvePoint> gemv; // bf16 GEMV, batch 1
     std::vector<FormatPoint> gemvFormats; // every weight format at one large size
     double launchEagerUs = 0;
     double graphFixedUs = 0;
@@ -53,9 +53,9 @@ struct CalibrationProfile {
     static Expected<CalibrationProfile> fromJson(const json::Value& v, const std::string& what);
     static Expected<CalibrationProfile> load(const std::string& path);
 
-    double gemvUs(double bytes) const;      // per-launch floor of a GEMV reading `bytes`
+    double gemvUs(double bytes) const; // per-launch floor of a GEMV reading `bytes`
     double allreduceUs(double bytes) const; // 0 when no table
-    double kernelFloorUs() const;           // the smallest GEMV point
+    double kernelFloorUs() const; // the smallest GEMV point
 };
 
 // Interpolation on a curve sorted by bytes (log-log inside, clamped ratios outside).

@@ -67,16 +67,22 @@ Status measureCopyRead(cudaStream_t s, Buffers& b, int sms, const CalibrateOptio
 {
     const uint64_t n = o.quick ? (256ull << 20) : (2ull << 30);
     double us = 0;
-    GS_TRY(timeEvents(s, 5, o.quick ? 3 : 20, [&] {
-        GS_CUDA(cudaMemcpyAsync(b.dst, b.big, n, cudaMemcpyDeviceToDevice, s));
-        return Status::ok();
-    }, us));
+    GS_TRY(timeEvents(
+        s, 5, o.quick ? 3 : 20,
+        [&] {
+            GS_CUDA(cudaMemcpyAsync(b.dst, b.big, n, cudaMemcpyDeviceToDevice, s));
+            return Status::ok();
+        },
+        us));
     f.copyGbs = 2.0 * n / (us * 1e3);
     unsigned long long* sink = reinterpret_cast<unsigned long long*>(b.dst + n);
-    GS_TRY(timeEvents(s, 3, o.quick ? 3 : 20, [&] {
-        GS_CUDA(launchReadProbe(b.big, n, sink, sms, s));
-        return Status::ok();
-    }, us));
+    GS_TRY(timeEvents(
+        s, 3, o.quick ? 3 : 20,
+        [&] {
+            GS_CUDA(launchReadProbe(b.big, n, sink, sms, s));
+            return Status::ok();
+        },
+        us));
     f.readGbs = n / (us * 1e3);
     return Status::ok();
 }
@@ -97,7 +103,8 @@ Status gemvPoint(cudaStream_t s, Buffers& b, Precision prec, uint64_t bytes, con
     if (copies == 0)
         return Status::error("gemv calibration: " + std::to_string(bytes) + " bytes do not fit the buffer");
     for (uint64_t c = 0; c < copies; ++c)
-        GS_CUDA(launchFillWeights(l, b.big + c * stride, b.big + c * stride + (l.valueBytes + 255) / 256 * 256, c + 1, s));
+        GS_CUDA(
+            launchFillWeights(l, b.big + c * stride, b.big + c * stride + (l.valueBytes + 255) / 256 * 256, c + 1, s));
     const uint32_t launches = static_cast<uint32_t>(std::max<uint64_t>(copies, o.quick ? 4 : 20));
     GemvParams p;
     p.x = reinterpret_cast<const uint16_t*>(b.dst);
@@ -125,10 +132,13 @@ Status gemvPoint(cudaStream_t s, Buffers& b, Precision prec, uint64_t bytes, con
     cudaGraphDestroy(g);
     GS_CUDA(ie);
     double total = 0;
-    Status st = timeEvents(s, 1, o.quick ? 2 : 5, [&] {
-        GS_CUDA(cudaGraphLaunch(exec, s));
-        return Status::ok();
-    }, total);
+    Status st = timeEvents(
+        s, 1, o.quick ? 2 : 5,
+        [&] {
+            GS_CUDA(cudaGraphLaunch(exec, s));
+            return Status::ok();
+        },
+        total);
     cudaGraphExecDestroy(exec);
     GS_TRY(st);
     us = total / launches;
@@ -158,11 +168,14 @@ Status measureLaunch(cudaStream_t s, const CalibrateOptions& o, SingleGpuFigures
 {
     const int n = o.quick ? 200 : 2000;
     double us = 0;
-    GS_TRY(timeEvents(s, 2, o.quick ? 3 : 11, [&] {
-        for (int i = 0; i < n; ++i)
-            GS_CUDA(launchEmptyKernel(s));
-        return Status::ok();
-    }, us));
+    GS_TRY(timeEvents(
+        s, 2, o.quick ? 3 : 11,
+        [&] {
+            for (int i = 0; i < n; ++i)
+                GS_CUDA(launchEmptyKernel(s));
+            return Status::ok();
+        },
+        us));
     f.eagerUs = us / n;
     // Graph replay: host clock from cudaGraphLaunch to the end of cudaStreamSynchronize, for
     // graphs of 1..1000 empty kernels; least-squares line through (nodes, us).
@@ -219,11 +232,15 @@ Status measureMatmul(cudaStream_t s, Buffers& b, const CalibrateOptions& o, Sing
     cublasSetStream(h, s);
     const float alpha = 1.f, beta = 0.f;
     double us = 0;
-    Status st = timeEvents(s, 3, o.quick ? 3 : 10, [&] {
-        const cublasStatus_t r = cublasGemmEx(h, CUBLAS_OP_N, CUBLAS_OP_N, n, n, n, &alpha, A, CUDA_R_16BF, n, B,
-            CUDA_R_16BF, n, &beta, C, CUDA_R_16BF, n, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
-        return r == CUBLAS_STATUS_SUCCESS ? Status::ok() : Status::error("cublasGemmEx failed: " + std::to_string(r));
-    }, us);
+    Status st = timeEvents(
+        s, 3, o.quick ? 3 : 10,
+        [&] {
+            const cublasStatus_t r = cublasGemmEx(h, CUBLAS_OP_N, CUBLAS_OP_N, n, n, n, &alpha, A, CUDA_R_16BF, n, B,
+                CUDA_R_16BF, n, &beta, C, CUDA_R_16BF, n, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
+            return r == CUBLAS_STATUS_SUCCESS ? Status::ok()
+                                              : Status::error("cublasGemmEx failed: " + std::to_string(r));
+        },
+        us);
     cublasDestroy(h);
     GS_TRY(st);
     f.matmulTflops = 2.0 * n * double(n) * n / (us * 1e6);
@@ -346,10 +363,13 @@ Status Calibrator::measureAllReduce(const CalibrateOptions& o, uint32_t rank, ui
                 cudaGraphDestroy(g);
             double us = 0;
             if (st)
-                st = timeEvents(s, 2, o.quick ? 3 : 11, [&] {
-                    GS_CUDA(cudaGraphLaunch(exec, s));
-                    return Status::ok();
-                }, us);
+                st = timeEvents(
+                    s, 2, o.quick ? 3 : 11,
+                    [&] {
+                        GS_CUDA(cudaGraphLaunch(exec, s));
+                        return Status::ok();
+                    },
+                    us);
             if (exec)
                 cudaGraphExecDestroy(exec);
             pts.push_back({ static_cast<double>(bytes), us / iters });

@@ -13,7 +13,10 @@ using model::Precision;
 
 namespace {
 
-uint32_t nibble(const uint8_t* p, uint64_t e) { return (e & 1) ? (p[e / 2] >> 4) : (p[e / 2] & 15u); }
+uint32_t nibble(const uint8_t* p, uint64_t e)
+{
+    return (e & 1) ? (p[e / 2] >> 4) : (p[e / 2] & 15u);
+}
 
 uint16_t u16(const uint8_t* p, uint64_t i)
 {
@@ -40,16 +43,20 @@ double weight(const WeightLayout& l, const uint8_t* v, const uint8_t* s, uint64_
 {
     const uint64_t e = n * l.cols + k;
     switch (l.precision) {
-    case Precision::Bf16: return num::bf16ToFloat(u16(v, e));
-    case Precision::Fp16: return num::fp16ToFloat(u16(v, e));
-    case Precision::Fp8: return double(num::e4m3ToFloat(v[e])) * f32(s, 0);
+    case Precision::Bf16:
+        return num::bf16ToFloat(u16(v, e));
+    case Precision::Fp16:
+        return num::fp16ToFloat(u16(v, e));
+    case Precision::Fp8:
+        return double(num::e4m3ToFloat(v[e])) * f32(s, 0);
     case Precision::Fp8Block128: {
         const uint64_t kb = (l.cols + 127) / 128;
         return double(num::e4m3ToFloat(v[e])) * f32(s, 4 * ((n / 128) * kb + k / 128));
     }
     case Precision::Nvfp4:
         return double(num::e2m1ToFloat(nibble(v, e))) * num::e4m3ToFloat(s[e / 16]) * f32(s, l.auxOffset);
-    case Precision::Mxfp4: return double(num::e2m1ToFloat(nibble(v, e))) * num::e8m0ToFloat(s[e / 32]);
+    case Precision::Mxfp4:
+        return double(num::e2m1ToFloat(nibble(v, e))) * num::e8m0ToFloat(s[e / 32]);
     case Precision::Int4G128: {
         const uint64_t groups = (l.cols + 127) / 128, g = k / 128;
         const double scale = num::fp16ToFloat(u16(s, n * groups + g));
@@ -86,7 +93,10 @@ std::vector<double> rmsnorm(const std::vector<double>& in, const uint16_t* gamma
     return out;
 }
 
-double silu(double g) { return g / (1.0 + std::exp(-g)); }
+double silu(double g)
+{
+    return g / (1.0 + std::exp(-g));
+}
 
 std::vector<double> attentionHead(const std::vector<double>& q, const uint8_t* k, uint64_t kStride, const uint8_t* v,
     uint64_t vStride, uint64_t rows, uint32_t dk, uint32_t dv, bool fp8, double scale)

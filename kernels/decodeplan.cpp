@@ -12,19 +12,32 @@ using model::Precision;
 const char* toString(OpKind k)
 {
     switch (k) {
-    case OpKind::Embedding: return "embedding";
-    case OpKind::RmsNorm: return "rmsnorm";
-    case OpKind::Gemv: return "gemv";
-    case OpKind::RopeAppend: return "rope_append";
-    case OpKind::Attention: return "attention";
-    case OpKind::SiluMul: return "silu_mul";
-    case OpKind::RouterTopk: return "router_topk";
-    case OpKind::MoeCombine: return "moe_combine";
-    case OpKind::AllReduce: return "allreduce";
-    case OpKind::SampleLocal: return "sample_local";
-    case OpKind::AllGather: return "allgather";
-    case OpKind::SampleFinal: return "sample_final";
-    case OpKind::IndexerScan: return "indexer_scan";
+    case OpKind::Embedding:
+        return "embedding";
+    case OpKind::RmsNorm:
+        return "rmsnorm";
+    case OpKind::Gemv:
+        return "gemv";
+    case OpKind::RopeAppend:
+        return "rope_append";
+    case OpKind::Attention:
+        return "attention";
+    case OpKind::SiluMul:
+        return "silu_mul";
+    case OpKind::RouterTopk:
+        return "router_topk";
+    case OpKind::MoeCombine:
+        return "moe_combine";
+    case OpKind::AllReduce:
+        return "allreduce";
+    case OpKind::SampleLocal:
+        return "sample_local";
+    case OpKind::AllGather:
+        return "allgather";
+    case OpKind::SampleFinal:
+        return "sample_final";
+    case OpKind::IndexerScan:
+        return "indexer_scan";
     }
     return "?";
 }
@@ -64,7 +77,7 @@ private:
     const model::ModelConfig& m;
     const PlanOptions& o;
     std::vector<PlanOp>* ops = nullptr;
-    uint32_t hl = 0;   // local query heads
+    uint32_t hl = 0; // local query heads
     uint32_t kvhl = 0; // local kv heads (GQA)
     std::string error;
 
@@ -167,8 +180,7 @@ Status DecodePlanBuilder::attentionMla(bool indexer)
         const Buf qin = m.qLoraRank > 0 ? Buf::QA : Buf::Normed;
         const uint64_t qinDim = m.qLoraRank > 0 ? m.qLoraRank : h;
         if (indexQuery)
-            gemv("indexer.wq_b", Component::Indexer, uint64_t(m.indexHeads) * m.indexHeadDim, qinDim, qin,
-                Buf::IndexQ);
+            gemv("indexer.wq_b", Component::Indexer, uint64_t(m.indexHeads) * m.indexHeadDim, qinDim, qin, Buf::IndexQ);
         gemv("indexer.wk", Component::Indexer, m.indexHeadDim, h, Buf::Normed, Buf::IndexK);
         if (indexQuery) {
             gemv("indexer.weights_proj", Component::Indexer, m.indexHeads, h, Buf::Normed, Buf::IndexW);

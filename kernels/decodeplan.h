@@ -36,17 +36,17 @@
 namespace gapscope::kernels {
 
 enum class OpKind : uint8_t {
-    Embedding,   // next-token ids -> rows of this rank's vocab slice (zero elsewhere)
-    RmsNorm,     // optional residual add, then RMSNorm
-    Gemv,        // y = W x over `groups` (heads or expert slots)
-    RopeAppend,  // rotary embedding + KV-cache append at position context-1
-    Attention,   // decode attention over the KV cache (split over rows, then combined)
-    SiluMul,     // SiLU(gate) * up
-    RouterTopk,  // softmax + top-k over router logits, distinct experts -> slots
-    MoeCombine,  // weighted sum of the expert outputs (+ shared expert) -> Delta
-    AllReduce,   // NCCL sum over the TP ranks (bf16)
+    Embedding, // next-token ids -> rows of this rank's vocab slice (zero elsewhere)
+    RmsNorm, // optional residual add, then RMSNorm
+    Gemv, // y = W x over `groups` (heads or expert slots)
+    RopeAppend, // rotary embedding + KV-cache append at position context-1
+    Attention, // decode attention over the KV cache (split over rows, then combined)
+    SiluMul, // SiLU(gate) * up
+    RouterTopk, // softmax + top-k over router logits, distinct experts -> slots
+    MoeCombine, // weighted sum of the expert outputs (+ shared expert) -> Delta
+    AllReduce, // NCCL sum over the TP ranks (bf16)
     SampleLocal, // argmax over this rank's logits -> (value, global index)
-    AllGather,   // NCCL gather of the (value, index) pairs
+    AllGather, // NCCL gather of the (value, index) pairs
     SampleFinal, // argmax over all ranks' pairs -> next token id
     IndexerScan, // DSA indexer: score every cached index key (FP8) against the indexer heads
 };
@@ -55,71 +55,71 @@ const char* toString(OpKind k);
 // Activation buffers (bf16 unless noted).
 enum class Buf : uint8_t {
     None,
-    Residual,   // [B][h] residual stream
-    Delta,      // [B][h] block output / AllReduce payload
-    Normed,     // [B][h]
-    QA,         // [B][q_lora]
-    Q,          // [B][Hl][qk head dim]
-    Kv,         // MLA: [B][kv_lora+rope] (kv_a output); GQA: [B][kvHl][hd] new keys
-    V,          // GQA: [B][kvHl][hd] new values
-    QLat,       // MLA: [B][Hl][kv_lora+rope] absorbed query
-    AttnOut,    // MLA: [B][Hl][kv_lora]; GQA: [B][Hl][hd]
-    VOut,       // MLA: [B][Hl][v]
-    GateUp,     // [B][2*inter]
-    Act,        // [B][inter]
+    Residual, // [B][h] residual stream
+    Delta, // [B][h] block output / AllReduce payload
+    Normed, // [B][h]
+    QA, // [B][q_lora]
+    Q, // [B][Hl][qk head dim]
+    Kv, // MLA: [B][kv_lora+rope] (kv_a output); GQA: [B][kvHl][hd] new keys
+    V, // GQA: [B][kvHl][hd] new values
+    QLat, // MLA: [B][Hl][kv_lora+rope] absorbed query
+    AttnOut, // MLA: [B][Hl][kv_lora]; GQA: [B][Hl][hd]
+    VOut, // MLA: [B][Hl][v]
+    GateUp, // [B][2*inter]
+    Act, // [B][inter]
     RouterLogits, // [B][E]
-    ExpGateUp,  // [slots][B][2*mi]
-    ExpAct,     // [slots][B][mi]
-    ExpDown,    // [slots][B][h]
+    ExpGateUp, // [slots][B][2*mi]
+    ExpAct, // [slots][B][mi]
+    ExpDown, // [slots][B][h]
     SharedGateUp,
     SharedAct,
     SharedDown, // [B][h]
     IndexQ,
     IndexK,
     IndexW,
-    Logits,     // [B][vocab/TP]
+    Logits, // [B][vocab/TP]
     IndexScores, // [B][context]
     Count
 };
 const char* toString(Buf b);
 
 struct GemvOp {
-    WeightLayout layout;  // of one group
-    uint32_t groups = 1;  // per-head (absorbed MLA) or expert slots
+    WeightLayout layout; // of one group
+    uint32_t groups = 1; // per-head (absorbed MLA) or expert slots
     bool indirect = false; // groups are routed-expert slots, valid count known on the device
     uint32_t poolExperts = 0; // indirect: expert weight buffers in the layer (E)
     Buf in = Buf::None, out = Buf::None;
-    uint64_t inOffset = 0, inLd = 0, inGroupStride = 0;    // elements
+    uint64_t inOffset = 0, inLd = 0, inGroupStride = 0; // elements
     uint64_t outOffset = 0, outLd = 0, outGroupStride = 0; // elements
 };
 
 struct AttentionOp {
     bool mla = false;
-    uint32_t qHeads = 0;   // local query heads
-    uint32_t kvHeads = 0;  // local KV heads (1 for MLA)
+    uint32_t qHeads = 0; // local query heads
+    uint32_t kvHeads = 0; // local KV heads (1 for MLA)
     uint32_t headDimK = 0; // MLA: kv_lora + rope
     uint32_t headDimV = 0; // MLA: kv_lora
     uint32_t ropeDim = 0;
-    uint64_t rows = 0;     // cached rows read per step (context, or DSA top-k)
-    uint64_t context = 0;  // rows held in the cache
+    uint64_t rows = 0; // cached rows read per step (context, or DSA top-k)
+    uint64_t context = 0; // rows held in the cache
     model::Precision cache = model::Precision::Bf16;
-    float scale = 1.0f;    // softmax scale
+    float scale = 1.0f; // softmax scale
 };
 
 struct PlanOp {
     OpKind kind = OpKind::Gemv;
     model::Component component = model::Component::Other;
     std::string name; // "q_a_proj", "input_layernorm", ...
-    GemvOp gemv;       // kind == Gemv
-    AttentionOp attn;  // kind == Attention / RopeAppend
+    GemvOp gemv; // kind == Gemv
+    AttentionOp attn; // kind == Attention / RopeAppend
     Buf in = Buf::None, out = Buf::None, aux = Buf::None;
-    uint64_t width = 0;  // norm / act / combine width (elements); AllReduce elements
-    uint64_t ld = 0;     // row stride of `in` where it differs from width
+    uint64_t width = 0; // norm / act / combine width (elements); AllReduce elements
+    uint64_t ld = 0; // row stride of `in` where it differs from width
     uint32_t groups = 1; // SiluMul / combine: slots
-    bool flag = false;   // RmsNorm: add `in` into Residual first; SiluMul: over expert slots
+    bool flag = false; // RmsNorm: add `in` into Residual first; SiluMul: over expert slots
     bool resetResidual = false; // RmsNorm: Residual = in (first layer)
     uint64_t weightBytes = 0; // bytes of weights (or norm gammas, embedding rows) read per step
-    uint64_t cacheBytes = 0;  // KV-cache bytes read per step
+    uint64_t cacheBytes = 0; // KV-cache bytes read per step
     uint64_t messageBytes = 0; // collective payload per rank
 };
 
@@ -158,8 +158,7 @@ public:
     double expectedTouchedExperts() const { return m_touched; }
 
     // Calls f(op) for every op of a step in launch order.
-    template <typename F>
-    void forEachOp(F&& f) const
+    template <typename F> void forEachOp(F&& f) const
     {
         for (const auto& op : m_head)
             f(op);
@@ -177,7 +176,7 @@ public:
     // Weight storage to allocate per rank (all experts when `allExperts`, else only `expertSlots` per layer).
     uint64_t weightStorageBytes(bool allExperts) const;
     uint64_t cacheStorageBytes() const;
-    size_t kernelCount() const;     // ops that launch a kernel (collectives counted as one each)
+    size_t kernelCount() const; // ops that launch a kernel (collectives counted as one each)
     size_t collectiveCount() const;
 
 private:

@@ -24,13 +24,19 @@ double floorUs(const DecodePlan& plan, const SimOptions& o, const CalibrationPro
     double us = o.mode == LaunchMode::Graph ? prof.graphFixedUs : 0;
     plan.forEachOp([&](const PlanOp& op) {
         switch (op.kind) {
-        case OpKind::Gemv: us += prof.gemvUs(static_cast<double>(op.weightBytes)); break;
+        case OpKind::Gemv:
+            us += prof.gemvUs(static_cast<double>(op.weightBytes));
+            break;
         case OpKind::Attention:
             us += prof.gemvUs(static_cast<double>(op.cacheBytes)) + prof.kernelFloorUs(); // + combine
             break;
         case OpKind::AllReduce:
-        case OpKind::AllGather: us += prof.allreduceUs(static_cast<double>(op.messageBytes)); break;
-        default: us += prof.kernelFloorUs(); break;
+        case OpKind::AllGather:
+            us += prof.allreduceUs(static_cast<double>(op.messageBytes));
+            break;
+        default:
+            us += prof.kernelFloorUs();
+            break;
         }
     });
     return us;
@@ -79,8 +85,7 @@ int runCheck(const SimOptions& o)
 
 void printSummary(const std::vector<RankResult>& ranks, const json::Value& truth, double floor)
 {
-    std::printf("%-5s %12s %12s %12s %14s %12s\n", "rank", "step_ms", "gpu_ms", "extra_ms", "profiled_ms",
-        "floor_ms");
+    std::printf("%-5s %12s %12s %12s %14s %12s\n", "rank", "step_ms", "gpu_ms", "extra_ms", "profiled_ms", "floor_ms");
     for (size_t i = 0; i < ranks.size(); ++i) {
         std::vector<double> m, g, x;
         for (const auto& s : truth["ranks"].at(i)["steps"].items()) {

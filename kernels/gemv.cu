@@ -23,8 +23,14 @@ __device__ __forceinline__ uint4 loadStream(const uint8_t* p)
     return v;
 }
 
-__device__ __forceinline__ float lo16(uint32_t u) { return __uint_as_float(u << 16); }
-__device__ __forceinline__ float hi16(uint32_t u) { return __uint_as_float(u & 0xffff0000u); }
+__device__ __forceinline__ float lo16(uint32_t u)
+{
+    return __uint_as_float(u << 16);
+}
+__device__ __forceinline__ float hi16(uint32_t u)
+{
+    return __uint_as_float(u & 0xffff0000u);
+}
 
 __device__ __forceinline__ float2 half2f(uint32_t u)
 {
@@ -38,7 +44,10 @@ __device__ __forceinline__ uint4 loadX(const uint16_t* x, uint64_t k)
     return __ldg(reinterpret_cast<const uint4*>(x + k));
 }
 
-__device__ __forceinline__ float dotBf16(uint32_t w, uint32_t x) { return lo16(w) * lo16(x) + hi16(w) * hi16(x); }
+__device__ __forceinline__ float dotBf16(uint32_t w, uint32_t x)
+{
+    return lo16(w) * lo16(x) + hi16(w) * hi16(x);
+}
 
 __device__ __forceinline__ float dotHalf(uint32_t w, uint32_t x)
 {
@@ -89,23 +98,22 @@ __device__ __forceinline__ float dotInt4Word(uint32_t w, uint4 x, float zeroPlus
     return s;
 }
 
-template <Precision P>
-struct Format;
+template <Precision P> struct Format;
 
-template <>
-struct Format<Precision::Bf16> {
+template <> struct Format<Precision::Bf16> {
     static constexpr int kElems = 8;
-    __device__ static float dot(uint4 w, const uint16_t* x, uint64_t k, const GemvParams&, const uint8_t*, uint32_t, uint32_t)
+    __device__ static float dot(
+        uint4 w, const uint16_t* x, uint64_t k, const GemvParams&, const uint8_t*, uint32_t, uint32_t)
     {
         const uint4 xv = loadX(x, k);
         return dotBf16(w.x, xv.x) + dotBf16(w.y, xv.y) + dotBf16(w.z, xv.z) + dotBf16(w.w, xv.w);
     }
 };
 
-template <>
-struct Format<Precision::Fp16> {
+template <> struct Format<Precision::Fp16> {
     static constexpr int kElems = 8;
-    __device__ static float dot(uint4 w, const uint16_t* x, uint64_t k, const GemvParams&, const uint8_t*, uint32_t, uint32_t)
+    __device__ static float dot(
+        uint4 w, const uint16_t* x, uint64_t k, const GemvParams&, const uint8_t*, uint32_t, uint32_t)
     {
         const uint4 xv = loadX(x, k);
         return dotHalf(w.x, xv.x) + dotHalf(w.y, xv.y) + dotHalf(w.z, xv.z) + dotHalf(w.w, xv.w);
@@ -124,20 +132,19 @@ __device__ __forceinline__ float dotFp8Vec(uint4 w, const uint16_t* x, uint64_t 
     return s;
 }
 
-template <>
-struct Format<Precision::Fp8> {
+template <> struct Format<Precision::Fp8> {
     static constexpr int kElems = 16;
-    __device__ static float dot(uint4 w, const uint16_t* x, uint64_t k, const GemvParams&, const uint8_t*, uint32_t, uint32_t)
+    __device__ static float dot(
+        uint4 w, const uint16_t* x, uint64_t k, const GemvParams&, const uint8_t*, uint32_t, uint32_t)
     {
         return dotFp8Vec(w, x, k);
     }
 };
 
-template <>
-struct Format<Precision::Fp8Block128> {
+template <> struct Format<Precision::Fp8Block128> {
     static constexpr int kElems = 16;
-    __device__ static float dot(uint4 w, const uint16_t* x, uint64_t k, const GemvParams& p, const uint8_t* s,
-        uint32_t row, uint32_t)
+    __device__ static float dot(
+        uint4 w, const uint16_t* x, uint64_t k, const GemvParams& p, const uint8_t* s, uint32_t row, uint32_t)
     {
         const uint32_t kBlocks = (p.cols + 127) / 128;
         const float scale = __ldg(reinterpret_cast<const float*>(s) + (row / 128) * kBlocks + k / 128);
@@ -145,11 +152,10 @@ struct Format<Precision::Fp8Block128> {
     }
 };
 
-template <>
-struct Format<Precision::Nvfp4> {
+template <> struct Format<Precision::Nvfp4> {
     static constexpr int kElems = 32;
-    __device__ static float dot(uint4 w, const uint16_t* x, uint64_t k, const GemvParams& p, const uint8_t* s,
-        uint32_t row, uint32_t)
+    __device__ static float dot(
+        uint4 w, const uint16_t* x, uint64_t k, const GemvParams& p, const uint8_t* s, uint32_t row, uint32_t)
     {
         const uint16_t sc = __ldg(reinterpret_cast<const unsigned short*>(s + (uint64_t(row) * p.cols + k) / 16));
         const float s0 = num::e4m3ToFloat(sc & 0xff), s1 = num::e4m3ToFloat(sc >> 8);
@@ -159,11 +165,10 @@ struct Format<Precision::Nvfp4> {
     }
 };
 
-template <>
-struct Format<Precision::Mxfp4> {
+template <> struct Format<Precision::Mxfp4> {
     static constexpr int kElems = 32;
-    __device__ static float dot(uint4 w, const uint16_t* x, uint64_t k, const GemvParams& p, const uint8_t* s,
-        uint32_t row, uint32_t)
+    __device__ static float dot(
+        uint4 w, const uint16_t* x, uint64_t k, const GemvParams& p, const uint8_t* s, uint32_t row, uint32_t)
     {
         const float sc = num::e8m0ToFloat(__ldg(s + (uint64_t(row) * p.cols + k) / 32));
         const float a = dotE2m1Word(w.x, loadX(x, k)) + dotE2m1Word(w.y, loadX(x, k + 8));
@@ -172,14 +177,14 @@ struct Format<Precision::Mxfp4> {
     }
 };
 
-template <>
-struct Format<Precision::Int4G128> {
+template <> struct Format<Precision::Int4G128> {
     static constexpr int kElems = 32;
-    __device__ static float dot(uint4 w, const uint16_t* x, uint64_t k, const GemvParams& p, const uint8_t* s,
-        uint32_t row, uint32_t)
+    __device__ static float dot(
+        uint4 w, const uint16_t* x, uint64_t k, const GemvParams& p, const uint8_t* s, uint32_t row, uint32_t)
     {
         const uint32_t groups = (p.cols + 127) / 128, g = static_cast<uint32_t>(k / 128);
-        const float scale = num::fp16ToFloat(__ldg(reinterpret_cast<const unsigned short*>(s) + uint64_t(row) * groups + g));
+        const float scale
+            = num::fp16ToFloat(__ldg(reinterpret_cast<const unsigned short*>(s) + uint64_t(row) * groups + g));
         const uint8_t zb = __ldg(s + p.auxOffset + uint64_t(row) * ((groups + 1) / 2) + g / 2);
         const float z = 1024.0f + static_cast<float>((g & 1) ? (zb >> 4) : (zb & 15));
         const float a = dotInt4Word(w.x, loadX(x, k), z) + dotInt4Word(w.y, loadX(x, k + 8), z);
@@ -189,8 +194,7 @@ struct Format<Precision::Int4G128> {
 };
 
 // Per-tensor scale applied at the end (fp8 per tensor, nvfp4 global scale); 1 otherwise.
-template <Precision P>
-__device__ __forceinline__ float tensorScale(const GemvParams& p, const uint8_t* s)
+template <Precision P> __device__ __forceinline__ float tensorScale(const GemvParams& p, const uint8_t* s)
 {
     if constexpr (P == Precision::Fp8)
         return __ldg(reinterpret_cast<const float*>(s));
@@ -201,8 +205,7 @@ __device__ __forceinline__ float tensorScale(const GemvParams& p, const uint8_t*
 
 // Lanes per row `lpr` (8, 16 or 32: several short rows per warp) and warps per row `wpr` (long rows
 // with few rows: several warps per row, reduced through shared memory); lpr < 32 implies wpr == 1.
-template <Precision P, int TB>
-__device__ __forceinline__ void gemvBody(const GemvParams& p, bool indirect)
+template <Precision P, int TB> __device__ __forceinline__ void gemvBody(const GemvParams& p, bool indirect)
 {
     using F = Format<P>;
     constexpr int kUnroll = F::kElems == 32 ? 4 : 8; // 8 x 16 B in flight per lane (4 for 4-bit: decode-bound)
@@ -221,8 +224,8 @@ __device__ __forceinline__ void gemvBody(const GemvParams& p, bool indirect)
         acc[t] = 0.f;
     if (active) {
         const uint64_t pool = indirect ? static_cast<uint64_t>(__ldg(p.slotExpert + g)) : g;
-        const uint64_t rowBytes = uint64_t(p.cols) * (P == Precision::Bf16 || P == Precision::Fp16 ? 2 : 1)
-            / (F::kElems == 32 ? 2 : 1);
+        const uint64_t rowBytes
+            = uint64_t(p.cols) * (P == Precision::Bf16 || P == Precision::Fp16 ? 2 : 1) / (F::kElems == 32 ? 2 : 1);
         const uint8_t* w = p.values + pool * p.valueGroupStride + row * rowBytes;
         const uint8_t* s = p.scales ? p.scales + pool * p.scaleGroupStride : nullptr;
         const uint16_t* x = p.x + g * p.xGroupStride;
@@ -252,8 +255,8 @@ __device__ __forceinline__ void gemvBody(const GemvParams& p, bool indirect)
     for (int t = 0; t < TB; ++t)
         for (int o = lpr / 2; o > 0; o >>= 1)
             acc[t] += __shfl_xor_sync(0xffffffffu, acc[t], o);
-    const uint8_t* s = active && p.scales ? p.scales + (indirect ? __ldg(p.slotExpert + g) : g) * p.scaleGroupStride
-                                          : nullptr;
+    const uint8_t* s
+        = active && p.scales ? p.scales + (indirect ? __ldg(p.slotExpert + g) : g) * p.scaleGroupStride : nullptr;
     if (wpr == 1) {
         if (active && sl == 0) {
             const float ts = tensorScale<P>(p, s);
@@ -281,13 +284,14 @@ __device__ __forceinline__ void gemvBody(const GemvParams& p, bool indirect)
 
 } // namespace
 
-#define GS_DEFINE_GEMV(NAME, PREC)                                                                              \
-    template <int TB>                                                                                           \
-    __global__ void __launch_bounds__(256) gemv_##NAME##_kernel(GemvParams p) { gemvBody<PREC, TB>(p, false); } \
-    template <int TB>                                                                                           \
-    __global__ void __launch_bounds__(256) fused_moe_gemv_##NAME##_kernel(GemvParams p)                         \
-    {                                                                                                           \
-        gemvBody<PREC, TB>(p, true);                                                                            \
+#define GS_DEFINE_GEMV(NAME, PREC)                                                                                     \
+    template <int TB> __global__ void __launch_bounds__(256) gemv_##NAME##_kernel(GemvParams p)                        \
+    {                                                                                                                  \
+        gemvBody<PREC, TB>(p, false);                                                                                  \
+    }                                                                                                                  \
+    template <int TB> __global__ void __launch_bounds__(256) fused_moe_gemv_##NAME##_kernel(GemvParams p)              \
+    {                                                                                                                  \
+        gemvBody<PREC, TB>(p, true);                                                                                   \
     }
 
 GS_DEFINE_GEMV(bf16, Precision::Bf16)
@@ -302,18 +306,23 @@ namespace {
 
 using GemvFn = void (*)(GemvParams);
 
-template <int TB>
-GemvFn pick(Precision p, bool indirect)
+template <int TB> GemvFn pick(Precision p, bool indirect)
 {
     switch (p) {
-    case Precision::Bf16: return indirect ? fused_moe_gemv_bf16_kernel<TB> : gemv_bf16_kernel<TB>;
-    case Precision::Fp16: return indirect ? fused_moe_gemv_fp16_kernel<TB> : gemv_fp16_kernel<TB>;
-    case Precision::Fp8: return indirect ? fused_moe_gemv_fp8_kernel<TB> : gemv_fp8_kernel<TB>;
+    case Precision::Bf16:
+        return indirect ? fused_moe_gemv_bf16_kernel<TB> : gemv_bf16_kernel<TB>;
+    case Precision::Fp16:
+        return indirect ? fused_moe_gemv_fp16_kernel<TB> : gemv_fp16_kernel<TB>;
+    case Precision::Fp8:
+        return indirect ? fused_moe_gemv_fp8_kernel<TB> : gemv_fp8_kernel<TB>;
     case Precision::Fp8Block128:
         return indirect ? fused_moe_gemv_fp8_block128_kernel<TB> : gemv_fp8_block128_kernel<TB>;
-    case Precision::Nvfp4: return indirect ? fused_moe_gemv_nvfp4_kernel<TB> : gemv_nvfp4_kernel<TB>;
-    case Precision::Mxfp4: return indirect ? fused_moe_gemv_mxfp4_kernel<TB> : gemv_mxfp4_kernel<TB>;
-    case Precision::Int4G128: return indirect ? fused_moe_gemv_int4_g128_kernel<TB> : gemv_int4_g128_kernel<TB>;
+    case Precision::Nvfp4:
+        return indirect ? fused_moe_gemv_nvfp4_kernel<TB> : gemv_nvfp4_kernel<TB>;
+    case Precision::Mxfp4:
+        return indirect ? fused_moe_gemv_mxfp4_kernel<TB> : gemv_mxfp4_kernel<TB>;
+    case Precision::Int4G128:
+        return indirect ? fused_moe_gemv_int4_g128_kernel<TB> : gemv_int4_g128_kernel<TB>;
     }
     return nullptr;
 }
@@ -322,10 +331,13 @@ uint32_t elemsPerVector(Precision p)
 {
     switch (p) {
     case Precision::Bf16:
-    case Precision::Fp16: return 8;
+    case Precision::Fp16:
+        return 8;
     case Precision::Fp8:
-    case Precision::Fp8Block128: return 16;
-    default: return 32;
+    case Precision::Fp8Block128:
+        return 16;
+    default:
+        return 32;
     }
 }
 

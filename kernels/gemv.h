@@ -20,18 +20,18 @@ namespace gapscope::kernels {
 struct GemvParams {
     const uint8_t* values = nullptr; // group 0 (indirect: pool entry 0)
     const uint8_t* scales = nullptr; // group 0 scales (format dependent, may be null for bf16/fp16)
-    uint64_t valueGroupStride = 0;   // bytes
-    uint64_t scaleGroupStride = 0;   // bytes
-    uint64_t auxOffset = 0;          // WeightLayout::auxOffset (int4-g128 zeros, nvfp4 tensor scale)
-    const uint16_t* x = nullptr;     // bf16
+    uint64_t valueGroupStride = 0; // bytes
+    uint64_t scaleGroupStride = 0; // bytes
+    uint64_t auxOffset = 0; // WeightLayout::auxOffset (int4-g128 zeros, nvfp4 tensor scale)
+    const uint16_t* x = nullptr; // bf16
     uint64_t xLd = 0, xGroupStride = 0;
-    uint16_t* y = nullptr;           // bf16
+    uint16_t* y = nullptr; // bf16
     uint64_t yLd = 0, yGroupStride = 0;
     uint32_t rows = 0, cols = 0, tokens = 1, groups = 1;
     const int32_t* slotExpert = nullptr; // indirect: pool index per slot
-    const int32_t* slotCount = nullptr;  // indirect: number of valid slots
+    const int32_t* slotCount = nullptr; // indirect: number of valid slots
     SlowTail* tail = nullptr;
-    uint32_t repeat = 1;      // read the weights this many times (calibration of repeated reads)
+    uint32_t repeat = 1; // read the weights this many times (calibration of repeated reads)
     uint32_t warpsPerRow = 1; // set by launchGemv
     uint32_t lanesPerRow = 32; // set by launchGemv
 };

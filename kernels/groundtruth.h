@@ -22,16 +22,16 @@ namespace gapscope::kernels {
 
 struct StepRecord {
     uint32_t index = 0;
-    uint64_t measuredNs = 0;   // start_i -> start_{i+1} (last step: start -> end), CUDA events
-    uint64_t gpuNs = 0;        // start_i -> end_i (step launched until the token was copied back)
-    uint64_t hostNs = 0;       // host wall time of the step (launch + sync)
-    uint64_t hostDelayNs = 0;  // host delay spun by the delaying code (host clock)
+    uint64_t measuredNs = 0; // start_i -> start_{i+1} (last step: start -> end), CUDA events
+    uint64_t gpuNs = 0; // start_i -> end_i (step launched until the token was copied back)
+    uint64_t hostNs = 0; // host wall time of the step (launch + sync)
+    uint64_t hostDelayNs = 0; // host delay spun by the delaying code (host clock)
     uint64_t launchHostNs = 0; // GPU idle across those delays (CUDA events around each delay)
-    uint64_t syncStallNs = 0;  // GPU idle between layers caused by --sync-every-layer (events)
+    uint64_t syncStallNs = 0; // GPU idle between layers caused by --sync-every-layer (events)
     uint32_t syncs = 0;
-    uint64_t stepGapNs = 0;    // host gap injected after this step (inside this step's window)
-    uint64_t stragglerNs = 0;  // this rank's own spin before collectives (straggler rank only)
-    uint64_t slowNs = 0;       // extra time spun by slowed kernels (device-measured)
+    uint64_t stepGapNs = 0; // host gap injected after this step (inside this step's window)
+    uint64_t stragglerNs = 0; // this rank's own spin before collectives (straggler rank only)
+    uint64_t slowNs = 0; // extra time spun by slowed kernels (device-measured)
 };
 
 struct RankResult {
@@ -40,7 +40,7 @@ struct RankResult {
     std::vector<StepRecord> steps;
     std::map<std::string, double> cleanComponentsNs; // one eager step timed op by op (warm-up)
     double cleanProfiledStepNs = 0;
-    std::map<std::string, double> cleanOpNs;    // same step, per op name summed over layers
+    std::map<std::string, double> cleanOpNs; // same step, per op name summed over layers
     std::map<std::string, double> cleanOpBytes; // bytes those ops read (weights, cache, messages)
     std::map<std::string, double> cleanOpCount;
     uint32_t collectivesPerStep = 0;
@@ -54,8 +54,8 @@ struct RankResult {
 class GroundTruth {
 public:
     // `floorUs` < 0 when no calibration profile was given.
-    static json::Value build(const SimOptions& options, const DecodePlan& plan, const std::vector<RankResult>& ranks,
-        double floorUs);
+    static json::Value build(
+        const SimOptions& options, const DecodePlan& plan, const std::vector<RankResult>& ranks, double floorUs);
     // The extra a step should show over a clean run: host delays + sync gaps + step gap + the
     // straggler spin (every rank waits for it) + slowed kernels.
     static uint64_t expectedExtraNs(const StepRecord& own, uint64_t stragglerSpinNs);

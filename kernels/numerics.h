@@ -43,7 +43,10 @@ GS_HD uint32_t floatToBits(float f)
 #endif
 }
 
-GS_HD float bf16ToFloat(uint16_t h) { return bitsToFloat(static_cast<uint32_t>(h) << 16); }
+GS_HD float bf16ToFloat(uint16_t h)
+{
+    return bitsToFloat(static_cast<uint32_t>(h) << 16);
+}
 
 // Round to nearest even; NaN stays NaN.
 GS_HD uint16_t floatToBf16(float f)

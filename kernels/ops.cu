@@ -12,7 +12,17 @@ using model::Precision;
 
 namespace {
 
-enum class FillMode : uint32_t { Bf16Uniform, Fp16Uniform, Fp8Codes, Nibbles, ConstByte, Fp32Const, Fp16Const, Int4Zero, AnyBytes };
+enum class FillMode : uint32_t {
+    Bf16Uniform,
+    Fp16Uniform,
+    Fp8Codes,
+    Nibbles,
+    ConstByte,
+    Fp32Const,
+    Fp16Const,
+    Int4Zero,
+    AnyBytes
+};
 
 __device__ uint32_t fillWord(FillMode mode, uint64_t seed, uint64_t i, uint32_t param)
 {
@@ -40,10 +50,14 @@ __device__ uint32_t fillWord(FillMode mode, uint64_t seed, uint64_t i, uint32_t 
         return w;
     }
     case FillMode::Nibbles:
-    case FillMode::AnyBytes: return h;
-    case FillMode::ConstByte: return param * 0x01010101u;
-    case FillMode::Fp32Const: return param;
-    case FillMode::Fp16Const: return param | (param << 16);
+    case FillMode::AnyBytes:
+        return h;
+    case FillMode::ConstByte:
+        return param * 0x01010101u;
+    case FillMode::Fp32Const:
+        return param;
+    case FillMode::Fp16Const:
+        return param | (param << 16);
     case FillMode::Int4Zero: {
         uint32_t w = 0;
         for (int n = 0; n < 8; ++n)
@@ -97,7 +111,8 @@ cudaError_t launchFillWeights(const WeightLayout& l, uint8_t* values, uint8_t* s
     switch (l.precision) {
     case Precision::Bf16:
         return fill(values, l.valueBytes, FillMode::Bf16Uniform, seed, floatBits(target * 1.7f), s);
-    case Precision::Fp16: return fill(values, l.valueBytes, FillMode::Fp16Uniform, seed, floatBits(target * 1.7f), s);
+    case Precision::Fp16:
+        return fill(values, l.valueBytes, FillMode::Fp16Uniform, seed, floatBits(target * 1.7f), s);
     case Precision::Fp8:
     case Precision::Fp8Block128:
         e = fill(values, l.valueBytes, FillMode::Fp8Codes, seed, 0, s);
@@ -110,13 +125,14 @@ cudaError_t launchFillWeights(const WeightLayout& l, uint8_t* values, uint8_t* s
         e = fill(values, l.valueBytes, FillMode::Nibbles, seed, 0, s);
         if (!e)
             e = fill(scales, n / 16, FillMode::ConstByte, seed, static_cast<uint32_t>(field) << 3, s);
-        return e ? e : fill(scales + l.auxOffset, 4, FillMode::Fp32Const, seed, floatBits(target / 2.5f / blockScale), s);
+        return e ? e
+                 : fill(scales + l.auxOffset, 4, FillMode::Fp32Const, seed, floatBits(target / 2.5f / blockScale), s);
     }
     case Precision::Mxfp4:
         e = fill(values, l.valueBytes, FillMode::Nibbles, seed, 0, s);
         return e ? e
                  : fill(scales, l.scaleBytes, FillMode::ConstByte, seed,
-                       static_cast<uint32_t>(127 + std::lround(std::log2(target / 2.5f))), s);
+                     static_cast<uint32_t>(127 + std::lround(std::log2(target / 2.5f))), s);
     case Precision::Int4G128:
         e = fill(values, l.valueBytes, FillMode::Nibbles, seed, 0, s);
         if (!e)
@@ -183,8 +199,7 @@ __device__ void blockArgmax(float& v, int& idx, float* redV, int* redI)
         }
 }
 
-template <bool Add>
-__device__ void rmsNormBody(const RmsNormParams& p)
+template <bool Add> __device__ void rmsNormBody(const RmsNormParams& p)
 {
     __shared__ float red[32];
     const uint32_t t = blockIdx.x;
@@ -212,8 +227,14 @@ __device__ void rmsNormBody(const RmsNormParams& p)
 
 } // namespace
 
-__global__ void rmsnorm_kernel(RmsNormParams p) { rmsNormBody<false>(p); }
-__global__ void fused_add_rmsnorm_kernel(RmsNormParams p) { rmsNormBody<true>(p); }
+__global__ void rmsnorm_kernel(RmsNormParams p)
+{
+    rmsNormBody<false>(p);
+}
+__global__ void fused_add_rmsnorm_kernel(RmsNormParams p)
+{
+    rmsNormBody<true>(p);
+}
 
 cudaError_t launchRmsNorm(const RmsNormParams& p, cudaStream_t s)
 {
@@ -227,8 +248,8 @@ cudaError_t launchRmsNorm(const RmsNormParams& p, cudaStream_t s)
     return cudaGetLastError();
 }
 
-__global__ void silu_and_mul_kernel(const uint16_t* in, uint16_t* out, uint32_t width, uint32_t rows,
-    const int32_t* slotCount, uint32_t tokensPerSlot)
+__global__ void silu_and_mul_kernel(
+    const uint16_t* in, uint16_t* out, uint32_t width, uint32_t rows, const int32_t* slotCount, uint32_t tokensPerSlot)
 {
     const uint32_t r = blockIdx.y;
     if (slotCount && r / tokensPerSlot >= static_cast<uint32_t>(*slotCount))
@@ -282,8 +303,8 @@ __global__ void rope_kv_append_kernel(RopeParams p)
     const uint32_t half = p.ropeDim / 2, esz = p.fp8 ? 1 : 2;
     for (uint32_t i = threadIdx.x; i < half; i += blockDim.x) {
         // pos * theta^(-2i/dim) reduced modulo 2 pi in double, so large positions stay accurate.
-        const double ang = fmod(static_cast<double>(pos) * pow(static_cast<double>(p.theta), -2.0 * i / p.ropeDim),
-            6.283185307179586);
+        const double ang = fmod(
+            static_cast<double>(pos) * pow(static_cast<double>(p.theta), -2.0 * i / p.ropeDim), 6.283185307179586);
         sincosf(static_cast<float>(ang), &sinT[i], &cosT[i]);
     }
     __syncthreads();
@@ -334,141 +355,18 @@ __global__ void rope_kv_append_kernel(RopeParams p)
 
 cudaError_t launchRopeAppend(const RopeParams& p, cudaStream_t s)
 {
-    if (p.context == 0 || p.ropeDim == 0 || p.ropeDim % 2 || p.ropeDim / 2 > kRopeMaxHalf || !p.q || !p.k || !p.kCache || (p.mla && !p.qLat)
-        || (!p.mla && (!p.v || !p.vCache || p.ropeDim > p.headDim)))
+    if (p.context == 0 || p.ropeDim == 0 || p.ropeDim % 2 || p.ropeDim / 2 > kRopeMaxHalf || !p.q || !p.k || !p.kCache
+        || (p.mla && !p.qLat) || (!p.mla && (!p.v || !p.vCache || p.ropeDim > p.headDim)))
         return cudaErrorInvalidValue;
     rope_kv_append_kernel<<<p.tokens, 256, 0, s>>>(p);
     return cudaGetLastError();
 }
 
 // ---------------------------------------------------------------------------------------------
-// MoE router and combine
-
-constexpr uint32_t kRouterMaxExperts = 1024;
-constexpr uint32_t kRouterMaxTopk = 32;
-
-// One warp per token: softmax and top-k with warp shuffles only; then warp 0 numbers the distinct
-// experts in ascending order (ballot + popc) and every warp writes its token's slot weights.
-__global__ void __launch_bounds__(256) moe_router_topk(RouterParams p)
-{
-    __shared__ float prob[8][kRouterMaxExperts];
-    __shared__ int pickId[8][kRouterMaxTopk];
-    __shared__ float pickW[8][kRouterMaxTopk];
-    __shared__ int slotOf[kRouterMaxExperts];
-    const uint32_t warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
-    for (uint32_t e = threadIdx.x; e < p.experts; e += blockDim.x)
-        slotOf[e] = 0;
-    __syncthreads();
-    if (warp < p.tokens) {
-        float* pr = prob[warp];
-        float mx = -INFINITY;
-        for (uint32_t e = lane; e < p.experts; e += 32) {
-            pr[e] = num::bf16ToFloat(p.logits[uint64_t(warp) * p.experts + e]);
-            mx = fmaxf(mx, pr[e]);
-        }
-        for (int o = 16; o > 0; o >>= 1)
-            mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, o));
-        float sum = 0;
-        for (uint32_t e = lane; e < p.experts; e += 32) {
-            pr[e] = __expf(pr[e] - mx);
-            sum += pr[e];
-        }
-        for (int o = 16; o > 0; o >>= 1)
-            sum += __shfl_xor_sync(0xffffffffu, sum, o);
-        float picked = 0;
-        for (uint32_t r = 0; r < p.topk; ++r) {
-            float v = -1.f;
-            int idx = 0x7fffffff;
-            for (uint32_t e = lane; e < p.experts; e += 32)
-                if (pr[e] > v) { // ascending e per lane: the first maximum wins
-                    v = pr[e];
-                    idx = static_cast<int>(e);
-                }
-            for (int o = 16; o > 0; o >>= 1) {
-                const float ov = __shfl_xor_sync(0xffffffffu, v, o);
-                const int oi = __shfl_xor_sync(0xffffffffu, idx, o);
-                if (ov > v || (ov == v && oi < idx)) {
-                    v = ov;
-                    idx = oi;
-                }
-            }
-            if (lane == 0) {
-                pickId[warp][r] = idx;
-                pickW[warp][r] = v / sum;
-                pr[idx] = -2.f;
-                slotOf[idx] = 1;
-            }
-            picked += v / sum;
-            __syncwarp();
-        }
-        if (lane < p.topk)
-            pickW[warp][lane] /= picked;
-    }
-    __syncthreads();
-    if (warp == 0) {
-        int n = 0;
-        for (uint32_t base = 0; base < p.experts; base += 32) {
-            const uint32_t e = base + lane;
-            const bool used = e < p.experts && slotOf[e];
-            const unsigned mask = __ballot_sync(0xffffffffu, used);
-            if (used) {
-                const int slot = n + __popc(mask & ((1u << lane) - 1));
-                slotOf[e] = slot + 1;
-                p.slotExpert[slot] = p.directPool ? static_cast<int>(e) : slot;
-                p.slotIds[slot] = static_cast<int>(e);
-            }
-            n += __popc(mask);
-        }
-        if (lane == 0)
-            *p.slotCount = n;
-    }
-    __syncthreads();
-    if (warp < p.tokens) {
-        for (uint32_t sl = lane; sl < p.slots; sl += 32)
-            p.slotWeight[warp * p.slots + sl] = 0.f;
-        __syncwarp();
-        if (lane < p.topk)
-            p.slotWeight[warp * p.slots + slotOf[pickId[warp][lane]] - 1] = pickW[warp][lane];
-    }
-}
-
-cudaError_t launchRouterTopk(const RouterParams& p, cudaStream_t s)
-{
-    if (p.experts == 0 || p.experts > kRouterMaxExperts || p.topk == 0 || p.topk > kRouterMaxTopk || p.tokens > 8
-        || p.topk > p.experts || p.slots < (p.tokens * p.topk < p.experts ? p.tokens * p.topk : p.experts))
-        return cudaErrorInvalidValue;
-    moe_router_topk<<<1, 256, 0, s>>>(p);
-    return cudaGetLastError();
-}
-
-__global__ void moe_combine_kernel(CombineParams p)
-{
-    const uint32_t t = blockIdx.y;
-    const int count = *p.slotCount;
-    for (uint32_t j = blockIdx.x * blockDim.x + threadIdx.x; j < p.width; j += gridDim.x * blockDim.x) {
-        float acc = p.shared ? num::bf16ToFloat(p.shared[uint64_t(t) * p.width + j]) : 0.f;
-        for (int sl = 0; sl < count; ++sl) {
-            const float w = p.slotWeight[t * p.slots + sl];
-            if (w != 0.f)
-                acc += w * num::bf16ToFloat(p.expertOut[(uint64_t(sl) * p.tokens + t) * p.width + j]);
-        }
-        p.out[uint64_t(t) * p.width + j] = num::floatToBf16(acc);
-    }
-}
-
-cudaError_t launchMoeCombine(const CombineParams& p, cudaStream_t s)
-{
-    if (p.width == 0 || p.slots == 0 || !p.slotCount)
-        return cudaErrorInvalidValue;
-    moe_combine_kernel<<<dim3((p.width + 255) / 256, p.tokens), 256, 0, s>>>(p);
-    return cudaGetLastError();
-}
-
-// ---------------------------------------------------------------------------------------------
 // Embedding and sampling
 
-__global__ void embedding_lookup_kernel(const int32_t* ids, const uint16_t* table, uint64_t vocabBegin,
-    uint64_t vocabRows, uint32_t width, uint16_t* out)
+__global__ void embedding_lookup_kernel(
+    const int32_t* ids, const uint16_t* table, uint64_t vocabBegin, uint64_t vocabRows, uint32_t width, uint16_t* out)
 {
     const uint32_t t = blockIdx.x;
     const int64_t id = ids[t];
@@ -484,8 +382,8 @@ cudaError_t launchEmbedding(const int32_t* ids, const uint16_t* table, uint64_t 
     return cudaGetLastError();
 }
 
-__global__ void __launch_bounds__(1024) sampling_argmax_kernel(const uint16_t* logits, uint64_t width,
-    uint64_t vocabBegin, SamplePair* out)
+__global__ void __launch_bounds__(1024)
+    sampling_argmax_kernel(const uint16_t* logits, uint64_t width, uint64_t vocabBegin, SamplePair* out)
 {
     __shared__ float redV[32];
     __shared__ int redI[32];
@@ -504,8 +402,8 @@ __global__ void __launch_bounds__(1024) sampling_argmax_kernel(const uint16_t* l
         out[t] = SamplePair { v, static_cast<int32_t>(vocabBegin + idx) };
 }
 
-cudaError_t launchSampleLocal(const uint16_t* logits, uint64_t width, uint64_t vocabBegin, uint32_t tokens,
-    SamplePair* out, cudaStream_t s)
+cudaError_t launchSampleLocal(
+    const uint16_t* logits, uint64_t width, uint64_t vocabBegin, uint32_t tokens, SamplePair* out, cudaStream_t s)
 {
     sampling_argmax_kernel<<<tokens, 1024, 0, s>>>(logits, width, vocabBegin, out);
     return cudaGetLastError();
@@ -528,58 +426,6 @@ __global__ void sampling_final_kernel(const SamplePair* pairs, uint32_t ranks, u
 cudaError_t launchSampleFinal(const SamplePair* pairs, uint32_t ranks, uint32_t tokens, int32_t* next, cudaStream_t s)
 {
     sampling_final_kernel<<<1, 32, 0, s>>>(pairs, ranks, tokens, next);
-    return cudaGetLastError();
-}
-
-// ---------------------------------------------------------------------------------------------
-// DSA indexer key scan: one warp per cached row at a time, one lane per indexer head (two above 32).
-
-constexpr uint32_t kIndexMaxDim = 256;
-
-__global__ void __launch_bounds__(256) dsa_indexer_scores_kernel(IndexerScanParams p)
-{
-    extern __shared__ float qs[]; // [heads][dim]
-    __shared__ float rowBuf[8][kIndexMaxDim];
-    const uint32_t t = blockIdx.y, warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
-    for (uint32_t i = threadIdx.x; i < p.heads * p.dim; i += blockDim.x)
-        qs[i] = num::bf16ToFloat(p.q[uint64_t(t) * p.heads * p.dim + i]);
-    __syncthreads();
-    const float w0 = lane < p.heads ? num::bf16ToFloat(p.w[t * p.heads + lane]) : 0.f;
-    const float w1 = lane + 32 < p.heads ? num::bf16ToFloat(p.w[t * p.heads + lane + 32]) : 0.f;
-    const uint32_t rowsPerBlock = 8 * 16;
-    const uint64_t r0 = uint64_t(blockIdx.x) * rowsPerBlock;
-    for (uint64_t r = r0 + warp; r < p.rows && r < r0 + rowsPerBlock; r += 8) {
-        const uint8_t* key = p.keys + (uint64_t(t) * p.context + r) * p.dim;
-        for (uint32_t j = lane * 4; j < p.dim; j += 128) {
-            const uint32_t v = *reinterpret_cast<const uint32_t*>(key + j);
-            for (int b = 0; b < 4; ++b)
-                rowBuf[warp][j + b] = num::e4m3ToFloat(static_cast<uint8_t>(v >> (8 * b)));
-        }
-        __syncwarp();
-        float d0 = 0.f, d1 = 0.f;
-        const float* q0 = qs + lane * p.dim;
-        for (uint32_t j = 0; j < p.dim; ++j) {
-            const float k = rowBuf[warp][j];
-            d0 += lane < p.heads ? q0[j] * k : 0.f;
-            d1 += lane + 32 < p.heads ? q0[32 * p.dim + j] * k : 0.f;
-        }
-        float s = w0 * fmaxf(d0, 0.f) + w1 * fmaxf(d1, 0.f);
-        for (int o = 16; o > 0; o >>= 1)
-            s += __shfl_xor_sync(0xffffffffu, s, o);
-        if (lane == 0)
-            p.out[uint64_t(t) * p.rows + r] = num::floatToBf16(s * p.scales[uint64_t(t) * p.context + r]);
-        __syncwarp();
-    }
-}
-
-cudaError_t launchIndexerScan(const IndexerScanParams& p, cudaStream_t s)
-{
-    if (p.heads == 0 || p.heads > 64 || p.dim == 0 || p.dim % 16 || p.dim > kIndexMaxDim || p.rows == 0
-        || p.rows > p.context || size_t(p.heads) * p.dim * 4 > 40 * 1024)
-        return cudaErrorInvalidValue;
-    const size_t smem = size_t(p.heads) * p.dim * 4;
-    const unsigned blocks = static_cast<unsigned>((p.rows + 127) / 128);
-    dsa_indexer_scores_kernel<<<dim3(blocks, p.tokens), 256, smem, s>>>(p);
     return cudaGetLastError();
 }
 

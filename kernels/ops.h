@@ -22,18 +22,18 @@ struct SamplePair {
 
 // Random but valid contents: bf16 values in [-scale, scale], FP8/FP4/INT4 codes without NaN and
 // scales that keep dot products of order one. Deterministic in `seed`.
-cudaError_t launchFillWeights(const WeightLayout& layout, uint8_t* values, uint8_t* scales, uint64_t seed,
-    cudaStream_t stream);
+cudaError_t launchFillWeights(
+    const WeightLayout& layout, uint8_t* values, uint8_t* scales, uint64_t seed, cudaStream_t stream);
 cudaError_t launchFillBf16(uint16_t* p, uint64_t count, float scale, uint64_t seed, cudaStream_t stream);
 cudaError_t launchFillBytes(uint8_t* p, uint64_t bytes, bool fp8Codes, uint64_t seed, cudaStream_t stream);
 
 struct RmsNormParams {
     const uint16_t* in = nullptr; // [tokens][ld]
     uint16_t* residual = nullptr; // [tokens][width], used when add
-    uint16_t* out = nullptr;      // [tokens][ld]
+    uint16_t* out = nullptr; // [tokens][ld]
     const uint16_t* gamma = nullptr;
     uint32_t width = 0, ld = 0, tokens = 1;
-    bool add = false;   // residual += in (or = in when reset), normalise residual
+    bool add = false; // residual += in (or = in when reset), normalise residual
     bool reset = false;
     float eps = 1e-6f;
 };
@@ -66,39 +66,39 @@ cudaError_t launchRopeAppend(const RopeParams& p, cudaStream_t stream);
 struct RouterParams {
     const uint16_t* logits = nullptr; // [tokens][experts]
     uint32_t experts = 0, topk = 0, tokens = 1, slots = 0;
-    bool directPool = true;       // slotExpert = expert id (all experts stored) or the slot index
+    bool directPool = true; // slotExpert = expert id (all experts stored) or the slot index
     int32_t* slotExpert = nullptr; // [slots] weight-pool index per slot
-    int32_t* slotCount = nullptr;  // distinct experts touched
-    int32_t* slotIds = nullptr;    // [slots] expert id per slot (for checks and traces)
-    float* slotWeight = nullptr;   // [tokens][slots] routing weight, 0 where not routed
+    int32_t* slotCount = nullptr; // distinct experts touched
+    int32_t* slotIds = nullptr; // [slots] expert id per slot (for checks and traces)
+    float* slotWeight = nullptr; // [tokens][slots] routing weight, 0 where not routed
 };
 cudaError_t launchRouterTopk(const RouterParams& p, cudaStream_t stream);
 
 struct CombineParams {
     const uint16_t* expertOut = nullptr; // [slots][tokens][width]
-    const float* slotWeight = nullptr;   // [tokens][slots]
+    const float* slotWeight = nullptr; // [tokens][slots]
     const int32_t* slotCount = nullptr;
-    const uint16_t* shared = nullptr;    // [tokens][width] or null
-    uint16_t* out = nullptr;             // [tokens][width]
+    const uint16_t* shared = nullptr; // [tokens][width] or null
+    uint16_t* out = nullptr; // [tokens][width]
     uint32_t width = 0, tokens = 1, slots = 0;
 };
 cudaError_t launchMoeCombine(const CombineParams& p, cudaStream_t stream);
 
 cudaError_t launchEmbedding(const int32_t* tokenIds, const uint16_t* table, uint64_t vocabBegin, uint64_t vocabRows,
     uint32_t width, uint32_t tokens, uint16_t* out, cudaStream_t stream);
-cudaError_t launchSampleLocal(const uint16_t* logits, uint64_t width, uint64_t vocabBegin, uint32_t tokens,
-    SamplePair* out, cudaStream_t stream);
-cudaError_t launchSampleFinal(const SamplePair* pairs, uint32_t ranks, uint32_t tokens, int32_t* next,
-    cudaStream_t stream);
+cudaError_t launchSampleLocal(
+    const uint16_t* logits, uint64_t width, uint64_t vocabBegin, uint32_t tokens, SamplePair* out, cudaStream_t stream);
+cudaError_t launchSampleFinal(
+    const SamplePair* pairs, uint32_t ranks, uint32_t tokens, int32_t* next, cudaStream_t stream);
 
 // DSA indexer key scan: score[t][r] = scale[t][r] * sum_h w[t][h] * relu(q[t][h] . key[t][r]) for every
 // cached row r < rows; keys FP8 E4M3 [tokens][context][dim] with an FP32 scale per row.
 struct IndexerScanParams {
-    const uint16_t* q = nullptr;     // [tokens][heads][dim] bf16
-    const uint16_t* w = nullptr;     // [tokens][heads] bf16
+    const uint16_t* q = nullptr; // [tokens][heads][dim] bf16
+    const uint16_t* w = nullptr; // [tokens][heads] bf16
     const uint8_t* keys = nullptr;
-    const float* scales = nullptr;   // [tokens][context]
-    uint16_t* out = nullptr;         // [tokens][rows] bf16
+    const float* scales = nullptr; // [tokens][context]
+    uint16_t* out = nullptr; // [tokens][rows] bf16
     uint32_t heads = 0, dim = 0, tokens = 1;
     uint64_t context = 0, rows = 0;
 };
@@ -108,6 +108,7 @@ cudaError_t launchIndexerScan(const IndexerScanParams& p, cudaStream_t stream);
 cudaError_t launchStragglerDelay(uint64_t ns, unsigned long long* injected, cudaStream_t stream);
 cudaError_t launchEmptyKernel(cudaStream_t stream);
 // Sums `bytes` (a multiple of 16) into *sink: the HBM read-bandwidth probe.
-cudaError_t launchReadProbe(const uint8_t* p, uint64_t bytes, unsigned long long* sink, int smCount, cudaStream_t stream);
+cudaError_t launchReadProbe(
+    const uint8_t* p, uint64_t bytes, unsigned long long* sink, int smCount, cudaStream_t stream);
 
 } // namespace gapscope::kernels

@@ -53,8 +53,8 @@ std::string slurp(const std::string& path)
     return ss.str();
 }
 
-[[noreturn]] void childMain(uint32_t rank, uint32_t ranks, int toParent, int fromParent, const std::string& dir,
-    const RankGroup::RankMain& fn)
+[[noreturn]] void childMain(
+    uint32_t rank, uint32_t ranks, int toParent, int fromParent, const std::string& dir, const RankGroup::RankMain& fn)
 {
     ncclUniqueId id;
     std::memset(&id, 0, sizeof(id));

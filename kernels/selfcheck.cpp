@@ -7,9 +7,9 @@
 #include "kernels/numerics.h"
 #include "kernels/ops.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
-#include <algorithm>
 #include <random>
 
 namespace gapscope::kernels {
@@ -36,15 +36,10 @@ struct DevBuf {
         GS_CUDA(cudaMemset(p, 0, bytes ? bytes : 1));
         return Status::ok();
     }
-    template <typename T>
-    T* as() const
-    {
-        return static_cast<T*>(p);
-    }
+    template <typename T> T* as() const { return static_cast<T*>(p); }
 };
 
-template <typename T>
-Status download(std::vector<T>& out, const DevBuf& b)
+template <typename T> Status download(std::vector<T>& out, const DevBuf& b)
 {
     out.resize(b.n / sizeof(T));
     GS_CUDA(cudaDeviceSynchronize());
@@ -52,8 +47,7 @@ Status download(std::vector<T>& out, const DevBuf& b)
     return Status::ok();
 }
 
-template <typename T>
-Status upload(DevBuf& b, const std::vector<T>& v)
+template <typename T> Status upload(DevBuf& b, const std::vector<T>& v)
 {
     GS_TRY(b.alloc(v.size() * sizeof(T)));
     GS_CUDA(cudaMemcpy(b.p, v.data(), v.size() * sizeof(T), cudaMemcpyHostToDevice));
@@ -100,13 +94,14 @@ Status checkGemv(Precision prec, uint32_t rows, uint32_t cols, uint32_t tokens, 
     std::string why;
     if (!WeightLayout::make(prec, rows, cols, l, &why))
         return Status::error(why);
-    const uint64_t scaleOff = (l.valueBytes + 255) / 256 * 256, groupBytes = scaleOff + (l.scaleBytes + 255) / 256 * 256;
+    const uint64_t scaleOff = (l.valueBytes + 255) / 256 * 256,
+                   groupBytes = scaleOff + (l.scaleBytes + 255) / 256 * 256;
     const uint32_t pool = indirect ? groups + 2 : groups;
     DevBuf w, x, y, slotExpert, slotCount;
     GS_TRY(w.alloc(groupBytes * pool));
     for (uint32_t g = 0; g < pool; ++g)
-        GS_CUDA(launchFillWeights(l, w.as<uint8_t>() + g * groupBytes, w.as<uint8_t>() + g * groupBytes + scaleOff,
-            rng(), nullptr));
+        GS_CUDA(launchFillWeights(
+            l, w.as<uint8_t>() + g * groupBytes, w.as<uint8_t>() + g * groupBytes + scaleOff, rng(), nullptr));
     const uint64_t xGroup = indirect ? 0 : uint64_t(tokens) * cols;
     auto xs = randomBf16(xGroup * groups + uint64_t(tokens) * cols, rng);
     GS_TRY(upload(x, xs));
@@ -183,7 +178,8 @@ Status checkNorm(std::mt19937& rng, Report& rep)
     for (uint32_t t = 0; t < tokens; ++t) {
         std::vector<double> x(width);
         for (uint32_t j = 0; j < width; ++j)
-            x[j] = num::bf16ToFloat(num::floatToBf16(num::bf16ToFloat(in[t * ld + j]) + num::bf16ToFloat(res[t * width + j])));
+            x[j] = num::bf16ToFloat(
+                num::floatToBf16(num::bf16ToFloat(in[t * ld + j]) + num::bf16ToFloat(res[t * width + j])));
         auto n = ref::rmsnorm(x, gamma.data(), 1e-6);
         r.insert(r.end(), n.begin(), n.end());
         for (uint32_t j = 0; j < width; ++j)
@@ -208,12 +204,13 @@ Status checkNorm(std::mt19937& rng, Report& rep)
     return Status::ok();
 }
 
-Status checkAttention(bool mla, bool fp8, uint32_t qHeads, uint32_t kvHeads, uint32_t dk, uint32_t dv,
-    uint64_t context, uint64_t rows, uint32_t tokens, uint32_t splits, std::mt19937& rng, Report& rep)
+Status checkAttention(bool mla, bool fp8, uint32_t qHeads, uint32_t kvHeads, uint32_t dk, uint32_t dv, uint64_t context,
+    uint64_t rows, uint32_t tokens, uint32_t splits, std::mt19937& rng, Report& rep)
 {
     const uint32_t esz = fp8 ? 1 : 2;
     auto q = randomBf16(uint64_t(tokens) * qHeads * dk, rng);
-    const uint64_t kElems = uint64_t(tokens) * kvHeads * context * dk, vElems = uint64_t(tokens) * kvHeads * context * dv;
+    const uint64_t kElems = uint64_t(tokens) * kvHeads * context * dk,
+                   vElems = uint64_t(tokens) * kvHeads * context * dv;
     DevBuf dq, dk_, dv_, dout, ws;
     GS_TRY(upload(dq, q));
     GS_TRY(dk_.alloc(kElems * esz));
@@ -459,7 +456,8 @@ Status checkIndexerScan(std::mt19937& rng, Report& rep)
             for (uint32_t h = 0; h < H; ++h) {
                 double d = 0;
                 for (uint32_t j = 0; j < D; ++j)
-                    d += num::bf16ToFloat(q[(uint64_t(t) * H + h) * D + j]) * num::e4m3ToFloat(kh[(t * ctx + r) * D + j]);
+                    d += num::bf16ToFloat(q[(uint64_t(t) * H + h) * D + j])
+                        * num::e4m3ToFloat(kh[(t * ctx + r) * D + j]);
                 acc += num::bf16ToFloat(w[t * H + h]) * std::max(d, 0.0);
             }
             ref.push_back(acc * sc[t * ctx + r]);
@@ -561,8 +559,8 @@ Status checkSlowTail(std::mt19937& rng, Report& rep)
 
 } // namespace
 
-Status SelfCheck::run(uint32_t rank, uint32_t ranks, const ncclUniqueId& id, std::vector<std::string>& lines,
-    int& failures)
+Status SelfCheck::run(
+    uint32_t rank, uint32_t ranks, const ncclUniqueId& id, std::vector<std::string>& lines, int& failures)
 {
     int count = 0;
     GS_CUDA(cudaGetDeviceCount(&count));

@@ -19,8 +19,8 @@ namespace gapscope::kernels {
 class SelfCheck {
 public:
     // Returns an error for CUDA/NCCL failures; failed comparisons are reported in `lines` and counted.
-    static Status run(uint32_t rank, uint32_t ranks, const ncclUniqueId& id, std::vector<std::string>& lines,
-        int& failures);
+    static Status run(
+        uint32_t rank, uint32_t ranks, const ncclUniqueId& id, std::vector<std::string>& lines, int& failures);
 };
 
 } // namespace gapscope::kernels

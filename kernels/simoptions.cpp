@@ -45,8 +45,7 @@ bool usToNs(const std::string& s, uint64_t& out)
     return true;
 }
 
-template <typename T>
-bool toU32(const std::string& s, T& out)
+template <typename T> bool toU32(const std::string& s, T& out)
 {
     uint64_t v = 0;
     if (!toU64(s, v) || v > 0xffffffffull)
@@ -61,7 +60,8 @@ Status parseSlow(const std::string& v, Pathologies& p)
     double f = 0;
     if (colon == std::string::npos || !model::parseComponent(v.substr(0, colon), p.slowComponent)
         || !toDouble(v.substr(colon + 1), f) || f <= 1.0 || f > 1000.0)
-        return Status::error("--slow expects COMPONENT:FACTOR with FACTOR > 1, e.g. routed_experts:2 (got '" + v + "')");
+        return Status::error(
+            "--slow expects COMPONENT:FACTOR with FACTOR > 1, e.g. routed_experts:2 (got '" + v + "')");
     p.slow = true;
     p.slowFactor = f;
     return Status::ok();
@@ -76,7 +76,10 @@ Status bad(const std::string& opt, const std::string& v, const char* what)
 
 } // namespace
 
-const char* toString(LaunchMode m) { return m == LaunchMode::Eager ? "eager" : "graph"; }
+const char* toString(LaunchMode m)
+{
+    return m == LaunchMode::Eager ? "eager" : "graph";
+}
 
 json::Value Pathologies::toJson() const
 {
@@ -105,8 +108,8 @@ Expected<SimOptions> SimOptions::validate() const
     if (steps == 0)
         return Status::error("--steps must be at least 1");
     if (path.stragglerRank >= 0 && static_cast<uint32_t>(path.stragglerRank) >= plan.tp)
-        return Status::error("--straggler-rank " + std::to_string(path.stragglerRank) + " is not below --tp "
-            + std::to_string(plan.tp));
+        return Status::error(
+            "--straggler-rank " + std::to_string(path.stragglerRank) + " is not below --tp " + std::to_string(plan.tp));
     if ((path.stragglerRank >= 0) != (path.stragglerNs > 0))
         return Status::error("--straggler-rank and --straggler-us go together");
     if (path.stragglerEvery == 0)
@@ -128,8 +131,9 @@ Status parsePrecisionList(const std::string& text, PlanOptions& plan)
         const size_t eq = item.find('=');
         model::Precision p;
         if (eq == std::string::npos || !model::parsePrecision(item.substr(eq + 1), p))
-            return Status::error("--precision: '" + item + "' is not COMPONENT=FORMAT (formats: bf16, fp16, fp8, "
-                                                            "fp8-block128, nvfp4, mxfp4, int4-g128)");
+            return Status::error("--precision: '" + item
+                + "' is not COMPONENT=FORMAT (formats: bf16, fp16, fp8, "
+                  "fp8-block128, nvfp4, mxfp4, int4-g128)");
         const std::string comp = item.substr(0, eq);
         model::Component c;
         if (comp == "all")
@@ -186,17 +190,29 @@ Expected<SimOptions> SimOptions::parse(const std::vector<std::string>& args, boo
     auto us = [](uint64_t& t, const char* n) {
         return [&t, n](const std::string& v) { return usToNs(v, t) ? Status::ok() : bad(n, v, "microseconds"); };
     };
-    opts["--model"] = [&](const std::string& v) { o.model = v; return Status::ok(); };
+    opts["--model"] = [&](const std::string& v) {
+        o.model = v;
+        return Status::ok();
+    };
     opts["--tp"] = u32(o.plan.tp, "--tp");
     opts["--batch"] = u32(o.plan.batch, "--batch");
-    opts["--context"] = [&](const std::string& v) { return toU64(v, o.plan.context) ? Status::ok() : bad("--context", v, "a count"); };
+    opts["--context"] = [&](const std::string& v) {
+        return toU64(v, o.plan.context) ? Status::ok() : bad("--context", v, "a count");
+    };
     opts["--layers"] = u32(o.plan.layers, "--layers");
     opts["--precision"] = [&](const std::string& v) { return parsePrecisionList(v, o.plan); };
     opts["--steps"] = u32(o.steps, "--steps");
     opts["--warmup"] = u32(o.warmup, "--warmup");
-    opts["--seed"] = [&](const std::string& v) { return toU64(v, o.seed) ? Status::ok() : bad("--seed", v, "a number"); };
-    opts["--truth"] = [&](const std::string& v) { o.truthPath = v; return Status::ok(); };
-    opts["--profile"] = [&](const std::string& v) { o.profilePath = v; return Status::ok(); };
+    opts["--seed"]
+        = [&](const std::string& v) { return toU64(v, o.seed) ? Status::ok() : bad("--seed", v, "a number"); };
+    opts["--truth"] = [&](const std::string& v) {
+        o.truthPath = v;
+        return Status::ok();
+    };
+    opts["--profile"] = [&](const std::string& v) {
+        o.profilePath = v;
+        return Status::ok();
+    };
     opts["--mode"] = [&](const std::string& v) {
         if (v != "eager" && v != "graph")
             return bad("--mode", v, "eager or graph");

@@ -18,7 +18,10 @@ namespace {
 constexpr uint64_t kAlign = 256;
 constexpr uint32_t kNoLayer = 0xffffffffu;
 
-uint64_t align(uint64_t v) { return (v + kAlign - 1) / kAlign * kAlign; }
+uint64_t align(uint64_t v)
+{
+    return (v + kAlign - 1) / kAlign * kAlign;
+}
 
 uint64_t nowNs()
 {
@@ -41,7 +44,10 @@ void CUDART_CB hostDelayCallback(void* p)
     d->injected.fetch_add(SimRank::hostSpin(d->ns), std::memory_order_relaxed);
 }
 
-bool isCollective(OpKind k) { return k == OpKind::AllReduce || k == OpKind::AllGather; }
+bool isCollective(OpKind k)
+{
+    return k == OpKind::AllReduce || k == OpKind::AllGather;
+}
 
 } // namespace
 
@@ -77,8 +83,8 @@ SimRank::~SimRank()
             cudaEventDestroy(e);
     if (m_comm)
         ncclCommDestroy(m_comm);
-    for (void* p : { static_cast<void*>(m_weightArena), static_cast<void*>(m_cacheArena),
-             static_cast<void*>(m_actArena) })
+    for (void* p :
+        { static_cast<void*>(m_weightArena), static_cast<void*>(m_cacheArena), static_cast<void*>(m_actArena) })
         if (p)
             cudaFree(p);
     if (m_hostCounters)
@@ -140,8 +146,8 @@ Status SimRank::assignWeights(uint64_t& off, bool allExperts)
             const auto& lay = op.gemv.layout;
             r.scaleOffset = align(lay.valueBytes);
             r.groupBytes = r.scaleOffset + align(lay.scaleBytes);
-            const uint64_t groups = op.gemv.indirect ? (allExperts ? op.gemv.poolExperts : m_plan.expertSlots())
-                                                     : op.gemv.groups;
+            const uint64_t groups
+                = op.gemv.indirect ? (allExperts ? op.gemv.poolExperts : m_plan.expertSlots()) : op.gemv.groups;
             r.weights = reinterpret_cast<uint8_t*>(off);
             off += r.groupBytes * groups;
         } else if (op.kind == OpKind::RmsNorm) {
@@ -179,13 +185,14 @@ Status SimRank::allocate()
     const uint64_t cache = m_plan.cacheStorageBytes();
     const uint64_t all = m_plan.weightStorageBytes(true), touched = m_plan.weightStorageBytes(false);
     const uint64_t budget = freeB > (2ull << 30) ? freeB - (2ull << 30) : 0;
-    m_allExperts = m_opt.expertPool == ExpertPool::All
-        || (m_opt.expertPool == ExpertPool::Auto && all + cache <= budget);
+    m_allExperts
+        = m_opt.expertPool == ExpertPool::All || (m_opt.expertPool == ExpertPool::Auto && all + cache <= budget);
     const uint64_t need = (m_allExperts ? all : touched) + cache;
     if (need > budget)
         return Status::error("rank " + std::to_string(m_rank) + ": needs " + std::to_string(need >> 20)
-            + " MiB of weights and KV cache, " + std::to_string(budget >> 20) + " MiB free (use fewer --layers, a "
-            "smaller --context or a larger --tp)");
+            + " MiB of weights and KV cache, " + std::to_string(budget >> 20)
+            + " MiB free (use fewer --layers, a "
+              "smaller --context or a larger --tp)");
     uint64_t off = align(vl * cfg.hidden * 2); // embedding slice first
     m_ops.clear();
     GS_TRY(assignWeights(off, m_allExperts));
@@ -278,8 +285,8 @@ Status SimRank::fillData()
         auto& r = m_ops[i];
         const PlanOp& op = *r.op;
         if (op.kind == OpKind::Gemv) {
-            const uint64_t groups = op.gemv.indirect ? (m_allExperts ? op.gemv.poolExperts : m_plan.expertSlots())
-                                                     : op.gemv.groups;
+            const uint64_t groups
+                = op.gemv.indirect ? (m_allExperts ? op.gemv.poolExperts : m_plan.expertSlots()) : op.gemv.groups;
             for (uint64_t g = 0; g < groups; ++g)
                 GS_CUDA(launchFillWeights(op.gemv.layout, r.weights + g * r.groupBytes,
                     r.weights + g * r.groupBytes + r.scaleOffset, seed + n++, m_stream));
@@ -319,190 +326,6 @@ Status SimRank::fillData()
     GS_CUDA(launchFillBf16(buf(Buf::Residual), m_plan.bufferElems(Buf::Residual), 1.0f, seed + n++, m_stream));
     GS_CUDA(cudaStreamSynchronize(m_stream));
     return Status::ok();
-}
-
-Status SimRank::launchGemvOp(const OpRes& r, cudaStream_t s, bool inject)
-{
-    const GemvOp& g = r.op->gemv;
-    GemvParams p;
-    p.values = r.weights;
-    p.scales = g.layout.scaleBytes ? r.weights + r.scaleOffset : nullptr;
-    p.valueGroupStride = p.scaleGroupStride = r.groupBytes;
-    p.auxOffset = g.layout.auxOffset;
-    p.x = buf(g.in) + g.inOffset;
-    p.xLd = g.inLd;
-    p.xGroupStride = g.inGroupStride;
-    p.y = buf(g.out) + g.outOffset;
-    p.yLd = g.outLd;
-    p.yGroupStride = g.outGroupStride;
-    p.rows = static_cast<uint32_t>(g.layout.rows);
-    p.cols = static_cast<uint32_t>(g.layout.cols);
-    p.tokens = m_opt.plan.batch;
-    p.groups = g.indirect ? m_plan.expertSlots() : g.groups;
-    if (g.indirect) {
-        p.slotExpert = m_slotExpert;
-        p.slotCount = m_slotCount;
-    }
-    p.tail = inject ? r.tail : nullptr;
-    const cudaError_t e = launchGemv(g.layout.precision, p, s);
-    if (e != cudaSuccess)
-        return Status::error(r.op->name + ": GEMV launch failed: " + cudaGetErrorString(e));
-    return Status::ok();
-}
-
-Status SimRank::launchAttentionOp(const OpRes& r, cudaStream_t s, bool inject)
-{
-    const AttentionOp& a = r.op->attn;
-    const uint32_t B = m_opt.plan.batch;
-    const bool fp8 = a.cache == model::Precision::Fp8;
-    if (r.op->kind == OpKind::RopeAppend) {
-        RopeParams p;
-        p.mla = a.mla;
-        p.fp8 = fp8;
-        p.tokens = B;
-        p.qHeads = a.qHeads;
-        p.kvHeads = a.kvHeads;
-        p.headDim = a.headDimK;
-        p.ropeDim = a.ropeDim;
-        p.context = a.context;
-        p.q = buf(Buf::Q);
-        const auto& cfg = m_plan.config();
-        p.qStride = cfg.qkNopeHeadDim + cfg.qkRopeHeadDim;
-        p.qRopeOffset = cfg.qkNopeHeadDim;
-        p.kvLatent = a.headDimV;
-        p.k = buf(Buf::Kv);
-        p.v = buf(Buf::V);
-        p.qLat = buf(Buf::QLat);
-        p.kCache = r.kCache;
-        p.vCache = r.vCache;
-        GS_CUDA(launchRopeAppend(p, s));
-        return Status::ok();
-    }
-    AttentionParams p;
-    p.mla = a.mla;
-    p.fp8 = fp8;
-    p.q = buf(r.op->in);
-    p.qHeadStride = a.headDimK;
-    p.qTokenStride = uint64_t(a.qHeads) * a.headDimK;
-    p.kCache = r.kCache;
-    p.vCache = r.vCache;
-    p.kRowStride = a.headDimK;
-    p.vRowStride = a.mla ? a.headDimK : a.headDimV;
-    p.context = a.context;
-    p.rows = a.rows;
-    p.qHeads = a.qHeads;
-    p.kvHeads = a.kvHeads;
-    p.dk = a.headDimK;
-    p.dv = a.headDimV;
-    p.tokens = B;
-    p.scale = a.scale;
-    p.workspace = m_attnWorkspace;
-    p.out = buf(r.op->out);
-    p.tail = inject ? r.tail : nullptr;
-    const cudaError_t e = launchAttention(p, m_smCount, s);
-    if (e != cudaSuccess)
-        return Status::error(r.op->name + ": attention launch failed: " + cudaGetErrorString(e));
-    return Status::ok();
-}
-
-Status SimRank::launchMiscOp(const OpRes& r, cudaStream_t s)
-{
-    const PlanOp& op = *r.op;
-    const auto& cfg = m_plan.config();
-    const uint32_t B = m_opt.plan.batch, tp = m_opt.plan.tp;
-    const uint64_t vl = (cfg.vocab + tp - 1) / tp;
-    switch (op.kind) {
-    case OpKind::Embedding:
-        GS_CUDA(launchEmbedding(m_tokens, m_embedding, m_rank * vl, vl, static_cast<uint32_t>(cfg.hidden), B,
-            buf(op.out), s));
-        break;
-    case OpKind::RmsNorm: {
-        RmsNormParams p;
-        p.in = buf(op.in);
-        p.residual = buf(Buf::Residual);
-        p.out = buf(op.out);
-        p.gamma = reinterpret_cast<const uint16_t*>(r.weights);
-        p.width = static_cast<uint32_t>(op.width);
-        p.ld = static_cast<uint32_t>(op.ld);
-        p.tokens = B;
-        p.add = op.flag;
-        p.reset = op.resetResidual;
-        GS_CUDA(launchRmsNorm(p, s));
-        break;
-    }
-    case OpKind::SiluMul:
-        GS_CUDA(launchSiluMul(buf(op.in), buf(op.out), static_cast<uint32_t>(op.width), B * op.groups,
-            op.flag ? m_slotCount : nullptr, B, s));
-        break;
-    case OpKind::RouterTopk: {
-        RouterParams p;
-        p.logits = buf(op.in);
-        p.experts = static_cast<uint32_t>(op.width);
-        p.topk = op.groups;
-        p.tokens = B;
-        p.slots = m_plan.expertSlots();
-        p.directPool = m_allExperts;
-        p.slotExpert = m_slotExpert;
-        p.slotCount = m_slotCount;
-        p.slotIds = m_slotIds;
-        p.slotWeight = m_slotWeight;
-        GS_CUDA(launchRouterTopk(p, s));
-        break;
-    }
-    case OpKind::MoeCombine: {
-        CombineParams p;
-        p.expertOut = buf(op.in);
-        p.slotWeight = m_slotWeight;
-        p.slotCount = m_slotCount;
-        p.shared = op.aux == Buf::None ? nullptr : buf(op.aux);
-        p.out = buf(op.out);
-        p.width = static_cast<uint32_t>(op.width);
-        p.tokens = B;
-        p.slots = op.groups;
-        GS_CUDA(launchMoeCombine(p, s));
-        break;
-    }
-    case OpKind::AllReduce:
-        GS_NCCL(ncclAllReduce(buf(op.in), buf(op.out), op.width, ncclBfloat16, ncclSum, m_comm, s));
-        break;
-    case OpKind::SampleLocal:
-        GS_CUDA(launchSampleLocal(buf(op.in), op.width, m_rank * vl, B, static_cast<SamplePair*>(m_localPairs), s));
-        break;
-    case OpKind::AllGather:
-        GS_NCCL(ncclAllGather(m_localPairs, m_gatheredPairs, uint64_t(B) * sizeof(SamplePair), ncclUint8, m_comm, s));
-        break;
-    case OpKind::SampleFinal:
-        GS_CUDA(launchSampleFinal(static_cast<const SamplePair*>(tp > 1 ? m_gatheredPairs : m_localPairs), tp, B,
-            m_tokens, s));
-        break;
-    case OpKind::IndexerScan: {
-        IndexerScanParams p;
-        p.q = buf(op.in);
-        p.w = buf(op.aux);
-        p.keys = r.kCache;
-        p.scales = reinterpret_cast<const float*>(r.vCache);
-        p.out = buf(op.out);
-        p.heads = static_cast<uint32_t>(op.width);
-        p.dim = static_cast<uint32_t>(op.ld);
-        p.tokens = B;
-        p.context = op.attn.context;
-        p.rows = op.attn.rows;
-        GS_CUDA(launchIndexerScan(p, s));
-        break;
-    }
-    default: return Status::error(op.name + ": not a misc op");
-    }
-    return Status::ok();
-}
-
-Status SimRank::launchOp(const OpRes& r, cudaStream_t s, bool inject)
-{
-    switch (r.op->kind) {
-    case OpKind::Gemv: return launchGemvOp(r, s, inject);
-    case OpKind::Attention:
-    case OpKind::RopeAppend: return launchAttentionOp(r, s, inject);
-    default: return launchMiscOp(r, s);
-    }
 }
 
 bool SimRank::delayBefore(const OpRes& r) const

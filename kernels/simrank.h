@@ -47,7 +47,7 @@ public:
 private:
     struct OpRes {
         const PlanOp* op = nullptr;
-        uint32_t layer = 0;     // UINT32_MAX for head/tail ops
+        uint32_t layer = 0; // UINT32_MAX for head/tail ops
         uint8_t* weights = nullptr; // group 0 values; scales at +scaleOffset; groups every groupBytes
         uint64_t scaleOffset = 0, groupBytes = 0;
         uint8_t* kCache = nullptr;
@@ -86,7 +86,7 @@ private:
     std::vector<cudaGraphExec_t> m_graphs;
     std::vector<cudaEvent_t> m_segBegin, m_segEnd;
     std::vector<cudaEvent_t> m_delayEv; // pairs around every host delay: the GPU idle it caused
-    size_t m_delayCount = 0;            // delay points per step
+    size_t m_delayCount = 0; // delay points per step
     cudaEvent_t m_stepStart[2] = {}, m_stepEnd = nullptr;
     bool m_allExperts = true;
     uint8_t* m_weightArena = nullptr;

@@ -14,8 +14,8 @@ namespace gapscope::kernels {
 
 struct SlowTail {
     unsigned long long startNs; // start of block 0 in the current launch (~0 between launches)
-    unsigned int done;          // blocks finished in the current launch
-    float factor;               // total duration / work duration (> 1)
+    unsigned int done; // blocks finished in the current launch
+    float factor; // total duration / work duration (> 1)
     unsigned long long* injectedNs; // accumulated extra time, read by the host after each step
 };
 
@@ -52,7 +52,8 @@ __device__ __forceinline__ void slowTailEnd(SlowTail* tail)
     const unsigned long long now = globalTimerNs();
     const unsigned long long start = *static_cast<volatile unsigned long long*>(&tail->startNs);
     const unsigned long long work = start != ~0ull && now > start ? now - start : 0;
-    const unsigned long long until = now + static_cast<unsigned long long>(static_cast<double>(work) * (tail->factor - 1.0f));
+    const unsigned long long until
+        = now + static_cast<unsigned long long>(static_cast<double>(work) * (tail->factor - 1.0f));
     unsigned long long t = now;
     while (t < until)
         t = globalTimerNs();

@@ -9,17 +9,23 @@ uint32_t WeightLayout::elementsPerVector(Precision p)
 {
     switch (p) {
     case Precision::Bf16:
-    case Precision::Fp16: return 8;
+    case Precision::Fp16:
+        return 8;
     case Precision::Fp8:
-    case Precision::Fp8Block128: return 16;
+    case Precision::Fp8Block128:
+        return 16;
     case Precision::Nvfp4:
     case Precision::Mxfp4:
-    case Precision::Int4G128: return 32;
+    case Precision::Int4G128:
+        return 32;
     }
     return 8;
 }
 
-static uint64_t ceilDiv(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
+static uint64_t ceilDiv(uint64_t a, uint64_t b)
+{
+    return (a + b - 1) / b;
+}
 
 bool WeightLayout::make(Precision p, uint64_t rows, uint64_t cols, WeightLayout& out, std::string* error)
 {
@@ -37,7 +43,9 @@ bool WeightLayout::make(Precision p, uint64_t rows, uint64_t cols, WeightLayout&
     const uint64_t n = rows * cols;
     switch (p) {
     case Precision::Bf16:
-    case Precision::Fp16: l.valueBytes = n * 2; break;
+    case Precision::Fp16:
+        l.valueBytes = n * 2;
+        break;
     case Precision::Fp8:
         l.valueBytes = n;
         l.scaleBytes = 4;

@@ -22,11 +22,11 @@ namespace gapscope::kernels {
 
 struct WeightLayout {
     model::Precision precision = model::Precision::Bf16;
-    uint64_t rows = 0;       // N
-    uint64_t cols = 0;       // K
+    uint64_t rows = 0; // N
+    uint64_t cols = 0; // K
     uint64_t valueBytes = 0; // packed values
     uint64_t scaleBytes = 0; // scales (and zero points), 0 for bf16/fp16
-    uint64_t auxOffset = 0;  // inside the scale array: int4-g128 zero points, nvfp4 tensor scale
+    uint64_t auxOffset = 0; // inside the scale array: int4-g128 zero points, nvfp4 tensor scale
 
     uint64_t bytes() const { return valueBytes + scaleBytes; }
 

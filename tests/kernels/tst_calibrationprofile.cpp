@@ -60,8 +60,8 @@ private slots:
     void interpolation()
     {
         const CalibrationProfile p = sample();
-        QCOMPARE(p.gemvUs(512 << 10), 3.0);  // below the curve: the floor
-        QCOMPARE(p.gemvUs(4 << 20), 4.0);    // on a point
+        QCOMPARE(p.gemvUs(512 << 10), 3.0); // below the curve: the floor
+        QCOMPARE(p.gemvUs(4 << 20), 4.0); // on a point
         QVERIFY(p.gemvUs(2 << 20) > 3.0 && p.gemvUs(2 << 20) < 4.0);
         QCOMPARE(p.gemvUs(128 << 20), 32.0); // beyond: at the last point's bandwidth
         QCOMPARE(p.allreduceUs(100), 9.0);
@@ -74,7 +74,8 @@ private slots:
     {
         QVERIFY(!CalibrationProfile::fromJson(json::parse("{\"kind\":\"other\"}").value(), "p.json").hasValue());
         auto bad = CalibrationProfile::fromJson(
-            json::parse(R"({"kind":"gapscope-calibration","hbm_read_gbs":1,"gemv":[{"bytes":-1,"us":2}]})").value(), "p.json");
+            json::parse(R"({"kind":"gapscope-calibration","hbm_read_gbs":1,"gemv":[{"bytes":-1,"us":2}]})").value(),
+            "p.json");
         QVERIFY(!bad.hasValue());
         QVERIFY(QString::fromStdString(bad.error()).contains("p.json: gemv[0]"));
     }

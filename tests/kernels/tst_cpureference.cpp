@@ -63,7 +63,8 @@ private slots:
         QVERIFY(WeightLayout::make(precision, 256, 4096, l, nullptr));
         QCOMPARE(l.bytes(), uint64_t(bytes));
         // Within 0.1% of the budget's bytes per parameter.
-        QVERIFY(std::fabs(double(l.bytes()) / (256.0 * 4096) - model::bytesPerParam(precision)) < 1e-3 * model::bytesPerParam(precision) + 1e-5);
+        QVERIFY(std::fabs(double(l.bytes()) / (256.0 * 4096) - model::bytesPerParam(precision))
+            < 1e-3 * model::bytesPerParam(precision) + 1e-5);
         std::string why;
         QVERIFY(!WeightLayout::make(precision, 4, 100, l, &why));
         QVERIFY(QString::fromStdString(why).contains("multiple of"));
@@ -93,29 +94,41 @@ private slots:
         auto putF = [&](uint64_t off, float f) { std::memcpy(s.data() + off, &f, 4); };
         switch (precision) {
         case Precision::Bf16:
-            for (size_t i = 0; i < v.size(); i += 2) { v[i] = 0xc0; v[i + 1] = 0x3f; } // 0x3fc0 = 1.5
+            for (size_t i = 0; i < v.size(); i += 2) {
+                v[i] = 0xc0;
+                v[i + 1] = 0x3f;
+            } // 0x3fc0 = 1.5
             break;
         case Precision::Fp16:
-            for (size_t i = 0; i < v.size(); i += 2) { v[i] = 0x00; v[i + 1] = 0xc1; } // 0xc100 = -2.5
+            for (size_t i = 0; i < v.size(); i += 2) {
+                v[i] = 0x00;
+                v[i + 1] = 0xc1;
+            } // 0xc100 = -2.5
             break;
-        case Precision::Fp8: std::fill(v.begin(), v.end(), 0x38); putF(0, 0.5f); break;
+        case Precision::Fp8:
+            std::fill(v.begin(), v.end(), 0x38);
+            putF(0, 0.5f);
+            break;
         case Precision::Fp8Block128:
             std::fill(v.begin(), v.end(), 0x38);
             putF(0, 0.25f);
             putF(4, 0.25f);
             break;
         case Precision::Nvfp4:
-            std::fill(v.begin(), v.end(), 0x22);                    // 1.0, 1.0
+            std::fill(v.begin(), v.end(), 0x22); // 1.0, 1.0
             std::fill(s.begin(), s.begin() + 2 * 256 / 16, 0x38); // E4M3 1.0
             putF(l.auxOffset, 2.0f);
             break;
         case Precision::Mxfp4:
-            std::fill(v.begin(), v.end(), 0x33);                   // 1.5, 1.5
-            std::fill(s.begin(), s.begin() + l.scaleBytes, 128);   // 2.0
+            std::fill(v.begin(), v.end(), 0x33); // 1.5, 1.5
+            std::fill(s.begin(), s.begin() + l.scaleBytes, 128); // 2.0
             break;
         case Precision::Int4G128:
-            std::fill(v.begin(), v.end(), 0x99);                   // q = 9
-            for (uint64_t i = 0; i < 4; ++i) { s[2 * i] = 0x00; s[2 * i + 1] = 0x38; } // fp16 0.5
+            std::fill(v.begin(), v.end(), 0x99); // q = 9
+            for (uint64_t i = 0; i < 4; ++i) {
+                s[2 * i] = 0x00;
+                s[2 * i + 1] = 0x38;
+            } // fp16 0.5
             std::fill(s.begin() + l.auxOffset, s.begin() + l.scaleBytes, 0x88); // zero = 8
             break;
         }

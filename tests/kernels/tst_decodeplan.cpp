@@ -80,7 +80,10 @@ private slots:
             const double b = budget->componentBytes(c);
             const double m = mine.count(c) ? mine.at(c) : 0.0;
             QVERIFY2(std::fabs(m - b) <= 0.002 * b + 4096,
-                qPrintable(QString("%1: plan %2 bytes, budget %3").arg(model::toString(c)).arg(m, 0, 'f', 0).arg(b, 0, 'f', 0)));
+                qPrintable(QString("%1: plan %2 bytes, budget %3")
+                               .arg(model::toString(c))
+                               .arg(m, 0, 'f', 0)
+                               .arg(b, 0, 'f', 0)));
         }
         QCOMPARE(static_cast<uint32_t>(plan.collectiveCount()), budget->collectivesPerStep);
     }
@@ -136,7 +139,8 @@ private slots:
             const GemvOp& g = op.gemv;
             const uint32_t groups = g.indirect ? plan.expertSlots() : g.groups;
             QVERIFY(plan.bufferElems(g.in) >= g.inOffset + (groups - 1) * g.inGroupStride + 2 * g.inLd + g.layout.cols);
-            QVERIFY(plan.bufferElems(g.out) >= g.outOffset + (groups - 1) * g.outGroupStride + 2 * g.outLd + g.layout.rows);
+            QVERIFY(
+                plan.bufferElems(g.out) >= g.outOffset + (groups - 1) * g.outGroupStride + 2 * g.outLd + g.layout.rows);
             QVERIFY2(g.inLd % 8 == 0 && g.inGroupStride % 8 == 0, op.name.c_str()); // 16-byte aligned activations
         });
     }
@@ -148,10 +152,14 @@ private slots:
         QTest::addColumn<uint>("batch");
         QTest::addColumn<QString>("precision");
         QTest::addColumn<QString>("message");
-        QTest::newRow("batch too large") << "glm-5" << 1u << 9u << "all=bf16" << "batch";
-        QTest::newRow("tp not dividing heads") << "glm-5" << 3u << 1u << "all=bf16" << "tp 3";
-        QTest::newRow("fp4 kv cache") << "glm-5" << 1u << 1u << "kv_cache=nvfp4" << "kv_cache";
-        QTest::newRow("fp8 embedding") << "glm-5" << 1u << 1u << "embedding=fp8" << "embedding";
+        QTest::newRow("batch too large") << "glm-5" << 1u << 9u << "all=bf16"
+                                         << "batch";
+        QTest::newRow("tp not dividing heads") << "glm-5" << 3u << 1u << "all=bf16"
+                                               << "tp 3";
+        QTest::newRow("fp4 kv cache") << "glm-5" << 1u << 1u << "kv_cache=nvfp4"
+                                      << "kv_cache";
+        QTest::newRow("fp8 embedding") << "glm-5" << 1u << 1u << "embedding=fp8"
+                                       << "embedding";
     }
 
     void rejectsBadInput()

@@ -72,21 +72,36 @@ private slots:
     {
         QTest::addColumn<QString>("args");
         QTest::addColumn<QString>("message");
-        QTest::newRow("unknown") << "--frobnicate" << "unknown argument '--frobnicate'";
-        QTest::newRow("missing value") << "--tp" << "--tp needs a value";
-        QTest::newRow("bad count") << "--tp two" << "--tp: 'two'";
-        QTest::newRow("batch 9") << "--batch 9" << "--batch must be 1..8";
-        QTest::newRow("negative delay") << "--host-delay-us -5" << "--host-delay-us: '-5'";
-        QTest::newRow("straggler rank out of range") << "--tp 2 --straggler-rank 2 --straggler-us 5" << "not below --tp 2";
-        QTest::newRow("straggler without amount") << "--tp 2 --straggler-rank 1" << "go together";
-        QTest::newRow("slow without factor") << "--slow attention" << "COMPONENT:FACTOR";
-        QTest::newRow("slow factor <= 1") << "--slow attention:1" << "COMPONENT:FACTOR";
-        QTest::newRow("slow unknown component") << "--slow wombat:2" << "COMPONENT:FACTOR";
-        QTest::newRow("thread delay in graph mode") << "--host-delay-us 5 --host-delay-mode thread" << "--mode eager";
-        QTest::newRow("bad precision") << "--precision attention=fp7" << "attention=fp7";
-        QTest::newRow("bad component") << "--precision wombat=bf16" << "unknown component 'wombat'";
-        QTest::newRow("bad mode") << "--mode lazy" << "eager or graph";
-        QTest::newRow("zero steps") << "--steps 0" << "--steps";
+        QTest::newRow("unknown") << "--frobnicate"
+                                 << "unknown argument '--frobnicate'";
+        QTest::newRow("missing value") << "--tp"
+                                       << "--tp needs a value";
+        QTest::newRow("bad count") << "--tp two"
+                                   << "--tp: 'two'";
+        QTest::newRow("batch 9") << "--batch 9"
+                                 << "--batch must be 1..8";
+        QTest::newRow("negative delay") << "--host-delay-us -5"
+                                        << "--host-delay-us: '-5'";
+        QTest::newRow("straggler rank out of range") << "--tp 2 --straggler-rank 2 --straggler-us 5"
+                                                     << "not below --tp 2";
+        QTest::newRow("straggler without amount") << "--tp 2 --straggler-rank 1"
+                                                  << "go together";
+        QTest::newRow("slow without factor") << "--slow attention"
+                                             << "COMPONENT:FACTOR";
+        QTest::newRow("slow factor <= 1") << "--slow attention:1"
+                                          << "COMPONENT:FACTOR";
+        QTest::newRow("slow unknown component") << "--slow wombat:2"
+                                                << "COMPONENT:FACTOR";
+        QTest::newRow("thread delay in graph mode") << "--host-delay-us 5 --host-delay-mode thread"
+                                                    << "--mode eager";
+        QTest::newRow("bad precision") << "--precision attention=fp7"
+                                       << "attention=fp7";
+        QTest::newRow("bad component") << "--precision wombat=bf16"
+                                       << "unknown component 'wombat'";
+        QTest::newRow("bad mode") << "--mode lazy"
+                                  << "eager or graph";
+        QTest::newRow("zero steps") << "--steps 0"
+                                    << "--steps";
     }
 
     void rejects()
