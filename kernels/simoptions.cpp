@@ -163,6 +163,7 @@ Runs decode steps of a model on N GPUs (one process per GPU, NCCL) with known, i
   --seed N                 data seed (default 1)
   --truth FILE.json        write the ground truth: injected amounts and per-step timings
   --profile FILE.json      calibration profile: report the sum of per-kernel floors
+  --ready-file FILE        rank 0 creates FILE when the measured steps begin (capture scripts wait on it)
   --no-profile-ops         skip the eager step timed op by op
   --check                  self-check every kernel against the CPU reference on small shapes
   --json                   print the summary as JSON
@@ -207,6 +208,10 @@ Expected<SimOptions> SimOptions::parse(const std::vector<std::string>& args, boo
         = [&](const std::string& v) { return toU64(v, o.seed) ? Status::ok() : bad("--seed", v, "a number"); };
     opts["--truth"] = [&](const std::string& v) {
         o.truthPath = v;
+        return Status::ok();
+    };
+    opts["--ready-file"] = [&](const std::string& v) {
+        o.readyFile = v;
         return Status::ok();
     };
     opts["--profile"] = [&](const std::string& v) {

@@ -54,6 +54,7 @@ struct SimOptions {
     uint64_t seed = 1;
     std::string truthPath;
     std::string profilePath; // calibration profile for the floor estimate
+    std::string readyFile;   // rank 0 creates it when the measured steps begin (for capture scripts)
     bool json = false;
     Pathologies path;
 

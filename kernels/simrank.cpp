@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <fstream>
 #include <ctime>
 #include <map>
 #include <nvtx3/nvToolsExt.h>
@@ -514,6 +515,8 @@ Status SimRank::run(RankResult& out)
     if (m_opt.profileOps)
         GS_TRY(profileOps(out));
     GS_TRY(barrier());
+    if (m_rank == 0 && !m_opt.readyFile.empty())
+        std::ofstream(m_opt.readyFile) << "measured steps begin\n";
     out.steps.clear();
     for (uint32_t i = 0; i < m_opt.steps; ++i) {
         StepRecord rec;
