@@ -29,7 +29,10 @@ namespace gapscope::cli {
 namespace {
 
 std::atomic<bool> g_stop { false };
-void onInterrupt(int) { g_stop = true; }
+void onInterrupt(int)
+{
+    g_stop = true;
+}
 
 // "nvtx:PATTERN", "anchor:PATTERN", "graph", "auto".
 bool parseStepRule(const std::string& s, pb::CaptureSettings& out)
@@ -107,7 +110,8 @@ public:
                 return double(i);
         return double(m_hist.size() - 1);
     }
-    void kernel(uint32_t l, int64_t s, uint64_t d, uint32_t n, uint32_t c, uint32_t cfg, uint64_t g, uint64_t gn) override
+    void kernel(
+        uint32_t l, int64_t s, uint64_t d, uint32_t n, uint32_t c, uint32_t cfg, uint64_t g, uint64_t gn) override
     {
         const int64_t ms = (m_arrival - (s + int64_t(d))) / 1000000;
         ++m_hist[size_t(std::clamp<int64_t>(ms, 0, int64_t(m_hist.size() - 1)))];
@@ -135,7 +139,10 @@ public:
     {
         m_in.collective(l, s, d, op, c);
     }
-    void step(uint32_t r, uint32_t i, int64_t s, uint64_t d, pb::StepSource src) override { m_in.step(r, i, s, d, src); }
+    void step(uint32_t r, uint32_t i, int64_t s, uint64_t d, pb::StepSource src) override
+    {
+        m_in.step(r, i, s, d, src);
+    }
     void counter(const pb::Counter& c) override { m_in.counter(c); }
 
 private:
@@ -196,8 +203,8 @@ public:
     }
     void streamCut(size_t agent, const wire::StreamCut& m) override
     {
-        std::cerr << (m_tty ? "\n" : "") << "warning: " << m_lc.agents()[agent]->address << " cut the live stream: "
-                  << m.reason() << "\n";
+        std::cerr << (m_tty ? "\n" : "") << "warning: " << m_lc.agents()[agent]->address
+                  << " cut the live stream: " << m.reason() << "\n";
     }
     void done(size_t agent, const wire::CaptureDone& d) override
     {
@@ -269,8 +276,9 @@ void report(const capture::LiveCapture& lc, const pb::FileHeader& h, const std::
     bool anyLoss = false;
     for (const auto& c : h.counters())
         if (c.value() > 0 && (c.severity() == "data_loss" || c.severity() == "error" || c.severity() == "warning")) {
-            std::cout << c.severity() << ": " << c.name() << (c.rank() >= 0 ? " (rank " + std::to_string(c.rank()) + ")" : "")
-                      << " = " << c.value() << (c.detail().empty() ? "" : ": " + c.detail()) << "\n";
+            std::cout << c.severity() << ": " << c.name()
+                      << (c.rank() >= 0 ? " (rank " + std::to_string(c.rank()) + ")" : "") << " = " << c.value()
+                      << (c.detail().empty() ? "" : ": " + c.detail()) << "\n";
             anyLoss = anyLoss || c.severity() == "data_loss";
         }
     if (!anyLoss)
@@ -289,8 +297,8 @@ int runCapture(const std::vector<std::string>& args)
     p.multi("--agent", "ADDR", "agent host:port (default 127.0.0.1:7433); repeat for several hosts", agents);
     p.option("--steps", "N", "decode steps to record (every rank starts and stops on the same step)", steps);
     p.option("--step-rule", "RULE", "nvtx:PATTERN, graph, anchor:PATTERN or auto (default)", rule);
-    p.option("--duration", "S", "without --steps: record S seconds; with --steps: stop after S seconds at most",
-        duration);
+    p.option(
+        "--duration", "S", "without --steps: record S seconds; with --steps: stop after S seconds at most", duration);
     p.option("--token-file", "F", "the agent's token (needed when it listens beyond loopback)", tokenFile);
     p.option("--record", "LIST", "kernels,memops,api,sync,nvtx,nccl (default: all)", record);
     p.option("--wait-ranks", "N", "wait until N ranks are registered before arming", waitRanks);
@@ -392,8 +400,8 @@ int runCapture(const std::vector<std::string>& args)
 } // namespace
 } // namespace gapscope::cli
 
-GAPSCOPE_CLI_COMMAND(capture, "capture", "capture decode steps of every rank through gapscope-agent",
-    gapscope::cli::runCapture);
+GAPSCOPE_CLI_COMMAND(
+    capture, "capture", "capture decode steps of every rank through gapscope-agent", gapscope::cli::runCapture);
 
 #else
 

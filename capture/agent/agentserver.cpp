@@ -1,9 +1,12 @@
 // SPDX-License-Identifier: MIT
 #include "capture/agent/agentserver.h"
 
+#include "capture/agent/capturearchive.h"
 #include "capture/agent/capturesession.h"
 #include "capture/agent/client/chunkremapper.h"
+#include "capture/agent/clientlink.h"
 #include "capture/agent/peerconnection.h"
+#include "capture/agent/rankhub.h"
 #include "capture/agent/replaysource.h"
 #include "capture/protocol/framing.h"
 #include "capture/protocol/socketpath.h"
@@ -30,38 +33,10 @@
 namespace gapscope::capture {
 
 namespace {
-constexpr int kTagControl = 0;
-constexpr int kTagChunk = 1;
-constexpr size_t kRankReadBudget = 8u << 20;   // per poll round, so one rank cannot starve the rest
-constexpr size_t kRankQueueLimit = 1u << 20;   // control messages only; more means the rank is stuck
 constexpr size_t kFetchWindow = 4u << 20;
-constexpr uint32_t kClientInLimit = 1u << 20;  // client -> agent messages after Hello (all small)
+constexpr uint32_t kClientInLimit = 1u << 20; // client -> agent messages after Hello (all small)
 constexpr int64_t kProgressNs = 250 * 1000000;
-constexpr uint8_t kChunkDataTag = (4 << 3) | 2; // RankToAgent.chunk, length-delimited
 } // namespace
-
-struct AgentServer::RankConn {
-    std::unique_ptr<PeerConnection> peer;
-    uint32_t id = 0;
-    bool registered = false;
-    bool dead = false;
-    RankRecord rec;
-};
-
-struct AgentServer::ClientConn {
-    std::unique_ptr<PeerConnection> peer;
-    uint32_t id = 0;
-    bool authed = false;
-    bool dead = false;
-    std::string name;
-    uint64_t attached = 0; // capture whose progress/done this client gets
-    bool streaming = false;
-    bool awaitingSnapshot = false;
-    bool cut = false;
-    uint64_t chunksSent = 0, lastSequence = 0;
-    UniqueFd fetchFd;
-    uint64_t fetchCapture = 0, fetchOffset = 0, fetchTotal = 0;
-};
 
 AgentServer::AgentServer(AgentOptions options)
     : m_opt(std::move(options))
@@ -75,6 +50,7 @@ AgentServer::AgentServer(AgentOptions options)
         m_opt.outputDir = "/tmp/gapscope-" + std::to_string(::getuid()) + "/captures";
     std::random_device rd;
     m_instance = (uint64_t(rd()) << 32) ^ rd();
+    m_archive = std::make_unique<CaptureArchive>(m_opt.outputDir, m_instance);
 }
 
 AgentServer::~AgentServer()
@@ -82,8 +58,6 @@ AgentServer::~AgentServer()
     if (m_replay)
         m_replay->stop();
     m_merger.reset();
-    if (m_unix.valid() && !m_socketPath.empty())
-        ::unlink(m_socketPath.c_str());
 }
 
 Status AgentServer::start()
@@ -107,15 +81,11 @@ Status AgentServer::start()
         m_replay = std::move(*r);
         m_opt.rankSocket = m_opt.rankSocket && !m_opt.socketPath.empty();
     }
+    m_ranks = std::make_unique<RankHub>(static_cast<RankHub::Events&>(*this), m_opt.host, m_opt.maxRanks);
     if (m_opt.rankSocket) {
         m_socketPath = m_opt.socketPath.empty() ? defaultAgentSocketPath() : m_opt.socketPath;
-        if (Status s = prepareSocketDirectory(m_socketPath); !s)
+        if (Status s = m_ranks->listen(m_socketPath); !s)
             return s;
-        auto u = listenUnix(m_socketPath);
-        if (!u)
-            return u.status();
-        m_unix = std::move(*u);
-        (void)setNonBlocking(m_unix.get());
     }
     auto t = listenTcp(*ep);
     if (!t)
@@ -172,21 +142,14 @@ void AgentServer::run()
 
 void AgentServer::shutdownNow()
 {
-    wire::AgentToRank bye;
-    bye.mutable_goodbye()->set_reason("agent shutting down");
-    for (auto& r : m_ranks)
-        if (!r->dead) {
-            (void)r->peer->enqueue(bye, kMaxRankFrameBytes);
-            std::string err;
-            r->peer->writeQueued(err);
-        }
+    m_ranks->goodbyeAll("agent shutting down");
     wire::AgentToClient cbye;
     cbye.mutable_goodbye()->set_reason("agent shutting down");
     for (auto& c : m_clients)
         if (!c->dead && c->authed) {
             send(*c, cbye);
             std::string err;
-            c->peer->writeQueued(err);
+            c->peer().writeQueued(err);
         }
 }
 
@@ -195,51 +158,30 @@ void AgentServer::loopOnce(int timeoutMs)
     std::vector<pollfd> fds;
     fds.push_back({ m_wake.get(), POLLIN, 0 });
     fds.push_back({ m_tcp.get(), POLLIN, 0 });
-    fds.push_back({ m_unix.valid() ? m_unix.get() : -1, POLLIN, 0 });
-    for (auto& r : m_ranks)
-        fds.push_back({ r->peer->fd(), short(POLLIN | (r->peer->wantsWrite() ? POLLOUT : 0)), 0 });
+    fds.push_back({ m_ranks->listenFd(), POLLIN, 0 });
+    m_ranks->appendPollFds(fds);
+    const size_t firstClient = fds.size();
     for (auto& c : m_clients)
-        fds.push_back({ c->peer->fd(), short(POLLIN | (c->peer->wantsWrite() ? POLLOUT : 0)), 0 });
+        fds.push_back({ c->peer().fd(), short(POLLIN | (c->peer().wantsWrite() ? POLLOUT : 0)), 0 });
     const int rc = ::poll(fds.data(), fds.size(), timeoutMs);
     if (rc > 0) {
         if (fds[0].revents) {
             uint64_t v;
             while (::read(m_wake.get(), &v, sizeof v) > 0) { }
         }
-        size_t k = 3;
-        const size_t nr = m_ranks.size(), nc = m_clients.size();
-        for (size_t i = 0; i < nr; ++i, ++k)
-            if (fds[k].revents)
-                serviceRank(*m_ranks[i], fds[k].revents);
-        for (size_t i = 0; i < nc; ++i, ++k)
-            if (fds[k].revents)
-                serviceClient(*m_clients[i], fds[k].revents);
+        m_ranks->service(fds.data() + 3, firstClient - 3);
+        const size_t nc = fds.size() - firstClient;
+        for (size_t i = 0; i < nc && i < m_clients.size(); ++i)
+            if (fds[firstClient + i].revents)
+                serviceClient(*m_clients[i], fds[firstClient + i].revents);
         if (fds[1].revents)
             acceptClients();
         if (fds[2].revents)
-            acceptRanks();
+            m_ranks->accept(m_nextConn);
     }
     drainMerge();
     periodic();
     reap();
-}
-
-void AgentServer::acceptRanks()
-{
-    for (;;) {
-        const int fd = ::accept4(m_unix.get(), nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
-        if (fd < 0)
-            return;
-        if (m_ranks.size() >= m_opt.maxRanks) {
-            ::close(fd);
-            continue;
-        }
-        setBufferSizes(fd, 0, 4 << 20);
-        auto r = std::make_unique<RankConn>();
-        r->id = m_nextConn++;
-        r->peer = std::make_unique<PeerConnection>(UniqueFd(fd), kMaxRankFrameBytes, "rank connection " + std::to_string(r->id));
-        m_ranks.push_back(std::move(r));
-    }
 }
 
 void AgentServer::acceptClients()
@@ -253,77 +195,23 @@ void AgentServer::acceptClients()
             continue;
         }
         setNoDelay(fd);
-        auto c = std::make_unique<ClientConn>();
-        c->id = m_nextConn++;
-        c->peer = std::make_unique<PeerConnection>(UniqueFd(fd), kMaxHandshakeFrameBytes, "client " + std::to_string(c->id));
-        m_clients.push_back(std::move(c));
+        const uint32_t id = m_nextConn++;
+        m_clients.push_back(std::make_unique<ClientLink>(id,
+            std::make_unique<PeerConnection>(UniqueFd(fd), kMaxHandshakeFrameBytes, "client " + std::to_string(id))));
     }
 }
 
-void AgentServer::serviceRank(RankConn& r, short revents)
-{
-    if (r.dead)
-        return;
-    std::string err;
-    if (revents & POLLOUT) {
-        if (r.peer->writeQueued(err) != PeerConnection::Io::Ok) {
-            closeRank(r, "connection lost" + (err.empty() ? std::string() : ": " + err));
-            return;
-        }
-    }
-    if (!(revents & (POLLIN | POLLHUP | POLLERR)))
-        return;
-    const auto io = r.peer->readAvailable(kRankReadBudget, err);
-    std::string_view payload;
-    for (;;) {
-        const auto res = r.peer->decoder().next(payload);
-        if (res == FrameDecoder::Result::NeedMore)
-            break;
-        if (res == FrameDecoder::Result::TooLarge) {
-            closeRank(r, "message of " + std::to_string(r.peer->decoder().rejectedLength()) + " bytes exceeds the limit of "
-                    + std::to_string(kMaxRankFrameBytes));
-            return;
-        }
-        handleRankFrame(r, payload);
-        if (r.dead)
-            return;
-    }
-    if (io == PeerConnection::Io::Closed)
-        closeRank(r, "the process closed its connection (exited or crashed)");
-    else if (io == PeerConnection::Io::Error)
-        closeRank(r, "read error: " + err);
-}
-
-void AgentServer::handleRankFrame(RankConn& r, std::string_view payload)
-{
-    // ChunkData goes to the merge thread unparsed (it parses it there); everything else is small.
-    if (r.registered && !payload.empty() && uint8_t(payload[0]) == kChunkDataTag) {
-        if (!m_session || m_session->done() || !m_session->involves(r.id))
-            return;
-        std::string copy(payload);
-        if (!m_merger->tryPushData(r.id, m_session->planOf(r.id), copy))
-            dropRankChunk(r, payload);
-        return;
-    }
-    wire::RankToAgent m;
-    if (Status s = parseFrame(payload, m, r.peer->name()); !s) {
-        closeRank(r, s.message());
-        return;
-    }
-    handleRankMessage(r, m);
-}
-
-void AgentServer::dropRankChunk(RankConn& r, std::string_view payload)
+void AgentServer::dropRankChunk(const RankRecord& r, std::string_view payload)
 {
     // Queue full: keep the dictionary entries (later chunks refer to them), drop the events, count them.
     wire::RankToAgent m;
     if (!m.ParseFromArray(payload.data(), int(payload.size())) || !m.has_chunk()) {
-        closeRank(r, "malformed ChunkData message");
+        m_ranks->close(r.connId, "malformed ChunkData message");
         return;
     }
     pb::Chunk* c = m.mutable_chunk()->mutable_chunk();
     const uint64_t events = ChunkRemapper::eventCount(*c);
-    if (m.chunk().capture_id() != m_session->id() || m.chunk().plan() != m_session->planOf(r.id))
+    if (m.chunk().capture_id() != m_session->id() || m.chunk().plan() != m_session->planOf(r.connId))
         return;
     auto dict = std::make_unique<pb::Chunk>();
     dict->set_sequence(c->sequence());
@@ -334,200 +222,122 @@ void AgentServer::dropRankChunk(RankConn& r, std::string_view payload)
     dict->mutable_configs()->Swap(c->mutable_configs());
     dict->mutable_steps()->Swap(c->mutable_steps()); // steps are tiny and say where the gap is
     dict->mutable_counters()->Swap(c->mutable_counters());
-    m_merger->pushDictionaryOnly(r.id, m.chunk().plan(), std::move(dict));
-    m_session->onDropped(r.id, events);
-}
-
-void AgentServer::handleRankMessage(RankConn& r, const wire::RankToAgent& m)
-{
-    if (!r.registered && !m.has_register_rank()) {
-        closeRank(r, "first message was not Register");
-        return;
-    }
-    CaptureSession* s = (m_session && !m_session->done() && m_session->involves(r.id)) ? m_session.get() : nullptr;
-    switch (m.msg_case()) {
-    case wire::RankToAgent::kRegisterRank:
-        if (r.registered)
-            closeRank(r, "registered twice");
-        else
-            onRegister(r, m.register_rank());
-        return;
-    case wire::RankToAgent::kArmed:
-        r.rec.state = m.armed().error() == wire::ARM_OK ? "armed" : "idle";
-        if (s)
-            s->onArmed(r.id, m.armed());
-        return;
-    case wire::RankToAgent::kStep:
-        if (m.step().recording())
-            r.rec.state = "recording";
-        if (s)
-            s->onStep(r.id, m.step());
-        return;
-    case wire::RankToAgent::kChunk: // parsed only when it did not start with the usual tag
-        if (s) {
-            std::string copy;
-            m.SerializeToString(&copy);
-            if (!m_merger->tryPushData(r.id, s->planOf(r.id), copy))
-                s->onDropped(r.id, ChunkRemapper::eventCount(m.chunk().chunk()));
-        }
-        return;
-    case wire::RankToAgent::kStatus:
-        if (!m.status().other_cupti_client().empty())
-            r.rec.reg.set_other_cupti_client(m.status().other_cupti_client());
-        if (s)
-            s->onStatus(r.id, m.status());
-        return;
-    case wire::RankToAgent::kDone:
-        if (s)
-            s->onRecordingDone(r.id, m.done());
-        return;
-    case wire::RankToAgent::kDisarmed:
-        r.rec.state = "idle";
-        if (s)
-            s->onDisarmed(r.id, m.disarmed());
-        return;
-    case wire::RankToAgent::kGoodbye:
-        closeRank(r, "left: " + m.goodbye().reason());
-        return;
-    case wire::RankToAgent::kPing: {
-        wire::AgentToRank pong;
-        auto* p = pong.mutable_pong();
-        p->set_nonce(m.ping().nonce());
-        p->set_t1_ns(m.ping().t1_ns());
-        p->set_t2_ns(realtimeNs());
-        p->set_t3_ns(realtimeNs());
-        sendToRank(r.id, pong);
-        return;
-    }
-    case wire::RankToAgent::kPong:
-    case wire::RankToAgent::MSG_NOT_SET:
-        return;
-    }
-}
-
-void AgentServer::onRegister(RankConn& r, const wire::Register& reg)
-{
-    wire::AgentToRank w;
-    auto* wl = w.mutable_welcome();
-    wl->set_protocol_version(kProtocolVersion);
-    wl->set_agent_version(GAPSCOPE_VERSION);
-    wl->set_connection_id(r.id);
-    if (reg.protocol_version() != kProtocolVersion) {
-        wl->set_accepted(false);
-        wl->set_error("protocol version " + std::to_string(reg.protocol_version()) + " not supported (agent speaks "
-            + std::to_string(kProtocolVersion) + ")");
-        sendToRank(r.id, w);
-        r.peer->closeAfterFlush();
-        return;
-    }
-    uint32_t rank = 0;
-    if (reg.rank() >= 0) {
-        rank = uint32_t(reg.rank());
-    } else {
-        for (const auto& o : m_ranks)
-            if (o->registered && !o->dead)
-                rank = std::max(rank, o->rec.rank + 1);
-    }
-    r.registered = true;
-    r.rec.connId = r.id;
-    r.rec.rank = rank;
-    r.rec.reg = reg;
-    if (r.rec.reg.host().empty())
-        r.rec.reg.set_host(m_opt.host);
-    r.rec.registeredUnixNs = realtimeNs();
-    r.rec.state = "idle";
-    r.peer->decoder().setLimit(kMaxRankFrameBytes);
-    wl->set_accepted(true);
-    wl->set_assigned_rank(int32_t(rank));
-    sendToRank(r.id, w);
-}
-
-void AgentServer::closeRank(RankConn& r, const std::string& reason)
-{
-    if (r.dead)
-        return;
-    r.dead = true;
-    r.rec.state = "gone";
-    if (m_session && !m_session->done())
-        m_session->onRankGone(r.id, reason);
+    m_merger->pushDictionaryOnly(r.connId, m.chunk().plan(), std::move(dict));
+    m_session->onDropped(r.connId, events);
 }
 
 void AgentServer::sendToRank(uint32_t connId, const wire::AgentToRank& msg)
 {
-    for (auto& r : m_ranks)
-        if (r->id == connId && !r->dead) {
-            if (Status s = r->peer->enqueue(msg, kMaxRankFrameBytes); !s)
-                return;
-            if (r->peer->queuedBytes() > kRankQueueLimit) {
-                closeRank(*r, "not reading the agent's messages");
-                return;
-            }
-            std::string err;
-            if (r->peer->writeQueued(err) != PeerConnection::Io::Ok)
-                closeRank(*r, "connection lost: " + err);
-            return;
-        }
+    m_ranks->send(connId, msg);
 }
 
-void AgentServer::serviceClient(ClientConn& c, short revents)
+void AgentServer::rankChunk(const RankRecord& r, std::string_view payload)
+{
+    if (!m_session || m_session->done() || !m_session->involves(r.connId))
+        return;
+    std::string copy(payload);
+    if (!m_merger->tryPushData(r.connId, m_session->planOf(r.connId), copy))
+        dropRankChunk(r, payload);
+}
+
+void AgentServer::rankGone(const RankRecord& r, const std::string& reason)
+{
+    if (m_session && !m_session->done())
+        m_session->onRankGone(r.connId, reason);
+}
+
+void AgentServer::rankMessage(RankRecord& r, const wire::RankToAgent& m)
+{
+    CaptureSession* s = (m_session && !m_session->done() && m_session->involves(r.connId)) ? m_session.get() : nullptr;
+    if (!s)
+        return;
+    switch (m.msg_case()) {
+    case wire::RankToAgent::kArmed:
+        s->onArmed(r.connId, m.armed());
+        return;
+    case wire::RankToAgent::kStep:
+        s->onStep(r.connId, m.step());
+        return;
+    case wire::RankToAgent::kChunk: { // parsed only when it did not start with the usual tag
+        std::string copy;
+        m.SerializeToString(&copy);
+        if (!m_merger->tryPushData(r.connId, s->planOf(r.connId), copy))
+            s->onDropped(r.connId, ChunkRemapper::eventCount(m.chunk().chunk()));
+        return;
+    }
+    case wire::RankToAgent::kStatus:
+        s->onStatus(r.connId, m.status());
+        return;
+    case wire::RankToAgent::kDone:
+        s->onRecordingDone(r.connId, m.done());
+        return;
+    case wire::RankToAgent::kDisarmed:
+        s->onDisarmed(r.connId, m.disarmed());
+        return;
+    default:
+        return;
+    }
+}
+
+void AgentServer::serviceClient(ClientLink& c, short revents)
 {
     if (c.dead)
         return;
     std::string err;
     if (revents & POLLOUT) {
-        if (c.peer->writeQueued(err) != PeerConnection::Io::Ok) {
+        if (c.peer().writeQueued(err) != PeerConnection::Io::Ok) {
             closeClient(c, "connection lost");
             return;
         }
-        if (c.peer->closing() && !c.peer->wantsWrite()) {
+        if (c.peer().closing() && !c.peer().wantsWrite()) {
             closeClient(c, "closed after error");
             return;
         }
     }
-    if (!(revents & (POLLIN | POLLHUP | POLLERR)) || c.peer->closing())
+    if (!(revents & (POLLIN | POLLHUP | POLLERR)) || c.peer().closing())
         return;
-    const auto io = c.peer->readAvailable(1u << 20, err);
+    const auto io = c.peer().readAvailable(1u << 20, err);
     std::string_view payload;
     for (;;) {
-        const auto res = c.peer->decoder().next(payload);
+        const auto res = c.peer().decoder().next(payload);
         if (res == FrameDecoder::Result::NeedMore)
             break;
         if (res == FrameDecoder::Result::TooLarge) {
             sendError(c, wire::ERR_TOO_LARGE,
-                "message of " + std::to_string(c.peer->decoder().rejectedLength()) + " bytes exceeds the limit of "
-                    + std::to_string(c.peer->decoder().limit()),
+                "message of " + std::to_string(c.peer().decoder().rejectedLength()) + " bytes exceeds the limit of "
+                    + std::to_string(c.peer().decoder().limit()),
                 true);
             return;
         }
         wire::ClientToAgent m;
-        if (Status s = parseFrame(payload, m, c.peer->name()); !s) {
+        if (Status s = parseFrame(payload, m, c.peer().name()); !s) {
             sendError(c, wire::ERR_MALFORMED, s.message(), true);
             return;
         }
         handleClient(c, m);
-        if (c.dead || c.peer->closing())
+        if (c.dead || c.peer().closing())
             return;
     }
     if (io != PeerConnection::Io::Ok)
         closeClient(c, "disconnected");
 }
 
-void AgentServer::send(ClientConn& c, const wire::AgentToClient& msg)
+void AgentServer::send(ClientLink& c, const wire::AgentToClient& msg)
 {
     if (c.dead)
         return;
-    if (Status s = c.peer->enqueue(msg, kMaxClientFrameBytes, kTagControl); !s)
+    if (Status s = c.peer().enqueue(msg, kMaxClientFrameBytes, ClientLink::kTagControl); !s)
         return;
-    if (c.peer->queuedBytes() > 2 * m_opt.clientQueueBytes + kFetchWindow) {
+    if (c.peer().queuedBytes() > 2 * m_opt.clientQueueBytes + kFetchWindow) {
         closeClient(c, "not reading (queue full)");
         return;
     }
     std::string err;
-    if (c.peer->writeQueued(err) != PeerConnection::Io::Ok)
+    if (c.peer().writeQueued(err) != PeerConnection::Io::Ok)
         closeClient(c, "connection lost");
 }
 
-void AgentServer::sendError(ClientConn& c, wire::ErrorCode code, const std::string& msg, bool fatal, uint64_t requestId)
+void AgentServer::sendError(ClientLink& c, wire::ErrorCode code, const std::string& msg, bool fatal, uint64_t requestId)
 {
     wire::AgentToClient m;
     auto* e = m.mutable_error();
@@ -537,13 +347,13 @@ void AgentServer::sendError(ClientConn& c, wire::ErrorCode code, const std::stri
     e->set_request_id(requestId);
     send(c, m);
     if (fatal) {
-        c.peer->closeAfterFlush();
-        if (!c.peer->wantsWrite())
+        c.peer().closeAfterFlush();
+        if (!c.peer().wantsWrite())
             closeClient(c, msg);
     }
 }
 
-void AgentServer::handleClient(ClientConn& c, const wire::ClientToAgent& m)
+void AgentServer::handleClient(ClientLink& c, const wire::ClientToAgent& m)
 {
     if (!c.authed && !m.has_hello()) {
         sendError(c, wire::ERR_UNEXPECTED, "the first message must be Hello", true);
@@ -608,7 +418,7 @@ void AgentServer::handleClient(ClientConn& c, const wire::ClientToAgent& m)
     }
 }
 
-void AgentServer::onHello(ClientConn& c, const wire::Hello& h)
+void AgentServer::onHello(ClientLink& c, const wire::Hello& h)
 {
     if (h.protocol_version() != kProtocolVersion) {
         sendError(c, wire::ERR_VERSION,
@@ -622,8 +432,8 @@ void AgentServer::onHello(ClientConn& c, const wire::Hello& h)
         return;
     }
     c.authed = true;
-    c.name = h.client_name().empty() ? c.peer->name() : h.client_name().substr(0, 64);
-    c.peer->decoder().setLimit(kClientInLimit);
+    c.name = h.client_name().empty() ? c.peer().name() : h.client_name().substr(0, 64);
+    c.peer().decoder().setLimit(kClientInLimit);
     wire::AgentToClient r;
     auto* hr = r.mutable_hello();
     hr->set_protocol_version(kProtocolVersion);
@@ -651,58 +461,15 @@ wire::AgentIdentity AgentServer::identity() const
 
 std::vector<RankRecord> AgentServer::rankRecords() const
 {
-    if (m_replay)
-        return m_replay->ranks();
-    std::vector<RankRecord> out;
-    for (const auto& r : m_ranks)
-        if (r->registered && !r->dead)
-            out.push_back(r->rec);
-    std::sort(out.begin(), out.end(), [](const RankRecord& a, const RankRecord& b) { return a.rank < b.rank; });
-    return out;
+    return m_replay ? m_replay->ranks() : m_ranks->records();
 }
 
-Expected<std::string> AgentServer::outputPathFor(const std::string& requested, uint64_t id) const
-{
-    std::string name = requested;
-    if (name.empty()) {
-        char stamp[32];
-        const std::time_t t = std::time(nullptr);
-        std::tm tm {};
-        localtime_r(&t, &tm);
-        std::strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", &tm);
-        // The agent instance keeps agents sharing an output folder (several on one host) apart.
-        char inst[9];
-        std::snprintf(inst, sizeof inst, "%08x", unsigned(m_instance & 0xffffffffu));
-        name = std::string("capture-") + stamp + "-" + inst + "-" + std::to_string(id) + ".gapscope";
-    }
-    if (name.find('/') != std::string::npos || name == "." || name == ".." || name.size() > 200)
-        return Status::error("output name '" + requested + "' must be a plain file name (the agent writes into "
-            + m_opt.outputDir + ")");
-    std::string dir;
-    for (size_t pos = 0; pos != std::string::npos;) {
-        pos = m_opt.outputDir.find('/', pos + 1);
-        dir = m_opt.outputDir.substr(0, pos);
-        if (!dir.empty())
-            ::mkdir(dir.c_str(), 0700);
-    }
-    struct stat st {};
-    if (::stat(m_opt.outputDir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode))
-        return Status::error(m_opt.outputDir + ": cannot create the output folder");
-    std::string path = m_opt.outputDir + "/" + name;
-    struct stat existing {};
-    for (int n = 2; ::stat(path.c_str(), &existing) == 0 && n < 1000; ++n) { // never overwrite a capture
-        const auto dot = name.rfind(".gapscope");
-        path = m_opt.outputDir + "/" + (dot == std::string::npos ? name : name.substr(0, dot)) + "-" + std::to_string(n)
-            + ".gapscope";
-    }
-    return path;
-}
-
-void AgentServer::onStartCapture(ClientConn& c, const wire::StartCapture& req)
+void AgentServer::onStartCapture(ClientLink& c, const wire::StartCapture& req)
 {
     if (m_session && !m_session->done()) {
-        sendError(c, wire::ERR_BUSY, "capture " + std::to_string(m_session->id()) + " is running (AttachCapture follows it)",
-            false, req.request_id());
+        sendError(c, wire::ERR_BUSY,
+            "capture " + std::to_string(m_session->id()) + " is running (AttachCapture follows it)", false,
+            req.request_id());
         return;
     }
     if (m_pending) {
@@ -715,7 +482,7 @@ void AgentServer::onStartCapture(ClientConn& c, const wire::StartCapture& req)
     }
     if (!m_replay && rankRecords().size() < req.wait_for_ranks()) {
         m_pending = std::make_unique<PendingStart>();
-        m_pending->client = c.id;
+        m_pending->client = c.id();
         m_pending->req = req;
         const double t = req.arm_timeout_s() > 0 ? req.arm_timeout_s() : m_opt.armTimeoutS;
         m_pending->deadline = monotonicNs() + int64_t(t * 1e9);
@@ -724,7 +491,7 @@ void AgentServer::onStartCapture(ClientConn& c, const wire::StartCapture& req)
     beginCapture(c, req);
 }
 
-bool AgentServer::beginCapture(ClientConn& c, const wire::StartCapture& req)
+bool AgentServer::beginCapture(ClientLink& c, const wire::StartCapture& req)
 {
     std::vector<RankRecord> ranks;
     for (const auto& r : rankRecords())
@@ -739,7 +506,7 @@ bool AgentServer::beginCapture(ClientConn& c, const wire::StartCapture& req)
         return false;
     }
     const uint64_t id = m_nextCapture++;
-    auto path = outputPathFor(req.output_path(), id);
+    auto path = m_archive->pathFor(req.output_path(), id);
     if (!path) {
         sendError(c, wire::ERR_IO, path.error(), false, req.request_id());
         return false;
@@ -751,10 +518,7 @@ bool AgentServer::beginCapture(ClientConn& c, const wire::StartCapture& req)
     for (auto& cl : m_clients)
         if (cl->attached && cl.get() != &c)
             cl->attached = 0; // followers of the previous capture
-    c.attached = id;
-    c.streaming = req.stream();
-    c.cut = false;
-    c.chunksSent = 0;
+    c.follow(id, req.stream());
     m_session->start();
     wire::AgentToClient m;
     *m.mutable_started() = m_session->started();
@@ -762,10 +526,10 @@ bool AgentServer::beginCapture(ClientConn& c, const wire::StartCapture& req)
     return true;
 }
 
-void AgentServer::onAttach(ClientConn& c, const wire::AttachCapture& req)
+void AgentServer::onAttach(ClientLink& c, const wire::AttachCapture& req)
 {
     if (m_session && (req.capture_id() == 0 || req.capture_id() == m_session->id())) {
-        c.attached = m_session->id();
+        c.follow(m_session->id(), false);
         wire::AgentToClient m;
         *m.mutable_started() = m_session->started();
         m.mutable_started()->set_request_id(0);
@@ -775,73 +539,47 @@ void AgentServer::onAttach(ClientConn& c, const wire::AttachCapture& req)
             *d.mutable_done() = m_session->doneMessage();
             send(c, d);
         } else {
-            c.streaming = false;
             c.awaitingSnapshot = true; // streams from the dictionary snapshot on
-            c.cut = false;
-            m_merger->snapshotFor(c.id);
+            m_merger->snapshotFor(c.id());
         }
         return;
     }
-    for (const auto& f : m_finished)
-        if (f.id == req.capture_id()) {
-            wire::AgentToClient d;
-            *d.mutable_done() = f.done;
-            send(c, d);
-            return;
-        }
+    if (const CaptureArchive::Entry* f = req.capture_id() ? m_archive->find(req.capture_id()) : nullptr) {
+        wire::AgentToClient d;
+        *d.mutable_done() = f->done;
+        send(c, d);
+        return;
+    }
     sendError(c, wire::ERR_NOT_FOUND, "no capture " + std::to_string(req.capture_id()), false);
 }
 
-void AgentServer::onFetch(ClientConn& c, const wire::FetchFile& req)
+void AgentServer::onFetch(ClientLink& c, const wire::FetchFile& req)
 {
-    const Finished* f = nullptr;
-    for (const auto& x : m_finished)
-        if (req.capture_id() == 0 || x.id == req.capture_id())
-            f = &x;
+    const CaptureArchive::Entry* f = m_archive->find(req.capture_id());
     if (!f) {
-        const bool running = m_session && !m_session->done() && (req.capture_id() == 0 || req.capture_id() == m_session->id());
+        const bool running
+            = m_session && !m_session->done() && (req.capture_id() == 0 || req.capture_id() == m_session->id());
         sendError(c, running ? wire::ERR_BUSY : wire::ERR_NOT_FOUND,
             running ? "the capture is still running; fetch it after CaptureDone"
                     : "no finished capture " + std::to_string(req.capture_id()),
             false);
         return;
     }
-    UniqueFd fd(::open(f->path.c_str(), O_RDONLY | O_CLOEXEC));
-    struct stat st {};
-    if (!fd.valid() || ::fstat(fd.get(), &st) != 0) {
-        sendError(c, wire::ERR_IO, f->path + ": " + std::strerror(errno), false);
+    if (Status s = c.startFetch(f->id, f->path, req.offset()); !s) {
+        sendError(c, wire::ERR_IO, s.message(), false);
         return;
     }
-    c.fetchFd = std::move(fd);
-    c.fetchCapture = f->id;
-    c.fetchTotal = uint64_t(st.st_size);
-    c.fetchOffset = std::min<uint64_t>(req.offset(), c.fetchTotal);
     pumpFetch(c);
 }
 
-void AgentServer::pumpFetch(ClientConn& c)
+void AgentServer::pumpFetch(ClientLink& c)
 {
-    while (c.fetchFd.valid() && !c.dead && c.peer->queuedBytes() < kFetchWindow) {
-        const uint64_t n = std::min<uint64_t>(kFileDataPiece, c.fetchTotal - c.fetchOffset);
-        std::string buf(n, '\0');
-        const ssize_t got = n ? ::pread(c.fetchFd.get(), &buf[0], n, off_t(c.fetchOffset)) : 0;
-        if (got < 0 || uint64_t(got) != n) {
-            c.fetchFd.reset();
-            sendError(c, wire::ERR_IO, "reading the capture file failed", false);
-            return;
-        }
-        wire::AgentToClient m;
-        auto* fdm = m.mutable_file();
-        fdm->set_capture_id(c.fetchCapture);
-        fdm->set_offset(c.fetchOffset);
-        fdm->set_total_bytes(c.fetchTotal);
-        c.fetchOffset += n;
-        fdm->set_eof(c.fetchOffset >= c.fetchTotal);
-        fdm->set_data(std::move(buf));
-        if (fdm->eof())
-            c.fetchFd.reset();
-        send(c, m);
-    }
+    wire::AgentToClient piece;
+    std::string error;
+    while (!c.dead && c.nextFetchPiece(kFetchWindow, piece, error))
+        send(c, piece);
+    if (!error.empty())
+        sendError(c, wire::ERR_IO, error, false);
 }
 
 void AgentServer::sendToClients(uint64_t captureId, const wire::AgentToClient& msg)
@@ -851,42 +589,19 @@ void AgentServer::sendToClients(uint64_t captureId, const wire::AgentToClient& m
         return;
     for (auto& c : m_clients)
         if (!c->dead && c->authed && c->attached == captureId) {
-            c->peer->enqueue(frame, kTagControl);
-            if (c->peer->queuedBytes() > 2 * m_opt.clientQueueBytes + kFetchWindow)
+            c->peer().enqueue(frame, ClientLink::kTagControl);
+            if (c->peer().queuedBytes() > 2 * m_opt.clientQueueBytes + kFetchWindow)
                 closeClient(*c, "not reading (queue full)");
         }
 }
 
 void AgentServer::streamChunk(const MergeOutput& out)
 {
-    if (!out.frame)
-        return;
-    for (auto& cp : m_clients) {
-        ClientConn& c = *cp;
-        if (c.dead || !c.streaming || c.cut || c.attached != out.captureId)
-            continue;
-        if (c.peer->queuedBytes() + out.frame->size() > m_opt.clientQueueBytes) {
-            // Too slow: drop its queued stream (the frame being written finishes) and tell it.
-            c.peer->dropQueued(kTagChunk);
-            c.cut = true;
-            c.streaming = false;
+    for (auto& c : m_clients)
+        if (c->offerStream(out, m_opt.clientQueueBytes) == ClientLink::Offer::Cut) {
             ++m_clientsCut;
-            wire::AgentToClient m;
-            auto* cut = m.mutable_cut();
-            cut->set_capture_id(out.captureId);
-            cut->set_reason("client too slow: more than " + std::to_string(m_opt.clientQueueBytes)
-                + " bytes of stream waiting; the capture goes on and the file is complete (FetchFile after CaptureDone)");
-            cut->set_chunks_sent(c.chunksSent);
-            cut->set_last_sequence(c.lastSequence);
-            if (m_session)
-                cut->set_output_path(m_session->outputPath());
-            send(c, m);
-            continue;
+            send(*c, c->cutNotice(out.captureId, m_opt.clientQueueBytes, m_session ? m_session->outputPath() : ""));
         }
-        c.peer->enqueue(out.frame, kTagChunk);
-        ++c.chunksSent;
-        c.lastSequence = out.sequence;
-    }
 }
 
 void AgentServer::drainMerge()
@@ -900,10 +615,10 @@ void AgentServer::drainMerge()
             break;
         case MergeOutput::Kind::Snapshot:
             for (auto& c : m_clients)
-                if (c->id == o.stream && c->awaitingSnapshot && o.frame) {
+                if (c->id() == o.stream && c->awaitingSnapshot && o.frame) {
                     c->awaitingSnapshot = false;
                     c->streaming = true;
-                    c->peer->enqueue(o.frame, kTagChunk);
+                    c->peer().enqueue(o.frame, ClientLink::kTagStream);
                 }
             break;
         case MergeOutput::Kind::StreamError:
@@ -919,9 +634,7 @@ void AgentServer::drainMerge()
         case MergeOutput::Kind::Finished:
             if (m_session && m_session->id() == o.captureId) {
                 m_session->onMergeFinished(o);
-                m_finished.push_back({ o.captureId, m_session->outputPath(), m_session->doneMessage() });
-                while (m_finished.size() > 16)
-                    m_finished.pop_front();
+                m_archive->add(o.captureId, m_session->outputPath(), m_session->doneMessage());
             }
             break;
         }
@@ -932,9 +645,9 @@ void AgentServer::periodic()
 {
     const int64_t now = monotonicNs();
     if (m_pending) {
-        ClientConn* c = nullptr;
+        ClientLink* c = nullptr;
         for (auto& cl : m_clients)
-            if (cl->id == m_pending->client && !cl->dead)
+            if (cl->id() == m_pending->client && !cl->dead)
                 c = cl.get();
         const bool enough = rankRecords().size() >= m_pending->req.wait_for_ranks();
         if (!c) {
@@ -958,12 +671,12 @@ void AgentServer::periodic()
             continue;
         pumpFetch(*c);
         std::string err;
-        if (c->peer->wantsWrite() && c->peer->writeQueued(err) != PeerConnection::Io::Ok)
+        if (c->peer().wantsWrite() && c->peer().writeQueued(err) != PeerConnection::Io::Ok)
             closeClient(*c, "connection lost");
     }
 }
 
-void AgentServer::closeClient(ClientConn& c, const std::string& reason)
+void AgentServer::closeClient(ClientLink& c, const std::string& reason)
 {
     (void)reason;
     c.dead = true;
@@ -971,9 +684,9 @@ void AgentServer::closeClient(ClientConn& c, const std::string& reason)
 
 void AgentServer::reap()
 {
-    m_ranks.erase(std::remove_if(m_ranks.begin(), m_ranks.end(), [](const auto& r) { return r->dead; }), m_ranks.end());
-    m_clients.erase(std::remove_if(m_clients.begin(), m_clients.end(), [](const auto& c) { return c->dead; }),
-        m_clients.end());
+    m_ranks->reap();
+    m_clients.erase(
+        std::remove_if(m_clients.begin(), m_clients.end(), [](const auto& c) { return c->dead; }), m_clients.end());
 }
 
 } // namespace gapscope::capture

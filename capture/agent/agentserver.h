@@ -20,6 +20,7 @@
 #include "capture/agent/agentoptions.h"
 #include "capture/agent/capturehost.h"
 #include "capture/agent/mergeworker.h"
+#include "capture/agent/rankhub.h"
 #include "capture/agent/rankrecord.h"
 #include "capture/protocol/netutil.h"
 
@@ -31,10 +32,12 @@
 
 namespace gapscope::capture {
 
+class CaptureArchive;
 class CaptureSession;
+class ClientLink;
 class ReplaySource;
 
-class AgentServer final : public CaptureHost {
+class AgentServer final : public CaptureHost, private RankHub::Events {
 public:
     explicit AgentServer(AgentOptions options);
     ~AgentServer() override;
@@ -54,62 +57,52 @@ public:
     ReplaySource* replay() override { return m_replay.get(); }
 
 private:
-    struct RankConn;
-    struct ClientConn;
-    struct Finished {
-        uint64_t id;
-        std::string path;
-        wire::CaptureDone done;
-    };
+    // RankHub::Events
+    void rankMessage(RankRecord& rank, const wire::RankToAgent& msg) override;
+    void rankChunk(const RankRecord& rank, std::string_view payload) override;
+    void rankGone(const RankRecord& rank, const std::string& reason) override;
 
     void loopOnce(int timeoutMs);
-    void acceptRanks();
     void acceptClients();
-    void serviceRank(RankConn& r, short revents);
-    void handleRankFrame(RankConn& r, std::string_view payload);
-    void handleRankMessage(RankConn& r, const wire::RankToAgent& m);
-    void dropRankChunk(RankConn& r, std::string_view payload);
-    void onRegister(RankConn& r, const wire::Register& reg);
-    void serviceClient(ClientConn& c, short revents);
-    void handleClient(ClientConn& c, const wire::ClientToAgent& m);
-    void onHello(ClientConn& c, const wire::Hello& h);
-    void onStartCapture(ClientConn& c, const wire::StartCapture& req);
-    bool beginCapture(ClientConn& c, const wire::StartCapture& req);
-    void onAttach(ClientConn& c, const wire::AttachCapture& req);
-    void onFetch(ClientConn& c, const wire::FetchFile& req);
-    void pumpFetch(ClientConn& c);
-    void sendError(ClientConn& c, wire::ErrorCode code, const std::string& msg, bool fatal, uint64_t requestId = 0);
-    void send(ClientConn& c, const wire::AgentToClient& msg);
+    void dropRankChunk(const RankRecord& r, std::string_view payload);
+    void serviceClient(ClientLink& c, short revents);
+    void handleClient(ClientLink& c, const wire::ClientToAgent& m);
+    void onHello(ClientLink& c, const wire::Hello& h);
+    void onStartCapture(ClientLink& c, const wire::StartCapture& req);
+    bool beginCapture(ClientLink& c, const wire::StartCapture& req);
+    void onAttach(ClientLink& c, const wire::AttachCapture& req);
+    void onFetch(ClientLink& c, const wire::FetchFile& req);
+    void pumpFetch(ClientLink& c);
+    void sendError(ClientLink& c, wire::ErrorCode code, const std::string& msg, bool fatal, uint64_t requestId = 0);
+    void send(ClientLink& c, const wire::AgentToClient& msg);
     void drainMerge();
     void streamChunk(const MergeOutput& out);
     void periodic();
-    void closeRank(RankConn& r, const std::string& reason);
-    void closeClient(ClientConn& c, const std::string& reason);
+    void closeClient(ClientLink& c, const std::string& reason);
     void reap();
     std::vector<RankRecord> rankRecords() const;
     wire::AgentIdentity identity() const;
-    Expected<std::string> outputPathFor(const std::string& requested, uint64_t id) const;
     void shutdownNow();
 
     AgentOptions m_opt;
     std::string m_socketPath;
     uint16_t m_port = 0;
-    UniqueFd m_tcp, m_unix, m_wake;
+    UniqueFd m_tcp, m_wake;
+    std::unique_ptr<RankHub> m_ranks;
     std::atomic<bool> m_stopRequested { false };
     bool m_stopping = false;
     int64_t m_stopDeadline = 0;
     std::unique_ptr<MergeWorker> m_merger;
     std::unique_ptr<ReplaySource> m_replay;
     std::unique_ptr<CaptureSession> m_session;
-    std::deque<Finished> m_finished;
+    std::unique_ptr<CaptureArchive> m_archive;
     struct PendingStart {
         uint32_t client = 0;
         wire::StartCapture req;
         int64_t deadline = 0;
     };
     std::unique_ptr<PendingStart> m_pending; // waiting for StartCapture.wait_for_ranks ranks
-    std::vector<std::unique_ptr<RankConn>> m_ranks;
-    std::vector<std::unique_ptr<ClientConn>> m_clients;
+    std::vector<std::unique_ptr<ClientLink>> m_clients;
     uint32_t m_nextConn = 1;
     uint64_t m_nextCapture = 1;
     uint64_t m_instance = 0;

@@ -2,6 +2,7 @@
 #include "capture/agent/capturesession.h"
 
 #include "capture/agent/mergeworker.h"
+#include "capture/agent/rankoutcome.h"
 #include "capture/agent/replaysource.h"
 #include "capture/protocol/netutil.h"
 
@@ -18,26 +19,6 @@ namespace gapscope::capture {
 namespace {
 
 constexpr size_t kMaxPeriods = 1u << 16;
-
-double medianMs(std::vector<int64_t> v)
-{
-    if (v.empty())
-        return 0;
-    std::nth_element(v.begin(), v.begin() + long(v.size() / 2), v.end());
-    return double(v[v.size() / 2]) / 1e6;
-}
-
-pb::Counter counter(const std::string& name, int32_t rank, uint64_t value, const std::string& severity,
-    const std::string& detail)
-{
-    pb::Counter c;
-    c.set_name(name);
-    c.set_rank(rank);
-    c.set_value(value);
-    c.set_severity(severity);
-    c.set_detail(detail);
-    return c;
-}
 
 } // namespace
 
@@ -60,11 +41,9 @@ const char* toString(CaptureSession::Phase p)
     return "unknown";
 }
 
-struct CaptureSession::Slot {
+struct CaptureSession::Slot : RankOutcome {
     enum class State { Arming, Armed, Recording, Done, Gone, Failed };
-    RankRecord rec;
     State state = State::Arming;
-    std::string stepRule, otherCupti, error;
     uint64_t startLocal = 0;
     uint32_t plan = 0;
     uint32_t recordingBoundaries = 0;
@@ -73,18 +52,13 @@ struct CaptureSession::Slot {
     bool havePrev = false, prevRecording = false;
     uint64_t prevIndex = 0;
     int64_t prevTime = 0;
-    std::vector<int64_t> before, during; // step periods (host boundaries) before / while recording
-    std::map<std::string, pb::Counter> counters;
-    uint64_t dropped = 0;
-    pb::OverheadEvidence rankOverhead;
-    double rankArmLatencyMs = -1;
-    double disarmLatencyMs = -1;
 
     bool finished() const { return state == State::Done || state == State::Gone || state == State::Failed; }
-    void takeCounters(const google::protobuf::RepeatedPtrField<pb::Counter>& cs)
+    void setState(State st)
     {
-        for (const auto& c : cs)
-            counters[c.name()] = c;
+        state = st;
+        gone = st == State::Gone;
+        failed = st == State::Failed;
     }
 };
 
@@ -188,11 +162,11 @@ void CaptureSession::onArmed(uint32_t connId, const wire::Armed& m)
         return;
     }
     if (m.error() != wire::ARM_OK) {
-        s.state = Slot::State::Failed;
+        s.setState(Slot::State::Failed);
         s.error = "arm failed: " + m.message();
         m_notes.push_back("rank " + std::to_string(s.rec.rank) + ": " + s.error);
     } else if (s.state == Slot::State::Arming) {
-        s.state = Slot::State::Armed;
+        s.setState(Slot::State::Armed);
         s.stepRule = m.step_rule_used();
     }
     checkArmed();
@@ -246,7 +220,8 @@ void CaptureSession::onStep(uint32_t connId, const wire::StepBoundary& m)
             s.firstRecordingMono = monotonicNs();
             bool all = true;
             for (const auto& x : m_slots)
-                all = all && (x->firstRecordingMono || x->state == Slot::State::Failed || x->state == Slot::State::Gone);
+                all = all
+                    && (x->firstRecordingMono || x->state == Slot::State::Failed || x->state == Slot::State::Gone);
             if (all && m_armLatencyMs < 0) {
                 m_recordingMono = s.firstRecordingMono;
                 m_armLatencyMs = double(m_recordingMono - m_startMono) / 1e6;
@@ -316,7 +291,7 @@ void CaptureSession::sendPlan()
             st->set_stop_time_ns(realtimeNs() + int64_t(m_settings.duration_s() * 1e9) + m_leadNs);
         }
         m_host.sendToRank(s.rec.connId, msg);
-        s.state = Slot::State::Recording;
+        s.setState(Slot::State::Recording);
     }
     setPhase(Phase::Recording);
 }
@@ -344,7 +319,7 @@ void CaptureSession::startTimeWindow()
         st->set_start_time_ns(start);
         st->set_stop_time_ns(stop);
         m_host.sendToRank(s.rec.connId, msg);
-        s.state = Slot::State::Recording;
+        s.setState(Slot::State::Recording);
     }
     m_notes.push_back("time window of " + std::to_string(m_settings.duration_s()) + " s");
     setPhase(Phase::Recording);
@@ -374,7 +349,7 @@ void CaptureSession::onRecordingDone(uint32_t connId, const wire::RecordingDone&
     if (m.overhead().arm_latency_ms() > 0)
         s.rankArmLatencyMs = m.overhead().arm_latency_ms();
     s.stepsDone = m.steps_recorded();
-    s.state = Slot::State::Done;
+    s.setState(Slot::State::Done);
     wire::AgentToRank d;
     d.mutable_disarm()->set_capture_id(m_id);
     d.mutable_disarm()->set_reason("complete");
@@ -391,7 +366,7 @@ void CaptureSession::onDisarmed(uint32_t connId, const wire::Disarmed& m)
     s.takeCounters(m.counters());
     s.disarmLatencyMs = m.disarm_latency_ms();
     if (!s.finished())
-        s.state = Slot::State::Done; // disarmed early (stop): whatever it sent is all there is
+        s.setState(Slot::State::Done); // disarmed early (stop): whatever it sent is all there is
     maybeFinish(monotonicNs());
 }
 
@@ -403,7 +378,7 @@ void CaptureSession::onRankGone(uint32_t connId, const std::string& reason)
     Slot& s = *m_slots[size_t(i)];
     if (s.state == Slot::State::Done || s.state == Slot::State::Failed)
         return;
-    s.state = Slot::State::Gone;
+    s.setState(Slot::State::Gone);
     s.error = reason;
     m_notes.push_back("rank " + std::to_string(s.rec.rank) + " left during the capture: " + reason);
     if (m_phase == Phase::Arming || m_phase == Phase::Aligning) {
@@ -465,7 +440,7 @@ void CaptureSession::stop(const std::string& reason)
         m_error = "stopped before recording began (" + reason + ")";
         for (auto& s : m_slots)
             if (!s->finished())
-                s->state = Slot::State::Done;
+                s->setState(Slot::State::Done);
     }
     setPhase(Phase::Finishing);
     maybeFinish(monotonicNs());
@@ -479,7 +454,7 @@ void CaptureSession::fail(const std::string& error)
     finishRanks("capture failed: " + error);
     for (auto& s : m_slots)
         if (!s->finished())
-            s->state = Slot::State::Done;
+            s->setState(Slot::State::Done);
     setPhase(Phase::Finishing);
     maybeFinish(monotonicNs());
 }
@@ -496,7 +471,7 @@ void CaptureSession::maybeFinish(int64_t nowMono)
     if (!all && m_phase == Phase::Finishing && nowMono - m_phaseMono > int64_t(m_opt.finishTimeoutS * 1e9)) {
         for (auto& s : m_slots)
             if (!s->finished()) {
-                s->state = Slot::State::Gone;
+                s->setState(Slot::State::Gone);
                 s->error = "did not deliver its last data within " + std::to_string(int(m_opt.finishTimeoutS)) + " s";
             }
         all = true;
@@ -513,7 +488,7 @@ void CaptureSession::tick(int64_t nowMono)
     if (m_phase == Phase::Arming && since > m_opt.armTimeoutS) {
         for (auto& s : m_slots)
             if (s->state == Slot::State::Arming) {
-                s->state = Slot::State::Failed;
+                s->setState(Slot::State::Failed);
                 s->error = "no answer to Arm within " + std::to_string(int(m_opt.armTimeoutS)) + " s";
             }
         checkArmed();
@@ -526,8 +501,8 @@ void CaptureSession::tick(int64_t nowMono)
                 + " s (step rule '" + m_settings.step_rule() + "'); is the server idle? --duration S records a time "
                 + "window instead");
         }
-    } else if (m_phase == Phase::Recording && m_settings.steps() > 0 && m_settings.duration_s() > 0
-        && m_recordingMono && double(nowMono - m_recordingMono) / 1e9 > m_settings.duration_s()) {
+    } else if (m_phase == Phase::Recording && m_settings.steps() > 0 && m_settings.duration_s() > 0 && m_recordingMono
+        && double(nowMono - m_recordingMono) / 1e9 > m_settings.duration_s()) {
         stop("duration limit of " + std::to_string(m_settings.duration_s()) + " s reached");
     } else if (m_phase == Phase::Recording && m_host.replay() && m_host.replay()->finished()) {
         setPhase(Phase::Writing);
@@ -600,25 +575,8 @@ wire::Progress CaptureSession::progress() const
 
 void CaptureSession::addLossCounters(pb::FileHeader& h) const
 {
-    for (const auto& sp : m_slots) {
-        const Slot& s = *sp;
-        const int32_t rank = int32_t(s.rec.rank);
-        if (s.dropped)
-            *h.add_counters() = counter("agent_dropped_events", rank, s.dropped, "data_loss",
-                "the agent's merge queue was full: events dropped (their dictionaries kept)");
-        for (const auto& [name, c] : s.counters) {
-            pb::Counter copy = c;
-            copy.set_rank(rank);
-            *h.add_counters() = copy;
-        }
-        if (s.state == Slot::State::Gone)
-            *h.add_counters() = counter("rank_lost", rank, 1, "data_loss", s.error);
-        if (s.state == Slot::State::Failed)
-            *h.add_counters() = counter("rank_arm_failed", rank, 1, "error", s.error);
-        if (!s.otherCupti.empty())
-            *h.add_counters() = counter("other_cupti_client", rank, 1, "warning",
-                "another CUPTI client is active in this process: " + s.otherCupti);
-    }
+    for (const auto& sp : m_slots)
+        sp->addCounters(h);
 }
 
 pb::FileHeader CaptureSession::buildHeader(bool final) const
@@ -634,42 +592,10 @@ pb::FileHeader CaptureSession::buildHeader(bool final) const
     (*h.mutable_metadata())["capture_id"] = std::to_string(m_id);
     if (!m_host.replay()) {
         h.clear_counters();
-        auto* host = h.add_hosts();
-        host->set_name(m_opt.host);
-        host->set_clock_offset_method("none");
-        std::set<std::string> gpus;
-        std::string rules;
-        for (const auto& sp : m_slots) {
-            const Slot& s = *sp;
-            pb::RankInfo r = s.rec.rankInfo();
-            if (!s.otherCupti.empty())
-                r.set_other_cupti_client(s.otherCupti);
-            auto* o = r.mutable_overhead();
-            *o = s.rankOverhead;
-            if (!o->steps_before() && !s.before.empty()) {
-                o->set_steps_before(uint32_t(s.before.size()));
-                o->set_step_ms_median_before(medianMs(s.before));
-            }
-            if (!o->steps_during() && !s.during.empty()) {
-                o->set_steps_during(uint32_t(s.during.size()));
-                o->set_step_ms_median_during(medianMs(s.during));
-            }
-            if (s.rankArmLatencyMs > 0)
-                o->set_arm_latency_ms(s.rankArmLatencyMs);
-            if (s.disarmLatencyMs > 0)
-                o->set_disarm_latency_ms(s.disarmLatencyMs);
-            *h.add_ranks() = r;
-            if (gpus.insert(s.rec.reg.gpu().uuid()).second) {
-                pb::GpuInfo g = s.rec.reg.gpu();
-                if (g.host().empty())
-                    g.set_host(s.rec.reg.host());
-                *h.add_gpus() = g;
-            }
-            if (!s.stepRule.empty())
-                rules += (rules.empty() ? "" : ",") + ("rank" + std::to_string(s.rec.rank) + "=" + s.stepRule);
-        }
-        if (!rules.empty())
-            (*h.mutable_metadata())["step_rule_used"] = rules;
+        std::vector<const RankOutcome*> outcomes;
+        for (const auto& sp : m_slots)
+            outcomes.push_back(sp.get());
+        addRanks(outcomes, m_opt.host, h);
     } else {
         (*h.mutable_metadata())["replay_file"] = m_host.replay()->path();
         (*h.mutable_metadata())["replay_speed"] = std::to_string(m_host.replay()->speed());
@@ -689,7 +615,7 @@ pb::FileHeader CaptureSession::buildHeader(bool final) const
     if (m_host.replay()) {
         const auto rp = m_host.replay()->progress();
         if (rp.waits)
-            *h.add_counters() = counter("replay_waits", -1, rp.waits, "info",
+            *h.add_counters() = makeCounter("replay_waits", -1, rp.waits, "info",
                 "times the replay waited for the merge thread (the replay never drops)");
     }
     return h;

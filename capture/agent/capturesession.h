@@ -101,7 +101,7 @@ private:
     int64_t m_startMono = 0;
     int64_t m_startUnix = 0;
     int64_t m_phaseMono = 0;
-    int64_t m_recordingMono = 0;   // when every rank had started recording
+    int64_t m_recordingMono = 0; // when every rank had started recording
     double m_armLatencyMs = -1;
     int m_replans = 0;
     uint64_t m_events = 0;

@@ -18,7 +18,7 @@ namespace gapscope::capture {
 
 static bool isFile(const std::string& p)
 {
-    struct stat st {};
+    struct stat st { };
     return !p.empty() && ::stat(p.c_str(), &st) == 0 && S_ISREG(st.st_mode);
 }
 
@@ -46,7 +46,8 @@ std::string findInjectLibrary()
 // Starts an agent in a detached grandchild process (its own session, output to a log file).
 static Status startBackgroundAgent(const LaunchOptions& o, const std::string& socketPath)
 {
-    const std::string log = o.agentLog.empty() ? socketPath.substr(0, socketPath.rfind('/')) + "/agent.log" : o.agentLog;
+    const std::string log
+        = o.agentLog.empty() ? socketPath.substr(0, socketPath.rfind('/')) + "/agent.log" : o.agentLog;
     const pid_t child = ::fork();
     if (child < 0)
         return Status::error(std::string("fork: ") + std::strerror(errno));

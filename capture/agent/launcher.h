@@ -15,10 +15,10 @@
 namespace gapscope::capture {
 
 struct LaunchOptions {
-    AgentOptions agent;             // for the background agent, when one is started
-    std::string injectLibrary;      // empty: look next to this executable, then $GAPSCOPE_INJECT_LIB
+    AgentOptions agent; // for the background agent, when one is started
+    std::string injectLibrary; // empty: look next to this executable, then $GAPSCOPE_INJECT_LIB
     bool startAgent = true;
-    std::string agentLog;           // empty: <socket folder>/agent.log
+    std::string agentLog; // empty: <socket folder>/agent.log
     std::vector<std::string> command;
 };
 

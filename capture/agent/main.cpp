@@ -114,8 +114,9 @@ int parseAgentOption(const std::vector<std::string>& args, size_t& i, AgentOptio
         std::fputs(kUsage, stdout);
         return -1;
     }
-    if (a.rfind("--", 0) == 0 && (a == "--queue-mb" || a == "--client-queue-mb" || a == "--flush-ms"
-            || a == "--chunk-events" || a == "--arm-timeout"))
+    if (a.rfind("--", 0) == 0
+        && (a == "--queue-mb" || a == "--client-queue-mb" || a == "--flush-ms" || a == "--chunk-events"
+            || a == "--arm-timeout"))
         return 2; // bad value, already reported
     std::fprintf(stderr, "gapscope-agent: unknown option '%s' (see --help)\n", a.c_str());
     return 2;

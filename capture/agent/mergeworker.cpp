@@ -2,9 +2,9 @@
 #include "capture/agent/mergeworker.h"
 
 #include "capture/agent/client/encodersink.h"
-#include "model/format/crc32c.h"
 #include "capture/protocol/framing.h"
 #include "capture/protocol/netutil.h"
+#include "model/format/crc32c.h"
 
 #include <cstdio>
 

@@ -39,18 +39,18 @@ struct MergeOutput {
     enum class Kind { Chunk, StreamError, Finished, Snapshot };
     Kind kind = Kind::Chunk;
     uint64_t captureId = 0;
-    SharedFrame frame;        // Chunk: the AgentToClient{chunk} frame
-    uint64_t sequence = 0;    // Chunk: its sequence
-    uint32_t stream = 0;      // StreamError: the source stream (rank connection id); Snapshot: the client
-    std::string error;        // StreamError / Finished
-    bool ok = true;           // Finished
-    uint64_t events = 0;      // Finished: events written; Chunk: events in the chunk
-    uint64_t bytes = 0;       // Finished: file size
+    SharedFrame frame; // Chunk: the AgentToClient{chunk} frame
+    uint64_t sequence = 0; // Chunk: its sequence
+    uint32_t stream = 0; // StreamError: the source stream (rank connection id); Snapshot: the client
+    std::string error; // StreamError / Finished
+    bool ok = true; // Finished
+    uint64_t events = 0; // Finished: events written; Chunk: events in the chunk
+    uint64_t bytes = 0; // Finished: file size
     uint64_t chunks = 0;
 };
 
 struct MergeStats {
-    uint64_t events = 0;       // written to the file
+    uint64_t events = 0; // written to the file
     uint64_t chunksIn = 0;
     uint64_t chunksOut = 0;
     uint64_t bytesWritten = 0;

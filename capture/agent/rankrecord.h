@@ -13,7 +13,7 @@ namespace gapscope::capture {
 
 struct RankRecord {
     uint32_t connId = 0;
-    uint32_t rank = 0;          // as registered, or assigned by the agent
+    uint32_t rank = 0; // as registered, or assigned by the agent
     wire::Register reg;
     int64_t registeredUnixNs = 0;
     std::string state = "idle"; // "idle", "armed", "recording", "gone", "replay"

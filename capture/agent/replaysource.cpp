@@ -17,9 +17,9 @@
 namespace gapscope::capture {
 
 namespace {
-constexpr size_t kMaxPending = 1u << 19;     // events held for pacing
-constexpr uint32_t kBatchEvents = 16384;     // events per replayed chunk at most
-constexpr int64_t kBatchNs = 5 * 1000000;    // and at least this often when events are due
+constexpr size_t kMaxPending = 1u << 19; // events held for pacing
+constexpr uint32_t kBatchEvents = 16384; // events per replayed chunk at most
+constexpr int64_t kBatchNs = 5 * 1000000; // and at least this often when events are due
 constexpr int64_t kLookaheadNs = 200 * 1000000;
 
 struct Pending {
@@ -108,11 +108,11 @@ public:
     {
         add(make(Pending::Nvtx, lane, name, 0, depth, domain, 0, 0, 0, 0), start, d);
     }
-    void collective(uint32_t lane, int64_t start, uint64_t d, uint32_t op,
-        const format::ChunkEncoder::Collective& c) override
+    void collective(
+        uint32_t lane, int64_t start, uint64_t d, uint32_t op, const format::ChunkEncoder::Collective& c) override
     {
-        Pending p = make(Pending::Collective, lane, op, 0, c.datatype, c.algorithm, c.protocol, c.bytes, c.sequence,
-            c.comm);
+        Pending p
+            = make(Pending::Collective, lane, op, 0, c.datatype, c.algorithm, c.protocol, c.bytes, c.sequence, c.comm);
         p.w = c.channels;
         p.v = c.root;
         add(p, start, d);

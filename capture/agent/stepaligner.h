@@ -28,11 +28,11 @@ public:
         int64_t timeNs;
     };
     struct Plan {
-        uint64_t globalStart = 0;          // reference rank's local index where recording starts
-        std::vector<int64_t> offset;       // per slot: global = local + offset
-        std::vector<uint64_t> startLocal;  // per slot: local index where it starts recording
-        int64_t periodNs = 0;              // median step period of the reference rank
-        int64_t maxSkewNs = 0;             // largest time distance of matched boundaries
+        uint64_t globalStart = 0; // reference rank's local index where recording starts
+        std::vector<int64_t> offset; // per slot: global = local + offset
+        std::vector<uint64_t> startLocal; // per slot: local index where it starts recording
+        int64_t periodNs = 0; // median step period of the reference rank
+        int64_t maxSkewNs = 0; // largest time distance of matched boundaries
         uint32_t leadSteps = 0;
     };
 

@@ -40,7 +40,7 @@ private:
     void compact();
 
     std::string m_buf;
-    size_t m_pos = 0;  // start of unread bytes
+    size_t m_pos = 0; // start of unread bytes
     size_t m_prepared = 0; // m_buf size before prepare()
     uint32_t m_limit;
     uint32_t m_rejected = 0;

@@ -92,7 +92,7 @@ Expected<UniqueFd> listenUnix(const std::string& path, int backlog)
     // A socket file nobody answers on is stale (agent killed): replace it. A live one is an error.
     if (auto probe = connectUnix(path); probe)
         return Status::error(path + ": another agent is already listening there");
-    struct stat st {};
+    struct stat st { };
     if (::lstat(path.c_str(), &st) == 0 && S_ISSOCK(st.st_mode))
         ::unlink(path.c_str());
     if (::bind(fd.get(), reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0)
@@ -135,7 +135,8 @@ Expected<UniqueFd> connectTcp(const Endpoint& to, int timeoutMs)
         pollfd p { fd.get(), POLLOUT, 0 };
         const int rc = ::poll(&p, 1, timeoutMs);
         if (rc == 0)
-            return Status::error("connect to " + to.toString() + ": timed out after " + std::to_string(timeoutMs) + " ms");
+            return Status::error(
+                "connect to " + to.toString() + ": timed out after " + std::to_string(timeoutMs) + " ms");
         int err = 0;
         socklen_t elen = sizeof err;
         ::getsockopt(fd.get(), SOL_SOCKET, SO_ERROR, &err, &elen);

@@ -43,7 +43,7 @@ Expected<UniqueFd> listenUnix(const std::string& path, int backlog = 64); // rep
 Expected<UniqueFd> connectTcp(const Endpoint& to, int timeoutMs);
 Expected<UniqueFd> connectUnix(const std::string& path);
 
-uint16_t boundPort(int fd);  // port of a listening TCP socket (after listening on port 0)
+uint16_t boundPort(int fd); // port of a listening TCP socket (after listening on port 0)
 Status setNonBlocking(int fd, bool on = true);
 void setNoDelay(int fd);
 void setBufferSizes(int fd, int sendBytes, int recvBytes);
@@ -54,7 +54,7 @@ Status writeAll(int fd, const char* data, size_t size, int timeoutMs);
 // A timeout returns -1 in `n` with an ok status.
 Status readSome(int fd, char* buf, size_t size, int timeoutMs, long& n);
 
-int64_t realtimeNs();   // CLOCK_REALTIME (the trace clock)
-int64_t monotonicNs();  // CLOCK_MONOTONIC (deadlines, latencies)
+int64_t realtimeNs(); // CLOCK_REALTIME (the trace clock)
+int64_t monotonicNs(); // CLOCK_MONOTONIC (deadlines, latencies)
 
 } // namespace gapscope::capture

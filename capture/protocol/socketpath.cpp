@@ -24,7 +24,7 @@ Status prepareSocketDirectory(const std::string& socketPath)
     if (slash == std::string::npos || slash == 0)
         return Status::ok();
     const std::string dir = socketPath.substr(0, slash);
-    struct stat st {};
+    struct stat st { };
     if (::stat(dir.c_str(), &st) != 0) {
         if (::mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST)
             return Status::error(dir + ": cannot create the socket folder: " + std::strerror(errno));

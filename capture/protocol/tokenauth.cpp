@@ -49,7 +49,7 @@ static Expected<std::string> createToken(const std::string& path)
 
 Expected<std::string> loadToken(const std::string& path, bool create)
 {
-    struct stat st {};
+    struct stat st { };
     if (::stat(path.c_str(), &st) != 0) {
         if (errno == ENOENT && create)
             return createToken(path);

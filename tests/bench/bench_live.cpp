@@ -39,8 +39,9 @@ Status writeTrace(const std::string& path, int ranks, int steps, int kernels, in
     auto& enc = (*w)->encoder();
     std::vector<uint32_t> names;
     for (int i = 0; i < 200; ++i)
-        names.push_back(enc.internString("void cutlass::Kernel2<cutlass_80_tensorop_bf16_s16816gemm_relu_bf16_"
-            + std::to_string(i) + "x64_32x6_tn_align8>(cutlass_80_tensorop_bf16_s16816gemm_relu_bf16_64x64_32x6_tn_align8::Params)"));
+        names.push_back(
+            enc.internString("void cutlass::Kernel2<cutlass_80_tensorop_bf16_s16816gemm_relu_bf16_" + std::to_string(i)
+                + "x64_32x6_tn_align8>(cutlass_80_tensorop_bf16_s16816gemm_relu_bf16_64x64_32x6_tn_align8::Params)"));
     const int64_t t0 = realtimeNs();
     uint64_t seed = 12345;
     for (int s = 0; s < steps; ++s)

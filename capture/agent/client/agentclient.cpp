@@ -37,8 +37,8 @@ Status AgentClient::connect()
     h->set_token(m_opt.token);
     if (Status s = send(hello); !s)
         return s.withContext(m_opt.address);
-    auto reply = waitFor([](const wire::AgentToClient& m) { return m.has_hello() || m.has_error(); },
-        m_opt.connectTimeoutMs, "hello");
+    auto reply = waitFor(
+        [](const wire::AgentToClient& m) { return m.has_hello() || m.has_error(); }, m_opt.connectTimeoutMs, "hello");
     if (!reply) {
         close();
         return reply.status().withContext(m_opt.address);
@@ -149,8 +149,7 @@ Expected<bool> AgentClient::receive(wire::AgentToClient& out, int timeoutMs)
     }
 }
 
-template <typename Pred>
-Expected<wire::AgentToClient> AgentClient::waitFor(Pred pred, int timeoutMs, const char* what)
+template <typename Pred> Expected<wire::AgentToClient> AgentClient::waitFor(Pred pred, int timeoutMs, const char* what)
 {
     const int64_t deadline = monotonicNs() + int64_t(timeoutMs) * 1000000;
     size_t scanned = 0;
@@ -182,10 +181,7 @@ Expected<wire::RankList> AgentClient::listRanks(int timeoutMs)
     req.mutable_list_ranks()->set_request_id(id);
     if (Status s = send(req); !s)
         return s;
-    auto reply = waitFor(
-        [id](const wire::AgentToClient& m) {
-            return m.has_ranks() && m.ranks().request_id() == id;
-        },
+    auto reply = waitFor([id](const wire::AgentToClient& m) { return m.has_ranks() && m.ranks().request_id() == id; },
         timeoutMs, "list ranks");
     if (!reply)
         return reply.status();
@@ -206,8 +202,8 @@ Status AgentClient::syncClock(int exchanges, int timeoutMs)
         while (m_clock.samples() == before) {
             const int64_t left = (deadline - monotonicNs()) / 1000000;
             if (left <= 0)
-                return Status::error("clock sync with " + m_opt.address + ": no pong within " + std::to_string(timeoutMs)
-                    + " ms");
+                return Status::error(
+                    "clock sync with " + m_opt.address + ": no pong within " + std::to_string(timeoutMs) + " ms");
             bool got = false;
             if (Status s = readMore(int(left), got); !s)
                 return s;

@@ -22,7 +22,7 @@ namespace gapscope::capture {
 
 struct ClientOptions {
     std::string address = "127.0.0.1:7433";
-    std::string token;                  // the agent's token (contents of its --token-file), if it has one
+    std::string token; // the agent's token (contents of its --token-file), if it has one
     std::string clientName = "gapscope-client";
     std::string clientVersion;
     int connectTimeoutMs = 5000;
@@ -58,8 +58,7 @@ private:
     Status readMore(int timeoutMs, bool& gotBytes);
     // Decodes buffered frames into m_queue, answering pings / absorbing pongs.
     Status decodeBuffered();
-    template <typename Pred>
-    Expected<wire::AgentToClient> waitFor(Pred pred, int timeoutMs, const char* what);
+    template <typename Pred> Expected<wire::AgentToClient> waitFor(Pred pred, int timeoutMs, const char* what);
 
     ClientOptions m_opt;
     UniqueFd m_fd;

@@ -104,7 +104,8 @@ Status ChunkRemapper::applyDictionaries(const pb::Chunk& in)
     for (size_t id = strings0 + 1; id <= strings1; ++id)
         internId(id);
     if (in.strings_size() && in.first_string_id() <= strings0)
-        for (size_t id = in.first_string_id(); id <= strings0 && id < in.first_string_id() + size_t(in.strings_size()); ++id)
+        for (size_t id = in.first_string_id(); id <= strings0 && id < in.first_string_id() + size_t(in.strings_size());
+             ++id)
             internId(id);
     auto mapLane = [&](uint32_t id) {
         pb::LaneDef def = *m_dec->laneDef(id);

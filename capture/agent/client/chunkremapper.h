@@ -31,10 +31,10 @@ namespace gapscope::capture {
 
 struct RemapOptions {
     int64_t timeShiftNs = 0;
-    int64_t rank = -1;          // >= 0: every lane, step and counter gets this rank
-    std::string host;           // non-empty: every lane gets this host
+    int64_t rank = -1; // >= 0: every lane, step and counter gets this rank
+    std::string host; // non-empty: every lane gets this host
     int64_t stepIndexShift = 0; // added to step indices; steps that end up negative are dropped
-    int64_t pid = -1;           // >= 0: lanes get this pid
+    int64_t pid = -1; // >= 0: lanes get this pid
 };
 
 class ChunkRemapper {
@@ -63,7 +63,7 @@ private:
     RemapOptions m_opt;
     std::unique_ptr<format::ChunkDecoder> m_dec;
     std::vector<uint32_t> m_strings { 0 }; // source string id -> target id (id 0 = "")
-    std::vector<uint32_t> m_lanes;         // source lane id -> target id
+    std::vector<uint32_t> m_lanes; // source lane id -> target id
     std::vector<uint32_t> m_configs { 0 }; // source config id -> target id (0 = none)
     uint64_t m_chunks = 0;
 };

@@ -29,9 +29,9 @@ public:
 
     bool valid() const { return m_best >= 0; }
     size_t samples() const { return m_samples.size(); }
-    int64_t offsetNs() const;   // peer - local; 0 when no sample
-    int64_t delayNs() const;    // round trip of the best sample
-    double errorNs() const;     // bound on |true offset - offsetNs()|
+    int64_t offsetNs() const; // peer - local; 0 when no sample
+    int64_t delayNs() const; // round trip of the best sample
+    double errorNs() const; // bound on |true offset - offsetNs()|
 
 private:
     std::vector<Sample> m_samples;

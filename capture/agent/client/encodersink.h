@@ -28,8 +28,8 @@ public:
         ++m_events;
         m_enc.addMemop(lane, start, duration, kind, copyKind, bytes, flags, correlation);
     }
-    void api(uint32_t lane, int64_t start, uint64_t duration, uint32_t name, uint32_t correlation,
-        pb::ApiKind kind) override
+    void api(
+        uint32_t lane, int64_t start, uint64_t duration, uint32_t name, uint32_t correlation, pb::ApiKind kind) override
     {
         ++m_events;
         m_enc.addApi(lane, start, duration, name, correlation, kind);

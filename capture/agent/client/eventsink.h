@@ -22,16 +22,16 @@ public:
     virtual void memop(uint32_t lane, int64_t start, uint64_t duration, pb::MemopKind kind, pb::CopyKind copyKind,
         uint64_t bytes, uint32_t flags, uint32_t correlation)
         = 0;
-    virtual void api(uint32_t lane, int64_t start, uint64_t duration, uint32_t name, uint32_t correlation,
-        pb::ApiKind kind)
+    virtual void api(
+        uint32_t lane, int64_t start, uint64_t duration, uint32_t name, uint32_t correlation, pb::ApiKind kind)
         = 0;
-    virtual void sync(uint32_t lane, int64_t start, uint64_t duration, pb::SyncKind kind, uint64_t stream,
-        uint32_t correlation)
+    virtual void sync(
+        uint32_t lane, int64_t start, uint64_t duration, pb::SyncKind kind, uint64_t stream, uint32_t correlation)
         = 0;
     virtual void nvtx(uint32_t lane, int64_t start, uint64_t duration, uint32_t name, uint32_t depth, uint32_t domain)
         = 0;
-    virtual void collective(uint32_t lane, int64_t start, uint64_t duration, uint32_t op,
-        const format::ChunkEncoder::Collective& c)
+    virtual void collective(
+        uint32_t lane, int64_t start, uint64_t duration, uint32_t op, const format::ChunkEncoder::Collective& c)
         = 0;
     virtual void step(uint32_t rank, uint32_t index, int64_t start, uint64_t duration, pb::StepSource source) = 0;
     virtual void counter(const pb::Counter& counter) = 0;

@@ -153,7 +153,8 @@ bool LiveCapture::reconnect(size_t i, Listener& l)
             const bool same = a.client->hello().agent().instance_id() == a.hello.agent().instance_id();
             l.reconnected(i, same);
             if (!same) {
-                l.error(i, a.address + ": the agent restarted; capture " + std::to_string(a.captureId)
+                l.error(i,
+                    a.address + ": the agent restarted; capture " + std::to_string(a.captureId)
                         + " is lost (what it wrote so far stays in " + a.started.output_path() + ")");
                 a.failed = true;
                 return true;
@@ -204,7 +205,8 @@ Status LiveCapture::run(Listener& l, const std::atomic<bool>* stop)
                     l.error(i, a.address + ": " + got.error());
                     if (!reconnect(i, l)) {
                         a.failed = true;
-                        l.error(i, a.address + ": could not reconnect within " + std::to_string(int(m_opt.reconnectS)) + " s");
+                        l.error(i,
+                            a.address + ": could not reconnect within " + std::to_string(int(m_opt.reconnectS)) + " s");
                     }
                     break;
                 }
@@ -255,7 +257,8 @@ pb::FileHeader LiveCapture::mergedHeader(bool final) const
             c->set_rank(-1);
             c->set_value(1);
             c->set_severity("warning");
-            c->set_detail("the live stream from " + a.address + " was cut (client too slow); its file on the agent is complete");
+            c->set_detail(
+                "the live stream from " + a.address + " was cut (client too slow); its file on the agent is complete");
         }
         (*h.mutable_metadata())["agent" + std::to_string(i)] = a.address + " " + a.started.output_path();
     }

@@ -35,8 +35,8 @@ struct LiveCaptureOptions {
     std::string clientVersion;
     pb::CaptureSettings settings;
     bool stream = true;
-    std::string agentOutputName;   // file name on the agents (empty: they pick one)
-    double armTimeoutS = 0;        // 0: the agent's default
+    std::string agentOutputName; // file name on the agents (empty: they pick one)
+    double armTimeoutS = 0; // 0: the agent's default
     uint32_t waitForRanks = 0;
     int clockExchanges = 8;
     double reconnectS = 10;
@@ -62,9 +62,9 @@ public:
         std::string address;
         std::unique_ptr<AgentClient> client;
         wire::HelloReply hello;
-        int64_t offsetNs = 0;     // agent clock - local clock
+        int64_t offsetNs = 0; // agent clock - local clock
         double offsetErrorNs = 0;
-        int64_t shiftNs = 0;      // added to this agent's times (reference: agent 0)
+        int64_t shiftNs = 0; // added to this agent's times (reference: agent 0)
         uint64_t captureId = 0;
         wire::CaptureStarted started;
         wire::CaptureDone doneMsg;

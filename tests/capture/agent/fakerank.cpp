@@ -23,7 +23,7 @@ struct FakeRank::State {
     FrameDecoder dec { kMaxRankFrameBytes };
     std::string pending; // bytes of frames not yet written (never cut a frame)
     uint64_t localStep = 0;
-    int64_t stepStart = 0;      // realtime of the current step's boundary
+    int64_t stepStart = 0; // realtime of the current step's boundary
     bool armed = false;
     uint64_t captureId = 0;
     bool planned = false, timeWindow = false, recording = false, finished = false;
@@ -335,7 +335,8 @@ void FakeRank::handleAgent()
             s.laneNvtx = s.enc->lane(l);
             s.names.clear();
             for (int k = 0; k < 16; ++k)
-                s.names.push_back(s.enc->internString("void gemm_kernel<" + std::to_string(k) + ">(float const*, float*)"));
+                s.names.push_back(
+                    s.enc->internString("void gemm_kernel<" + std::to_string(k) + ">(float const*, float*)"));
             s.stepName = s.enc->internString("decode_step");
             s.planned = true;
             if (!s.timeWindow && s.startLocal <= s.localStep) {
@@ -380,7 +381,8 @@ void FakeRank::run()
     s.localStep = m_opt.firstLocalStep;
     while (!m_stop && monotonicNs() < end) {
         const int64_t now = realtimeNs();
-        if (!s.fd.valid() && monotonicNs() - s.lastConnectTry > 200000000 && (m_opt.reconnect || !m_stats.registrations)) {
+        if (!s.fd.valid() && monotonicNs() - s.lastConnectTry > 200000000
+            && (m_opt.reconnect || !m_stats.registrations)) {
             s.lastConnectTry = monotonicNs();
             connectAndRegister();
         }

@@ -27,16 +27,16 @@ struct FakeRankOptions {
     int worldSize = 1;
     double stepMs = 2.0;
     int kernelsPerStep = 20;
-    uint64_t firstLocalStep = 0;    // local step counter at start (ranks armed at different moments)
-    int crashAfterSteps = -1;       // abort() after this many recorded steps
-    int leaveAfterSteps = -1;       // Goodbye + exit after this many recorded steps
-    bool flood = false;             // while recording: generate `floodEvents` per step as fast as possible
+    uint64_t firstLocalStep = 0; // local step counter at start (ranks armed at different moments)
+    int crashAfterSteps = -1; // abort() after this many recorded steps
+    int leaveAfterSteps = -1; // Goodbye + exit after this many recorded steps
+    bool flood = false; // while recording: generate `floodEvents` per step as fast as possible
     int floodEvents = 50000;
-    bool noSteps = false;           // never report step boundaries (idle server)
-    std::string armError;           // answer Arm with this error (ARM_CUPTI_UNAVAILABLE)
-    std::string otherCupti;         // report another CUPTI client
-    double runSeconds = 60;         // end after this long
-    bool reconnect = true;          // register again after the agent went away
+    bool noSteps = false; // never report step boundaries (idle server)
+    std::string armError; // answer Arm with this error (ARM_CUPTI_UNAVAILABLE)
+    std::string otherCupti; // report another CUPTI client
+    double runSeconds = 60; // end after this long
+    bool reconnect = true; // register again after the agent went away
     bool verbose = false;
 };
 
@@ -46,10 +46,10 @@ struct FakeRankStats {
     std::atomic<uint64_t> chunksSent { 0 };
     std::atomic<uint64_t> chunksDropped { 0 };
     std::atomic<uint64_t> eventsDropped { 0 };
-    std::atomic<uint64_t> captures { 0 };       // RecordingDone sent
-    std::atomic<uint64_t> agentLost { 0 };      // times the agent went away (disarmed itself)
+    std::atomic<uint64_t> captures { 0 }; // RecordingDone sent
+    std::atomic<uint64_t> agentLost { 0 }; // times the agent went away (disarmed itself)
     std::atomic<uint64_t> registrations { 0 };
-    std::atomic<int64_t> maxSendNs { 0 };       // longest single send() call
+    std::atomic<int64_t> maxSendNs { 0 }; // longest single send() call
     std::atomic<bool> armed { false };
 };
 

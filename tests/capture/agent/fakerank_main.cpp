@@ -15,7 +15,10 @@ int main(int argc, char** argv)
     for (int i = 1; i < argc; ++i) {
         const std::string a = argv[i];
         const char* v = i + 1 < argc ? argv[i + 1] : nullptr;
-        auto take = [&]() { ++i; return v; };
+        auto take = [&]() {
+            ++i;
+            return v;
+        };
         if (a == "--socket" && v)
             o.socket = take();
         else if (a == "--rank" && v)

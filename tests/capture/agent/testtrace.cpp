@@ -75,8 +75,8 @@ struct Collect : format::ChunkDecoder::Visitor {
         const auto* l = dec->laneDef(lane);
         out->events.push_back({ key(lane), dec->string(name), l ? l->rank() : 0, start, dur });
     }
-    void kernel(uint32_t lane, int64_t start, uint64_t dur, uint32_t name, uint32_t, uint32_t, uint64_t,
-        uint64_t) override
+    void kernel(
+        uint32_t lane, int64_t start, uint64_t dur, uint32_t name, uint32_t, uint32_t, uint64_t, uint64_t) override
     {
         add(lane, start, dur, name);
     }

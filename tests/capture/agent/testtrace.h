@@ -82,8 +82,7 @@ private:
 };
 
 // Polls `pred` every 10 ms up to timeoutMs.
-template <typename Pred>
-bool waitFor(Pred pred, int timeoutMs)
+template <typename Pred> bool waitFor(Pred pred, int timeoutMs)
 {
     for (int t = 0; t < timeoutMs; t += 10) {
         if (pred())

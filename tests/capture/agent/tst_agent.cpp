@@ -193,7 +193,8 @@ private slots:
         }
         for (int i = 0; i < 10; ++i) // the same global step on both ranks, not steps 1000 apart
             QVERIFY2(std::llabs(byRank[0][size_t(i)].start - byRank[1][size_t(i)].start) < 100000,
-                (std::to_string(i) + ": " + std::to_string(byRank[0][size_t(i)].start - byRank[1][size_t(i)].start)).c_str());
+                (std::to_string(i) + ": " + std::to_string(byRank[0][size_t(i)].start - byRank[1][size_t(i)].start))
+                    .c_str());
         // The live stream carried exactly what the file holds.
         auto a = rec.stream.events, b = file.events;
         std::sort(a.begin(), a.end());
@@ -272,7 +273,8 @@ private slots:
         Recorder rec = capture(agent.address(), steps(5));
         QCOMPARE(int(rec.finished.size()), 1);
         QVERIFY(!rec.finished[0].ok());
-        QVERIFY2(QString::fromStdString(rec.finished[0].error()).contains("no decode steps"), rec.finished[0].error().c_str());
+        QVERIFY2(QString::fromStdString(rec.finished[0].error()).contains("no decode steps"),
+            rec.finished[0].error().c_str());
         QVERIFY(waitFor([&] { return !r0.rank().stats().armed.load(); }, 2000)); // disarmed again
     }
 
@@ -360,7 +362,7 @@ private slots:
         o.tokenFile = m_dir.path().toStdString() + "/token";
         AgentThread agent(o);
         QVERIFY(agent.start().isOk());
-        struct stat st {};
+        struct stat st { };
         QCOMPARE(::stat(o.tokenFile.c_str(), &st), 0);
         QCOMPARE(int(st.st_mode & 0777), 0600);
         auto token = loadToken(o.tokenFile, false);
@@ -617,9 +619,9 @@ private slots:
         for (const auto& e : rec.stream.events)
             perHost[e.lane.substr(0, e.lane.find('/'))]++;
         QCOMPARE(perHost.size(), size_t(2));
-        const Decoded fileB = decodeFile(rec.finished[1].header().ranks(0).host() == "host-b"
-                ? rec.finished[1].output_path()
-                : rec.finished[0].output_path());
+        const Decoded fileB
+            = decodeFile(rec.finished[1].header().ranks(0).host() == "host-b" ? rec.finished[1].output_path()
+                                                                              : rec.finished[0].output_path());
         int64_t minStream = INT64_MAX, minFile = INT64_MAX;
         for (const auto& e : rec.stream.events)
             if (e.lane.rfind("host-b", 0) == 0)

@@ -80,18 +80,21 @@ class TestAgentProcess : public QObject {
     bool startAgent(QProcess& p, const QString& socket, uint16_t port, const QStringList& extra = {})
     {
         p.setProcessChannelMode(QProcess::ForwardedErrorChannel);
-        p.start(GAPSCOPE_AGENT_BIN, QStringList { "--socket", socket, "--listen", QString("127.0.0.1:%1").arg(port),
-                                        "--output-dir", outDir() } + extra);
+        p.start(GAPSCOPE_AGENT_BIN,
+            QStringList { "--socket", socket, "--listen", QString("127.0.0.1:%1").arg(port), "--output-dir", outDir() }
+                + extra);
         if (!p.waitForStarted(5000))
             return false;
         const std::string addr = "127.0.0.1:" + std::to_string(port);
-        return waitFor([&] {
-            ClientOptions co;
-            co.address = addr;
-            co.connectTimeoutMs = 200;
-            AgentClient c(co);
-            return c.connect().isOk();
-        }, 5000);
+        return waitFor(
+            [&] {
+                ClientOptions co;
+                co.address = addr;
+                co.connectTimeoutMs = 200;
+                AgentClient c(co);
+                return c.connect().isOk();
+            },
+            5000);
     }
 
 private slots:
@@ -110,8 +113,9 @@ private slots:
         f.stepMs = 3;
         RankThread r0(f);
         QProcess crasher;
-        crasher.start(GAPSCOPE_FAKE_RANK_BIN, { "--socket", sock("crash"), "--rank", "1", "--world", "2", "--step-ms",
-                                                  "3", "--crash-after", "3", "--seconds", "30" });
+        crasher.start(GAPSCOPE_FAKE_RANK_BIN,
+            { "--socket", sock("crash"), "--rank", "1", "--world", "2", "--step-ms", "3", "--crash-after", "3",
+                "--seconds", "30" });
         QVERIFY(crasher.waitForStarted(5000));
         QVERIFY(waitFor([&] { return registered(agent.address()) == 2; }, 5000));
         LiveCaptureOptions lo;
@@ -132,7 +136,8 @@ private slots:
         const auto& h = rec.finished[0].header();
         bool lost = false;
         for (const auto& c : h.counters())
-            lost = lost || (c.name() == "rank_lost" && c.rank() == 1 && QString::fromStdString(c.detail()).contains("crashed"));
+            lost = lost
+                || (c.name() == "rank_lost" && c.rank() == 1 && QString::fromStdString(c.detail()).contains("crashed"));
         QVERIFY(lost);
         Decoded file = decodeFile(rec.finished[0].output_path());
         QVERIFY2(file.error.empty(), file.error.c_str());
@@ -210,8 +215,9 @@ private slots:
         std::vector<std::unique_ptr<QProcess>> ranks;
         for (int r = 0; r < 3; ++r) {
             auto p = std::make_unique<QProcess>();
-            p->start(GAPSCOPE_FAKE_RANK_BIN, { "--socket", sock("flood"), "--rank", QString::number(r), "--world", "3",
-                                                 "--step-ms", "2", "--flood", "100000", "--seconds", "6" });
+            p->start(GAPSCOPE_FAKE_RANK_BIN,
+                { "--socket", sock("flood"), "--rank", QString::number(r), "--world", "3", "--step-ms", "2", "--flood",
+                    "100000", "--seconds", "6" });
             QVERIFY(p->waitForStarted(5000));
             ranks.push_back(std::move(p));
         }

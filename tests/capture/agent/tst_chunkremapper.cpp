@@ -25,8 +25,8 @@ struct Collect : format::ChunkDecoder::Visitor {
     const format::ChunkDecoder* dec = nullptr;
     std::vector<Event> events;
     std::vector<std::tuple<uint32_t, uint32_t, int64_t>> steps;
-    void kernel(uint32_t lane, int64_t start, uint64_t dur, uint32_t name, uint32_t, uint32_t, uint64_t,
-        uint64_t) override
+    void kernel(
+        uint32_t lane, int64_t start, uint64_t dur, uint32_t name, uint32_t, uint32_t, uint64_t, uint64_t) override
     {
         const auto* l = dec->laneDef(lane);
         events.push_back({ l->host() + "/" + l->name(), dec->string(name), l->rank(), start, dur });
@@ -86,7 +86,7 @@ private slots:
         pb::Chunk out;
         target.flush(out);
         QCOMPARE(out.strings_size(), 2); // "gemm" and "allreduce" once each
-        QCOMPARE(out.lanes_size(), 2);   // same stream id on two hosts: two lanes
+        QCOMPARE(out.lanes_size(), 2); // same stream id on two hosts: two lanes
 
         format::ChunkDecoder dec;
         QVERIFY(dec.absorb(out).isOk());
@@ -103,7 +103,7 @@ private slots:
         QCOMPARE(c.events[2].lane, std::string("hostB/stream 7"));
         QCOMPARE(c.events[2].name, std::string("allreduce"));
         QCOMPARE(c.events[2].start, int64_t(1600)); // shifted by 100 ns
-        QCOMPARE(c.events[2].rank, 1u);              // rank overridden
+        QCOMPARE(c.events[2].rank, 1u); // rank overridden
         QCOMPARE(c.events[3].name, std::string("gemm"));
         QCOMPARE(int(c.steps.size()), 1);
         QCOMPARE(std::get<1>(c.steps[0]), 0u); // local step 5 -> capture step 0

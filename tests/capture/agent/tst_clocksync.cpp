@@ -12,7 +12,7 @@ private slots:
     void estimates_data()
     {
         QTest::addColumn<qlonglong>("offset"); // true peer - local
-        QTest::addColumn<qlonglong>("up");     // one-way delays
+        QTest::addColumn<qlonglong>("up"); // one-way delays
         QTest::addColumn<qlonglong>("down");
         QTest::addColumn<qlonglong>("expected");
         QTest::addColumn<qlonglong>("maxError");
@@ -39,9 +39,9 @@ private slots:
     {
         ClockSync c;
         const int64_t off = 777;
-        QVERIFY(c.add(0, 500000 + off, 500000 + off, 1000000));            // slow exchange, biased
-        QVERIFY(c.add(2000000, 2010000 + off, 2010000 + off, 2020000));  // fast one
-        QVERIFY(c.add(3000000, 3900000 + off, 3900000 + off, 3950000));  // slow and skewed
+        QVERIFY(c.add(0, 500000 + off, 500000 + off, 1000000)); // slow exchange, biased
+        QVERIFY(c.add(2000000, 2010000 + off, 2010000 + off, 2020000)); // fast one
+        QVERIFY(c.add(3000000, 3900000 + off, 3900000 + off, 3950000)); // slow and skewed
         QCOMPARE(c.samples(), size_t(3));
         QCOMPARE(c.offsetNs(), off);
         QCOMPARE(c.delayNs(), int64_t(20000));

@@ -11,7 +11,7 @@ class TestStepAligner : public QObject {
 private slots:
     void aligns_data()
     {
-        QTest::addColumn<qlonglong>("firstB");   // rank B's local index of the reference's step 0
+        QTest::addColumn<qlonglong>("firstB"); // rank B's local index of the reference's step 0
         QTest::addColumn<qlonglong>("jitterNs"); // B's boundaries are this much later
         QTest::addColumn<qlonglong>("periodNs");
         QTest::addColumn<qlonglong>("leadNs");

@@ -82,16 +82,26 @@ private slots:
         QTest::addColumn<QString>("text");
         QTest::addColumn<QString>("normal"); // empty: parse error
         QTest::addColumn<bool>("loopback");
-        QTest::newRow("v4") << "127.0.0.1:7433" << "127.0.0.1:7433" << true;
-        QTest::newRow("other 127/8") << "127.1.2.3:1" << "127.1.2.3:1" << true;
-        QTest::newRow("name, default port") << "gpu-box" << "gpu-box:7433" << false;
-        QTest::newRow("port only") << ":9000" << "127.0.0.1:9000" << true;
-        QTest::newRow("v6") << "[::1]:8000" << "[::1]:8000" << true;
-        QTest::newRow("any v4") << "0.0.0.0:0" << "0.0.0.0:0" << false;
-        QTest::newRow("localhost") << "localhost:1" << "localhost:1" << true;
-        QTest::newRow("bad port") << "host:99999" << "" << false;
-        QTest::newRow("bare v6") << "::1:80" << "" << false;
-        QTest::newRow("open bracket") << "[::1:80" << "" << false;
+        QTest::newRow("v4") << "127.0.0.1:7433"
+                            << "127.0.0.1:7433" << true;
+        QTest::newRow("other 127/8") << "127.1.2.3:1"
+                                     << "127.1.2.3:1" << true;
+        QTest::newRow("name, default port") << "gpu-box"
+                                            << "gpu-box:7433" << false;
+        QTest::newRow("port only") << ":9000"
+                                   << "127.0.0.1:9000" << true;
+        QTest::newRow("v6") << "[::1]:8000"
+                            << "[::1]:8000" << true;
+        QTest::newRow("any v4") << "0.0.0.0:0"
+                                << "0.0.0.0:0" << false;
+        QTest::newRow("localhost") << "localhost:1"
+                                   << "localhost:1" << true;
+        QTest::newRow("bad port") << "host:99999"
+                                  << "" << false;
+        QTest::newRow("bare v6") << "::1:80"
+                                 << "" << false;
+        QTest::newRow("open bracket") << "[::1:80"
+                                      << "" << false;
     }
     void endpoints()
     {

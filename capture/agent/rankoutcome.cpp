@@ -1,0 +1,95 @@
+// SPDX-License-Identifier: MIT
+#include "capture/agent/rankoutcome.h"
+
+#include <algorithm>
+#include <set>
+
+namespace gapscope::capture {
+
+namespace {
+double medianMs(std::vector<int64_t> v)
+{
+    if (v.empty())
+        return 0;
+    std::nth_element(v.begin(), v.begin() + long(v.size() / 2), v.end());
+    return double(v[v.size() / 2]) / 1e6;
+}
+} // namespace
+
+pb::Counter makeCounter(
+    const std::string& name, int32_t rank, uint64_t value, const std::string& severity, const std::string& detail)
+{
+    pb::Counter c;
+    c.set_name(name);
+    c.set_rank(rank);
+    c.set_value(value);
+    c.set_severity(severity);
+    c.set_detail(detail);
+    return c;
+}
+
+pb::RankInfo RankOutcome::rankInfo() const
+{
+    pb::RankInfo r = rec.rankInfo();
+    if (!otherCupti.empty())
+        r.set_other_cupti_client(otherCupti);
+    auto* o = r.mutable_overhead();
+    *o = rankOverhead; // the rank's GPU-side figures win; host boundaries fill what it did not send
+    if (!o->steps_before() && !before.empty()) {
+        o->set_steps_before(uint32_t(before.size()));
+        o->set_step_ms_median_before(medianMs(before));
+    }
+    if (!o->steps_during() && !during.empty()) {
+        o->set_steps_during(uint32_t(during.size()));
+        o->set_step_ms_median_during(medianMs(during));
+    }
+    if (rankArmLatencyMs > 0)
+        o->set_arm_latency_ms(rankArmLatencyMs);
+    if (disarmLatencyMs > 0)
+        o->set_disarm_latency_ms(disarmLatencyMs);
+    return r;
+}
+
+void RankOutcome::addCounters(pb::FileHeader& h) const
+{
+    const int32_t rank = int32_t(rec.rank);
+    if (dropped)
+        *h.add_counters() = makeCounter("agent_dropped_events", rank, dropped, "data_loss",
+            "the agent's merge queue was full: events dropped (their dictionaries kept)");
+    for (const auto& [name, c] : counters) {
+        pb::Counter copy = c;
+        copy.set_rank(rank);
+        *h.add_counters() = copy;
+    }
+    if (gone)
+        *h.add_counters() = makeCounter("rank_lost", rank, 1, "data_loss", error);
+    if (failed)
+        *h.add_counters() = makeCounter("rank_arm_failed", rank, 1, "error", error);
+    if (!otherCupti.empty())
+        *h.add_counters() = makeCounter(
+            "other_cupti_client", rank, 1, "warning", "another CUPTI client is active in this process: " + otherCupti);
+}
+
+void addRanks(const std::vector<const RankOutcome*>& outcomes, const std::string& hostName, pb::FileHeader& h)
+{
+    auto* host = h.add_hosts();
+    host->set_name(hostName);
+    host->set_clock_offset_method("none");
+    std::set<std::string> gpus;
+    std::string rules;
+    for (const RankOutcome* s : outcomes) {
+        *h.add_ranks() = s->rankInfo();
+        if (gpus.insert(s->rec.reg.gpu().uuid()).second) {
+            pb::GpuInfo g = s->rec.reg.gpu();
+            if (g.host().empty())
+                g.set_host(s->rec.reg.host());
+            *h.add_gpus() = g;
+        }
+        if (!s->stepRule.empty())
+            rules += (rules.empty() ? "" : ",") + ("rank" + std::to_string(s->rec.rank) + "=" + s->stepRule);
+    }
+    if (!rules.empty())
+        (*h.mutable_metadata())["step_rule_used"] = rules;
+}
+
+} // namespace gapscope::capture
