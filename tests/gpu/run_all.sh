@@ -1,0 +1,65 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# Every GPU check in one command, on the GPU box (repo root):
+#   tests/gpu/run_all.sh [PARTS]        PARTS: comma list of kernels,e2e,inject,fixtures (default all)
+# Builds with the gpu preset (no Qt, CUDA on) unless GAPSCOPE_GPU_BIN names a folder of prebuilt
+# binaries laid out like a build folder (app/, capture/, kernels/, tests/capture/inject/). Each area
+# script appends `check | measured | target | PASS/FAIL` rows to the table, which is printed last.
+# Outputs: $OUT/table.txt and $OUT/results.tar.gz (logs, traces, JSON).
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+ROOT=$(pwd)
+export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1 PYTHONUNBUFFERED=1
+PARTS=${1:-kernels,e2e,inject,fixtures}
+OUTROOT=${OUT:-/tmp/gapscope-gpu-out}
+RES=$(mktemp -d)/results
+mkdir -p "$RES" "$OUTROOT"
+TABLE=$RES/table.txt
+: >"$TABLE"
+has() { [[ ",$PARTS," == *",$1,"* ]]; }
+t_start=$(date +%s)
+
+BUILD=${GAPSCOPE_GPU_BIN:-build/gpu}
+if [ -z "${GAPSCOPE_GPU_BIN:-}" ]; then
+  t0=$(date +%s)
+  { cmake --preset gpu -DGAPSCOPE_BUILD_BENCH=OFF \
+      && cmake --build build/gpu -j"$(nproc)" --target gapscope-cli gapscope-agent gapscope-inject inject_probe \
+           gapscope-decode-sim gapscope-calibrate; } >"$RES/build.log" 2>&1
+  rc=$?
+  echo "build (gpu preset) | rc $rc in $(( $(date +%s) - t0 )) s | builds | $([ $rc = 0 ] && echo PASS || echo FAIL)" >>"$TABLE"
+  [ $rc = 0 ] || tail -40 "$RES/build.log"
+else
+  export LD_LIBRARY_PATH=$ROOT/$BUILD/lib:/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
+fi
+{ nvidia-smi; nvidia-smi topo -m; uname -a; } >"$RES/machine.txt" 2>&1
+
+part() { # name script args...
+  local name=$1; shift
+  local t0=$(date +%s)
+  "$@" >"$RES/$name.out" 2>&1
+  echo "$name: rc $? in $(( $(date +%s) - t0 )) s" >>"$RES/parts.txt"
+}
+if has kernels; then
+  part kernels tests/gpu/kernels.sh "$BUILD" "$RES/kernels" measure
+  cat "$RES/kernels/table.txt" >>"$TABLE" 2>/dev/null
+fi
+if has e2e; then
+  prof=$(ls "$RES"/kernels/calib1.json 2>/dev/null | head -1)
+  E2E_PROFILE=$prof part e2e tests/gpu/e2e.sh "$BUILD" "$RES"
+fi
+if has inject; then
+  INJECT_CARRY=${GAPSCOPE_GPU_BIN:+$BUILD/inject} part inject tests/gpu/capture_inject.sh "$BUILD" "$RES/inject-area"
+  cat "$RES/inject-area/table.txt" >>"$TABLE" 2>/dev/null
+fi
+if has fixtures; then
+  part fixtures tests/gpu/fixtures.sh "$BUILD" "$RES/fixtures"
+  cat "$RES/fixtures/table.txt" >>"$TABLE" 2>/dev/null
+fi
+
+cp "$TABLE" "$OUTROOT/table.txt"
+tar -C "$(dirname "$RES")" -czf "$OUTROOT/results.tar.gz" results 2>/dev/null
+echo
+cat "$RES/parts.txt" 2>/dev/null
+echo "total: $(( $(date +%s) - t_start )) s"
+echo
+column -t -s '|' "$TABLE" 2>/dev/null || cat "$TABLE"
