@@ -19,6 +19,7 @@
 #include <fstream>
 #include <malloc.h>
 #include <random>
+#include <unistd.h>
 #include <string>
 #include <vector>
 
