@@ -16,7 +16,11 @@
 #include <chrono>
 #include <csignal>
 #include <cstdio>
+#include <cmath>
 #include <fstream>
+#include <iterator>
+#include <sstream>
+#include <sys/resource.h>
 #include <string>
 #include <sys/wait.h>
 #include <thread>
@@ -135,6 +139,33 @@ bool startAgent(Agent& a, const std::string& file, const char* speed, const std:
     return false;
 }
 
+// CPU seconds (user + system) of a process so far.
+double cpuSeconds(pid_t pid)
+{
+    std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+    std::string stat((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    const auto close = stat.rfind(')');
+    if (close == std::string::npos)
+        return 0;
+    std::istringstream rest(stat.substr(close + 2));
+    std::string field;
+    unsigned long long utime = 0, stime = 0;
+    for (int i = 3; i <= 15 && rest >> field; ++i) {
+        if (i == 14)
+            utime = std::stoull(field);
+        if (i == 15)
+            stime = std::stoull(field);
+    }
+    return double(utime + stime) / double(::sysconf(_SC_CLK_TCK));
+}
+
+double selfCpuSeconds()
+{
+    rusage ru {};
+    ::getrusage(RUSAGE_SELF, &ru);
+    return double(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) + double(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
+}
+
 uint64_t vmHwmKb(pid_t pid)
 {
     std::ifstream in("/proc/" + std::to_string(pid) + "/status");
@@ -217,6 +248,7 @@ int main()
     }
     std::vector<double> rates;
     uint64_t events = 0;
+    const double agentCpu0 = cpuSeconds(fast.pid), clientCpu0 = selfCpuSeconds();
     for (int i = 0; i < 3; ++i) {
         Model m;
         const double sec = captureOnce(fast.address, m);
@@ -229,6 +261,7 @@ int main()
         rates.push_back(double(m.events) / sec);
     }
     std::sort(rates.begin(), rates.end());
+    const double agentCpu = cpuSeconds(fast.pid) - agentCpu0, clientCpu = selfCpuSeconds() - clientCpu0;
     const double rssMb = double(vmHwmKb(fast.pid)) / 1024.0;
 
     Agent paced;
@@ -248,6 +281,15 @@ int main()
     std::printf("%-48s %11.2f M/s %12s\n", "agent -> client, speed 0 (events/s)", rates[1] / 1e6, ">= 5 M/s");
     std::printf("%-48s %13.2fx %12s\n", "  ratio to file decode", rates[1] / base[1], "-");
     std::printf("%-48s %11.1f MB %12s\n", "agent peak RSS during the 3 runs", rssMb, "<= 256 MB");
+    std::printf("%-48s %11.3f s  %12s\n", "  agent CPU per million events", agentCpu / (3.0 * double(events) / 1e6), "-");
+    std::printf("%-48s %11.3f s  %12s\n", "  client CPU per million events", clientCpu / (3.0 * double(events) / 1e6), "-");
+    long load = 0;
+    if (std::ifstream la("/proc/loadavg"); la) {
+        double l1 = 0;
+        la >> l1;
+        load = std::lround(l1);
+    }
+    std::printf("%-48s %14ld %12s\n", "load average (1 min) at the end", load, "-");
     std::printf("%-48s %11.1f ms %12s\n", "kernel end -> visible, p50 (speed 1)", percentile(lm.lat, 0.5), "-");
     std::printf("%-48s %11.1f ms %12s\n", "kernel end -> visible, p90", percentile(lm.lat, 0.9), "-");
     std::printf("%-48s %11.1f ms %12s\n", "kernel end -> visible, p99", percentile(lm.lat, 0.99), "<= 250 ms");
