@@ -206,6 +206,41 @@ private slots:
         QVERIFY(restarted.waitForFinished(5000));
     }
 
+    void launchSetsTheEnvironmentAndStartsAnAgent()
+    {
+        const QString sockPath = m_dir.path() + "/launch/agent.sock";
+        const QString envFile = m_dir.path() + "/launch-env.txt";
+        const uint16_t port = freePort();
+        QProcess launch;
+        launch.setProcessChannelMode(QProcess::ForwardedChannels);
+        // Any existing file stands in for libgapscope-inject.so: launch only checks that it is there.
+        launch.start(GAPSCOPE_AGENT_BIN,
+            { "launch", "--socket", sockPath, "--listen", QString("127.0.0.1:%1").arg(port), "--output-dir", outDir(),
+                "--inject", GAPSCOPE_FAKE_RANK_BIN, "--agent-log", m_dir.path() + "/launch-agent.log", "--", "sh", "-c",
+                "echo \"$CUDA_INJECTION64_PATH|$NCCL_PROFILER_PLUGIN|$GAPSCOPE_AGENT_SOCKET\" > " + envFile });
+        QVERIFY(launch.waitForFinished(10000));
+        QCOMPARE(launch.exitCode(), 0);
+        QFile f(envFile);
+        QVERIFY(f.open(QIODevice::ReadOnly));
+        const QStringList env = QString::fromUtf8(f.readAll()).trimmed().split('|');
+        QCOMPARE(env.size(), 3);
+        QVERIFY(env[0].endsWith("gapscope-fake-rank"));
+        QCOMPARE(env[1], env[0]);
+        QCOMPARE(env[2], sockPath);
+        // The background agent answers on the socket and the port; stop it through its pid.
+        ClientOptions co;
+        co.address = "127.0.0.1:" + std::to_string(port);
+        AgentClient c(co);
+        QVERIFY(c.connect().isOk());
+        QCOMPARE(QString::fromStdString(c.hello().agent().socket_path()), sockPath);
+        const pid_t agentPid = pid_t(c.hello().agent().pid());
+        QVERIFY(agentPid > 0 && agentPid != ::getpid());
+        QVERIFY(connectUnix(sockPath.toStdString()).hasValue());
+        c.close();
+        QCOMPARE(::kill(agentPid, SIGTERM), 0);
+        QVERIFY(waitFor([&] { return ::kill(agentPid, 0) != 0; }, 5000));
+    }
+
     void floodKeepsAgentMemoryBounded()
     {
         const uint16_t port = freePort();
