@@ -170,7 +170,8 @@ void BudgetPanel::scheduleRecompute()
 
 void BudgetPanel::browseModel()
 {
-    const QString f = QFileDialog::getOpenFileName(this, tr("Model config.json"), QString(), tr("JSON (*.json);;All files (*)"));
+    const QString f
+        = QFileDialog::getOpenFileName(this, tr("Model config.json"), QString(), tr("JSON (*.json);;All files (*)"));
     if (!f.isEmpty())
         setModel(f);
 }
@@ -273,7 +274,8 @@ bool BudgetPanel::recompute()
 
 QString BudgetPanel::modelLabel() const
 {
-    const QString name = QString::fromStdString(m_inputs.model.name.empty() ? m_inputs.modelSource : m_inputs.model.name);
+    const QString name
+        = QString::fromStdString(m_inputs.model.name.empty() ? m_inputs.modelSource : m_inputs.model.name);
     return tr("%1 (%2, TP%3)").arg(name, QString::fromStdString(precisionSpec(m_inputs))).arg(m_inputs.tp);
 }
 

@@ -91,11 +91,13 @@ QString DetailsPane::kernelRows(EventRef ev) const
         if (k->registers)
             html += row(tr("registers/thread"), QString::number(k->registers));
         if (k->sharedStatic || k->sharedDynamic)
-            html += row(tr("shared memory"), tr("%1 B static, %2 B dynamic").arg(k->sharedStatic).arg(k->sharedDynamic));
+            html
+                += row(tr("shared memory"), tr("%1 B static, %2 B dynamic").arg(k->sharedStatic).arg(k->sharedDynamic));
         if (k->graphId)
             html += row(tr("CUDA graph"), tr("graph %1, node %2").arg(k->graphId).arg(k->graphNodeId));
     }
-    if (const MemopInfo* m = (kind == EventKind::Memcpy || kind == EventKind::Memset) ? m_trace->memop(ev.lane, ev.index) : nullptr) {
+    if (const MemopInfo* m
+        = (kind == EventKind::Memcpy || kind == EventKind::Memset) ? m_trace->memop(ev.lane, ev.index) : nullptr) {
         const double dur = double(m_trace->lane(ev.lane).events.duration(ev.index));
         html += row(tr("bytes"), QString::number(m->bytes));
         if (dur > 0)
@@ -105,7 +107,8 @@ QString DetailsPane::kernelRows(EventRef ev) const
     if (const CollectiveInfo* c = kind == EventKind::Collective ? m_trace->collective(ev.lane, ev.index) : nullptr) {
         html += row(tr("bytes"), QString::number(c->bytes));
         html += row(tr("datatype / algorithm / protocol"),
-            QStringLiteral("%1 / %2 / %3").arg(esc(m_trace->str(c->datatype)), esc(m_trace->str(c->algorithm)), esc(m_trace->str(c->protocol))));
+            QStringLiteral("%1 / %2 / %3")
+                .arg(esc(m_trace->str(c->datatype)), esc(m_trace->str(c->algorithm)), esc(m_trace->str(c->protocol))));
         html += row(tr("sequence / channels"), QStringLiteral("%1 / %2").arg(c->sequence).arg(c->channels));
     }
     return html;
@@ -141,8 +144,11 @@ QString DetailsPane::eventHtml(EventRef ev) const
     const TimeNs start = events.start(ev.index);
     html += row(tr("start"), QStringLiteral("+%1").arg(timeformat::duration(double(start - m_trace->startTime()), 9)));
     html += row(tr("duration"), timeformat::duration(double(events.duration(ev.index)), 4));
-    html += row(tr("end"), QStringLiteral("+%1").arg(timeformat::duration(double(events.end(ev.index) - m_trace->startTime()), 9)));
-    html += row(tr("lane"), LaneLayout::laneLabel(lane.info).toHtmlEscaped() + QStringLiteral(" · rank %1 · %2").arg(lane.info.rank).arg(esc(lane.info.host)));
+    html += row(tr("end"),
+        QStringLiteral("+%1").arg(timeformat::duration(double(events.end(ev.index) - m_trace->startTime()), 9)));
+    html += row(tr("lane"),
+        LaneLayout::laneLabel(lane.info).toHtmlEscaped()
+            + QStringLiteral(" · rank %1 · %2").arg(lane.info.rank).arg(esc(lane.info.host)));
     html += row(tr("decode step"), stepText(lane.info.rank, start));
     if (m_colors && m_colors->component(nameId) >= 0)
         html += row(tr("component"), m_colors->components()[size_t(m_colors->component(nameId))].toHtmlEscaped());
@@ -154,8 +160,11 @@ QString DetailsPane::eventHtml(EventRef ev) const
     if (lane.info.kind == LaneKind::CpuApi) {
         for (const EventRef& k : m_trace->launchedBy(ev.lane, ev.index)) {
             const LaneEvents& ke = m_trace->lane(k.lane).events;
-            html += row(tr("launched"), QStringLiteral("<a href='event:%1:%2'>%3</a>").arg(k.lane).arg(k.index)
-                                            .arg(esc(m_trace->str(ke.name(k.index))).left(120)));
+            html += row(tr("launched"),
+                QStringLiteral("<a href='event:%1:%2'>%3</a>")
+                    .arg(k.lane)
+                    .arg(k.index)
+                    .arg(esc(m_trace->str(ke.name(k.index))).left(120)));
         }
     }
     return html + QStringLiteral("</table>");
@@ -165,9 +174,11 @@ QString DetailsPane::rangeHtml(TimeNs t0, TimeNs t1, const LaneLayout& layout) c
 {
     if (!m_trace || t1 <= t0)
         return {};
-    QString html = tr("<p><b>Selected range</b> %1 (from +%2)</p><table>")
-                       .arg(timeformat::duration(double(t1 - t0)), timeformat::duration(double(t0 - m_trace->startTime()), 6));
-    html += QStringLiteral("<tr><th align='left'>lane</th><th align='right'>events</th><th align='right'>busy</th></tr>");
+    QString html
+        = tr("<p><b>Selected range</b> %1 (from +%2)</p><table>")
+              .arg(timeformat::duration(double(t1 - t0)), timeformat::duration(double(t0 - m_trace->startTime()), 6));
+    html += QStringLiteral(
+        "<tr><th align='left'>lane</th><th align='right'>events</th><th align='right'>busy</th></tr>");
     for (const LaneRow& r : layout.rows()) {
         if (r.type != LaneRow::Type::Lane || r.kind != LaneKind::GpuStream)
             continue;
@@ -179,5 +190,6 @@ QString DetailsPane::rangeHtml(TimeNs t0, TimeNs t1, const LaneLayout& layout) c
                     .arg(t.count)
                     .arg(100.0 * double(t.busy) / double(t1 - t0), 0, 'f', 1);
     }
-    return html + QStringLiteral("</table><p style='color:#78909c'>The tables below show the range's kernel statistics.</p>");
+    return html
+        + QStringLiteral("</table><p style='color:#78909c'>The tables below show the range's kernel statistics.</p>");
 }

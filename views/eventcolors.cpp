@@ -1,8 +1,6 @@
 // SPDX-License-Identifier: MIT
 #include "views/eventcolors.h"
 
-#include <QHash>
-
 #include <unordered_map>
 
 using namespace gapscope::model;
@@ -17,6 +15,8 @@ struct NamedColor {
 // Budget components (model/budget Component names) and the analysis' gap classes.
 constexpr NamedColor kColors[] = {
     { "attention", qRgb(66, 133, 244) },
+    { "attention_core", qRgb(30, 136, 229) }, // the default classifier's class of attention kernels
+    { "linear", qRgb(0, 137, 123) }, // the default classifier's class of dense GEMMs
     { "indexer", qRgb(121, 85, 200) },
     { "dense_ffn", qRgb(0, 150, 136) },
     { "router", qRgb(255, 179, 0) },

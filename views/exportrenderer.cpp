@@ -21,23 +21,37 @@ constexpr int kCaptionHeight = 44;
 constexpr int kLegendHeight = 30;
 }
 
-QString ExportCaption::text() const
+QString ExportCaption::firstLine() const
 {
     QStringList parts;
     if (!trace.isEmpty())
         parts << trace;
     if (!steps.isEmpty())
         parts << steps;
+    return parts.join(QStringLiteral("  ·  "));
+}
+
+QString ExportCaption::secondLine() const
+{
+    QStringList parts;
     if (!model.isEmpty() || !hardware.isEmpty())
         parts << (hardware.isEmpty() ? model : model.isEmpty() ? hardware : model + QStringLiteral(" on ") + hardware);
-    QStringList totals;
+    auto total = [](const char* what, double ms) {
+        return QStringLiteral("%1 %2/step (%3 tok/s)")
+            .arg(QLatin1String(what), timeformat::ms(ms, 2))
+            .arg(ms > 0 ? 1000 / ms : 0, 0, 'f', 1);
+    };
     if (budgetMs >= 0)
-        totals << QStringLiteral("budget %1/step (%2 tok/s)").arg(timeformat::ms(budgetMs, 2)).arg(budgetMs > 0 ? 1000 / budgetMs : 0, 0, 'f', 1);
+        parts << total("budget", budgetMs);
     if (measuredMs >= 0)
-        totals << QStringLiteral("measured %1/step (%2 tok/s)").arg(timeformat::ms(measuredMs, 2)).arg(measuredMs > 0 ? 1000 / measuredMs : 0, 0, 'f', 1);
-    if (!totals.isEmpty())
-        parts << totals.join(QStringLiteral(", "));
+        parts << total("measured", measuredMs);
     return parts.join(QStringLiteral("  ·  "));
+}
+
+QString ExportCaption::text() const
+{
+    const QString a = firstLine(), b = secondLine();
+    return a.isEmpty() ? b : b.isEmpty() ? a : a + QStringLiteral("  ·  ") + b;
 }
 
 ExportRenderer::Layout ExportRenderer::layoutFor(const QSize& size, bool withWaterfall)
@@ -90,12 +104,19 @@ void ExportRenderer::paintCaption(QPainter& p, const QRect& r, const ExportCapti
 {
     p.fillRect(r, QColor(38, 50, 56));
     QFont f = p.font();
-    f.setPixelSize(15);
+    f.setPixelSize(14);
     f.setBold(true);
     p.setFont(f);
     p.setPen(Qt::white);
-    p.drawText(r.adjusted(12, 0, -12, 0), Qt::AlignVCenter | Qt::AlignLeft, c.text());
+    const QRect text = r.adjusted(12, 3, -12, -3);
+    const int half = text.height() / 2;
+    p.drawText(QRect(text.left(), text.top(), text.width(), half), Qt::AlignVCenter | Qt::AlignLeft,
+        p.fontMetrics().elidedText(c.firstLine(), Qt::ElideRight, text.width()));
     f.setBold(false);
+    f.setPixelSize(13);
+    p.setFont(f);
+    p.drawText(QRect(text.left(), text.top() + half, text.width(), text.height() - half),
+        Qt::AlignVCenter | Qt::AlignLeft, p.fontMetrics().elidedText(c.secondLine(), Qt::ElideRight, text.width()));
     f.setPixelSize(12);
     p.setFont(f);
 }
@@ -134,7 +155,7 @@ void ExportRenderer::paintLegend(QPainter& p, const QRect& r, const ExportScene&
     };
     if (scene.waterfall) {
         for (const auto& b : scene.waterfall->bars) {
-            if (b.kind == WaterfallBar::Kind::Budget)
+            if (b.kind != WaterfallBar::Kind::Gap)
                 add(b.name);
         }
         for (const auto& b : scene.waterfall->bars) {
@@ -162,14 +183,18 @@ void ExportRenderer::paintLegend(QPainter& p, const QRect& r, const ExportScene&
     }
     if (scene.annotations && scene.annotations->annotations_size() > 0 && x + 120 < r.right()) {
         p.fillRect(QRect(x, y, 3, 12), QColor(255, 160, 0));
-        p.drawText(QRect(x + 8, r.top(), 120, r.height()), Qt::AlignVCenter | Qt::AlignLeft, QStringLiteral("annotation"));
+        p.drawText(
+            QRect(x + 8, r.top(), 120, r.height()), Qt::AlignVCenter | Qt::AlignLeft, QStringLiteral("annotation"));
     }
 }
 
 QString ExportRenderer::savePng(const QString& path, const QSize& size, const ExportScene& scene)
 {
     if (size.width() < 320 || size.height() < 200 || size.width() > 16384 || size.height() > 16384)
-        return QStringLiteral("%1: size %2x%3 is outside 320x200 .. 16384x16384").arg(path).arg(size.width()).arg(size.height());
+        return QStringLiteral("%1: size %2x%3 is outside 320x200 .. 16384x16384")
+            .arg(path)
+            .arg(size.width())
+            .arg(size.height());
     QImage img(size, QImage::Format_ARGB32_Premultiplied);
     img.fill(Qt::white);
     {
@@ -185,7 +210,10 @@ QString ExportRenderer::savePng(const QString& path, const QSize& size, const Ex
 QString ExportRenderer::saveSvg(const QString& path, const QSize& size, const ExportScene& scene)
 {
     if (size.width() < 320 || size.height() < 200 || size.width() > 16384 || size.height() > 16384)
-        return QStringLiteral("%1: size %2x%3 is outside 320x200 .. 16384x16384").arg(path).arg(size.width()).arg(size.height());
+        return QStringLiteral("%1: size %2x%3 is outside 320x200 .. 16384x16384")
+            .arg(path)
+            .arg(size.width())
+            .arg(size.height());
     QSvgGenerator gen;
     gen.setFileName(path);
     gen.setSize(size);

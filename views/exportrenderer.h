@@ -25,13 +25,16 @@ class QPainter;
 struct TimelineHighlight;
 
 struct ExportCaption {
-    QString trace;    // file name
-    QString steps;    // "step 412", "median step (412)", "steps 10-20", "+12.3 ms .. +15.1 ms"
-    QString model;    // "GLM-5 (nvfp4, TP8)"
+    QString trace; // file name
+    QString steps; // "step 412", "median step (412)", "steps 10-20", "+12.3 ms .. +15.1 ms"
+    QString model; // "GLM-5 (nvfp4, TP8)"
     QString hardware; // "8x H200 SXM"
-    double budgetMs = -1;   // < 0: unknown
+    double budgetMs = -1; // < 0: unknown
     double measuredMs = -1; // < 0: unknown
     QString text() const;
+    // Two lines: what (trace, steps) and against what (model, hardware, totals).
+    QString firstLine() const;
+    QString secondLine() const;
 };
 
 struct ExportScene {
@@ -40,7 +43,7 @@ struct ExportScene {
     const EventColors* colors = nullptr;
     const TimelineHighlight* highlight = nullptr;
     const gapscope::pb::AnnotationSet* annotations = nullptr;
-    TimelineView view;                 // what the timeline shows (mapping.width is adjusted)
+    TimelineView view; // what the timeline shows (mapping.width is adjusted)
     const WaterfallData* waterfall = nullptr;
     int selectedBar = -1;
     ExportCaption caption;

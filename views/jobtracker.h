@@ -34,8 +34,8 @@ public:
 
     JobTracker();
     ~JobTracker();
-    Ticket begin();      // a new generation; every earlier ticket turns stale
-    void cancel();       // every ticket turns stale
+    Ticket begin(); // a new generation; every earlier ticket turns stale
+    void cancel(); // every ticket turns stale
     uint64_t generation() const { return m_gen->load(); }
 
 private:

@@ -147,7 +147,8 @@ KernelStatsResult computeKernelStats(
         if (copies[k].durations.empty())
             continue;
         merge(QStringLiteral("memory ops"), copies[k]);
-        const QString name = k == 7 ? QStringLiteral("memset / memcpy") : QString::fromLatin1(copyKindName(pb::CopyKind(k)));
+        const QString name
+            = k == 7 ? QStringLiteral("memset / memcpy") : QString::fromLatin1(copyKindName(pb::CopyKind(k)));
         result.names.push_back(finish(name, QStringLiteral("memory ops"), copies[k], result.stepTimeNs));
     }
     for (auto& [comp, b] : comps)

@@ -25,7 +25,7 @@ struct StatsScope {
 };
 
 struct NameStats {
-    QString name;      // full name (or "memcpy HtoD" for unnamed memory operations)
+    QString name; // full name (or "memcpy HtoD" for unnamed memory operations)
     QString component; // budget component, "memory ops" or "" (unclassified)
     uint64_t count = 0;
     double totalNs = 0;
@@ -39,10 +39,10 @@ struct NameStats {
 };
 
 struct KernelStatsResult {
-    std::vector<NameStats> names;      // sorted by total, descending
+    std::vector<NameStats> names; // sorted by total, descending
     std::vector<NameStats> components; // one row per component (names aggregated; p50/p99 over the events)
-    double stepTimeNs = 0;             // the denominator of "% of step"
-    uint32_t steps = 0;                // decode steps (of the ranks in scope) inside the scope
+    double stepTimeNs = 0; // the denominator of "% of step"
+    uint32_t steps = 0; // decode steps (of the ranks in scope) inside the scope
     uint32_t ranks = 0;
     bool canceled = false;
 };

@@ -167,8 +167,9 @@ std::vector<QString> LaneLayout::rankLabelsOf(const Trace& trace)
             if (!r.gpu_uuid().empty() && g.uuid() == r.gpu_uuid())
                 gpu = QString::fromStdString(g.name());
         }
-        labels[r.rank()] = gpu.isEmpty() ? QStringLiteral("rank %1 · GPU %2").arg(r.rank()).arg(r.device_index())
-                                         : QStringLiteral("rank %1 · GPU %2 (%3)").arg(r.rank()).arg(r.device_index()).arg(gpu);
+        labels[r.rank()] = gpu.isEmpty()
+            ? QStringLiteral("rank %1 · GPU %2").arg(r.rank()).arg(r.device_index())
+            : QStringLiteral("rank %1 · GPU %2 (%3)").arg(r.rank()).arg(r.device_index()).arg(gpu);
     }
     return labels;
 }

@@ -21,9 +21,9 @@ struct LaneLayoutOptions {
     bool showNvtx = true;
     bool showCollectives = true;
     bool showCpuApi = false;
-    int rowHeight = 18;     // GPU stream, collective and CPU API rows
+    int rowHeight = 18; // GPU stream, collective and CPU API rows
     int nvtxRowHeight = 14; // per NVTX nesting level
-    int maxNvtxDepth = 4;   // deeper ranges are drawn in the last level
+    int maxNvtxDepth = 4; // deeper ranges are drawn in the last level
     int hostHeaderHeight = 18;
     int rankHeaderHeight = 20;
     std::set<uint32_t> collapsedRanks;
@@ -46,13 +46,13 @@ struct LaneRow {
 struct LaneEntry {
     gapscope::model::LaneInfo info;
     uint32_t nvtxDepth = 0; // max nesting depth + 1 for NVTX lanes, else 0
-    bool empty = false;     // lanes without events are left out
+    bool empty = false; // lanes without events are left out
 };
 
 class LaneLayout {
 public:
-    void build(const std::vector<LaneEntry>& lanes, const std::vector<QString>& rankLabels,
-        const LaneLayoutOptions& options);
+    void build(
+        const std::vector<LaneEntry>& lanes, const std::vector<QString>& rankLabels, const LaneLayoutOptions& options);
     void build(const gapscope::model::Trace& trace, const LaneLayoutOptions& options);
 
     const std::vector<LaneRow>& rows() const { return m_rows; }

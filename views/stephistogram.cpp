@@ -92,7 +92,11 @@ bool StepHistogram::event(QEvent* e)
         const int bin = binAt(he->pos().x());
         if (bin >= 0)
             QToolTip::showText(he->globalPos(),
-                tr("%1 steps between %2 and %3 ms").arg(count(bin)).arg(binLow(bin), 0, 'f', 3).arg(binHigh(bin), 0, 'f', 3), this);
+                tr("%1 steps between %2 and %3 ms")
+                    .arg(count(bin))
+                    .arg(binLow(bin), 0, 'f', 3)
+                    .arg(binHigh(bin), 0, 'f', 3),
+                this);
         else
             QToolTip::hideText();
         return true;

@@ -39,7 +39,8 @@ void StepTableModel::setTrace(const Trace* trace)
         m_windows.assign(m_indices.size(), { INT64_MAX, INT64_MIN });
         for (size_t k = 0; k < m_ranks.size(); ++k) {
             for (const Step& s : trace->steps(m_ranks[k])) {
-                const size_t row = size_t(std::lower_bound(m_indices.begin(), m_indices.end(), s.index) - m_indices.begin());
+                const size_t row
+                    = size_t(std::lower_bound(m_indices.begin(), m_indices.end(), s.index) - m_indices.begin());
                 m_ms[row * m_ranks.size() + k] = double(s.duration()) / 1e6;
                 m_windows[row].first = std::min(m_windows[row].first, s.start);
                 m_windows[row].second = std::max(m_windows[row].second, s.end);

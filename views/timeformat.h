@@ -22,8 +22,8 @@ QString offset(int64_t ns, int64_t step);
 
 struct Tick {
     int64_t time; // absolute trace time of the tick
-    double x;     // pixel position
-    bool major;   // labelled
+    double x; // pixel position
+    bool major; // labelled
 };
 
 // The tick step (1/2/5 x 10^k ns) such that labelled ticks are at least minPixels apart.

@@ -3,8 +3,8 @@
 
 using namespace gapscope::model;
 
-void TimelineFrame::build(const Trace& trace, const LaneLayout& layout, const TimeMapping& mapping, int y0, int y1,
-    double minPixels)
+void TimelineFrame::build(
+    const Trace& trace, const LaneLayout& layout, const TimeMapping& mapping, int y0, int y1, double minPixels)
 {
     m_mapping = mapping;
     m_count = 0;

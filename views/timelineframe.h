@@ -42,6 +42,6 @@ public:
 private:
     TimeMapping m_mapping;
     size_t m_count = 0;
-    std::vector<Row> m_rows;                                   // size >= m_count (reused)
+    std::vector<Row> m_rows; // size >= m_count (reused)
     std::vector<std::vector<gapscope::model::FoldItem>> m_items; // size >= m_count (reused)
 };

@@ -21,10 +21,10 @@ struct TimelineHighlight {
         gapscope::model::TimeNs end = 0;
     };
 
-    QString label;                                   // e.g. the bar's name
-    QColor color;                                    // overlay colour of the spans
-    std::vector<std::vector<uint32_t>> events;       // by LaneId
-    std::vector<std::vector<Span>> spans;            // by rank
+    QString label; // e.g. the bar's name
+    QColor color; // overlay colour of the spans
+    std::vector<std::vector<uint32_t>> events; // by LaneId
+    std::vector<std::vector<Span>> spans; // by rank
 
     bool empty() const;
     size_t eventCount() const;

@@ -44,6 +44,7 @@ void TimelineRenderer::setTrace(const Trace* trace, const LaneLayout* layout, co
     m_colors = colors;
     m_names.clear();
     m_named.clear();
+    m_frameValid = false;
     if (trace) {
         m_names.resize(trace->stringCount());
         m_named.assign(trace->stringCount(), 0);
@@ -58,6 +59,9 @@ QRect TimelineRenderer::plotRect(const QSize& size)
 
 QString TimelineRenderer::shortName(const std::string_view& full)
 {
+    // Plain names ("decode step 3", "cudaLaunchKernel", "AllReduce") stay as they are.
+    if (full.find_first_of("(<") == std::string_view::npos)
+        return QString::fromUtf8(full.data(), qsizetype(full.size()));
     // Strip the return type, template arguments and parameter list of a C++ signature.
     std::string out;
     out.reserve(full.size());
@@ -133,7 +137,8 @@ void TimelineRenderer::paint(QPainter& p, const QSize& size, const TimelineView&
     p.fillRect(QRect(QPoint(0, 0), size), kBackground);
     const QRect plot = plotRect(size);
     if (m_trace && m_layout) {
-        m_frame.build(*m_trace, *m_layout, view.mapping, view.scrollY, view.scrollY + plot.height());
+        m_frameValid = false;
+        prepare(size, view);
         p.save();
         p.setClipRect(plot);
         paintRowBackgrounds(p, plot, view);
@@ -156,6 +161,19 @@ void TimelineRenderer::paint(QPainter& p, const QSize& size, const TimelineView&
     }
     paintRuler(p, size, view);
     p.restore();
+}
+
+void TimelineRenderer::prepare(const QSize& size, const TimelineView& view)
+{
+    if (!m_trace || !m_layout)
+        return;
+    const int top = view.scrollY, bottom = view.scrollY + plotRect(size).height();
+    if (m_frameValid && m_frame.mapping() == view.mapping && m_frameTop == top && m_frameBottom == bottom)
+        return;
+    m_frame.build(*m_trace, *m_layout, view.mapping, top, bottom);
+    m_frameValid = true;
+    m_frameTop = top;
+    m_frameBottom = bottom;
 }
 
 void TimelineRenderer::paintRowBackgrounds(QPainter& p, const QRect& plot, const TimelineView& v)
@@ -280,8 +298,8 @@ void TimelineRenderer::paintHighlight(QPainter& p, const QRect& plot, const Time
                 p.setPen(outline);
                 p.drawRect(r);
                 const TimeNs next = v.mapping.toTime(std::ceil(x1 + 1 - plot.left()));
-                auto skip = std::lower_bound(
-                    it + 1, idx.end(), next, [&](uint32_t i, TimeNs t) { return ev.start(i) < t; });
+                auto skip
+                    = std::lower_bound(it + 1, idx.end(), next, [&](uint32_t i, TimeNs t) { return ev.start(i) < t; });
                 it = skip == it + 1 || skip == idx.end() ? it + 1 : skip;
             }
         }
@@ -331,7 +349,8 @@ QRectF TimelineRenderer::eventRect(EventRef ev, const TimelineView& v) const
     if (r < 0 || ev.index >= events.size())
         return {};
     const LaneRow& row = m_layout->rows()[size_t(r)];
-    const uint8_t depth = row.kind == LaneKind::Nvtx ? uint8_t(std::min(255u, m_trace->nvtxDepth(ev.lane, ev.index))) : 0;
+    const uint8_t depth
+        = row.kind == LaneKind::Nvtx ? uint8_t(std::min(255u, m_trace->nvtxDepth(ev.lane, ev.index))) : 0;
     const double x0 = kHeaderWidth + v.mapping.toX(events.start(ev.index));
     const double x1 = std::max(x0 + 1, kHeaderWidth + v.mapping.toX(events.end(ev.index)));
     return QRectF(x0, widgetY(row.y, v) + itemLevelY(row, depth), x1 - x0, itemHeight(row));
@@ -432,8 +451,10 @@ int TimelineRenderer::annotationAt(const QPoint& pos, const TimelineView& v) con
     for (int i = m_annotations->annotations_size() - 1; i >= 0; --i) {
         const QRectF r = annotationRect(i, v, size).adjusted(-3, 0, 3, 0);
         // Only the flag at the top and the edges are hot, so events under a range stay clickable.
-        const bool onFlag = pos.y() >= r.top() && pos.y() <= r.top() + 18 && pos.x() >= r.left() && pos.x() <= r.left() + 200;
-        const bool onEdge = r.contains(pos) && (std::abs(pos.x() - r.left()) <= 4 || std::abs(pos.x() - r.right()) <= 4);
+        const bool onFlag
+            = pos.y() >= r.top() && pos.y() <= r.top() + 18 && pos.x() >= r.left() && pos.x() <= r.left() + 200;
+        const bool onEdge
+            = r.contains(pos) && (std::abs(pos.x() - r.left()) <= 4 || std::abs(pos.x() - r.right()) <= 4);
         if (!r.isEmpty() && (onFlag || onEdge))
             return i;
     }
@@ -460,7 +481,9 @@ void TimelineRenderer::paintHeaders(QPainter& p, const QSize& size, const Timeli
         const int indent = row.type == LaneRow::Type::HostHeader ? 4 : row.type == LaneRow::Type::RankHeader ? 8 : 22;
         QString label = row.label;
         if (row.type == LaneRow::Type::RankHeader)
-            label = (m_layout->options().collapsedRanks.count(row.rank) ? QStringLiteral("▸ ") : QStringLiteral("▾ ")) + label;
+            label = (m_layout->options().collapsedRanks.count(row.rank) ? QStringLiteral("▸ ") : QStringLiteral("▾ "))
+                + label;
+        label = p.fontMetrics().elidedText(label, Qt::ElideRight, box.width() - indent); // one per visible row
         p.drawText(box.adjusted(indent, 0, 0, 0), Qt::AlignVCenter | Qt::AlignLeft, label);
         p.setPen(kGrid);
         p.drawLine(0, box.bottom(), kHeaderWidth, box.bottom());
@@ -488,7 +511,8 @@ void TimelineRenderer::paintRuler(QPainter& p, const QSize& size, const Timeline
         p.drawLine(QPointF(x, t.major ? 8 : 17), QPointF(x, kRulerHeight - 1));
         if (t.major) {
             p.setPen(kText);
-            p.drawText(QRectF(x + 3, 0, 110, 16), Qt::AlignLeft | Qt::AlignVCenter, timeformat::offset(t.time - origin, step));
+            p.drawText(
+                QRectF(x + 3, 0, 110, 16), Qt::AlignLeft | Qt::AlignVCenter, timeformat::offset(t.time - origin, step));
         }
     }
     if (v.hasSelection) {

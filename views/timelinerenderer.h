@@ -53,6 +53,8 @@ public:
     void setShowSteps(bool on) { m_showSteps = on; }
 
     void paint(QPainter& p, const QSize& size, const TimelineView& view);
+    // Phase one only (cull + fold), when the last frame does not match `view` (hit tests between paints).
+    void prepare(const QSize& size, const TimelineView& view);
 
     static QRect plotRect(const QSize& size);
     // Content y (0 = top of the first lane row) of a widget y, and back.
@@ -102,6 +104,8 @@ private:
     const gapscope::pb::AnnotationSet* m_annotations = nullptr;
     bool m_showSteps = true;
     TimelineFrame m_frame;
+    bool m_frameValid = false;
+    int m_frameTop = 0, m_frameBottom = 0; // content y range the frame was built for
     mutable std::vector<QString> m_names; // display names by string id, filled lazily
     mutable std::vector<uint8_t> m_named; // 1 when m_names[id] is filled
     std::vector<timeformat::Tick> m_tickBuffer; // reused by the ruler

@@ -4,6 +4,7 @@
 #include "views/eventcolors.h"
 #include "views/timeformat.h"
 
+#include <QElapsedTimer>
 #include <QMenu>
 #include <QMouseEvent>
 #include <QPainter>
@@ -13,6 +14,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <tuple>
 
 using namespace gapscope::model;
 
@@ -240,46 +242,58 @@ bool TimelineWidget::findNext(bool backwards)
 {
     if (!m_trace || m_matches.empty())
         return false;
-    // Start from the current match (or the left edge of the view) and take the nearest matching
-    // event in time over all visible lanes.
-    TimeNs from = m_view.mapping.firstVisible();
-    EventRef cur = m_view.currentMatch;
+    // Matches are ordered by (start, lane, index); take the nearest one after (or before) the
+    // current match, or after the left (before the right) edge of the view when there is none.
+    using Key = std::tuple<TimeNs, LaneId, uint32_t>;
+    const EventRef cur = m_view.currentMatch;
+    Key curKey = backwards ? Key { m_view.mapping.lastVisible(), kNoLane, UINT32_MAX }
+                           : Key { m_view.mapping.firstVisible() - 1, kNoLane, UINT32_MAX };
     if (cur.valid())
-        from = m_trace->lane(cur.lane).events.start(cur.index);
-    EventRef best;
-    TimeNs bestT = 0;
+        curKey = Key { m_trace->lane(cur.lane).events.start(cur.index), cur.lane, cur.index };
+    bool found = false;
+    Key best {};
+    auto matches = [this](StringId name) { return name < m_matches.size() && m_matches[name]; };
     for (const LaneRow& row : m_layout.rows()) {
         if (row.type != LaneRow::Type::Lane)
             continue;
         const LaneEvents& ev = m_trace->lane(row.lane).events;
         const auto& starts = ev.starts();
         if (!backwards) {
-            size_t i = size_t(std::lower_bound(starts.begin(), starts.end(), from) - starts.begin());
-            for (; i < ev.size() && (!best.valid() || ev.start(i) <= bestT); ++i) {
-                const bool after = ev.start(i) > from || (cur.valid() && ev.start(i) == from && (row.lane > cur.lane || (row.lane == cur.lane && i > cur.index)));
-                if (after && ev.name(i) < m_matches.size() && m_matches[ev.name(i)]) {
-                    best = EventRef { row.lane, uint32_t(i) };
-                    bestT = ev.start(i);
+            for (size_t i
+                 = size_t(std::lower_bound(starts.begin(), starts.end(), std::get<0>(curKey)) - starts.begin());
+                 i < ev.size() && !(found && ev.start(i) > std::get<0>(best)); ++i) {
+                const Key k { ev.start(i), row.lane, uint32_t(i) };
+                if (k > curKey && matches(ev.name(i))) {
+                    if (!found || k < best)
+                        best = k;
+                    found = true;
                     break;
                 }
             }
         } else {
-            size_t i = size_t(std::upper_bound(starts.begin(), starts.end(), from) - starts.begin());
-            while (i-- > 0 && (!best.valid() || ev.start(i) >= bestT)) {
-                const bool before = ev.start(i) < from || (cur.valid() && ev.start(i) == from && (row.lane < cur.lane || (row.lane == cur.lane && i < cur.index)));
-                if (before && ev.name(i) < m_matches.size() && m_matches[ev.name(i)]) {
-                    best = EventRef { row.lane, uint32_t(i) };
-                    bestT = ev.start(i);
+            size_t i = size_t(std::upper_bound(starts.begin(), starts.end(), std::get<0>(curKey)) - starts.begin());
+            while (i-- > 0 && !(found && ev.start(i) < std::get<0>(best))) {
+                const Key k { ev.start(i), row.lane, uint32_t(i) };
+                if (k < curKey && matches(ev.name(i))) {
+                    if (!found || k > best)
+                        best = k;
+                    found = true;
                     break;
                 }
             }
         }
     }
-    if (!best.valid())
+    if (!found)
         return false;
-    m_view.currentMatch = best;
-    selectEvent(best, true);
+    m_view.currentMatch = EventRef { std::get<1>(best), std::get<2>(best) };
+    selectEvent(m_view.currentMatch, true);
     return true;
+}
+
+EventRef TimelineWidget::hitTest(const QPoint& pos, FoldItem* item)
+{
+    m_renderer.prepare(canvasSize(), m_view); // the view may have changed since the last paint
+    return m_renderer.eventAt(pos, m_view, item);
 }
 
 TimeNs TimelineWidget::timeAt(double widgetX) const
@@ -289,8 +303,13 @@ TimeNs TimelineWidget::timeAt(double widgetX) const
 
 void TimelineWidget::paintEvent(QPaintEvent*)
 {
-    QPainter p(this);
-    m_renderer.paint(p, canvasSize(), m_view);
+    QElapsedTimer timer;
+    timer.start();
+    {
+        QPainter p(this);
+        m_renderer.paint(p, canvasSize(), m_view);
+    }
+    emit framePainted(timer.nsecsElapsed());
 }
 
 void TimelineWidget::resizeEvent(QResizeEvent*)
@@ -402,12 +421,12 @@ void TimelineWidget::mouseReleaseEvent(QMouseEvent* e)
     if (toggleRankAt(pos))
         return;
     if (pos.y() >= TimelineRenderer::kRulerHeight)
-        selectEvent(m_renderer.eventAt(pos, m_view), false);
+        selectEvent(hitTest(pos, nullptr), false);
 }
 
 void TimelineWidget::mouseDoubleClickEvent(QMouseEvent* e)
 {
-    const EventRef ev = m_renderer.eventAt(e->position().toPoint(), m_view);
+    const EventRef ev = hitTest(e->position().toPoint(), nullptr);
     if (!ev.valid() || !m_trace)
         return;
     const LaneEvents& events = m_trace->lane(ev.lane).events;
@@ -424,7 +443,7 @@ void TimelineWidget::wheelEvent(QWheelEvent* e)
         const double x = e->position().x() - TimelineRenderer::kHeaderWidth;
         zoomBy(std::pow(1.0015, delta.y()), std::clamp(x, 0.0, double(m_view.mapping.width)));
     } else if (delta.x() != 0) {
-        panBy(delta.x() / 1200.0); // horizontal wheel / touchpad: pan
+        panBy(-delta.x() / 1200.0); // horizontal wheel / touchpad: pan
     }
     e->accept();
 }
@@ -441,10 +460,10 @@ void TimelineWidget::keyPressEvent(QKeyEvent* e)
         zoomBy(1 / 1.25, x);
         break;
     case Qt::Key_A:
-        panBy(0.15);
+        panBy(-0.15);
         break;
     case Qt::Key_D:
-        panBy(-0.15);
+        panBy(0.15);
         break;
     case Qt::Key_Escape:
         clearSelection();
@@ -469,7 +488,7 @@ void TimelineWidget::leaveEvent(QEvent*)
 void TimelineWidget::updateHover(const QPoint& pos)
 {
     FoldItem item;
-    const EventRef ev = m_renderer.eventAt(pos, m_view, &item);
+    const EventRef ev = hitTest(pos, &item);
     if (ev.lane != m_view.hovered.lane || ev.index != m_view.hovered.index) {
         m_view.hovered = ev;
         update();
@@ -511,7 +530,8 @@ void TimelineWidget::showContextMenu(const QPoint& pos)
     if (m_view.hasSelection) {
         const TimeNs a = m_view.selStart, b = m_view.selEnd;
         menu.addAction(tr("Annotate selection on this lane..."), this, [=] { emit annotateRequested(a, b, lane); });
-        menu.addAction(tr("Annotate selection on all lanes..."), this, [=] { emit annotateRequested(a, b, QString()); });
+        menu.addAction(
+            tr("Annotate selection on all lanes..."), this, [=] { emit annotateRequested(a, b, QString()); });
         menu.addAction(tr("Zoom to selection"), this, [=] { zoomToRange(a, b, 0.02); });
         menu.addAction(tr("Clear selection"), this, [this] { clearSelection(); });
         menu.addSeparator();

@@ -48,7 +48,7 @@ public:
     void zoomToRange(gapscope::model::TimeNs t0, gapscope::model::TimeNs t1, double margin = 0.05);
     void zoomToAll();
     void zoomBy(double factor, double x = -1); // x: plot pixel to keep fixed; -1 = the centre
-    void panBy(double fractionOfWidth);
+    void panBy(double fractionOfWidth); // > 0: towards later times
     void scrollToLane(gapscope::model::LaneId lane);
     void selectEvent(gapscope::model::EventRef ev, bool reveal);
 
@@ -76,6 +76,8 @@ signals:
     void annotationMoved(int index, gapscope::model::TimeNs delta);
     // The user asked to annotate [t0, t1] (t0 == t1: a point) on the lane `laneKey` ("" = whole trace).
     void annotateRequested(gapscope::model::TimeNs t0, gapscope::model::TimeNs t1, const QString& laneKey);
+    // Emitted at the end of every paint with the time it took (first-paint and frame-time measurements).
+    void framePainted(qint64 nanoseconds);
 
 protected:
     void paintEvent(QPaintEvent* e) override;
@@ -99,6 +101,7 @@ private:
     QString laneKeyAt(const QPoint& pos) const;
     bool toggleRankAt(const QPoint& pos);
     gapscope::model::TimeNs timeAt(double widgetX) const;
+    gapscope::model::EventRef hitTest(const QPoint& pos, gapscope::model::FoldItem* item);
 
     std::shared_ptr<const gapscope::model::Trace> m_trace;
     std::shared_ptr<const EventColors> m_colors;

@@ -19,7 +19,7 @@ struct TimeMapping {
     static constexpr double kMinNsPerPixel = 0.01; // 100 pixels per nanosecond: deep enough for any trace
 
     gapscope::model::TimeNs origin = 0; // integer anchor; relative times are exact in double
-    double offset = 0;                  // ns from origin at pixel 0
+    double offset = 0; // ns from origin at pixel 0
     double nsPerPixel = 1000;
     int width = 0;
 

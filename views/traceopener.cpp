@@ -49,42 +49,48 @@ void TraceOpener::load(const QStringList& paths, OpenFn open, PrepareFn prepare)
     Progress report = [self, ticket, lastReport](double fraction) {
         if (ticket.stale())
             return false;
-        const int64_t now = std::chrono::duration_cast<std::chrono::milliseconds>(
-            std::chrono::steady_clock::now().time_since_epoch())
-                                .count();
+        const int64_t now
+            = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now().time_since_epoch())
+                  .count();
         int64_t last = lastReport->load();
         if (now - last >= 30 && lastReport->compare_exchange_strong(last, now)) {
-            QMetaObject::invokeMethod(qApp, [self, ticket, fraction] {
-                if (self && ticket.current())
-                    emit self->progress(fraction);
-            }, Qt::QueuedConnection);
+            QMetaObject::invokeMethod(
+                qApp,
+                [self, ticket, fraction] {
+                    if (self && ticket.current())
+                        emit self->progress(fraction);
+                },
+                Qt::QueuedConnection);
         }
         return true;
     };
-    QThreadPool::globalInstance()->start([self, ticket, paths, open = std::move(open), prepare = std::move(prepare),
-                                             report = std::move(report)] {
-        auto result = std::make_shared<LoadedTrace>();
-        result->paths = paths;
-        QString error;
-        QElapsedTimer timer;
-        timer.start();
-        gapscope::Expected<Trace> trace = open(report);
-        result->openSeconds = timer.nsecsElapsed() / 1e9;
-        if (!trace) {
-            error = QString::fromStdString(trace.error());
-        } else if (!ticket.stale()) {
-            result->trace = std::make_shared<Trace>(std::move(trace).value());
-            timer.restart();
-            if (prepare)
-                prepare(*result, ticket);
-            result->prepareSeconds = timer.nsecsElapsed() / 1e9;
-        }
-        // Posted to the application object (it outlives this loader); `self` is checked on arrival.
-        QMetaObject::invokeMethod(qApp, [self, ticket, result, error] {
-            if (self)
-                self->finish(ticket, result, error);
-        }, Qt::QueuedConnection);
-    });
+    QThreadPool::globalInstance()->start(
+        [self, ticket, paths, open = std::move(open), prepare = std::move(prepare), report = std::move(report)] {
+            auto result = std::make_shared<LoadedTrace>();
+            result->paths = paths;
+            QString error;
+            QElapsedTimer timer;
+            timer.start();
+            gapscope::Expected<Trace> trace = open(report);
+            result->openSeconds = timer.nsecsElapsed() / 1e9;
+            if (!trace) {
+                error = QString::fromStdString(trace.error());
+            } else if (!ticket.stale()) {
+                result->trace = std::make_shared<Trace>(std::move(trace).value());
+                timer.restart();
+                if (prepare)
+                    prepare(*result, ticket);
+                result->prepareSeconds = timer.nsecsElapsed() / 1e9;
+            }
+            // Posted to the application object (it outlives this loader); `self` is checked on arrival.
+            QMetaObject::invokeMethod(
+                qApp,
+                [self, ticket, result, error] {
+                    if (self)
+                        self->finish(ticket, result, error);
+                },
+                Qt::QueuedConnection);
+        });
 }
 
 void TraceOpener::finish(const JobTracker::Ticket& ticket, std::shared_ptr<LoadedTrace> result, QString error)

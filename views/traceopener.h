@@ -26,7 +26,7 @@
 struct LoadedTrace {
     QStringList paths;
     std::shared_ptr<gapscope::model::Trace> trace;
-    double openSeconds = 0;    // reading / importing
+    double openSeconds = 0; // reading / importing
     double prepareSeconds = 0; // the prepare step
     std::shared_ptr<void> extra; // owned by the caller's prepare step (colours, statistics, ...)
 };

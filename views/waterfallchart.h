@@ -31,8 +31,8 @@ public:
     QPointF columnCenter(int column) const;
     // Fills `chart` with the bars of `columns` (used by this view and by exports, which render a
     // chart without a view). Returns the series' bar sets, one per column.
-    static std::vector<QBarSet*> populate(QChart* chart, const std::vector<WaterfallColumn>& columns,
-        const QString& title, int selectedBar);
+    static std::vector<QBarSet*> populate(
+        QChart* chart, const std::vector<WaterfallColumn>& columns, const QString& title, int selectedBar);
     // Text shown when hovering column `column`.
     QString columnToolTip(int column) const;
 

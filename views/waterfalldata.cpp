@@ -38,20 +38,29 @@ std::vector<WaterfallColumn> WaterfallData::columns() const
         c.bar = i;
         c.color = EventColors::componentColor(b.name);
         if (b.kind == WaterfallBar::Kind::Gap && b.ms < 0)
-            c.color = QColor(67, 160, 71); // faster than the budget: drawn green
+            c.color = QColor(165, 214, 167); // faster than the budget: drawn pale green
         running += b.ms;
         out.push_back(c);
     };
+    bool anyBudget = false;
     for (int i = 0; i < int(bars.size()); ++i) {
-        if (bars[size_t(i)].kind == WaterfallBar::Kind::Budget)
+        if (bars[size_t(i)].kind == WaterfallBar::Kind::Budget) {
+            add(i);
+            anyBudget = true;
+        }
+    }
+    if (anyBudget) {
+        WaterfallColumn budget;
+        budget.label = QStringLiteral("budget");
+        budget.high = budget.value = running;
+        budget.total = true;
+        budget.color = QColor(38, 50, 56);
+        out.push_back(budget);
+    }
+    for (int i = 0; i < int(bars.size()); ++i) {
+        if (bars[size_t(i)].kind == WaterfallBar::Kind::Measured)
             add(i);
     }
-    WaterfallColumn budget;
-    budget.label = QStringLiteral("budget");
-    budget.high = budget.value = running;
-    budget.total = true;
-    budget.color = QColor(38, 50, 56);
-    out.push_back(budget);
     for (int i = 0; i < int(bars.size()); ++i) {
         if (bars[size_t(i)].kind == WaterfallBar::Kind::Gap)
             add(i);

@@ -5,11 +5,12 @@
 // through the gap bars of the analysis, to the measured step time.
 //
 //   budget bars   float one after another from 0 up to the budget total,
-//   "budget"      a total column 0 .. sum(budget bars),
+//   "budget"      a total column 0 .. sum(budget bars) (left out when there are no budget bars),
 //   gap bars      float from the running total by their (possibly negative) amount,
 //   "measured"    a total column 0 .. sum(all bars) (== the measured time: the analysis' bars add up).
 //
-// Invariants of columns(): one column per bar plus the two totals, in that order; low <= high;
+// Without a budget, Measured bars (time per class) take the place of the budget bars.
+// Invariants of columns(): one column per bar plus the totals, in that order; low <= high;
 // a column's span (high - low) equals |bar.ms|. Pure value type, no threading concerns.
 
 #include <QColor>
@@ -18,7 +19,7 @@
 #include <vector>
 
 struct WaterfallBar {
-    enum class Kind { Budget, Gap };
+    enum class Kind { Budget, Gap, Measured }; // Measured: a class's time when there is no budget
     QString name;
     Kind kind = Kind::Budget;
     double ms = 0;
@@ -29,14 +30,14 @@ struct WaterfallColumn {
     QString label;
     double low = 0;
     double high = 0;
-    double value = 0;  // signed amount of the bar (or the total)
-    int bar = -1;      // index into bars, -1 for the two total columns
+    double value = 0; // signed amount of the bar (or the total)
+    int bar = -1; // index into bars, -1 for the two total columns
     bool total = false;
     QColor color;
 };
 
 struct WaterfallData {
-    QString title;        // e.g. "rank 3 · median step (step 412) · GLM-5 on 8x H200"
+    QString title; // e.g. "rank 3 · median step (step 412) · GLM-5 on 8x H200"
     std::vector<WaterfallBar> bars;
     double measuredMs = 0; // as reported by the analysis (used to check the bars)
 

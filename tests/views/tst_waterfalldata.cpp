@@ -10,6 +10,7 @@ private slots:
     void columnsFromKnownAnalysis();
     void negativeGapFloatsDown();
     void empty();
+    void measuredOnlyWithoutBudget();
 };
 
 static WaterfallBar bar(const char* name, WaterfallBar::Kind kind, double ms)
@@ -69,9 +70,22 @@ void TstWaterfallData::empty()
 {
     WaterfallData d;
     const auto cols = d.columns();
-    QCOMPARE(int(cols.size()), 2);
+    QCOMPARE(int(cols.size()), 1); // no budget bars: only the measured total
+    QCOMPARE(cols[0].label, QStringLiteral("measured"));
     QCOMPARE(cols[0].high, 0.0);
-    QCOMPARE(cols[1].high, 0.0);
+}
+
+void TstWaterfallData::measuredOnlyWithoutBudget()
+{
+    using K = WaterfallBar::Kind;
+    WaterfallData d;
+    d.bars = { bar("attention", K::Measured, 2.0), bar("launch/host gaps", K::Gap, 1.0) };
+    const auto cols = d.columns();
+    QCOMPARE(int(cols.size()), 3);
+    QCOMPARE(cols[0].label, QStringLiteral("attention"));
+    QCOMPARE(cols[1].low, 2.0);
+    QCOMPARE(cols[2].label, QStringLiteral("measured"));
+    QCOMPARE(cols[2].high, 3.0);
 }
 
 QTEST_APPLESS_MAIN(TstWaterfallData)

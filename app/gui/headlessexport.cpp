@@ -1,0 +1,115 @@
+// SPDX-License-Identifier: MIT
+#include "app/gui/headlessexport.h"
+
+#include "views/analysisrunner.h"
+#include "views/budgetpanel.h"
+#include "views/statspanel.h"
+#include "views/steptablemodel.h"
+#include "views/timelinewidget.h"
+#include "views/tracedocument.h"
+#include "views/waterfallpanel.h"
+#include "views/workspace.h"
+
+#include <QRegularExpression>
+
+#include <cstdio>
+
+using namespace gapscope::model;
+
+namespace headlessexport {
+
+std::optional<QSize> parseSize(const QString& text)
+{
+    static const QRegularExpression re(QStringLiteral("^(\\d{2,5})[xX](\\d{2,5})$"));
+    const auto m = re.match(text.trimmed());
+    if (!m.hasMatch())
+        return std::nullopt;
+    return QSize(m.captured(1).toInt(), m.captured(2).toInt());
+}
+
+std::optional<qint64> parseTime(const QString& text)
+{
+    static const QRegularExpression re(QStringLiteral("^([0-9]*\\.?[0-9]+)\\s*(ns|us|ms|s)?$"));
+    const auto m = re.match(text.trimmed());
+    if (!m.hasMatch())
+        return std::nullopt;
+    const double v = m.captured(1).toDouble();
+    const QString unit = m.captured(2);
+    const double scale = unit == QLatin1String("ns") ? 1
+        : unit == QLatin1String("us")                ? 1e3
+        : unit == QLatin1String("s")                 ? 1e9
+                                                     : 1e6;
+    return qint64(v * scale);
+}
+
+static int fail(const QString& message, int code = 3)
+{
+    std::fprintf(stderr, "gapscope: %s\n", qPrintable(message));
+    return code;
+}
+
+static bool applyBudgetOptions(const HeadlessOptions& o, BudgetPanel& budget)
+{
+    if (!o.model.isEmpty())
+        budget.setModel(o.model);
+    if (!o.hardware.isEmpty())
+        budget.setHardware(o.hardware);
+    if (!o.precision.isEmpty())
+        budget.setPrecisionSpec(o.precision);
+    if (o.tp > 0)
+        budget.setParallelism(o.tp, 1);
+    return budget.recompute();
+}
+
+int run(const HeadlessOptions& o)
+{
+    if (o.files.isEmpty())
+        return fail(QStringLiteral("--export-png/--export-svg need a trace file"), 2);
+    QString error;
+    auto doc = TraceDocument::open(o.files, &error);
+    if (!doc)
+        return fail(error);
+    Workspace ws;
+    ws.analysis()->setAsync(false);
+    ws.resize(o.size);
+    ws.setDocument(doc);
+    if (!applyBudgetOptions(o, *ws.budgetPanel())
+        && (!o.model.isEmpty() || !o.hardware.isEmpty() || !o.precision.isEmpty()))
+        return fail(QStringLiteral("budget: %1").arg(ws.budgetPanel()->error()), 2);
+    WaterfallRequest request;
+    request.rank = o.rank >= 0 ? o.rank : GapAnalyzer::kCriticalRank;
+    const Trace& trace = *doc->trace;
+    if (!o.range.isEmpty()) {
+        const QStringList parts = o.range.split(QLatin1Char(':'));
+        const auto a = parts.size() == 2 ? parseTime(parts[0]) : std::nullopt;
+        const auto b = parts.size() == 2 ? parseTime(parts[1]) : std::nullopt;
+        if (!a || !b || *b <= *a)
+            return fail(QStringLiteral("--range %1: expected A:B with A < B, e.g. 12ms:15.5ms").arg(o.range), 2);
+        request.kind = WaterfallRequest::Kind::Range;
+        request.t0 = trace.startTime() + *a;
+        request.t1 = trace.startTime() + *b;
+        ws.timeline()->zoomToRange(request.t0, request.t1, 0);
+    } else if (o.step >= 0) {
+        const int row = ws.statsPanel()->stepModel()->rowOfStep(uint32_t(o.step));
+        if (row < 0)
+            return fail(QStringLiteral("--step %1: the trace has no such decode step").arg(o.step), 2);
+        request.kind = WaterfallRequest::Kind::Step;
+        request.firstStep = request.lastStep = uint32_t(o.step);
+        ws.showStep(uint32_t(o.step));
+    }
+    ws.waterfallPanel()->setRequest(request);
+    ws.analysis()->setRequest(request);
+    ws.analysis()->runNow();
+    const std::pair<QString, bool> outputs[] = { { o.png, false }, { o.svg, true } };
+    for (const auto& [out, svg] : outputs) {
+        if (out.isEmpty())
+            continue;
+        const QString err = ws.exportImage(out, o.size, svg);
+        if (!err.isEmpty())
+            return fail(err);
+        std::printf("wrote %s (%dx%d)\n", qPrintable(out), o.size.width(), o.size.height());
+    }
+    return 0;
+}
+
+} // namespace headlessexport

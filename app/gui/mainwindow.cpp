@@ -1,0 +1,348 @@
+// SPDX-License-Identifier: MIT
+#include "app/gui/mainwindow.h"
+
+#include "app/gui/recentfiles.h"
+#include "views/annotationmodel.h"
+#include "views/annotationpanel.h"
+#include "views/budgetpanel.h"
+#include "views/detailspane.h"
+#include "views/lanelayout.h"
+#include "views/searchbar.h"
+#include "views/timelinewidget.h"
+#include "views/workspace.h"
+
+#include <QAction>
+#include <QApplication>
+#include <QCloseEvent>
+#include <QDir>
+#include <QDockWidget>
+#include <QDragEnterEvent>
+#include <QFileDialog>
+#include <QFileInfo>
+#include <QLabel>
+#include <QMenuBar>
+#include <QMessageBox>
+#include <QMimeData>
+#include <QProgressBar>
+#include <QScrollArea>
+#include <QSettings>
+#include <QSplitter>
+#include <QStatusBar>
+
+MainWindow::MainWindow(QWidget* parent)
+    : QMainWindow(parent)
+    , m_workspace(new Workspace)
+    , m_opener(new TraceOpener(this))
+    , m_progress(new QProgressBar)
+    , m_status(new QLabel)
+{
+    setWindowTitle(QStringLiteral("gapscope"));
+    setAcceptDrops(true);
+    setCentralWidget(m_workspace);
+    m_progress->setRange(0, 1000);
+    m_progress->setMaximumWidth(240);
+    m_progress->hide();
+    statusBar()->addWidget(m_status, 1);
+    statusBar()->addPermanentWidget(m_progress);
+    buildDocks();
+    restoreSettings(); // before the menus, whose lane toggles show the restored options
+    buildMenus();
+    connect(
+        m_workspace, &Workspace::statusMessage, this, [this](const QString& t) { statusBar()->showMessage(t, 8000); });
+    connect(m_workspace->timeline(), &TimelineWidget::framePainted, this, [this](qint64) {
+        if (m_waitingFirstPaint && m_workspace->document()) {
+            m_waitingFirstPaint = false;
+            m_firstPaintMs = m_openTimer.elapsed();
+            emit firstPaint(m_firstPaintMs);
+        }
+    });
+    connect(m_opener, &TraceOpener::progress, this, [this](double f) { m_progress->setValue(int(f * 1000)); });
+    connect(m_opener, &TraceOpener::loaded, this, &MainWindow::onLoaded);
+    connect(m_opener, &TraceOpener::failed, this, &MainWindow::onFailed);
+    connect(m_opener, &TraceOpener::canceled, this, [this] {
+        m_progress->hide();
+        m_status->setText(tr("Loading canceled"));
+    });
+}
+
+MainWindow::~MainWindow()
+{
+    TraceOpener::releaseLater(std::move(m_doc));
+}
+
+void MainWindow::buildDocks()
+{
+    auto dock = [this](const QString& title, const QString& name, QWidget* w, Qt::DockWidgetArea area) {
+        auto* d = new QDockWidget(title, this);
+        d->setObjectName(name);
+        d->setWidget(w);
+        addDockWidget(area, d);
+        return d;
+    };
+    auto* budgetScroll = new QScrollArea;
+    budgetScroll->setWidgetResizable(true);
+    budgetScroll->setWidget(m_workspace->budgetPanel());
+    QDockWidget* details
+        = dock(tr("Details"), QStringLiteral("details"), m_workspace->detailsPane(), Qt::RightDockWidgetArea);
+    QDockWidget* budget = dock(tr("Budget"), QStringLiteral("budget"), budgetScroll, Qt::RightDockWidgetArea);
+    QDockWidget* notes = dock(
+        tr("Annotations"), QStringLiteral("annotations"), m_workspace->annotationPanel(), Qt::RightDockWidgetArea);
+    tabifyDockWidget(details, budget);
+    tabifyDockWidget(budget, notes);
+    details->raise();
+}
+
+void MainWindow::buildMenus()
+{
+    QMenu* file = menuBar()->addMenu(tr("&File"));
+    file->addAction(tr("&Open…"), QKeySequence::Open, this, &MainWindow::openDialog);
+    m_recent = new RecentFiles(file->addMenu(tr("Open &Recent")), this);
+    connect(m_recent, &RecentFiles::openRequested, this, [this](const QString& p) { openFiles({ p }); });
+    file->addAction(tr("Open the &sample trace"), this, [this] {
+        if (!samplePath().isEmpty())
+            openFiles({ samplePath() });
+    });
+    file->addSeparator();
+    file->addAction(tr("&Save annotations"), QKeySequence::Save, this, [this] {
+        QString where;
+        const QString err = m_workspace->saveAnnotations(&where);
+        statusBar()->showMessage(err.isEmpty() ? tr("Annotations saved to %1").arg(where) : err, 8000);
+    });
+    file->addAction(tr("&Export image…"), QKeySequence(Qt::CTRL | Qt::Key_E), this, &MainWindow::exportDialog);
+    file->addSeparator();
+    file->addAction(tr("&Quit"), QKeySequence::Quit, this, &QWidget::close);
+
+    QMenu* view = menuBar()->addMenu(tr("&View"));
+    view->addAction(tr("&Find…"), QKeySequence::Find, m_workspace->searchBar(), &SearchBar::activate);
+    view->addAction(tr("Find &next"), QKeySequence::FindNext, m_workspace->searchBar(), &SearchBar::next);
+    view->addAction(tr("Find &previous"), QKeySequence::FindPrevious, m_workspace->searchBar(), &SearchBar::previous);
+    view->addAction(
+        tr("&Zoom to whole trace"), QKeySequence(Qt::Key_0), m_workspace->timeline(), &TimelineWidget::zoomToAll);
+    view->addSeparator();
+    auto toggle = [this, view](const QString& text, bool LaneLayoutOptions::*member) {
+        QAction* a = view->addAction(text);
+        a->setCheckable(true);
+        a->setChecked(m_workspace->timeline()->layoutOptions().*member);
+        connect(a, &QAction::toggled, this, [this, member](bool on) {
+            LaneLayoutOptions o = m_workspace->timeline()->layoutOptions();
+            o.*member = on;
+            m_workspace->timeline()->setLayoutOptions(o);
+        });
+    };
+    toggle(tr("Show &CPU API lanes"), &LaneLayoutOptions::showCpuApi);
+    toggle(tr("Show &NVTX lanes"), &LaneLayoutOptions::showNvtx);
+    toggle(tr("Show c&ollective lanes"), &LaneLayoutOptions::showCollectives);
+    view->addSeparator();
+    for (QDockWidget* d : findChildren<QDockWidget*>())
+        view->addAction(d->toggleViewAction());
+
+    QMenu* live = menuBar()->addMenu(tr("&Live"));
+    m_connectAction = live->addAction(tr("&Connect to agent…"), this, &MainWindow::connectToAgent);
+
+    QMenu* help = menuBar()->addMenu(tr("&Help"));
+    help->addAction(tr("&Mouse and keys"), this, &MainWindow::showShortcuts);
+    help->addAction(tr("&About gapscope"), this, [this] {
+        QMessageBox::about(this, tr("About gapscope"),
+            tr("<b>gapscope %1</b><p>Where the time of an LLM decode step goes: per-GPU timelines beside "
+               "the theoretical budget's waterfall.</p>")
+                .arg(QApplication::applicationVersion()));
+    });
+}
+
+void MainWindow::showShortcuts()
+{
+    QMessageBox::information(this, tr("Mouse and keys"),
+        tr("<table>"
+           "<tr><td>wheel</td><td>zoom around the cursor</td></tr>"
+           "<tr><td>shift + wheel</td><td>scroll the lanes</td></tr>"
+           "<tr><td>left drag</td><td>pan</td></tr>"
+           "<tr><td>shift + left drag, right drag, drag on the ruler</td><td>select a time range</td></tr>"
+           "<tr><td>click</td><td>select an event (details pane)</td></tr>"
+           "<tr><td>double-click</td><td>zoom to the event</td></tr>"
+           "<tr><td>W / S, A / D</td><td>zoom in / out, pan left / right</td></tr>"
+           "<tr><td>Ctrl+F, Enter, Shift+Enter</td><td>search, next, previous</td></tr>"
+           "<tr><td>click a rank header</td><td>collapse / expand the rank</td></tr>"
+           "<tr><td>right click</td><td>annotate, zoom to the selection</td></tr>"
+           "<tr><td>click a waterfall bar</td><td>light up its kernels and gaps</td></tr>"
+           "<tr><td>Esc</td><td>clear the selection and the highlight</td></tr></table>"));
+}
+
+void MainWindow::connectToAgent()
+{
+    // The live connection (agent protocol client) plugs in here.
+    QMessageBox::information(this, tr("Connect to agent"),
+        tr("This build has no live connection client yet. Capture to a file with gapscope-agent "
+           "and open it here."));
+}
+
+QString MainWindow::samplePath()
+{
+    QStringList dirs;
+    if (qEnvironmentVariableIsSet("GAPSCOPE_RESOURCES"))
+        dirs << qEnvironmentVariable("GAPSCOPE_RESOURCES") + QStringLiteral("/samples");
+    dirs << QStringLiteral(GAPSCOPE_RESOURCE_DIR "/samples")
+         << QCoreApplication::applicationDirPath() + QStringLiteral("/../share/gapscope/resources/samples");
+    for (const QString& d : dirs) {
+        const QStringList files = QDir(d).entryList({ QStringLiteral("*.gapscope") }, QDir::Files, QDir::Name);
+        if (!files.isEmpty())
+            return QDir(d).absoluteFilePath(files.first());
+    }
+    return {};
+}
+
+void MainWindow::openDialog()
+{
+    QSettings settings;
+    const QStringList files
+        = QFileDialog::getOpenFileNames(this, tr("Open trace"), settings.value(QStringLiteral("lastDir")).toString(),
+            tr("Traces (*.gapscope *.json *.json.gz *.pt.trace.json *.sqlite);;All files (*)"));
+    if (files.isEmpty())
+        return;
+    settings.setValue(QStringLiteral("lastDir"), QFileInfo(files.first()).absolutePath());
+    openFiles(files);
+}
+
+void MainWindow::openFiles(const QStringList& paths)
+{
+    if (paths.isEmpty() || !confirmUnsavedAnnotations())
+        return;
+    m_openTimer.start();
+    m_firstPaintMs = -1;
+    m_waitingFirstPaint = false;
+    m_progress->setValue(0);
+    m_progress->show();
+    m_status->setText(tr("Opening %1…").arg(QFileInfo(paths.first()).fileName()));
+    m_opener->load(paths, TraceDocument::openFunction(paths), TraceDocument::prepareFunction());
+}
+
+void MainWindow::onLoaded(std::shared_ptr<LoadedTrace> loaded)
+{
+    m_progress->hide();
+    auto doc = std::make_shared<const TraceDocument>(TraceDocument::fromLoaded(*loaded));
+    m_waitingFirstPaint = true;
+    m_workspace->setDocument(doc);
+    TraceOpener::releaseLater(std::move(m_doc)); // the previous trace is freed off the GUI thread
+    m_doc = doc;
+    for (const QString& p : doc->paths)
+        m_recent->add(p);
+    setWindowTitle(QStringLiteral("%1 — gapscope").arg(doc->displayName()));
+    const auto& t = *doc->trace;
+    QString text = tr("%1: %2 events, %3 ranks, %4 steps · opened in %5 s")
+                       .arg(doc->displayName())
+                       .arg(qulonglong(t.eventCount()))
+                       .arg(t.ranks().size())
+                       .arg(t.stepCount())
+                       .arg(doc->openSeconds + doc->prepareSeconds, 0, 'f', 2);
+    if (!t.warnings().empty())
+        text += tr(" · %n warning(s) (see the tooltip)", nullptr, int(t.warnings().size()));
+    QStringList warnings;
+    for (const auto& w : t.warnings())
+        warnings << QString::fromStdString(w);
+    m_status->setText(text);
+    m_status->setToolTip(warnings.join(QLatin1Char('\n')));
+    emit documentShown();
+}
+
+void MainWindow::onFailed(const QStringList& paths, const QString& message)
+{
+    m_progress->hide();
+    m_status->setText(tr("Could not open %1").arg(paths.join(QStringLiteral(", "))));
+    QMessageBox::warning(this, tr("Could not open the trace"), message);
+}
+
+bool MainWindow::confirmUnsavedAnnotations()
+{
+    if (!m_workspace->annotations()->isModified())
+        return true;
+    const auto answer = QMessageBox::question(this, tr("Unsaved annotations"),
+        tr("The annotations of this trace have changed. Save them first?"),
+        QMessageBox::Save | QMessageBox::Discard | QMessageBox::Cancel);
+    if (answer == QMessageBox::Cancel)
+        return false;
+    if (answer == QMessageBox::Save) {
+        const QString err = m_workspace->saveAnnotations();
+        if (!err.isEmpty()) {
+            QMessageBox::warning(this, tr("Could not save the annotations"), err);
+            return false;
+        }
+    }
+    m_workspace->annotations()->setModified(false);
+    return true;
+}
+
+void MainWindow::exportDialog()
+{
+    if (!m_workspace->document())
+        return;
+    QSettings settings;
+    QString suggested = settings.value(QStringLiteral("exportDir"), QDir::homePath()).toString() + QLatin1Char('/')
+        + QFileInfo(m_workspace->document()->displayName()).completeBaseName() + QStringLiteral(".png");
+    const QString path
+        = QFileDialog::getSaveFileName(this, tr("Export image"), suggested, tr("PNG image (*.png);;SVG image (*.svg)"));
+    if (path.isEmpty())
+        return;
+    settings.setValue(QStringLiteral("exportDir"), QFileInfo(path).absolutePath());
+    const QString err = m_workspace->exportImage(
+        path, m_workspace->screenExportSize(), path.endsWith(QLatin1String(".svg"), Qt::CaseInsensitive));
+    if (!err.isEmpty())
+        QMessageBox::warning(this, tr("Export failed"), err);
+    else
+        statusBar()->showMessage(tr("Exported %1").arg(path), 8000);
+}
+
+void MainWindow::restoreSettings()
+{
+    QSettings s;
+    restoreGeometry(s.value(QStringLiteral("window/geometry")).toByteArray());
+    restoreState(s.value(QStringLiteral("window/state")).toByteArray());
+    m_workspace->splitter()->restoreState(s.value(QStringLiteral("window/splitter")).toByteArray());
+    LaneLayoutOptions o = m_workspace->timeline()->layoutOptions();
+    o.showCpuApi = s.value(QStringLiteral("lanes/cpuApi"), o.showCpuApi).toBool();
+    o.showNvtx = s.value(QStringLiteral("lanes/nvtx"), o.showNvtx).toBool();
+    o.showCollectives = s.value(QStringLiteral("lanes/collectives"), o.showCollectives).toBool();
+    m_workspace->timeline()->setLayoutOptions(o);
+    if (!s.contains(QStringLiteral("window/geometry")))
+        resize(1500, 900);
+}
+
+void MainWindow::saveSettings() const
+{
+    QSettings s;
+    s.setValue(QStringLiteral("window/geometry"), saveGeometry());
+    s.setValue(QStringLiteral("window/state"), saveState());
+    s.setValue(QStringLiteral("window/splitter"), m_workspace->splitter()->saveState());
+    const LaneLayoutOptions& o = m_workspace->timeline()->layoutOptions();
+    s.setValue(QStringLiteral("lanes/cpuApi"), o.showCpuApi);
+    s.setValue(QStringLiteral("lanes/nvtx"), o.showNvtx);
+    s.setValue(QStringLiteral("lanes/collectives"), o.showCollectives);
+}
+
+void MainWindow::closeEvent(QCloseEvent* e)
+{
+    if (!confirmUnsavedAnnotations()) {
+        e->ignore();
+        return;
+    }
+    m_opener->cancel();
+    saveSettings();
+    e->accept();
+}
+
+void MainWindow::dragEnterEvent(QDragEnterEvent* e)
+{
+    if (e->mimeData()->hasUrls())
+        e->acceptProposedAction();
+}
+
+void MainWindow::dropEvent(QDropEvent* e)
+{
+    QStringList files;
+    for (const QUrl& u : e->mimeData()->urls()) {
+        if (u.isLocalFile())
+            files << u.toLocalFile();
+    }
+    if (!files.isEmpty()) {
+        e->acceptProposedAction();
+        openFiles(files);
+    }
+}

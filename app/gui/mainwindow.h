@@ -1,0 +1,78 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+
+// MainWindow: the gapscope window. The Workspace (timeline, waterfall, tables) is the central
+// widget; details, budget and annotations are docks. Traces open from the menu, the command line,
+// drag-and-drop and the recent-files menu, in the background (TraceOpener) with a progress bar in
+// the status bar; the window stays responsive and a newer open supersedes an older one. Window
+// geometry, dock layout, lane options and recent files are kept in QSettings.
+//
+// The Live menu holds "Connect to agent…" (connectToAgent()), the entry point of the live
+// connection: streaming from a capture agent into the open workspace.
+//
+// Threading: GUI thread.
+
+#include "views/tracedocument.h"
+#include "views/traceopener.h"
+
+#include <QElapsedTimer>
+#include <QMainWindow>
+
+#include <memory>
+
+class QAction;
+class QLabel;
+class QProgressBar;
+class RecentFiles;
+class Workspace;
+
+class MainWindow : public QMainWindow {
+    Q_OBJECT
+public:
+    explicit MainWindow(QWidget* parent = nullptr);
+    ~MainWindow() override;
+
+    Workspace* workspace() const { return m_workspace; }
+    TraceOpener* opener() const { return m_opener; }
+    // Opens one trace (or several files forming one trace) in the background.
+    void openFiles(const QStringList& paths);
+    // The bundled sample (resources/samples/*.gapscope), "" when there is none.
+    static QString samplePath();
+    // Milliseconds from the last openFiles() call to the first paint of its trace (-1: not yet).
+    qint64 firstPaintMs() const { return m_firstPaintMs; }
+
+public slots:
+    void openDialog();
+    void exportDialog();
+    void connectToAgent();
+
+signals:
+    void documentShown();
+    void firstPaint(qint64 ms);
+
+protected:
+    void closeEvent(QCloseEvent* e) override;
+    void dragEnterEvent(QDragEnterEvent* e) override;
+    void dropEvent(QDropEvent* e) override;
+
+private:
+    void buildMenus();
+    void buildDocks();
+    void restoreSettings();
+    void saveSettings() const;
+    void onLoaded(std::shared_ptr<LoadedTrace> loaded);
+    void onFailed(const QStringList& paths, const QString& message);
+    bool confirmUnsavedAnnotations();
+    void showShortcuts();
+
+    Workspace* m_workspace;
+    TraceOpener* m_opener;
+    RecentFiles* m_recent = nullptr;
+    QProgressBar* m_progress;
+    QLabel* m_status;
+    QAction* m_connectAction = nullptr;
+    std::shared_ptr<const TraceDocument> m_doc;
+    QElapsedTimer m_openTimer;
+    qint64 m_firstPaintMs = -1;
+    bool m_waitingFirstPaint = false;
+};

@@ -1,0 +1,125 @@
+// SPDX-License-Identifier: MIT
+// Annotations round-trip: through the trace file's section, and through the sidecar file.
+#include "views/annotationmodel.h"
+#include "views/annotationstore.h"
+
+#include "model/tracefile.h"
+#include "testtrace.h"
+
+#include <QFile>
+#include <QTemporaryDir>
+#include <QTest>
+
+#include <google/protobuf/util/message_differencer.h>
+#include <unistd.h>
+
+using namespace gapscope;
+
+class TstAnnotationStore : public QObject {
+    Q_OBJECT
+private slots:
+    void roundTripThroughTraceFile();
+    void roundTripThroughSidecar();
+    void readOnlyTraceUsesSidecar();
+    void corruptSidecarIsReported();
+    void noSidecar();
+};
+
+static pb::AnnotationSet sampleSet()
+{
+    AnnotationModel model;
+    model.setAnnotations({}, testtrace::kT0);
+    pb::Annotation a;
+    a.set_start_ns(testtrace::kT0 + 12'000);
+    a.set_end_ns(testtrace::kT0 + 30'000);
+    a.set_lane_key("r0/gpu/d0/7");
+    a.set_text("AllReduce waits for rank 1");
+    a.set_color_rgba(0xff00ffff);
+    model.add(a);
+    pb::Annotation p;
+    p.set_start_ns(testtrace::kT0 + 100'000);
+    p.set_end_ns(testtrace::kT0 + 100'000);
+    p.set_text("host gap, ünïcödé");
+    model.add(p);
+    return model.annotations();
+}
+
+static bool equal(const pb::AnnotationSet& a, const pb::AnnotationSet& b)
+{
+    return google::protobuf::util::MessageDifferencer::Equals(a, b);
+}
+
+void TstAnnotationStore::roundTripThroughTraceFile()
+{
+    QTemporaryDir dir;
+    const QString path = dir.filePath(QStringLiteral("t.gapscope"));
+    QVERIFY(model::writeTraceFile(testtrace::make(), path.toStdString()));
+    const pb::AnnotationSet set = sampleSet();
+    QString error;
+    QCOMPARE(annotationstore::save(path, set, &error), annotationstore::SavedTo::TraceFile);
+    QVERIFY2(error.isEmpty(), qPrintable(error));
+    QVERIFY(!QFile::exists(annotationstore::sidecarPath(path)));
+    auto back = model::readTraceFile(path.toStdString());
+    QVERIFY2(back, back.error().c_str());
+    QCOMPARE(back->annotations().annotations_size(), 2);
+    QVERIFY(equal(back->annotations(), set));
+    // The events survived the rewrite.
+    QCOMPARE(back->eventCount(), testtrace::make().eventCount());
+}
+
+void TstAnnotationStore::roundTripThroughSidecar()
+{
+    QTemporaryDir dir;
+    // An imported trace (not a .gapscope file) keeps its notes beside it.
+    const QString path = dir.filePath(QStringLiteral("rank0.pt.trace.json"));
+    QFile f(path);
+    QVERIFY(f.open(QIODevice::WriteOnly));
+    f.write("{}");
+    f.close();
+    const pb::AnnotationSet set = sampleSet();
+    QString error;
+    QCOMPARE(annotationstore::save(path, set, &error), annotationstore::SavedTo::Sidecar);
+    QCOMPARE(annotationstore::sidecarPath(path), path + QStringLiteral(".annotations"));
+    auto back = annotationstore::loadSidecar(path, &error);
+    QVERIFY(back);
+    QVERIFY(error.isEmpty());
+    QVERIFY(equal(*back, set));
+}
+
+void TstAnnotationStore::readOnlyTraceUsesSidecar()
+{
+    if (::geteuid() == 0)
+        QSKIP("running as root: file permissions do not make a file read-only");
+    QTemporaryDir dir;
+    const QString path = dir.filePath(QStringLiteral("ro.gapscope"));
+    QVERIFY(model::writeTraceFile(testtrace::make(), path.toStdString()));
+    QFile::setPermissions(path, QFileDevice::ReadOwner);
+    QString error;
+    QCOMPARE(annotationstore::save(path, sampleSet(), &error), annotationstore::SavedTo::Sidecar);
+    QVERIFY(QFile::exists(annotationstore::sidecarPath(path)));
+}
+
+void TstAnnotationStore::corruptSidecarIsReported()
+{
+    QTemporaryDir dir;
+    const QString path = dir.filePath(QStringLiteral("x.gapscope"));
+    QFile f(annotationstore::sidecarPath(path));
+    QVERIFY(f.open(QIODevice::WriteOnly));
+    f.write("\xff\xff\xff\xff not a protobuf");
+    f.close();
+    QString error;
+    QVERIFY(!annotationstore::loadSidecar(path, &error));
+    QVERIFY2(error.contains(QStringLiteral("x.gapscope.annotations")) && error.contains(QStringLiteral("parse")),
+        qPrintable(error));
+}
+
+void TstAnnotationStore::noSidecar()
+{
+    QTemporaryDir dir;
+    QString error;
+    QVERIFY(!annotationstore::loadSidecar(dir.filePath(QStringLiteral("none.gapscope")), &error));
+    QVERIFY(error.isEmpty());
+}
+
+QTEST_APPLESS_MAIN(TstAnnotationStore)
+#include "tst_annotationstore.moc"

@@ -1,0 +1,211 @@
+// SPDX-License-Identifier: MIT
+// Interaction with QTest mouse/key events: wheel zoom around the cursor, W/S/A/D, drag to pan,
+// shift-drag to select, click and double-click an event, Ctrl+F search, and a click on a waterfall
+// bar lighting up its kernels on the timeline.
+#include "views/eventcolors.h"
+#include "views/membertablemodel.h"
+#include "views/searchbar.h"
+#include "views/statspanel.h"
+#include "views/timelinewidget.h"
+#include "views/tracedocument.h"
+#include "views/waterfallchart.h"
+#include "views/waterfallpanel.h"
+#include "views/workspace.h"
+
+#include "testtrace.h"
+
+#include <QLineEdit>
+#include <QSignalSpy>
+#include <QTest>
+#include <QWheelEvent>
+
+using namespace gapscope::model;
+
+Q_DECLARE_METATYPE(gapscope::model::EventRef)
+
+class TstInteraction : public QObject {
+    Q_OBJECT
+private slots:
+    void init();
+    void cleanup();
+    void wheelZoomsAroundCursor();
+    void keysZoomAndPan();
+    void dragPans();
+    void shiftDragSelects();
+    void clickSelectsDoubleClickZooms();
+    void searchFindsNext();
+    void clickingABarHighlightsItsKernels();
+
+private:
+    QPoint pointOf(uint32_t step, uint32_t k, LaneId lane = 0) const;
+    std::shared_ptr<TraceDocument> m_doc;
+    std::unique_ptr<Workspace> m_ws;
+    TimelineWidget* m_tl = nullptr;
+};
+
+void TstInteraction::init()
+{
+    qRegisterMetaType<EventRef>();
+    m_doc = TraceDocument::fromTrace(testtrace::make(), QStringLiteral("test.gapscope"));
+    m_ws = std::make_unique<Workspace>();
+    m_ws->resize(1500, 900);
+    m_ws->show();
+    QVERIFY(QTest::qWaitForWindowExposed(m_ws.get()));
+    m_ws->setDocument(m_doc);
+    m_tl = m_ws->timeline();
+    m_tl->zoomToAll();
+    QVERIFY(m_tl->view().mapping.width > 300);
+}
+
+void TstInteraction::cleanup()
+{
+    m_ws.reset();
+}
+
+QPoint TstInteraction::pointOf(uint32_t step, uint32_t k, LaneId lane) const
+{
+    const TimeNs t = testtrace::kernelStart({}, step, k) + 5'000;
+    const LaneRow& row = m_tl->laneLayout().rows()[size_t(m_tl->laneLayout().rowOfLane(lane))];
+    return QPoint(int(TimelineRenderer::kHeaderWidth + m_tl->view().mapping.toX(t)),
+        TimelineRenderer::widgetY(row.y + row.height / 2, m_tl->view()));
+}
+
+static void wheel(QWidget* w, QPoint pos, int delta, Qt::KeyboardModifiers mods = {})
+{
+    QWheelEvent e(pos, w->mapToGlobal(pos), QPoint(), QPoint(0, delta), Qt::NoButton, mods, Qt::NoScrollPhase, false);
+    QApplication::sendEvent(w, &e);
+}
+
+void TstInteraction::wheelZoomsAroundCursor()
+{
+    const QPoint at = pointOf(1, 3);
+    const TimeNs before = m_tl->view().mapping.toTime(at.x() - TimelineRenderer::kHeaderWidth);
+    const double npp = m_tl->view().mapping.nsPerPixel;
+    wheel(m_tl, at, 240);
+    QVERIFY(m_tl->view().mapping.nsPerPixel < npp);
+    const TimeNs after = m_tl->view().mapping.toTime(at.x() - TimelineRenderer::kHeaderWidth);
+    QVERIFY2(std::llabs(after - before) <= TimeNs(m_tl->view().mapping.nsPerPixel) + 1,
+        qPrintable(QStringLiteral("%1 vs %2").arg(after).arg(before)));
+    wheel(m_tl, at, -240);
+    QVERIFY(std::abs(m_tl->view().mapping.nsPerPixel - npp) / npp < 1e-6);
+}
+
+void TstInteraction::keysZoomAndPan()
+{
+    m_tl->setFocus();
+    QCursor::setPos(m_tl->mapToGlobal(QPoint(-50, -50))); // keys zoom around the centre
+    const double npp = m_tl->view().mapping.nsPerPixel;
+    QTest::keyClick(m_tl, Qt::Key_W);
+    QVERIFY(std::abs(m_tl->view().mapping.nsPerPixel - npp / 1.25) < 1e-6 * npp);
+    QTest::keyClick(m_tl, Qt::Key_W);
+    const TimeNs first = m_tl->view().mapping.firstVisible();
+    QTest::keyClick(m_tl, Qt::Key_D);
+    QVERIFY(m_tl->view().mapping.firstVisible() > first);
+    QTest::keyClick(m_tl, Qt::Key_A);
+    QVERIFY(std::llabs(m_tl->view().mapping.firstVisible() - first) <= 2);
+    QTest::keyClick(m_tl, Qt::Key_S);
+    QTest::keyClick(m_tl, Qt::Key_S);
+    QVERIFY(std::abs(m_tl->view().mapping.nsPerPixel - npp) < 1e-6 * npp);
+}
+
+void TstInteraction::dragPans()
+{
+    m_tl->zoomToRange(testtrace::kT0 + 100'000, testtrace::kT0 + 200'000);
+    const TimeNs first = m_tl->view().mapping.firstVisible();
+    const double npp = m_tl->view().mapping.nsPerPixel;
+    const QPoint a = pointOf(1, 2);
+    QTest::mousePress(m_tl, Qt::LeftButton, {}, a);
+    QTest::mouseMove(m_tl, a + QPoint(-50, 0));
+    QTest::mouseMove(m_tl, a + QPoint(-100, 0));
+    QTest::mouseRelease(m_tl, Qt::LeftButton, {}, a + QPoint(-100, 0));
+    QVERIFY(std::llabs(m_tl->view().mapping.firstVisible() - (first + TimeNs(100 * npp))) <= 2);
+    QVERIFY(!m_tl->view().hasSelection);
+}
+
+void TstInteraction::shiftDragSelects()
+{
+    QSignalSpy spy(m_tl, &TimelineWidget::rangeSelected);
+    const QPoint a = pointOf(1, 0), b = pointOf(2, 0);
+    QTest::mousePress(m_tl, Qt::LeftButton, Qt::ShiftModifier, a);
+    QTest::mouseMove(m_tl, (a + b) / 2);
+    QTest::mouseMove(m_tl, b);
+    QTest::mouseRelease(m_tl, Qt::LeftButton, Qt::ShiftModifier, b);
+    QCOMPARE(spy.count(), 1);
+    const TimeNs t0 = spy.at(0).at(0).value<TimeNs>(), t1 = spy.at(0).at(1).value<TimeNs>();
+    const double npp = m_tl->view().mapping.nsPerPixel;
+    QVERIFY(std::llabs(t0 - (testtrace::kernelStart({}, 1, 0) + 5'000)) <= npp + 1);
+    QVERIFY(std::llabs(t1 - (testtrace::kernelStart({}, 2, 0) + 5'000)) <= npp + 1);
+    QVERIFY(m_tl->view().hasSelection);
+    // The statistics follow the selected range (computed in the background).
+    QTRY_VERIFY_WITH_TIMEOUT(!m_ws->statsPanel()->computing(), 10'000);
+    QTest::keyClick(m_tl, Qt::Key_Escape);
+    QVERIFY(!m_tl->view().hasSelection);
+}
+
+void TstInteraction::clickSelectsDoubleClickZooms()
+{
+    m_tl->zoomToRange(testtrace::kT0, testtrace::kT0 + 240'000);
+    QSignalSpy spy(m_tl, &TimelineWidget::eventSelected);
+    const QPoint p = pointOf(1, 3);
+    QTest::mouseClick(m_tl, Qt::LeftButton, {}, p);
+    QCOMPARE(spy.count(), 1);
+    const EventRef ev = spy.at(0).at(0).value<EventRef>();
+    QCOMPARE(ev.lane, LaneId(0));
+    QCOMPARE(ev.index, 8u + 3u);
+    QTest::mouseDClick(m_tl, Qt::LeftButton, {}, p);
+    const TimeNs s = testtrace::kernelStart({}, 1, 3);
+    // Zoomed so that the 10 us kernel fills the view with 10% margins on each side.
+    QVERIFY(std::abs(m_tl->view().mapping.nsPerPixel - 10'000.0 / (0.8 * m_tl->view().mapping.width)) < 1e-3);
+    QVERIFY(std::llabs(m_tl->view().mapping.toTime(0.1 * m_tl->view().mapping.width) - s) <= 2);
+}
+
+void TstInteraction::searchFindsNext()
+{
+    QTest::keyClick(m_ws->timeline(), Qt::Key_F, Qt::ControlModifier); // no main window here: use the bar directly
+    m_ws->searchBar()->activate();
+    m_ws->searchBar()->field()->setText(QStringLiteral("moe_fp4"));
+    QTest::keyClick(m_ws->searchBar()->field(), Qt::Key_Return);
+    const EventRef first = m_tl->currentMatch();
+    QVERIFY(first.valid());
+    QVERIFY(m_doc->trace->str(m_doc->trace->lane(first.lane).events.name(first.index)).find("moe_fp4")
+        != std::string_view::npos);
+    QTest::keyClick(m_ws->searchBar()->field(), Qt::Key_Return);
+    const EventRef second = m_tl->currentMatch();
+    QVERIFY(second.valid());
+    QVERIFY(m_doc->trace->lane(second.lane).events.start(second.index)
+        >= m_doc->trace->lane(first.lane).events.start(first.index));
+    QVERIFY(second.lane != first.lane || second.index != first.index);
+    QTest::keyClick(m_ws->searchBar()->field(), Qt::Key_Return, Qt::ShiftModifier);
+    QCOMPARE(m_tl->currentMatch().index, first.index);
+    QCOMPARE(m_tl->currentMatch().lane, first.lane);
+}
+
+void TstInteraction::clickingABarHighlightsItsKernels()
+{
+    WaterfallChart* chart = m_ws->waterfallPanel()->chart();
+    QTRY_VERIFY_WITH_TIMEOUT(!chart->columns().empty(), 20'000);
+    // Find the column of the "attention_core" class (flash kernels) (budget bar, or measured bar without a budget).
+    int column = -1;
+    for (int i = 0; i < int(chart->columns().size()); ++i) {
+        if (chart->columns()[size_t(i)].label == QLatin1String("attention_core"))
+            column = i;
+    }
+    QVERIFY2(column >= 0, "no attention_core bar");
+    const QPoint at = chart->columnCenter(column).toPoint();
+    QTest::mouseClick(chart->viewport(), Qt::LeftButton, {}, at);
+    QTRY_VERIFY_WITH_TIMEOUT(!m_tl->highlight().empty(), 20'000);
+    // The median step of the critical rank: its two flash kernels, on that rank's stream.
+    const TimelineHighlight& h = m_tl->highlight();
+    QCOMPARE(h.label, QStringLiteral("attention_core"));
+    QCOMPARE(h.eventCount(), size_t(2));
+    for (LaneId lane = 0; lane < h.events.size(); ++lane) {
+        for (uint32_t i : h.events[lane])
+            QVERIFY(m_doc->trace->str(m_doc->trace->lane(lane).events.name(i)).find("flash") != std::string_view::npos);
+    }
+    QCOMPARE(m_ws->statsPanel()->memberModel()->rowCount(), 2);
+    QTest::keyClick(m_tl, Qt::Key_Escape);
+    QVERIFY(m_tl->highlight().empty());
+}
+
+QTEST_MAIN(TstInteraction)
+#include "tst_interaction.moc"

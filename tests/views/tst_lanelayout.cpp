@@ -1,0 +1,128 @@
+// SPDX-License-Identifier: MIT
+// LaneLayout: grouping host > rank > stream, options, row lookup.
+#include "views/lanelayout.h"
+
+#include "testtrace.h"
+
+#include <QTest>
+
+using namespace gapscope::model;
+
+class TstLaneLayout : public QObject {
+    Q_OBJECT
+private slots:
+    void groupingAndOrder_data();
+    void groupingAndOrder();
+    void rowLookup();
+    void collapsedRank();
+    void fromTrace();
+};
+
+static LaneEntry entry(LaneKind kind, uint32_t rank, const char* host, uint64_t stream, uint32_t depth = 0)
+{
+    LaneEntry e;
+    e.info.kind = kind;
+    e.info.rank = rank;
+    e.info.host = host;
+    e.info.device = rank;
+    e.info.stream = stream;
+    e.nvtxDepth = depth;
+    return e;
+}
+
+// Lanes given out of order: the layout sorts them by host, rank, kind, stream.
+static std::vector<LaneEntry> lanes()
+{
+    return { entry(LaneKind::Nvtx, 1, "b", 11, 3), entry(LaneKind::GpuStream, 1, "b", 9),
+        entry(LaneKind::GpuStream, 0, "a", 7), entry(LaneKind::CpuApi, 0, "a", 10),
+        entry(LaneKind::GpuStream, 0, "a", 3), entry(LaneKind::Collective, 0, "a", 0) };
+}
+
+void TstLaneLayout::groupingAndOrder_data()
+{
+    QTest::addColumn<bool>("cpuApi");
+    QTest::addColumn<bool>("nvtx");
+    QTest::addColumn<QString>("order"); // H host, R rank header, lane ids
+    QTest::newRow("default") << false << true << "H R 4 2 5 H R 1 0";
+    QTest::newRow("with CPU API") << true << true << "H R 4 2 5 3 H R 1 0";
+    QTest::newRow("no NVTX") << false << false << "H R 4 2 5 H R 1";
+}
+
+void TstLaneLayout::groupingAndOrder()
+{
+    QFETCH(bool, cpuApi);
+    QFETCH(bool, nvtx);
+    QFETCH(QString, order);
+    LaneLayoutOptions o;
+    o.showCpuApi = cpuApi;
+    o.showNvtx = nvtx;
+    LaneLayout l;
+    l.build(lanes(), {}, o);
+    QStringList got;
+    int y = 0;
+    for (const LaneRow& r : l.rows()) {
+        QCOMPARE(r.y, y);
+        y += r.height;
+        got << (r.type == LaneRow::Type::HostHeader   ? QStringLiteral("H")
+                : r.type == LaneRow::Type::RankHeader ? QStringLiteral("R")
+                                                      : QString::number(r.lane));
+    }
+    QCOMPARE(got.join(QLatin1Char(' ')), order);
+    QCOMPARE(l.totalHeight(), y);
+}
+
+void TstLaneLayout::rowLookup()
+{
+    LaneLayoutOptions o;
+    LaneLayout l;
+    l.build(lanes(), {}, o);
+    // NVTX lane 0 has depth 3: three levels.
+    const int nvtxRow = l.rowOfLane(0);
+    QVERIFY(nvtxRow >= 0);
+    QCOMPARE(l.rows()[size_t(nvtxRow)].levels, 3);
+    QCOMPARE(l.rows()[size_t(nvtxRow)].height, 3 * o.nvtxRowHeight);
+    for (int i = 0; i < int(l.rows().size()); ++i) {
+        const LaneRow& r = l.rows()[size_t(i)];
+        QCOMPARE(l.rowAt(r.y), i);
+        QCOMPARE(l.rowAt(r.y + r.height - 1), i);
+        if (r.type == LaneRow::Type::Lane)
+            QCOMPARE(l.rowOfLane(r.lane), i);
+    }
+    QCOMPARE(l.rowAt(-1), -1);
+    QCOMPARE(l.rowAt(l.totalHeight()), -1);
+    QCOMPARE(l.rowOfLane(3), -1); // CPU API hidden by default
+    const auto [first, last] = l.rowsIn(o.hostHeaderHeight, o.hostHeaderHeight + 1);
+    QCOMPARE(first, 1);
+    QCOMPARE(last, 2);
+}
+
+void TstLaneLayout::collapsedRank()
+{
+    LaneLayoutOptions o;
+    o.collapsedRanks.insert(0);
+    LaneLayout l;
+    l.build(lanes(), {}, o);
+    QCOMPARE(l.rowOfLane(4), -1);
+    QCOMPARE(l.rowOfLane(2), -1);
+    QVERIFY(l.rowOfRank(0) >= 0);
+    QVERIFY(l.rowOfLane(1) >= 0);
+}
+
+void TstLaneLayout::fromTrace()
+{
+    const Trace trace = testtrace::make();
+    LaneLayoutOptions o;
+    o.showCpuApi = true;
+    LaneLayout l;
+    l.build(trace, o);
+    // 1 host header + per rank: header, GPU stream, collectives, NVTX, CPU API.
+    QCOMPARE(int(l.rows().size()), 1 + 2 * 5);
+    QCOMPARE(l.rows()[1].label, QStringLiteral("rank 0 · GPU 0"));
+    QCOMPARE(l.rows()[2].kind, LaneKind::GpuStream);
+    QCOMPARE(l.rows()[2].label, QStringLiteral("stream 7"));
+    QCOMPARE(l.rows()[4].kind, LaneKind::Nvtx);
+    QCOMPARE(l.rows()[4].levels, 1);
+}
+
+QTEST_APPLESS_MAIN(TstLaneLayout)
+#include "tst_lanelayout.moc"

@@ -1,0 +1,350 @@
+// SPDX-License-Identifier: MIT
+#include "views/analysisrunner.h"
+
+#include "views/eventcolors.h"
+#include "views/timeformat.h"
+#include "views/traceopener.h"
+
+#include <QCoreApplication>
+#include <QPointer>
+#include <QThreadPool>
+
+#include <algorithm>
+
+using namespace gapscope::model;
+
+struct AnalysisRunner::State {
+    std::shared_ptr<const Trace> trace;
+    std::unique_ptr<GapAnalyzer> analyzer;
+};
+
+namespace {
+
+KernelClassifier classifierFor(const Trace& trace)
+{
+    if (const auto& table = trace.classifierTable()) {
+        auto c = KernelClassifier::fromProto(*table);
+        if (c)
+            return std::move(*c);
+    }
+    return KernelClassifier::builtinDefault();
+}
+
+GapAnalyzer::Selection selectionOf(const WaterfallRequest& r)
+{
+    GapAnalyzer::Selection s;
+    s.kind = r.kind;
+    s.rank = r.rank;
+    s.firstStep = r.firstStep;
+    s.lastStep = r.lastStep;
+    s.t0 = r.t0;
+    s.t1 = r.t1;
+    return s;
+}
+
+bool sameLayout(const SlotLayout& a, const SlotLayout& b)
+{
+    if (a.classes.size() != b.classes.size())
+        return false;
+    for (size_t i = 0; i < a.classes.size(); ++i) {
+        if (a.classes[i].name != b.classes[i].name)
+            return false;
+    }
+    return true;
+}
+
+// Posts `fn` to the GUI thread (through the application object, which outlives any runner).
+template <typename Fn> void postToGui(Fn&& fn)
+{
+    QMetaObject::invokeMethod(qApp, std::forward<Fn>(fn), Qt::QueuedConnection);
+}
+
+} // namespace
+
+QString WaterfallRequest::describe() const
+{
+    const QString who
+        = rank == GapAnalyzer::kCriticalRank ? QStringLiteral("critical rank") : QStringLiteral("rank %1").arg(rank);
+    switch (kind) {
+    case Kind::Median:
+        return who + QStringLiteral(" · median step");
+    case Kind::Step:
+        return who + QStringLiteral(" · step %1").arg(firstStep);
+    case Kind::Steps:
+        if (lastStep == GapAnalyzer::kAllSteps)
+            return who + QStringLiteral(" · mean of all steps");
+        return who + QStringLiteral(" · mean of steps %1-%2").arg(firstStep).arg(lastStep);
+    case Kind::Range:
+        return who + QStringLiteral(" · selected range (%1)").arg(timeformat::duration(double(t1 - t0)));
+    }
+    return who;
+}
+
+AnalysisRunner::AnalysisRunner(QObject* parent)
+    : QObject(parent)
+{
+}
+
+AnalysisRunner::~AnalysisRunner()
+{
+    m_buildJobs.cancel();
+    m_queryJobs.cancel();
+    m_memberJobs.cancel();
+    TraceOpener::releaseLater(std::move(m_state));
+}
+
+const GapAnalyzer* AnalysisRunner::analyzer() const
+{
+    return m_state ? m_state->analyzer.get() : nullptr;
+}
+
+std::shared_ptr<const AnalysisRunner::State> AnalysisRunner::buildState() const
+{
+    auto st = std::make_shared<State>();
+    st->trace = m_trace;
+    st->analyzer = std::make_unique<GapAnalyzer>(*m_trace, classifierFor(*m_trace), m_budget);
+    return st;
+}
+
+void AnalysisRunner::setTrace(std::shared_ptr<const Trace> trace)
+{
+    m_trace = std::move(trace);
+    TraceOpener::releaseLater(std::move(m_state));
+    m_state.reset();
+    m_breakdown = {};
+    m_bars.clear();
+    m_waterfall = {};
+    m_request = {};
+    rebuild();
+}
+
+void AnalysisRunner::setBudget(const std::optional<Budget>& budget, bool achievable, const QString& description)
+{
+    m_budget = budget ? makeStepBudget(*budget, achievable, description.toStdString()) : StepBudget {};
+    m_budgetDescription = description;
+    if (!m_trace)
+        return;
+    if (m_state && sameLayout(makeSlotLayout(m_state->analyzer->classifier(), m_budget), m_state->analyzer->layout())) {
+        rebuildBars(); // same slots: only the budget side of the bars changes
+        return;
+    }
+    rebuild();
+}
+
+void AnalysisRunner::setRequest(const WaterfallRequest& request)
+{
+    m_request = request;
+    recompute();
+}
+
+void AnalysisRunner::rebuild()
+{
+    // Coalesce: a new trace and its budget usually arrive in the same turn of the event loop, and a
+    // GapAnalyzer build costs O(events); start one build for all of them.
+    m_queryJobs.cancel();
+    m_memberJobs.cancel();
+    if (m_async && m_trace) {
+        m_buildJobs.cancel();
+        if (!m_building) {
+            m_building = true;
+            emit busyChanged(true);
+        }
+        if (!m_rebuildPending) {
+            m_rebuildPending = true;
+            QMetaObject::invokeMethod(
+                this,
+                [this] {
+                    m_rebuildPending = false;
+                    startBuild();
+                },
+                Qt::QueuedConnection);
+        }
+        return;
+    }
+    startBuild();
+}
+
+void AnalysisRunner::startBuild()
+{
+    m_queryJobs.cancel();
+    m_memberJobs.cancel();
+    if (!m_trace || !m_async) {
+        m_buildJobs.cancel();
+        if (!m_async)
+            TraceOpener::releaseLater(std::move(m_state)); // runNow() rebuilds it
+        m_state.reset();
+        if (m_building) {
+            m_building = false;
+            emit busyChanged(false);
+        }
+        return;
+    }
+    const JobTracker::Ticket ticket = m_buildJobs.begin();
+    QPointer<AnalysisRunner> self(this);
+    auto trace = m_trace;
+    auto budget = m_budget;
+    QThreadPool::globalInstance()->start([self, ticket, trace, budget] {
+        auto st = std::make_shared<State>();
+        st->trace = trace;
+        st->analyzer = std::make_unique<GapAnalyzer>(*trace, classifierFor(*trace), budget);
+        std::shared_ptr<const State> result = std::move(st);
+        postToGui([self, ticket, result]() mutable {
+            if (!self || ticket.stale()) {
+                TraceOpener::releaseLater(std::move(result));
+                return;
+            }
+            self->m_state = std::move(result);
+            self->m_building = false;
+            emit self->busyChanged(false);
+            emit self->analyzerReady();
+            self->recompute();
+        });
+    });
+}
+
+void AnalysisRunner::recompute()
+{
+    if (!m_state || !m_async)
+        return;
+    const JobTracker::Ticket ticket = m_queryJobs.begin();
+    QPointer<AnalysisRunner> self(this);
+    auto st = m_state;
+    const GapAnalyzer::Selection sel = selectionOf(m_request);
+    QThreadPool::globalInstance()->start([self, ticket, st, sel] {
+        auto b = std::make_shared<GapAnalyzer::Breakdown>(st->analyzer->analyze(sel));
+        postToGui([self, ticket, st, b] {
+            if (self && ticket.current() && self->m_state == st)
+                self->applyBreakdown(std::move(*b));
+        });
+    });
+}
+
+bool AnalysisRunner::runNow()
+{
+    if (!m_trace)
+        return false;
+    m_buildJobs.cancel();
+    m_queryJobs.cancel();
+    if (!m_state)
+        m_state = buildState();
+    m_building = false;
+    applyBreakdown(m_state->analyzer->analyze(selectionOf(m_request)));
+    return m_breakdown.valid;
+}
+
+void AnalysisRunner::applyBreakdown(GapAnalyzer::Breakdown b)
+{
+    m_breakdown = std::move(b);
+    rebuildBars();
+}
+
+void AnalysisRunner::rebuildBars()
+{
+    if (!m_state)
+        return;
+    m_bars = buildWaterfall(m_state->analyzer->layout(), m_budget, m_breakdown.slotNs, m_breakdown.budgetSteps);
+    const double divisor = m_breakdown.budgetSteps > 0 ? m_breakdown.budgetSteps : 1;
+    WaterfallData d;
+    QString title = m_request.describe();
+    if (m_request.kind == WaterfallRequest::Kind::Median && m_breakdown.steps.size() == 1)
+        title += QStringLiteral(" (step %1, rank %2)").arg(m_breakdown.steps[0].second).arg(m_breakdown.steps[0].first);
+    d.title = title;
+    d.measuredMs = double(m_breakdown.measuredNs) / 1e6 / divisor;
+    for (const Bar& bar : m_bars) {
+        WaterfallBar w;
+        w.name = QString::fromStdString(bar.name);
+        w.kind = bar.kind == BarKind::Budget ? WaterfallBar::Kind::Budget
+            : bar.kind == BarKind::Gap       ? WaterfallBar::Kind::Gap
+                                             : WaterfallBar::Kind::Measured;
+        w.ms = double(bar.ns) / 1e6 / divisor;
+        if (bar.kind == BarKind::Gap && bar.slot >= 0 && size_t(bar.slot) < m_breakdown.slotNs.size())
+            w.detail = tr("measured %1 per step")
+                           .arg(timeformat::ms(double(m_breakdown.slotNs[size_t(bar.slot)]) / 1e6 / divisor));
+        d.bars.push_back(std::move(w));
+    }
+    m_waterfall = std::move(d);
+    emit waterfallReady(m_waterfall);
+}
+
+void AnalysisRunner::membersOf(const State& state, const GapAnalyzer::Breakdown& b, int slot,
+    TimelineHighlight& highlight, std::vector<BarMember>& list)
+{
+    const Trace& trace = *state.trace;
+    highlight.events.assign(trace.laneCount(), {});
+    // Idle intervals carry no rank: find the analysed window (rank, step) that holds each one.
+    struct Win {
+        TimeNs start, end;
+        uint32_t rank;
+    };
+    std::vector<Win> windows;
+    for (const auto& [rank, index] : b.steps) {
+        if (const auto* rec = state.analyzer->step(rank, index))
+            windows.push_back({ rec->start, rec->end, rank });
+    }
+    std::sort(windows.begin(), windows.end(), [](const Win& x, const Win& y) { return x.start < y.start; });
+    for (size_t i = 0; i < b.bars.size() && i < b.members.size(); ++i) {
+        if (b.bars[i].slot != slot)
+            continue;
+        for (const EventRef& ev : b.members[i].events) {
+            if (ev.lane >= trace.laneCount())
+                continue;
+            highlight.events[ev.lane].push_back(ev.index);
+            const LaneEvents& le = trace.lane(ev.lane).events;
+            list.push_back({ trace.lane(ev.lane).info.rank, ev, le.start(ev.index), le.end(ev.index) });
+        }
+        for (const TimeInterval& iv : b.members[i].idle) {
+            auto it = std::upper_bound(
+                windows.begin(), windows.end(), iv.start, [](TimeNs t, const Win& w) { return t < w.start; });
+            if (it == windows.begin())
+                continue;
+            const uint32_t rank = std::prev(it)->rank;
+            if (highlight.spans.size() <= rank)
+                highlight.spans.resize(rank + 1);
+            highlight.spans[rank].push_back({ iv.start, iv.end });
+            list.push_back({ rank, {}, iv.start, iv.end });
+        }
+        break; // budget and gap bars of one slot share their members
+    }
+    highlight.normalize();
+    std::sort(list.begin(), list.end(), [](const BarMember& x, const BarMember& y) { return x.start < y.start; });
+}
+
+void AnalysisRunner::requestMembers(int bar)
+{
+    if (!m_state || bar < 0 || bar >= int(m_bars.size()))
+        return;
+    const int slot = m_bars[size_t(bar)].slot;
+    const QString name = QString::fromStdString(m_bars[size_t(bar)].name);
+    const JobTracker::Ticket ticket = m_memberJobs.begin();
+    QPointer<AnalysisRunner> self(this);
+    auto st = m_state;
+    GapAnalyzer::Selection sel = selectionOf(m_request);
+    sel.members = true;
+    QThreadPool::globalInstance()->start([self, ticket, st, sel, slot, bar, name] {
+        auto hl = std::make_shared<TimelineHighlight>();
+        auto list = std::make_shared<std::vector<BarMember>>();
+        hl->label = name;
+        hl->color = EventColors::componentColor(name);
+        if (slot >= 0)
+            membersOf(*st, st->analyzer->analyze(sel), slot, *hl, *list);
+        postToGui([self, ticket, bar, hl, list] {
+            if (self && ticket.current())
+                emit self->membersReady(bar, *hl, *list);
+        });
+    });
+}
+
+bool AnalysisRunner::membersNow(int bar, TimelineHighlight& highlight, std::vector<BarMember>& list)
+{
+    if (!m_state || bar < 0 || bar >= int(m_bars.size()))
+        return false;
+    GapAnalyzer::Selection sel = selectionOf(m_request);
+    sel.members = true;
+    highlight = {};
+    list.clear();
+    highlight.label = QString::fromStdString(m_bars[size_t(bar)].name);
+    highlight.color = EventColors::componentColor(highlight.label);
+    if (m_bars[size_t(bar)].slot >= 0)
+        membersOf(*m_state, m_state->analyzer->analyze(sel), m_bars[size_t(bar)].slot, highlight, list);
+    return true;
+}

@@ -1,0 +1,105 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+
+// AnalysisRunner: the viewer's side of the gap analysis. It owns a GapAnalyzer for the open trace
+// (built off the GUI thread: O(events)), answers waterfall requests (one step, the median step,
+// selected steps or a time range; a rank or the critical rank) and, when a bar is clicked, the
+// bar's members (its kernels and idle gaps) as a TimelineHighlight plus a list for the table.
+//
+// Budget edits are cheap: the analyzer's measured slots are kept and the bars are rebuilt with
+// buildWaterfall() against the new budget; the analyzer itself is rebuilt (in the background) only
+// when the edit changes the slot layout (a component's budget appearing or vanishing).
+// Work runs on the global thread pool; each kind of job has a JobTracker, so results that arrive
+// after a newer request are dropped. The *Now() variants do the same synchronously (headless
+// export, tests).
+//
+// Threading: the object lives on the GUI thread and emits its signals there.
+
+#include "model/analysis/gapanalyzer.h"
+#include "model/budget/budget.h"
+#include "views/jobtracker.h"
+#include "views/timelinehighlight.h"
+#include "views/waterfalldata.h"
+
+#include <QObject>
+
+#include <memory>
+#include <optional>
+
+struct WaterfallRequest {
+    using Kind = gapscope::model::GapAnalyzer::Selection::Kind;
+    Kind kind = Kind::Median;
+    int rank = gapscope::model::GapAnalyzer::kCriticalRank;
+    uint32_t firstStep = 0;
+    uint32_t lastStep = gapscope::model::GapAnalyzer::kAllSteps;
+    gapscope::model::TimeNs t0 = 0, t1 = 0;
+    QString describe() const;
+};
+
+// One member of a bar, for the table next to the timeline.
+struct BarMember {
+    uint32_t rank = 0;
+    gapscope::model::EventRef event; // invalid for an idle gap
+    gapscope::model::TimeNs start = 0;
+    gapscope::model::TimeNs end = 0;
+};
+
+class AnalysisRunner : public QObject {
+    Q_OBJECT
+public:
+    explicit AnalysisRunner(QObject* parent = nullptr);
+    ~AnalysisRunner() override;
+
+    void setTrace(std::shared_ptr<const gapscope::model::Trace> trace);
+    // nullopt: no budget (the waterfall shows measured bars only).
+    void setBudget(const std::optional<gapscope::model::Budget>& budget, bool achievable, const QString& description);
+    void setRequest(const WaterfallRequest& request);
+    const WaterfallRequest& request() const { return m_request; }
+    // Asks for the members of bar `bar` of the current waterfall (emits membersReady).
+    void requestMembers(int bar);
+
+    // Off: nothing runs in the background; runNow() does the work (headless export, tests).
+    void setAsync(bool on) { m_async = on; }
+    // Synchronous: builds the analyzer if needed and computes the waterfall (and members of `bar`).
+    bool runNow();
+    bool membersNow(int bar, TimelineHighlight& highlight, std::vector<BarMember>& list);
+
+    bool ready() const { return m_state != nullptr; }
+    bool busy() const { return m_building; }
+    const gapscope::model::GapAnalyzer* analyzer() const;
+    const WaterfallData& waterfall() const { return m_waterfall; }
+    const gapscope::model::GapAnalyzer::Breakdown& breakdown() const { return m_breakdown; }
+    const std::vector<gapscope::model::Bar>& bars() const { return m_bars; }
+    double budgetTotalMs() const { return m_budget.present ? m_budget.totalMs() : -1; }
+
+signals:
+    void busyChanged(bool busy);
+    void analyzerReady();
+    void waterfallReady(const WaterfallData& data);
+    void membersReady(int bar, const TimelineHighlight& highlight, const std::vector<BarMember>& list);
+    void failed(const QString& message);
+
+private:
+    struct State;
+    std::shared_ptr<const State> buildState() const;
+    void rebuild();
+    void startBuild();
+    void recompute();
+    void applyBreakdown(gapscope::model::GapAnalyzer::Breakdown b);
+    void rebuildBars();
+    static void membersOf(const State& state, const gapscope::model::GapAnalyzer::Breakdown& b, int slot,
+        TimelineHighlight& highlight, std::vector<BarMember>& list);
+
+    std::shared_ptr<const gapscope::model::Trace> m_trace;
+    std::shared_ptr<const State> m_state;
+    gapscope::model::StepBudget m_budget;
+    QString m_budgetDescription;
+    WaterfallRequest m_request;
+    gapscope::model::GapAnalyzer::Breakdown m_breakdown;
+    std::vector<gapscope::model::Bar> m_bars;
+    WaterfallData m_waterfall;
+    JobTracker m_buildJobs, m_queryJobs, m_memberJobs;
+    bool m_building = false;
+    bool m_async = true;
+    bool m_rebuildPending = false;
+};

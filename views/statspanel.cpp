@@ -1,0 +1,184 @@
+// SPDX-License-Identifier: MIT
+#include "views/statspanel.h"
+
+#include "views/kerneltablemodel.h"
+#include "views/membertablemodel.h"
+#include "views/statstable.h"
+#include "views/stephistogram.h"
+#include "views/steptablemodel.h"
+#include "views/timeformat.h"
+
+#include <QCoreApplication>
+#include <QHeaderView>
+#include <QItemSelectionModel>
+#include <QLabel>
+#include <QPointer>
+#include <QSortFilterProxyModel>
+#include <QSplitter>
+#include <QTabWidget>
+#include <QTableView>
+#include <QThreadPool>
+#include <QVBoxLayout>
+
+using namespace gapscope::model;
+
+StatsPanel::StatsPanel(QWidget* parent)
+    : QWidget(parent)
+    , m_kernels(new KernelTableModel(KernelTableModel::Mode::Names, this))
+    , m_components(new KernelTableModel(KernelTableModel::Mode::Components, this))
+    , m_steps(new StepTableModel(this))
+    , m_members(new MemberTableModel(this))
+    , m_histogram(new StepHistogram)
+    , m_tabs(new QTabWidget)
+    , m_scope(new QLabel)
+{
+    auto* kernelTable = new StatsTable(m_kernels, KernelTableModel::Name);
+    kernelTable->view()->horizontalHeader()->setSectionResizeMode(KernelTableModel::Name, QHeaderView::Interactive);
+    kernelTable->view()->setColumnWidth(KernelTableModel::Name, 420);
+    auto* componentTable = new StatsTable(m_components, KernelTableModel::Name);
+    auto* stepTable = new StatsTable(m_steps, 0);
+    m_memberTable = new StatsTable(m_members, MemberTableModel::What);
+    auto* stepSplit = new QSplitter(Qt::Horizontal);
+    stepSplit->addWidget(stepTable);
+    stepSplit->addWidget(m_histogram);
+    stepSplit->setStretchFactor(0, 3);
+    stepSplit->setStretchFactor(1, 2);
+    m_tabs->addTab(kernelTable, tr("Kernels"));
+    m_tabs->addTab(componentTable, tr("Components"));
+    m_tabs->addTab(stepSplit, tr("Steps"));
+    m_tabs->addTab(m_memberTable, tr("Bar members"));
+    m_scope->setStyleSheet(QStringLiteral("color:#607d8b"));
+    auto* layout = new QVBoxLayout(this);
+    layout->setContentsMargins(0, 0, 0, 0);
+    layout->setSpacing(2);
+    layout->addWidget(m_scope);
+    layout->addWidget(m_tabs, 1);
+
+    connect(stepTable, &StatsTable::rowActivated, this, [this](int row) {
+        if (row >= 0 && row < int(m_steps->stepIndices().size()))
+            emit stepActivated(m_steps->stepIndices()[size_t(row)]);
+    });
+    connect(stepTable->view()->selectionModel(), &QItemSelectionModel::selectionChanged, this, [this, stepTable] {
+        const auto rows = stepTable->view()->selectionModel()->selectedRows();
+        if (rows.isEmpty())
+            return;
+        uint32_t lo = UINT32_MAX, hi = 0;
+        for (const QModelIndex& idx : rows) {
+            const uint32_t step = m_steps->stepIndices()[size_t(stepTable->proxy()->mapToSource(idx).row())];
+            lo = std::min(lo, step);
+            hi = std::max(hi, step);
+        }
+        emit stepsSelected(lo, hi);
+    });
+    connect(m_histogram, &StepHistogram::binClicked, this, [this, stepTable](double lo, double hi) {
+        QList<int> rows;
+        for (int r = 0; r < m_steps->rowCount(); ++r) {
+            const double v = m_steps->slowestMs(r);
+            if (v >= lo - 1e-9 && v <= hi + 1e-9)
+                rows << r;
+        }
+        stepTable->selectSourceRows(rows);
+    });
+    connect(m_memberTable, &StatsTable::rowActivated, this, [this](int row) {
+        if (const BarMember* m = m_members->member(row))
+            emit memberActivated(*m);
+    });
+    connect(kernelTable, &StatsTable::rowActivated, this, [this](int row) {
+        if (const NameStats* s = m_kernels->row(row))
+            emit kernelActivated(s->name);
+    });
+}
+
+StatsPanel::~StatsPanel()
+{
+    m_jobs.cancel();
+}
+
+void StatsPanel::setDocument(std::shared_ptr<const Trace> trace, std::shared_ptr<const EventColors> colors)
+{
+    m_jobs.cancel();
+    m_computing = false;
+    m_trace = std::move(trace);
+    m_colors = std::move(colors);
+    m_whole.reset();
+    m_steps->setTrace(m_trace.get());
+    std::vector<double> slowest;
+    for (int r = 0; r < m_steps->rowCount(); ++r)
+        slowest.push_back(m_steps->slowestMs(r));
+    m_histogram->setValues(std::move(slowest));
+    m_members->setMembers(m_trace.get(), {}, QString());
+    clearRange();
+}
+
+void StatsPanel::applyStats(const KernelStatsResult& stats, const QString& scope)
+{
+    m_kernels->setStats(stats);
+    m_components->setStats(stats);
+    m_scope->setText(scope + tr(" · %1 ranks · %2 steps").arg(stats.ranks).arg(stats.steps));
+}
+
+void StatsPanel::clearRange()
+{
+    if (m_whole || !m_trace) {
+        m_jobs.cancel();
+        m_computing = false;
+        applyStats(m_whole ? *m_whole : KernelStatsResult {}, tr("Whole trace"));
+        emit statsReady();
+        return;
+    }
+    compute(StatsScope {}, tr("Whole trace"), true);
+}
+
+void StatsPanel::setRange(TimeNs t0, TimeNs t1)
+{
+    if (!m_trace)
+        return;
+    StatsScope scope;
+    scope.t0 = t0;
+    scope.t1 = t1;
+    compute(scope,
+        tr("Selected range %1 (from +%2)")
+            .arg(timeformat::duration(double(t1 - t0)), timeformat::duration(double(t0 - m_trace->startTime()), 6)),
+        false);
+}
+
+void StatsPanel::compute(const StatsScope& scope, const QString& label, bool whole)
+{
+    const JobTracker::Ticket ticket = m_jobs.begin();
+    m_computing = true;
+    m_scope->setText(tr("Computing the statistics (%1)…").arg(label));
+    QPointer<StatsPanel> self(this);
+    auto trace = m_trace;
+    auto colors = m_colors;
+    QThreadPool::globalInstance()->start([self, ticket, trace, colors, scope, label, whole] {
+        auto stats = std::make_shared<KernelStatsResult>(computeKernelStats(*trace, scope, colors.get(), ticket));
+        QMetaObject::invokeMethod(
+            qApp,
+            [self, ticket, stats, label, whole] {
+                if (!self || ticket.stale() || stats->canceled)
+                    return;
+                if (whole)
+                    self->m_whole = stats;
+                self->m_computing = false;
+                self->applyStats(*stats, label);
+                emit self->statsReady();
+            },
+            Qt::QueuedConnection);
+    });
+}
+
+void StatsPanel::setMembers(const QString& bar, std::vector<BarMember> members)
+{
+    QString idle = bar;
+    if (idle.endsWith(QLatin1String("s")))
+        idle.chop(1); // "launch/host gaps" -> "launch/host gap"
+    m_members->setMembers(m_trace.get(), std::move(members), idle);
+    m_tabs->setTabText(3, tr("Bar members: %1 (%2)").arg(bar).arg(m_members->rowCount()));
+    m_tabs->setCurrentIndex(3);
+}
+
+void StatsPanel::setBandwidthCeiling(double gbs)
+{
+    m_kernels->setBandwidthCeiling(gbs);
+    m_components->setBandwidthCeiling(gbs);
+}

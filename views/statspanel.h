@@ -1,0 +1,76 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+
+// StatsPanel: the tables under the timeline, in tabs: per kernel name, per component, per step
+// (with the step-time histogram) and the members of the clicked waterfall bar. The kernel and
+// component tables show the whole trace, or the selected time range once one is selected (their
+// statistics are computed in the background; a newer range drops an older computation).
+//
+// Threading: GUI thread; statistics run on the global thread pool.
+
+#include "model/trace.h"
+#include "views/analysisrunner.h"
+#include "views/jobtracker.h"
+#include "views/kernelstats.h"
+
+#include <QWidget>
+
+#include <memory>
+
+class EventColors;
+class KernelTableModel;
+class MemberTableModel;
+class QLabel;
+class QTabWidget;
+class StatsTable;
+class StepHistogram;
+class StepTableModel;
+
+class StatsPanel : public QWidget {
+    Q_OBJECT
+public:
+    explicit StatsPanel(QWidget* parent = nullptr);
+    ~StatsPanel() override;
+
+    // Shows a trace; its whole-trace statistics are computed in the background (O(events)).
+    void setDocument(std::shared_ptr<const gapscope::model::Trace> trace, std::shared_ptr<const EventColors> colors);
+    // Statistics of [t0, t1) (computed in the background); clearRange() goes back to the whole trace.
+    void setRange(gapscope::model::TimeNs t0, gapscope::model::TimeNs t1);
+    void clearRange();
+    void setMembers(const QString& bar, std::vector<BarMember> members);
+    void setBandwidthCeiling(double gbs);
+
+    KernelTableModel* kernelModel() const { return m_kernels; }
+    KernelTableModel* componentModel() const { return m_components; }
+    StepTableModel* stepModel() const { return m_steps; }
+    MemberTableModel* memberModel() const { return m_members; }
+    StatsTable* memberTable() const { return m_memberTable; }
+    StepHistogram* histogram() const { return m_histogram; }
+    QTabWidget* tabs() const { return m_tabs; }
+    bool computing() const { return m_computing; }
+
+signals:
+    void stepActivated(uint32_t stepIndex);
+    void stepsSelected(uint32_t first, uint32_t last);
+    void memberActivated(const BarMember& member);
+    void kernelActivated(const QString& name);
+    void statsReady();
+
+private:
+    void applyStats(const KernelStatsResult& stats, const QString& scope);
+    // Computes the statistics of `scope` in the background; whole = cache them as the whole trace's.
+    void compute(const StatsScope& scope, const QString& label, bool whole);
+    std::shared_ptr<const gapscope::model::Trace> m_trace;
+    std::shared_ptr<const EventColors> m_colors;
+    std::shared_ptr<const KernelStatsResult> m_whole;
+    KernelTableModel* m_kernels;
+    KernelTableModel* m_components;
+    StepTableModel* m_steps;
+    MemberTableModel* m_members;
+    StatsTable* m_memberTable = nullptr;
+    StepHistogram* m_histogram;
+    QTabWidget* m_tabs;
+    QLabel* m_scope;
+    JobTracker m_jobs;
+    bool m_computing = false;
+};

@@ -1,0 +1,158 @@
+// SPDX-License-Identifier: MIT
+#include "views/waterfallpanel.h"
+
+#include "views/waterfallchart.h"
+
+#include <QComboBox>
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QSpinBox>
+#include <QVBoxLayout>
+
+using namespace gapscope::model;
+
+namespace {
+enum Scope { MedianStep, OneStep, AllSteps, SelectedSteps, SelectedRange };
+}
+
+WaterfallPanel::WaterfallPanel(QWidget* parent)
+    : QWidget(parent)
+    , m_scope(new QComboBox)
+    , m_step(new QSpinBox)
+    , m_rank(new QComboBox)
+    , m_column(new QComboBox)
+    , m_status(new QLabel)
+    , m_chart(new WaterfallChart)
+{
+    m_scope->addItem(tr("median step"), MedianStep);
+    m_scope->addItem(tr("step"), OneStep);
+    m_scope->addItem(tr("all steps (mean)"), AllSteps);
+    m_scope->addItem(tr("selected steps (mean)"), SelectedSteps);
+    m_scope->addItem(tr("selected range"), SelectedRange);
+    m_rank->addItem(tr("critical rank"), GapAnalyzer::kCriticalRank);
+    m_column->addItem(tr("achievable budget"), true);
+    m_column->addItem(tr("ideal budget"), false);
+    m_column->setToolTip(tr("Achievable: efficiencies, kernel floors and launch costs. Ideal: datasheet ceilings."));
+    m_step->setRange(0, 0);
+    auto* controls = new QHBoxLayout;
+    controls->addWidget(m_scope);
+    controls->addWidget(m_step);
+    controls->addWidget(m_rank);
+    controls->addWidget(m_column);
+    controls->addStretch(1);
+    m_status->setWordWrap(true);
+    m_status->setStyleSheet(QStringLiteral("color:#607d8b"));
+    auto* layout = new QVBoxLayout(this);
+    layout->setContentsMargins(2, 2, 2, 2);
+    layout->addLayout(controls);
+    layout->addWidget(m_chart, 1);
+    layout->addWidget(m_status);
+    auto changed = [this] {
+        updateEnabled();
+        emit requestChanged();
+    };
+    connect(m_scope, &QComboBox::currentIndexChanged, this, changed);
+    connect(m_rank, &QComboBox::currentIndexChanged, this, changed);
+    connect(m_step, &QSpinBox::valueChanged, this, changed);
+    connect(m_column, &QComboBox::currentIndexChanged, this, [this] { emit budgetColumnChanged(achievable()); });
+    updateEnabled();
+}
+
+void WaterfallPanel::updateEnabled()
+{
+    m_step->setVisible(m_scope->currentData().toInt() == OneStep);
+}
+
+void WaterfallPanel::setTraceInfo(const std::vector<uint32_t>& ranks, uint32_t firstStep, uint32_t lastStep)
+{
+    const QSignalBlocker b1(m_rank), b2(m_step);
+    while (m_rank->count() > 1)
+        m_rank->removeItem(1);
+    for (uint32_t r : ranks)
+        m_rank->addItem(tr("rank %1").arg(r), int(r));
+    m_step->setRange(int(firstStep), int(std::max(firstStep, lastStep)));
+    m_step->setValue(int(firstStep));
+    m_first = firstStep;
+    m_last = lastStep;
+}
+
+WaterfallRequest WaterfallPanel::request() const
+{
+    WaterfallRequest r;
+    r.rank = m_rank->currentData().toInt();
+    switch (m_scope->currentData().toInt()) {
+    case MedianStep:
+        r.kind = WaterfallRequest::Kind::Median;
+        break;
+    case OneStep:
+        r.kind = WaterfallRequest::Kind::Step;
+        r.firstStep = r.lastStep = uint32_t(m_step->value());
+        break;
+    case AllSteps:
+        r.kind = WaterfallRequest::Kind::Steps;
+        break;
+    case SelectedSteps:
+        r.kind = WaterfallRequest::Kind::Steps;
+        r.firstStep = m_first;
+        r.lastStep = m_last;
+        break;
+    case SelectedRange:
+        r.kind = WaterfallRequest::Kind::Range;
+        r.t0 = m_t0;
+        r.t1 = m_t1;
+        break;
+    }
+    return r;
+}
+
+void WaterfallPanel::setRequest(const WaterfallRequest& r)
+{
+    const QSignalBlocker b1(m_scope), b2(m_rank), b3(m_step);
+    int scope = MedianStep;
+    if (r.kind == WaterfallRequest::Kind::Step) {
+        scope = OneStep;
+        m_step->setValue(int(r.firstStep));
+    } else if (r.kind == WaterfallRequest::Kind::Steps) {
+        scope = r.firstStep == 0 && r.lastStep == GapAnalyzer::kAllSteps ? AllSteps : SelectedSteps;
+        m_first = r.firstStep;
+        m_last = r.lastStep;
+    } else if (r.kind == WaterfallRequest::Kind::Range) {
+        scope = SelectedRange;
+        m_t0 = r.t0;
+        m_t1 = r.t1;
+    }
+    m_scope->setCurrentIndex(m_scope->findData(scope));
+    m_rank->setCurrentIndex(std::max(0, m_rank->findData(r.rank)));
+    updateEnabled();
+}
+
+void WaterfallPanel::setSelectedRange(TimeNs t0, TimeNs t1)
+{
+    m_t0 = t0;
+    m_t1 = t1;
+    if (m_scope->currentData().toInt() == SelectedRange)
+        emit requestChanged();
+}
+
+void WaterfallPanel::setSelectedSteps(uint32_t first, uint32_t last)
+{
+    m_first = first;
+    m_last = last;
+    if (m_scope->currentData().toInt() == SelectedSteps)
+        emit requestChanged();
+}
+
+bool WaterfallPanel::achievable() const
+{
+    return m_column->currentData().toBool();
+}
+
+void WaterfallPanel::setData(const WaterfallData& data)
+{
+    m_chart->setData(data);
+}
+
+void WaterfallPanel::setStatus(const QString& text)
+{
+    m_status->setText(text);
+}

@@ -1,0 +1,52 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+
+// WaterfallPanel: the waterfall chart with its controls: what to analyse (median step, one step,
+// all or selected steps, the selected time range), which rank (or the critical rank), and which
+// budget column (ideal or achievable). Emits requestChanged() when the user changes them; the
+// owner forwards the request to the AnalysisRunner and feeds the result back with setData().
+//
+// Threading: GUI thread.
+
+#include "views/analysisrunner.h"
+
+#include <QWidget>
+
+class QComboBox;
+class QLabel;
+class QSpinBox;
+class WaterfallChart;
+
+class WaterfallPanel : public QWidget {
+    Q_OBJECT
+public:
+    explicit WaterfallPanel(QWidget* parent = nullptr);
+
+    WaterfallChart* chart() const { return m_chart; }
+    // Ranks and step range of the open trace (fills the controls).
+    void setTraceInfo(const std::vector<uint32_t>& ranks, uint32_t firstStep, uint32_t lastStep);
+    // The request the controls describe.
+    WaterfallRequest request() const;
+    void setRequest(const WaterfallRequest& r);
+    // Range and steps chosen elsewhere (timeline selection, step table selection).
+    void setSelectedRange(gapscope::model::TimeNs t0, gapscope::model::TimeNs t1);
+    void setSelectedSteps(uint32_t first, uint32_t last);
+    bool achievable() const;
+    void setData(const WaterfallData& data);
+    void setStatus(const QString& text);
+
+signals:
+    void requestChanged();
+    void budgetColumnChanged(bool achievable);
+
+private:
+    void updateEnabled();
+    QComboBox* m_scope;
+    QSpinBox* m_step;
+    QComboBox* m_rank;
+    QComboBox* m_column;
+    QLabel* m_status;
+    WaterfallChart* m_chart;
+    gapscope::model::TimeNs m_t0 = 0, m_t1 = 0;
+    uint32_t m_first = 0, m_last = gapscope::model::GapAnalyzer::kAllSteps;
+};

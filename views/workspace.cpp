@@ -1,0 +1,326 @@
+// SPDX-License-Identifier: MIT
+#include "views/workspace.h"
+
+#include "views/annotationdialog.h"
+#include "views/annotationmodel.h"
+#include "views/annotationpanel.h"
+#include "views/annotationstore.h"
+#include "views/budgetpanel.h"
+#include "views/detailspane.h"
+#include "views/searchbar.h"
+#include "views/statspanel.h"
+#include "views/steptablemodel.h"
+#include "views/timeformat.h"
+#include "views/timelinewidget.h"
+#include "views/waterfallchart.h"
+#include "views/waterfallpanel.h"
+
+#include <QFileInfo>
+#include <QLineEdit>
+#include <QSplitter>
+#include <QVBoxLayout>
+
+using namespace gapscope::model;
+
+Workspace::Workspace(QWidget* parent)
+    : QWidget(parent)
+    , m_timeline(new TimelineWidget)
+    , m_search(new SearchBar(m_timeline))
+    , m_waterfall(new WaterfallPanel)
+    , m_stats(new StatsPanel)
+    , m_details(new DetailsPane)
+    , m_budget(new BudgetPanel)
+    , m_annotations(new AnnotationModel(this))
+    , m_annotationPanel(new AnnotationPanel(m_annotations))
+    , m_analysis(new AnalysisRunner(this))
+    , m_outer(new QSplitter(Qt::Vertical))
+    , m_top(new QSplitter(Qt::Horizontal))
+{
+    auto* timelineBox = new QWidget;
+    auto* tl = new QVBoxLayout(timelineBox);
+    tl->setContentsMargins(0, 0, 0, 0);
+    tl->setSpacing(0);
+    tl->addWidget(m_search);
+    tl->addWidget(m_timeline, 1);
+    m_search->hide();
+    m_top->addWidget(timelineBox);
+    m_top->addWidget(m_waterfall);
+    m_top->setStretchFactor(0, 3);
+    m_top->setStretchFactor(1, 1);
+    m_outer->addWidget(m_top);
+    m_outer->addWidget(m_stats);
+    m_outer->setStretchFactor(0, 3);
+    m_outer->setStretchFactor(1, 1);
+    auto* layout = new QVBoxLayout(this);
+    layout->setContentsMargins(0, 0, 0, 0);
+    layout->addWidget(m_outer);
+    m_timeline->setAnnotations(&m_annotations->annotations());
+    connectTimeline();
+    connectPanels();
+}
+
+Workspace::~Workspace()
+{
+    // The panels that were never docked anywhere still belong to us.
+    for (QWidget* w : { static_cast<QWidget*>(m_details), static_cast<QWidget*>(m_budget),
+             static_cast<QWidget*>(m_annotationPanel) }) {
+        if (!w->parent())
+            delete w;
+    }
+}
+
+void Workspace::connectTimeline()
+{
+    connect(m_timeline, &TimelineWidget::eventSelected, m_details, &DetailsPane::showDetails);
+    connect(m_details, &DetailsPane::eventActivated, this, [this](EventRef ev) { m_timeline->selectEvent(ev, true); });
+    connect(m_timeline, &TimelineWidget::rangeSelected, this, [this](TimeNs t0, TimeNs t1) {
+        m_details->showRange(t0, t1, m_timeline->laneLayout());
+        m_stats->setRange(t0, t1);
+        m_waterfall->setSelectedRange(t0, t1);
+    });
+    connect(m_timeline, &TimelineWidget::selectionCleared, this, [this] { m_stats->clearRange(); });
+    connect(m_timeline, &TimelineWidget::highlightCleared, this, [this] {
+        m_selectedBar = -1;
+        m_waterfall->chart()->setSelectedBar(-1);
+    });
+    connect(m_timeline, &TimelineWidget::annotateRequested, this,
+        [this](TimeNs t0, TimeNs t1, const QString& lane) { addAnnotation(t0, t1, lane, QString()); });
+    connect(m_timeline, &TimelineWidget::annotationActivated, this, &Workspace::editAnnotation);
+    connect(m_timeline, &TimelineWidget::annotationMoved, this,
+        [this](int row, TimeNs delta) { m_annotations->move(row, delta); });
+    connect(m_annotations, &AnnotationModel::changed, m_timeline, qOverload<>(&QWidget::update));
+}
+
+void Workspace::connectPanels()
+{
+    connect(m_budget, &BudgetPanel::budgetChanged, this, &Workspace::applyBudget);
+    connect(m_waterfall, &WaterfallPanel::budgetColumnChanged, this, &Workspace::applyBudget);
+    connect(
+        m_waterfall, &WaterfallPanel::requestChanged, this, [this] { m_analysis->setRequest(m_waterfall->request()); });
+    connect(m_analysis, &AnalysisRunner::waterfallReady, this, [this](const WaterfallData& d) {
+        m_waterfall->setData(d);
+        m_selectedBar = -1;
+    });
+    connect(m_analysis, &AnalysisRunner::busyChanged, this,
+        [this](bool busy) { m_waterfall->setStatus(busy ? tr("Analysing the trace…") : QString()); });
+    connect(m_analysis, &AnalysisRunner::analyzerReady, this, [this] {
+        if (const GapAnalyzer* a = m_analysis->analyzer()) {
+            QStringList notes;
+            for (const auto& n : a->notes())
+                notes << QString::fromStdString(n);
+            m_waterfall->setStatus(notes.join(QLatin1Char('\n')));
+        }
+    });
+    connect(m_waterfall->chart(), &WaterfallChart::barClicked, this, &Workspace::selectBar);
+    connect(m_analysis, &AnalysisRunner::membersReady, this, &Workspace::onMembers);
+    connect(m_stats, &StatsPanel::stepActivated, this, &Workspace::showStep);
+    connect(m_stats, &StatsPanel::stepsSelected, m_waterfall, &WaterfallPanel::setSelectedSteps);
+    connect(m_stats, &StatsPanel::memberActivated, this, [this](const BarMember& m) {
+        if (m.event.valid())
+            m_timeline->selectEvent(m.event, true);
+        else
+            m_timeline->zoomToRange(m.start, m.end, 0.3);
+    });
+    connect(m_stats, &StatsPanel::kernelActivated, this, [this](const QString& name) {
+        m_search->activate();
+        m_search->field()->setText(name);
+        m_search->next();
+    });
+    connect(m_annotationPanel, &AnnotationPanel::jumpRequested, this, &Workspace::jumpToAnnotation);
+    connect(m_annotationPanel, &AnnotationPanel::editRequested, this, &Workspace::editAnnotation);
+    connect(m_annotationPanel, &AnnotationPanel::deleteRequested, m_annotations, &AnnotationModel::remove);
+    connect(m_annotationPanel, &AnnotationPanel::saveRequested, this, [this] {
+        QString where;
+        const QString err = saveAnnotations(&where);
+        emit statusMessage(err.isEmpty() ? tr("Annotations saved to %1").arg(where) : err);
+    });
+}
+
+void Workspace::setDocument(std::shared_ptr<const TraceDocument> doc)
+{
+    m_doc = std::move(doc);
+    const Trace* trace = m_doc ? m_doc->trace.get() : nullptr;
+    m_selectedBar = -1;
+    m_timeline->setTrace(m_doc ? m_doc->trace : nullptr, m_doc ? m_doc->colors : nullptr);
+    m_details->setTrace(trace, m_doc ? m_doc->colors.get() : nullptr);
+    m_stats->setDocument(m_doc ? m_doc->trace : nullptr, m_doc ? m_doc->colors : nullptr);
+    loadAnnotations();
+    m_analysis->setTrace(m_doc ? m_doc->trace : nullptr);
+    if (!trace)
+        return;
+    uint32_t last = 0;
+    for (uint32_t r : trace->ranks()) {
+        if (!trace->steps(r).empty())
+            last = std::max(last, trace->steps(r).back().index);
+    }
+    m_waterfall->setTraceInfo(trace->ranks(), 0, last);
+    m_analysis->setRequest(m_waterfall->request());
+    QString error;
+    if (!trace->budgetSettings() || !m_budget->applySettings(*trace->budgetSettings(), &error))
+        m_budget->applyDefaults(m_doc->gpuName(), int(std::max<size_t>(1, trace->ranks().size())));
+    if (!error.isEmpty())
+        emit statusMessage(tr("The trace's budget settings were not usable (%1); using the default budget").arg(error));
+    applyBudget();
+}
+
+void Workspace::loadAnnotations()
+{
+    if (!m_doc || !m_doc->trace) {
+        m_annotations->setAnnotations({}, 0);
+        return;
+    }
+    QString error;
+    const QString path = m_doc->paths.isEmpty() ? QString() : m_doc->paths.first();
+    auto sidecar = path.isEmpty() ? std::nullopt : annotationstore::loadSidecar(path, &error);
+    m_annotations->setAnnotations(sidecar ? *sidecar : m_doc->trace->annotations(), m_doc->trace->startTime());
+    if (!error.isEmpty())
+        emit statusMessage(error);
+}
+
+void Workspace::applyBudget()
+{
+    const auto& b = m_budget->budget();
+    m_analysis->setBudget(b, m_waterfall->achievable(),
+        b ? m_budget->modelLabel() + QStringLiteral(" on ") + m_budget->hardwareLabel() : QString());
+    if (b)
+        m_stats->setBandwidthCeiling(m_budget->inputs().hardware.memoryBandwidthGbs);
+}
+
+void Workspace::selectBar(int bar)
+{
+    m_selectedBar = bar;
+    m_waterfall->chart()->setSelectedBar(bar);
+    m_analysis->requestMembers(bar);
+    emit statusMessage(tr("Finding the kernels and gaps of this bar…"));
+}
+
+void Workspace::onMembers(int bar, const TimelineHighlight& highlight, const std::vector<BarMember>& list)
+{
+    if (bar != m_selectedBar)
+        return;
+    m_timeline->setHighlight(highlight);
+    m_stats->setMembers(highlight.label, list);
+    emit statusMessage(tr("%1: %2 kernels and %3 gaps lit up (Esc clears)")
+                           .arg(highlight.label)
+                           .arg(highlight.eventCount())
+                           .arg(highlight.spanCount()));
+}
+
+void Workspace::showStep(uint32_t index)
+{
+    const int row = m_stats->stepModel()->rowOfStep(index);
+    if (row < 0)
+        return;
+    const auto [t0, t1] = m_stats->stepModel()->window(row);
+    m_timeline->zoomToRange(t0, t1, 0.02);
+}
+
+ExportCaption Workspace::caption() const
+{
+    ExportCaption c;
+    if (m_doc)
+        c.trace = m_doc->displayName();
+    const WaterfallData& w = m_analysis->waterfall();
+    c.steps = w.title;
+    if (m_budget->budget()) {
+        c.model = m_budget->modelLabel();
+        c.hardware = m_budget->hardwareLabel();
+        c.budgetMs = m_waterfall->achievable() ? m_budget->budget()->achievableMs : m_budget->budget()->idealMs;
+    }
+    if (!w.bars.empty())
+        c.measuredMs = w.barsTotalMs();
+    return c;
+}
+
+ExportScene Workspace::exportScene() const
+{
+    ExportScene s;
+    if (m_doc) {
+        s.trace = m_doc->trace.get();
+        s.colors = m_doc->colors.get();
+    }
+    s.layout = &m_timeline->laneLayout();
+    s.highlight = &m_timeline->highlight();
+    s.annotations = &m_annotations->annotations();
+    s.view = m_timeline->view();
+    s.waterfall = m_analysis->waterfall().bars.empty() && !m_analysis->ready() ? nullptr : &m_analysis->waterfall();
+    s.selectedBar = m_selectedBar;
+    s.caption = caption();
+    return s;
+}
+
+QSize Workspace::screenExportSize() const
+{
+    const int w = m_timeline->width() + (m_waterfall->isVisible() ? m_waterfall->width() : 0);
+    return QSize(std::max(640, w), std::max(400, m_timeline->height() + 74));
+}
+
+QString Workspace::exportImage(const QString& path, const QSize& size, bool svg) const
+{
+    const ExportScene scene = exportScene();
+    if (svg)
+        return ExportRenderer::saveSvg(path, size, scene);
+    return ExportRenderer::savePng(path, size, scene);
+}
+
+QString Workspace::saveAnnotations(QString* where)
+{
+    if (!m_doc || m_doc->paths.isEmpty())
+        return tr("No trace is open");
+    QString error;
+    const QString path = m_doc->paths.first();
+    switch (annotationstore::save(path, m_annotations->annotations(), &error)) {
+    case annotationstore::SavedTo::TraceFile:
+        m_annotations->setModified(false);
+        if (where)
+            *where = QFileInfo(path).fileName();
+        return {};
+    case annotationstore::SavedTo::Sidecar:
+        m_annotations->setModified(false);
+        if (where)
+            *where = QFileInfo(annotationstore::sidecarPath(path)).fileName();
+        return {};
+    case annotationstore::SavedTo::None:
+        break;
+    }
+    return error;
+}
+
+void Workspace::addAnnotation(TimeNs t0, TimeNs t1, const QString& laneKey, const QString& text)
+{
+    gapscope::pb::Annotation a;
+    a.set_start_ns(std::min(t0, t1));
+    a.set_end_ns(std::max(t0, t1));
+    a.set_lane_key(laneKey.toStdString());
+    a.set_text(text.toStdString());
+    if (text.isEmpty()) {
+        AnnotationDialog dialog(a, this);
+        if (dialog.exec() != QDialog::Accepted)
+            return;
+        a = dialog.annotation();
+    }
+    m_annotations->add(a);
+}
+
+void Workspace::editAnnotation(int row)
+{
+    if (row < 0 || row >= m_annotations->rowCount())
+        return;
+    AnnotationDialog dialog(m_annotations->at(row), this);
+    if (dialog.exec() == QDialog::Accepted)
+        m_annotations->update(row, dialog.annotation());
+}
+
+void Workspace::jumpToAnnotation(int row)
+{
+    if (row < 0 || row >= m_annotations->rowCount())
+        return;
+    const auto& a = m_annotations->at(row);
+    const TimeNs len = std::max<TimeNs>(a.end_ns() - a.start_ns(), 0);
+    const TimeNs pad = std::max<TimeNs>(len, 20'000); // a point: show 20 us around it
+    m_timeline->zoomToRange(a.start_ns() - pad / 2, a.end_ns() + pad / 2, 0.05);
+    if (m_doc && !a.lane_key().empty()) {
+        if (auto lane = m_doc->trace->findLane(a.lane_key()))
+            m_timeline->scrollToLane(*lane);
+    }
+}

@@ -1,0 +1,101 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+
+// Workspace: everything shown for one open trace, wired together: the timeline (with its search
+// bar), the waterfall panel, the statistics tabs, the details pane, the budget panel and the
+// annotation list, plus the AnalysisRunner and the AnnotationModel behind them.
+//   - budget edits -> analysis -> waterfall; a bar click -> its kernels and gaps lit up on the
+//     timeline and listed in the "Bar members" table;
+//   - a range selected on the timeline -> range statistics, details, the waterfall's "selected range";
+//   - steps selected in the step table -> the waterfall's "selected steps"; double-click -> zoom;
+//   - annotations: add from the timeline's context menu, edit, move (drag), delete, save.
+// The main window docks detailsPane(), budgetPanel() and annotationPanel(); the workspace itself is
+// the central widget. The headless export uses the same object without showing it.
+//
+// Threading: GUI thread.
+
+#include "model/trace.h"
+#include "views/analysisrunner.h"
+#include "views/exportrenderer.h"
+#include "views/tracedocument.h"
+
+#include <QWidget>
+
+#include <memory>
+
+class AnnotationModel;
+class AnnotationPanel;
+class BudgetPanel;
+class DetailsPane;
+class QSplitter;
+class SearchBar;
+class StatsPanel;
+class TimelineWidget;
+class WaterfallPanel;
+
+class Workspace : public QWidget {
+    Q_OBJECT
+public:
+    explicit Workspace(QWidget* parent = nullptr);
+    ~Workspace() override;
+
+    // Shows a document. Annotations come from its sidecar when one exists, else from the file.
+    // The budget comes from the file's budget section, else the default (GLM-5, see BudgetPanel).
+    void setDocument(std::shared_ptr<const TraceDocument> doc);
+    const TraceDocument* document() const { return m_doc.get(); }
+
+    TimelineWidget* timeline() const { return m_timeline; }
+    SearchBar* searchBar() const { return m_search; }
+    WaterfallPanel* waterfallPanel() const { return m_waterfall; }
+    StatsPanel* statsPanel() const { return m_stats; }
+    DetailsPane* detailsPane() const { return m_details; }
+    BudgetPanel* budgetPanel() const { return m_budget; }
+    AnnotationPanel* annotationPanel() const { return m_annotationPanel; }
+    AnnotationModel* annotations() const { return m_annotations; }
+    AnalysisRunner* analysis() const { return m_analysis; }
+    QSplitter* splitter() const { return m_outer; }
+
+    // Waterfall bar click (as the chart does it): highlight its members.
+    void selectBar(int bar);
+    // Zooms the timeline to step `index` (its window over all ranks).
+    void showStep(uint32_t index);
+
+    // The picture for exports: current view, waterfall, highlight, annotations, caption.
+    ExportScene exportScene() const;
+    ExportCaption caption() const;
+    // Size of what is on screen (timeline + waterfall, plus caption and legend).
+    QSize screenExportSize() const;
+    // Writes a PNG (or, with svg, an SVG) of `size` pixels; "" on success, else the error.
+    QString exportImage(const QString& path, const QSize& size, bool svg) const;
+
+    // Saves the annotations (trace file or sidecar); returns an error text ("" on success).
+    QString saveAnnotations(QString* where = nullptr);
+    void addAnnotation(
+        gapscope::model::TimeNs t0, gapscope::model::TimeNs t1, const QString& laneKey, const QString& text);
+    void editAnnotation(int row);
+    void jumpToAnnotation(int row);
+
+signals:
+    void statusMessage(const QString& text);
+
+private:
+    void connectTimeline();
+    void connectPanels();
+    void applyBudget();
+    void onMembers(int bar, const TimelineHighlight& highlight, const std::vector<BarMember>& list);
+    void loadAnnotations();
+
+    std::shared_ptr<const TraceDocument> m_doc;
+    TimelineWidget* m_timeline;
+    SearchBar* m_search;
+    WaterfallPanel* m_waterfall;
+    StatsPanel* m_stats;
+    DetailsPane* m_details;
+    BudgetPanel* m_budget;
+    AnnotationModel* m_annotations;
+    AnnotationPanel* m_annotationPanel;
+    AnalysisRunner* m_analysis;
+    QSplitter* m_outer;
+    QSplitter* m_top;
+    int m_selectedBar = -1;
+};
