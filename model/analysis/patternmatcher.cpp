@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include "model/analysis/patternmatcher.h"
 
+#include <algorithm>
 #include <cstring>
 #include <regex>
 
@@ -76,6 +77,20 @@ bool PatternMatcher::isPosixCompatible(std::string_view p)
 
 Expected<PatternMatcher> PatternMatcher::compile(const std::string& pattern)
 {
+    // std::regex compiles and matches recursively: bound what a table may ask of it.
+    if (pattern.size() > kMaxPatternLength)
+        return Status::error("regular expression longer than " + std::to_string(kMaxPatternLength) + " characters");
+    int depth = 0, maxDepth = 0;
+    for (size_t i = 0; i < pattern.size(); ++i) {
+        if (pattern[i] == '\\')
+            ++i;
+        else if (pattern[i] == '(')
+            maxDepth = std::max(maxDepth, ++depth);
+        else if (pattern[i] == ')')
+            --depth;
+    }
+    if (maxDepth > kMaxGroupDepth)
+        return Status::error("regular expression nests groups deeper than " + std::to_string(kMaxGroupDepth));
     PatternMatcher m;
     m.m_pattern = pattern;
     auto ecma = std::make_shared<Ecma>();
@@ -110,6 +125,10 @@ bool PatternMatcher::search(std::string_view text) const
         return regexec(&m_posix->re, s.c_str(), 0, nullptr, 0) == 0;
     }
 #endif
+    // libstdc++'s matcher recurses per character: names beyond kMaxTextLength are searched in
+    // their first kMaxTextLength characters (real kernel names are far shorter).
+    if (text.size() > kMaxTextLength)
+        text = text.substr(0, kMaxTextLength);
     return m_ecma && std::regex_search(text.begin(), text.end(), m_ecma->re);
 }
 

@@ -8,7 +8,8 @@
 // (literals, ., [...] without backslashes, ^ $, groups, |, * + ? {m,n}, and the escapes \. \\ \(
 // \) \[ \] \{ \} \* \+ \? \| \^ \$ \- \/) runs on <regex.h>; anything else (\d \w \b, (?:,
 // lazy quantifiers, lookahead, back-references) runs on std::regex, so the semantics are always
-// ECMAScript's.
+// ECMAScript's. Limits (std::regex recurses): patterns of at most kMaxPatternLength characters and
+// kMaxGroupDepth nested groups; the std::regex engine searches the first kMaxTextLength characters.
 //
 // Threading: immutable after construction; search() is safe from any thread.
 
@@ -22,6 +23,10 @@ namespace gapscope::model {
 
 class PatternMatcher {
 public:
+    static constexpr size_t kMaxPatternLength = 4096;
+    static constexpr int kMaxGroupDepth = 32;
+    static constexpr size_t kMaxTextLength = 8192; // for the std::regex engine
+
     // Fails with the engine's message when the pattern is not a valid ECMAScript regex.
     static Expected<PatternMatcher> compile(const std::string& pattern);
 

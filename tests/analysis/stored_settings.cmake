@@ -1,0 +1,27 @@
+# SPDX-License-Identifier: MIT
+# `analyze --save` stores the budget settings and the classifier table in the trace; a later
+# `analyze` without budget flags or --classifier uses them. Run by ctest with -DCLI= -DWORKDIR= -DSRC=.
+set(trace ${WORKDIR}/analysis_stored.gapscope)
+set(table ${WORKDIR}/analysis_stored_classifier.json)
+file(WRITE ${table} "{\"rules\": [{\"pattern\": \"nccl\", \"component\": \"collectives\"}, {\"pattern\": \".\", \"component\": \"everything\"}]}")
+function(run)
+  execute_process(COMMAND ${CLI} ${ARGN} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+  if(NOT rc EQUAL 0)
+    message(FATAL_ERROR "gapscope-cli ${ARGN} failed (${rc}):\n${out}\n${err}")
+  endif()
+  set(out "${out}" PARENT_SCOPE)
+endfunction()
+run(synth --ranks 2 --steps 3 --kernels-per-step 20 --seed 2 -o ${trace})
+run(analyze ${trace} --json)
+if(NOT out MATCHES "\"present\": false" OR NOT out MATCHES "\"origin\": \"default\"")
+  message(FATAL_ERROR "a fresh trace should have no budget and the default classifier:\n${out}")
+endif()
+run(analyze ${trace} --model qwen3-30b-a3b --hw h200-sxm --classifier ${table} --save)
+run(analyze ${trace} --json)
+if(NOT out MATCHES "\"present\": true" OR NOT out MATCHES "qwen3-30b-a3b on h200-sxm, TP 2"
+   OR NOT out MATCHES "settings stored in the trace")
+  message(FATAL_ERROR "the stored budget settings were not used:\n${out}")
+endif()
+if(NOT out MATCHES "\"name\": \"everything\"" OR NOT out MATCHES "analysis_stored_classifier.json")
+  message(FATAL_ERROR "the stored classifier table was not used:\n${out}")
+endif()
