@@ -1,0 +1,120 @@
+// SPDX-License-Identifier: MIT
+// libFuzzer target for the Nsight Systems importer. First byte even: the rest is an SQLite file (seeds
+// are real nsys-shaped reports, mutated into damaged databases) read by NsysReader. First byte odd: the
+// rest is a stream of rows (kind byte + little-endian fields) fed to NsysRowConverter directly, which
+// reaches value combinations a valid database rarely holds. Then the trace is assembled.
+#include "model/import/nsysreader.h"
+#include "model/import/nsysrows.h"
+#include "model/import/traceassembler.h"
+
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include <unistd.h>
+
+using namespace gapscope::model::importer;
+
+namespace {
+
+struct Bytes {
+    const uint8_t* p;
+    size_t n;
+    int64_t next()
+    {
+        int64_t v = 0;
+        const size_t k = n < 8 ? n : 8;
+        std::memcpy(&v, p, k);
+        p += k;
+        n -= k;
+        return v;
+    }
+};
+
+void feedRows(Bytes in, NsysRowConverter& rows)
+{
+    std::string text;
+    while (in.n > 0) {
+        const uint8_t kind = *in.p++;
+        --in.n;
+        switch (kind % 8) {
+        case 0:
+            text.assign(reinterpret_cast<const char*>(in.p), in.n < 12 ? in.n : 12);
+            rows.string(in.next() % 64, text);
+            break;
+        case 1: {
+            NsysKernelRow r;
+            r.start = in.next(), r.end = in.next(), r.deviceId = in.next() % 16, r.streamId = in.next();
+            r.correlationId = in.next(), r.globalPid = in.next(), r.nameId = in.next() % 64, r.grid[0] = in.next();
+            rows.kernel(r);
+            break;
+        }
+        case 2: {
+            NsysMemopRow r;
+            r.memset = in.next() & 1, r.start = in.next(), r.end = in.next(), r.globalPid = in.next();
+            r.bytes = in.next(), r.copyKind = in.next();
+            rows.memop(r);
+            break;
+        }
+        case 3: {
+            NsysApiRow r;
+            r.start = in.next(), r.end = in.next(), r.globalTid = in.next(), r.correlationId = in.next();
+            r.nameId = in.next() % 64;
+            rows.api(r);
+            break;
+        }
+        case 4: {
+            NsysNvtxRow r;
+            r.start = in.next(), r.end = in.next(), r.globalTid = in.next(), r.eventType = in.next() % 64;
+            r.textId = in.next() % 64;
+            rows.nvtx(r);
+            break;
+        }
+        case 5: {
+            NsysSyncRow r;
+            r.start = in.next(), r.end = in.next(), r.globalPid = in.next(), r.globalTid = in.next() & 0xFFFFFFFFFF;
+            r.syncType = in.next();
+            rows.sync(r);
+            break;
+        }
+        case 6:
+            rows.sessionStart(in.next());
+            break;
+        default:
+            rows.threadName(in.next(), in.next() % 64);
+            break;
+        }
+    }
+    rows.finish();
+}
+
+} // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size)
+{
+    if (size < 1)
+        return 0;
+    std::vector<StagedTrace> staged;
+    staged.emplace_back("nsys", "fuzz.sqlite");
+    if (data[0] & 1) {
+        NsysRowConverter rows(staged[0]);
+        feedRows(Bytes { data + 1, size - 1 }, rows);
+    } else {
+        char path[] = "/tmp/gapscope-fuzz-nsys-XXXXXX";
+        const int fd = mkstemp(path);
+        if (fd < 0)
+            return 0;
+        const bool written = write(fd, data + 1, size - 1) == ssize_t(size - 1);
+        close(fd);
+        bool ok = false;
+        if (written) {
+            NsysReader reader(path, staged[0]);
+            ok = reader.read().isOk();
+        }
+        unlink(path);
+        if (!ok)
+            return 0;
+    }
+    gapscope::model::Trace trace = TraceAssembler(std::move(staged)).assemble();
+    return trace.eventCount() > (1u << 30) ? 1 : 0;
+}
