@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 # Every GPU check in one command, on the GPU box (repo root):
-#   tests/gpu/run_all.sh [PARTS]        PARTS: comma list of kernels,e2e,inject,fixtures (default all)
+#   tests/gpu/run_all.sh [PARTS]        PARTS: comma list of kernels,e2e,agent,inject,fixtures (default all)
 # Builds with the gpu preset (no Qt, CUDA on) unless GAPSCOPE_GPU_BIN names a folder of prebuilt
 # binaries laid out like a build folder (app/, capture/, kernels/, tests/capture/inject/). Each area
 # script appends `check | measured | target | PASS/FAIL` rows to the table, which is printed last.
@@ -10,7 +10,7 @@ set -uo pipefail
 cd "$(dirname "$0")/../.."
 ROOT=$(pwd)
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1 PYTHONUNBUFFERED=1
-PARTS=${1:-kernels,e2e,inject,fixtures}
+PARTS=${1:-kernels,e2e,agent,inject,fixtures}
 OUTROOT=${OUT:-/tmp/gapscope-gpu-out}
 RES=$(mktemp -d)/results
 mkdir -p "$RES" "$OUTROOT"
@@ -46,6 +46,9 @@ fi
 if has e2e; then
   prof=$(ls "$RES"/kernels/calib1.json 2>/dev/null | head -1)
   E2E_PROFILE=$prof part e2e tests/gpu/e2e.sh "$BUILD" "$RES"
+fi
+if has agent; then
+  part agent tests/gpu/capture_agent.sh "$BUILD" "$RES"
 fi
 if has inject; then
   INJECT_CARRY=${GAPSCOPE_GPU_BIN:+$BUILD/inject} part inject tests/gpu/capture_inject.sh "$BUILD" "$RES/inject-area"
