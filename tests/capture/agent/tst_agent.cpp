@@ -349,6 +349,31 @@ private slots:
         QCOMPARE(written.events.size(), original.events.size());
     }
 
+    void replayStopsAfterTheAskedSteps()
+    {
+        const std::string file = m_dir.path().toStdString() + "/steps" + std::to_string(++m_n) + ".gapscope";
+        QVERIFY(writeTestTrace(file, 2, 200, 10, 2000000, 1'700'000'000'000'000'000LL).isOk());
+        AgentOptions o = options();
+        o.replayFile = file;
+        o.replaySpeed = 10;
+        o.rankSocket = false;
+        AgentThread agent(o);
+        QVERIFY(agent.start().isOk());
+        Recorder rec = capture(agent.address(), steps(30));
+        QCOMPARE(int(rec.finished.size()), 1);
+        QVERIFY2(rec.finished[0].ok(), rec.finished[0].error().c_str());
+        auto byRank = stepsByRank(rec.stream);
+        QCOMPARE(int(byRank.size()), 2);
+        for (auto& [rank, v] : byRank) {
+            QCOMPARE(int(v.size()), 30);
+            QCOMPARE(v.back().index, 29u);
+        }
+        size_t kernels = 0;
+        for (const auto& e : rec.stream.events)
+            kernels += e.name.rfind("kernel_", 0) == 0;
+        QCOMPARE(kernels, size_t(2 * 30 * 10)); // nothing of step 30 and later
+    }
+
     void tokenRequiredOffLoopback()
     {
         AgentOptions o = options();
