@@ -66,24 +66,6 @@ void WindowSweep::busy(TimeNs a, TimeNs b)
         m_units[m_active[i].second] += share + (int64_t(i) < rest ? 1 : 0);
 }
 
-void WindowSweep::idle(TimeNs a, TimeNs b, bool tail, uint32_t next)
-{
-    IdleKind kind = IdleKind::StepGap;
-    if (!tail) {
-        while (m_syncCursor < m_in->syncCount && m_in->syncs[m_syncCursor].end <= a)
-            ++m_syncCursor;
-        bool inFlight = m_syncCursor < m_in->syncCount && m_in->syncs[m_syncCursor].start <= a;
-        kind = inFlight ? IdleKind::SyncStall : IdleKind::LaunchHost;
-    }
-    a = std::max(a, m_in->clip0);
-    b = std::min(b, m_in->clip1);
-    if (b <= a)
-        return;
-    m_out->idleNs[size_t(kind)] += b - a;
-    if (m_in->gaps != Input::Gaps::None)
-        keepGap(Gap { a, b, kind, tail ? kNoTag : next });
-}
-
 void WindowSweep::keepGap(const Gap& g)
 {
     auto& gaps = m_out->gaps;

@@ -30,6 +30,12 @@
 #include <utility>
 #include <vector>
 
+#if defined(__GNUC__) || defined(__clang__)
+#define GAPSCOPE_SWEEP_INLINE [[gnu::always_inline]] inline
+#else
+#define GAPSCOPE_SWEEP_INLINE inline
+#endif
+
 namespace gapscope::model {
 
 enum class IdleKind : uint8_t { LaunchHost = 0, SyncStall = 1, StepGap = 2 };
@@ -83,7 +89,7 @@ public:
     // Streaming: pieces are added in order of start (ignores in.pieces). `in` and `out` must stay
     // alive until finish().
     void begin(const Input& in, Result& out);
-    void add(const Piece& p)
+    GAPSCOPE_SWEEP_INLINE void add(const Piece& p)
     {
         if (m_activeCount == 1 && p.start >= m_singleEnd) { // the running piece is over
             busySingle(m_t, m_singleEnd, m_singleSlot);
@@ -110,7 +116,7 @@ public:
     bool overlapped() const { return m_overlapped; }
 
 private:
-    void busySingle(TimeNs a, TimeNs b, uint32_t slot)
+    GAPSCOPE_SWEEP_INLINE void busySingle(TimeNs a, TimeNs b, uint32_t slot)
     {
         a = a < m_in->clip0 ? m_in->clip0 : a;
         b = b > m_in->clip1 ? m_in->clip1 : b;
@@ -120,7 +126,26 @@ private:
     void addGeneral(const Piece& p);
     void keepGap(const Gap& g);
     void busy(TimeNs a, TimeNs b);
-    void idle(TimeNs a, TimeNs b, bool tail, uint32_t next);
+    GAPSCOPE_SWEEP_INLINE void idle(TimeNs a, TimeNs b, bool tail, uint32_t next)
+    {
+        IdleKind kind = IdleKind::StepGap;
+        if (!tail) {
+            while (m_syncCursor < m_in->syncCount && m_in->syncs[m_syncCursor].end <= a)
+                ++m_syncCursor;
+            bool inFlight = m_syncCursor < m_in->syncCount && m_in->syncs[m_syncCursor].start <= a;
+            kind = inFlight ? IdleKind::SyncStall : IdleKind::LaunchHost;
+        }
+        a = a < m_in->clip0 ? m_in->clip0 : a;
+        b = b > m_in->clip1 ? m_in->clip1 : b;
+        if (b <= a)
+            return;
+        m_out->idleNs[size_t(kind)] += b - a;
+        if (m_in->gaps == Input::Gaps::Longest && m_out->gaps.size() == kTopGaps
+            && m_out->gaps.back().end - m_out->gaps.back().start >= b - a)
+            return; // shorter than the kept ones: the common case
+        if (m_in->gaps != Input::Gaps::None)
+            keepGap(Gap { a, b, kind, tail ? kNoTag : next });
+    }
     void flushUntil(TimeNs x);
     void toHeap();
 
