@@ -23,8 +23,7 @@ void ClientLink::follow(uint64_t captureId, bool stream)
     streaming = stream;
     awaitingSnapshot = false;
     m_cut = false;
-    m_chunksSent = 0;
-    m_lastSequence = 0;
+    m_deliveredBefore = m_peer->framesDelivered(kTagStream);
 }
 
 ClientLink::Offer ClientLink::offerStream(const MergeOutput& chunk, size_t limit)
@@ -38,9 +37,7 @@ ClientLink::Offer ClientLink::offerStream(const MergeOutput& chunk, size_t limit
         streaming = false;
         return Offer::Cut;
     }
-    m_peer->enqueue(chunk.frame, kTagStream);
-    ++m_chunksSent;
-    m_lastSequence = chunk.sequence;
+    m_peer->enqueue(chunk.frame, kTagStream, chunk.sequence);
     return Offer::Queued;
 }
 
@@ -51,8 +48,9 @@ wire::AgentToClient ClientLink::cutNotice(uint64_t captureId, size_t limit, cons
     cut->set_capture_id(captureId);
     cut->set_reason("client too slow: more than " + std::to_string(limit)
         + " bytes of stream waiting; the capture goes on and the file is complete (FetchFile after CaptureDone)");
-    cut->set_chunks_sent(m_chunksSent);
-    cut->set_last_sequence(m_lastSequence);
+    // Counted from this client's connection: what it has received (or is receiving) of the stream.
+    cut->set_chunks_sent(m_peer->framesDelivered(kTagStream) - m_deliveredBefore);
+    cut->set_last_sequence(m_peer->lastDeliveredCookie(kTagStream));
     cut->set_output_path(outputPath);
     return m;
 }

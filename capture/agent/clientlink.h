@@ -52,7 +52,7 @@ private:
     uint32_t m_id;
     std::unique_ptr<PeerConnection> m_peer;
     bool m_cut = false;
-    uint64_t m_chunksSent = 0, m_lastSequence = 0;
+    uint64_t m_deliveredBefore = 0; // stream frames of earlier captures on this connection
     UniqueFd m_fetchFd;
     uint64_t m_fetchCapture = 0, m_fetchOffset = 0, m_fetchTotal = 0;
 };

@@ -73,7 +73,10 @@ PeerConnection::Io PeerConnection::writeQueued(std::string& error)
             const size_t rest = m_out.front().frame->size() - m_sentOfFront;
             if (left >= rest) {
                 left -= rest;
-                m_queuedBytes -= m_out.front().frame->size();
+                const Out& done = m_out.front();
+                m_queuedBytes -= done.frame->size();
+                m_done[done.tag & 1]++;
+                m_lastCookie[done.tag & 1] = done.cookie;
                 m_out.pop_front();
                 m_sentOfFront = 0;
             } else {
@@ -85,10 +88,23 @@ PeerConnection::Io PeerConnection::writeQueued(std::string& error)
     return Io::Ok;
 }
 
-void PeerConnection::enqueue(SharedFrame frame, int tag)
+void PeerConnection::enqueue(SharedFrame frame, int tag, uint64_t cookie)
 {
     m_queuedBytes += frame->size();
-    m_out.push_back({ std::move(frame), tag });
+    m_out.push_back({ std::move(frame), tag, cookie });
+}
+
+uint64_t PeerConnection::framesDelivered(int tag) const
+{
+    const bool inFlight = !m_out.empty() && m_sentOfFront > 0 && m_out.front().tag == tag;
+    return m_done[tag & 1] + (inFlight ? 1 : 0);
+}
+
+uint64_t PeerConnection::lastDeliveredCookie(int tag) const
+{
+    if (!m_out.empty() && m_sentOfFront > 0 && m_out.front().tag == tag)
+        return m_out.front().cookie;
+    return m_lastCookie[tag & 1];
 }
 
 Status PeerConnection::enqueue(const google::protobuf::MessageLite& msg, uint32_t maxBytes, int tag)

@@ -43,12 +43,16 @@ public:
     // Writes queued frames until the socket would block.
     Io writeQueued(std::string& error);
 
-    // Frame tags let the owner drop a class of queued frames (stream chunks) without touching others.
-    void enqueue(SharedFrame frame, int tag = 0);
+    // Frame tags (0 or 1) let the owner drop a class of queued frames (stream chunks) without
+    // touching others; `cookie` is the owner's label of a frame (a chunk sequence).
+    void enqueue(SharedFrame frame, int tag = 0, uint64_t cookie = 0);
     Status enqueue(const google::protobuf::MessageLite& msg, uint32_t maxBytes, int tag = 0);
     // Drops queued frames with `tag` that have not started to go out; returns the bytes dropped.
     size_t dropQueued(int tag);
     size_t queuedBytes() const { return m_queuedBytes; }
+    // Frames of `tag` that went out whole or are going out now, and the cookie of the latest of them.
+    uint64_t framesDelivered(int tag) const;
+    uint64_t lastDeliveredCookie(int tag) const;
     bool wantsWrite() const { return !m_out.empty(); }
 
     // Close after the queue has drained (e.g. after a fatal error message).
@@ -61,7 +65,10 @@ private:
     struct Out {
         SharedFrame frame;
         int tag;
+        uint64_t cookie;
     };
+    uint64_t m_done[2] = { 0, 0 }; // frames sent whole, per tag
+    uint64_t m_lastCookie[2] = { 0, 0 }; // cookie of the last of them
     UniqueFd m_fd;
     FrameDecoder m_decoder;
     std::string m_name;
