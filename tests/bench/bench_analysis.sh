@@ -17,7 +17,7 @@ if [ ! -s "$TRACE" ]; then
   echo "making $TRACE"
   "$CLI" synth --ranks "$RANKS" --steps "$STEPS" --kernels-per-step "$KERNELS" --seed 1 -o "$TRACE"
 fi
-"$BIN" "$TRACE" 5
+"$BIN" "$TRACE" 5 "$(dirname "$0")/../analysis/kernelnames.tsv"
 times=()
 for i in 1 2 3; do
   s=$(date +%s.%N)
