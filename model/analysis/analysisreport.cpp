@@ -259,6 +259,16 @@ json::Value AnalysisReport::toJson() const
         gaps.push(std::move(o));
     }
     doc.set("largest_gaps", std::move(gaps));
+    json::Value unclassified = json::Value::array();
+    const auto names = m_analyzer.unclassifiedKernels();
+    for (size_t i = 0; i < names.size() && i < 20; ++i) {
+        json::Value o = json::Value::object();
+        o.set("name", std::string(m_analyzer.trace().str(names[i].name)));
+        o.set("ms", ms(names[i].ns));
+        o.set("count", names[i].count);
+        unclassified.push(std::move(o));
+    }
+    doc.set("unclassified_kernels", std::move(unclassified));
     json::Value findings = json::Value::array();
     for (const auto& f : m_findings)
         findings.push(f.text);

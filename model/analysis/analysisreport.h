@@ -13,7 +13,7 @@
 //           (a time range adds `range` {measured_ms, bars, budget_steps})
 //   critical {rank, rule, steps_critical, steps, per_step [{index, rank}], median, mean}
 //   stragglers [{rank, late_count, mean_late_ms, max_late_ms, matched, unmatched, late_fraction, op}]
-//   largest_gaps [{rank, step, start_ms, ms, kind, before}]
+//   largest_gaps [{rank, step, start_ms, ms, kind, before}], unclassified_kernels [{name, ms, count}]
 //   findings [text...], notes [text...]
 // The bars of each step add up exactly to measured_ns (and to measured_ms up to float rounding).
 //

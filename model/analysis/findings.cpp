@@ -28,12 +28,12 @@ std::string formatDuration(double ms)
 
 std::string shortKernelName(std::string_view name)
 {
-    if (name.substr(0, 5) == "void ")
-        name.remove_prefix(5);
-    size_t cut = name.find_first_of("<(");
-    std::string s(name.substr(0, cut));
+    std::string n(name.substr(0, 5) == "void " ? name.substr(5) : name);
+    for (size_t p; (p = n.find("(anonymous namespace)::")) != std::string::npos;)
+        n.erase(p, 23);
+    std::string s = n.substr(0, n.find_first_of("<("));
     if (s.empty())
-        s = std::string(name.substr(0, 60));
+        s = n.substr(0, 60);
     return s.size() > 80 ? s.substr(0, 77) + "..." : s;
 }
 
@@ -94,6 +94,11 @@ void gapFindings(const GapAnalyzer& a, const GapAnalyzer::Breakdown& b, std::vec
         } else {
             f.kind = bar.kind == BarKind::Measured ? "measured" : "gap";
             std::string why = explain(bar.name, apiRecorded);
+            if (bar.name == "unclassified kernels") {
+                auto names = a.unclassifiedKernels();
+                for (size_t i = 0; i < names.size() && i < 3; ++i)
+                    why += std::string(i ? ", " : "; most time: ") + shortKernelName(a.trace().str(names[i].name));
+            }
             f.text = bar.name + ": " + formatMs(ms) + " ms of the " + formatMs(stepMs) + " ms step ("
                 + percent(ms, stepMs) + ")" + (why.empty() ? "" : ": " + why);
         }

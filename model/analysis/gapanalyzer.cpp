@@ -186,7 +186,7 @@ void GapAnalyzer::sweepRank(RankData& r)
     r.collectives.assign(r.windows.size(), {});
     for (size_t w = 0; w < r.windows.size(); ++w) {
         const Window& win = r.windows[w];
-        SweepMode mode { win.w0, win.w1, WindowSweep::Input::Gaps::Longest, false, &r.collectives[w] };
+        SweepMode mode { win.w0, win.w1, WindowSweep::Input::Gaps::Longest, false, &r.collectives[w], &r.unclassified };
         sweepWindow(r, w, mode, s);
         storeRecord(r, w, s);
     }
@@ -239,7 +239,7 @@ void GapAnalyzer::applyWaits(RankData& r)
     Scratch s;
     for (size_t w = 0; w < r.windows.size(); ++w)
         if (again[w]) {
-            SweepMode mode { r.windows[w].w0, r.windows[w].w1, WindowSweep::Input::Gaps::Longest, true, nullptr };
+            SweepMode mode { r.windows[w].w0, r.windows[w].w1, WindowSweep::Input::Gaps::Longest, true, nullptr, nullptr };
             sweepWindow(r, w, mode, s);
             storeRecord(r, w, s);
         }

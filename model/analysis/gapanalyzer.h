@@ -127,6 +127,14 @@ public:
     std::vector<IdleGap> largestGaps(
         int rank, uint32_t firstStep, uint32_t lastStep, size_t n, bool stepGaps = true) const;
 
+    // Kernels no classifier rule matches, by total time inside steps (all ranks), longest first.
+    struct NameTime {
+        StringId name = 0;
+        TimeNs ns = 0;
+        uint64_t count = 0;
+    };
+    std::vector<NameTime> unclassifiedKernels() const;
+
     // Problems with the data, in words (missing API lanes, unmatched collectives, ...).
     const std::vector<std::string>& notes() const { return m_notes; }
     bool hasApiLanes(uint32_t rank) const;
@@ -152,6 +160,7 @@ private:
         std::vector<uint8_t> overlapped; // per window: events of several streams ran at once
         std::vector<std::vector<CollectiveMatcher::Occurrence>> collectives; // per window, until matched
         uint64_t outsideCollectives = 0; // collective kernels before the first / after the last window
+        std::vector<NameTime> unclassified; // by name (first pass), unsorted
     };
     struct Scratch { // per-thread buffers of one window sweep
         WindowSweep sweep;
@@ -170,6 +179,7 @@ private:
         WindowSweep::Input::Gaps gaps;
         bool waitsKnown;
         std::vector<CollectiveMatcher::Occurrence>* record; // first pass: collectives found
+        std::vector<NameTime>* unclassified;                // first pass: unclassified kernel time
     };
     void prepareRank(RankData& r);
     void sweepRank(RankData& r);

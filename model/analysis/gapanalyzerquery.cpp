@@ -138,7 +138,7 @@ GapAnalyzer::Breakdown GapAnalyzer::analyze(const Selection& sel) const
         }
         if (!scratch)
             scratch = std::make_unique<Scratch>();
-        sweepWindow(*r, w, SweepMode { sel.t0, sel.t1, WindowSweep::Input::Gaps::None, true, nullptr }, *scratch);
+        sweepWindow(*r, w, SweepMode { sel.t0, sel.t1, WindowSweep::Input::Gaps::None, true, nullptr, nullptr }, *scratch);
         const auto& res = scratch->result;
         for (size_t i = 0; i < res.busyNs.size(); ++i)
             b.slotNs[i] += res.busyNs[i];
@@ -164,7 +164,7 @@ void GapAnalyzer::addMembers(const RankData& r, size_t w, const Selection& sel, 
     s.forcePieces = true;
     TimeNs clip0 = sel.kind == Selection::Kind::Range ? sel.t0 : r.windows[w].w0;
     TimeNs clip1 = sel.kind == Selection::Kind::Range ? sel.t1 : r.windows[w].w1;
-    sweepWindow(r, w, SweepMode { clip0, clip1, WindowSweep::Input::Gaps::All, true, nullptr }, s);
+    sweepWindow(r, w, SweepMode { clip0, clip1, WindowSweep::Input::Gaps::All, true, nullptr, nullptr }, s);
     clip0 = std::max(clip0, r.windows[w].w0);
     clip1 = std::min(clip1, r.windows[w].w1);
     std::vector<std::vector<EventRef>> bySlot(m_layout.slotCount());
@@ -189,6 +189,23 @@ void GapAnalyzer::addMembers(const RankData& r, size_t w, const Selection& sel, 
                     out.members[i].idle.push_back(TimeInterval { g.start, g.end });
         }
     }
+}
+
+std::vector<GapAnalyzer::NameTime> GapAnalyzer::unclassifiedKernels() const
+{
+    std::map<StringId, NameTime> byName;
+    for (const auto& r : m_rankData)
+        for (const auto& n : r.unclassified) {
+            NameTime& t = byName[n.name];
+            t.name = n.name;
+            t.ns += n.ns;
+            t.count += n.count;
+        }
+    std::vector<NameTime> out;
+    for (const auto& [name, t] : byName)
+        out.push_back(t);
+    std::stable_sort(out.begin(), out.end(), [](const NameTime& a, const NameTime& b) { return a.ns > b.ns; });
+    return out;
 }
 
 std::vector<GapAnalyzer::Straggler> GapAnalyzer::stragglers(uint32_t firstStep, uint32_t lastStep) const

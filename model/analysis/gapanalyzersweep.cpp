@@ -7,6 +7,19 @@
 
 namespace gapscope::model {
 
+namespace {
+void addUnclassified(std::vector<GapAnalyzer::NameTime>& v, StringId name, TimeNs ns)
+{
+    for (auto& n : v) // few distinct unclassified names: a linear search is enough
+        if (n.name == name) {
+            n.ns += std::max<TimeNs>(0, ns);
+            ++n.count;
+            return;
+        }
+    v.push_back(GapAnalyzer::NameTime { name, std::max<TimeNs>(0, ns), 1 });
+}
+} // namespace
+
 TimeNs GapAnalyzer::waitOf(const RankData& r, size_t w, uint32_t laneSlot, uint32_t index, TimeNs start) const
 {
     const uint64_t key = uint64_t(laneSlot) << 32 | index;
@@ -91,6 +104,8 @@ void GapAnalyzer::sweepWindow(const RankData& r, size_t w, const SweepMode& mode
                 const StringId name = ev.name(i);
                 const int c = classOf(name);
                 slot = c < 0 ? unclassified : uint32_t(c);
+                if (c < 0 && mode.unclassified)
+                    addUnclassified(*mode.unclassified, name, std::min(en, w1) - std::max(st, w0));
                 if (c >= 0 && c == coll) {
                     const uint64_t key = uint64_t(li) << 32 | uint64_t(i);
                     if (mode.record && st >= w0)

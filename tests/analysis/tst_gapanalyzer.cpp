@@ -131,6 +131,11 @@ void TstGapAnalyzer::singleStreamExact()
     for (const auto& bar : b.bars)
         QVERIFY(bar.kind != BarKind::Budget); // no budget given
     QVERIFY(a.notes().empty());
+    auto unknown = a.unclassifiedKernels();
+    QCOMPARE(int(unknown.size()), 1);
+    QCOMPARE(trace.str(unknown[0].name), std::string_view(kCustom));
+    QCOMPARE(unknown[0].ns, TimeNs(2000));
+    QCOMPARE(unknown[0].count, uint64_t(1));
     // The last step ends at its recorded end.
     auto last = stepOf(a, 0, 1);
     QCOMPARE(last.measuredNs, TimeNs(50000));
