@@ -318,7 +318,7 @@ std::string AnalysisReport::toText() const
     else
         out << "steps " << m_options.firstStep << " to "
             << (m_options.lastStep == GapAnalyzer::kAllSteps ? std::string("the last") : std::to_string(m_options.lastStep));
-    out << " (" << m_critical.total << " steps)\n";
+    out << " (" << m_critical.total << (m_critical.total == 1 ? " step)\n" : " steps)\n");
     out << "budget: "
         << (a.budget().present ? a.budget().description + ", " + fixed(a.budget().totalMs()) + " ms per step"
                                : std::string("none (give --model and --hw to compare with the theory)"))

@@ -151,6 +151,27 @@ std::vector<Finding> makeFindings(const GapAnalyzer& a, const GapAnalyzer::Break
                 + formatDuration(double(s.lateMax) / 1e6) + ")",
             "straggler", s.meanLateMs() });
     }
+    // The critical path shows no wait (its rank is the one waited for): name the ranks that wait.
+    if (!b.steps.empty()) {
+        GapAnalyzer::Selection sel;
+        sel.firstStep = b.steps.front().second;
+        sel.lastStep = b.steps.back().second;
+        std::string waits;
+        double worst = 0;
+        for (uint32_t rank : a.ranks()) {
+            sel.rank = int(rank);
+            auto r = a.analyze(sel);
+            double w = r.valid ? double(r.slotNs[a.layout().waitSlot()]) / std::max<double>(1, double(r.steps.size())) / 1e6 : 0;
+            if (w >= 0.01 * stepNs / 1e6) {
+                waits += (waits.empty() ? "" : ", ") + std::string("rank ") + std::to_string(rank) + " " + formatDuration(w);
+                worst = std::max(worst, w);
+            }
+        }
+        if (!waits.empty())
+            out.push_back(Finding { "collective wait per step: " + waits
+                    + (late.empty() ? std::string() : " (waiting for rank " + std::to_string(late.front().rank) + ")"),
+                "wait", worst });
+    }
     static const char* const kKind[] = { "launch/host gap", "sync stall", "step gap" };
     for (const auto& g : largestGaps) {
         std::string text = "largest gap: " + formatDuration(double(g.duration()) / 1e6) + " " + kKind[size_t(g.kind)]
