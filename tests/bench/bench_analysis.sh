@@ -18,12 +18,15 @@ if [ ! -s "$TRACE" ]; then
   "$CLI" synth --ranks "$RANKS" --steps "$STEPS" --kernels-per-step "$KERNELS" --seed 1 -o "$TRACE"
 fi
 "$BIN" "$TRACE" 5 "$(dirname "$0")/../analysis/kernelnames.tsv"
-times=()
-for i in 1 2 3; do
-  s=$(date +%s.%N)
-  "$CLI" analyze "$TRACE" --json --no-steps > /dev/null
-  e=$(date +%s.%N)
-  times+=("$(echo "$e - $s" | bc)")
-done
-median=$(printf '%s\n' "${times[@]}" | sort -n | sed -n 2p)
-echo "gapscope-cli analyze --json --no-steps (read included), median of 3: ${median} s (runs: ${times[*]})"
+# Wall and CPU (user + sys) time, end to end, and of the read alone (`info`), median of 3 each.
+timed() {
+  local walls=() cpus=() out
+  for i in 1 2 3; do
+    out=$( { /usr/bin/time -f "%e %U %S" "$@" > /dev/null; } 2>&1 | tail -1)
+    walls+=("$(echo "$out" | awk '{print $1}')")
+    cpus+=("$(echo "$out" | awk '{printf "%.2f", $2 + $3}')")
+  done
+  echo "wall $(printf '%s\n' "${walls[@]}" | sort -n | sed -n 2p) s (runs ${walls[*]}), CPU $(printf '%s\n' "${cpus[@]}" | sort -n | sed -n 2p) s"
+}
+echo "gapscope-cli analyze --json --no-steps (read included), median of 3: $(timed "$CLI" analyze "$TRACE" --json --no-steps)"
+echo "gapscope-cli info (the read alone), median of 3: $(timed "$CLI" info "$TRACE")"
