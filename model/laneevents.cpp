@@ -19,13 +19,10 @@ void applyPermutation(std::vector<T>& v, const std::vector<uint32_t>& perm)
 
 } // namespace
 
-TimeNs LaneEvents::duration(size_t i) const
+TimeNs LaneEvents::longDuration(size_t i) const
 {
-    uint32_t d = m_dur[i];
-    if (d != UINT32_MAX)
-        return d;
     auto it = m_longDur.find(uint32_t(i));
-    return it != m_longDur.end() ? it->second : TimeNs(d);
+    return it != m_longDur.end() ? it->second : TimeNs(UINT32_MAX);
 }
 
 size_t LaneEvents::lowerBound(TimeNs t) const

@@ -73,6 +73,7 @@ void LaneSummary::buildFrom(const LaneEvents& ev, size_t firstNode)
                 nd.longest = uint32_t(i);
             }
         }
+        nd.longestDur = uint32_t(std::min<TimeNs>(longest, UINT32_MAX));
         leaves.push_back(nd);
     }
     size_t dirty = firstNode;
@@ -91,8 +92,11 @@ void LaneSummary::buildFrom(const LaneEvents& ev, size_t firstNode)
                 nd.end = std::max(nd.end, x.end);
                 nd.busy += x.busy;
                 nd.count += x.count;
-                if (ev.duration(x.longest) > ev.duration(nd.longest))
+                if (x.longestDur > nd.longestDur
+                    || (x.longestDur == UINT32_MAX && ev.duration(x.longest) > ev.duration(nd.longest))) {
                     nd.longest = x.longest;
+                    nd.longestDur = x.longestDur;
+                }
             }
             cur.push_back(nd);
         }
@@ -124,7 +128,7 @@ LaneSummary::Range LaneSummary::range(const LaneEvents& ev, size_t first, size_t
     auto addNode = [&](const Node& nd) {
         r.busy += nd.busy;
         r.maxEnd = std::max(r.maxEnd, nd.end);
-        TimeNs d = ev.duration(nd.longest);
+        TimeNs d = nd.longestDur != UINT32_MAX ? TimeNs(nd.longestDur) : ev.duration(nd.longest);
         if (d > r.longestDuration) {
             r.longestDuration = d;
             r.longest = nd.longest;
@@ -190,7 +194,21 @@ void LaneSummary::fold(const LaneEvents& ev, TimeNs t0, TimeNs t1, double nsPerP
         FoldItem f = single(ev, i, d);
         TimeNs longestDur = d;
         size_t j = i + 1;
-        while (j < last) {
+        // Neighbours one at a time while runs are short (the common, zoomed-in case) ...
+        for (int steps = 0; j < last && steps < 8; ++steps, ++j) {
+            const TimeNs dj = ev.duration(j);
+            if (ev.start(j) >= f.end + q || dj >= q)
+                break;
+            ++f.count;
+            f.busy += dj;
+            f.end = std::max(f.end, ev.start(j) + dj);
+            if (dj > longestDur) {
+                longestDur = dj;
+                f.longest = uint32_t(j);
+            }
+        }
+        // ... then in jumps of a pixel quantum through the summary (cost follows pixels, not events).
+        while (j < last && ev.start(j) < f.end + q && ev.duration(j) < q) {
             size_t k = gallop(ev.starts(), j, last, f.end + q);
             if (k == j)
                 break;

@@ -260,12 +260,14 @@ size_t Trace::memoryBytes() const
     return b;
 }
 
-void Trace::finalizeLane(Lane& lane)
+void Trace::finalizeLane(Lane& lane, uint64_t counts[8])
 {
     lane.events.sortIfNeeded();
     lane.events.shrink();
     lane.events.buildIndex(0);
     lane.summary.build(lane.events);
+    for (uint32_t a : lane.events.m_aux)
+        ++counts[size_t(aux::kind(a)) & 7];
 }
 
 void Trace::finalize(unsigned threads)
@@ -277,9 +279,10 @@ void Trace::finalize(unsigned threads)
     std::sort(order.begin(), order.end(),
         [this](LaneId a, LaneId b) { return m_lanes[a].events.size() > m_lanes[b].events.size(); });
     std::atomic<size_t> next { 0 };
+    std::vector<std::array<uint64_t, 8>> laneCounts(m_lanes.size());
     auto work = [&]() {
         for (size_t k; (k = next.fetch_add(1)) < order.size();)
-            finalizeLane(m_lanes[order[k]]);
+            finalizeLane(m_lanes[order[k]], laneCounts[order[k]].data());
     };
     threads = std::max(1u, std::min<unsigned>(threads, unsigned(order.size())));
     std::vector<std::thread> pool;
@@ -290,11 +293,12 @@ void Trace::finalize(unsigned threads)
         t.join();
 
     m_impl->counts.fill(0);
+    for (const auto& c : laneCounts)
+        for (size_t k = 0; k < 8; ++k)
+            m_impl->counts[k] += c[k];
     m_start = INT64_MAX;
     m_end = INT64_MIN;
     for (const auto& l : m_lanes) {
-        for (uint32_t a : l.events.m_aux)
-            ++m_impl->counts[size_t(aux::kind(a)) & 7];
         if (!l.events.empty()) {
             m_start = std::min(m_start, l.events.start(0));
             m_end = std::max(m_end, l.events.m_blockMaxEnd.back());

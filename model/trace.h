@@ -10,7 +10,7 @@
 // zoomed-out query cost what the screen shows, not what the trace holds.
 //
 // Memory: about 24 bytes per event (start 8, duration 4, name 4, correlation 4, aux 4) plus the
-// summary pyramid (about 2 bytes per event). Kind-specific payloads (launch configs, memop sizes,
+// summary pyramid (about 1.3 bytes per event) and the side tables of collectives and memory ops. Kind-specific payloads (launch configs, memop sizes,
 // collective details) live in side tables referenced by `aux`.
 //
 // Threading: a finished Trace is immutable and safe to read from any thread. appendFrom() (live
@@ -113,7 +113,11 @@ public:
     size_t size() const { return m_start.size(); }
     bool empty() const { return m_start.empty(); }
     TimeNs start(size_t i) const { return m_start[i]; }
-    TimeNs duration(size_t i) const;
+    TimeNs duration(size_t i) const
+    {
+        const uint32_t d = m_dur[i];
+        return d != UINT32_MAX ? TimeNs(d) : longDuration(i);
+    }
     TimeNs end(size_t i) const { return m_start[i] + duration(i); }
     StringId name(size_t i) const { return m_name[i]; }
     uint32_t correlation(size_t i) const { return m_corr[i]; }
@@ -136,6 +140,7 @@ private:
     friend class Trace;
     friend class LaneSummary;
     friend class TraceLoader;
+    TimeNs longDuration(size_t i) const;
     // Appends one event (durations above UINT32_MAX go to m_longDur).
     void push(TimeNs start, TimeNs duration, StringId name, uint32_t corr, uint32_t aux);
     // Sorts by (start, longer first) when needed; returns true if it had to reorder.
@@ -172,7 +177,7 @@ struct FoldItem {
 // longest event. Built once in O(n); queries touch O(screen pixels + log n) nodes.
 class LaneSummary {
 public:
-    static constexpr uint32_t kLeaf = 16;
+    static constexpr uint32_t kLeaf = 32;
     static constexpr uint32_t kFanout = 16;
 
     void build(const LaneEvents& events);
@@ -209,7 +214,7 @@ private:
         uint32_t first; // first event index
         uint32_t count;
         uint32_t longest;
-        uint32_t pad;
+        uint32_t longestDur; // duration of `longest`, saturated at UINT32_MAX
     };
     static_assert(sizeof(Node) == 40, "LaneSummary::Node must stay compact");
     void buildFrom(const LaneEvents& events, size_t firstNode);
@@ -304,7 +309,7 @@ private:
     struct Impl;
     // Sorts lanes, builds summaries, counts and lookup tables (end of building / loading).
     void finalize(unsigned threads);
-    void finalizeLane(Lane& lane);
+    void finalizeLane(Lane& lane, uint64_t counts[8]);
     pb::FileHeader m_header;
     std::vector<std::string> m_strings;
     std::vector<Lane> m_lanes;

@@ -96,12 +96,14 @@ Status TraceWriter::flush()
 {
     if (m_finished)
         return Status::error(m_path + ": write after finish");
-    m_encoder.flush(m_chunk);
+    pb::Chunk& chunk = *m_arena.fresh<pb::Chunk>();
+    m_lastChunk = &chunk;
+    m_encoder.flush(chunk);
     const auto& st = m_encoder.lastStats();
-    if (st.events == 0 && st.steps == 0 && m_chunk.counters_size() == 0 && m_chunk.strings_size() == 0
-        && m_chunk.lanes_size() == 0 && m_chunk.configs_size() == 0)
+    if (st.events == 0 && st.steps == 0 && chunk.counters_size() == 0 && chunk.strings_size() == 0
+        && chunk.lanes_size() == 0 && chunk.configs_size() == 0)
         return Status::ok();
-    m_chunk.SerializeToString(&m_raw);
+    chunk.SerializeToString(&m_raw);
     pb::IndexEntry* e = m_index.add_frames();
     if (Status s = writeFrame(uint8_t(FrameType::Chunk), m_raw, uint32_t(std::min<uint64_t>(st.events, UINT32_MAX)), e);
         !s)
@@ -109,7 +111,7 @@ Status TraceWriter::flush()
     e->set_min_time_ns(st.minTime);
     e->set_max_time_ns(st.maxTime);
     e->set_event_count(st.events);
-    e->set_sequence(m_chunk.sequence());
+    e->set_sequence(chunk.sequence());
     e->mutable_ranks()->Add(st.ranks.begin(), st.ranks.end());
     e->mutable_lane_ids()->Add(st.laneIds.begin(), st.laneIds.end());
     e->mutable_lane_event_counts()->Add(st.laneCounts.begin(), st.laneCounts.end());

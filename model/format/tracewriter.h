@@ -13,6 +13,7 @@
 
 #include "model/format/chunkencoder.h"
 #include "model/format/fileformat.h"
+#include "model/format/messagearena.h"
 #include "model/format/trace.pb.h"
 #include "model/format/zstdcodec.h"
 #include "model/status.h"
@@ -65,7 +66,7 @@ public:
     // The chunk the last flush() wrote (events, dictionary additions, sequence): the capture agent
     // streams this same chunk to live clients. Valid until the next flush; meaningful only when that
     // flush wrote a frame (bytesWritten() grew).
-    const pb::Chunk& lastChunk() const { return m_chunk; }
+    const pb::Chunk& lastChunk() const { return m_lastChunk ? *m_lastChunk : pb::Chunk::default_instance(); }
 
 private:
     TraceWriter() = default;
@@ -79,7 +80,8 @@ private:
     ZstdCompressor m_zstd;
     pb::FileHeader m_header;
     pb::Index m_index;
-    pb::Chunk m_chunk;
+    MessageArena m_arena { size_t(8) << 20 }; // chunks are built here: no per-flush allocation
+    const pb::Chunk* m_lastChunk = nullptr;    // in m_arena, until the next flush
     std::string m_raw, m_stored;
     uint64_t m_offset = 0;
     uint64_t m_events = 0;

@@ -19,6 +19,7 @@
 #include <fstream>
 #include <malloc.h>
 #include <random>
+#include <sys/resource.h>
 #include <unistd.h>
 #include <string>
 #include <vector>
@@ -30,6 +31,14 @@ using Clock = std::chrono::steady_clock;
 namespace {
 
 double secondsSince(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
+
+// CPU time of the whole process (user + system), to tell work from waiting on a shared machine.
+double cpuSeconds()
+{
+    struct rusage u {};
+    getrusage(RUSAGE_SELF, &u);
+    return double(u.ru_utime.tv_sec + u.ru_stime.tv_sec) + double(u.ru_utime.tv_usec + u.ru_stime.tv_usec) / 1e6;
+}
 
 long rssKb()
 {
@@ -198,33 +207,39 @@ int main(int argc, char** argv)
     row("heap in use after open (mallinfo2) per event", double(heapBytes() - heap0) / double(events), "B", "", true);
     row("Trace::memoryBytes() per event", double(trace->memoryBytes()) / double(events), "B", "", true);
 
-    std::vector<double> reads;
+    std::vector<double> reads, readCpu;
     for (uint32_t i = 0; i < a.repeats; ++i) {
         t0 = Clock::now();
+        const double c0 = cpuSeconds();
         auto again = readTraceFile(file, ro);
         reads.push_back(secondsSince(t0));
+        readCpu.push_back(cpuSeconds() - c0);
     }
     const double readS = median(reads);
-    row("validate (read+decode+index+summaries, 2 threads), median", readS, "s", "<= 0.6 s @12M", true);
-    row("validate speed", double(events) / readS / 1e6, "M ev/s", ">= 20 M ev/s", double(events) / readS >= 20e6);
+    row("validate (read+decode+index+summaries, 2 threads), median", readS, "s", "", true);
+    row("validate speed (wall clock)", double(events) / readS / 1e6, "M ev/s", ">= 20 M ev/s", double(events) / readS >= 20e6);
+    row("validate CPU time per event (both threads)", median(readCpu) / double(events) * 1e9, "ns", "", true);
     ro.threads = 1;
     t0 = Clock::now();
     (void)readTraceFile(file, ro);
     row("validate speed, 1 thread", double(events) / secondsSince(t0) / 1e6, "M ev/s", "", true);
 
-    std::vector<double> writes;
+    std::vector<double> writes, writeCpu;
     const std::string out = (dir / "rewrite.gapscope").string();
     for (uint32_t i = 0; i < a.repeats; ++i) {
         t0 = Clock::now();
+        const double c0 = cpuSeconds();
         if (Status s = writeTraceFile(*trace, out); !s) {
             std::fprintf(stderr, "%s\n", s.message().c_str());
             return 1;
         }
         writes.push_back(secondsSince(t0));
+        writeCpu.push_back(cpuSeconds() - c0);
     }
     const double writeS = median(writes);
-    row("write speed (1 thread, zstd 3), median", double(events) / writeS / 1e6, "M ev/s", ">= 5 M ev/s",
+    row("write speed (1 thread, zstd 3, wall clock), median", double(events) / writeS / 1e6, "M ev/s", ">= 5 M ev/s",
         double(events) / writeS >= 5e6);
+    row("write speed per CPU second", double(events) / median(writeCpu) / 1e6, "M ev/s", "", true);
 
     // Chrome JSON of a slice of steps, against the .gapscope bytes of the same kernels.
     ChromeExportOptions co;
