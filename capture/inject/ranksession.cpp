@@ -66,10 +66,9 @@ RankSession::~RankSession()
     stopEverything();
 }
 
-void RankSession::send(const wire::RankToAgent& msg, bool droppable)
+bool RankSession::send(const wire::RankToAgent& msg, bool droppable)
 {
-    if (m_link)
-        m_link->send(msg, droppable);
+    return m_link && m_link->send(msg, droppable);
 }
 
 std::string RankSession::serve(AgentLink& link, const std::atomic<bool>& stop)
@@ -333,7 +332,28 @@ void RankSession::sendChunk(bool force)
     c->set_capture_id(m_captureId);
     c->set_plan(m_plan);
     b->flush(*c->mutable_chunk());
-    send(out, true);
+    if (send(out, true))
+        return;
+    // The socket is backed up: the events go, but the dictionary entries they introduced (strings,
+    // lanes, launch configs) and the step boundaries are small and needed by every later chunk, so
+    // they travel anyway and the lost events are counted.
+    pb::Chunk& ch = *c->mutable_chunk();
+    const uint64_t lost = uint64_t(ch.kernels().c().lane_size()) + ch.memops().c().lane_size()
+        + ch.api().c().lane_size() + ch.syncs().c().lane_size() + ch.nvtx().c().lane_size()
+        + ch.collectives().c().lane_size();
+    ch.clear_kernels();
+    ch.clear_memops();
+    ch.clear_api();
+    ch.clear_syncs();
+    ch.clear_nvtx();
+    ch.clear_collectives();
+    pb::Counter* counter = ch.add_counters();
+    counter->set_name("rank_link_dropped_events");
+    counter->set_rank(int32_t(m_rank));
+    counter->set_value(lost);
+    counter->set_severity("data_loss");
+    counter->set_detail("events dropped because the agent socket was backed up");
+    send(out, false);
 }
 
 void RankSession::tick(int64_t now)

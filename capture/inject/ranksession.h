@@ -63,7 +63,7 @@ private:
     void sendStatus();
     void fillCounters(google::protobuf::RepeatedPtrField<pb::Counter>* out);
     void sendArmed(wire::ArmError error, const std::string& message, uint32_t plan = 0);
-    void send(const wire::RankToAgent& msg, bool droppable = false);
+    bool send(const wire::RankToAgent& msg, bool droppable = false);
 
     Channels& m_channels;
     Tracer& m_tracer;
