@@ -9,7 +9,7 @@
 
 namespace gapscope::model::aux {
 
-constexpr uint32_t kPayloadBits = 29;
+constexpr uint32_t kPayloadBits = 29; // Trace::kindOf (trace.h) relies on this value
 constexpr uint32_t kPayloadMask = (1u << kPayloadBits) - 1;
 constexpr uint32_t kMaxPayload = kPayloadMask;
 

@@ -100,8 +100,6 @@ std::optional<LaneId> Trace::findLane(std::string_view key) const
     return it->second;
 }
 
-EventKind Trace::kindOf(LaneId lane, size_t index) const { return aux::kind(m_lanes[lane].events.aux(index)); }
-
 const KernelConfig* Trace::kernelConfig(LaneId lane, size_t index) const
 {
     uint32_t a = m_lanes[lane].events.aux(index);

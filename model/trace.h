@@ -258,7 +258,7 @@ public:
     std::optional<LaneId> findLane(std::string_view key) const;
 
     // Typed access to one event.
-    EventKind kindOf(LaneId lane, size_t index) const;
+    EventKind kindOf(LaneId lane, size_t index) const { return EventKind(m_lanes[lane].events.aux(index) >> 29); }
     const KernelConfig* kernelConfig(LaneId lane, size_t index) const;     // kernels only
     const std::vector<KernelConfig>& kernelConfigs() const { return m_configs; } // distinct configs
     const MemopInfo* memop(LaneId lane, size_t index) const;               // memcpy/memset only

@@ -147,8 +147,9 @@ void sortPermutation(const Common& c, std::vector<uint32_t>& perm, std::vector<u
 template <typename T, typename F>
 bool fillColumn(RepeatedField<T>* out, size_t n, F&& value)
 {
-    out->Resize(int(n), T(0));
-    T* d = out->mutable_data();
+    out->Clear();
+    out->Reserve(int(n));
+    T* d = out->AddNAlreadyReserved(int(n)); // every element is written below: no zero fill
     T any = 0;
     for (size_t i = 0; i < n; ++i) {
         d[i] = value(i);
@@ -198,8 +199,8 @@ struct Predictors {
 void writeCommon(const Common& c, int64_t base, pb::Columns* out, Predictors& p)
 {
     const size_t n = c.size();
-    out->mutable_lane()->Resize(int(n), 0);
-    std::memcpy(out->mutable_lane()->mutable_data(), c.lane.data(), n * 4);
+    out->mutable_lane()->Reserve(int(n));
+    std::memcpy(out->mutable_lane()->AddNAlreadyReserved(int(n)), c.lane.data(), n * 4);
     uint32_t maxLane = 0, maxName = 0;
     for (size_t i = 0; i < n; ++i) {
         maxLane = std::max(maxLane, c.lane[i]);
