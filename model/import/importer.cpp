@@ -98,7 +98,7 @@ private:
     std::mutex m_mutex;
 };
 
-Status importJson(const std::string& path, StagedTrace& out, SharedProgress& progress, size_t index)
+Status importJson(const std::string& path, StagedTrace& out, SharedProgress& progress, size_t index, unsigned workers)
 {
 #ifdef GAPSCOPE_HAVE_SIMDJSON
     auto src = ByteSource::open(path);
@@ -108,6 +108,7 @@ Status importJson(const std::string& path, StagedTrace& out, SharedProgress& pro
     if (std::thread::hardware_concurrency() > 1) // read and inflate on a second core while parsing
         source = std::make_unique<importer::PrefetchByteSource>(std::move(source));
     importer::KinetoReader::Options options;
+    options.workers = workers;
     options.progress = [&progress, index](uint64_t bytes) { return progress.update(index, bytes); };
     importer::KinetoReader reader(*source, out, options);
     return reader.read();
@@ -115,6 +116,7 @@ Status importJson(const std::string& path, StagedTrace& out, SharedProgress& pro
     (void)out;
     (void)progress;
     (void)index;
+    (void)workers;
     return Status::error(path + ": Kineto JSON import needs simdjson, which this build lacks "
                                 "(install libsimdjson-dev and reconfigure)");
 #endif
@@ -132,11 +134,11 @@ Status importNsys(const std::string& path, StagedTrace& out)
 #endif
 }
 
-Status importOne(const std::string& path, StagedTrace& out, SharedProgress& progress, size_t index)
+Status importOne(const std::string& path, StagedTrace& out, SharedProgress& progress, size_t index, unsigned workers)
 {
     switch (sniff(path)) {
     case Format::Json:
-        return importJson(path, out, progress, index);
+        return importJson(path, out, progress, index, workers);
     case Format::Nsys:
         return importNsys(path, out);
     default:
@@ -161,13 +163,16 @@ Expected<Trace> importTraces(const std::vector<std::string>& paths, const ReadOp
         staged.emplace_back(sniff(p) == Format::Nsys ? "nsys" : "kineto", p);
     std::vector<std::optional<Status>> results(paths.size());
     SharedProgress progress(paths, options);
+    const unsigned hw = std::max(1u, std::thread::hardware_concurrency());
+    const unsigned budget = options.threads ? options.threads : hw;
+    const size_t threads = std::min<size_t>(paths.size(), budget);
+    // Threads left over parse the inside of each file (KinetoPipeline); a single core parses inline.
+    const unsigned workers = budget > 1 ? std::max<unsigned>(1, budget / unsigned(threads)) : 0;
     std::atomic<size_t> next { 0 };
     auto worker = [&] {
         for (size_t i; (i = next.fetch_add(1)) < paths.size();)
-            results[i] = importOne(paths[i], staged[i], progress, i);
+            results[i] = importOne(paths[i], staged[i], progress, i, workers);
     };
-    const unsigned hw = std::max(1u, std::thread::hardware_concurrency());
-    const size_t threads = std::min<size_t>(paths.size(), options.threads ? options.threads : hw);
     std::vector<std::thread> pool;
     for (size_t t = 1; t < threads; ++t)
         pool.emplace_back(worker);

@@ -31,6 +31,51 @@ size_t JsonScanner::skipWhitespace(const char* data, size_t pos, size_t n)
     return pos;
 }
 
+bool JsonScanner::nextElement(const char* data, size_t from, size_t n, size_t& next)
+{
+    enum { Other, AfterClose, AfterComma, InCandidate } state = AfterComma; // `from` may follow a comma
+    int depth = 0, minDepth = 0;
+    size_t candidate = 0;
+    bool inString = false, escape = false;
+    for (size_t i = from; i < n; ++i) {
+        const char c = data[i];
+        if (inString) {
+            if (escape)
+                escape = false;
+            else if (c == '\\')
+                escape = true;
+            else if (c == '"')
+                inString = false;
+            continue;
+        }
+        if (isSpace(c))
+            continue;
+        const bool atMin = depth == minDepth;
+        if (c == '{' || c == '[') {
+            if (atMin && state != InCandidate) {
+                state = c == '{' && state != Other ? InCandidate : Other;
+                candidate = i;
+            }
+            ++depth;
+        } else if (c == '}' || c == ']') {
+            --depth;
+            if (depth < minDepth) {
+                minDepth = depth;
+                state = AfterClose;
+            } else if (depth == minDepth && state == InCandidate) {
+                next = candidate;
+                return true;
+            }
+        } else if (atMin && state != InCandidate) {
+            state = c == ',' && state == AfterClose ? AfterComma : Other;
+            inString = c == '"';
+        } else {
+            inString = c == '"';
+        }
+    }
+    return false;
+}
+
 size_t JsonScanner::repairUtf8(char* data, size_t n, bool& cutTail)
 {
     cutTail = false;

@@ -29,6 +29,12 @@ public:
     const char* error() const { return m_error; }
 
     static size_t skipWhitespace(const char* data, size_t pos, size_t n);
+    // From `from` - a position outside any string, inside an element of an array of objects or between
+    // two of them - finds where the next element of that array starts (`next`), confirmed by scanning
+    // that element to its end at the same depth. False when data[from, n) does not hold it whole, when
+    // the array closes first, or when no array-of-objects level shows up. A heuristic that never has to
+    // be right: the Kineto reader verifies every boundary it takes from here.
+    static bool nextElement(const char* data, size_t from, size_t n, size_t& next);
     // Replaces each byte of an invalid UTF-8 sequence in data[0, n) by '?' and returns how many were
     // replaced. A sequence cut short by the end of the data is left alone and reported in `cutTail`.
     static size_t repairUtf8(char* data, size_t n, bool& cutTail);

@@ -59,3 +59,19 @@ void JsonWindow::consume(size_t n)
 }
 
 } // namespace gapscope::model::importer
+
+namespace gapscope::model::importer {
+
+void JsonWindow::prepend(const char* bytes, size_t n)
+{
+    const size_t have = size();
+    if (have + n > m_window)
+        growWindow(have + n);
+    std::memmove(m_buf.get() + 1 + n, data(), have);
+    std::memcpy(m_buf.get() + 1, bytes, n);
+    m_begin = 1;
+    m_end = 1 + n + have;
+    m_offset -= n;
+}
+
+} // namespace gapscope::model::importer

@@ -35,6 +35,9 @@ public:
     // Fills up to the window size.
     Status fill() { return fill(m_window); }
     void consume(size_t n);
+    // Puts `n` bytes that were consumed back in front of the window (they started at stream offset
+    // offset() - n).
+    void prepend(const char* bytes, size_t n);
     // Bytes writable from `p` (inside the buffer) to the end of the allocation, padding included.
     size_t capacityFrom(const char* p) const { return static_cast<size_t>(m_buf.get() + m_alloc - p); }
     void growWindow(size_t bytes);

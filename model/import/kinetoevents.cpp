@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include "model/import/kinetoevents.h"
 
-#include "model/import/decimal.h"
+#include "model/import/stringpool.h"
 
 #include <cstring>
 
@@ -30,28 +30,6 @@ enum Category : int {
 // Streams of GPU-side annotation lanes carry this bit so they never share a key with a host thread id.
 constexpr uint64_t kGpuRangeBit = 1ull << 32;
 constexpr uint64_t kSyncLaneStream = ~0ull;
-
-// Keys are compared on simdjson's raw key text, closing quote included ("ph\"").
-template <size_t N>
-inline bool keyIs(const char* raw, const char (&lit)[N])
-{
-    return std::memcmp(raw, lit, N - 1) == 0;
-}
-
-inline bool isDataError(simdjson::error_code e)
-{
-    return e == simdjson::INCORRECT_TYPE || e == simdjson::NUMBER_ERROR || e == simdjson::NUMBER_OUT_OF_RANGE;
-}
-
-// A raw string token ("X"  ) without its quotes and trailing blanks; empty if not a plain string.
-std::string_view unquote(std::string_view t)
-{
-    while (!t.empty() && (t.back() == ' ' || t.back() == '\n' || t.back() == '\r' || t.back() == '\t'))
-        t.remove_suffix(1);
-    if (t.size() < 2 || t.front() != '"' || t.back() != '"')
-        return {};
-    return t.substr(1, t.size() - 2);
-}
 
 Category classify(std::string_view c)
 {
@@ -152,17 +130,6 @@ uint64_t hashText(std::string_view s)
 
 } // namespace
 
-struct KinetoEventParser::Raw {
-    std::string_view ph, cat, name, bp, tidText, collective, dtype, pgName, metaName, labels;
-    int64_t ts = 0, dur = -1, pid = 0, tid = 0, id = 0;
-    bool hasTs = false, hasPid = false, hasTid = false, hasId = false, pidString = false, tidString = false;
-    int64_t device = -1, stream = -1, correlation = 0, bytes = -1, registers = 0, sharedMemory = 0;
-    int64_t graphId = 0, graphNodeId = 0, nelems = -1, waitStream = -1;
-    uint32_t grid[3] = { 0, 0, 0 };
-    uint32_t block[3] = { 0, 0, 0 };
-    const char* bad = nullptr;
-};
-
 KinetoEventParser::KinetoEventParser(StagedTrace& out)
     : m_out(out)
 {
@@ -178,223 +145,15 @@ void KinetoEventParser::tally(std::map<std::string, uint64_t, std::less<>>& m, s
     ++it->second;
 }
 
-// Value readers: false only on a structural error (m_error set); a value of another type is ignored.
-bool KinetoEventParser::readToken(od::value& v, std::string_view& out)
-{
-    out = v.raw_json_token(); // cannot fail: the token is where the iterator stands
-    return true;
-}
-
-bool KinetoEventParser::readInt(od::value& v, int64_t& out)
-{
-    std::string_view t;
-    if (!readToken(v, t))
-        return false;
-    int64_t x;
-    if (parseInteger(t, x))
-        out = x;
-    return true;
-}
-
-// Strings without escapes (nearly all: kernel names, categories) are used in place in the input; the
-// others are unescaped by simdjson.
-bool KinetoEventParser::readString(od::value& v, std::string_view& out)
-{
-    const std::string_view t = unquote(v.raw_json_token());
-    if (!t.empty() && std::memchr(t.data(), '\\', t.size()) == nullptr) {
-        out = t;
-        return true;
-    }
-    auto e = v.get_string().get(out);
-    if (e && !isDataError(e)) {
-        m_error = e;
-        return false;
-    }
-    return true;
-}
-
-// pid / tid: numbers, or strings ("Spans", "stream 7") identified by their hash.
-bool KinetoEventParser::readId(od::value& v, int64_t& id, bool& isString)
-{
-    std::string_view t;
-    if (!readToken(v, t))
-        return false;
-    if (parseInteger(t, id)) {
-        isString = false;
-        return true;
-    }
-    std::string_view s = unquote(t);
-    isString = true;
-    if (s.rfind("stream ", 0) == 0 && parseInteger(s.substr(7), id)) // older Kineto: "tid": "stream 7"
-        isString = false;
-    else
-        id = static_cast<int64_t>(hashText(s) & 0x7FFFFFFFFFFFFFFFull);
-    return true;
-}
-
-bool KinetoEventParser::readDim(od::value& v, uint32_t (&dim)[3])
-{
-    od::array a;
-    auto e = v.get_array().get(a);
-    if (e)
-        return isDataError(e) || (m_error = e, false);
-    size_t i = 0;
-    for (auto item : a) {
-        int64_t x = 0;
-        if (auto ie = item.get_int64().get(x); ie && !isDataError(ie)) {
-            m_error = ie;
-            return false;
-        }
-        if (i < 3)
-            dim[i++] = static_cast<uint32_t>(x);
-    }
-    return true;
-}
-
-bool KinetoEventParser::readFields(od::object& obj, Raw& r)
-{
-    for (auto fieldResult : obj) {
-        od::field field;
-        if (auto e = std::move(fieldResult).get(field)) {
-            m_error = e;
-            return false;
-        }
-        if (!readField(field.key().raw(), field.value(), r))
-            return false;
-    }
-    return true;
-}
-
-bool KinetoEventParser::readField(const char* k, od::value v, Raw& r)
-{
-    std::string_view t;
-    switch (k[0]) {
-    case 'p':
-        if (keyIs(k, "ph\""))
-            r.ph = unquote(v.raw_json_token());
-        else if (keyIs(k, "pid\""))
-            r.hasPid = readId(v, r.pid, r.pidString);
-        return true;
-    case 'c':
-        if (keyIs(k, "cat\""))
-            r.cat = unquote(v.raw_json_token());
-        return true;
-    case 'n':
-        return keyIs(k, "name\"") ? readString(v, r.name) : true;
-    case 't':
-        if (keyIs(k, "ts\"")) {
-            t = v.raw_json_token();
-            r.hasTs = parseMicrosToNanos(t.front() == '"' ? unquote(t) : t, r.ts);
-            r.bad = r.hasTs ? r.bad : "unreadable ts";
-        } else if (keyIs(k, "tid\"")) {
-            r.hasTid = readId(v, r.tid, r.tidString);
-        }
-        return true;
-    case 'd':
-        if (keyIs(k, "dur\"")) {
-            t = v.raw_json_token();
-            if (!parseMicrosToNanos(t.front() == '"' ? unquote(t) : t, r.dur))
-                r.bad = "unreadable dur";
-        }
-        return true;
-    case 'a':
-        return keyIs(k, "args\"") ? readArgs(v, r) : true;
-    case 'i':
-        if (keyIs(k, "id\""))
-            r.hasId = readInt(v, r.id);
-        return true;
-    case 'b':
-        if (keyIs(k, "bp\""))
-            r.bp = unquote(v.raw_json_token());
-        return true;
-    default:
-        return true;
-    }
-}
-
-bool KinetoEventParser::readArgs(od::value v, Raw& r)
-{
-    od::object args;
-    if (auto e = v.get_object().get(args))
-        return isDataError(e) || (m_error = e, false);
-    for (auto fieldResult : args) {
-        od::field field;
-        if (auto e = std::move(fieldResult).get(field)) {
-            m_error = e;
-            return false;
-        }
-        if (!readArgsField(field.key().raw(), field.value(), r))
-            return false;
-    }
-    return true;
-}
-
-bool KinetoEventParser::readArgsField(const char* k, od::value v, Raw& r)
-{
-    switch (k[0]) {
-    case 'd':
-        if (keyIs(k, "device\""))
-            return readInt(v, r.device);
-        if (keyIs(k, "dtype\""))
-            return readString(v, r.dtype);
-        return true;
-    case 's':
-        if (keyIs(k, "stream\""))
-            return readInt(v, r.stream);
-        if (keyIs(k, "shared memory\""))
-            return readInt(v, r.sharedMemory);
-        return true;
-    case 'c':
-        return keyIs(k, "correlation\"") ? readInt(v, r.correlation) : true;
-    case 'r':
-        return keyIs(k, "registers per thread\"") ? readInt(v, r.registers) : true;
-    case 'g':
-        if (keyIs(k, "grid\""))
-            return readDim(v, r.grid);
-        if (keyIs(k, "graph id\"") || keyIs(k, "graph_id\""))
-            return readInt(v, r.graphId);
-        if (keyIs(k, "graph node id\""))
-            return readInt(v, r.graphNodeId);
-        return true;
-    case 'b':
-        if (keyIs(k, "block\""))
-            return readDim(v, r.block);
-        return keyIs(k, "bytes\"") ? readInt(v, r.bytes) : true;
-    case 'C':
-        return keyIs(k, "Collective name\"") ? readString(v, r.collective) : true;
-    case 'I':
-        return keyIs(k, "In msg nelems\"") ? readInt(v, r.nelems) : true;
-    case 'P':
-        return keyIs(k, "Process Group Name\"") ? readString(v, r.pgName) : true;
-    case 'n':
-        return keyIs(k, "name\"") ? readString(v, r.metaName) : true;
-    case 'l':
-        return keyIs(k, "labels\"") ? readString(v, r.labels) : true;
-    case 'w':
-        return keyIs(k, "wait_on_stream\"") ? readInt(v, r.waitStream) : true;
-    default:
-        return true;
-    }
-}
-
 KinetoEventParser::Result KinetoEventParser::parse(od::value element)
 {
-    od::object obj;
-    if (auto e = element.get_object().get(obj)) {
-        if (!isDataError(e)) {
-            m_error = e;
-            return Result::JsonError;
-        }
-        tally(m_bad, "traceEvents element that is not an object");
-        return Result::Bad;
-    }
-    Raw r;
-    if (!readFields(obj, r))
+    KinetoRawEvent r;
+    if (!m_reader.read(element, r))
         return Result::JsonError;
     return dispatch(r);
 }
 
-KinetoEventParser::Result KinetoEventParser::dispatch(Raw& r)
+KinetoEventParser::Result KinetoEventParser::dispatch(const KinetoRawEvent& r)
 {
     if (r.bad) {
         tally(m_bad, r.bad);
@@ -432,8 +191,7 @@ KinetoEventParser::Result KinetoEventParser::dispatch(Raw& r)
         tally(m_bad, "complete event without ts");
         return Result::Bad;
     }
-    if (r.dur < 0)
-        r.dur = 0;
+    const int64_t dur = r.dur < 0 ? 0 : r.dur;
     if (cat == kSkipped) {
         tally(m_skipped, r.cat);
     } else if (cat == kUnknown || cat == kFlow) {
@@ -441,9 +199,9 @@ KinetoEventParser::Result KinetoEventParser::dispatch(Raw& r)
     } else if (cat == kCpuOp || cat == kPython) {
         tally(m_skipped, r.cat); // operator and Python frames: see the header comment
     } else if (cat == kKernel || cat == kMemcpy || cat == kMemset || cat == kSync || cat == kGpuUserAnnotation) {
-        addGpuEvent(r, cat);
+        addGpuEvent(r, dur, cat);
     } else {
-        addCpuEvent(r, cat);
+        addCpuEvent(r, dur, cat);
     }
     return Result::Ok;
 }
@@ -467,7 +225,7 @@ void KinetoEventParser::noteHostPid(int64_t pid)
     m_out.process(m_process).pid = static_cast<uint32_t>(pid);
 }
 
-void KinetoEventParser::addGpuEvent(Raw& r, int cat)
+void KinetoEventParser::addGpuEvent(const KinetoRawEvent& r, int64_t dur, int cat)
 {
     const int64_t device = r.device >= 0 ? r.device : (r.hasPid && !r.pidString ? r.pid : 0);
     const int64_t stream = r.stream >= 0 ? r.stream : (r.hasTid ? r.tid : 0);
@@ -489,7 +247,7 @@ void KinetoEventParser::addGpuEvent(Raw& r, int cat)
         c.sharedDynamic = static_cast<uint32_t>(r.sharedMemory); // Kineto reports static + dynamic as one sum
         c.graphId = static_cast<uint64_t>(r.graphId);
         c.graphNodeId = static_cast<uint64_t>(r.graphNodeId);
-        m_out.addKernel(lane, r.ts, r.dur, name, corr, m_out.config(c));
+        m_out.addKernel(lane, r.ts, dur, name, corr, m_out.config(c));
         if (!r.collective.empty()) {
             CollectiveInfo info;
             info.bytes = r.nelems > 0 ? uint64_t(r.nelems) * dtypeBytes(r.dtype) : 0;
@@ -497,7 +255,7 @@ void KinetoEventParser::addGpuEvent(Raw& r, int cat)
             info.comm = r.pgName.empty() ? 0 : hashText(r.pgName);
             const uint32_t cl = laneFor(m_collLanes, LaneKind::Collective, device, 0, dev, 0);
             if (cl != StagedTrace::kNoLane)
-                m_out.addCollective(cl, r.ts, r.dur, m_out.strings().intern(r.collective), info);
+                m_out.addCollective(cl, r.ts, dur, m_out.strings().intern(r.collective), info);
         }
         return;
     }
@@ -509,13 +267,13 @@ void KinetoEventParser::addGpuEvent(Raw& r, int cat)
         info.kind = cat == kMemset ? pb::MEMOP_MEMSET : pb::MEMOP_MEMCPY;
         info.copyKind = cat == kMemcpy ? copyKindOf(r.name) : pb::COPY_UNKNOWN;
         info.bytes = r.bytes > 0 ? uint64_t(r.bytes) : 0;
-        m_out.addMemop(lane, r.ts, r.dur, name, corr, info);
+        m_out.addMemop(lane, r.ts, dur, name, corr, info);
         return;
     }
     if (cat == kGpuUserAnnotation) {
         lane = laneFor(m_gpuRangeLanes, LaneKind::Nvtx, device, stream, dev, kGpuRangeBit | uint64_t(stream));
         if (lane != StagedTrace::kNoLane)
-            m_out.addRange(lane, r.ts, r.dur, name);
+            m_out.addRange(lane, r.ts, dur, name);
         return;
     }
     lane = laneFor(m_syncLanes, LaneKind::CpuApi, device, 0, dev, kSyncLaneStream); // cuda_sync
@@ -524,10 +282,10 @@ void KinetoEventParser::addGpuEvent(Raw& r, int cat)
     SyncInfo info;
     info.kind = syncKindOf(r.name);
     info.stream = static_cast<uint64_t>(r.waitStream >= 0 ? r.waitStream : stream);
-    m_out.addSync(lane, r.ts, r.dur, name, corr, info);
+    m_out.addSync(lane, r.ts, dur, name, corr, info);
 }
 
-void KinetoEventParser::addCpuEvent(Raw& r, int cat)
+void KinetoEventParser::addCpuEvent(const KinetoRawEvent& r, int64_t dur, int cat)
 {
     noteHostPid(r.pid);
     const auto tid = static_cast<uint64_t>(r.tid);
@@ -535,18 +293,18 @@ void KinetoEventParser::addCpuEvent(Raw& r, int cat)
     if (cat == kRuntime || cat == kDriver) {
         const uint32_t lane = laneFor(m_apiLanes, LaneKind::CpuApi, r.pid, r.tid, 0, tid);
         if (lane != StagedTrace::kNoLane)
-            m_out.addApi(lane, r.ts, r.dur, name, static_cast<uint32_t>(r.correlation),
+            m_out.addApi(lane, r.ts, dur, name, static_cast<uint32_t>(r.correlation),
                 cat == kDriver ? ApiKind::Driver : ApiKind::Runtime);
         return;
     }
     const uint32_t lane = laneFor(m_rangeLanes, LaneKind::Nvtx, r.pid, r.tid, 0, tid);
     if (lane != StagedTrace::kNoLane)
-        m_out.addRange(lane, r.ts, r.dur, name);
+        m_out.addRange(lane, r.ts, dur, name);
 }
 
 // An ac2g flow end ("f") sits on the GPU event it points to, at the same time: it names that event's
 // correlation id when the event's args did not.
-void KinetoEventParser::addFlow(const Raw& r)
+void KinetoEventParser::addFlow(const KinetoRawEvent& r)
 {
     if (r.ph[0] != 'f' || !r.hasId || !r.hasTs)
         return;
@@ -565,7 +323,7 @@ void KinetoEventParser::addFlow(const Raw& r)
     ++m_flowsUnmatched;
 }
 
-void KinetoEventParser::addMetadata(const Raw& r)
+void KinetoEventParser::addMetadata(const KinetoRawEvent& r)
 {
     if (r.name == "thread_name" && !r.metaName.empty())
         m_threadNames[r.tid] = std::string(r.metaName);

@@ -25,10 +25,10 @@
 //
 // Threading: one parser per StagedTrace, one thread.
 
+#include "model/import/kinetofieldreader.h"
+#include "model/import/kinetorawevent.h"
 #include "model/import/stagedtrace.h"
 #include "model/status.h"
-
-#include <simdjson.h>
 
 #include <map>
 #include <string>
@@ -47,8 +47,11 @@ public:
 
     explicit KinetoEventParser(StagedTrace& out);
 
+    // Reads and dispatches one element.
     Result parse(simdjson::ondemand::value element);
-    simdjson::error_code error() const { return m_error; }
+    simdjson::error_code error() const { return m_reader.error(); }
+    // Turns an element already read into staged events (or counts it).
+    Result dispatch(const KinetoRawEvent& r);
 
     uint16_t process() const { return m_process; }
 
@@ -56,7 +59,6 @@ public:
     void finish();
 
 private:
-    struct Raw;
     struct PairHash {
         size_t operator()(const std::pair<int64_t, int64_t>& p) const
         {
@@ -65,27 +67,17 @@ private:
     };
     using LaneMap = std::unordered_map<std::pair<int64_t, int64_t>, uint32_t, PairHash>;
 
-    bool readFields(simdjson::ondemand::object& obj, Raw& r);
-    bool readField(const char* key, simdjson::ondemand::value v, Raw& r);
-    bool readArgs(simdjson::ondemand::value v, Raw& r);
-    bool readArgsField(const char* key, simdjson::ondemand::value v, Raw& r);
-    bool readInt(simdjson::ondemand::value& v, int64_t& out);
-    bool readString(simdjson::ondemand::value& v, std::string_view& out);
-    bool readToken(simdjson::ondemand::value& v, std::string_view& out);
-    bool readId(simdjson::ondemand::value& v, int64_t& id, bool& isString);
-    bool readDim(simdjson::ondemand::value& v, uint32_t (&dim)[3]);
+    void addGpuEvent(const KinetoRawEvent& r, int64_t dur, int category);
+    void addCpuEvent(const KinetoRawEvent& r, int64_t dur, int category);
+    void addFlow(const KinetoRawEvent& r);
+    void addMetadata(const KinetoRawEvent& r);
     static void tally(std::map<std::string, uint64_t, std::less<>>& m, std::string_view key);
-    Result dispatch(Raw& r);
-    void addGpuEvent(Raw& r, int category);
-    void addCpuEvent(Raw& r, int category);
-    void addFlow(const Raw& r);
-    void addMetadata(const Raw& r);
     uint32_t laneFor(LaneMap& map, LaneKind kind, int64_t a, int64_t b, uint32_t device, uint64_t stream);
     void noteHostPid(int64_t pid);
 
     StagedTrace& m_out;
+    KinetoFieldReader m_reader;
     uint16_t m_process = 0;
-    simdjson::error_code m_error = simdjson::SUCCESS;
     LaneMap m_gpuLanes, m_rangeLanes, m_gpuRangeLanes, m_apiLanes, m_syncLanes, m_collLanes;
     std::unordered_map<int64_t, std::string> m_processNames;
     std::unordered_map<int64_t, std::string> m_threadNames; // by tid

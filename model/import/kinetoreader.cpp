@@ -4,6 +4,7 @@
 #include "model/import/jsonscanner.h"
 #include "model/import/kinetoevents.h"
 #include "model/import/kinetometadata.h"
+#include "model/import/kinetopipeline.h"
 
 #include <simdjson.h>
 
@@ -37,6 +38,7 @@ struct KinetoReader::Impl {
     KinetoEventParser events;
     KinetoMetadata meta;
     simdjson::ondemand::parser parser;
+    std::unique_ptr<KinetoPipeline> pipeline; // null: sequential
 };
 
 KinetoReader::KinetoReader(ByteSource& source, StagedTrace& out, Options options)
@@ -46,6 +48,8 @@ KinetoReader::KinetoReader(ByteSource& source, StagedTrace& out, Options options
     , m_window(source, m_options.windowBytes)
     , m_impl(std::make_unique<Impl>(out))
 {
+    if (m_options.workers > 0)
+        m_impl->pipeline = std::make_unique<KinetoPipeline>(m_options.workers);
 }
 
 KinetoReader::~KinetoReader() = default;
@@ -93,6 +97,8 @@ Status KinetoReader::read()
         truncated("the gzip stream ends early");
     m_impl->events.finish();
     m_out.metadata["import.trace_events"] = std::to_string(m_elements);
+    if (m_units)
+        m_out.metadata["import.parallel_units"] = std::to_string(m_units);
     return Status::ok();
 }
 
@@ -244,6 +250,18 @@ Status KinetoReader::eventArray(bool rootArray)
         while (i < m_window.size() && (isSpace(m_window.data()[i]) || m_window.data()[i] == ','))
             ++i;
         m_window.consume(i);
+        if (m_impl->pipeline && m_window.size() > 0 && m_window.data()[0] != ']') {
+            auto sent = submitUnit();
+            if (!sent)
+                return sent.status();
+            if (*sent)
+                continue;
+        }
+        bool fellBack = false; // everything in flight goes first, in order
+        if (Status st = drain(fellBack); !st)
+            return st;
+        if (fellBack)
+            continue;
         if (m_window.size() == 0) {
             if (!m_window.eof())
                 continue;
@@ -267,6 +285,72 @@ Status KinetoReader::eventArray(bool rootArray)
         if (m_options.progress && !m_options.progress(m_source.fileBytesRead()))
             return Status::error(m_source.path() + ": import cancelled");
     }
+}
+
+// Hands the window's whole elements to the workers: up to the first element that starts after the last
+// newline before the window's final sixteenth (a newline is outside any string, so the scan starting there
+// knows where strings are). False when no such boundary shows (a single-line file, one huge element,
+// the array's end): the sequential path takes the window then.
+Expected<bool> KinetoReader::submitUnit()
+{
+    const size_t kTail = m_window.windowBytes() / 16; // 64 KiB of a 1 MiB window
+    const size_t n = m_window.size();
+    if (m_window.eof() || n < 4 * kTail)
+        return false;
+    const char* d = m_window.data();
+    const void* nl = memrchr(d + n / 2, '\n', n - kTail - n / 2);
+    size_t next = 0;
+    if (!nl || !JsonScanner::nextElement(d, size_t(static_cast<const char*>(nl) - d) + 1, n, next) || next == 0)
+        return false;
+    while (m_impl->pipeline->inFlight() >= 2 * m_impl->pipeline->workers() + 1) {
+        auto taken = takeUnit();
+        if (!taken)
+            return taken.status();
+        if (!m_impl->pipeline) // a unit failed: its bytes are back in the window
+            return true;
+    }
+    m_impl->pipeline->submit(KinetoPipeline::makeUnit(d, next, m_window.offset()));
+    m_window.consume(next);
+    return true;
+}
+
+Expected<bool> KinetoReader::takeUnit()
+{
+    if (!m_impl->pipeline)
+        return false;
+    std::unique_ptr<KinetoUnit> u = m_impl->pipeline->takeOldest();
+    if (!u)
+        return false;
+    if (!u->ok) { // re-read from this unit on, sequentially: it reports what is wrong and where
+        std::string back(u->bytes(), u->size);
+        while (auto later = m_impl->pipeline->takeOldest())
+            back.append(later->bytes(), later->size);
+        m_impl->pipeline.reset();
+        m_window.prepend(back.data(), back.size());
+        return false;
+    }
+    for (const KinetoRawEvent& r : u->events)
+        m_impl->events.dispatch(r);
+    m_elements += u->events.size();
+    ++m_units;
+    if (m_options.progress && !m_options.progress(m_source.fileBytesRead()))
+        return Status::error(m_source.path() + ": import cancelled");
+    return true;
+}
+
+Status KinetoReader::drain(bool& fellBack)
+{
+    fellBack = false;
+    while (m_impl->pipeline && m_impl->pipeline->inFlight() > 0) {
+        auto taken = takeUnit();
+        if (!taken)
+            return taken.status();
+        if (!m_impl->pipeline) {
+            fellBack = true;
+            return Status::ok();
+        }
+    }
+    return Status::ok();
 }
 
 // Where to end this window: after the last newline (outside any string), else the window's end.

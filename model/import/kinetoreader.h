@@ -11,7 +11,8 @@
 // element the cut split fails to parse; the scanner confirms it is merely incomplete, and it starts
 // the next window. Single-line files have no newline to cut at: the cut then falls at the window end,
 // and when simdjson reports an unclosed string it moves back before the last quote. Memory is bounded
-// by the window, not the file.
+// by the window, not the file. With workers (KinetoPipeline), windows are cut at verified element
+// boundaries instead and parsed on other threads, their events dispatched here in stream order.
 //
 // Errors: malformed JSON fails with the byte offset (of the decompressed stream for .gz) and what was
 // wrong; a file that ends early keeps what parsed and records a warning plus an "import_truncated"
@@ -32,6 +33,7 @@ class KinetoReader {
 public:
     struct Options {
         size_t windowBytes = 1u << 20;
+        unsigned workers = 0; // threads parsing traceEvents beside this one (0: all on this thread)
         size_t maxEventBytes = 256u << 20;                // one traceEvents element larger than this is an error
         std::function<bool(uint64_t fileBytesRead)> progress; // return false to cancel
     };
@@ -52,6 +54,9 @@ private:
     Expected<char> peek();
     Status eventArray(bool rootArray);
     Expected<WindowEnd> parseWindow();
+    Expected<bool> submitUnit();
+    Expected<bool> takeUnit(); // dispatches the oldest unit in flight; false when none or on fallback
+    Status drain(bool& fellBack);
     Expected<WindowEnd> elementFailed(size_t start, size_t cut, const char* error, const char* errorAt);
     size_t chooseCut();
     bool moveCutBeforeQuote(size_t& cut);
@@ -66,6 +71,7 @@ private:
     struct Impl;
     std::unique_ptr<Impl> m_impl; // simdjson parser, event parser, metadata
     uint64_t m_elements = 0;
+    uint64_t m_units = 0; // parsed by the workers
     bool m_sawEvents = false;
     bool m_truncated = false;
 };

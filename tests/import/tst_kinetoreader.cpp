@@ -21,12 +21,13 @@ struct Staged {
     uint64_t elements = 0;
 };
 
-std::unique_ptr<Staged> stage(std::string json, size_t window = 1u << 20)
+std::unique_ptr<Staged> stage(std::string json, size_t window = 1u << 20, unsigned workers = 0)
 {
     auto s = std::make_unique<Staged>();
     MemoryByteSource src(std::move(json), "test.json");
     KinetoReader::Options o;
     o.windowBytes = window;
+    o.workers = workers;
     KinetoReader reader(src, s->trace, o);
     s->status = reader.read();
     s->elements = reader.elements();
@@ -121,6 +122,8 @@ private slots:
     void everyPrefixImportsAsTruncated();
     void malformed_data();
     void malformed();
+    void damageDeepInsideFound_data();
+    void damageDeepInsideFound();
     void unknownKindsCounted();
     void flowFillsCorrelation();
     void metadata();
@@ -169,10 +172,14 @@ void TstKinetoReader::windowSizesAgree_data()
     QTest::addColumn<QString>("fixture");
     QTest::addColumn<bool>("minified");
     QTest::addColumn<int>("window");
+    QTest::addColumn<int>("workers");
     for (const char* f : { "decode", "rank1" })
         for (bool mini : { false, true })
             for (int w : { 64, 777, 65536 })
-                QTest::addRow("%s %s window %d", f, mini ? "minified" : "pretty", w) << f << mini << w;
+                QTest::addRow("%s %s window %d", f, mini ? "minified" : "pretty", w) << f << mini << w << 0;
+    for (int workers : { 1, 3 }) // element-aligned units parsed on other threads
+        for (int w : { 2048, 16384, 262144 })
+            QTest::addRow("decode pretty window %d, %d workers", w, workers) << "decode" << false << w << workers;
 }
 
 void TstKinetoReader::windowSizesAgree()
@@ -180,16 +187,19 @@ void TstKinetoReader::windowSizesAgree()
     QFETCH(QString, fixture);
     QFETCH(bool, minified);
     QFETCH(int, window);
+    QFETCH(int, workers);
     std::string json = readAll(std::string(GAPSCOPE_TEST_DATA) + "/import/fixtures/kineto/" + fixture.toStdString()
         + ".json.gz");
     QVERIFY(json.size() > 10000);
     auto reference = stage(json);
     QVERIFY2(reference->status.isOk(), reference->status.message().c_str());
-    auto s = stage(minified ? minify(json) : json, size_t(window));
+    auto s = stage(minified ? minify(json) : json, size_t(window), unsigned(workers));
     QVERIFY2(s->status.isOk(), s->status.message().c_str());
     QVERIFY(s->trace.warnings.empty());
     QCOMPARE(s->elements, reference->elements);
     QCOMPARE(dump(s->trace), dump(reference->trace));
+    if (workers > 0 && window >= 16384) // the workers did take part (smaller windows hold no whole unit)
+        QVERIFY(s->trace.metadata.count("import.parallel_units") == 1);
 }
 
 // A file cut at any byte imports what was complete before the cut, with a truncation warning.
@@ -244,8 +254,9 @@ void TstKinetoReader::malformed()
     QFETCH(QString, json);
     QFETCH(QString, marker);
     QFETCH(QString, message);
-    for (size_t window : { size_t(16), size_t(1) << 20 }) {
-        auto s = stage(json.toStdString(), window);
+    for (unsigned workers : { 0u, 2u })
+        for (size_t window : { size_t(16), size_t(1) << 20 }) {
+        auto s = stage(json.toStdString(), window, workers);
         QVERIFY(!s->status.isOk());
         const std::string& m = s->status.message();
         QVERIFY2(m.find(message.toStdString()) != std::string::npos, m.c_str());
@@ -257,6 +268,41 @@ void TstKinetoReader::malformed()
         const auto offset = std::stoul(m.substr(got + 5));
         QVERIFY2(offset >= at && offset <= at + marker.size(), (m + " / expected near " + expected).c_str());
     }
+}
+
+void TstKinetoReader::damageDeepInsideFound_data()
+{
+    QTest::addColumn<int>("workers");
+    QTest::addColumn<int>("window");
+    for (int workers : { 0, 1, 2 })
+        for (int w : { 4096, 65536 })
+            QTest::addRow("%d workers, window %d", workers, w) << workers << w;
+}
+
+// A missing comma and a truncation in the middle of a real trace: the same error offset, the same events
+// kept, whether the units are parsed here or on workers.
+void TstKinetoReader::damageDeepInsideFound()
+{
+    QFETCH(int, workers);
+    QFETCH(int, window);
+    const std::string json = readAll(std::string(GAPSCOPE_TEST_DATA) + "/import/fixtures/kineto/decode.json.gz");
+    const size_t comma = json.find("},\n  {", json.size() * 2 / 3);
+    QVERIFY(comma != std::string::npos);
+    std::string broken = json;
+    broken[comma + 1] = ' ';
+    auto s = stage(broken, size_t(window), unsigned(workers));
+    QVERIFY(!s->status.isOk());
+    const std::string& m = s->status.message();
+    const size_t at = m.find("byte ");
+    QVERIFY2(at != std::string::npos, m.c_str());
+    const auto offset = std::stoull(m.substr(at + 5));
+    QVERIFY2(offset >= comma && offset <= comma + 8, (m + " / comma at " + std::to_string(comma)).c_str());
+
+    auto whole = stage(json.substr(0, json.size() / 2), 1u << 20, 0);
+    auto cut = stage(json.substr(0, json.size() / 2), size_t(window), unsigned(workers));
+    QVERIFY(cut->status.isOk());
+    QCOMPARE(counter(cut->trace, "import_truncated"), uint64_t(1));
+    QCOMPARE(dump(cut->trace), dump(whole->trace));
 }
 
 void TstKinetoReader::unknownKindsCounted()
