@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 // libFuzzer target: arbitrary bytes as a Kineto / Chrome-trace JSON file, read in small windows (so
-// window cuts land everywhere), staged and assembled into a Trace. Must never crash, hang or leak;
-// errors are values.
+// window cuts land everywhere), with or without a worker thread (element-aligned units and the
+// fallback when a unit does not parse), staged and assembled into a Trace. Must never crash, hang or
+// leak; errors are values. First byte: bit 0 = one worker, bits 1-7 = window size.
 #include "model/import/kinetoreader.h"
 #include "model/import/memorybytesource.h"
 #include "model/import/traceassembler.h"
@@ -15,13 +16,14 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size)
 {
     if (size < 1)
         return 0;
-    const size_t window = 16 + size_t(data[0]) * 8; // 16 .. 2056 bytes
+    const size_t window = 16 + size_t(data[0] >> 1) * 32; // 16 .. 4080 bytes
     MemoryByteSource src(std::string(reinterpret_cast<const char*>(data) + 1, size - 1), "fuzz.json");
     std::vector<StagedTrace> staged;
     staged.emplace_back("kineto", "fuzz.json");
     KinetoReader::Options options;
     options.windowBytes = window;
     options.maxEventBytes = 1u << 20;
+    options.workers = data[0] & 1;
     KinetoReader reader(src, staged[0], options);
     if (!reader.read().isOk())
         return 0;
