@@ -21,9 +21,12 @@ touch "$TABLE"
 row() { echo "agent: $1 | $2 | $3 | $4" >>"$TABLE"; }
 verdict() { if [ "${1:-0}" = 1 ]; then echo PASS; else echo FAIL; fi; }
 
-(cd "$ROOT" && { [ -f "$BUILD/build.ninja" ] || cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release \
-     -DGAPSCOPE_GUI=OFF -DGAPSCOPE_CUDA=ON -DGAPSCOPE_FUZZ=OFF; } \
-   && cmake --build "$BUILD" --target gapscope-agent gapscope-cli gapscope-inject -j16) >>"$LOG/build.log" 2>&1
+if [ ! -x "$BUILD/capture/agent/gapscope-agent" ] || [ ! -x "$BUILD/app/gapscope-cli" ] \
+   || [ ! -f "$BUILD/capture/inject/libgapscope-inject.so" ]; then
+  (cd "$ROOT" && { [ -f "$BUILD/build.ninja" ] || cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release \
+       -DGAPSCOPE_GUI=OFF -DGAPSCOPE_CUDA=ON -DGAPSCOPE_FUZZ=OFF; } \
+     && cmake --build "$BUILD" --target gapscope-agent gapscope-cli gapscope-inject -j16) >>"$LOG/build.log" 2>&1
+fi
 AGENT=$BUILD/capture/agent/gapscope-agent
 CLI=$BUILD/app/gapscope-cli
 LIB=$(readlink -f "$BUILD/capture/inject/libgapscope-inject.so" 2>/dev/null)

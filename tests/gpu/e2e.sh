@@ -69,7 +69,7 @@ sim_capture() {
 }
 
 # Clean runs (graph and eager) and each pathology, graph mode.
-if sim_capture clean 20 3000 --mode graph; then
+if sim_capture clean 20 1500 --mode graph; then
   python3 - "$LOG/clean.info.json" "$GPUS" >>"$TABLE" <<'EOF'
 import json, sys
 d = json.load(open(sys.argv[1])); n = int(sys.argv[2])
@@ -80,14 +80,14 @@ print(f"e2e: sim capture through the agent, graph | {len(ranks)} ranks, steps {[
       f"kernels/step {counts} | {n} ranks x 20 steps, equal counts | {'PASS' if ok else 'FAIL'}")
 EOF
 fi
-if sim_capture clean_eager 20 3000 --mode eager; then
+if sim_capture clean_eager 20 1500 --mode eager; then
   python3 "$ROOT/tests/gpu/analysis_check.py" --truth "$LOG/clean_eager.truth.json" \
     --analysis "$LOG/clean_eager.analysis.json" --label "eager clean" >>"$TABLE" 2>>"$LOG/check.err"
 fi
 check() { # name label sim args...
   local name=$1 label=$2
   shift 2
-  sim_capture "$name" 20 3000 --mode graph "$@" || return
+  sim_capture "$name" 20 1500 --mode graph "$@" || return
   python3 "$ROOT/tests/gpu/analysis_check.py" --truth "$LOG/$name.truth.json" --analysis "$LOG/$name.analysis.json" \
     --clean-analysis "$LOG/clean.analysis.json" --label "$label" >>"$TABLE" 2>>"$LOG/check.err"
 }

@@ -10,6 +10,7 @@ set -uo pipefail
 cd "$(dirname "$0")/../.."
 ROOT=$(pwd)
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1 PYTHONUNBUFFERED=1
+export GAPSCOPE_RESOURCES=$ROOT/resources
 PARTS=${1:-kernels,e2e,agent,inject,fixtures}
 OUTROOT=${OUT:-/tmp/gapscope-gpu-out}
 RES=$(mktemp -d)/results
@@ -20,6 +21,16 @@ has() { [[ ",$PARTS," == *",$1,"* ]]; }
 t_start=$(date +%s)
 
 BUILD=${GAPSCOPE_GPU_BIN:-build/gpu}
+if [ -n "${GAPSCOPE_GPU_BIN:-}" ]; then
+  export LD_LIBRARY_PATH=$ROOT/$BUILD/lib:/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
+  # Prebuilt binaries must run here; otherwise build.
+  if ! "$BUILD/app/gapscope-cli" --version >"$RES/prebuilt.txt" 2>&1 \
+     || ! "$BUILD/kernels/gapscope-decode-sim" --help >>"$RES/prebuilt.txt" 2>&1; then
+    echo "prebuilt binaries in $BUILD do not run here; building" | tee -a "$RES/prebuilt.txt"
+    unset GAPSCOPE_GPU_BIN
+    BUILD=build/gpu
+  fi
+fi
 if [ -z "${GAPSCOPE_GPU_BIN:-}" ]; then
   t0=$(date +%s)
   { cmake --preset gpu -DGAPSCOPE_BUILD_BENCH=OFF \
@@ -28,8 +39,6 @@ if [ -z "${GAPSCOPE_GPU_BIN:-}" ]; then
   rc=$?
   echo "build (gpu preset) | rc $rc in $(( $(date +%s) - t0 )) s | builds | $([ $rc = 0 ] && echo PASS || echo FAIL)" >>"$TABLE"
   [ $rc = 0 ] || tail -40 "$RES/build.log"
-else
-  export LD_LIBRARY_PATH=$ROOT/$BUILD/lib:/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
 fi
 { nvidia-smi; nvidia-smi topo -m; uname -a; } >"$RES/machine.txt" 2>&1
 
