@@ -9,19 +9,6 @@
 namespace gapscope::model {
 namespace {
 
-// First index in [from, last) whose start is >= limit (galloping: cost follows the distance).
-size_t gallop(const std::vector<TimeNs>& starts, size_t from, size_t last, TimeNs limit)
-{
-    size_t lo = from, hi = from, step = 1;
-    while (hi < last && starts[hi] < limit) {
-        lo = hi + 1;
-        hi = from + step;
-        step *= 2;
-    }
-    hi = std::min(hi, last);
-    return size_t(std::lower_bound(starts.begin() + lo, starts.begin() + hi, limit) - starts.begin());
-}
-
 FoldItem single(const LaneEvents& ev, size_t i, TimeNs d)
 {
     FoldItem f;
@@ -61,10 +48,12 @@ void LaneSummary::buildFrom(const LaneEvents& ev, size_t firstNode)
     leaves.resize(std::min(firstNode, leaves.size()));
     leaves.reserve((n + kLeaf - 1) / kLeaf);
     for (size_t b = leaves.size() * kLeaf; b < n; b += kLeaf) {
-        Node nd { ev.start(b), INT64_MIN, 0, uint32_t(b), 0, uint32_t(b), 0 };
-        TimeNs longest = -1;
+        Node nd { ev.start(b), INT64_MIN, 0, uint32_t(b), 0, uint32_t(b), 0, 0, 0 };
+        TimeNs longest = -1, gap = 0;
         for (size_t i = b; i < std::min(n, b + kLeaf); ++i) {
             TimeNs d = ev.duration(i);
+            if (i > b)
+                gap = std::max(gap, ev.start(i) - nd.end);
             nd.end = std::max(nd.end, ev.start(i) + d);
             nd.busy += d;
             ++nd.count;
@@ -74,6 +63,7 @@ void LaneSummary::buildFrom(const LaneEvents& ev, size_t firstNode)
             }
         }
         nd.longestDur = uint32_t(std::min<TimeNs>(longest, UINT32_MAX));
+        nd.maxGap = uint32_t(std::min<TimeNs>(gap, UINT32_MAX));
         leaves.push_back(nd);
     }
     size_t dirty = firstNode;
@@ -89,6 +79,8 @@ void LaneSummary::buildFrom(const LaneEvents& ev, size_t firstNode)
             Node nd = below[b];
             for (size_t c = b + 1; c < std::min(below.size(), b + kFanout); ++c) {
                 const Node& x = below[c];
+                const TimeNs gap = std::max<TimeNs>(0, x.start - nd.end);
+                nd.maxGap = std::max({ nd.maxGap, x.maxGap, uint32_t(std::min<TimeNs>(gap, UINT32_MAX)) });
                 nd.end = std::max(nd.end, x.end);
                 nd.busy += x.busy;
                 nd.count += x.count;
@@ -194,8 +186,10 @@ void LaneSummary::fold(const LaneEvents& ev, TimeNs t0, TimeNs t1, double nsPerP
         FoldItem f = single(ev, i, d);
         TimeNs longestDur = d;
         size_t j = i + 1;
-        // Neighbours one at a time while runs are short (the common, zoomed-in case) ...
-        for (int steps = 0; j < last && steps < 8; ++steps, ++j) {
+        // Extend the run: whole summary nodes where they fit, single events elsewhere.
+        while (j < last) {
+            if (absorbNode(ev, j, last, q, f, longestDur))
+                continue;
             const TimeNs dj = ev.duration(j);
             if (ev.start(j) >= f.end + q || dj >= q)
                 break;
@@ -206,36 +200,40 @@ void LaneSummary::fold(const LaneEvents& ev, TimeNs t0, TimeNs t1, double nsPerP
                 longestDur = dj;
                 f.longest = uint32_t(j);
             }
-        }
-        // ... then in jumps of a pixel quantum through the summary (cost follows pixels, not events).
-        while (j < last && ev.start(j) < f.end + q && ev.duration(j) < q) {
-            size_t k = gallop(ev.starts(), j, last, f.end + q);
-            if (k == j)
-                break;
-            Range r = range(ev, j, k);
-            if (r.longestDuration >= q) {
-                size_t w = j;
-                while (ev.duration(w) < q)
-                    ++w;
-                if (w > j)
-                    r = range(ev, j, w);
-                k = w;
-            }
-            if (k == j)
-                break;
-            f.count += uint32_t(k - j);
-            f.busy += r.busy;
-            f.end = std::max(f.end, r.maxEnd);
-            if (r.longestDuration > longestDur) {
-                longestDur = r.longestDuration;
-                f.longest = r.longest;
-            }
-            j = k;
-            if (k < last && ev.duration(k) >= q)
-                break;
+            ++j;
         }
         out.push_back(f);
         i = j;
+    }
+}
+
+bool LaneSummary::absorbNode(const LaneEvents& ev, size_t& j, size_t last, TimeNs q, FoldItem& f,
+    TimeNs& longestDur) const
+{
+    if (j % kLeaf || m_levels.empty() || m_levels[0].size() * kLeaf < ev.size())
+        return false;
+    // The highest level at which a node starts exactly at j.
+    size_t level = 0, span = kLeaf;
+    while (level + 1 < m_levels.size() && (j / span) % kFanout == 0) {
+        ++level;
+        span *= kFanout;
+    }
+    for (;; --level, span /= kFanout) {
+        const Node& nd = m_levels[level][j / span];
+        if (nd.first + nd.count <= last && nd.start < f.end + q && TimeNs(nd.longestDur) < q && TimeNs(nd.maxGap) < q
+            && nd.longestDur != UINT32_MAX && nd.maxGap != UINT32_MAX) {
+            f.count += nd.count;
+            f.busy += nd.busy;
+            f.end = std::max(f.end, nd.end);
+            if (TimeNs(nd.longestDur) > longestDur) {
+                longestDur = nd.longestDur;
+                f.longest = nd.longest;
+            }
+            j += nd.count;
+            return true;
+        }
+        if (level == 0)
+            return false;
     }
 }
 

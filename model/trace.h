@@ -10,7 +10,7 @@
 // zoomed-out query cost what the screen shows, not what the trace holds.
 //
 // Memory: about 24 bytes per event (start 8, duration 4, name 4, correlation 4, aux 4) plus the
-// summary pyramid (about 1.3 bytes per event) and the side tables of collectives and memory ops. Kind-specific payloads (launch configs, memop sizes,
+// summary pyramid (about 1.6 bytes per event) and the side tables of collectives and memory ops. Kind-specific payloads (launch configs, memop sizes,
 // collective details) live in side tables referenced by `aux`.
 //
 // Threading: a finished Trace is immutable and safe to read from any thread. appendFrom() (live
@@ -173,8 +173,9 @@ struct FoldItem {
 };
 
 // Per-lane summary pyramid: level 0 groups kLeaf consecutive events; each level above groups
-// kFanout nodes. Each node keeps first/last index, min start, max end, busy time, count and the
-// longest event. Built once in O(n); queries touch O(screen pixels + log n) nodes.
+// kFanout nodes. Each node keeps first index, count, min start, max end, busy time, the longest
+// event and the largest gap inside it. Built once in O(n); a fold absorbs whole nodes into a run,
+// so it touches O(items x levels) nodes: cost follows the screen, not the trace.
 class LaneSummary {
 public:
     static constexpr uint32_t kLeaf = 32;
@@ -215,9 +216,15 @@ private:
         uint32_t count;
         uint32_t longest;
         uint32_t longestDur; // duration of `longest`, saturated at UINT32_MAX
+        uint32_t maxGap;     // largest idle gap between the node's events (start - running max end), saturated
+        uint32_t pad;
     };
-    static_assert(sizeof(Node) == 40, "LaneSummary::Node must stay compact");
+    static_assert(sizeof(Node) == 48, "LaneSummary::Node must stay compact");
     void buildFrom(const LaneEvents& events, size_t firstNode);
+    // Folding: takes the biggest summary node that starts at event j and fits in a run (all its
+    // events narrower than q, no gap of q inside or before it); false when none does.
+    bool absorbNode(const LaneEvents& events, size_t& j, size_t last, TimeNs q, FoldItem& item,
+        TimeNs& longestDur) const;
     void foldNvtx(const LaneEvents& events, size_t first, size_t last, TimeNs t0, TimeNs q,
         std::vector<FoldItem>& out) const;
     std::vector<std::vector<Node>> m_levels;

@@ -12,6 +12,9 @@
 #include <algorithm>
 #include <map>
 #include <sys/mman.h>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 
 namespace gapscope::model {
 namespace {
@@ -278,6 +281,11 @@ Expected<Trace> TraceLoader::load()
     for (auto& w : m_warnings)
         t.m_warnings.push_back(std::move(w));
     Trace trace = m_builder.finish();
+#ifdef __GLIBC__
+    // The workers' scratch (arenas, buffers) lived in per-thread malloc arenas: hand it back, so
+    // what stays resident is the trace.
+    malloc_trim(0);
+#endif
     if (trace.stepCount() == 0 && m_options.detectSteps) {
         StepDetector detector;
         detector.detect(trace);
