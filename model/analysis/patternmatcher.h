@@ -1,15 +1,19 @@
 // SPDX-License-Identifier: MIT
 #pragma once
 
-// PatternMatcher: "is this ECMAScript regular expression found anywhere in the text, ignoring
-// case?", fast. Kernel names are long C++ signatures (often 300-2000 characters), and libstdc++'s
-// std::regex takes about 60 us per search on them; the POSIX ERE engine of the C library (a DFA)
-// takes 2-4 us. So a pattern whose boolean search means the same in ERE and in ECMAScript
-// (literals, ., [...] without backslashes, ^ $, groups, |, * + ? {m,n}, and the escapes \. \\ \(
-// \) \[ \] \{ \} \* \+ \? \| \^ \$ \- \/) runs on <regex.h>; anything else (\d \w \b, (?:,
-// lazy quantifiers, lookahead, back-references) runs on std::regex, so the semantics are always
-// ECMAScript's. Limits (std::regex recurses): patterns of at most kMaxPatternLength characters and
-// kMaxGroupDepth nested groups; the std::regex engine searches the first kMaxTextLength characters.
+// PatternMatcher: "is this regular expression found anywhere in the text, ignoring case?", fast and
+// safe on any pattern a user writes.
+//
+// Syntax: ECMAScript (as std::regex checks it), without lookaround and back-references. Searches run
+// on the C library's POSIX engine, which needs no backtracking: time grows with the text, never
+// exponentially, whatever the pattern (libstdc++'s std::regex backtracks, takes about 60 us per
+// search on 300-character kernel names, and a pattern like (a*)*b can make it run for ever). The
+// pattern is translated to an equivalent POSIX ERE for a yes/no search: \d \w \s (and \D \W \S)
+// become bracket expressions, (?: a plain group, lazy quantifiers greedy ones (same answer for a
+// search), \t \n \xHH the character; \b \B are the C library's word boundaries. Limits: at most
+// kMaxPatternLength characters, kMaxGroupDepth nested groups, counted repetitions {n,m} up to
+// kMaxRepeat and not nested in another counted repetition (they multiply the automaton).
+// Where <regex.h> is missing, std::regex searches (same syntax, backtracking).
 //
 // Threading: immutable after construction; search() is safe from any thread.
 
@@ -25,24 +29,24 @@ class PatternMatcher {
 public:
     static constexpr size_t kMaxPatternLength = 4096;
     static constexpr int kMaxGroupDepth = 32;
-    static constexpr size_t kMaxTextLength = 8192; // for the std::regex engine
+    static constexpr int kMaxRepeat = 100;
 
-    // Fails with the engine's message when the pattern is not a valid ECMAScript regex.
+    // Fails with a message naming the problem when the pattern is not valid ECMAScript or uses
+    // what is not supported (lookaround, back-references, the limits above).
     static Expected<PatternMatcher> compile(const std::string& pattern);
 
     bool search(std::string_view text) const;
     const std::string& pattern() const { return m_pattern; }
-    bool usesPosixEngine() const { return m_posix != nullptr; }
+    const std::string& ere() const { return m_ere; } // the POSIX ERE searched for
 
-    // Whether `pattern` only uses the syntax on which ERE and ECMAScript searches agree.
-    static bool isPosixCompatible(std::string_view pattern);
+    // The POSIX ERE equivalent of an ECMAScript pattern for a search, or why there is none.
+    static Expected<std::string> toPosixEre(std::string_view pattern);
 
 private:
-    struct Posix;
-    struct Ecma;
+    struct Engine;
     std::string m_pattern;
-    std::shared_ptr<const Posix> m_posix;
-    std::shared_ptr<const Ecma> m_ecma;
+    std::string m_ere;
+    std::shared_ptr<const Engine> m_engine;
 };
 
 } // namespace gapscope::model
