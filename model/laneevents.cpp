@@ -27,7 +27,12 @@ TimeNs LaneEvents::longDuration(size_t i) const
 
 size_t LaneEvents::lowerBound(TimeNs t) const
 {
-    return size_t(std::lower_bound(m_start.begin(), m_start.end(), t) - m_start.begin());
+    if (m_blockStart.size() * kPrefixBlock < m_start.size()) // index not built (yet)
+        return size_t(std::lower_bound(m_start.begin(), m_start.end(), t) - m_start.begin());
+    // The block index first, then one block of starts.
+    const size_t b = size_t(std::lower_bound(m_blockStart.begin(), m_blockStart.end(), t) - m_blockStart.begin());
+    const size_t lo = b ? (b - 1) * kPrefixBlock : 0, hi = std::min(m_start.size(), b * kPrefixBlock);
+    return size_t(std::lower_bound(m_start.begin() + long(lo), m_start.begin() + long(hi), t) - m_start.begin());
 }
 
 void LaneEvents::push(TimeNs start, TimeNs duration, StringId name, uint32_t corr, uint32_t aux)
@@ -80,6 +85,8 @@ void LaneEvents::buildIndex(size_t fromEvent)
     size_t firstBlock = fromEvent / kPrefixBlock;
     m_blockMaxEnd.resize(firstBlock);
     m_blockMaxEnd.reserve((n + kPrefixBlock - 1) / kPrefixBlock);
+    m_blockStart.resize(firstBlock);
+    m_blockStart.reserve((n + kPrefixBlock - 1) / kPrefixBlock);
     TimeNs running = firstBlock ? m_blockMaxEnd.back() : INT64_MIN;
     if (fromEvent == 0)
         m_maxDuration = 0;
@@ -91,6 +98,7 @@ void LaneEvents::buildIndex(size_t fromEvent)
             running = std::max(running, m_start[i] + d);
         }
         m_blockMaxEnd.push_back(running);
+        m_blockStart.push_back(m_start[b * kPrefixBlock]);
     }
 }
 
@@ -102,12 +110,13 @@ void LaneEvents::shrink()
     m_corr.shrink_to_fit();
     m_aux.shrink_to_fit();
     m_blockMaxEnd.shrink_to_fit();
+    m_blockStart.shrink_to_fit();
 }
 
 size_t LaneEvents::memoryBytes() const
 {
     return m_start.capacity() * 8 + (m_dur.capacity() + m_name.capacity() + m_corr.capacity() + m_aux.capacity()) * 4
-        + m_blockMaxEnd.capacity() * 8 + m_longDur.size() * 32;
+        + (m_blockMaxEnd.capacity() + m_blockStart.capacity()) * 8 + m_longDur.size() * 32;
 }
 
 std::pair<size_t, size_t> LaneEvents::overlapping(TimeNs t0, TimeNs t1) const

@@ -156,8 +156,10 @@ private:
     std::vector<uint32_t> m_aux;
     std::unordered_map<uint32_t, TimeNs> m_longDur;
     TimeNs m_maxDuration = 0;
-    // Prefix maximum of end times per block of kPrefixBlock events, for overlapping().
+    // Per block of kPrefixBlock events: the prefix maximum of end times (overlapping()) and the
+    // block's first start (a search index small enough to stay in cache).
     std::vector<TimeNs> m_blockMaxEnd;
+    std::vector<TimeNs> m_blockStart;
 };
 
 // A drawing item produced by folding a lane for one screen: either one event, or a run of

@@ -5,12 +5,14 @@
 // injection library (rank -> agent), the agent (agent -> file and viewers), synth and converters.
 //
 // It interns strings, lanes and launch configs (ids scoped to this encoder's stream: a decoder
-// must see this encoder's chunks in order) and accumulates events column by column. flush() moves
-// the pending events, sorted by start within each block, and the dictionary entries defined since
-// the previous flush into a Chunk. Memory is bounded by the caller flushing every N events.
+// must see this encoder's chunks in order, or load the dictionaries from a file index) and
+// accumulates events column by column. flush() moves the pending events, grouped by lane and
+// sorted by start within a lane, and the dictionary entries defined since the previous flush into
+// a Chunk. Memory is bounded by the caller flushing every N events.
 //
 // Ids: strings from 1 (0 = ""), lanes from 0, launch configs from 1 (0 = unknown). Events are
-// sorted by (start, longer first) within each block at flush; all-zero columns are left out.
+// ordered by (lane, start, longer first) within each block at flush; times are coded as per-lane
+// gaps and per-name duration residuals (trace.proto, Columns); all-zero columns are left out.
 //
 // Not thread-safe. No allocation per event beyond amortised vector growth; the pending columns and
 // the Chunk passed to flush() keep their capacity, so a steady stream allocates nothing.

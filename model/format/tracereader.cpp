@@ -288,6 +288,22 @@ void TraceReader::scan(uint64_t from, uint64_t to)
     }
 }
 
+std::vector<const FrameInfo*> TraceReader::chunksOverlapping(int64_t t0, int64_t t1) const
+{
+    std::vector<const FrameInfo*> out;
+    for (const auto& f : m_frames) {
+        if (f.header.type != uint8_t(FrameType::Chunk))
+            continue;
+        if (f.indexEntry != UINT32_MAX) {
+            const auto& e = m_index.frames(int(f.indexEntry));
+            if (e.event_count() && (e.max_time_ns() <= t0 || e.min_time_ns() >= t1))
+                continue;
+        }
+        out.push_back(&f);
+    }
+    return out;
+}
+
 Status TraceReader::readPayload(const FrameInfo& frame, ZstdDecompressor& zstd, std::string& out) const
 {
     const FrameHeader& h = frame.header;

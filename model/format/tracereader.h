@@ -51,6 +51,10 @@ public:
     bool hasIndex() const { return m_hasIndex; }
     const pb::Index& index() const { return m_index; }
     const std::vector<FrameInfo>& frames() const { return m_frames; }
+    // Random access: the CHUNK frames whose events may overlap [t0, t1), from the index's time
+    // ranges (every chunk when there is no index). Decode them alone with a ChunkDecoder loaded from
+    // index(): the index holds the complete dictionaries.
+    std::vector<const FrameInfo*> chunksOverlapping(int64_t t0, int64_t t1) const;
 
     // Truncation, skipped damage, unknown frame types, index problems.
     const std::vector<std::string>& warnings() const { return m_warnings; }
