@@ -4,8 +4,8 @@
 #include "model/json.h"
 
 #include <cerrno>
-#include <cstdarg>
 #include <cinttypes>
+#include <cstdarg>
 #include <cstring>
 
 namespace gapscope::model {
@@ -117,8 +117,8 @@ void Exporter::metadata()
     }
     for (const Lane& l : m_t.lanes()) {
         sep();
-        m_o.printf("{\"ph\":\"M\",\"pid\":%u,\"tid\":%" PRIu64 ",\"name\":\"thread_name\",\"args\":{\"name\":", l.info.rank,
-            tidOf(l.info, l.id));
+        m_o.printf("{\"ph\":\"M\",\"pid\":%u,\"tid\":%" PRIu64 ",\"name\":\"thread_name\",\"args\":{\"name\":",
+            l.info.rank, tidOf(l.info, l.id));
         m_o.string((l.info.kind == LaneKind::GpuStream ? "GPU " : "") + l.info.name);
         m_o.put("}}");
     }
@@ -142,10 +142,13 @@ void Exporter::args(const Lane& lane, size_t i)
                 m->bytes, int(m->copyKind));
         break;
     case EventKind::Api:
-    case EventKind::Sync: m_o.printf(",\"args\":{\"correlation\":%u}", ev.correlation(i)); break;
+    case EventKind::Sync:
+        m_o.printf(",\"args\":{\"correlation\":%u}", ev.correlation(i));
+        break;
     case EventKind::Collective:
         if (const CollectiveInfo* c = m_t.collective(lane.id, i)) {
-            m_o.printf(",\"args\":{\"bytes\":%" PRIu64 ",\"sequence\":%" PRIu64 ",\"datatype\":", c->bytes, c->sequence);
+            m_o.printf(
+                ",\"args\":{\"bytes\":%" PRIu64 ",\"sequence\":%" PRIu64 ",\"datatype\":", c->bytes, c->sequence);
             m_o.string(m_t.str(c->datatype));
             m_o.put(",\"algorithm\":");
             m_o.string(m_t.str(c->algorithm));
@@ -154,7 +157,9 @@ void Exporter::args(const Lane& lane, size_t i)
             m_o.put("}");
         }
         break;
-    case EventKind::Nvtx: m_o.printf(",\"args\":{\"depth\":%u}", m_t.nvtxDepth(lane.id, i)); break;
+    case EventKind::Nvtx:
+        m_o.printf(",\"args\":{\"depth\":%u}", m_t.nvtxDepth(lane.id, i));
+        break;
     }
 }
 
@@ -205,7 +210,8 @@ void Exporter::steps()
             if (s.end <= m_opt.from || s.start >= m_opt.to)
                 continue;
             sep();
-            m_o.printf("{\"ph\":\"i\",\"s\":\"p\",\"pid\":%u,\"tid\":0,\"cat\":\"step\",\"name\":\"step %u\"", r, s.index);
+            m_o.printf(
+                "{\"ph\":\"i\",\"s\":\"p\",\"pid\":%u,\"tid\":0,\"cat\":\"step\",\"name\":\"step %u\"", r, s.index);
             micros(m_o, "ts", s.start - m_base);
             m_o.put("}");
         }
@@ -247,8 +253,8 @@ Expected<ChromeExportStats> exportChromeJson(const Trace& trace, std::FILE* f, c
     return st;
 }
 
-Expected<ChromeExportStats> exportChromeJson(const Trace& trace, const std::string& path,
-    const ChromeExportOptions& options)
+Expected<ChromeExportStats> exportChromeJson(
+    const Trace& trace, const std::string& path, const ChromeExportOptions& options)
 {
     std::FILE* f = std::fopen(path.c_str(), "wb");
     if (!f)

@@ -30,9 +30,10 @@ struct ChromeExportStats {
     uint64_t bytes = 0;
 };
 
-Expected<ChromeExportStats> exportChromeJson(const Trace& trace, const std::string& path,
-    const ChromeExportOptions& options = {});
+Expected<ChromeExportStats> exportChromeJson(
+    const Trace& trace, const std::string& path, const ChromeExportOptions& options = {});
 // To an open stream (tests, pipes).
-Expected<ChromeExportStats> exportChromeJson(const Trace& trace, std::FILE* out, const ChromeExportOptions& options = {});
+Expected<ChromeExportStats> exportChromeJson(
+    const Trace& trace, std::FILE* out, const ChromeExportOptions& options = {});
 
 } // namespace gapscope::model

@@ -32,8 +32,8 @@ public:
     void memop(uint32_t lane, int64_t start, uint64_t dur, pb::MemopKind kind, pb::CopyKind copyKind, uint64_t bytes,
         uint32_t flags, uint32_t corr) override
     {
-        m.m_builder.addMemop(m.lane(lane), start, TimeNs(dur), MemopInfo { kind, copyKind, bytes, (flags & 1) != 0 },
-            corr);
+        m.m_builder.addMemop(
+            m.lane(lane), start, TimeNs(dur), MemopInfo { kind, copyKind, bytes, (flags & 1) != 0 }, corr);
     }
     void api(uint32_t lane, int64_t start, uint64_t dur, uint32_t name, uint32_t corr, pb::ApiKind kind) override
     {

@@ -17,7 +17,13 @@ constexpr uint32_t pack(EventKind kind, uint32_t payload)
 {
     return uint32_t(kind) << kPayloadBits | (payload & kPayloadMask);
 }
-constexpr EventKind kind(uint32_t a) { return EventKind(a >> kPayloadBits); }
-constexpr uint32_t payload(uint32_t a) { return a & kPayloadMask; }
+constexpr EventKind kind(uint32_t a)
+{
+    return EventKind(a >> kPayloadBits);
+}
+constexpr uint32_t payload(uint32_t a)
+{
+    return a & kPayloadMask;
+}
 
 } // namespace gapscope::model::aux

@@ -8,8 +8,7 @@
 namespace gapscope::model {
 namespace {
 
-template <typename T>
-void applyPermutation(std::vector<T>& v, const std::vector<uint32_t>& perm)
+template <typename T> void applyPermutation(std::vector<T>& v, const std::vector<uint32_t>& perm)
 {
     std::vector<T> out(v.size());
     for (size_t i = 0; i < perm.size(); ++i)

@@ -159,8 +159,8 @@ LaneSummary::Range LaneSummary::range(const LaneEvents& ev, size_t first, size_t
     return r;
 }
 
-void LaneSummary::fold(const LaneEvents& ev, TimeNs t0, TimeNs t1, double nsPerPixel, double minPixels,
-    std::vector<FoldItem>& out) const
+void LaneSummary::fold(
+    const LaneEvents& ev, TimeNs t0, TimeNs t1, double nsPerPixel, double minPixels, std::vector<FoldItem>& out) const
 {
     out.clear();
     auto [first, last] = ev.overlapping(t0, t1);
@@ -207,8 +207,8 @@ void LaneSummary::fold(const LaneEvents& ev, TimeNs t0, TimeNs t1, double nsPerP
     }
 }
 
-bool LaneSummary::absorbNode(const LaneEvents& ev, size_t& j, size_t last, TimeNs q, FoldItem& f,
-    TimeNs& longestDur) const
+bool LaneSummary::absorbNode(
+    const LaneEvents& ev, size_t& j, size_t last, TimeNs q, FoldItem& f, TimeNs& longestDur) const
 {
     if (j % kLeaf || m_levels.empty() || m_levels[0].size() * kLeaf < ev.size())
         return false;
@@ -237,8 +237,8 @@ bool LaneSummary::absorbNode(const LaneEvents& ev, size_t& j, size_t last, TimeN
     }
 }
 
-void LaneSummary::foldNvtx(const LaneEvents& ev, size_t first, size_t last, TimeNs t0, TimeNs q,
-    std::vector<FoldItem>& out) const
+void LaneSummary::foldNvtx(
+    const LaneEvents& ev, size_t first, size_t last, TimeNs t0, TimeNs q, std::vector<FoldItem>& out) const
 {
     // NVTX ranges nest: fold each depth on its own (ranges are few, a linear pass is cheap).
     constexpr size_t kDepths = 64;

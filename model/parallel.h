@@ -11,8 +11,7 @@
 
 namespace gapscope::model {
 
-template <typename F>
-void parallelFor(size_t n, unsigned threads, F&& fn)
+template <typename F> void parallelFor(size_t n, unsigned threads, F&& fn)
 {
     std::atomic<size_t> next { 0 };
     auto work = [&]() {

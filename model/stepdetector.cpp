@@ -48,8 +48,8 @@ struct CorrRange {
 };
 
 // GPU windows of the events whose correlation ids fall in each range (ranges ascending).
-std::vector<Step> windowsFromCorr(const Trace& trace, uint32_t rank, const std::vector<CorrRange>& ranges,
-    pb::StepSource source)
+std::vector<Step> windowsFromCorr(
+    const Trace& trace, uint32_t rank, const std::vector<CorrRange>& ranges, pb::StepSource source)
 {
     std::vector<Step> w(ranges.size(), Step { 0, INT64_MAX, INT64_MIN, source });
     for (LaneId id : trace.lanesOf(rank, LaneKind::GpuStream)) {
@@ -60,8 +60,8 @@ std::vector<Step> windowsFromCorr(const Trace& trace, uint32_t rank, const std::
             if (c == 0)
                 continue;
             if (k >= ranges.size() || c < ranges[k].lo || c > ranges[k].hi) {
-                auto it = std::upper_bound(ranges.begin(), ranges.end(), c,
-                    [](uint32_t v, const CorrRange& r) { return v < r.lo; });
+                auto it = std::upper_bound(
+                    ranges.begin(), ranges.end(), c, [](uint32_t v, const CorrRange& r) { return v < r.lo; });
                 if (it == ranges.begin())
                     continue;
                 k = size_t(it - ranges.begin()) - 1;
@@ -80,8 +80,8 @@ std::vector<Step> windowsFromCorr(const Trace& trace, uint32_t rank, const std::
 }
 
 // GPU windows between boundary times: step i holds the events starting in [b_i, b_i+1).
-std::vector<Step> windowsFromStarts(const Trace& trace, uint32_t rank, const std::vector<TimeNs>& b,
-    pb::StepSource source)
+std::vector<Step> windowsFromStarts(
+    const Trace& trace, uint32_t rank, const std::vector<TimeNs>& b, pb::StepSource source)
 {
     std::vector<Step> w(b.size(), Step { 0, INT64_MAX, INT64_MIN, source });
     for (LaneId id : trace.lanesOf(rank, LaneKind::GpuStream)) {
@@ -204,8 +204,8 @@ std::vector<Step> StepDetector::byGraph(const Trace& trace, uint32_t rank) const
     if (ranges.size() < 2)
         return {};
     std::sort(ranges.begin(), ranges.end(), [](const CorrRange& a, const CorrRange& b) { return a.lo < b.lo; });
-    ranges.erase(std::unique(ranges.begin(), ranges.end(),
-                     [](const CorrRange& a, const CorrRange& b) { return a.lo == b.lo; }),
+    ranges.erase(
+        std::unique(ranges.begin(), ranges.end(), [](const CorrRange& a, const CorrRange& b) { return a.lo == b.lo; }),
         ranges.end());
     return windowsFromCorr(trace, rank, ranges, pb::STEP_GRAPH);
 }
@@ -247,8 +247,8 @@ std::vector<Step> StepDetector::byPeriod(const Trace& trace, uint32_t rank) cons
         std::unordered_map<uint32_t, uint32_t> diffs;
         for (size_t k = 1; k < pos.size(); ++k)
             ++diffs[pos[k] - pos[k - 1]];
-        auto mode = std::max_element(diffs.begin(), diffs.end(),
-            [](const auto& a, const auto& b) { return a.second < b.second; });
+        auto mode = std::max_element(
+            diffs.begin(), diffs.end(), [](const auto& a, const auto& b) { return a.second < b.second; });
         if (mode->second * 10 < (pos.size() - 1) * 9) // at least 90% of the gaps agree
             continue;
         if (pos.size() < bestCount || (pos.size() == bestCount && mode->first > bestPeriod)) {
@@ -335,10 +335,11 @@ pb::StepSource StepDetector::detect(Trace& trace) const
     // Align by index: each rank's first step takes the index of the reference step nearest in time.
     const auto& refSteps = perRank[ref].second;
     for (auto& [rank, steps] : perRank) {
-        auto it = std::lower_bound(refSteps.begin(), refSteps.end(), steps.front().start,
-            [](const Step& s, TimeNs t) { return s.start < t; });
+        auto it = std::lower_bound(
+            refSteps.begin(), refSteps.end(), steps.front().start, [](const Step& s, TimeNs t) { return s.start < t; });
         size_t k = size_t(it - refSteps.begin());
-        if (k > 0 && (k == refSteps.size() || steps.front().start - refSteps[k - 1].start < it->start - steps.front().start))
+        if (k > 0
+            && (k == refSteps.size() || steps.front().start - refSteps[k - 1].start < it->start - steps.front().start))
             --k;
         for (auto& s : steps)
             s.index += uint32_t(k);

@@ -29,8 +29,9 @@ Status validate(const SynthOptions& o)
         for (const auto& t : synth::allTemplates())
             known = known || o.slowClass == t.cls;
         if (!known)
-            return bad("--slow-class '" + o.slowClass + "' is not a class synth uses (linear, attention_core, "
-                                                         "routed_experts, collectives, sampling, embedding, other)");
+            return bad("--slow-class '" + o.slowClass
+                + "' is not a class synth uses (linear, attention_core, "
+                  "routed_experts, collectives, sampling, embedding, other)");
     }
     return Status::ok();
 }

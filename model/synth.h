@@ -33,17 +33,17 @@ struct SynthOptions {
     uint32_t steps = 10;
     uint32_t kernelsPerStep = 200;
     uint64_t seed = 1;
-    bool graphMode = true;      // false: eager launches
-    double jitter = 0.02;       // relative sigma of kernel durations
-    double hostGapUs = 250;     // host work between steps (GPU idle), before injections
+    bool graphMode = true; // false: eager launches
+    double jitter = 0.02; // relative sigma of kernel durations
+    double hostGapUs = 250; // host work between steps (GPU idle), before injections
     // Injections.
-    double extraHostGapUs = 0;   // added to every gap between steps
-    double launchGapUs = 0;      // idle inserted before every `launchGapEvery`-th kernel
+    double extraHostGapUs = 0; // added to every gap between steps
+    double launchGapUs = 0; // idle inserted before every `launchGapEvery`-th kernel
     uint32_t launchGapEvery = 0;
-    double syncStallUs = 0;      // per step: GPU idle while the host is blocked in a sync
-    int32_t stragglerRank = -1;  // this rank starts every collective `stragglerDelayUs` late
+    double syncStallUs = 0; // per step: GPU idle while the host is blocked in a sync
+    int32_t stragglerRank = -1; // this rank starts every collective `stragglerDelayUs` late
     double stragglerDelayUs = 0;
-    std::string slowClass;       // kernels of this analysis class run `slowFactor` times longer
+    std::string slowClass; // kernels of this analysis class run `slowFactor` times longer
     double slowFactor = 1.0;
     TimeNs startNs = 1764460800000000000; // 2025-11-30T00:00:00Z, CLOCK_REALTIME-like
 };
@@ -53,7 +53,7 @@ Status validate(const SynthOptions& options);
 // Generates into a Trace (tests, small traces).
 Expected<Trace> synthesize(const SynthOptions& options, json::Value* truth = nullptr);
 // Generates straight into a .gapscope file with bounded memory (benchmarks, large traces).
-Status synthesizeToFile(const SynthOptions& options, const std::string& path, json::Value* truth = nullptr,
-    int zstdLevel = 3);
+Status synthesizeToFile(
+    const SynthOptions& options, const std::string& path, json::Value* truth = nullptr, int zstdLevel = 3);
 
 } // namespace gapscope::model

@@ -8,9 +8,34 @@ namespace {
 
 // Index into the table below.
 enum T {
-    Embed, AddNorm, Norm, QkvA, QB, KvB, Rope, IdxLogits, KvWrite, MlaAttn, OProj, AllReduce, Router, Gate,
-    SharedUp, Act, SharedDown, Align, MoeUp, MoeDown, MoeSum, DenseUp, DenseDown, Fill, LmHead, AllGather,
-    Sampling, Softmax
+    Embed,
+    AddNorm,
+    Norm,
+    QkvA,
+    QB,
+    KvB,
+    Rope,
+    IdxLogits,
+    KvWrite,
+    MlaAttn,
+    OProj,
+    AllReduce,
+    Router,
+    Gate,
+    SharedUp,
+    Act,
+    SharedDown,
+    Align,
+    MoeUp,
+    MoeDown,
+    MoeSum,
+    DenseUp,
+    DenseDown,
+    Fill,
+    LmHead,
+    AllGather,
+    Sampling,
+    Softmax
 };
 
 const std::vector<KernelTemplate>& table()
@@ -27,9 +52,11 @@ const std::vector<KernelTemplate>& table()
         { "void flashinfer::norm::RMSNormKernel<8u, __nv_bfloat16>(__nv_bfloat16*, __nv_bfloat16*, __nv_bfloat16*, "
           "unsigned int, unsigned int, unsigned int, unsigned int, float, float)",
             "other", 2.1, { 1, 1, 1 }, { 256, 1, 1 }, 32, 0, nullptr },
-        { "nvjet_tst_64x8_64x16_4x1_v_bz_splitK_TNT", "linear", 8.3, { 41, 4, 1 }, { 384, 1, 1 }, 168, 213248, nullptr },
+        { "nvjet_tst_64x8_64x16_4x1_v_bz_splitK_TNT", "linear", 8.3, { 41, 4, 1 }, { 384, 1, 1 }, 168, 213248,
+            nullptr },
         { "nvjet_tst_128x16_64x8_2x1_v_bz_TNN", "linear", 5.2, { 64, 1, 1 }, { 384, 1, 1 }, 168, 197632, nullptr },
-        { "nvjet_tst_64x32_64x16_2x1_v_bz_bias_TNT", "linear", 4.1, { 128, 1, 1 }, { 384, 1, 1 }, 168, 180224, nullptr },
+        { "nvjet_tst_64x32_64x16_2x1_v_bz_bias_TNT", "linear", 4.1, { 128, 1, 1 }, { 384, 1, 1 }, 168, 180224,
+            nullptr },
         { "void flashinfer::BatchQKApplyRotaryPosIdsCosSinCacheKernel<true, 64u, 8u, 16u, __nv_bfloat16, "
           "long>(__nv_bfloat16*, __nv_bfloat16*, __nv_bfloat16*, __nv_bfloat16*, float*, long*, unsigned int, "
           "unsigned int, unsigned int, unsigned int, unsigned long, unsigned long, unsigned long, unsigned long, "
@@ -42,12 +69,14 @@ const std::vector<KernelTemplate>& table()
         { "void sglang::set_mla_kv_buffer_kernel<__nv_bfloat16, 576>(__nv_bfloat16*, __nv_bfloat16 const*, "
           "__nv_bfloat16 const*, long const*, int, int, int, int)",
             "attention_core", 2.0, { 1, 1, 1 }, { 128, 1, 1 }, 24, 0, nullptr },
-        { "void flashinfer::mla::BatchMLAPagedAttentionKernel<flashinfer::mla::KernelTraits<false, 512u, 64u, 64u, 64u, "
+        { "void flashinfer::mla::BatchMLAPagedAttentionKernel<flashinfer::mla::KernelTraits<false, 512u, 64u, 64u, "
+          "64u, "
           "2u, 2u, __nv_bfloat16, __nv_bfloat16, __nv_bfloat16, __nv_bfloat16, int>, "
           "flashinfer::mla::Params<__nv_bfloat16, __nv_bfloat16, __nv_bfloat16, __nv_bfloat16, "
           "int>>(flashinfer::mla::Params<__nv_bfloat16, __nv_bfloat16, __nv_bfloat16, __nv_bfloat16, int>)",
             "attention_core", 15.4, { 132, 1, 1 }, { 128, 2, 1 }, 168, 229376, nullptr },
-        { "nvjet_tst_128x8_64x12_2x1_v_bz_splitK_TNT", "linear", 7.1, { 48, 2, 1 }, { 384, 1, 1 }, 168, 221184, nullptr },
+        { "nvjet_tst_128x8_64x12_2x1_v_bz_splitK_TNT", "linear", 7.1, { 48, 2, 1 }, { 384, 1, 1 }, 168, 221184,
+            nullptr },
         { "ncclDevKernel_AllReduce_Sum_bf16_RING_LL(ncclDevKernelArgsStorage<4096ul>)", "collectives", 10.2,
             { 16, 1, 1 }, { 512, 1, 1 }, 96, 0, "AllReduce" },
         { "void router_gemm_kernel_float_output<__nv_bfloat16, 128, 8, 256, 6144>(float*, __nv_bfloat16 const*, "
@@ -60,7 +89,8 @@ const std::vector<KernelTemplate>& table()
         { "void flashinfer::activation::act_and_mul_kernel<__nv_bfloat16, &(float silu<float>(float "
           "const&))>(__nv_bfloat16*, __nv_bfloat16 const*, int)",
             "other", 2.0, { 1, 1, 1 }, { 128, 1, 1 }, 30, 0, nullptr },
-        { "nvjet_tst_64x8_64x16_2x1_v_bz_splitK_TNN", "linear", 3.1, { 24, 2, 1 }, { 384, 1, 1 }, 168, 213248, nullptr },
+        { "nvjet_tst_64x8_64x16_2x1_v_bz_splitK_TNN", "linear", 3.1, { 24, 2, 1 }, { 384, 1, 1 }, 168, 213248,
+            nullptr },
         { "void moe_align_block_size_kernel<int>(int const*, int*, int*, int*, int, int, int, int, unsigned long, "
           "int*)",
             "routed_experts", 3.4, { 2, 1, 1 }, { 1024, 1, 1 }, 32, 4096, nullptr },
@@ -69,7 +99,8 @@ const std::vector<KernelTemplate>& table()
         { "void moe_sum_reduce_kernel<__nv_bfloat16, 8>(__nv_bfloat16 const*, __nv_bfloat16*, int, int, int, float)",
             "routed_experts", 2.5, { 24, 1, 1 }, { 256, 1, 1 }, 32, 0, nullptr },
         { "nvjet_tst_128x16_64x8_4x1_v_bz_TNT", "linear", 20.4, { 96, 2, 1 }, { 384, 1, 1 }, 168, 221184, nullptr },
-        { "nvjet_tst_128x8_64x16_2x1_v_bz_splitK_TNN", "linear", 12.2, { 48, 4, 1 }, { 384, 1, 1 }, 168, 221184, nullptr },
+        { "nvjet_tst_128x8_64x16_2x1_v_bz_splitK_TNN", "linear", 12.2, { 48, 4, 1 }, { 384, 1, 1 }, 168, 221184,
+            nullptr },
         { "void at::native::vectorized_elementwise_kernel<4, at::native::FillFunctor<c10::BFloat16>, std::array<char*, "
           "1ul> >(int, at::native::FillFunctor<c10::BFloat16>, std::array<char*, 1ul>)",
             "other", 1.8, { 2, 1, 1 }, { 128, 1, 1 }, 16, 0, nullptr },
@@ -97,7 +128,10 @@ constexpr uint32_t kDenseLayers = 3;
 
 } // namespace
 
-const std::vector<KernelTemplate>& allTemplates() { return table(); }
+const std::vector<KernelTemplate>& allTemplates()
+{
+    return table();
+}
 
 std::vector<const KernelTemplate*> stepSequence(uint32_t kernels, uint32_t* layersOut)
 {

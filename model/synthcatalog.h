@@ -17,8 +17,8 @@ namespace gapscope::model::synth {
 
 struct KernelTemplate {
     const char* name;
-    const char* cls;  // analysis class under the default classifier
-    double us;        // typical duration
+    const char* cls; // analysis class under the default classifier
+    double us; // typical duration
     uint32_t grid[3];
     uint32_t block[3];
     uint32_t registers;

@@ -19,7 +19,10 @@ uint64_t splitmix(uint64_t& x)
     return z ^ (z >> 31);
 }
 
-uint64_t rotl(uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }
+uint64_t rotl(uint64_t x, int k)
+{
+    return (x << k) | (x >> (64 - k));
+}
 
 constexpr uint64_t kStream = 7;
 constexpr uint64_t kGraphMain = 11, kGraphSecond = 12;
@@ -47,7 +50,10 @@ uint64_t Rng::next()
     return result;
 }
 
-double Rng::uniform() { return double(next() >> 11) * 0x1.0p-53; }
+double Rng::uniform()
+{
+    return double(next() >> 11) * 0x1.0p-53;
+}
 
 double Rng::normal()
 {
@@ -125,7 +131,8 @@ void SynthGenerator::setupLanes()
         const uint32_t pid = 4100 + i;
         const std::string host = "synth-node0";
         r.gpuLane = m_sink.lane({ LaneKind::GpuStream, i, host, i % 8, kStream, "stream 7", pid });
-        r.apiLane = m_sink.lane({ LaneKind::CpuApi, i, host, i % 8, tid, "thread " + std::to_string(tid) + " (python)", pid });
+        r.apiLane = m_sink.lane(
+            { LaneKind::CpuApi, i, host, i % 8, tid, "thread " + std::to_string(tid) + " (python)", pid });
         r.nvtxLane = m_sink.lane({ LaneKind::Nvtx, i, host, i % 8, tid, "nvtx " + std::to_string(tid), pid });
         r.collLane = m_sink.lane({ LaneKind::Collective, i, host, i % 8, 0, "nccl", pid });
         r.host = m_o.startNs + TimeNs(i) * 1300;

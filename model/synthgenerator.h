@@ -22,7 +22,7 @@ public:
     explicit Rng(uint64_t seed = 1);
     uint64_t next();
     double uniform(); // [0, 1)
-    double normal();  // mean 0, sigma 1
+    double normal(); // mean 0, sigma 1
 
 private:
     uint64_t m_s[4];

@@ -142,7 +142,13 @@ private:
 
 } // namespace
 
-std::unique_ptr<SynthSink> builderSink(TraceBuilder& builder) { return std::make_unique<BuilderSink>(builder); }
-std::unique_ptr<SynthSink> writerSink(format::TraceWriter& writer) { return std::make_unique<WriterSink>(writer); }
+std::unique_ptr<SynthSink> builderSink(TraceBuilder& builder)
+{
+    return std::make_unique<BuilderSink>(builder);
+}
+std::unique_ptr<SynthSink> writerSink(format::TraceWriter& writer)
+{
+    return std::make_unique<WriterSink>(writer);
+}
 
 } // namespace gapscope::model::synth

@@ -14,11 +14,16 @@ namespace gapscope::model {
 const char* toString(LaneKind kind)
 {
     switch (kind) {
-    case LaneKind::Unknown: return "unknown";
-    case LaneKind::GpuStream: return "gpu";
-    case LaneKind::Nvtx: return "nvtx";
-    case LaneKind::CpuApi: return "api";
-    case LaneKind::Collective: return "collective";
+    case LaneKind::Unknown:
+        return "unknown";
+    case LaneKind::GpuStream:
+        return "gpu";
+    case LaneKind::Nvtx:
+        return "nvtx";
+    case LaneKind::CpuApi:
+        return "api";
+    case LaneKind::Collective:
+        return "collective";
     }
     return "unknown";
 }
@@ -26,13 +31,20 @@ const char* toString(LaneKind kind)
 const char* toString(EventKind kind)
 {
     switch (kind) {
-    case EventKind::Kernel: return "kernel";
-    case EventKind::Memcpy: return "memcpy";
-    case EventKind::Memset: return "memset";
-    case EventKind::Api: return "api";
-    case EventKind::Sync: return "sync";
-    case EventKind::Nvtx: return "nvtx";
-    case EventKind::Collective: return "collective";
+    case EventKind::Kernel:
+        return "kernel";
+    case EventKind::Memcpy:
+        return "memcpy";
+    case EventKind::Memset:
+        return "memset";
+    case EventKind::Api:
+        return "api";
+    case EventKind::Sync:
+        return "sync";
+    case EventKind::Nvtx:
+        return "nvtx";
+    case EventKind::Collective:
+        return "collective";
     }
     return "unknown";
 }
@@ -66,7 +78,10 @@ std::string_view Trace::str(StringId id) const
     return id < m_strings.size() ? std::string_view(m_strings[id]) : std::string_view();
 }
 
-std::optional<StringId> Trace::findString(std::string_view s) const { return m_impl->strings.find(s, m_strings); }
+std::optional<StringId> Trace::findString(std::string_view s) const
+{
+    return m_impl->strings.find(s, m_strings);
+}
 
 std::vector<uint32_t> Trace::ranks() const
 {
@@ -104,7 +119,7 @@ const KernelConfig* Trace::kernelConfig(LaneId lane, size_t index) const
 {
     uint32_t a = m_lanes[lane].events.aux(index);
     return aux::kind(a) == EventKind::Kernel && aux::payload(a) < m_configs.size() ? &m_configs[aux::payload(a)]
-                                                                                  : nullptr;
+                                                                                   : nullptr;
 }
 
 const MemopInfo* Trace::memop(LaneId lane, size_t index) const
@@ -241,7 +256,10 @@ uint64_t Trace::eventCount() const
     return n;
 }
 
-uint64_t Trace::eventCount(EventKind kind) const { return m_impl->counts[size_t(kind)]; }
+uint64_t Trace::eventCount(EventKind kind) const
+{
+    return m_impl->counts[size_t(kind)];
+}
 
 size_t Trace::memoryBytes() const
 {

@@ -10,8 +10,8 @@
 // zoomed-out query cost what the screen shows, not what the trace holds.
 //
 // Memory: about 24 bytes per event (start 8, duration 4, name 4, correlation 4, aux 4) plus the
-// summary pyramid (about 1.6 bytes per event) and the side tables of collectives and memory ops. Kind-specific payloads (launch configs, memop sizes,
-// collective details) live in side tables referenced by `aux`.
+// summary pyramid (about 1.6 bytes per event) and the side tables of collectives and memory ops. Kind-specific payloads
+// (launch configs, memop sizes, collective details) live in side tables referenced by `aux`.
 //
 // Threading: a finished Trace is immutable and safe to read from any thread. appendFrom() (live
 // mode) mutates and must not run concurrently with readers.
@@ -49,7 +49,7 @@ struct LaneInfo {
     std::string host;
     uint32_t device = 0;
     uint64_t stream = 0; // stream id (GPU) or thread id (NVTX / CPU API)
-    std::string name;    // display name
+    std::string name; // display name
     uint32_t pid = 0;
 
     // Stable text key "r<rank>/<kind>/d<device>/<stream>", used by annotations and exports.
@@ -62,7 +62,7 @@ struct KernelConfig {
     uint32_t registers = 0;
     uint32_t sharedStatic = 0;
     uint32_t sharedDynamic = 0;
-    uint64_t graphId = 0;     // 0: not launched from a CUDA graph
+    uint64_t graphId = 0; // 0: not launched from a CUDA graph
     uint64_t graphNodeId = 0;
     bool operator==(const KernelConfig& o) const;
 };
@@ -93,8 +93,8 @@ struct SyncInfo {
 enum class ApiKind : uint8_t { Runtime = 0, Driver = 1 };
 
 struct Step {
-    uint32_t index = 0;  // aligned across ranks: step i of rank 0 is step i of rank 1
-    TimeNs start = 0;    // GPU-side window [start, end)
+    uint32_t index = 0; // aligned across ranks: step i of rank 0 is step i of rank 1
+    TimeNs start = 0; // GPU-side window [start, end)
     TimeNs end = 0;
     pb::StepSource source = pb::STEP_UNKNOWN;
     TimeNs duration() const { return end - start; }
@@ -167,11 +167,11 @@ private:
 struct FoldItem {
     TimeNs start = 0;
     TimeNs end = 0;
-    uint32_t count = 0;     // 1 = single event
-    uint32_t first = 0;     // event index of the first event in the item
-    uint32_t longest = 0;   // event index of the longest event in the item (its name labels a fold)
-    TimeNs busy = 0;        // sum of durations (overlap not removed)
-    uint8_t depth = 0;      // NVTX nesting depth (0 for other lanes)
+    uint32_t count = 0; // 1 = single event
+    uint32_t first = 0; // event index of the first event in the item
+    uint32_t longest = 0; // event index of the longest event in the item (its name labels a fold)
+    TimeNs busy = 0; // sum of durations (overlap not removed)
+    uint8_t depth = 0; // NVTX nesting depth (0 for other lanes)
 };
 
 // Per-lane summary pyramid: level 0 groups kLeaf consecutive events; each level above groups
@@ -211,24 +211,24 @@ public:
 
 private:
     struct Node {
-        TimeNs start;   // min start
-        TimeNs end;     // max end
-        TimeNs busy;    // sum of durations
+        TimeNs start; // min start
+        TimeNs end; // max end
+        TimeNs busy; // sum of durations
         uint32_t first; // first event index
         uint32_t count;
         uint32_t longest;
         uint32_t longestDur; // duration of `longest`, saturated at UINT32_MAX
-        uint32_t maxGap;     // largest idle gap between the node's events (start - running max end), saturated
+        uint32_t maxGap; // largest idle gap between the node's events (start - running max end), saturated
         uint32_t pad;
     };
     static_assert(sizeof(Node) == 48, "LaneSummary::Node must stay compact");
     void buildFrom(const LaneEvents& events, size_t firstNode);
     // Folding: takes the biggest summary node that starts at event j and fits in a run (all its
     // events narrower than q, no gap of q inside or before it); false when none does.
-    bool absorbNode(const LaneEvents& events, size_t& j, size_t last, TimeNs q, FoldItem& item,
-        TimeNs& longestDur) const;
-    void foldNvtx(const LaneEvents& events, size_t first, size_t last, TimeNs t0, TimeNs q,
-        std::vector<FoldItem>& out) const;
+    bool absorbNode(
+        const LaneEvents& events, size_t& j, size_t last, TimeNs q, FoldItem& item, TimeNs& longestDur) const;
+    void foldNvtx(
+        const LaneEvents& events, size_t first, size_t last, TimeNs t0, TimeNs q, std::vector<FoldItem>& out) const;
     std::vector<std::vector<Node>> m_levels;
 };
 
@@ -262,19 +262,19 @@ public:
     size_t laneCount() const { return m_lanes.size(); }
     const Lane& lane(LaneId id) const { return m_lanes[id]; }
     const std::vector<Lane>& lanes() const { return m_lanes; }
-    std::vector<uint32_t> ranks() const;                // sorted, unique
+    std::vector<uint32_t> ranks() const; // sorted, unique
     std::vector<LaneId> lanesOf(uint32_t rank, LaneKind kind) const;
     std::optional<LaneId> findLane(std::string_view key) const;
 
     // Typed access to one event.
     EventKind kindOf(LaneId lane, size_t index) const { return EventKind(m_lanes[lane].events.aux(index) >> 29); }
-    const KernelConfig* kernelConfig(LaneId lane, size_t index) const;     // kernels only
+    const KernelConfig* kernelConfig(LaneId lane, size_t index) const; // kernels only
     const std::vector<KernelConfig>& kernelConfigs() const { return m_configs; } // distinct configs
-    const MemopInfo* memop(LaneId lane, size_t index) const;               // memcpy/memset only
-    const CollectiveInfo* collective(LaneId lane, size_t index) const;     // collective lanes only
-    const SyncInfo* sync(LaneId lane, size_t index) const;                 // sync events only
-    uint32_t nvtxDepth(LaneId lane, size_t index) const;                   // NVTX lanes only
-    ApiKind apiKind(LaneId lane, size_t index) const;                      // API events only
+    const MemopInfo* memop(LaneId lane, size_t index) const; // memcpy/memset only
+    const CollectiveInfo* collective(LaneId lane, size_t index) const; // collective lanes only
+    const SyncInfo* sync(LaneId lane, size_t index) const; // sync events only
+    uint32_t nvtxDepth(LaneId lane, size_t index) const; // NVTX lanes only
+    ApiKind apiKind(LaneId lane, size_t index) const; // API events only
 
     // The CPU API call (same rank, same correlation id) that launched a GPU event, if recorded.
     // Graph kernels resolve to their cudaGraphLaunch. Built lazily on first call (thread-safe).
@@ -347,8 +347,8 @@ public:
     LaneId lane(const LaneInfo& info); // creates the lane on first use
     uint32_t config(const KernelConfig& c);
 
-    void addKernel(LaneId lane, TimeNs start, TimeNs duration, StringId name, uint32_t correlation,
-        const KernelConfig& config);
+    void addKernel(
+        LaneId lane, TimeNs start, TimeNs duration, StringId name, uint32_t correlation, const KernelConfig& config);
     void addMemop(LaneId lane, TimeNs start, TimeNs duration, const MemopInfo& info, uint32_t correlation);
     void addApi(LaneId lane, TimeNs start, TimeNs duration, StringId name, uint32_t correlation,
         ApiKind kind = ApiKind::Runtime);

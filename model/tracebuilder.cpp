@@ -48,7 +48,9 @@ LaneId TraceBuilder::lane(const LaneInfo& info)
     l.id = LaneId(t.m_lanes.size());
     l.info = info;
     if (l.info.name.empty())
-        l.info.name = (info.kind == LaneKind::GpuStream ? "stream " : info.kind == LaneKind::Collective ? "nccl " : "thread ")
+        l.info.name = (info.kind == LaneKind::GpuStream           ? "stream "
+                              : info.kind == LaneKind::Collective ? "nccl "
+                                                                  : "thread ")
             + std::to_string(info.stream);
     t.m_lanes.push_back(std::move(l));
     t.m_impl->laneByKey.emplace(std::move(key), t.m_lanes.back().id);
@@ -64,8 +66,8 @@ uint32_t TraceBuilder::config(const KernelConfig& c)
     return it->second;
 }
 
-void TraceBuilder::addKernel(LaneId lane, TimeNs start, TimeNs duration, StringId name, uint32_t correlation,
-    const KernelConfig& c)
+void TraceBuilder::addKernel(
+    LaneId lane, TimeNs start, TimeNs duration, StringId name, uint32_t correlation, const KernelConfig& c)
 {
     uint32_t idx = config(c);
     m_trace->m_lanes[lane].events.push(start, duration, name, correlation, aux::pack(EventKind::Kernel, idx));
@@ -91,15 +93,15 @@ void TraceBuilder::addSync(LaneId lane, TimeNs start, TimeNs duration, const Syn
 {
     Trace& t = *m_trace;
     t.m_syncs.push_back(info);
-    t.m_lanes[lane].events.push(start, duration, 0, correlation,
-        aux::pack(EventKind::Sync, uint32_t(t.m_syncs.size() - 1)));
+    t.m_lanes[lane].events.push(
+        start, duration, 0, correlation, aux::pack(EventKind::Sync, uint32_t(t.m_syncs.size() - 1)));
     ++m_pending->events;
 }
 
 void TraceBuilder::addNvtx(LaneId lane, TimeNs start, TimeNs duration, StringId name, uint32_t depth)
 {
-    m_trace->m_lanes[lane].events.push(start, duration, name, 0,
-        aux::pack(EventKind::Nvtx, std::min(depth, aux::kMaxPayload)));
+    m_trace->m_lanes[lane].events.push(
+        start, duration, name, 0, aux::pack(EventKind::Nvtx, std::min(depth, aux::kMaxPayload)));
     ++m_pending->events;
 }
 
@@ -120,12 +122,30 @@ void TraceBuilder::addStep(uint32_t rank, const Step& step)
     steps[rank].push_back(step);
 }
 
-pb::FileHeader& TraceBuilder::header() { return m_trace->m_header; }
-void TraceBuilder::addWarning(std::string w) { m_trace->m_warnings.push_back(std::move(w)); }
-void TraceBuilder::setAnnotations(pb::AnnotationSet a) { m_trace->m_annotations = std::move(a); }
-void TraceBuilder::setBudgetSettings(pb::BudgetSettings b) { m_trace->m_budget = std::move(b); }
-void TraceBuilder::setClassifierTable(pb::ClassifierTable t) { m_trace->m_classifier = std::move(t); }
-uint64_t TraceBuilder::pendingEvents() const { return m_pending->events; }
+pb::FileHeader& TraceBuilder::header()
+{
+    return m_trace->m_header;
+}
+void TraceBuilder::addWarning(std::string w)
+{
+    m_trace->m_warnings.push_back(std::move(w));
+}
+void TraceBuilder::setAnnotations(pb::AnnotationSet a)
+{
+    m_trace->m_annotations = std::move(a);
+}
+void TraceBuilder::setBudgetSettings(pb::BudgetSettings b)
+{
+    m_trace->m_budget = std::move(b);
+}
+void TraceBuilder::setClassifierTable(pb::ClassifierTable t)
+{
+    m_trace->m_classifier = std::move(t);
+}
+uint64_t TraceBuilder::pendingEvents() const
+{
+    return m_pending->events;
+}
 
 Trace TraceBuilder::finish()
 {
@@ -141,17 +161,22 @@ Trace TraceBuilder::finish()
 
 namespace {
 
-uint32_t remapAux(uint32_t a, const std::vector<uint32_t>& configMap, uint32_t memopBase, uint32_t syncBase,
-    uint32_t collBase)
+uint32_t remapAux(
+    uint32_t a, const std::vector<uint32_t>& configMap, uint32_t memopBase, uint32_t syncBase, uint32_t collBase)
 {
     uint32_t p = aux::payload(a);
     switch (aux::kind(a)) {
-    case EventKind::Kernel: return aux::pack(EventKind::Kernel, p < configMap.size() ? configMap[p] : 0);
+    case EventKind::Kernel:
+        return aux::pack(EventKind::Kernel, p < configMap.size() ? configMap[p] : 0);
     case EventKind::Memcpy:
-    case EventKind::Memset: return aux::pack(aux::kind(a), p + memopBase);
-    case EventKind::Sync: return aux::pack(EventKind::Sync, p + syncBase);
-    case EventKind::Collective: return aux::pack(EventKind::Collective, p + collBase);
-    default: return a;
+    case EventKind::Memset:
+        return aux::pack(aux::kind(a), p + memopBase);
+    case EventKind::Sync:
+        return aux::pack(EventKind::Sync, p + syncBase);
+    case EventKind::Collective:
+        return aux::pack(EventKind::Collective, p + collBase);
+    default:
+        return a;
     }
 }
 
@@ -217,7 +242,8 @@ void Trace::appendFrom(TraceBuilder& builder)
         }
         bool sorted = before == 0 || se.start(0) >= lastStart;
         for (size_t i = std::max<size_t>(before, 1); i < de.size() && sorted; ++i)
-            sorted = de.start(i) > de.start(i - 1) || (de.start(i) == de.start(i - 1) && de.duration(i) <= de.duration(i - 1));
+            sorted = de.start(i) > de.start(i - 1)
+                || (de.start(i) == de.start(i - 1) && de.duration(i) <= de.duration(i - 1));
         if (!sorted) {
             de.sortIfNeeded();
             de.buildIndex(0);

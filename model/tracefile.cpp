@@ -116,7 +116,9 @@ private:
             m_enc.addSync(l, s, d, y->kind, y->stream, ev.correlation(i));
             break;
         }
-        case EventKind::Nvtx: m_enc.addNvtx(l, s, d, str(ev.name(i)), m_trace.nvtxDepth(id, i)); break;
+        case EventKind::Nvtx:
+            m_enc.addNvtx(l, s, d, str(ev.name(i)), m_trace.nvtxDepth(id, i));
+            break;
         case EventKind::Collective: {
             const CollectiveInfo* c = m_trace.collective(id, i);
             format::ChunkEncoder::Collective fc { c->bytes, str(c->datatype), str(c->algorithm), str(c->protocol),

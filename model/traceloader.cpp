@@ -2,9 +2,9 @@
 #include "model/traceloader.h"
 
 #include "model/chunkimporter.h"
+#include "model/eventaux.h"
 #include "model/format/columnwalker.h"
 #include "model/format/messagearena.h"
-#include "model/eventaux.h"
 #include "model/parallel.h"
 #include "model/stepdetector.h"
 #include "model/traceimpl.h"
@@ -62,7 +62,8 @@ private:
     };
     static size_t hash(uint32_t cfg, uint64_t graph, uint64_t node)
     {
-        uint64_t h = (uint64_t(cfg) * 0x9E3779B97F4A7C15ull) ^ (graph * 0xC2B2AE3D27D4EB4Full) ^ (node * 0x165667B19E3779F9ull);
+        uint64_t h = (uint64_t(cfg) * 0x9E3779B97F4A7C15ull) ^ (graph * 0xC2B2AE3D27D4EB4Full)
+            ^ (node * 0x165667B19E3779F9ull);
         return size_t(h ^ (h >> 29));
     }
     std::vector<Slot> m_slots;
@@ -79,22 +80,19 @@ struct LaneCols {
     LaneId id = kNoLane;
 };
 
-template <typename T, typename R>
-const T* column(const R& r)
+template <typename T, typename R> const T* column(const R& r)
 {
     return r.size() ? r.data() : nullptr;
 }
 
-template <typename R>
-uint64_t at(const R& r, int i)
+template <typename R> uint64_t at(const R& r, int i)
 {
     return r.size() ? uint64_t(r.Get(i)) : 0;
 }
 
 // Sizes a column for `n` values. Big columns ask for transparent huge pages before they are first
 // touched: one fault per 2 MiB instead of per 4 KiB while the lane is filled.
-template <typename T>
-void sizeColumn(std::vector<T>& v, size_t n)
+template <typename T> void sizeColumn(std::vector<T>& v, size_t n)
 {
     v.reserve(n);
 #ifdef MADV_HUGEPAGE
@@ -130,7 +128,7 @@ struct TraceLoader::Worker {
     format::MessageArena arena;
     std::string raw;
     std::vector<uint64_t> cursor; // by file lane id
-    std::vector<uint64_t> count;  // by file lane id
+    std::vector<uint64_t> count; // by file lane id
     ConfigCache configs;
     struct Recent {
         uint64_t graph = 0, node = 0;
@@ -145,9 +143,9 @@ struct TraceLoader::Worker {
 // State of the parallel path, shared read-only by the workers once set up.
 struct TraceLoader::Shared {
     format::ChunkDecoder decoder;
-    std::vector<LaneCols> cols;     // by file lane id
-    std::vector<LaneId> laneMap;    // file lane id -> trace lane
-    std::vector<uint64_t> totals;   // events per trace lane
+    std::vector<LaneCols> cols; // by file lane id
+    std::vector<LaneId> laneMap; // file lane id -> trace lane
+    std::vector<uint64_t> totals; // events per trace lane
 };
 
 TraceLoader::TraceLoader(const format::TraceReader& reader, const ReadOptions& options)
@@ -261,7 +259,8 @@ void TraceLoader::noteUnknownFields()
 {
     if (m_unknownFieldChunks)
         m_warnings.push_back(m_reader.name() + ": " + std::to_string(m_unknownFieldChunks)
-            + " chunk(s) carry fields this build does not know (written by a newer gapscope); those fields were skipped");
+            + " chunk(s) carry fields this build does not know (written by a newer gapscope); those fields were "
+              "skipped");
 }
 
 Expected<Trace> TraceLoader::load()
@@ -398,8 +397,8 @@ Status TraceLoader::loadParallel()
     sh.cols.resize(sh.laneMap.size());
     for (size_t fl = 0; fl < sh.laneMap.size(); ++fl) {
         LaneEvents& e = t.m_lanes[sh.laneMap[fl]].events;
-        sh.cols[fl] = { e.m_start.data(), e.m_dur.data(), e.m_name.data(), e.m_corr.data(), e.m_aux.data(),
-            sh.laneMap[fl] };
+        sh.cols[fl]
+            = { e.m_start.data(), e.m_dur.data(), e.m_name.data(), e.m_corr.data(), e.m_aux.data(), sh.laneMap[fl] };
     }
 
     std::vector<std::unique_ptr<Worker>> workers;
@@ -421,8 +420,8 @@ Status TraceLoader::loadParallel()
                 std::lock_guard<std::mutex> lock(m_mutex);
                 ++m_skippedChunks;
                 m_lostEvents += p.entry->event_count();
-                m_warnings.push_back(s.message() + "; chunk skipped (" + std::to_string(p.entry->event_count())
-                    + " events lost)");
+                m_warnings.push_back(
+                    s.message() + "; chunk skipped (" + std::to_string(p.entry->event_count()) + " events lost)");
             }
             size_t d = done.fetch_add(1) + 1;
             if (reporter)
@@ -490,16 +489,15 @@ uint32_t TraceLoader::configIndex(uint32_t cfg, uint64_t graph, uint64_t node, W
 
 Status TraceLoader::checkCounts(const pb::Chunk& ch, const Plan& plan, Worker& w)
 {
-    const pb::Columns* blocks[] = { &ch.kernels().c(), &ch.memops().c(), &ch.api().c(), &ch.syncs().c(),
-        &ch.nvtx().c(), &ch.collectives().c() };
+    const pb::Columns* blocks[] = { &ch.kernels().c(), &ch.memops().c(), &ch.api().c(), &ch.syncs().c(), &ch.nvtx().c(),
+        &ch.collectives().c() };
     uint64_t total = 0;
     for (const pb::Columns* c : blocks) {
         for (uint32_t l : c->lane())
             ++w.count[l]; // lane ids were validated against the dictionary
         total += uint64_t(c->lane_size());
     }
-    bool ok = total == plan.entry->event_count()
-        && uint64_t(ch.memops().c().lane_size()) == plan.entry->memop_count()
+    bool ok = total == plan.entry->event_count() && uint64_t(ch.memops().c().lane_size()) == plan.entry->memop_count()
         && uint64_t(ch.syncs().c().lane_size()) == plan.entry->sync_count()
         && uint64_t(ch.collectives().c().lane_size()) == plan.entry->collective_count();
     int k = 0;
@@ -510,7 +508,8 @@ Status TraceLoader::checkCounts(const pb::Chunk& ch, const Plan& plan, Worker& w
     for (const pb::Columns* c : blocks)
         for (uint32_t l : c->lane())
             w.count[l] = 0;
-    return ok ? Status::ok() : Status::error(m_reader.where(plan.frame->offset, "chunk does not match its index entry"));
+    return ok ? Status::ok()
+              : Status::error(m_reader.where(plan.frame->offset, "chunk does not match its index entry"));
 }
 
 Status TraceLoader::decodeChunk(const pb::Chunk& ch, const Plan& plan, Worker& w)
@@ -564,8 +563,7 @@ Status TraceLoader::decodeChunk(const pb::Chunk& ch, const Plan& plan, Worker& w
 
 namespace gapscope::model {
 
-template <typename Put>
-void TraceLoader::decodeOthers(const pb::Chunk& ch, const Plan& plan, Worker& w, Put& put)
+template <typename Put> void TraceLoader::decodeOthers(const pb::Chunk& ch, const Plan& plan, Worker& w, Put& put)
 {
     Trace& t = *m_builder.m_trace;
     const int64_t base = ch.base_time_ns();
@@ -590,7 +588,8 @@ void TraceLoader::decodeOthers(const pb::Chunk& ch, const Plan& plan, Worker& w,
     });
     const auto& nv = ch.nvtx();
     walk(nv.c(), base, [&](int i, uint32_t l, int64_t s, int64_t d, uint32_t n, uint32_t) {
-        put(l, s, d, n, 0, aux::pack(EventKind::Nvtx, uint32_t(std::min<uint64_t>(at(nv.depth(), i), aux::kMaxPayload))));
+        put(l, s, d, n, 0,
+            aux::pack(EventKind::Nvtx, uint32_t(std::min<uint64_t>(at(nv.depth(), i), aux::kMaxPayload))));
     });
     const auto& co = ch.collectives();
     walk(co.c(), base, [&](int i, uint32_t l, int64_t s, int64_t d, uint32_t n, uint32_t) {
@@ -607,7 +606,8 @@ void TraceLoader::decodeOthers(const pb::Chunk& ch, const Plan& plan, Worker& w,
         ts += at(st.start_delta(), i);
         const TimeNs start = format::ColumnWalker::clampTime(ts);
         w.steps.push_back({ st.rank(i),
-            Step { uint32_t(at(st.index(), i)), start, start + format::ColumnWalker::clampDuration(at(st.duration(), i)),
+            Step { uint32_t(at(st.index(), i)), start,
+                start + format::ColumnWalker::clampDuration(at(st.duration(), i)),
                 pb::StepSource(at(st.source(), i)) } });
     }
     for (const auto& c : ch.counters())

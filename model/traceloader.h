@@ -39,8 +39,7 @@ private:
     Status loadInOrder();
     Status decodeChunk(const pb::Chunk& chunk, const Plan& plan, Worker& w);
     Status checkCounts(const pb::Chunk& chunk, const Plan& plan, Worker& w);
-    template <typename Put>
-    void decodeOthers(const pb::Chunk& chunk, const Plan& plan, Worker& w, Put& put);
+    template <typename Put> void decodeOthers(const pb::Chunk& chunk, const Plan& plan, Worker& w, Put& put);
     uint32_t configIndex(uint32_t cfg, uint64_t graph, uint64_t node, Worker& w);
     void planLanes(std::vector<Plan>& plans);
     void removeFailed(const std::vector<Plan>& plans);

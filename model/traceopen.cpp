@@ -30,7 +30,8 @@ Expected<Trace> openTrace(const std::vector<std::string>& paths, const ReadOptio
         ours += isGapscopeFile(p) ? 1 : 0;
     if (ours == paths.size()) {
         if (paths.size() > 1)
-            return Status::error(paths[1] + ": open one .gapscope file at a time (the agent merges ranks into one file)");
+            return Status::error(
+                paths[1] + ": open one .gapscope file at a time (the agent merges ranks into one file)");
         return readTraceFile(paths[0], options);
     }
     if (ours > 0)
@@ -39,8 +40,9 @@ Expected<Trace> openTrace(const std::vector<std::string>& paths, const ReadOptio
     using namespace importer;
     for (const auto& p : paths)
         if (!isImportable(p))
-            return Status::error(p + ": not a .gapscope trace, and no importer recognises it "
-                                     "(Kineto / torch.profiler JSON, .json.gz, Nsight Systems SQLite)");
+            return Status::error(p
+                + ": not a .gapscope trace, and no importer recognises it "
+                  "(Kineto / torch.profiler JSON, .json.gz, Nsight Systems SQLite)");
     return importTraces(paths, options);
 #else
     std::ifstream probe(paths[0], std::ios::binary);

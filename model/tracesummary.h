@@ -38,10 +38,10 @@ struct StepRow {
     uint32_t rank = 0;
     uint32_t index = 0;
     TimeNs start = 0;
-    TimeNs window = 0;  // [start_i, start_i+1), or the recorded duration for the last step
+    TimeNs window = 0; // [start_i, start_i+1), or the recorded duration for the last step
     TimeNs gpuSpan = 0; // recorded end - start
     uint64_t kernels = 0;
-    TimeNs busy = 0;    // GPU event time inside the window
+    TimeNs busy = 0; // GPU event time inside the window
 };
 std::vector<StepRow> stepTable(const Trace& trace);
 

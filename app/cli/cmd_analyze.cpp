@@ -51,8 +51,8 @@ Expected<model::StepBudget> pickBudget(const ArgParser& p, const BudgetOptions& 
         return Status::error("--model and --hw go together");
     bool stored = !options.modelGiven();
     bool tpFromTrace = false;
-    Expected<model::BudgetInputs> inputs = stored ? model::fromBudgetSettings(*trace.budgetSettings())
-                                                  : options.resolve();
+    Expected<model::BudgetInputs> inputs
+        = stored ? model::fromBudgetSettings(*trace.budgetSettings()) : options.resolve();
     if (!inputs)
         return inputs.status().withContext(stored ? "stored budget settings" : "budget");
     if (!stored && !p.given("--tp") && trace.ranks().size() > 1) {
@@ -65,7 +65,8 @@ Expected<model::StepBudget> pickBudget(const ArgParser& p, const BudgetOptions& 
     pb::BudgetSettings s;
     model::toBudgetSettings(inputs.value(), &s);
     settings = s;
-    return model::makeStepBudget(budget.value(), f.achievable, describe(inputs.value(), tpFromTrace, f.achievable, stored));
+    return model::makeStepBudget(
+        budget.value(), f.achievable, describe(inputs.value(), tpFromTrace, f.achievable, stored));
 }
 
 // Fills the report options from --steps / --range. Returns an error message, empty when fine.

@@ -22,12 +22,18 @@ const EventKind kKinds[] = { EventKind::Kernel, EventKind::Memcpy, EventKind::Me
 const char* stepSourceName(pb::StepSource s)
 {
     switch (s) {
-    case pb::STEP_FILE: return "file";
-    case pb::STEP_NVTX: return "nvtx";
-    case pb::STEP_GRAPH: return "graph";
-    case pb::STEP_ANCHOR: return "anchor";
-    case pb::STEP_AUTO: return "auto";
-    default: return "none";
+    case pb::STEP_FILE:
+        return "file";
+    case pb::STEP_NVTX:
+        return "nvtx";
+    case pb::STEP_GRAPH:
+        return "graph";
+    case pb::STEP_ANCHOR:
+        return "anchor";
+    case pb::STEP_AUTO:
+        return "auto";
+    default:
+        return "none";
     }
 }
 
@@ -36,7 +42,7 @@ json::Value infoJson(const std::string& path, const model::Trace& t, const model
     const pb::FileHeader& h = t.header();
     json::Value o = json::Value::object();
     o.set("file", path);
-    struct stat sb {};
+    struct stat sb { };
     if (::stat(path.c_str(), &sb) == 0)
         o.set("bytes", (long long)sb.st_size);
     o.set("source", h.source());
@@ -108,8 +114,8 @@ void printText(const std::string& path, const model::Trace& t, const model::Trac
 {
     const pb::FileHeader& h = t.header();
     std::cout << "file:      " << path << "\n";
-    std::cout << "source:    " << (h.source().empty() ? "?" : h.source()) << " (tool " << h.tool_version()
-              << ", clock " << h.clock_domain() << ")\n";
+    std::cout << "source:    " << (h.source().empty() ? "?" : h.source()) << " (tool " << h.tool_version() << ", clock "
+              << h.clock_domain() << ")\n";
     std::cout << "span:      " << formatDuration(t.endTime() - t.startTime()) << "\n";
     std::cout << "events:    " << t.eventCount() << " (";
     bool first = true;
@@ -123,8 +129,8 @@ void printText(const std::string& path, const model::Trace& t, const model::Trac
     std::cout << "steps:     " << t.stepCount() << " (" << stepSourceName(st.stepSource) << ")\n";
     for (const auto& g : h.gpus())
         std::cout << "gpu:       " << g.host() << "/" << g.device_index() << " " << g.name() << " " << g.uuid() << ", "
-                  << g.sm_count() << " SMs, " << g.memory_bytes() / (1024 * 1024) << " MiB, " << g.sm_clock_mhz()
-                  << "/" << g.memory_clock_mhz() << " MHz\n";
+                  << g.sm_count() << " SMs, " << g.memory_bytes() / (1024 * 1024) << " MiB, " << g.sm_clock_mhz() << "/"
+                  << g.memory_clock_mhz() << " MHz\n";
     for (const auto& r : st.ranks)
         std::cout << "rank " << r.rank << ":    " << r.kernels << " kernels, " << formatDuration(r.kernelTime) << ", "
                   << r.steps << " steps, " << r.lanes << " lanes\n";

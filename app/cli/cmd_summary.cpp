@@ -91,7 +91,8 @@ void printKernels(const model::Trace& t, const std::vector<model::KernelRow>& ke
         const auto& k = kernels[i];
         std::printf("%10llu %6.2f%% %12s %12s %12s  %s\n", (unsigned long long)k.count,
             all ? 100.0 * double(k.total) / double(all) : 0.0, formatDuration(k.total).c_str(),
-            formatDuration(k.median).c_str(), formatDuration(k.max).c_str(), truncateName(t.str(k.name), width).c_str());
+            formatDuration(k.median).c_str(), formatDuration(k.max).c_str(),
+            truncateName(t.str(k.name), width).c_str());
     }
     if (kernels.size() > top)
         std::printf("(%zu more kernel names; --top N shows more)\n", kernels.size() - top);

@@ -43,7 +43,8 @@ int runSynth(const std::vector<std::string>& args)
     p.option("--jitter", "X", "relative sigma of kernel durations, default 0.02", jitter);
     p.option("--host-gap-us", "US", "host work between steps, default 250", hostGap);
     p.option("--inject-host-gap-us", "US", "extra host time added between steps", extraGap);
-    p.option("--inject-launch-gap-us", "US", "idle inserted before every Nth kernel (see --launch-gap-every)", launchGap);
+    p.option(
+        "--inject-launch-gap-us", "US", "idle inserted before every Nth kernel (see --launch-gap-every)", launchGap);
     p.option("--launch-gap-every", "N", "period of the injected launch gaps", every);
     p.option("--inject-sync-stall-us", "US", "per step: GPU idle while the host waits in cudaStreamSynchronize", stall);
     p.option("--straggler-rank", "R", "this rank arrives late at every collective", straggler);

@@ -11,7 +11,10 @@ namespace {
 
 using Kind = GapAnalyzer::Selection::Kind;
 
-double ms(TimeNs ns, double divide = 1) { return double(ns) / divide / 1e6; }
+double ms(TimeNs ns, double divide = 1)
+{
+    return double(ns) / divide / 1e6;
+}
 
 std::string pad(std::string s, size_t width, bool right = false)
 {
@@ -30,9 +33,12 @@ std::string fixed(double v, int decimals = 3)
 const char* idleKindName(IdleKind k)
 {
     switch (k) {
-    case IdleKind::LaunchHost: return "launch/host gap";
-    case IdleKind::SyncStall: return "sync stall";
-    case IdleKind::StepGap: return "step gap";
+    case IdleKind::LaunchHost:
+        return "launch/host gap";
+    case IdleKind::SyncStall:
+        return "sync stall";
+    case IdleKind::StepGap:
+        return "step gap";
     }
     return "";
 }
@@ -191,7 +197,8 @@ json::Value AnalysisReport::toJson() const
         sel.set("range_ms", std::move(r));
     } else {
         sel.set("first_step", m_options.firstStep);
-        sel.set("last_step", m_options.lastStep == GapAnalyzer::kAllSteps ? json::Value() : json::Value(m_options.lastStep));
+        sel.set("last_step",
+            m_options.lastStep == GapAnalyzer::kAllSteps ? json::Value() : json::Value(m_options.lastStep));
     }
     doc.set("selection", std::move(sel));
     doc.set("budget", budgetJson());
@@ -216,8 +223,9 @@ json::Value AnalysisReport::toJson() const
 
     json::Value crit = json::Value::object();
     crit.set("rank", m_critical.rank);
-    crit.set("rule", "per step, the rank the others wait for: the least collective wait (then the longest step, "
-                     "then the lowest rank); overall, the rank critical in the most steps");
+    crit.set("rule",
+        "per step, the rank the others wait for: the least collective wait (then the longest step, "
+        "then the lowest rank); overall, the rank critical in the most steps");
     crit.set("steps_critical", m_critical.steps);
     crit.set("steps", m_critical.total);
     json::Value perStep = json::Value::array();
@@ -317,7 +325,8 @@ std::string AnalysisReport::toText() const
             << fixed(ms(m_options.t1 - a.trace().startTime())) << " ms";
     else
         out << "steps " << m_options.firstStep << " to "
-            << (m_options.lastStep == GapAnalyzer::kAllSteps ? std::string("the last") : std::to_string(m_options.lastStep));
+            << (m_options.lastStep == GapAnalyzer::kAllSteps ? std::string("the last")
+                                                             : std::to_string(m_options.lastStep));
     out << " (" << m_critical.total << (m_critical.total == 1 ? " step)\n" : " steps)\n");
     out << "budget: "
         << (a.budget().present ? a.budget().description + ", " + fixed(a.budget().totalMs()) + " ms per step"
@@ -344,7 +353,8 @@ std::string AnalysisReport::toText() const
         double n = m_options.range ? 1 : std::max<double>(1, double(b.steps.size()));
         TimeNs budget = 0, kernels = 0;
         for (const auto& bar : b.bars)
-            (bar.kind == BarKind::Budget ? budget : kernels) += bar.slot >= 0 && size_t(bar.slot) < l.classes.size() ? bar.ns : 0;
+            (bar.kind == BarKind::Budget ? budget : kernels)
+                += bar.slot >= 0 && size_t(bar.slot) < l.classes.size() ? bar.ns : 0;
         kernels += b.slotNs[l.unclassifiedSlot()] + b.slotNs[l.memopsSlot()];
         out << "  " << pad(std::to_string(r), 6) << pad(fixed(ms(b.measuredNs, n)), 11, true)
             << pad(fixed(ms(budget, n)), 11, true) << pad(fixed(ms(kernels, n)), 11, true)

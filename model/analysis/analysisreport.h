@@ -35,7 +35,7 @@ public:
         uint32_t lastStep = GapAnalyzer::kAllSteps;
         bool range = false;
         TimeNs t0 = 0, t1 = 0; // absolute trace time when `range`
-        bool perStep = true;   // list every step's bars in JSON
+        bool perStep = true; // list every step's bars in JSON
         size_t largestGaps = 3;
     };
 
@@ -57,7 +57,7 @@ private:
     const GapAnalyzer& m_analyzer;
     Options m_options;
     GapAnalyzer::Critical m_critical;
-    GapAnalyzer::Breakdown m_criticalMean;   // critical path over the selection
+    GapAnalyzer::Breakdown m_criticalMean; // critical path over the selection
     GapAnalyzer::Breakdown m_criticalMedian; // its median step
     std::vector<GapAnalyzer::Straggler> m_stragglers;
     std::vector<GapAnalyzer::IdleGap> m_gaps;

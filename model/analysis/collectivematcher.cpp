@@ -21,8 +21,8 @@ void CollectiveMatcher::add(uint32_t rankSlot, uint32_t stepIndex, std::vector<O
 CollectiveMatcher::StepEntry* CollectiveMatcher::find(uint32_t rankSlot, uint32_t stepIndex)
 {
     auto& v = m_ranks[rankSlot];
-    auto it = std::lower_bound(
-        v.begin(), v.end(), stepIndex, [](const StepEntry& e, uint32_t s) { return e.step < s; });
+    auto it
+        = std::lower_bound(v.begin(), v.end(), stepIndex, [](const StepEntry& e, uint32_t s) { return e.step < s; });
     return it != v.end() && it->step == stepIndex ? &*it : nullptr;
 }
 

@@ -37,7 +37,7 @@ public:
         StringId name;
     };
     struct RankStats {
-        uint64_t matched = 0;   // occurrences that took part in a match with >= 2 ranks
+        uint64_t matched = 0; // occurrences that took part in a match with >= 2 ranks
         uint64_t unmatched = 0; // surplus occurrences (see above)
         uint64_t lateCount = 0;
         TimeNs lateSum = 0;
@@ -78,7 +78,7 @@ private:
     void matchStep(uint32_t stepIndex, std::vector<std::pair<uint32_t, StepEntry*>>& ranks);
 
     std::vector<std::vector<StepEntry>> m_ranks; // per rank slot, sorted by step after match()
-    std::vector<StepLate> m_late;                // sorted by step
+    std::vector<StepLate> m_late; // sorted by step
 };
 
 } // namespace gapscope::model

@@ -85,7 +85,8 @@ void gapFindings(const GapAnalyzer& a, const GapAnalyzer::Breakdown& b, std::vec
         const std::string suffix = " inefficiency";
         Finding f;
         f.ms = ms;
-        if (bar.name.size() > suffix.size() && bar.name.compare(bar.name.size() - suffix.size(), suffix.size(), suffix) == 0) {
+        if (bar.name.size() > suffix.size()
+            && bar.name.compare(bar.name.size() - suffix.size(), suffix.size(), suffix) == 0) {
             std::string cls = bar.name.substr(0, bar.name.size() - suffix.size());
             double budget = budgetMs[cls];
             f.kind = "inefficiency";
@@ -134,9 +135,8 @@ std::vector<Finding> makeFindings(const GapAnalyzer& a, const GapAnalyzer::Break
     // Stragglers worth a sentence: last at >= 10% of the collectives they took part in, and late by
     // >= 1% of the step in total (natural jitter makes every rank last now and then).
     const double stepNs = double(b.measuredNs) / steps;
-    const double stepCount = double(a.critical(b.steps.empty() ? 0 : b.steps.front().second,
-                                          b.steps.empty() ? 0 : b.steps.back().second)
-                                        .total);
+    const double stepCount = double(
+        a.critical(b.steps.empty() ? 0 : b.steps.front().second, b.steps.empty() ? 0 : b.steps.back().second).total);
     std::vector<GapAnalyzer::Straggler> late;
     for (const auto& s : stragglers)
         if (s.lateCount && double(s.lateCount) >= 0.1 * double(s.matched)
@@ -161,9 +161,12 @@ std::vector<Finding> makeFindings(const GapAnalyzer& a, const GapAnalyzer::Break
         for (uint32_t rank : a.ranks()) {
             sel.rank = int(rank);
             auto r = a.analyze(sel);
-            double w = r.valid ? double(r.slotNs[a.layout().waitSlot()]) / std::max<double>(1, double(r.steps.size())) / 1e6 : 0;
+            double w = r.valid
+                ? double(r.slotNs[a.layout().waitSlot()]) / std::max<double>(1, double(r.steps.size())) / 1e6
+                : 0;
             if (w >= 0.01 * stepNs / 1e6) {
-                waits += (waits.empty() ? "" : ", ") + std::string("rank ") + std::to_string(rank) + " " + formatDuration(w);
+                waits += (waits.empty() ? "" : ", ") + std::string("rank ") + std::to_string(rank) + " "
+                    + formatDuration(w);
                 worst = std::max(worst, w);
             }
         }

@@ -20,7 +20,7 @@ namespace gapscope::model {
 struct Finding {
     std::string text;
     std::string kind; // "gap", "inefficiency", "straggler", "largest_gap", "budget"
-    double ms = 0;    // the amount the sentence is about (per step for gap bars)
+    double ms = 0; // the amount the sentence is about (per step for gap bars)
 };
 
 std::vector<Finding> makeFindings(const GapAnalyzer& analyzer, const GapAnalyzer::Breakdown& criticalPath,

@@ -12,7 +12,10 @@ namespace gapscope::model {
 
 namespace {
 
-bool startsWith(std::string_view s, std::string_view p) { return s.substr(0, p.size()) == p; }
+bool startsWith(std::string_view s, std::string_view p)
+{
+    return s.substr(0, p.size()) == p;
+}
 
 // API calls that block the calling host thread until GPU work has finished.
 bool isSyncApiName(std::string_view n)
@@ -84,8 +87,7 @@ GapAnalyzer::GapAnalyzer(const Trace& trace, KernelClassifier classifier, StepBu
     addNotes();
 }
 
-template <typename Fn>
-void GapAnalyzer::forEachRank(Fn&& fn)
+template <typename Fn> void GapAnalyzer::forEachRank(Fn&& fn)
 {
     std::atomic<size_t> next { 0 };
     auto worker = [&] {
@@ -207,7 +209,7 @@ void GapAnalyzer::storeRecord(RankData& r, size_t w, const Scratch& s) const
     const size_t keep = std::min(kTopGaps, gaps.size());
     for (size_t g = 0; g < kTopGaps; ++g)
         r.gaps[w * kTopGaps + g] = g < keep ? IdleGap { r.rank, win.index, gaps[g].start, gaps[g].end, gaps[g].kind,
-                                       gaps[g].next == WindowSweep::kNoTag ? EventRef {} : s.ref(gaps[g].next) }
+            gaps[g].next == WindowSweep::kNoTag ? EventRef {} : s.ref(gaps[g].next) }
                                             : IdleGap {};
 }
 
@@ -239,7 +241,8 @@ void GapAnalyzer::applyWaits(RankData& r)
     Scratch s;
     for (size_t w = 0; w < r.windows.size(); ++w)
         if (again[w]) {
-            SweepMode mode { r.windows[w].w0, r.windows[w].w1, WindowSweep::Input::Gaps::Longest, true, nullptr, nullptr };
+            SweepMode mode { r.windows[w].w0, r.windows[w].w1, WindowSweep::Input::Gaps::Longest, true, nullptr,
+                nullptr };
             sweepWindow(r, w, mode, s);
             storeRecord(r, w, s);
         }
@@ -279,8 +282,9 @@ void GapAnalyzer::addNotes()
     for (const auto& r : m_rankData) {
         std::string rank = "rank " + std::to_string(r.rank);
         if (!r.apiLanes)
-            m_notes.push_back(rank + ": launch times were not recorded (no CUDA API events), so idle time inside "
-                                     "steps is shown as launch/host gaps and sync stalls cannot be told apart");
+            m_notes.push_back(rank
+                + ": launch times were not recorded (no CUDA API events), so idle time inside "
+                  "steps is shown as launch/host gaps and sync stalls cannot be told apart");
         if (r.outsideCollectives)
             m_notes.push_back(rank + ": " + std::to_string(r.outsideCollectives)
                 + " collective kernels run before the first or after the last step and were not matched");

@@ -74,10 +74,10 @@ public:
         enum class Kind { Step, Median, Steps, Range };
         Kind kind = Kind::Steps;
         int rank = kCriticalRank; // a rank, or kCriticalRank: each step taken from its critical rank
-        uint32_t firstStep = 0;   // Step: the step; Median/Steps: steps with index in [first, last]
+        uint32_t firstStep = 0; // Step: the step; Median/Steps: steps with index in [first, last]
         uint32_t lastStep = kAllSteps;
-        TimeNs t0 = 0, t1 = 0;    // Range: [t0, t1) in trace time; steps' windows clipped to it
-        bool members = false;     // also list the events and idle intervals of each bar
+        TimeNs t0 = 0, t1 = 0; // Range: [t0, t1) in trace time; steps' windows clipped to it
+        bool members = false; // also list the events and idle intervals of each bar
     };
     struct Members {
         std::vector<EventRef> events;
@@ -88,9 +88,9 @@ public:
         int rank = kCriticalRank;
         std::vector<std::pair<uint32_t, uint32_t>> steps; // (rank, step index) summed
         double budgetSteps = 0; // budgets added (fraction of steps for a range)
-        TimeNs measuredNs = 0;  // sum over the steps (clipped for a range)
+        TimeNs measuredNs = 0; // sum over the steps (clipped for a range)
         std::vector<TimeNs> slotNs;
-        std::vector<Bar> bars;        // add up to measuredNs
+        std::vector<Bar> bars; // add up to measuredNs
         std::vector<Members> members; // parallel to bars, when asked for
     };
     Breakdown analyze(const Selection& selection) const;
@@ -98,9 +98,9 @@ public:
     // The rank the others wait for in one step (see README.md), or -1 when no rank has the step.
     int criticalRank(uint32_t stepIndex) const;
     struct Critical {
-        int rank = -1;         // most often critical over the steps
-        uint32_t steps = 0;    // steps where it was critical
-        uint32_t total = 0;    // steps looked at
+        int rank = -1; // most often critical over the steps
+        uint32_t steps = 0; // steps where it was critical
+        uint32_t total = 0; // steps looked at
     };
     Critical critical(uint32_t firstStep = 0, uint32_t lastStep = kAllSteps) const;
 
@@ -153,10 +153,10 @@ private:
         uint32_t slot = 0;
         std::vector<LaneId> gpuLanes;
         bool apiLanes = false;
-        std::vector<Window> windows;     // sorted by start
+        std::vector<Window> windows; // sorted by start
         std::vector<TimeInterval> syncs; // sorted, disjoint
         std::vector<StepRecord> records; // per window
-        std::vector<IdleGap> gaps;       // kTopGaps per window, longest first
+        std::vector<IdleGap> gaps; // kTopGaps per window, longest first
         std::vector<uint8_t> overlapped; // per window: events of several streams ran at once
         std::vector<std::vector<CollectiveMatcher::Occurrence>> collectives; // per window, until matched
         uint64_t outsideCollectives = 0; // collective kernels before the first / after the last window
@@ -168,8 +168,8 @@ private:
         std::vector<WindowSweep::Piece> pieces;
         std::vector<EventRef> refs; // piece.tag -> event (several lanes)
         LaneId singleLane = kNoLane; // one lane: piece.tag is the event index on it
-        bool forcePieces = false;    // always gather pieces (members need every piece)
-        std::vector<size_t> runs;    // boundaries of the per-lane runs in `pieces`
+        bool forcePieces = false; // always gather pieces (members need every piece)
+        std::vector<size_t> runs; // boundaries of the per-lane runs in `pieces`
         std::vector<std::pair<size_t, size_t>> ranges; // per lane: events overlapping the window
         EventRef ref(uint32_t tag) const { return singleLane != kNoLane ? EventRef { singleLane, tag } : refs[tag]; }
     };
@@ -179,7 +179,7 @@ private:
         WindowSweep::Input::Gaps gaps;
         bool waitsKnown;
         std::vector<CollectiveMatcher::Occurrence>* record; // first pass: collectives found
-        std::vector<NameTime>* unclassified;                // first pass: unclassified kernel time
+        std::vector<NameTime>* unclassified; // first pass: unclassified kernel time
     };
     void prepareRank(RankData& r);
     void sweepRank(RankData& r);
@@ -194,8 +194,7 @@ private:
     const RankData* rankData(uint32_t rank) const;
     std::vector<std::pair<const RankData*, size_t>> selectSteps(const Selection& sel) const;
     void addMembers(const RankData& r, size_t w, const Selection& sel, Breakdown& out) const;
-    template <typename Fn>
-    void forEachRank(Fn&& fn);
+    template <typename Fn> void forEachRank(Fn&& fn);
 
     const Trace& m_trace;
     KernelClassifier m_classifier;

@@ -12,7 +12,10 @@
 namespace gapscope::model {
 
 namespace {
-bool inRange(uint32_t i, uint32_t first, uint32_t last) { return i >= first && i <= last; }
+bool inRange(uint32_t i, uint32_t first, uint32_t last)
+{
+    return i >= first && i <= last;
+}
 } // namespace
 
 const GapAnalyzer::RankData* GapAnalyzer::rankData(uint32_t rank) const
@@ -65,7 +68,8 @@ std::string GapAnalyzer::collectiveOp(StringId name) const
 
 int GapAnalyzer::criticalRank(uint32_t stepIndex) const
 {
-    auto it = std::lower_bound(m_critical.begin(), m_critical.end(), std::make_pair(stepIndex, std::numeric_limits<int>::min()));
+    auto it = std::lower_bound(
+        m_critical.begin(), m_critical.end(), std::make_pair(stepIndex, std::numeric_limits<int>::min()));
     return it != m_critical.end() && it->first == stepIndex ? it->second : -1;
 }
 
@@ -92,8 +96,8 @@ std::vector<std::pair<const GapAnalyzer::RankData*, size_t>> GapAnalyzer::select
     uint32_t first = sel.firstStep, last = sel.kind == Selection::Kind::Step ? sel.firstStep : sel.lastStep;
     auto take = [&](const RankData& r, size_t w) {
         const Window& win = r.windows[w];
-        bool wanted = sel.kind == Selection::Kind::Range ? win.w1 > sel.t0 && win.w0 < sel.t1
-                                                         : inRange(win.index, first, last);
+        bool wanted
+            = sel.kind == Selection::Kind::Range ? win.w1 > sel.t0 && win.w0 < sel.t1 : inRange(win.index, first, last);
         if (wanted)
             out.emplace_back(&r, w);
     };
@@ -138,7 +142,8 @@ GapAnalyzer::Breakdown GapAnalyzer::analyze(const Selection& sel) const
         }
         if (!scratch)
             scratch = std::make_unique<Scratch>();
-        sweepWindow(*r, w, SweepMode { sel.t0, sel.t1, WindowSweep::Input::Gaps::None, true, nullptr, nullptr }, *scratch);
+        sweepWindow(
+            *r, w, SweepMode { sel.t0, sel.t1, WindowSweep::Input::Gaps::None, true, nullptr, nullptr }, *scratch);
         const auto& res = scratch->result;
         for (size_t i = 0; i < res.busyNs.size(); ++i)
             b.slotNs[i] += res.busyNs[i];

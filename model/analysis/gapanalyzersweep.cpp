@@ -44,8 +44,8 @@ void GapAnalyzer::sweepWindow(const RankData& r, size_t w, const SweepMode& mode
                    memops = uint32_t(m_layout.memopsSlot());
     auto syncBegin = std::lower_bound(
         r.syncs.begin(), r.syncs.end(), w0, [](const TimeInterval& i, TimeNs t) { return i.end <= t; });
-    auto syncEnd = std::lower_bound(
-        syncBegin, r.syncs.end(), w1, [](const TimeInterval& i, TimeNs t) { return i.start < t; });
+    auto syncEnd
+        = std::lower_bound(syncBegin, r.syncs.end(), w1, [](const TimeInterval& i, TimeNs t) { return i.start < t; });
     WindowSweep::Input in;
     in.w0 = w0;
     in.w1 = w1;
@@ -153,9 +153,8 @@ void GapAnalyzer::sweepWindow(const RankData& r, size_t w, const SweepMode& mode
         s.sweep.run(in, s.result);
     }
     if (mode.record)
-        std::sort(mode.record->begin(), mode.record->end(), [](const auto& a, const auto& b) {
-            return a.start != b.start ? a.start < b.start : a.tag < b.tag;
-        });
+        std::sort(mode.record->begin(), mode.record->end(),
+            [](const auto& a, const auto& b) { return a.start != b.start ? a.start < b.start : a.tag < b.tag; });
 }
 
 } // namespace gapscope::model

@@ -60,8 +60,9 @@ Status parseComponent(const std::string& text, KernelClassifier::Class& out)
 
 const std::vector<std::string>& KernelClassifier::budgetComponentNames()
 {
-    static const std::vector<std::string> names = { "attention", "indexer", "dense_ffn", "router", "shared_experts",
-        "routed_experts", "lm_head", "embedding", "kv_cache", "collectives", "launch_host", "sampling", "other", "draft" };
+    static const std::vector<std::string> names
+        = { "attention", "indexer", "dense_ffn", "router", "shared_experts", "routed_experts", "lm_head", "embedding",
+              "kv_cache", "collectives", "launch_host", "sampling", "other", "draft" };
     return names;
 }
 
@@ -123,8 +124,8 @@ Expected<KernelClassifier> KernelClassifier::fromJson(const json::Value& doc, st
         const json::Value* p = r.isObject() ? r.find("pattern") : nullptr;
         const json::Value* c = r.isObject() ? r.find("component") : nullptr;
         if (!p || !p->isString() || !c || !c->isString())
-            return Status::error(origin + ": rule " + std::to_string(i + 1)
-                + ": needs string members \"pattern\" and \"component\"");
+            return Status::error(
+                origin + ": rule " + std::to_string(i + 1) + ": needs string members \"pattern\" and \"component\"");
         out.push_back(Rule { p->toString(), c->toString(), r["note"].toString() });
     }
     return fromRules(std::move(out), std::move(origin));
@@ -146,7 +147,10 @@ Expected<KernelClassifier> KernelClassifier::fromProto(const pb::ClassifierTable
     return fromRules(std::move(rules), table.origin().empty() ? std::string("stored classifier") : table.origin());
 }
 
-std::string_view KernelClassifier::builtinDefaultJson() { return kDefaultClassifierJson; }
+std::string_view KernelClassifier::builtinDefaultJson()
+{
+    return kDefaultClassifierJson;
+}
 
 const KernelClassifier& KernelClassifier::builtinDefault()
 {

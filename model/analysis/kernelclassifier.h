@@ -21,8 +21,8 @@
 //
 // Threading: immutable after construction; classify() is const and safe from any thread.
 
-#include "model/format/trace.pb.h"
 #include "model/analysis/patternmatcher.h"
+#include "model/format/trace.pb.h"
 #include "model/json.h"
 #include "model/status.h"
 
@@ -39,7 +39,7 @@ public:
     struct Rule {
         std::string pattern;
         std::string component; // "NAME" or "NAME=c1+c2"
-        std::string note;      // free text, kept in JSON only
+        std::string note; // free text, kept in JSON only
     };
 
     struct Class {

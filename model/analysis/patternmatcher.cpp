@@ -80,21 +80,48 @@ Status EreTranslator::escape()
     char c = m_p[m_i + 1];
     m_i += 2;
     switch (c) {
-    case 'd': m_out += "[0-9]"; return Status::ok();
-    case 'D': m_out += "[^0-9]"; return Status::ok();
-    case 'w': m_out += "[[:alnum:]_]"; return Status::ok();
-    case 'W': m_out += "[^[:alnum:]_]"; return Status::ok();
-    case 's': m_out += "[[:space:]]"; return Status::ok();
-    case 'S': m_out += "[^[:space:]]"; return Status::ok();
-    case 'b': m_out += "\\b"; return Status::ok();
-    case 'B': m_out += "\\B"; return Status::ok();
-    case 't': literal('\t'); return Status::ok();
-    case 'n': literal('\n'); return Status::ok();
-    case 'r': literal('\r'); return Status::ok();
-    case 'f': literal('\f'); return Status::ok();
-    case 'v': literal('\v'); return Status::ok();
+    case 'd':
+        m_out += "[0-9]";
+        return Status::ok();
+    case 'D':
+        m_out += "[^0-9]";
+        return Status::ok();
+    case 'w':
+        m_out += "[[:alnum:]_]";
+        return Status::ok();
+    case 'W':
+        m_out += "[^[:alnum:]_]";
+        return Status::ok();
+    case 's':
+        m_out += "[[:space:]]";
+        return Status::ok();
+    case 'S':
+        m_out += "[^[:space:]]";
+        return Status::ok();
+    case 'b':
+        m_out += "\\b";
+        return Status::ok();
+    case 'B':
+        m_out += "\\B";
+        return Status::ok();
+    case 't':
+        literal('\t');
+        return Status::ok();
+    case 'n':
+        literal('\n');
+        return Status::ok();
+    case 'r':
+        literal('\r');
+        return Status::ok();
+    case 'f':
+        literal('\f');
+        return Status::ok();
+    case 'v':
+        literal('\v');
+        return Status::ok();
     case 'x': {
-        if (m_i + 2 > m_p.size() || !std::isxdigit((unsigned char)m_p[m_i]) || !std::isxdigit((unsigned char)m_p[m_i + 1]))
+        if (m_i + 2 > m_p.size() || !std::isxdigit((unsigned char)m_p[m_i])
+            || !std::isxdigit((unsigned char)m_p[m_i + 1]))
             return Status::error("\\x needs two hex digits");
         char v = char(std::stoi(std::string(m_p.substr(m_i, 2)), nullptr, 16));
         m_i += 2;
@@ -236,7 +263,8 @@ Status EreTranslator::counted()
         return Status::ok();
     }
     if (lo > PatternMatcher::kMaxRepeat || hi > PatternMatcher::kMaxRepeat)
-        return Status::error("repetition counts above " + std::to_string(PatternMatcher::kMaxRepeat) + " are not supported");
+        return Status::error(
+            "repetition counts above " + std::to_string(PatternMatcher::kMaxRepeat) + " are not supported");
     if (m_lastGroupCounted)
         return Status::error("a counted repetition of a group holding another one is not supported");
     if (!m_groups.empty())
@@ -254,9 +282,15 @@ Expected<std::string> EreTranslator::run()
         bool groupClosed = false;
         Status s;
         switch (c) {
-        case '\\': s = escape(); break;
-        case '[': s = bracket(); break;
-        case '(': s = group(); break;
+        case '\\':
+            s = escape();
+            break;
+        case '[':
+            s = bracket();
+            break;
+        case '(':
+            s = group();
+            break;
         case ')':
             if (m_groups.empty())
                 return Status::error("unbalanced ')'");
@@ -275,9 +309,17 @@ Expected<std::string> EreTranslator::run()
             ++m_i;
             skipLazy();
             continue; // a quantifier keeps the group flag of its atom for a following '{' check
-        case '{': s = counted(); break;
-        case '}': literal('}'); ++m_i; break;
-        default: m_out += c; ++m_i; break;
+        case '{':
+            s = counted();
+            break;
+        case '}':
+            literal('}');
+            ++m_i;
+            break;
+        default:
+            m_out += c;
+            ++m_i;
+            break;
         }
         if (!s)
             return s.withContext("at offset " + std::to_string(m_i));
@@ -300,9 +342,7 @@ Expected<PatternMatcher> PatternMatcher::compile(const std::string& pattern)
 {
     if (pattern.size() > kMaxPatternLength)
         return Status::error("regular expression longer than " + std::to_string(kMaxPatternLength) + " characters");
-    auto fail = [&](const std::string& why) {
-        return Status::error("regular expression '" + pattern + "': " + why);
-    };
+    auto fail = [&](const std::string& why) { return Status::error("regular expression '" + pattern + "': " + why); };
     auto ere = toPosixEre(pattern);
     if (!ere)
         return fail(ere.error());

@@ -9,9 +9,12 @@ namespace gapscope::model {
 const char* toString(BarKind kind)
 {
     switch (kind) {
-    case BarKind::Budget: return "budget";
-    case BarKind::Gap: return "gap";
-    case BarKind::Measured: return "measured";
+    case BarKind::Budget:
+        return "budget";
+    case BarKind::Gap:
+        return "gap";
+    case BarKind::Measured:
+        return "measured";
     }
     return "gap";
 }
@@ -20,8 +23,8 @@ std::string SlotLayout::slotName(size_t slot) const
 {
     if (slot < classes.size())
         return classes[slot].name;
-    static const char* const kNames[] = { "collective wait", "unclassified kernels", "memory ops", "launch/host gaps",
-        "sync stalls", "step gap" };
+    static const char* const kNames[]
+        = { "collective wait", "unclassified kernels", "memory ops", "launch/host gaps", "sync stalls", "step gap" };
     size_t i = slot - classes.size();
     return i < sizeof kNames / sizeof kNames[0] ? kNames[i] : "?";
 }
@@ -95,8 +98,8 @@ std::vector<Bar> buildWaterfall(
         bars.push_back(
             Bar { "launch/host floor", BarKind::Budget, floorNs, int(layout.idleSlot(IdleKind::LaunchHost)) });
         for (size_t c = 0; c < n; ++c)
-            bars.push_back(Bar { layout.classes[c].name + " inefficiency", BarKind::Gap, slotNs[c] - classBudget[c],
-                int(c) });
+            bars.push_back(
+                Bar { layout.classes[c].name + " inefficiency", BarKind::Gap, slotNs[c] - classBudget[c], int(c) });
     } else {
         for (size_t c = 0; c < n; ++c)
             bars.push_back(Bar { layout.classes[c].name, BarKind::Measured, slotNs[c], int(c) });

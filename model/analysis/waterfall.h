@@ -44,7 +44,7 @@ struct SlotLayout {
 struct StepBudget {
     bool present = false;
     std::map<std::string, double> componentMs; // "attention", ..., "launch_host" (the floor)
-    std::string description;                   // what it was computed from, for output
+    std::string description; // what it was computed from, for output
     std::vector<std::string> assumptions;
     double totalMs() const;
 };

@@ -64,8 +64,8 @@ public:
         uint32_t next; // tag of the piece that ends the gap (kNoTag for the step gap)
     };
     struct Input {
-        TimeNs w0 = 0, w1 = 0;         // the window
-        TimeNs clip0 = 0, clip1 = 0;   // accounting clip (set both to the window to count all)
+        TimeNs w0 = 0, w1 = 0; // the window
+        TimeNs clip0 = 0, clip1 = 0; // accounting clip (set both to the window to count all)
         const Piece* pieces = nullptr; // for run(): sorted by start, inside [w0, w1]
         size_t pieceCount = 0;
         const TimeInterval* syncs = nullptr; // sorted, disjoint host-sync intervals of the rank
@@ -79,7 +79,7 @@ public:
         std::vector<TimeNs> busyNs; // per slot
         std::array<TimeNs, kIdleKinds> idleNs {};
         TimeNs lastEventEnd = 0; // end of the last piece (w0 when none)
-        std::vector<Gap> gaps;   // clipped idle gaps (Gaps::All: in time order; Longest: longest first)
+        std::vector<Gap> gaps; // clipped idle gaps (Gaps::All: in time order; Longest: longest first)
         TimeNs total() const;
     };
 
@@ -157,7 +157,7 @@ private:
     uint32_t m_singleSlot = 0;
     std::vector<std::pair<TimeNs, uint32_t>> m_active;
     std::vector<int64_t> m_units; // shares of stretches with k > 1 active pieces
-    TimeNs m_sharedTotal = 0;     // ns of those stretches
+    TimeNs m_sharedTotal = 0; // ns of those stretches
     TimeNs m_t = 0;
     size_t m_syncCursor = 0;
     bool m_overlapped = false;

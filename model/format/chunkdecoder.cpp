@@ -8,14 +8,12 @@
 namespace gapscope::format {
 namespace {
 
-template <typename R>
-bool sizeOk(const R& column, size_t n)
+template <typename R> bool sizeOk(const R& column, size_t n)
 {
     return column.size() == 0 || size_t(column.size()) == n;
 }
 
-template <typename R>
-uint64_t maxOf(const R& column)
+template <typename R> uint64_t maxOf(const R& column)
 {
     uint64_t m = 0;
     for (auto v : column)
@@ -28,8 +26,7 @@ bool unknown(const google::protobuf::Message& m)
     return !m.GetReflection()->GetUnknownFields(m).empty();
 }
 
-template <typename R>
-uint64_t at(const R& column, int i)
+template <typename R> uint64_t at(const R& column, int i)
 {
     return column.size() ? uint64_t(column.Get(i)) : 0;
 }
@@ -115,7 +112,10 @@ const std::string& ChunkDecoder::string(uint32_t id) const
     return id >= 1 && id <= m_strings.size() ? m_strings[id - 1] : empty;
 }
 
-const pb::LaneDef* ChunkDecoder::laneDef(uint32_t id) const { return id < m_lanes.size() ? &m_lanes[id] : nullptr; }
+const pb::LaneDef* ChunkDecoder::laneDef(uint32_t id) const
+{
+    return id < m_lanes.size() ? &m_lanes[id] : nullptr;
+}
 
 const pb::LaunchConfig* ChunkDecoder::config(uint32_t id) const
 {
@@ -191,9 +191,8 @@ Status ChunkDecoder::validate(const pb::Chunk& ch) const
 
 bool ChunkDecoder::hasUnknownFields(const pb::Chunk& c)
 {
-    return unknown(c) || unknown(c.kernels()) || unknown(c.kernels().c()) || unknown(c.memops())
-        || unknown(c.api()) || unknown(c.syncs()) || unknown(c.nvtx()) || unknown(c.collectives())
-        || unknown(c.steps());
+    return unknown(c) || unknown(c.kernels()) || unknown(c.kernels().c()) || unknown(c.memops()) || unknown(c.api())
+        || unknown(c.syncs()) || unknown(c.nvtx()) || unknown(c.collectives()) || unknown(c.steps());
 }
 
 void ChunkDecoder::forEach(const pb::Chunk& ch, Visitor& v) const
@@ -202,7 +201,9 @@ void ChunkDecoder::forEach(const pb::Chunk& ch, Visitor& v) const
     ColumnWalker walker;
     auto walk = [&](const pb::Columns& c, auto&& f) {
         walker.walk(c, base, m_lanes.size(), m_strings.size(),
-            [&f](int i, uint32_t l, int64_t s, int64_t d, uint32_t n, uint32_t corr) { f(i, l, s, uint64_t(d), n, corr); });
+            [&f](int i, uint32_t l, int64_t s, int64_t d, uint32_t n, uint32_t corr) {
+                f(i, l, s, uint64_t(d), n, corr);
+            });
     };
     const auto& k = ch.kernels();
     int64_t node = 0;
@@ -237,8 +238,7 @@ void ChunkDecoder::forEach(const pb::Chunk& ch, Visitor& v) const
     for (int i = 0; i < st.rank_size(); ++i) {
         t += at(st.start_delta(), i);
         v.step(st.rank(i), uint32_t(at(st.index(), i)), ColumnWalker::clampTime(t),
-            uint64_t(ColumnWalker::clampDuration(at(st.duration(), i))),
-            pb::StepSource(at(st.source(), i)));
+            uint64_t(ColumnWalker::clampDuration(at(st.duration(), i))), pb::StepSource(at(st.source(), i)));
     }
 }
 

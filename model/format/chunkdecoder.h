@@ -45,16 +45,24 @@ public:
     struct Visitor {
         virtual ~Visitor() = default;
         virtual void kernel(uint32_t lane, int64_t start, uint64_t dur, uint32_t name, uint32_t corr, uint32_t config,
-            uint64_t graphId, uint64_t graphNodeId) { }
+            uint64_t graphId, uint64_t graphNodeId)
+        {
+        }
         virtual void memop(uint32_t lane, int64_t start, uint64_t dur, pb::MemopKind kind, pb::CopyKind copyKind,
-            uint64_t bytes, uint32_t flags, uint32_t corr) { }
+            uint64_t bytes, uint32_t flags, uint32_t corr)
+        {
+        }
         virtual void api(uint32_t lane, int64_t start, uint64_t dur, uint32_t name, uint32_t corr, pb::ApiKind kind) { }
-        virtual void sync(uint32_t lane, int64_t start, uint64_t dur, pb::SyncKind kind, uint64_t stream,
-            uint32_t corr) { }
-        virtual void nvtx(uint32_t lane, int64_t start, uint64_t dur, uint32_t name, uint32_t depth, uint32_t domain) { }
+        virtual void sync(uint32_t lane, int64_t start, uint64_t dur, pb::SyncKind kind, uint64_t stream, uint32_t corr)
+        {
+        }
+        virtual void nvtx(uint32_t lane, int64_t start, uint64_t dur, uint32_t name, uint32_t depth, uint32_t domain) {
+        }
         virtual void collective(uint32_t lane, int64_t start, uint64_t dur, uint32_t op, uint64_t bytes,
             uint32_t datatype, uint32_t algorithm, uint32_t protocol, uint64_t sequence, uint64_t comm,
-            uint32_t channels, uint32_t root) { }
+            uint32_t channels, uint32_t root)
+        {
+        }
         virtual void step(uint32_t rank, uint32_t index, int64_t start, uint64_t dur, pb::StepSource source) { }
     };
     void forEach(const pb::Chunk& chunk, Visitor& visitor) const;
@@ -68,6 +76,9 @@ private:
 };
 
 // Number of events in a block (the length of its lane column).
-inline size_t blockSize(const pb::Columns& c) { return size_t(c.lane_size()); }
+inline size_t blockSize(const pb::Columns& c)
+{
+    return size_t(c.lane_size());
+}
 
 } // namespace gapscope::format

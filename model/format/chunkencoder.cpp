@@ -86,13 +86,12 @@ ConfigKey keyOf(const pb::LaunchConfig& c)
 
 std::string laneKey(const pb::LaneDef& d)
 {
-    return std::to_string(d.kind()) + '/' + std::to_string(d.rank()) + '/' + d.host() + '/'
-        + std::to_string(d.device()) + '/' + std::to_string(d.stream()) + '/' + std::to_string(d.pid());
+    return std::to_string(d.kind()) + '/' + std::to_string(d.rank()) + '/' + d.host() + '/' + std::to_string(d.device())
+        + '/' + std::to_string(d.stream()) + '/' + std::to_string(d.pid());
 }
 
 // Reorders `v` by `perm` (v'[i] = v[perm[i]]), using `scratch` as the temporary.
-template <typename T>
-void permute(std::vector<T>& v, const std::vector<uint32_t>& perm, std::vector<uint8_t>& scratch)
+template <typename T> void permute(std::vector<T>& v, const std::vector<uint32_t>& perm, std::vector<uint8_t>& scratch)
 {
     if (v.empty())
         return;
@@ -144,8 +143,7 @@ void sortPermutation(const Common& c, std::vector<uint32_t>& perm, std::vector<u
     }
 }
 
-template <typename T, typename F>
-bool fillColumn(RepeatedField<T>* out, size_t n, F&& value)
+template <typename T, typename F> bool fillColumn(RepeatedField<T>* out, size_t n, F&& value)
 {
     out->Clear();
     out->Reserve(int(n));
@@ -160,13 +158,11 @@ bool fillColumn(RepeatedField<T>* out, size_t n, F&& value)
     return any != 0;
 }
 
-template <typename T>
-void copyColumn(RepeatedField<T>* out, const std::vector<T>& v)
+template <typename T> void copyColumn(RepeatedField<T>* out, const std::vector<T>& v)
 {
     fillColumn(out, v.size(), [&v](size_t i) { return v[i]; });
 }
-template <typename T, typename U>
-void copyColumn(RepeatedField<T>* out, const std::vector<U>& v)
+template <typename T, typename U> void copyColumn(RepeatedField<T>* out, const std::vector<U>& v)
 {
     fillColumn(out, v.size(), [&v](size_t i) { return T(v[i]); });
 }
@@ -230,8 +226,7 @@ void writeCommon(const Common& c, int64_t base, pb::Columns* out, Predictors& p)
     });
 }
 
-template <typename... V>
-void clearAll(V&... v)
+template <typename... V> void clearAll(V&... v)
 {
     (v.clear(), ...);
 }
@@ -268,8 +263,7 @@ struct ChunkEncoder::Impl {
     std::vector<uint64_t> laneCount; // by lane id, for stats
 
     // Sorts a block's columns in place; returns the permutation used (empty if already sorted).
-    template <typename... V>
-    void sortBlock(Common& c, V&... extra)
+    template <typename... V> void sortBlock(Common& c, V&... extra)
     {
         if (isSorted(c))
             return;
@@ -297,7 +291,10 @@ ChunkEncoder::ChunkEncoder()
 {
 }
 
-ChunkEncoder::~ChunkEncoder() { delete m_impl; }
+ChunkEncoder::~ChunkEncoder()
+{
+    delete m_impl;
+}
 
 uint32_t ChunkEncoder::internString(std::string_view s)
 {
@@ -349,8 +346,8 @@ void ChunkEncoder::addKernel(uint32_t lane, int64_t start, uint64_t duration, ui
     k.node.push_back(graphNodeId);
 }
 
-void ChunkEncoder::addMemop(uint32_t lane, int64_t start, uint64_t duration, pb::MemopKind kind,
-    pb::CopyKind copyKind, uint64_t bytes, uint32_t flags, uint32_t correlation)
+void ChunkEncoder::addMemop(uint32_t lane, int64_t start, uint64_t duration, pb::MemopKind kind, pb::CopyKind copyKind,
+    uint64_t bytes, uint32_t flags, uint32_t correlation)
 {
     auto& m = m_impl->memops;
     m.c.push(lane, start, duration, 0, correlation);
@@ -360,23 +357,23 @@ void ChunkEncoder::addMemop(uint32_t lane, int64_t start, uint64_t duration, pb:
     m.flags.push_back(flags);
 }
 
-void ChunkEncoder::addApi(uint32_t lane, int64_t start, uint64_t duration, uint32_t name, uint32_t correlation,
-    pb::ApiKind kind)
+void ChunkEncoder::addApi(
+    uint32_t lane, int64_t start, uint64_t duration, uint32_t name, uint32_t correlation, pb::ApiKind kind)
 {
     m_impl->api.c.push(lane, start, duration, name, correlation);
     m_impl->api.apiKind.push_back(uint32_t(kind));
 }
 
-void ChunkEncoder::addSync(uint32_t lane, int64_t start, uint64_t duration, pb::SyncKind kind, uint64_t stream,
-    uint32_t correlation)
+void ChunkEncoder::addSync(
+    uint32_t lane, int64_t start, uint64_t duration, pb::SyncKind kind, uint64_t stream, uint32_t correlation)
 {
     m_impl->syncs.c.push(lane, start, duration, 0, correlation);
     m_impl->syncs.kind.push_back(uint32_t(kind));
     m_impl->syncs.stream.push_back(stream);
 }
 
-void ChunkEncoder::addNvtx(uint32_t lane, int64_t start, uint64_t duration, uint32_t name, uint32_t depth,
-    uint32_t domain)
+void ChunkEncoder::addNvtx(
+    uint32_t lane, int64_t start, uint64_t duration, uint32_t name, uint32_t depth, uint32_t domain)
 {
     m_impl->nvtx.c.push(lane, start, duration, name, 0);
     m_impl->nvtx.depth.push_back(depth);
@@ -407,7 +404,10 @@ void ChunkEncoder::addStep(uint32_t rank, uint32_t index, int64_t start, uint64_
     s.source.push_back(uint32_t(source));
 }
 
-void ChunkEncoder::addCounter(const pb::Counter& counter) { m_impl->counters.push_back(counter); }
+void ChunkEncoder::addCounter(const pb::Counter& counter)
+{
+    m_impl->counters.push_back(counter);
+}
 
 size_t ChunkEncoder::pendingEvents() const
 {
@@ -419,15 +419,27 @@ size_t ChunkEncoder::pendingEvents() const
 size_t ChunkEncoder::pendingBytes() const
 {
     const Impl& d = *m_impl;
-    return d.kernels.c.bytes() + d.kernels.c.size() * 20 + d.memops.c.bytes() + d.memops.c.size() * 20
-        + d.api.c.bytes() + d.api.c.size() * 4 + d.syncs.c.bytes() + d.syncs.c.size() * 12 + d.nvtx.c.bytes()
-        + d.nvtx.c.size() * 8 + d.colls.c.bytes() + d.colls.c.size() * 44 + d.steps.rank.size() * 28;
+    return d.kernels.c.bytes() + d.kernels.c.size() * 20 + d.memops.c.bytes() + d.memops.c.size() * 20 + d.api.c.bytes()
+        + d.api.c.size() * 4 + d.syncs.c.bytes() + d.syncs.c.size() * 12 + d.nvtx.c.bytes() + d.nvtx.c.size() * 8
+        + d.colls.c.bytes() + d.colls.c.size() * 44 + d.steps.rank.size() * 28;
 }
 
-const std::vector<std::string>& ChunkEncoder::strings() const { return m_impl->strings; }
-const std::vector<pb::LaneDef>& ChunkEncoder::lanes() const { return m_impl->lanes; }
-const std::vector<pb::LaunchConfig>& ChunkEncoder::configs() const { return m_impl->configs; }
-const ChunkEncoder::ChunkStats& ChunkEncoder::lastStats() const { return m_impl->stats; }
+const std::vector<std::string>& ChunkEncoder::strings() const
+{
+    return m_impl->strings;
+}
+const std::vector<pb::LaneDef>& ChunkEncoder::lanes() const
+{
+    return m_impl->lanes;
+}
+const std::vector<pb::LaunchConfig>& ChunkEncoder::configs() const
+{
+    return m_impl->configs;
+}
+const ChunkEncoder::ChunkStats& ChunkEncoder::lastStats() const
+{
+    return m_impl->stats;
+}
 
 void ChunkEncoder::Impl::account(const Common& c)
 {
@@ -610,13 +622,13 @@ void ChunkEncoder::flush(pb::Chunk& out)
         *out.add_counters() = std::move(c);
     d.counters.clear();
     // clear() keeps capacity: a steady stream of flushes allocates nothing.
-    clearAll(d.kernels.c.lane, d.kernels.c.start, d.kernels.c.dur, d.kernels.c.name, d.kernels.c.corr,
-        d.kernels.config, d.kernels.graph, d.kernels.node);
+    clearAll(d.kernels.c.lane, d.kernels.c.start, d.kernels.c.dur, d.kernels.c.name, d.kernels.c.corr, d.kernels.config,
+        d.kernels.graph, d.kernels.node);
     clearAll(d.memops.c.lane, d.memops.c.start, d.memops.c.dur, d.memops.c.name, d.memops.c.corr, d.memops.kind,
         d.memops.copyKind, d.memops.flags, d.memops.bytes);
     clearAll(d.api.c.lane, d.api.c.start, d.api.c.dur, d.api.c.name, d.api.c.corr, d.api.apiKind);
-    clearAll(d.syncs.c.lane, d.syncs.c.start, d.syncs.c.dur, d.syncs.c.name, d.syncs.c.corr, d.syncs.kind,
-        d.syncs.stream);
+    clearAll(
+        d.syncs.c.lane, d.syncs.c.start, d.syncs.c.dur, d.syncs.c.name, d.syncs.c.corr, d.syncs.kind, d.syncs.stream);
     clearAll(d.nvtx.c.lane, d.nvtx.c.start, d.nvtx.c.dur, d.nvtx.c.name, d.nvtx.c.corr, d.nvtx.depth, d.nvtx.domain);
     clearAll(d.colls.c.lane, d.colls.c.start, d.colls.c.dur, d.colls.c.name, d.colls.c.corr, d.colls.bytes,
         d.colls.sequence, d.colls.comm, d.colls.datatype, d.colls.algorithm, d.colls.protocol, d.colls.channels,

@@ -45,14 +45,14 @@ public:
         uint64_t bytes, uint32_t flags, uint32_t correlation);
     void addApi(uint32_t lane, int64_t start, uint64_t duration, uint32_t name, uint32_t correlation,
         pb::ApiKind kind = pb::API_RUNTIME);
-    void addSync(uint32_t lane, int64_t start, uint64_t duration, pb::SyncKind kind, uint64_t stream,
-        uint32_t correlation);
+    void addSync(
+        uint32_t lane, int64_t start, uint64_t duration, pb::SyncKind kind, uint64_t stream, uint32_t correlation);
     void addNvtx(uint32_t lane, int64_t start, uint64_t duration, uint32_t name, uint32_t depth, uint32_t domain = 0);
     struct Collective {
         uint64_t bytes = 0;
-        uint32_t datatype = 0;  // string id
+        uint32_t datatype = 0; // string id
         uint32_t algorithm = 0; // string id
-        uint32_t protocol = 0;  // string id
+        uint32_t protocol = 0; // string id
         uint64_t sequence = 0;
         uint64_t comm = 0;
         uint32_t channels = 0;
@@ -74,9 +74,9 @@ public:
         uint64_t events = 0; // kernels + memops + api + syncs + nvtx + collectives
         uint64_t kernels = 0, memops = 0, syncs = 0, collectives = 0, steps = 0;
         int64_t minTime = 0, maxTime = 0; // earliest start, latest end (0, 0 when empty)
-        std::vector<uint32_t> laneIds;     // lanes with events, ascending
-        std::vector<uint64_t> laneCounts;  // events per lane, parallel to laneIds
-        std::vector<uint32_t> ranks;       // ranks of those lanes (and of steps), ascending, unique
+        std::vector<uint32_t> laneIds; // lanes with events, ascending
+        std::vector<uint64_t> laneCounts; // events per lane, parallel to laneIds
+        std::vector<uint32_t> ranks; // ranks of those lanes (and of steps), ascending, unique
     };
     const ChunkStats& lastStats() const;
 

@@ -25,8 +25,7 @@ constexpr uint64_t kMaxDuration = uint64_t(1) << 60;
 class ColumnWalker {
 public:
     // f(i, lane, start, duration, name, correlation) for each event of the block.
-    template <typename F>
-    void walk(const pb::Columns& c, int64_t base, size_t laneCount, size_t stringCount, F&& f)
+    template <typename F> void walk(const pb::Columns& c, int64_t base, size_t laneCount, size_t stringCount, F&& f)
     {
         const int n = c.lane_size();
         if (n == 0)
@@ -79,13 +78,8 @@ public:
     static int64_t clampDuration(uint64_t v) { return std::clamp(int64_t(v), int64_t(0), int64_t(kMaxDuration)); }
 
 private:
-    template <typename R>
-    static const typename R::value_type* ptr(const R& r)
-    {
-        return r.size() ? r.data() : nullptr;
-    }
-    template <typename T>
-    void prepare(std::vector<T>& values, std::vector<uint32_t>& stamps, size_t n)
+    template <typename R> static const typename R::value_type* ptr(const R& r) { return r.size() ? r.data() : nullptr; }
+    template <typename T> void prepare(std::vector<T>& values, std::vector<uint32_t>& stamps, size_t n)
     {
         if (values.size() < n) {
             values.resize(n);

@@ -10,28 +10,44 @@ namespace gapscope::format {
 const char* toString(FrameType type)
 {
     switch (type) {
-    case FrameType::Header: return "HEADER";
-    case FrameType::Chunk: return "CHUNK";
-    case FrameType::Annotations: return "ANNOTATIONS";
-    case FrameType::Budget: return "BUDGET";
-    case FrameType::Classifier: return "CLASSIFIER";
-    case FrameType::HeaderUpdate: return "HEADER_UPDATE";
-    case FrameType::Index: return "INDEX";
+    case FrameType::Header:
+        return "HEADER";
+    case FrameType::Chunk:
+        return "CHUNK";
+    case FrameType::Annotations:
+        return "ANNOTATIONS";
+    case FrameType::Budget:
+        return "BUDGET";
+    case FrameType::Classifier:
+        return "CLASSIFIER";
+    case FrameType::HeaderUpdate:
+        return "HEADER_UPDATE";
+    case FrameType::Index:
+        return "INDEX";
     }
     return "unknown";
 }
 
-bool isKnownFrameType(uint8_t type) { return type >= 1 && type <= 7; }
+bool isKnownFrameType(uint8_t type)
+{
+    return type >= 1 && type <= 7;
+}
 
 const char* toString(FormatError e)
 {
     switch (e) {
-    case FormatError::None: return "none";
-    case FormatError::Io: return "io";
-    case FormatError::NotATrace: return "not-a-trace";
-    case FormatError::UnsupportedVersion: return "unsupported-version";
-    case FormatError::Corrupt: return "corrupt";
-    case FormatError::Truncated: return "truncated";
+    case FormatError::None:
+        return "none";
+    case FormatError::Io:
+        return "io";
+    case FormatError::NotATrace:
+        return "not-a-trace";
+    case FormatError::UnsupportedVersion:
+        return "unsupported-version";
+    case FormatError::Corrupt:
+        return "corrupt";
+    case FormatError::Truncated:
+        return "truncated";
     }
     return "?";
 }

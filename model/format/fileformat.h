@@ -34,7 +34,7 @@ constexpr uint16_t kVersionMinor = 0;
 constexpr size_t kFileHeaderSize = 16;
 constexpr size_t kFrameHeaderSize = 32;
 constexpr size_t kFooterSize = 32;
-constexpr uint32_t kFrameMagic = 0x52465347u;  // "GSFR"
+constexpr uint32_t kFrameMagic = 0x52465347u; // "GSFR"
 constexpr uint32_t kFooterMagic = 0x46455347u; // "GSEF"
 // No frame is ever larger than this, stored or decompressed (a length beyond it is damage).
 constexpr uint32_t kMaxFrameBytes = 512u << 20;
@@ -85,7 +85,10 @@ inline uint32_t loadU32(const uint8_t* p)
 {
     return uint32_t(p[0]) | uint32_t(p[1]) << 8 | uint32_t(p[2]) << 16 | uint32_t(p[3]) << 24;
 }
-inline uint64_t loadU64(const uint8_t* p) { return uint64_t(loadU32(p)) | uint64_t(loadU32(p + 4)) << 32; }
+inline uint64_t loadU64(const uint8_t* p)
+{
+    return uint64_t(loadU32(p)) | uint64_t(loadU32(p + 4)) << 32;
+}
 inline void storeU32(uint8_t* p, uint32_t v)
 {
     p[0] = uint8_t(v);

@@ -20,8 +20,7 @@ public:
     {
     }
     // A new, empty message; the previous one (and everything it owned) is gone.
-    template <typename M>
-    M* fresh()
+    template <typename M> M* fresh()
     {
         m_arena.Reset();
         return google::protobuf::Arena::CreateMessage<M>(&m_arena);

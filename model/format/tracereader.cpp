@@ -55,7 +55,7 @@ Expected<std::unique_ptr<TraceReader>> TraceReader::open(const std::string& path
     std::unique_ptr<TraceReader> r(new TraceReader);
     r->m_name = path;
     r->m_fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-    struct stat st {};
+    struct stat st { };
     if (r->m_fd < 0 || ::fstat(r->m_fd, &st) != 0) {
         if (error)
             *error = FormatError::Io;
@@ -72,8 +72,8 @@ Expected<std::unique_ptr<TraceReader>> TraceReader::open(const std::string& path
     return r;
 }
 
-Expected<std::unique_ptr<TraceReader>> TraceReader::fromBuffer(std::string bytes, const std::string& name,
-    FormatError* error)
+Expected<std::unique_ptr<TraceReader>> TraceReader::fromBuffer(
+    std::string bytes, const std::string& name, FormatError* error)
 {
     std::unique_ptr<TraceReader> r(new TraceReader);
     r->m_name = name;
@@ -130,7 +130,8 @@ Status TraceReader::init(FormatError* error)
     m_minor = uint16_t(h[10] | h[11] << 8);
     if (major != kVersionMajor)
         return fail(FormatError::UnsupportedVersion,
-            where(8, "format version " + std::to_string(major) + "." + std::to_string(m_minor)
+            where(8,
+                "format version " + std::to_string(major) + "." + std::to_string(m_minor)
                     + (major > kVersionMajor ? " is newer than" : " is not known to") + " this build (reads "
                     + std::to_string(kVersionMajor) + ".x)" + (major > kVersionMajor ? "; update gapscope" : "")));
     std::string why;
@@ -206,8 +207,9 @@ bool TraceReader::framesFromIndex(uint64_t indexOffset, std::string& why)
         }
         prevEnd = fi.end();
         if (!isKnownFrameType(fi.header.type))
-            m_warnings.push_back(where(fi.offset, "skipped a frame of unknown " + frameName(fi.header.type) + " ("
-                    + std::to_string(fi.header.storedBytes) + " bytes; written by a newer gapscope?)"));
+            m_warnings.push_back(where(fi.offset,
+                "skipped a frame of unknown " + frameName(fi.header.type) + " (" + std::to_string(fi.header.storedBytes)
+                    + " bytes; written by a newer gapscope?)"));
         m_frames.push_back(fi);
     }
     return true;
@@ -240,7 +242,8 @@ void TraceReader::scan(uint64_t from, uint64_t to)
     while (off < to) {
         if (to - off < kFrameHeaderSize) {
             m_missingBytes = kFrameHeaderSize - (to - off);
-            m_warnings.push_back(where(off, "the file is cut short inside a frame header (" + std::to_string(to - off)
+            m_warnings.push_back(where(off,
+                "the file is cut short inside a frame header (" + std::to_string(to - off)
                     + " bytes); no index: read up to the last whole frame"));
             return;
         }
@@ -251,8 +254,9 @@ void TraceReader::scan(uint64_t from, uint64_t to)
         if (!hb || !decodeFrameHeader(hb, fi.header, &why)) {
             uint64_t next = resync(off + 1, to);
             m_damagedBytes += next - off;
-            m_warnings.push_back(where(off, (hb ? why : st.message()) + "; skipped " + std::to_string(next - off)
-                    + " damaged bytes" + (next < to ? " up to the next frame at offset " + std::to_string(next) : "")));
+            m_warnings.push_back(where(off,
+                (hb ? why : st.message()) + "; skipped " + std::to_string(next - off) + " damaged bytes"
+                    + (next < to ? " up to the next frame at offset " + std::to_string(next) : "")));
             off = next;
             continue;
         }
@@ -261,7 +265,8 @@ void TraceReader::scan(uint64_t from, uint64_t to)
             uint64_t next = resync(off + 1, to);
             if (next < to) {
                 m_damagedBytes += next - off;
-                m_warnings.push_back(where(off, "frame claims " + std::to_string(fi.header.storedBytes)
+                m_warnings.push_back(where(off,
+                    "frame claims " + std::to_string(fi.header.storedBytes)
                         + " bytes, past the end of the file; skipped " + std::to_string(next - off)
                         + " damaged bytes up to the next frame at offset " + std::to_string(next)));
                 off = next;
@@ -270,14 +275,16 @@ void TraceReader::scan(uint64_t from, uint64_t to)
             m_missingBytes = fi.end() - to;
             m_missingEvents = fi.header.events;
             std::string events = fi.header.events ? ", " + std::to_string(fi.header.events) + " events" : "";
-            m_warnings.push_back(where(off, "the file is cut short: the last frame (" + frameName(fi.header.type) + events
-                    + ") has " + std::to_string(to - off) + " of its " + std::to_string(fi.end() - off) + " bytes ("
+            m_warnings.push_back(where(off,
+                "the file is cut short: the last frame (" + frameName(fi.header.type) + events + ") has "
+                    + std::to_string(to - off) + " of its " + std::to_string(fi.end() - off) + " bytes ("
                     + std::to_string(m_missingBytes) + " bytes missing); no index: read up to the last whole frame"));
             return;
         }
         if (!isKnownFrameType(fi.header.type))
-            m_warnings.push_back(where(off, "skipped a frame of unknown " + frameName(fi.header.type) + " ("
-                    + std::to_string(fi.header.storedBytes) + " bytes; written by a newer gapscope?)"));
+            m_warnings.push_back(where(off,
+                "skipped a frame of unknown " + frameName(fi.header.type) + " (" + std::to_string(fi.header.storedBytes)
+                    + " bytes; written by a newer gapscope?)"));
         m_frames.push_back(fi);
         off = fi.end();
     }
@@ -314,8 +321,9 @@ Status TraceReader::readPayload(const FrameInfo& frame, ZstdDecompressor& zstd, 
         return st;
     uint32_t crc = crc32c(p, h.storedBytes);
     if (kCheckPayloadCrc && crc != h.payloadCrc)
-        return Status::error(where(frame.offset, frameName(h.type) + " frame payload checksum mismatch (stored "
-                + hex(h.payloadCrc) + ", computed " + hex(crc) + ")"));
+        return Status::error(where(frame.offset,
+            frameName(h.type) + " frame payload checksum mismatch (stored " + hex(h.payloadCrc) + ", computed "
+                + hex(crc) + ")"));
     if (h.codec == uint8_t(Codec::None)) {
         if (p != reinterpret_cast<const uint8_t*>(out.data()))
             out.assign(reinterpret_cast<const char*>(p), h.storedBytes);
@@ -347,14 +355,14 @@ Status TraceReader::readStored(const FrameInfo& frame, std::string& out) const
     return Status::ok();
 }
 
-Status TraceReader::readMessage(const FrameInfo& frame, ZstdDecompressor& zstd, std::string& scratch,
-    google::protobuf::Message& message) const
+Status TraceReader::readMessage(
+    const FrameInfo& frame, ZstdDecompressor& zstd, std::string& scratch, google::protobuf::Message& message) const
 {
     if (Status s = readPayload(frame, zstd, scratch); !s)
         return s;
     if (!message.ParseFromArray(scratch.data(), int(scratch.size())))
-        return Status::error(where(frame.offset, frameName(frame.header.type) + " frame: payload does not parse as "
-                + message.GetTypeName()));
+        return Status::error(where(
+            frame.offset, frameName(frame.header.type) + " frame: payload does not parse as " + message.GetTypeName()));
     return Status::ok();
 }
 

@@ -39,8 +39,8 @@ public:
 
     // `error` (optional) receives the kind of failure.
     static Expected<std::unique_ptr<TraceReader>> open(const std::string& path, FormatError* error = nullptr);
-    static Expected<std::unique_ptr<TraceReader>> fromBuffer(std::string bytes, const std::string& name,
-        FormatError* error = nullptr);
+    static Expected<std::unique_ptr<TraceReader>> fromBuffer(
+        std::string bytes, const std::string& name, FormatError* error = nullptr);
     // True when `bytes` start with the .gapscope magic.
     static bool hasMagic(const void* bytes, size_t size);
 
@@ -61,16 +61,16 @@ public:
     bool truncated() const { return m_missingBytes > 0; }
     uint64_t missingBytes() const { return m_missingBytes; }
     uint64_t missingEvents() const { return m_missingEvents; } // events of a cut chunk, when known
-    uint64_t damagedBytes() const { return m_damagedBytes; }   // skipped between frames
-    bool indexDamaged() const { return m_indexDamaged; }       // a footer was there, its index unusable
+    uint64_t damagedBytes() const { return m_damagedBytes; } // skipped between frames
+    bool indexDamaged() const { return m_indexDamaged; } // a footer was there, its index unusable
 
     // The payload of a frame, checksum-verified and decompressed.
     Status readPayload(const FrameInfo& frame, ZstdDecompressor& zstd, std::string& out) const;
     // The stored (still compressed) bytes of a frame, checksum-verified.
     Status readStored(const FrameInfo& frame, std::string& out) const;
     // readPayload + parse. Fails on a payload that does not parse.
-    Status readMessage(const FrameInfo& frame, ZstdDecompressor& zstd, std::string& scratch,
-        google::protobuf::Message& message) const;
+    Status readMessage(
+        const FrameInfo& frame, ZstdDecompressor& zstd, std::string& scratch, google::protobuf::Message& message) const;
 
     // "NAME: offset N: what"
     std::string where(uint64_t offset, const std::string& what) const;
@@ -86,7 +86,7 @@ private:
     const uint8_t* bytesAt(uint64_t offset, size_t size, std::string& scratch, Status& status) const;
 
     std::string m_name;
-    int m_fd = -1;        // file source (pread: no mapping, so a file shrinking under us cannot crash)
+    int m_fd = -1; // file source (pread: no mapping, so a file shrinking under us cannot crash)
     std::string m_buffer; // buffer source
     uint64_t m_size = 0;
     uint16_t m_minor = 0;

@@ -17,8 +17,8 @@ TraceWriter::~TraceWriter()
         std::fclose(m_file);
 }
 
-Expected<std::unique_ptr<TraceWriter>> TraceWriter::create(const std::string& path, const pb::FileHeader& header,
-    const WriterOptions& options)
+Expected<std::unique_ptr<TraceWriter>> TraceWriter::create(
+    const std::string& path, const pb::FileHeader& header, const WriterOptions& options)
 {
     std::unique_ptr<TraceWriter> w(new TraceWriter);
     w->m_path = path;
@@ -47,8 +47,8 @@ Status TraceWriter::writeBytes(const void* data, size_t size)
     if (!m_error)
         return m_error;
     if (std::fwrite(data, 1, size, m_file) != size) {
-        m_error = Status::error(m_path + ": offset " + std::to_string(m_offset) + ": write failed: "
-            + std::strerror(errno));
+        m_error = Status::error(
+            m_path + ": offset " + std::to_string(m_offset) + ": write failed: " + std::strerror(errno));
         return m_error;
     }
     m_offset += size;

@@ -37,8 +37,8 @@ public:
     TraceWriter& operator=(const TraceWriter&) = delete;
 
     // Creates (truncates) `path` and writes the file header and the HEADER frame.
-    static Expected<std::unique_ptr<TraceWriter>> create(const std::string& path, const pb::FileHeader& header,
-        const WriterOptions& options = {});
+    static Expected<std::unique_ptr<TraceWriter>> create(
+        const std::string& path, const pb::FileHeader& header, const WriterOptions& options = {});
 
     ChunkEncoder& encoder() { return m_encoder; }
     // Writes a CHUNK frame when at least eventsPerChunk events are pending.
@@ -81,7 +81,7 @@ private:
     pb::FileHeader m_header;
     pb::Index m_index;
     MessageArena m_arena { size_t(8) << 20 }; // chunks are built here: no per-flush allocation
-    const pb::Chunk* m_lastChunk = nullptr;    // in m_arena, until the next flush
+    const pb::Chunk* m_lastChunk = nullptr; // in m_arena, until the next flush
     std::string m_raw, m_stored;
     uint64_t m_offset = 0;
     uint64_t m_events = 0;

@@ -11,7 +11,10 @@ ZstdCompressor::ZstdCompressor(int level)
 {
 }
 
-ZstdCompressor::~ZstdCompressor() { ZSTD_freeCCtx(static_cast<ZSTD_CCtx*>(m_ctx)); }
+ZstdCompressor::~ZstdCompressor()
+{
+    ZSTD_freeCCtx(static_cast<ZSTD_CCtx*>(m_ctx));
+}
 
 Status ZstdCompressor::compress(const void* data, size_t size, std::string& out)
 {
@@ -30,7 +33,10 @@ ZstdDecompressor::ZstdDecompressor()
 {
 }
 
-ZstdDecompressor::~ZstdDecompressor() { ZSTD_freeDCtx(static_cast<ZSTD_DCtx*>(m_ctx)); }
+ZstdDecompressor::~ZstdDecompressor()
+{
+    ZSTD_freeDCtx(static_cast<ZSTD_DCtx*>(m_ctx));
+}
 
 Status ZstdDecompressor::decompress(const void* data, size_t size, size_t rawSize, std::string& out)
 {
@@ -40,7 +46,8 @@ Status ZstdDecompressor::decompress(const void* data, size_t size, size_t rawSiz
     if (declared == ZSTD_CONTENTSIZE_ERROR)
         return Status::error("payload is not zstd data");
     if (declared != ZSTD_CONTENTSIZE_UNKNOWN && declared != rawSize)
-        return Status::error("zstd frame size " + std::to_string(declared) + " != raw length " + std::to_string(rawSize));
+        return Status::error(
+            "zstd frame size " + std::to_string(declared) + " != raw length " + std::to_string(rawSize));
     out.resize(rawSize);
     size_t n = ZSTD_decompressDCtx(static_cast<ZSTD_DCtx*>(m_ctx), out.data(), rawSize, data, size);
     if (ZSTD_isError(n))

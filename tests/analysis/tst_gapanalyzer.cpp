@@ -37,7 +37,10 @@ public:
     {
         b.addMemop(lane, start, dur, MemopInfo { pb::MEMOP_MEMCPY, pb::COPY_DTOH, 4096, false }, ++corr);
     }
-    void apiCall(LaneId lane, TimeNs start, TimeNs dur, const char* name) { b.addApi(lane, start, dur, b.intern(name), ++corr); }
+    void apiCall(LaneId lane, TimeNs start, TimeNs dur, const char* name)
+    {
+        b.addApi(lane, start, dur, b.intern(name), ++corr);
+    }
     void step(uint32_t rank, uint32_t index, TimeNs start, TimeNs end)
     {
         b.addStep(rank, Step { index, start, end, pb::STEP_FILE });
@@ -58,7 +61,8 @@ TimeNs barNs(const GapAnalyzer::Breakdown& b, const std::string& name)
 
 TimeNs sumBars(const GapAnalyzer::Breakdown& b)
 {
-    return std::accumulate(b.bars.begin(), b.bars.end(), TimeNs(0), [](TimeNs t, const Bar& bar) { return t + bar.ns; });
+    return std::accumulate(
+        b.bars.begin(), b.bars.end(), TimeNs(0), [](TimeNs t, const Bar& bar) { return t + bar.ns; });
 }
 
 GapAnalyzer::Breakdown stepOf(const GapAnalyzer& a, int rank, uint32_t step, bool members = false)
@@ -263,8 +267,8 @@ void TstGapAnalyzer::collectiveWaitWithConcurrentStream()
     LaneId comm0 = t.gpu(0, 9), compute0 = t.gpu(0, 7), g1 = t.gpu(1, 7);
     t.api(0);
     t.api(1);
-    t.kernel(compute0, 0, 20000, kGemm);         // overlaps the first half of rank 0's wait
-    t.kernel(comm0, 10000, 30000, kAllReduce);  // waits 18 us for rank 1
+    t.kernel(compute0, 0, 20000, kGemm); // overlaps the first half of rank 0's wait
+    t.kernel(comm0, 10000, 30000, kAllReduce); // waits 18 us for rank 1
     t.kernel(g1, 0, 28000, kGemm);
     t.kernel(g1, 28000, 12000, kAllReduce);
     t.step(0, 0, 0, 50000);

@@ -33,8 +33,8 @@ void TstKernelClassifier::defaultTableLoads()
     QVERIFY(k.rules().size() >= 8);
     QCOMPARE(k.origin(), std::string("default"));
     QVERIFY(k.collectivesClass() >= 0);
-    const char* expected[] = { "collectives", "sampling", "routed_experts", "attention_core", "linear", "other",
-        "embedding" };
+    const char* expected[]
+        = { "collectives", "sampling", "routed_experts", "attention_core", "linear", "other", "embedding" };
     for (const char* c : expected)
         QVERIFY2(k.findClass(c) >= 0, c);
     // Every budget component but launch_host/draft belongs to exactly one default class.
@@ -79,8 +79,7 @@ void TstKernelClassifier::realKernelNames()
 
 void TstKernelClassifier::firstMatchWins()
 {
-    auto k = KernelClassifier::fromRules(
-        { { "moe", "routed_experts", "" }, { "gemm", "dense_ffn", "" } }, "test");
+    auto k = KernelClassifier::fromRules({ { "moe", "routed_experts", "" }, { "gemm", "dense_ffn", "" } }, "test");
     QVERIFY2(k, k.error().c_str());
     QCOMPARE(k->classify("grouped_gemm_moe_kernel"), k->findClass("routed_experts"));
     QCOMPARE(k->classify("plain_GEMM_kernel"), k->findClass("dense_ffn")); // case-insensitive
@@ -90,9 +89,8 @@ void TstKernelClassifier::firstMatchWins()
 
 void TstKernelClassifier::classesWithComponents()
 {
-    auto k = KernelClassifier::fromRules({ { "gemm", "linear=attention+dense_ffn", "" }, { "gemv", "linear", "" },
-                                             { "norm", "norms", "" } },
-        "test");
+    auto k = KernelClassifier::fromRules(
+        { { "gemm", "linear=attention+dense_ffn", "" }, { "gemv", "linear", "" }, { "norm", "norms", "" } }, "test");
     QVERIFY2(k, k.error().c_str());
     QCOMPARE(int(k->classes().size()), 2);
     QCOMPARE(k->classes()[0].components, (std::vector<std::string> { "attention", "dense_ffn" }));
@@ -107,13 +105,27 @@ void TstKernelClassifier::errors_data()
     QTest::addColumn<QString>("pattern");
     QTest::addColumn<QString>("component");
     QTest::addColumn<QString>("message");
-    QTest::newRow("bad regex") << "gemm(" << "other" << "rule 2: regular expression 'gemm(': ";
-    QTest::newRow("lookahead") << "gemm(?=x)" << "other" << "lookahead and lookbehind are not supported";
-    QTest::newRow("empty pattern") << "" << "other" << "rule 2: empty pattern";
-    QTest::newRow("unknown component") << "x" << "mine=attention+bogus" << "unknown budget component 'bogus'";
-    QTest::newRow("component twice") << "x" << "mine=attention" << "'attention' is in both class 'attention'";
-    QTest::newRow("launch_host") << "x" << "launch_host" << "'launch_host' is GPU idle time";
-    QTest::newRow("redefined") << "x" << "attention=attention+indexer" << "different components";
+    QTest::newRow("bad regex") << "gemm("
+                               << "other"
+                               << "rule 2: regular expression 'gemm(': ";
+    QTest::newRow("lookahead") << "gemm(?=x)"
+                               << "other"
+                               << "lookahead and lookbehind are not supported";
+    QTest::newRow("empty pattern") << ""
+                                   << "other"
+                                   << "rule 2: empty pattern";
+    QTest::newRow("unknown component") << "x"
+                                       << "mine=attention+bogus"
+                                       << "unknown budget component 'bogus'";
+    QTest::newRow("component twice") << "x"
+                                     << "mine=attention"
+                                     << "'attention' is in both class 'attention'";
+    QTest::newRow("launch_host") << "x"
+                                 << "launch_host"
+                                 << "'launch_host' is GPU idle time";
+    QTest::newRow("redefined") << "x"
+                               << "attention=attention+indexer"
+                               << "different components";
 }
 
 void TstKernelClassifier::errors()
@@ -160,9 +172,9 @@ void TstKernelClassifier::posixPathAgreesWithEcmaScript()
 {
     // Every supported pattern gives the same yes/no as ECMAScript std::regex on every name.
     const char* patterns[] = { "nccl", "(^|[^a-z])all_?reduce", "\\bgemm", "gemm\\b", "gemm\\d+", "\\w+_kernel$",
-        "fused.*moe", "^void", "kernel$", "a{2}", "a{2,}x", "x{1,3}?y", "(?:rms|layer)_?norm", "[0-9]x[0-9]",
-        "[\\d]x", "[\\w.]+::", "\\s\\S", "\\D\\W", "a+?b", "[a\\-z]", "[\\]a]", "\\.cu", "x\\x41",
-        "(ab|cd)*e", "gemv\\t", "[^a-z]", "\\/" };
+        "fused.*moe", "^void", "kernel$", "a{2}", "a{2,}x", "x{1,3}?y", "(?:rms|layer)_?norm", "[0-9]x[0-9]", "[\\d]x",
+        "[\\w.]+::", "\\s\\S", "\\D\\W", "a+?b", "[a\\-z]", "[\\]a]", "\\.cu", "x\\x41", "(ab|cd)*e", "gemv\\t",
+        "[^a-z]", "\\/" };
     const char* names[] = { "ncclDevKernel_AllReduce_Sum_bf16_RING_LL", "void vllm::all_reduce_kernel", "small_reduce",
         "cutlass gemm128", "fused_moe_kernel", "void foo", "foo kernel", "aa", "RMS_Norm", "tile 8x4", "GEMM", "aax",
         "xxy", "7x", "a.b::", "a b", "-", "]", "file.cu", "xA", "ababcde", "{", "a{,2}", "gemv\t", "/", "x-y",

@@ -48,9 +48,9 @@ QString compare(const GapAnalyzer& a, const json::Value& truth)
             if (!rec)
                 return QString("rank %1 step %2 missing").arg(rank).arg(index);
             auto check = [&](const char* what, TimeNs got, int64_t want) {
-                return got == want ? QString()
-                                   : QString("rank %1 step %2 %3: %4 != truth %5")
-                                         .arg(rank).arg(index).arg(what).arg(got).arg(want);
+                return got == want
+                    ? QString()
+                    : QString("rank %1 step %2 %3: %4 != truth %5").arg(rank).arg(index).arg(what).arg(got).arg(want);
             };
             auto idle = [&](IdleKind k) { return rec->slotNs[l.idleSlot(k)]; };
             // Rule 3 counts a gap that starts inside a host sync as a sync stall whole; synth's truth

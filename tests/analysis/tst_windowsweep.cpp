@@ -51,7 +51,10 @@ WindowSweep::Result sweep(TimeNs w0, TimeNs w1, std::vector<Piece> pieces, size_
     return r;
 }
 
-TimeNs idle(const WindowSweep::Result& r, IdleKind k) { return r.idleNs[size_t(k)]; }
+TimeNs idle(const WindowSweep::Result& r, IdleKind k)
+{
+    return r.idleNs[size_t(k)];
+}
 
 } // namespace
 

@@ -15,11 +15,11 @@
 
 #include <algorithm>
 #include <chrono>
-#include <fstream>
-#include <regex>
 #include <cstdio>
 #include <cstdlib>
 #include <ctime>
+#include <fstream>
+#include <regex>
 #include <vector>
 
 using namespace gapscope;
@@ -29,7 +29,10 @@ using Clock = std::chrono::steady_clock;
 namespace {
 
 // Process CPU time (all threads) in ms: on a shared, loaded box it tells the work apart from the wait.
-double cpuMs() { return 1000.0 * double(std::clock()) / CLOCKS_PER_SEC; }
+double cpuMs()
+{
+    return 1000.0 * double(std::clock()) / CLOCKS_PER_SEC;
+}
 
 double g_lastCpuMs = 0; // median CPU time of the last medianMs() call
 
@@ -142,11 +145,11 @@ int main(int argc, char** argv)
         jsonBytes = json::write(report.toJson(), -1).size();
     });
     double jsonCpu = g_lastCpuMs;
-    std::printf("%-34s %10s %12s %10s %12s\n", "phase (median of rounds)", "wall ms", "x baseline", "CPU ms",
-        "x baseline");
+    std::printf(
+        "%-34s %10s %12s %10s %12s\n", "phase (median of rounds)", "wall ms", "x baseline", "CPU ms", "x baseline");
     auto line = [&](const char* what, double wall, double cpu) {
-        std::printf("%-34s %10.1f %12.1f %10.1f %12.1f\n", what, wall, wall / baseline, cpu,
-            cpu / std::max(baselineCpu, 1e-9));
+        std::printf(
+            "%-34s %10.1f %12.1f %10.1f %12.1f\n", what, wall, wall / baseline, cpu, cpu / std::max(baselineCpu, 1e-9));
     };
     line("baseline: plain pass over events", baseline, baselineCpu);
     line("analyze (default threads)", full, fullCpu);

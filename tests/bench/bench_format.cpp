@@ -19,9 +19,9 @@
 #include <fstream>
 #include <malloc.h>
 #include <random>
+#include <string>
 #include <sys/resource.h>
 #include <unistd.h>
-#include <string>
 #include <vector>
 
 using namespace gapscope;
@@ -30,12 +30,15 @@ using Clock = std::chrono::steady_clock;
 
 namespace {
 
-double secondsSince(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
+double secondsSince(Clock::time_point t0)
+{
+    return std::chrono::duration<double>(Clock::now() - t0).count();
+}
 
 // CPU time of the whole process (user + system), to tell work from waiting on a shared machine.
 double cpuSeconds()
 {
-    struct rusage u {};
+    struct rusage u { };
     getrusage(RUSAGE_SELF, &u);
     return double(u.ru_utime.tv_sec + u.ru_stime.tv_sec) + double(u.ru_utime.tv_usec + u.ru_stime.tv_usec) / 1e6;
 }
@@ -108,16 +111,17 @@ bool parse(int argc, char** argv, Args& a)
             v = uint32_t(std::strtoul(argv[++i], nullptr, 10));
             return true;
         };
-        if ((k == "--ranks" && next(a.ranks)) || (k == "--steps" && next(a.steps)) || (k == "--kernels" && next(a.kernels))
-            || (k == "--json-steps" && next(a.jsonSteps)) || (k == "--repeats" && next(a.repeats))
-            || (k == "--queries" && next(a.queries)))
+        if ((k == "--ranks" && next(a.ranks)) || (k == "--steps" && next(a.steps))
+            || (k == "--kernels" && next(a.kernels)) || (k == "--json-steps" && next(a.jsonSteps))
+            || (k == "--repeats" && next(a.repeats)) || (k == "--queries" && next(a.queries)))
             continue;
         if (k == "--keep" && i + 1 < argc) {
             a.keep = argv[++i];
             continue;
         }
-        std::fprintf(stderr, "usage: bench_format [--ranks R] [--steps S] [--kernels K] [--json-steps N] [--repeats N] "
-                             "[--queries N] [--keep FILE]\n");
+        std::fprintf(stderr,
+            "usage: bench_format [--ranks R] [--steps S] [--kernels K] [--json-steps N] [--repeats N] "
+            "[--queries N] [--keep FILE]\n");
         return false;
     }
     return true;
@@ -136,7 +140,8 @@ void windowQueries(const Trace& t, uint32_t queries)
     std::vector<FoldItem> items;
     size_t itemCount = 0;
     for (uint32_t q = 0; q < queries; ++q) {
-        const double width = std::exp(std::log(20000.0) + (std::log(span) - std::log(20000.0)) * double(rng() % 10000) / 1e4);
+        const double width
+            = std::exp(std::log(20000.0) + (std::log(span) - std::log(20000.0)) * double(rng() % 10000) / 1e4);
         const TimeNs t0 = t.startTime() + TimeNs(double(rng() % 1000000) / 1e6 * std::max(0.0, span - width));
         const TimeNs t1 = t0 + TimeNs(width);
         const double nsPerPixel = width / 2000.0;
@@ -163,8 +168,8 @@ void windowQueries(const Trace& t, uint32_t queries)
         itemCount += n & 1;
     }
     row("window query: fold 1 GPU lane, median", median(lane1), "us", "", true);
-    row("window query: fold all " + std::to_string(gpu.size()) + " GPU lanes, median", median(screen), "us",
-        "<= 50 us", median(screen) <= 50);
+    row("window query: fold all " + std::to_string(gpu.size()) + " GPU lanes, median", median(screen), "us", "<= 50 us",
+        median(screen) <= 50);
     row("window query: fold all GPU lanes, median thread CPU time", median(screenCpu), "us", "", true);
     row("window query: fold all GPU lanes, p99", percentile(screen, 0.99), "us", "", true);
     row("window query: overlapping() on all " + std::to_string(t.laneCount()) + " lanes, median", median(overlap), "us",
@@ -228,7 +233,8 @@ int main(int argc, char** argv)
     }
     const double readS = median(reads);
     row("validate (read+decode+index+summaries, 2 threads), median", readS, "s", "", true);
-    row("validate speed (wall clock)", double(events) / readS / 1e6, "M ev/s", ">= 20 M ev/s", double(events) / readS >= 20e6);
+    row("validate speed (wall clock)", double(events) / readS / 1e6, "M ev/s", ">= 20 M ev/s",
+        double(events) / readS >= 20e6);
     row("validate CPU time per event (both threads)", median(readCpu) / double(events) * 1e9, "ns", "", true);
     ro.threads = 1;
     t0 = Clock::now();
@@ -272,7 +278,8 @@ int main(int argc, char** argv)
                 sliceKernels += e - f;
             }
         const double jsonPer = double(st->bytes) / double(std::max<uint64_t>(1, sliceKernels));
-        row("Chrome JSON per kernel event (" + std::to_string(a.jsonSteps) + " steps, with flows)", jsonPer, "B", "", true);
+        row("Chrome JSON per kernel event (" + std::to_string(a.jsonSteps) + " steps, with flows)", jsonPer, "B", "",
+            true);
         row("Chrome JSON / .gapscope size ratio", jsonPer / (fileBytes / double(kernels)), "x", ">= 100x",
             jsonPer / (fileBytes / double(kernels)) >= 100);
     }

@@ -15,8 +15,7 @@ std::string nameFor(std::mt19937_64& rng, int i)
 {
     static const char* stems[] = { "void flashinfer::norm::FusedAddRMSNormKernel<8u, __nv_bfloat16>(__nv_bfloat16*)",
         "ncclDevKernel_AllReduce_Sum_bf16_RING_LL(ncclDevKernelArgsStorage<4096ul>)", "fused_moe_kernel",
-        "nvjet_tst_64x8_64x16_4x1_v_bz_splitK_TNT", "kernel \xc3\xa9\xe2\x82\xac \"quoted\" \\ back",
-        "" };
+        "nvjet_tst_64x8_64x16_4x1_v_bz_splitK_TNT", "kernel \xc3\xa9\xe2\x82\xac \"quoted\" \\ back", "" };
     std::string s = stems[i % 6];
     if (s.empty())
         s = std::string(3000 + size_t(rng() % 1000), 'x') + "<template>"; // very long
@@ -61,10 +60,12 @@ Trace randomTrace(const RandomTraceOptions& o)
             kc.sharedDynamic = uint32_t(rng() % 3) * 1024;
             kc.graphId = (i % 3 == 0) ? 11 : 0;
             kc.graphNodeId = kc.graphId ? 1000 + i : 0;
-            b.addApi(api, t, 3000 + TimeNs(rng() % 100), names[rng() % 4], corr, i % 5 == 0 ? ApiKind::Driver : ApiKind::Runtime);
+            b.addApi(api, t, 3000 + TimeNs(rng() % 100), names[rng() % 4], corr,
+                i % 5 == 0 ? ApiKind::Driver : ApiKind::Runtime);
             if (i % 10 == 9)
-                b.addMemop(gpu, t + 4000, dur % 9000, MemopInfo { i % 20 == 19 ? pb::MEMOP_MEMSET : pb::MEMOP_MEMCPY,
-                                                           pb::COPY_DTOH, 4096 + i, i % 2 == 0 },
+                b.addMemop(gpu, t + 4000, dur % 9000,
+                    MemopInfo {
+                        i % 20 == 19 ? pb::MEMOP_MEMSET : pb::MEMOP_MEMCPY, pb::COPY_DTOH, 4096 + i, i % 2 == 0 },
                     corr);
             else
                 b.addKernel(gpu, t + 4000, dur, names[rng() % names.size()], corr, kc);
@@ -131,7 +132,9 @@ std::string eventDiff(const Trace& a, LaneId la, const Trace& b, LaneId lb, size
         return at("launch config differs");
     const MemopInfo *ma = a.memop(la, i), *mb = b.memop(lb, i);
     if ((ma == nullptr) != (mb == nullptr)
-        || (ma && (ma->kind != mb->kind || ma->copyKind != mb->copyKind || ma->bytes != mb->bytes || ma->async != mb->async)))
+        || (ma
+            && (ma->kind != mb->kind || ma->copyKind != mb->copyKind || ma->bytes != mb->bytes
+                || ma->async != mb->async)))
         return at("memop differs");
     const SyncInfo *sa = a.sync(la, i), *sb = b.sync(lb, i);
     if ((sa == nullptr) != (sb == nullptr) || (sa && (sa->kind != sb->kind || sa->stream != sb->stream)))
@@ -193,7 +196,8 @@ std::string compareTraces(const Trace& a, const Trace& b, bool ignoreHeaderTimes
         || (a.budgetSettings() && a.budgetSettings()->SerializeAsString() != b.budgetSettings()->SerializeAsString()))
         return "budget settings differ";
     if (a.classifierTable().has_value() != b.classifierTable().has_value()
-        || (a.classifierTable() && a.classifierTable()->SerializeAsString() != b.classifierTable()->SerializeAsString()))
+        || (a.classifierTable()
+            && a.classifierTable()->SerializeAsString() != b.classifierTable()->SerializeAsString()))
         return "classifier table differs";
     if (a.eventCount() != b.eventCount())
         return "event count differs";

@@ -157,8 +157,9 @@ private slots:
         bool named = false;
         std::string all;
         for (const auto& w : t->warnings()) {
-            named = named || (w.find("offset " + std::to_string(chunk->offset)) != std::string::npos
-                                 && w.find("checksum") != std::string::npos);
+            named = named
+                || (w.find("offset " + std::to_string(chunk->offset)) != std::string::npos
+                    && w.find("checksum") != std::string::npos);
             all += w + "\n";
         }
         QVERIFY2(named, all.c_str());
@@ -230,7 +231,8 @@ private slots:
             TimeNs want;
             std::string name;
             const format::ChunkDecoder* d;
-            void kernel(uint32_t lane, int64_t start, uint64_t, uint32_t n, uint32_t, uint32_t, uint64_t, uint64_t) override
+            void kernel(
+                uint32_t lane, int64_t start, uint64_t, uint32_t n, uint32_t, uint32_t, uint64_t, uint64_t) override
             {
                 const pb::LaneDef* def = d->laneDef(lane);
                 if (start == want && def->rank() == 0 && def->stream() == 7)

@@ -81,7 +81,8 @@ private slots:
         QTest::addColumn<double>("nsPerPixel");
         QTest::addColumn<QString>("expected"); // items "start-end:count:longest", space separated
         const std::vector<TimeNs> ev { 0, 2, 3, 2, 6, 1, 100, 50, 160, 2, 163, 4, 300, 1 };
-        QTest::newRow("1 ns/px: all apart") << ev << 0.25 << "0-2:1:0 3-5:1:1 6-7:1:2 100-150:1:3 160-162:1:4 163-167:1:5 300-301:1:6";
+        QTest::newRow("1 ns/px: all apart")
+            << ev << 0.25 << "0-2:1:0 3-5:1:1 6-7:1:2 100-150:1:3 160-162:1:4 163-167:1:5 300-301:1:6";
         QTest::newRow("1 ns/px, 3 px: a wide event ends a run")
             << ev << 1.0 << "0-7:3:0 100-150:1:3 160-162:1:4 163-167:1:5 300-301:1:6";
         QTest::newRow("20 ns/px: runs across small gaps") << ev << 20.0 << "0-7:3:0 100-167:3:3 300-301:1:6";

@@ -59,7 +59,8 @@ private slots:
     void deterministicForASeed()
     {
         QTemporaryDir dir;
-        const std::string a = (dir.path() + "/a.gapscope").toStdString(), b = (dir.path() + "/b.gapscope").toStdString(),
+        const std::string a = (dir.path() + "/a.gapscope").toStdString(),
+                          b = (dir.path() + "/b.gapscope").toStdString(),
                           c = (dir.path() + "/c.gapscope").toStdString();
         SynthOptions o = small();
         QVERIFY(synthesizeToFile(o, a).isOk());
@@ -158,7 +159,8 @@ private slots:
         const json::Value late = truthOf(o);
         // The others wait for rank 2 at every collective (about 100 us each); rank 2 waits little.
         const int64_t collectives = 8 * 10; // at least
-        QVERIFY(sumSteps(late, 0, "collective_wait_ns") - sumSteps(base, 0, "collective_wait_ns") > collectives * 90000);
+        QVERIFY(
+            sumSteps(late, 0, "collective_wait_ns") - sumSteps(base, 0, "collective_wait_ns") > collectives * 90000);
         QVERIFY(sumSteps(late, 2, "collective_wait_ns") < sumSteps(late, 0, "collective_wait_ns") / 10);
 
         o = small();

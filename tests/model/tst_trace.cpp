@@ -122,7 +122,8 @@ private slots:
                 KernelConfig c;
                 c.grid[0] = uint32_t(i % 3 + 1);
                 b.addKernel(l.gpu, i * 100, 50, b.intern("k" + std::to_string(i % 4)), uint32_t(i), c);
-                b.addMemop(l.gpu, i * 100 + 60, 10, { pb::MEMOP_MEMCPY, pb::COPY_HTOD, uint64_t(i), false }, uint32_t(i));
+                b.addMemop(
+                    l.gpu, i * 100 + 60, 10, { pb::MEMOP_MEMCPY, pb::COPY_HTOD, uint64_t(i), false }, uint32_t(i));
                 b.addCollective(l.coll, i * 100, 40, b.intern("AllReduce"),
                     { uint64_t(i), b.intern("bf16"), 0, 0, uint64_t(i), 0, 0, 0 });
             }
