@@ -62,7 +62,7 @@ private:
     struct PairHash {
         size_t operator()(const std::pair<int64_t, int64_t>& p) const
         {
-            return std::hash<int64_t>()(p.first * 1000003 ^ p.second);
+            return std::hash<uint64_t>()(uint64_t(p.first) * 1000003u ^ uint64_t(p.second));
         }
     };
     using LaneMap = std::unordered_map<std::pair<int64_t, int64_t>, uint32_t, PairHash>;

@@ -29,7 +29,7 @@
 namespace gapscope::model::importer {
 
 // Times are kept within +-2^62 ns (146 years) so sums of times and durations never overflow.
-constexpr int64_t kMaxTimeNs = int64_t(1) << 62;
+constexpr int64_t kMaxTimeNs = (int64_t(1) << 62) - 1; // two of them still add up without overflow
 inline int64_t clampTime(int64_t t)
 {
     return t > kMaxTimeNs ? kMaxTimeNs : t < -kMaxTimeNs ? -kMaxTimeNs : t;

@@ -40,7 +40,8 @@ uint64_t StringPool::hash(std::string_view s)
     for (; i + 8 <= s.size(); i += 8)
         h = (h ^ load64(s.data() + i)) * 0x100000001B3ULL + (h >> 29);
     uint64_t tail = 0;
-    std::memcpy(&tail, s.data() + i, s.size() - i);
+    if (s.size() > i)
+        std::memcpy(&tail, s.data() + i, s.size() - i);
     h = (h ^ tail) * 0x100000001B3ULL;
     return mix(h);
 }
