@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: MIT
 # Importer benchmark: tests/bench/bench_import.sh BUILD_DIR
 # Generates synthetic Kineto traces under BUILD_DIR/benchdata (not committed): a large one (12M trace
-# events, about 6 GB) and a small one (600k events) plus its gzip; imports each REPEAT times with
+# events, about 6 GB), a small one (600k events) plus its gzip, and a kernels-only one (2M kernel
+# events of about 550 bytes, for the kernel rate); imports each REPEAT times with
 # bench_import (one process per run: wall time, CPU time, peak RSS) and runs Python's json.load baseline
 # (bench_import_baseline.py) on the small file in the same run (json.load of 6 GB does not fit in this
 # machine's memory). Prints medians as BENCHMARKS.md rows.
@@ -18,13 +19,15 @@ SMALL=${BENCH_IMPORT_SMALL_EVENTS:-600000}
 REPEAT=${BENCH_REPEAT:-3}
 mkdir -p "$DATA"
 
-gen() { # gen FILE EVENTS
+gen() { # gen FILE EVENTS [generator options]
   [ -s "$1" ] && [ -s "$1.meta" ] && return 0
   echo "generating $1 ($2 events)" >&2
-  python3 "$HERE/gen_kineto.py" "$1" --events "$2" --name-pad 800 >"$1.meta"
+  local f=$1 n=$2; shift 2
+  python3 "$HERE/gen_kineto.py" "$f" --events "$n" "$@" >"$f.meta"
 }
-gen "$DATA/kineto_big.json" "$BIG"
-gen "$DATA/kineto_small.json" "$SMALL"
+gen "$DATA/kineto_big.json" "$BIG" --name-pad 800
+gen "$DATA/kineto_small.json" "$SMALL" --name-pad 800
+gen "$DATA/kineto_kernels.json" "${BENCH_IMPORT_KERNEL_EVENTS:-2000000}" --kernels-only
 [ -s "$DATA/kineto_small.json.gz" ] || gzip -6 -c "$DATA/kineto_small.json" >"$DATA/kineto_small.json.gz"
 
 runs() { # runs LABEL CMD... -> one JSON line per run in $DATA/LABEL.runs
@@ -37,6 +40,7 @@ runs() { # runs LABEL CMD... -> one JSON line per run in $DATA/LABEL.runs
 runs python_small python3 "$HERE/bench_import_baseline.py" "$DATA/kineto_small.json"
 runs ours_small "$BIN" "$DATA/kineto_small.json"
 runs ours_small_gz "$BIN" "$DATA/kineto_small.json.gz"
+runs ours_kernels "$BIN" "$DATA/kineto_kernels.json"
 runs ours_big "$BIN" "$DATA/kineto_big.json"
 
 python3 - "$DATA" <<'PY'
@@ -46,7 +50,7 @@ def load(label):
     return [json.loads(l) for l in open(os.path.join(d, label + ".runs")) if l.strip()]
 def med(rows, k):
     return statistics.median(r[k] for r in rows)
-meta = {n: json.load(open(os.path.join(d, "kineto_%s.json.meta" % n))) for n in ("big", "small")}
+meta = {n: json.load(open(os.path.join(d, "kineto_%s.json.meta" % n))) for n in ("big", "small", "kernels")}
 py = load("python_small")
 print("| run | file | trace events | time (median) | CPU time | throughput | trace events/s | kernel events/s | peak RSS | peak bytes / trace event |")
 print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
@@ -55,7 +59,7 @@ print("| Python json.load + walk | small .json | %d | %.2f s | - | %.0f MB/s | %
     meta["small"]["events"], ps, meta["small"]["bytes"] / ps / 1e6, meta["small"]["events"] / ps / 1e6,
     meta["small"]["kernels"] / ps / 1e6, med(py, "peak_rss_bytes") / 1e6, med(py, "peak_rss_bytes") / meta["small"]["events"]))
 for label, name, m in (("ours_small", "small .json", meta["small"]), ("ours_small_gz", "small .json.gz", meta["small"]),
-                       ("ours_big", "big .json", meta["big"])):
+                       ("ours_kernels", "kernels-only .json", meta["kernels"]), ("ours_big", "big .json", meta["big"])):
     r = load(label)
     s = med(r, "seconds")
     size = os.path.getsize(os.path.join(d, "kineto_small.json.gz")) if label.endswith("gz") else m["bytes"]

@@ -8,7 +8,7 @@ registers, shared memory, correlation) and the two ac2g flow events; per decode 
 range plus cpu_op ranges, a DtoH/HtoD memcpy pair and a memset. Text layout is Kineto's (one field
 group per line), so the file is what torch.profiler would write for a long capture.
 
-Usage: gen_kineto.py OUT.json --events N [--name-pad CHARS] [--rank R --world W] [--gzip] [--seed S]
+Usage: gen_kineto.py OUT.json --events N [--name-pad CHARS] [--kernels-only] [--rank R --world W] [--gzip] [--seed S]
 Prints one JSON line: events, kernels, bytes.
 """
 import argparse
@@ -85,6 +85,7 @@ def main():
     ap.add_argument("--kernels-per-step", type=int, default=200)
     ap.add_argument("--gzip", action="store_true")
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--kernels-only", action="store_true", help="only kernel events (the kernel-rate benchmark)")
     ap.add_argument("--name-pad", type=int, default=0,
                     help="template arguments appended to kernel names (CUTLASS names run to 1-2 KB)")
     a = ap.parse_args()
@@ -109,6 +110,16 @@ def main():
         events += 2
         for k in range(a.kernels_per_step):
             corr += 1
+            if a.kernels_only:
+                d = rnd.choice((2.1, 3.4, 5.5, 8.25, 13.0))
+                chunk.append(kernel(names[k % len(names)], t + 6, d, dev, corr, corr, (132, 1 + k % 4),
+                                    128 * (1 + k % 3), 32 + k % 96, 1024 * (k % 64)))
+                events += 1
+                kernels += 1
+                t += d + 1.5
+                if events >= a.events:
+                    break
+                continue
             if k % 8 == 0:
                 chunk.append(cpu("cpu_op", OPS[k % len(OPS)], t, 9.0, pid, corr))
                 events += 1
