@@ -342,20 +342,25 @@ Status SimRank::enqueueSegment(size_t seg, bool inject, uint64_t& threadDelayNs)
 {
     const Pathologies& path = m_opt.path;
     const bool straggler = inject && path.stragglerRank == static_cast<int32_t>(m_rank) && path.stragglerNs;
+    // Inside a CUDA graph an event must be recorded as an external node to stay readable with
+    // cudaEventElapsedTime after each replay; outside one a plain record does.
+    cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
+    GS_CUDA(cudaStreamIsCapturing(m_stream, &capture));
+    const unsigned recordFlags = capture == cudaStreamCaptureStatusActive ? cudaEventRecordExternal : 0u;
     if (seg > 0 && inject)
-        GS_CUDA(cudaEventRecord(m_segBegin[seg], m_stream));
+        GS_CUDA(cudaEventRecordWithFlags(m_segBegin[seg], m_stream, recordFlags));
     size_t d = 0;
     for (size_t i = 0; i < m_segStart[seg]; ++i)
         d += delayBefore(m_ops[i]);
     for (size_t i = m_segStart[seg]; i < m_segStart[seg + 1]; ++i) {
         const OpRes& r = m_ops[i];
         if (inject && delayBefore(r)) {
-            GS_CUDA(cudaEventRecord(m_delayEv[2 * d], m_stream));
+            GS_CUDA(cudaEventRecordWithFlags(m_delayEv[2 * d], m_stream, recordFlags));
             if (path.hostDelayMode == HostDelayMode::Thread)
                 threadDelayNs += hostSpin(path.hostDelayNs);
             else
                 GS_CUDA(cudaLaunchHostFunc(m_stream, hostDelayCallback, &m_delay));
-            GS_CUDA(cudaEventRecord(m_delayEv[2 * d + 1], m_stream));
+            GS_CUDA(cudaEventRecordWithFlags(m_delayEv[2 * d + 1], m_stream, recordFlags));
             ++d;
         }
         if (straggler && isCollective(r.op->kind) && r.collectiveOrdinal % path.stragglerEvery == 0)
