@@ -104,6 +104,10 @@ Status launch(const LaunchOptions& o)
         std::fprintf(stderr, "gapscope-agent launch: replacing CUDA_INJECTION64_PATH=%s\n", prev);
     ::setenv("CUDA_INJECTION64_PATH", lib.c_str(), 1);
     ::setenv("NCCL_PROFILER_PLUGIN", lib.c_str(), 1);
+    // NVTX ranges (the nvtx step rule and NVTX lanes) reach the library only through its own hook.
+    if (const char* prev = std::getenv("NVTX_INJECTION64_PATH"); prev && *prev && lib != prev)
+        std::fprintf(stderr, "gapscope-agent launch: replacing NVTX_INJECTION64_PATH=%s\n", prev);
+    ::setenv("NVTX_INJECTION64_PATH", lib.c_str(), 1);
     ::setenv("GAPSCOPE_AGENT_SOCKET", socketPath.c_str(), 1);
     std::vector<char*> argv;
     for (const auto& a : o.command)

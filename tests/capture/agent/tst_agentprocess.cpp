@@ -217,16 +217,18 @@ private slots:
         launch.start(GAPSCOPE_AGENT_BIN,
             { "launch", "--socket", sockPath, "--listen", QString("127.0.0.1:%1").arg(port), "--output-dir", outDir(),
                 "--inject", GAPSCOPE_FAKE_RANK_BIN, "--agent-log", m_dir.path() + "/launch-agent.log", "--", "sh", "-c",
-                "echo \"$CUDA_INJECTION64_PATH|$NCCL_PROFILER_PLUGIN|$GAPSCOPE_AGENT_SOCKET\" > " + envFile });
+                "echo \"$CUDA_INJECTION64_PATH|$NCCL_PROFILER_PLUGIN|$GAPSCOPE_AGENT_SOCKET|$NVTX_INJECTION64_PATH\" > "
+                    + envFile });
         QVERIFY(launch.waitForFinished(10000));
         QCOMPARE(launch.exitCode(), 0);
         QFile f(envFile);
         QVERIFY(f.open(QIODevice::ReadOnly));
         const QStringList env = QString::fromUtf8(f.readAll()).trimmed().split('|');
-        QCOMPARE(env.size(), 3);
+        QCOMPARE(env.size(), 4);
         QVERIFY(env[0].endsWith("gapscope-fake-rank"));
         QCOMPARE(env[1], env[0]);
         QCOMPARE(env[2], sockPath);
+        QCOMPARE(env[3], env[0]);
         // The background agent answers on the socket and the port; stop it through its pid.
         ClientOptions co;
         co.address = "127.0.0.1:" + std::to_string(port);
