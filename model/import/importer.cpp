@@ -68,7 +68,7 @@ public:
         , m_read(paths.size())
     {
         for (const auto& p : paths) {
-            struct stat st {};
+            struct stat st { };
             m_total += ::stat(p.c_str(), &st) == 0 ? uint64_t(st.st_size) : 0;
         }
     }
@@ -105,7 +105,9 @@ Status importJson(const std::string& path, StagedTrace& out, SharedProgress& pro
     if (!src)
         return src.status();
     std::unique_ptr<ByteSource> source = std::move(*src);
-    if (std::thread::hardware_concurrency() > 1) // read and inflate on a second core while parsing
+    // Inflate on a second core while parsing. A plain file is read straight into the parser's window
+    // (the kernel reads ahead): a prefetch thread would only add a copy of every byte.
+    if (source->compressed() && std::thread::hardware_concurrency() > 1)
         source = std::make_unique<importer::PrefetchByteSource>(std::move(source));
     importer::KinetoReader::Options options;
     options.workers = workers;
@@ -117,8 +119,9 @@ Status importJson(const std::string& path, StagedTrace& out, SharedProgress& pro
     (void)progress;
     (void)index;
     (void)workers;
-    return Status::error(path + ": Kineto JSON import needs simdjson, which this build lacks "
-                                "(install libsimdjson-dev and reconfigure)");
+    return Status::error(path
+        + ": Kineto JSON import needs simdjson, which this build lacks "
+          "(install libsimdjson-dev and reconfigure)");
 #endif
 }
 
@@ -129,8 +132,9 @@ Status importNsys(const std::string& path, StagedTrace& out)
     return reader.read();
 #else
     (void)out;
-    return Status::error(path + ": Nsight Systems SQLite import needs SQLite3, which this build lacks "
-                                "(install libsqlite3-dev and reconfigure)");
+    return Status::error(path
+        + ": Nsight Systems SQLite import needs SQLite3, which this build lacks "
+          "(install libsqlite3-dev and reconfigure)");
 #endif
 }
 
@@ -142,8 +146,9 @@ Status importOne(const std::string& path, StagedTrace& out, SharedProgress& prog
     case Format::Nsys:
         return importNsys(path, out);
     default:
-        return Status::error(path + ": not a Kineto / Chrome-trace JSON file (.json, .json.gz) nor an Nsight "
-                                    "Systems SQLite export");
+        return Status::error(path
+            + ": not a Kineto / Chrome-trace JSON file (.json, .json.gz) nor an Nsight "
+              "Systems SQLite export");
     }
 }
 

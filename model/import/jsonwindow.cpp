@@ -74,4 +74,19 @@ void JsonWindow::prepend(const char* bytes, size_t n)
     m_offset -= n;
 }
 
+std::unique_ptr<char[]> JsonWindow::detachFront(size_t n, char** begin, size_t* alloc)
+{
+    n = std::min(n, size());
+    std::unique_ptr<char[]> fresh(new char[m_alloc]); // no zero-fill: only the bytes written are read
+    const size_t rest = size() - n;
+    std::memcpy(fresh.get() + 1, data() + n, rest);
+    *begin = data();
+    *alloc = m_alloc;
+    m_offset += n;
+    m_begin = 1;
+    m_end = 1 + rest;
+    std::swap(fresh, m_buf);
+    return fresh;
+}
+
 } // namespace gapscope::model::importer

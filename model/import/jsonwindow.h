@@ -42,6 +42,12 @@ public:
     size_t capacityFrom(const char* p) const { return static_cast<size_t>(m_buf.get() + m_alloc - p); }
     void growWindow(size_t bytes);
 
+    // Hands the buffer holding the first `n` bytes of the window (n < size()) to the caller, without
+    // copying them: the window continues in a new buffer with the rest. `*begin` points at those bytes
+    // in the returned buffer, with one writable byte before them and at least kPadding writable bytes
+    // after the n-th (their content is the old tail: the caller may overwrite it); `*alloc` is its size.
+    std::unique_ptr<char[]> detachFront(size_t n, char** begin, size_t* alloc);
+
 private:
     ByteSource& m_source;
     std::unique_ptr<char[]> m_buf;

@@ -206,8 +206,7 @@ KinetoEventParser::Result KinetoEventParser::dispatch(const KinetoRawEvent& r)
     return Result::Ok;
 }
 
-uint32_t KinetoEventParser::laneFor(
-    LaneMap& map, LaneKind kind, int64_t a, int64_t b, uint32_t device, uint64_t stream)
+uint32_t KinetoEventParser::laneFor(LaneMap& map, LaneKind kind, int64_t a, int64_t b, uint32_t device, uint64_t stream)
 {
     auto it = map.find({ a, b });
     if (it != map.end())
@@ -233,7 +232,7 @@ void KinetoEventParser::addGpuEvent(const KinetoRawEvent& r, int64_t dur, int ca
     auto& proc = m_out.process(m_process);
     if (!proc.device && cat != kSync)
         proc.device = dev;
-    const uint32_t name = m_out.strings().intern(r.name);
+    const uint32_t name = m_out.strings().intern(r.name, r.nameHash);
     const auto corr = static_cast<uint32_t>(r.correlation);
     uint32_t lane;
     if (cat == kKernel) {
@@ -289,7 +288,7 @@ void KinetoEventParser::addCpuEvent(const KinetoRawEvent& r, int64_t dur, int ca
 {
     noteHostPid(r.pid);
     const auto tid = static_cast<uint64_t>(r.tid);
-    const uint32_t name = m_out.strings().intern(r.name);
+    const uint32_t name = m_out.strings().intern(r.name, r.nameHash);
     if (cat == kRuntime || cat == kDriver) {
         const uint32_t lane = laneFor(m_apiLanes, LaneKind::CpuApi, r.pid, r.tid, 0, tid);
         if (lane != StagedTrace::kNoLane)
@@ -383,11 +382,11 @@ void KinetoEventParser::finish()
     for (const auto& [k, n] : m_bad)
         m_out.count("import_bad_events", "warning", k, n);
     if (m_flowsMatched)
-        m_out.count("import_flow_correlations", "info", "GPU events whose correlation came from an ac2g flow",
-            m_flowsMatched);
+        m_out.count(
+            "import_flow_correlations", "info", "GPU events whose correlation came from an ac2g flow", m_flowsMatched);
     if (m_flowsUnmatched)
-        m_out.count("import_unmatched_flows", "info", "ac2g flow ends with no GPU event at their time",
-            m_flowsUnmatched);
+        m_out.count(
+            "import_unmatched_flows", "info", "ac2g flow ends with no GPU event at their time", m_flowsUnmatched);
 }
 
 } // namespace gapscope::model::importer

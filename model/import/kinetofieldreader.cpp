@@ -13,8 +13,7 @@ namespace od = simdjson::ondemand;
 namespace {
 
 // Keys are compared on simdjson's raw key text, closing quote included ("ph\"").
-template <size_t N>
-inline bool keyIs(const char* raw, const char (&lit)[N])
+template <size_t N> inline bool keyIs(const char* raw, const char (&lit)[N])
 {
     return std::memcmp(raw, lit, N - 1) == 0;
 }
@@ -52,7 +51,10 @@ bool KinetoFieldReader::read(od::value element, KinetoRawEvent& r)
         r.bad = "traceEvents element that is not an object";
         return true;
     }
-    return readFields(obj, r);
+    if (!readFields(obj, r))
+        return false;
+    r.nameHash = StringPool::hash(r.name); // here, so that workers do it beside the parsing
+    return true;
 }
 
 // Value readers: false only on a structural error (m_error set); a value of another type is ignored.

@@ -6,19 +6,17 @@
 namespace gapscope::model::importer {
 
 namespace {
-constexpr size_t kPadding = 128; // >= SIMDJSON_PADDING
-
 // Reads every element of the unit; false unless the whole unit is a clean run of elements.
 bool parseUnit(KinetoUnit& u, simdjson::ondemand::parser& parser, KinetoFieldReader& reader)
 {
     simdjson::ondemand::document doc;
-    if (parser.iterate(u.buffer.get(), u.size + 2, u.capacity).get(doc))
+    if (parser.iterate(u.base, u.size + 2, u.capacity).get(doc))
         return false;
     simdjson::ondemand::array arr;
     if (doc.get_array().get(arr))
         return false;
     reader.setArena(&u.arena);
-    const char* sentinel = u.buffer.get() + 1 + u.size;
+    const char* sentinel = u.base + 1 + u.size;
     bool atSentinel = false;
     for (auto element : arr) {
         const char* loc = nullptr;
@@ -58,17 +56,21 @@ KinetoPipeline::~KinetoPipeline()
         t.join();
 }
 
-std::unique_ptr<KinetoUnit> KinetoPipeline::makeUnit(const char* data, size_t n, uint64_t offset)
+std::unique_ptr<KinetoUnit> KinetoPipeline::makeUnit(
+    std::unique_ptr<char[]> buffer, char* bytes, size_t n, size_t capacity, uint64_t offset)
 {
     auto u = std::make_unique<KinetoUnit>();
     u->offset = offset;
     u->size = n;
-    u->buffer.reset(new char[n + 2 + kPadding]); // no zero-fill: every byte is written below
-    u->capacity = n + 2 + kPadding;
-    u->buffer[0] = '[';
-    std::memcpy(u->buffer.get() + 1, data, n);
-    u->buffer[n + 1] = ']';
-    std::memset(u->buffer.get() + n + 2, ' ', kPadding);
+    u->buffer = std::move(buffer);
+    u->base = bytes - 1;
+    u->capacity = capacity;
+    u->base[0] = '[';
+    bytes[n] = ']';
+    // The padding after it holds whatever followed (simdjson reads it, never past the ']'); a blank
+    // right after the ']' keeps the document's end unambiguous.
+    if (capacity > n + 2)
+        bytes[n + 1] = ' ';
     u->events.reserve(n / 256);
     return u;
 }

@@ -28,15 +28,16 @@
 namespace gapscope::model::importer {
 
 struct KinetoUnit {
-    uint64_t offset = 0;        // stream offset of the first byte
-    std::unique_ptr<char[]> buffer; // '[' + bytes + ']' + padding, parsed in place
-    size_t capacity = 0;
-    size_t size = 0;                // bytes, without the brackets
+    uint64_t offset = 0; // stream offset of the first byte
+    std::unique_ptr<char[]> buffer; // holds '[' + bytes + ']' + padding at `base`, parsed in place
+    char* base = nullptr; // the '['
+    size_t capacity = 0; // writable bytes from base
+    size_t size = 0; // bytes, without the brackets
     std::vector<KinetoRawEvent> events;
     std::deque<std::string> arena; // unescaped strings the events point to
     bool ok = false;
     bool done = false;
-    const char* bytes() const { return buffer.get() + 1; }
+    const char* bytes() const { return base + 1; }
 };
 
 class KinetoPipeline {
@@ -46,7 +47,10 @@ public:
     KinetoPipeline(const KinetoPipeline&) = delete;
     KinetoPipeline& operator=(const KinetoPipeline&) = delete;
 
-    static std::unique_ptr<KinetoUnit> makeUnit(const char* data, size_t n, uint64_t offset);
+    // A unit of the `n` bytes at `bytes`, inside `buffer` (taken over, not copied): bytes[-1] and
+    // bytes[n .. n + 1 + padding) must be writable; `capacity` counts the writable bytes from bytes[-1].
+    static std::unique_ptr<KinetoUnit> makeUnit(
+        std::unique_ptr<char[]> buffer, char* bytes, size_t n, size_t capacity, uint64_t offset);
     void submit(std::unique_ptr<KinetoUnit> unit);
     // The oldest unit submitted, once parsed; nullptr when none is in flight.
     std::unique_ptr<KinetoUnit> takeOldest();
@@ -59,7 +63,7 @@ private:
     mutable std::mutex m_mutex;
     std::condition_variable m_cv;
     std::deque<std::unique_ptr<KinetoUnit>> m_units; // in stream order
-    size_t m_next = 0;                               // first unit no worker has taken
+    size_t m_next = 0; // first unit no worker has taken
     bool m_stop = false;
     std::vector<std::thread> m_threads;
 };

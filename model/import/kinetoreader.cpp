@@ -309,8 +309,13 @@ Expected<bool> KinetoReader::submitUnit()
         if (!m_impl->pipeline) // a unit failed: its bytes are back in the window
             return true;
     }
-    m_impl->pipeline->submit(KinetoPipeline::makeUnit(d, next, m_window.offset()));
-    m_window.consume(next);
+    // The unit takes the window's buffer over (no copy of its bytes); the window goes on with the rest.
+    const uint64_t offset = m_window.offset();
+    char* bytes = nullptr;
+    size_t alloc = 0;
+    auto buffer = m_window.detachFront(next, &bytes, &alloc);
+    const size_t capacity = alloc - size_t(bytes - 1 - buffer.get());
+    m_impl->pipeline->submit(KinetoPipeline::makeUnit(std::move(buffer), bytes, next, capacity, offset));
     return true;
 }
 
@@ -474,8 +479,8 @@ Expected<KinetoReader::WindowEnd> KinetoReader::elementFailed(
         if (errorAt && errorAt >= d + start && errorAt <= d + start + used)
             at = static_cast<size_t>(errorAt - d);
         return malformed(m_window.offset() + at,
-            std::string(error) + " (in the trace event starting at byte "
-                + std::to_string(m_window.offset() + start) + ")");
+            std::string(error) + " (in the trace event starting at byte " + std::to_string(m_window.offset() + start)
+                + ")");
     }
     m_window.consume(start);
     if (start > 0)
@@ -483,8 +488,8 @@ Expected<KinetoReader::WindowEnd> KinetoReader::elementFailed(
     if (m_window.eof())
         return WindowEnd::Truncated;
     if (m_window.windowBytes() >= m_options.maxEventBytes)
-        return malformed(m_window.offset(), "a trace event larger than " + std::to_string(m_options.maxEventBytes >> 20)
-                + " MiB");
+        return malformed(
+            m_window.offset(), "a trace event larger than " + std::to_string(m_options.maxEventBytes >> 20) + " MiB");
     m_window.growWindow(m_window.windowBytes() * 2); // one element larger than the window
     return WindowEnd::More;
 }

@@ -32,17 +32,30 @@ StringPool::StringPool()
     m_strings.push_back(std::string_view());
 }
 
-// 8 bytes at a time multiply-xor; good enough spread for kernel names, far cheaper than std::hash.
+// 8 bytes at a time multiply-xor, in four independent lanes over 32-byte blocks (kernel names are long
+// templated signatures: one dependent chain would cost a multiply latency per 8 bytes); good enough
+// spread for kernel names, far cheaper than std::hash.
 uint64_t StringPool::hash(std::string_view s)
 {
-    uint64_t h = 0x9E3779B97F4A7C15ULL ^ (s.size() * 0x100000001B3ULL);
+    constexpr uint64_t kMul = 0x100000001B3ULL;
+    const char* p = s.data();
+    const size_t n = s.size();
+    uint64_t h0 = 0x9E3779B97F4A7C15ULL ^ (n * kMul), h1 = 0xC2B2AE3D27D4EB4FULL, h2 = 0x165667B19E3779F9ULL,
+             h3 = 0x27D4EB2F165667C5ULL;
     size_t i = 0;
-    for (; i + 8 <= s.size(); i += 8)
-        h = (h ^ load64(s.data() + i)) * 0x100000001B3ULL + (h >> 29);
+    for (; i + 32 <= n; i += 32) {
+        h0 = (h0 ^ load64(p + i)) * kMul + (h0 >> 29);
+        h1 = (h1 ^ load64(p + i + 8)) * kMul + (h1 >> 29);
+        h2 = (h2 ^ load64(p + i + 16)) * kMul + (h2 >> 29);
+        h3 = (h3 ^ load64(p + i + 24)) * kMul + (h3 >> 29);
+    }
+    uint64_t h = h0 ^ mix(h1) ^ (mix(h2) >> 1) ^ (mix(h3) >> 2);
+    for (; i + 8 <= n; i += 8)
+        h = (h ^ load64(p + i)) * kMul + (h >> 29);
     uint64_t tail = 0;
-    if (s.size() > i)
-        std::memcpy(&tail, s.data() + i, s.size() - i);
-    h = (h ^ tail) * 0x100000001B3ULL;
+    if (n > i)
+        std::memcpy(&tail, p + i, n - i);
+    h = (h ^ tail) * kMul;
     return mix(h);
 }
 
@@ -70,11 +83,10 @@ std::string_view StringPool::store(std::string_view s)
     return std::string_view(dst, s.size());
 }
 
-uint32_t StringPool::intern(std::string_view s)
+uint32_t StringPool::intern(std::string_view s, uint64_t h)
 {
     if (s.empty())
         return 0;
-    const uint64_t h = hash(s);
     size_t mask = m_table.size() - 1;
     for (size_t i = h & mask;; i = (i + 1) & mask) {
         Slot& slot = m_table[i];

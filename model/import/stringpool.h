@@ -21,7 +21,9 @@ class StringPool {
 public:
     StringPool();
 
-    uint32_t intern(std::string_view s);
+    uint32_t intern(std::string_view s) { return intern(s, hash(s)); }
+    // With `h` == hash(s) computed beforehand (on another thread, say).
+    uint32_t intern(std::string_view s, uint64_t h);
     std::string_view str(uint32_t id) const { return m_strings[id]; }
     size_t size() const { return m_strings.size(); } // including id 0
     size_t memoryBytes() const;
