@@ -18,6 +18,19 @@ void addUnclassified(std::vector<GapAnalyzer::NameTime>& v, StringId name, TimeN
         }
     v.push_back(GapAnalyzer::NameTime { name, std::max<TimeNs>(0, ns), 1 });
 }
+// Host launch time of a swept piece: the start of the API call that launched its event.
+struct LaunchLookup {
+    const Trace* trace;
+    const LaneId* singleLane; // one lane: the tag is the event index on it
+    const std::vector<EventRef>* refs; // else the tag indexes refs
+    static TimeNs time(const void* ctx, uint32_t tag)
+    {
+        const auto* l = static_cast<const LaunchLookup*>(ctx);
+        const EventRef ev = *l->singleLane != kNoLane ? EventRef { *l->singleLane, tag } : (*l->refs)[tag];
+        const EventRef api = l->trace->launchOf(ev.lane, ev.index);
+        return api.valid() ? l->trace->lane(api.lane).events.start(api.index) : WindowSweep::kUnknownLaunch;
+    }
+};
 } // namespace
 
 TimeNs GapAnalyzer::waitOf(const RankData& r, size_t w, uint32_t laneSlot, uint32_t index, TimeNs start) const
@@ -55,6 +68,11 @@ void GapAnalyzer::sweepWindow(const RankData& r, size_t w, const SweepMode& mode
     in.syncCount = size_t(syncEnd - syncBegin);
     in.slotCount = m_layout.busySlots();
     in.gaps = mode.gaps;
+    const LaunchLookup lookup { &m_trace, &s.singleLane, &s.refs };
+    if (in.syncCount > 0) {
+        in.launchTime = &LaunchLookup::time;
+        in.launchCtx = &lookup;
+    }
 
     // Lanes with events in the window, and their index ranges.
     s.ranges.resize(r.gpuLanes.size());

@@ -16,7 +16,9 @@
 //     at a time (one stream, the common case) nothing is rounded and no active set is kept;
 //   - an idle stretch with no active piece is one maximal gap [a, b). The gap after the last piece
 //     (until the window end) is the step gap; any other gap is a sync stall when a host sync is in
-//     flight at its first instant (s0 <= a < s1), else a launch/host gap.
+//     flight at its first instant (s0 <= a < s1) and the work that ends it was launched at or after
+//     a (or its launch is unknown), else a launch/host gap. Work queued before the GPU ran dry was
+//     held up by something else (a host node or callback in a graph, a dependency), not by the sync.
 //   - only time inside the accounting clip [clip0, clip1) is counted (time-range analysis); the
 //     categories are still decided on the whole window.
 // Invariant: sum(busyNs) + sum(idleNs) == |[w0, w1) intersected with [clip0, clip1)|.
@@ -57,6 +59,7 @@ public:
         uint32_t tag; // caller's reference (not used by the sweep)
     };
     static constexpr uint32_t kNoTag = 0xFFFFFFFFu;
+    static constexpr TimeNs kUnknownLaunch = INT64_MAX;
     struct Gap {
         TimeNs start;
         TimeNs end;
@@ -71,6 +74,10 @@ public:
         const TimeInterval* syncs = nullptr; // sorted, disjoint host-sync intervals of the rank
         size_t syncCount = 0;
         size_t slotCount = 0; // busy slots; every piece.slot < slotCount
+        // Optional: host launch time (API start) of the piece with a tag, kUnknownLaunch when not
+        // recorded. Asked only for gaps that start while a sync is in flight.
+        TimeNs (*launchTime)(const void* ctx, uint32_t tag) = nullptr;
+        const void* launchCtx = nullptr;
         // Idle gaps to report: none, the `kTopGaps` longest, or all.
         enum class Gaps { None, Longest, All } gaps = Gaps::None;
     };
@@ -133,6 +140,8 @@ private:
             while (m_syncCursor < m_in->syncCount && m_in->syncs[m_syncCursor].end <= a)
                 ++m_syncCursor;
             bool inFlight = m_syncCursor < m_in->syncCount && m_in->syncs[m_syncCursor].start <= a;
+            if (inFlight && m_in->launchTime && next != kNoTag)
+                inFlight = m_in->launchTime(m_in->launchCtx, next) >= a; // queued before: not the sync's
             kind = inFlight ? IdleKind::SyncStall : IdleKind::LaunchHost;
         }
         a = a < m_in->clip0 ? m_in->clip0 : a;

@@ -29,17 +29,17 @@ public:
     {
         return b.lane(LaneInfo { LaneKind::CpuApi, rank, "host", rank, 1000 + rank, "thread", 100 + rank });
     }
-    void kernel(LaneId lane, TimeNs start, TimeNs dur, const char* name)
+    void kernel(LaneId lane, TimeNs start, TimeNs dur, const char* name, uint32_t correlation = 0)
     {
-        b.addKernel(lane, start, dur, b.intern(name), ++corr, KernelConfig {});
+        b.addKernel(lane, start, dur, b.intern(name), correlation ? correlation : ++corr, KernelConfig {});
     }
     void memcpy(LaneId lane, TimeNs start, TimeNs dur)
     {
         b.addMemop(lane, start, dur, MemopInfo { pb::MEMOP_MEMCPY, pb::COPY_DTOH, 4096, false }, ++corr);
     }
-    void apiCall(LaneId lane, TimeNs start, TimeNs dur, const char* name)
+    void apiCall(LaneId lane, TimeNs start, TimeNs dur, const char* name, uint32_t correlation = 0)
     {
-        b.addApi(lane, start, dur, b.intern(name), ++corr);
+        b.addApi(lane, start, dur, b.intern(name), correlation ? correlation : ++corr);
     }
     void step(uint32_t rank, uint32_t index, TimeNs start, TimeNs end)
     {
@@ -105,6 +105,7 @@ private slots:
     void singleStreamExact();
     void budgetBars();
     void missingApiLanes();
+    void queuedWorkIsNotASyncStall();
     void concurrentStreams();
     void collectiveWaitAndStragglers();
     void collectiveWaitWithConcurrentStream();
@@ -190,6 +191,32 @@ void TstGapAnalyzer::missingApiLanes()
     QVERIFY(!a.hasApiLanes(0));
     QCOMPARE(int(a.notes().size()), 1);
     QVERIFY(a.notes()[0].find("launch times were not recorded") != std::string::npos);
+}
+
+void TstGapAnalyzer::queuedWorkIsNotASyncStall()
+{
+    // A graph step: one cudaGraphLaunch at 0 queues every kernel; the host then waits in
+    // cudaStreamSynchronize for the whole step. A host node in the graph leaves the GPU idle over
+    // [20000, 30000): the work after it was queued long before, so the gap is a launch/host gap. After
+    // the sync returns, a second launch at 61000 (the host relaunching late) ends a gap that began
+    // while the sync was in flight: that one is the sync's.
+    Builder t;
+    LaneId g = t.gpu(0);
+    LaneId a = t.api(0);
+    t.apiCall(a, 0, 5000, "cudaGraphLaunch", 500);
+    t.apiCall(a, 6000, 55000, "cudaStreamSynchronize");
+    t.apiCall(a, 61000, 1000, "cudaLaunchKernel", 600);
+    t.kernel(g, 10000, 10000, kGemm, 500);
+    t.kernel(g, 30000, 20000, kMoe, 500);
+    t.kernel(g, 65000, 5000, kNorm, 600);
+    t.step(0, 0, 10000, 70000);
+    Trace trace = t.finish();
+    GapAnalyzer an(trace, KernelClassifier::builtinDefault(), StepBudget {});
+    auto b = stepOf(an, 0, 0);
+    QCOMPARE(b.measuredNs, TimeNs(60000));
+    QCOMPARE(barNs(b, "launch/host gaps"), TimeNs(10000));
+    QCOMPARE(barNs(b, "sync stalls"), TimeNs(15000));
+    QCOMPARE(sumBars(b), b.measuredNs);
 }
 
 void TstGapAnalyzer::concurrentStreams()

@@ -19,6 +19,8 @@ private slots:
     void singleStream();
     void syncStallWholeGap_data();
     void syncStallWholeGap();
+    void syncStallNeedsLateLaunch_data();
+    void syncStallNeedsLateLaunch();
     void concurrentEqualSplit();
     void threeWayRounding();
     void accountingClip();
@@ -100,6 +102,53 @@ void TstWindowSweep::syncStallWholeGap()
     QCOMPARE(idle(r, IdleKind::LaunchHost), launch);
     QCOMPARE(idle(r, IdleKind::StepGap), TimeNs(10)); // the step gap wins over a sync in flight
     QCOMPARE(r.total(), TimeNs(30));
+}
+
+void TstWindowSweep::syncStallNeedsLateLaunch_data()
+{
+    // The gap is [10, 15) with a sync in flight over [5, 20); the piece after it was launched at
+    // `launched`: before the GPU ran dry the work was already queued, so the sync did not hold it up.
+    QTest::addColumn<TimeNs>("launched");
+    QTest::addColumn<TimeNs>("sync");
+    QTest::addColumn<TimeNs>("launch");
+    QTest::newRow("launched after the gap began") << TimeNs(13) << TimeNs(5) << TimeNs(0);
+    QTest::newRow("launched at the gap start") << TimeNs(10) << TimeNs(5) << TimeNs(0);
+    QTest::newRow("queued before (host node in a graph)") << TimeNs(2) << TimeNs(0) << TimeNs(5);
+    QTest::newRow("launch unknown") << WindowSweep::kUnknownLaunch << TimeNs(5) << TimeNs(0);
+}
+
+void TstWindowSweep::syncStallNeedsLateLaunch()
+{
+    QFETCH(TimeNs, launched);
+    QFETCH(TimeNs, sync);
+    QFETCH(TimeNs, launch);
+    const std::vector<Piece> pieces { { 0, 10, 0, 0 }, { 15, 20, 0, 1 } };
+    const std::vector<TimeInterval> syncs { { 5, 20 } };
+    struct Ctx {
+        TimeNs launched;
+        int asked = 0;
+    } ctx { launched };
+    WindowSweep s;
+    WindowSweep::Input in;
+    in.w0 = in.clip0 = 0;
+    in.w1 = in.clip1 = 30;
+    in.pieces = pieces.data();
+    in.pieceCount = pieces.size();
+    in.syncs = syncs.data();
+    in.syncCount = syncs.size();
+    in.slotCount = 1;
+    in.launchCtx = &ctx;
+    in.launchTime = [](const void* c, uint32_t tag) {
+        auto* x = static_cast<Ctx*>(const_cast<void*>(c));
+        ++x->asked;
+        return tag == 1 ? x->launched : TimeNs(0);
+    };
+    WindowSweep::Result r;
+    s.run(in, r);
+    QCOMPARE(idle(r, IdleKind::SyncStall), sync);
+    QCOMPARE(idle(r, IdleKind::LaunchHost), launch);
+    QCOMPARE(idle(r, IdleKind::StepGap), TimeNs(10));
+    QCOMPARE(ctx.asked, 1); // only for the gap that starts under a sync
 }
 
 void TstWindowSweep::concurrentEqualSplit()

@@ -45,6 +45,9 @@ PORT=$(cat "$LOG/port" 2>/dev/null)
 rss_kb() { awk '/VmRSS/ {print $2}' "/proc/$1/status" 2>/dev/null || echo 0; }
 
 # sim_capture NAME STEPS_TO_CAPTURE SIM_STEPS [sim args...]: sim under the agent, capture, analyze.
+# The step rule is $RULE (default graph: one graph launch per step). Runs where a step is not one
+# graph launch (eager, a graph per layer segment under --sync-every-layer) pass --nvtx to the sim and
+# use RULE=nvtx:^decode_step.
 sim_capture() {
   local name=$1 want=$2 simsteps=$3
   shift 3
@@ -55,7 +58,7 @@ sim_capture() {
   local simpid=$!
   for _ in $(seq 1200); do [ -e "$LOG/$name.ready" ] && break; kill -0 $simpid 2>/dev/null || break; sleep 0.1; done
   local t0=$(date +%s.%N)
-  timeout 240 "$CLI" capture --agent "127.0.0.1:$PORT" --steps "$want" --step-rule graph --wait-ranks "$GPUS" \
+  timeout 240 "$CLI" capture --agent "127.0.0.1:$PORT" --steps "$want" --step-rule "${RULE:-graph}" --wait-ranks "$GPUS" \
     --arm-timeout 60 --quiet -o "$LOG/$name.gapscope" >"$LOG/$name.capture.log" 2>&1
   local rc=$?
   local secs=$(awk "BEGIN {printf \"%.1f\", $(date +%s.%N) - $t0}")
@@ -80,19 +83,20 @@ print(f"e2e: sim capture through the agent, graph | {len(ranks)} ranks, steps {[
       f"kernels/step {counts} | {n} ranks x 20 steps, equal counts | {'PASS' if ok else 'FAIL'}")
 EOF
 fi
-if sim_capture clean_eager 20 1500 --mode eager; then
+if RULE=nvtx:^decode_step sim_capture clean_eager 20 1500 --mode eager --nvtx; then
   python3 "$ROOT/tests/gpu/analysis_check.py" --truth "$LOG/clean_eager.truth.json" \
     --analysis "$LOG/clean_eager.analysis.json" --label "eager clean" >>"$TABLE" 2>>"$LOG/check.err"
 fi
-check() { # name label sim args...
+check() { # name label sim args...  (against the clean graph run, or $CLEAN)
   local name=$1 label=$2
   shift 2
   sim_capture "$name" 20 1500 --mode graph "$@" || return
   python3 "$ROOT/tests/gpu/analysis_check.py" --truth "$LOG/$name.truth.json" --analysis "$LOG/$name.analysis.json" \
-    --clean-analysis "$LOG/clean.analysis.json" --label "$label" >>"$TABLE" 2>>"$LOG/check.err"
+    --clean-analysis "$LOG/${CLEAN:-clean}.analysis.json" --label "$label" >>"$TABLE" 2>>"$LOG/check.err"
 }
 check host_delay "host delay 100 us/layer" --host-delay-us 100
-check sync "sync after every layer" --sync-every-layer
+RULE=nvtx:^decode_step sim_capture clean_nvtx 20 1500 --mode graph --nvtx
+RULE=nvtx:^decode_step CLEAN=clean_nvtx check sync "sync after every layer" --sync-every-layer --nvtx
 check step_gap "step gap 2 ms" --step-gap-us 2000
 [ "$GPUS" -ge 2 ] && check straggler "straggler rank 1 +50 us" --straggler-rank 1 --straggler-us 50
 check slow "slow routed experts x2" --slow routed_experts:2
