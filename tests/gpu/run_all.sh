@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 # Every GPU check in one command, on the GPU box (repo root):
-#   tests/gpu/run_all.sh [PARTS]        PARTS: comma list of kernels,e2e,agent,inject,fixtures (default all)
+#   tests/gpu/run_all.sh [PARTS]        PARTS: comma list of kernels,e2e,agent,inject,sample,bench,fixtures
+#                                       (default all but bench)
 # Builds with the gpu preset (no Qt, CUDA on) unless GAPSCOPE_GPU_BIN names a folder of prebuilt
 # binaries laid out like a build folder (app/, capture/, kernels/, tests/capture/inject/). Each area
 # script appends `check | measured | target | PASS/FAIL` rows to the table, which is printed last.
@@ -11,7 +12,7 @@ cd "$(dirname "$0")/../.."
 ROOT=$(pwd)
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1 PYTHONUNBUFFERED=1
 export GAPSCOPE_RESOURCES=$ROOT/resources
-PARTS=${1:-kernels,e2e,agent,inject,fixtures}
+PARTS=${1:-kernels,e2e,agent,inject,sample,fixtures}
 OUTROOT=${OUT:-/tmp/gapscope-gpu-out}
 RES=$(mktemp -d)/results
 mkdir -p "$RES" "$OUTROOT"
@@ -62,6 +63,17 @@ fi
 if has inject; then
   INJECT_CARRY=${GAPSCOPE_GPU_BIN:+$BUILD/inject} part inject tests/gpu/capture_inject.sh "$BUILD" "$RES/inject-area"
   cat "$RES/inject-area/table.txt" >>"$TABLE" 2>/dev/null
+fi
+if has sample; then
+  part sample tests/gpu/sample.sh "$BUILD" "$RES"
+  mkdir -p "$OUTROOT/sample" && cp "$RES"/sample/*.gapscope "$RES"/sample/*.truth.json "$OUTROOT/sample/" 2>/dev/null
+fi
+if has bench; then
+  # CPU benchmarks on this machine's idle cores (the build box is shared): format and live streaming.
+  part bench_format tests/bench/bench_format.sh "$BUILD" --repeats 5 --queries 3000
+  GAPSCOPE_AGENT_BIN=$BUILD/capture/agent/gapscope-agent part bench_live tests/bench/bench_live.sh "$BUILD"
+  { echo "== nproc $(nproc), load $(cut -d' ' -f1-3 /proc/loadavg)"; cat "$RES/bench_format.out" "$RES/bench_live.out"; } \
+    >"$OUTROOT/bench.txt" 2>&1
 fi
 if has fixtures; then
   part fixtures tests/gpu/fixtures.sh "$BUILD" "$RES/fixtures"
