@@ -183,7 +183,7 @@ void AnalysisRunner::startBuild()
     QPointer<AnalysisRunner> self(this);
     auto trace = m_trace;
     auto budget = m_budget;
-    QThreadPool::globalInstance()->start([self, ticket, trace, budget] {
+    jobPool()->start([self, ticket, trace, budget] {
         auto st = std::make_shared<State>();
         st->trace = trace;
         st->analyzer = std::make_unique<GapAnalyzer>(*trace, classifierFor(*trace), budget);
@@ -210,7 +210,7 @@ void AnalysisRunner::recompute()
     QPointer<AnalysisRunner> self(this);
     auto st = m_state;
     const GapAnalyzer::Selection sel = selectionOf(m_request);
-    QThreadPool::globalInstance()->start([self, ticket, st, sel] {
+    jobPool()->start([self, ticket, st, sel] {
         auto b = std::make_shared<GapAnalyzer::Breakdown>(st->analyzer->analyze(sel));
         postToGui([self, ticket, st, b] {
             if (self && ticket.current() && self->m_state == st)
@@ -320,7 +320,7 @@ void AnalysisRunner::requestMembers(int bar)
     auto st = m_state;
     GapAnalyzer::Selection sel = selectionOf(m_request);
     sel.members = true;
-    QThreadPool::globalInstance()->start([self, ticket, st, sel, slot, bar, name] {
+    jobPool()->start([self, ticket, st, sel, slot, bar, name] {
         auto hl = std::make_shared<TimelineHighlight>();
         auto list = std::make_shared<std::vector<BarMember>>();
         hl->label = name;

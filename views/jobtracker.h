@@ -12,6 +12,13 @@
 #include <cstdint>
 #include <memory>
 
+class QThreadPool;
+
+// The pool the viewer's background jobs (opening, analysis, statistics, releasing traces) run on.
+// Not QThreadPool::globalInstance(): Qt's raster paint engine splits large fills over the global
+// pool and waits for them, so long jobs there would stall painting on the GUI thread.
+QThreadPool* jobPool();
+
 class JobTracker {
 public:
     class Ticket {

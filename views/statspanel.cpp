@@ -150,7 +150,7 @@ void StatsPanel::compute(const StatsScope& scope, const QString& label, bool who
     QPointer<StatsPanel> self(this);
     auto trace = m_trace;
     auto colors = m_colors;
-    QThreadPool::globalInstance()->start([self, ticket, trace, colors, scope, label, whole] {
+    jobPool()->start([self, ticket, trace, colors, scope, label, whole] {
         auto stats = std::make_shared<KernelStatsResult>(computeKernelStats(*trace, scope, colors.get(), ticket));
         QMetaObject::invokeMethod(
             qApp,

@@ -35,7 +35,7 @@ void TraceOpener::releaseLater(std::shared_ptr<const void> p)
 {
     if (!p)
         return;
-    QThreadPool::globalInstance()->start([p = std::move(p)]() mutable { p.reset(); });
+    jobPool()->start([p = std::move(p)]() mutable { p.reset(); });
 }
 
 void TraceOpener::load(const QStringList& paths, OpenFn open, PrepareFn prepare)
@@ -64,7 +64,7 @@ void TraceOpener::load(const QStringList& paths, OpenFn open, PrepareFn prepare)
         }
         return true;
     };
-    QThreadPool::globalInstance()->start(
+    jobPool()->start(
         [self, ticket, paths, open = std::move(open), prepare = std::move(prepare), report = std::move(report)] {
             auto result = std::make_shared<LoadedTrace>();
             result->paths = paths;
