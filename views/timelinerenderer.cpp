@@ -22,7 +22,6 @@ const QColor kHeaderBg(236, 239, 244);
 const QColor kHostBg(220, 225, 233);
 const QColor kGrid(225, 228, 233);
 const QColor kText(33, 33, 33);
-const QColor kStepShade(0, 0, 0, 14);
 const QColor kSelection(33, 150, 243, 48);
 const QColor kSelectionEdge(21, 101, 192);
 const QColor kMatch(255, 214, 0);
@@ -134,11 +133,11 @@ QRgb TimelineRenderer::itemColor(LaneId lane, uint32_t index, LaneKind kind) con
 void TimelineRenderer::paint(QPainter& p, const QSize& size, const TimelineView& view)
 {
     p.save();
-    p.fillRect(QRect(QPoint(0, 0), size), kBackground);
     const QRect plot = plotRect(size);
+    if (!m_trace || !m_layout)
+        p.fillRect(QRect(QPoint(0, 0), size), kBackground); // else the rows, headers and ruler cover it all
     if (m_trace && m_layout) {
-        m_frameValid = false;
-        prepare(size, view);
+        prepare(size, view); // reuses the last frame when only overlays changed (hover, selection)
         p.save();
         p.setClipRect(plot);
         paintRowBackgrounds(p, plot, view);
@@ -178,35 +177,51 @@ void TimelineRenderer::prepare(const QSize& size, const TimelineView& view)
 
 void TimelineRenderer::paintRowBackgrounds(QPainter& p, const QRect& plot, const TimelineView& v)
 {
+    // Opaque fills only (memfill, no blending): each row's colour, with every other decode step of
+    // its rank drawn a shade darker when steps are wide enough to tell apart.
     const auto [first, last] = m_layout->rowsIn(v.scrollY, v.scrollY + plot.height());
+    const TimeNs t0 = v.mapping.firstVisible(), t1 = v.mapping.lastVisible();
+    int bottom = plot.top();
     for (int r = first; r < last; ++r) {
         const LaneRow& row = m_layout->rows()[size_t(r)];
         const int y = widgetY(row.y, v);
-        const QRect band(plot.left(), y, plot.width(), row.height);
-        if (row.type == LaneRow::Type::HostHeader)
-            p.fillRect(band, kHostBg);
-        else if (row.type == LaneRow::Type::RankHeader)
-            p.fillRect(band, kHeaderBg);
-        else if (row.rank % 2 == 1)
-            p.fillRect(band, kRankBand);
-        p.setPen(kGrid);
-        p.drawLine(plot.left(), y + row.height - 1, plot.right(), y + row.height - 1);
+        bottom = y + row.height;
+        const QColor base = row.type == LaneRow::Type::HostHeader ? kHostBg
+            : row.type == LaneRow::Type::RankHeader               ? kHeaderBg
+            : row.rank % 2 == 1                                   ? kRankBand
+                                                                  : kBackground;
+        p.fillRect(QRect(plot.left(), y, plot.width(), row.height), base);
+        if (m_showSteps && row.type == LaneRow::Type::Lane) {
+            const QColor shade = base.darker(106);
+            const auto& steps = m_trace->steps(row.rank);
+            auto it
+                = std::lower_bound(steps.begin(), steps.end(), t0, [](const Step& s, TimeNs t) { return s.end <= t; });
+            for (; it != steps.end() && it->start < t1; ++it) {
+                const double x0 = clampX(plot.left() + v.mapping.toX(it->start), plot);
+                const double x1 = clampX(plot.left() + v.mapping.toX(it->end), plot);
+                if (it->index % 2 == 1 && x1 - x0 >= 3)
+                    p.fillRect(QRectF(x0, y, x1 - x0, row.height - 1), shade);
+            }
+        }
+        p.fillRect(QRect(plot.left(), y + row.height - 1, plot.width(), 1), kGrid);
     }
+    if (bottom < plot.bottom())
+        p.fillRect(QRect(plot.left(), bottom, plot.width(), plot.bottom() - bottom + 1), kBackground);
 }
 
 void TimelineRenderer::paintSteps(QPainter& p, const QRect& plot, const TimelineView& v)
 {
-    // Shade every other decode step over the rows of its rank; number the steps in the rank header.
+    // Step boundaries and numbers in the rank headers (the lanes are shaded by paintRowBackgrounds).
     const TimeNs t0 = v.mapping.firstVisible();
     const TimeNs t1 = v.mapping.lastVisible();
-    const auto& rows = m_layout->rows();
     const auto [first, last] = m_layout->rowsIn(v.scrollY, v.scrollY + plot.height());
     QFont small = p.font();
     small.setPointSizeF(std::max(6.0, small.pointSizeF() * 0.8));
     p.setFont(small);
+    const QPen boundary(QColor(120, 130, 150));
     for (int r = first; r < last; ++r) {
-        const LaneRow& row = rows[size_t(r)];
-        if (row.type == LaneRow::Type::HostHeader)
+        const LaneRow& row = m_layout->rows()[size_t(r)];
+        if (row.type != LaneRow::Type::RankHeader)
             continue;
         const auto& steps = m_trace->steps(row.rank);
         auto it = std::lower_bound(steps.begin(), steps.end(), t0, [](const Step& s, TimeNs t) { return s.end <= t; });
@@ -216,16 +231,12 @@ void TimelineRenderer::paintSteps(QPainter& p, const QRect& plot, const Timeline
             const double x1 = clampX(plot.left() + v.mapping.toX(it->end), plot);
             if (x1 - x0 < 3)
                 continue;
-            if (row.type == LaneRow::Type::RankHeader) {
-                p.setPen(QColor(120, 130, 150));
-                p.drawLine(QPointF(x0, y), QPointF(x0, y + row.height));
-                if (x1 - x0 >= 28) {
-                    p.setPen(kText);
-                    p.drawText(QRectF(x0 + 3, y, x1 - x0 - 4, row.height), Qt::AlignVCenter | Qt::AlignLeft,
-                        QStringLiteral("step %1").arg(it->index));
-                }
-            } else if (it->index % 2 == 1) {
-                p.fillRect(QRectF(x0, y, x1 - x0, row.height), kStepShade);
+            p.setPen(boundary);
+            p.drawLine(QPointF(x0, y), QPointF(x0, y + row.height));
+            if (x1 - x0 >= 28) {
+                p.setPen(kText);
+                p.drawText(QRectF(x0 + 3, y, x1 - x0 - 4, row.height), Qt::AlignVCenter | Qt::AlignLeft,
+                    QStringLiteral("step %1").arg(it->index));
             }
         }
     }

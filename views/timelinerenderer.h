@@ -47,6 +47,8 @@ public:
     static constexpr int kRulerHeight = 26;
 
     void setTrace(const gapscope::model::Trace* trace, const LaneLayout* layout, const EventColors* colors);
+    // Forgets the folded frame (call after the trace or the layout changed in place).
+    void invalidate() { m_frameValid = false; }
     void setHighlight(const TimelineHighlight* highlight) { m_highlight = highlight; }
     void setSearchMatches(const std::vector<uint8_t>* matchesByName) { m_matches = matchesByName; }
     void setAnnotations(const gapscope::pb::AnnotationSet* annotations) { m_annotations = annotations; }

@@ -181,8 +181,10 @@ int main(int argc, char** argv)
     base.mapping.origin = trace.startTime();
     base.mapping.width = kScreen.width() - TimelineRenderer::kHeaderWidth;
     std::vector<TimelineView> zoomedOut(30, base), microsecond;
-    for (auto& v : zoomedOut)
-        v.mapping.fit(trace.startTime(), trace.endTime(), 0.01);
+    for (size_t i = 0; i < zoomedOut.size(); ++i) {
+        zoomedOut[i].mapping.fit(trace.startTime(), trace.endTime(), 0.01);
+        zoomedOut[i].mapping.panPixels(double(i % 3)); // a different view every frame: nothing is reused
+    }
     for (int i = 0; i < 50; ++i) {
         TimelineView v = base;
         v.mapping.nsPerPixel = 1000;
