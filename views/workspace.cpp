@@ -324,3 +324,49 @@ void Workspace::jumpToAnnotation(int row)
             m_timeline->scrollToLane(*lane);
     }
 }
+
+void Workspace::setLiveDocument(std::shared_ptr<const TraceDocument> doc)
+{
+    m_doc = std::move(doc);
+    m_selectedBar = -1;
+    m_liveRanks = 0;
+    m_timeline->setTrace(m_doc->trace, m_doc->colors);
+    m_details->setTrace(m_doc->trace.get(), m_doc->colors.get());
+    m_stats->setDocument(nullptr, nullptr);
+    m_annotations->setAnnotations({}, 0);
+    m_analysis->setTrace(nullptr);
+    m_waterfall->setTraceInfo({}, 0, 0);
+}
+
+void Workspace::liveTraceGrew()
+{
+    m_timeline->setLayoutOptions(m_timeline->layoutOptions()); // new lanes; the view stays
+}
+
+void Workspace::setLiveSnapshot(std::shared_ptr<const TraceDocument> snapshot, bool final)
+{
+    const Trace& trace = *snapshot->trace;
+    if (final) {
+        const TimelineView view = m_timeline->view();
+        m_doc = snapshot;
+        m_timeline->setTrace(m_doc->trace, m_doc->colors);
+        m_timeline->setView(view);
+        m_details->setTrace(m_doc->trace.get(), m_doc->colors.get());
+    }
+    m_stats->setDocument(snapshot->trace, snapshot->colors);
+    m_analysis->setTrace(snapshot->trace);
+    const size_t ranks = trace.ranks().size();
+    if (ranks != m_liveRanks || final) {
+        uint32_t last = 0;
+        for (uint32_t r : trace.ranks()) {
+            if (!trace.steps(r).empty())
+                last = std::max(last, trace.steps(r).back().index);
+        }
+        m_waterfall->setTraceInfo(trace.ranks(), 0, last);
+        if (m_liveRanks == 0)
+            m_budget->applyDefaults(snapshot->gpuName(), int(std::max<size_t>(1, ranks)));
+        m_liveRanks = ranks;
+    }
+    m_analysis->setRequest(m_waterfall->request());
+    applyBudget();
+}

@@ -75,6 +75,14 @@ public:
     void editAnnotation(int row);
     void jumpToAnnotation(int row);
 
+    // Live capture (LiveSession): the timeline and the details pane show `doc`, whose trace grows on
+    // the GUI thread; the analysis and the statistics read on worker threads, so they get immutable
+    // snapshots through setLiveSnapshot(). liveTraceGrew() lays the timeline out again (new lanes) and
+    // repaints, keeping the view. A final snapshot also replaces the growing trace, keeping the view.
+    void setLiveDocument(std::shared_ptr<const TraceDocument> doc);
+    void liveTraceGrew();
+    void setLiveSnapshot(std::shared_ptr<const TraceDocument> snapshot, bool final);
+
 signals:
     void statusMessage(const QString& text);
 
@@ -98,4 +106,5 @@ private:
     QSplitter* m_outer;
     QSplitter* m_top;
     int m_selectedBar = -1;
+    size_t m_liveRanks = 0; // ranks of the last live snapshot (the waterfall's rank list)
 };

@@ -11,6 +11,13 @@
 #include "views/timelinewidget.h"
 #include "views/workspace.h"
 
+#ifdef GAPSCOPE_HAVE_LIVE
+#include "app/gui/connectdialog.h"
+#include "model/tracefile.h"
+#include "views/livepanel.h"
+#include "views/livesession.h"
+#endif
+
 #include <QAction>
 #include <QApplication>
 #include <QCloseEvent>
@@ -109,6 +116,10 @@ void MainWindow::buildMenus()
         statusBar()->showMessage(err.isEmpty() ? tr("Annotations saved to %1").arg(where) : err, 8000);
     });
     file->addAction(tr("&Export image…"), QKeySequence(Qt::CTRL | Qt::Key_E), this, &MainWindow::exportDialog);
+#ifdef GAPSCOPE_HAVE_LIVE
+    file->addAction(tr("Save trace &as .gapscope…"), QKeySequence::SaveAs, this, &MainWindow::saveTraceDialog);
+    file->addAction(tr("&Connect to agent…"), this, &MainWindow::connectToAgent);
+#endif
     file->addSeparator();
     file->addAction(tr("&Quit"), QKeySequence::Quit, this, &QWidget::close);
 
@@ -138,6 +149,20 @@ void MainWindow::buildMenus()
 
     QMenu* live = menuBar()->addMenu(tr("&Live"));
     m_connectAction = live->addAction(tr("&Connect to agent…"), this, &MainWindow::connectToAgent);
+#ifdef GAPSCOPE_HAVE_LIVE
+    live->addAction(tr("&Follow the newest step"), QKeySequence(Qt::Key_End), this, [this] {
+        if (m_live)
+            m_live->setFollow(true);
+    });
+    live->addAction(tr("&Stop the capture"), this, [this] {
+        if (m_live)
+            m_live->stop();
+    });
+    live->addAction(tr("Capture &again"), this, [this] {
+        if (m_live)
+            m_live->restart();
+    });
+#endif
 
     QMenu* help = menuBar()->addMenu(tr("&Help"));
     help->addAction(tr("&Mouse and keys"), this, &MainWindow::showShortcuts);
@@ -167,13 +192,83 @@ void MainWindow::showShortcuts()
            "<tr><td>Esc</td><td>clear the selection and the highlight</td></tr></table>"));
 }
 
+#ifdef GAPSCOPE_HAVE_LIVE
+void MainWindow::ensureLiveSession()
+{
+    if (m_live)
+        return;
+    m_live = new LiveSession(this);
+    m_livePanel = new LivePanel;
+    m_livePanel->setSession(m_live);
+    m_liveDock = new QDockWidget(tr("Live"), this);
+    m_liveDock->setObjectName(QStringLiteral("live"));
+    m_liveDock->setWidget(m_livePanel);
+    addDockWidget(Qt::BottomDockWidgetArea, m_liveDock);
+    connect(m_livePanel, &LivePanel::openRequested, this, [this](const QString& p) { openFiles({ p }); });
+    connect(m_livePanel, &LivePanel::message, this, [this](const QString& t) { statusBar()->showMessage(t, 8000); });
+    connect(m_live, &LiveSession::statusChanged, this, [this] {
+        const LiveStatus& st = m_live->status();
+        if (m_workspace->document() == m_live->document().get())
+            m_status->setText(tr("Live: %1 · step %2%3 · %4 events%5")
+                                  .arg(st.message)
+                                  .arg(st.stepsDone)
+                                  .arg(st.stepsTotal ? QStringLiteral("/%1").arg(st.stepsTotal) : QString())
+                                  .arg(st.eventsReceived)
+                                  .arg(st.droppedEvents || st.cut
+                                          ? tr(" · losses: %1 dropped%2").arg(st.droppedEvents).arg(st.cut ? tr(", stream cut") : QString())
+                                          : QString()));
+    });
+}
+
 void MainWindow::connectToAgent()
 {
-    // The live connection (agent protocol client) plugs in here.
-    QMessageBox::information(this, tr("Connect to agent"),
-        tr("This build has no live connection client yet. Capture to a file with gapscope-agent "
-           "and open it here."));
+    ConnectDialog dialog(this);
+    if (m_live && !m_live->options().agents.empty())
+        dialog.setOptions(m_live->options());
+    dialog.listRanks();
+    if (dialog.exec() != QDialog::Accepted || !confirmUnsavedAnnotations())
+        return;
+    ensureLiveSession();
+    m_opener->cancel();
+    m_live->attach(m_workspace);
+    m_live->start(dialog.options());
+    m_liveDock->show();
+    m_liveDock->raise();
+    setWindowTitle(tr("live capture — gapscope"));
 }
+
+void MainWindow::saveTraceDialog()
+{
+    const TraceDocument* doc = m_workspace->document();
+    if (!doc)
+        return;
+    const QString path = QFileDialog::getSaveFileName(this, tr("Save trace"),
+        QFileInfo(doc->displayName()).completeBaseName() + QStringLiteral(".gapscope"), tr("gapscope traces (*.gapscope)"));
+    if (path.isEmpty())
+        return;
+    QString err;
+    if (m_live && m_live->document().get() == doc) {
+        err = m_live->saveAs(path);
+    } else if (auto s = gapscope::model::writeTraceFile(*doc->trace, path.toStdString()); !s) {
+        err = QString::fromStdString(s.message());
+    }
+    if (!err.isEmpty())
+        QMessageBox::warning(this, tr("Could not save the trace"), err);
+    else
+        statusBar()->showMessage(tr("Saved %1").arg(path), 8000);
+}
+#else
+void MainWindow::ensureLiveSession() { }
+
+void MainWindow::connectToAgent()
+{
+    QMessageBox::information(this, tr("Connect to agent"),
+        tr("This build has no live connection client (capture/ was not built). Capture to a file with "
+           "gapscope-agent and open it here."));
+}
+
+void MainWindow::saveTraceDialog() { }
+#endif
 
 QString MainWindow::samplePath()
 {

@@ -20,7 +20,10 @@
 
 #include <memory>
 
+class LivePanel;
+class LiveSession;
 class QAction;
+class QDockWidget;
 class QLabel;
 class QProgressBar;
 class RecentFiles;
@@ -40,11 +43,15 @@ public:
     static QString samplePath();
     // Milliseconds from the last openFiles() call to the first paint of its trace (-1: not yet).
     qint64 firstPaintMs() const { return m_firstPaintMs; }
+    // The live capture shown in the workspace (nullptr before the first "Connect to agent…").
+    LiveSession* liveSession() const { return m_live; }
 
 public slots:
     void openDialog();
     void exportDialog();
     void connectToAgent();
+    // Writes the shown trace (or the live capture) as a .gapscope file.
+    void saveTraceDialog();
 
 signals:
     void documentShown();
@@ -64,6 +71,7 @@ private:
     void onFailed(const QStringList& paths, const QString& message);
     bool confirmUnsavedAnnotations();
     void showShortcuts();
+    void ensureLiveSession();
 
     Workspace* m_workspace;
     TraceOpener* m_opener;
@@ -71,6 +79,9 @@ private:
     QProgressBar* m_progress;
     QLabel* m_status;
     QAction* m_connectAction = nullptr;
+    LiveSession* m_live = nullptr;
+    LivePanel* m_livePanel = nullptr;
+    QDockWidget* m_liveDock = nullptr;
     std::shared_ptr<const TraceDocument> m_doc;
     QElapsedTimer m_openTimer;
     qint64 m_firstPaintMs = -1;

@@ -1,0 +1,93 @@
+// SPDX-License-Identifier: MIT
+#include "views/livefeed.h"
+
+#include "model/stepdetector.h"
+
+namespace gapscope::live {
+
+LiveFeed::LiveFeed(bool keepChunks)
+    : m_importer(m_builder)
+    , m_keep(keepChunks)
+{
+}
+
+LiveFeed::~LiveFeed() = default;
+
+Status LiveFeed::add(const pb::Chunk& chunk)
+{
+    std::shared_ptr<std::string> bytes;
+    if (m_keep) {
+        bytes = std::make_shared<std::string>();
+        chunk.SerializeToString(bytes.get());
+    }
+    std::lock_guard<std::mutex> lock(m_mutex);
+    const uint64_t before = m_importer.events();
+    Status s = m_importer.add(chunk);
+    ++m_stats.chunks;
+    if (!s) {
+        ++m_stats.rejected;
+        m_builder.addWarning("live stream: chunk " + std::to_string(chunk.sequence()) + " rejected: " + s.message());
+        return s;
+    }
+    const uint64_t n = m_importer.events() - before;
+    m_stats.events += n;
+    m_stats.pending += n;
+    if (bytes) {
+        m_stats.bytes += bytes->size();
+        m_chunks.push_back(std::move(bytes));
+    } else {
+        m_stats.bytes += chunk.ByteSizeLong();
+    }
+    return Status::ok();
+}
+
+uint64_t LiveFeed::drainInto(model::Trace& trace)
+{
+    std::lock_guard<std::mutex> lock(m_mutex);
+    const uint64_t n = m_stats.pending;
+    trace.appendFrom(m_builder);
+    m_stats.pending = 0;
+    return n;
+}
+
+LiveFeed::Stats LiveFeed::stats() const
+{
+    std::lock_guard<std::mutex> lock(m_mutex);
+    return m_stats;
+}
+
+LiveFeed::ChunkList LiveFeed::chunks() const
+{
+    std::lock_guard<std::mutex> lock(m_mutex);
+    return m_chunks;
+}
+
+std::vector<pb::Counter> LiveFeed::counters() const
+{
+    std::lock_guard<std::mutex> lock(m_mutex);
+    return m_importer.counters();
+}
+
+Expected<model::Trace> LiveFeed::snapshot(const ChunkList& chunks, const pb::FileHeader& header)
+{
+    model::TraceBuilder builder;
+    builder.header() = header;
+    model::ChunkImporter importer(builder);
+    pb::Chunk chunk;
+    for (size_t i = 0; i < chunks.size(); ++i) {
+        if (!chunk.ParseFromString(*chunks[i])) {
+            builder.addWarning("live stream: chunk " + std::to_string(i) + " does not parse");
+            continue;
+        }
+        if (Status s = importer.add(chunk); !s)
+            builder.addWarning("live stream: chunk " + std::to_string(chunk.sequence()) + ": " + s.message());
+    }
+    for (const auto& c : importer.counters())
+        *builder.header().add_counters() = c;
+    model::Trace trace = builder.finish();
+    if (trace.stepCount() == 0 && trace.eventCount() > 0)
+        model::StepDetector().detect(trace);
+    return trace;
+}
+
+} // namespace gapscope::live

@@ -1,0 +1,70 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+
+// LiveFeed: the hand-over between the live connection's worker thread and the viewer's model.
+//
+// The worker thread calls add() for every merged chunk as it arrives: the chunk is decoded at once
+// (model::ChunkImporter into a TraceBuilder) and, when keepChunks is on, its serialized bytes are
+// kept. The GUI thread calls drainInto() at a bounded rate (LiveSession: every 100 ms), which moves
+// the events decoded since the last call into the growing Trace with Trace::appendFrom (cost
+// proportional to the new events). snapshot() rebuilds an immutable, finished Trace from the kept
+// chunks on any thread (the analysis and the statistics read traces on worker threads, so they get
+// snapshots instead of the trace that grows).
+//
+// Qt-free on purpose (model/ only): bench_live compiles this file without Qt to measure the
+// viewer's own path from the agent to the model.
+//
+// Threading: add() from one producer thread; drainInto(), stats() and chunks() from any thread.
+// One mutex guards the builder: add() and drainInto() exclude each other (drainInto is O(new events)).
+
+#include "model/chunkimporter.h"
+#include "model/trace.h"
+
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+namespace gapscope::live {
+
+class LiveFeed {
+public:
+    using ChunkList = std::vector<std::shared_ptr<const std::string>>;
+
+    explicit LiveFeed(bool keepChunks = true);
+    ~LiveFeed();
+    LiveFeed(const LiveFeed&) = delete;
+    LiveFeed& operator=(const LiveFeed&) = delete;
+
+    // Decodes one merged chunk (global dictionaries). A malformed chunk is rejected whole, counted
+    // and named in the trace's warnings; the stream goes on.
+    Status add(const pb::Chunk& chunk);
+    // Moves what add() decoded since the last call into `trace`; returns the number of events moved.
+    uint64_t drainInto(model::Trace& trace);
+
+    struct Stats {
+        uint64_t chunks = 0; // chunks added
+        uint64_t events = 0; // events decoded
+        uint64_t bytes = 0; // serialized chunk bytes
+        uint64_t pending = 0; // decoded, not yet drained
+        uint64_t rejected = 0; // chunks rejected as malformed
+    };
+    Stats stats() const;
+    // The chunks added so far (shared, immutable; empty when keepChunks is off).
+    ChunkList chunks() const;
+    // Loss counters carried by the chunks so far (summed by name and rank).
+    std::vector<pb::Counter> counters() const;
+
+    // A finished Trace from `chunks` with `header` (steps detected when the stream carried none).
+    static Expected<model::Trace> snapshot(const ChunkList& chunks, const pb::FileHeader& header);
+
+private:
+    mutable std::mutex m_mutex;
+    model::TraceBuilder m_builder;
+    model::ChunkImporter m_importer;
+    ChunkList m_chunks;
+    Stats m_stats;
+    bool m_keep;
+};
+
+} // namespace gapscope::live
