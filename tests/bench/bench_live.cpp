@@ -17,6 +17,7 @@
 #include <csignal>
 #include <cstdio>
 #include <cmath>
+#include <cstdlib>
 #include <fstream>
 #include <iterator>
 #include <sstream>
@@ -123,7 +124,10 @@ bool startAgent(Agent& a, const std::string& file, const char* speed, const std:
     a.pid = ::fork();
     if (a.pid == 0) {
         const std::string out = dir + "/agent-out";
-        ::execl(GAPSCOPE_AGENT_BIN, GAPSCOPE_AGENT_BIN, "--replay", file.c_str(), "--speed", speed, "--listen",
+        // GAPSCOPE_AGENT_BIN overrides the build's agent (binaries carried to another machine).
+        const char* env = std::getenv("GAPSCOPE_AGENT_BIN");
+        const char* bin = env && *env ? env : GAPSCOPE_AGENT_BIN;
+        ::execl(bin, bin, "--replay", file.c_str(), "--speed", speed, "--listen",
             "127.0.0.1:0", "--port-file", portFile.c_str(), "--output-dir", out.c_str(), (char*)nullptr);
         ::_exit(127);
     }
