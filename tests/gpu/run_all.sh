@@ -34,9 +34,11 @@ if [ -n "${GAPSCOPE_GPU_BIN:-}" ]; then
 fi
 if [ -z "${GAPSCOPE_GPU_BIN:-}" ]; then
   t0=$(date +%s)
-  { cmake --preset gpu -DGAPSCOPE_BUILD_BENCH=OFF \
+  bench=OFF; extra=()
+  has bench && { bench=ON; extra=(bench_format bench_live); }
+  { cmake --preset gpu -DGAPSCOPE_BUILD_BENCH=$bench \
       && cmake --build build/gpu -j"$(nproc)" --target gapscope-cli gapscope-agent gapscope-inject inject_probe \
-           gapscope-decode-sim gapscope-calibrate; } >"$RES/build.log" 2>&1
+           gapscope-decode-sim gapscope-calibrate "${extra[@]}"; } >"$RES/build.log" 2>&1
   rc=$?
   echo "build (gpu preset) | rc $rc in $(( $(date +%s) - t0 )) s | builds | $([ $rc = 0 ] && echo PASS || echo FAIL)" >>"$TABLE"
   [ $rc = 0 ] || tail -40 "$RES/build.log"
