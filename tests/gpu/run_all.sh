@@ -14,7 +14,7 @@ export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVL
 export GAPSCOPE_RESOURCES=$ROOT/resources
 PARTS=${1:-kernels,e2e,agent,inject,sample,fixtures}
 OUTROOT=${OUT:-/tmp/gapscope-gpu-out}
-RES=$(mktemp -d)/results
+RES=${GAPSCOPE_GPU_RES:-$(mktemp -d)/results}
 mkdir -p "$RES" "$OUTROOT"
 TABLE=$RES/table.txt
 : >"$TABLE"
