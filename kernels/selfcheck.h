@@ -10,6 +10,7 @@
 
 #include "model/status.h"
 
+#include <cstdint>
 #include <nccl.h>
 #include <string>
 #include <vector>
