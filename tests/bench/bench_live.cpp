@@ -6,23 +6,32 @@
 //     to the baseline; the agent's peak RSS;
 //  3. latency: `--speed 1` replay of a 3 s trace; per event, arrival time at the client minus the
 //     event's end (both CLOCK_REALTIME on this host): p50 / p90 / p99 / max.
+//  4. the same up to the viewer's model, as LiveSession does it: the receiving thread decodes each
+//     chunk into the viewer's LiveFeed (views/livefeed.cpp, Qt-free, compiled in here) and a second
+//     thread moves the decoded events into the growing model::Trace with Trace::appendFrom every
+//     100 ms (the viewer's GUI timer). Throughput (median of 3, ratio to the direct file decode and to
+//     readTraceFile) and kernel end -> in the viewer's model (time of the hand-over that made the
+//     event visible minus its end). The repaint that follows is not included (bench_timeline).
 #include "capture/agent/client/livecapture.h"
 #include "capture/protocol/netutil.h"
 #include "model/format/chunkdecoder.h"
 #include "model/format/tracereader.h"
 #include "model/format/tracewriter.h"
+#include "model/tracefile.h"
+#include "views/livefeed.h"
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
+#include <cmath>
 #include <csignal>
 #include <cstdio>
-#include <cmath>
 #include <cstdlib>
 #include <fstream>
 #include <iterator>
 #include <sstream>
-#include <sys/resource.h>
 #include <string>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <thread>
 #include <unistd.h>
@@ -105,6 +114,68 @@ struct Model : LiveCapture::Listener, format::ChunkDecoder::Visitor {
     void error(size_t, const std::string& e) override { failure = e; }
 };
 
+// The viewer's model path: LiveFeed::add on the receiving thread, Trace::appendFrom every 100 ms on a
+// second thread (the GUI thread in the viewer). With `latency`, each kernel's end is compared with
+// the time of the hand-over that put it into the trace.
+struct ViewerModel : LiveCapture::Listener {
+    live::LiveFeed feed { true };
+    model::Trace trace;
+    bool latency = false;
+    std::vector<int64_t> lat;
+    bool finished = false;
+    std::string failure;
+    std::atomic<bool> stop { false };
+    std::thread drainer;
+    uint64_t drains = 0;
+
+    void begin()
+    {
+        drainer = std::thread([this] {
+            while (!stop) {
+                std::this_thread::sleep_for(std::chrono::milliseconds(100));
+                drainOnce();
+            }
+        });
+    }
+    void end()
+    {
+        stop = true;
+        if (drainer.joinable())
+            drainer.join();
+        drainOnce();
+    }
+    void drainOnce()
+    {
+        std::vector<size_t> before(trace.laneCount());
+        for (size_t l = 0; l < before.size(); ++l)
+            before[l] = trace.lane(model::LaneId(l)).events.size();
+        if (feed.drainInto(trace) == 0)
+            return;
+        ++drains;
+        if (!latency)
+            return;
+        const int64_t now = realtimeNs();
+        for (size_t l = 0; l < trace.laneCount(); ++l) {
+            const auto& ev = trace.lane(model::LaneId(l)).events;
+            for (size_t i = l < before.size() ? before[l] : 0; i < ev.size(); ++i)
+                if (trace.kindOf(model::LaneId(l), i) == model::EventKind::Kernel)
+                    lat.push_back(now - ev.end(i));
+        }
+    }
+    void chunk(const pb::Chunk& c) override
+    {
+        if (Status s = feed.add(c); !s)
+            failure = s.message();
+    }
+    void done(size_t, const wire::CaptureDone& d) override
+    {
+        finished = true;
+        if (!d.ok())
+            failure = d.error();
+    }
+    void error(size_t, const std::string& e) override { failure = e; }
+};
+
 struct Agent {
     pid_t pid = -1;
     std::string address;
@@ -127,8 +198,8 @@ bool startAgent(Agent& a, const std::string& file, const char* speed, const std:
         // GAPSCOPE_AGENT_BIN overrides the build's agent (binaries carried to another machine).
         const char* env = std::getenv("GAPSCOPE_AGENT_BIN");
         const char* bin = env && *env ? env : GAPSCOPE_AGENT_BIN;
-        ::execl(bin, bin, "--replay", file.c_str(), "--speed", speed, "--listen",
-            "127.0.0.1:0", "--port-file", portFile.c_str(), "--output-dir", out.c_str(), (char*)nullptr);
+        ::execl(bin, bin, "--replay", file.c_str(), "--speed", speed, "--listen", "127.0.0.1:0", "--port-file",
+            portFile.c_str(), "--output-dir", out.c_str(), (char*)nullptr);
         ::_exit(127);
     }
     for (int i = 0; i < 500; ++i) {
@@ -181,7 +252,7 @@ uint64_t vmHwmKb(pid_t pid)
 }
 
 // One capture through the agent; returns seconds from StartCapture to CaptureDone.
-double captureOnce(const std::string& address, Model& m)
+template <typename Listener> double captureOnce(const std::string& address, Listener& m)
 {
     LiveCaptureOptions o;
     o.agents = { address };
@@ -228,6 +299,41 @@ double percentile(std::vector<int64_t>& v, double p)
     return double(v[i]) / 1e6;
 }
 
+// Median of three runs of `run` (events/s).
+template <typename Fn> std::vector<double> threeRuns(Fn run)
+{
+    std::vector<double> v;
+    for (int i = 0; i < 3; ++i)
+        v.push_back(run());
+    std::sort(v.begin(), v.end());
+    return v;
+}
+
+// One capture up to the viewer's model: events/s from StartCapture to the last hand-over.
+double viewerOnce(const std::string& address, ViewerModel& m)
+{
+    const auto t0 = std::chrono::steady_clock::now();
+    m.begin();
+    captureOnce(address, m);
+    m.end();
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+double loadAverage()
+{
+    double l1 = 0;
+    if (std::ifstream la("/proc/loadavg"); la)
+        la >> l1;
+    return l1;
+}
+
+void row(const char* what, const char* fmt, double v, const char* target)
+{
+    char value[32];
+    std::snprintf(value, sizeof value, fmt, v);
+    std::printf("%-56s %14s %12s\n", what, value, target);
+}
+
 } // namespace
 
 int main()
@@ -239,34 +345,51 @@ int main()
         std::fprintf(stderr, "bench_live: cannot write the test traces in %s\n", dir.c_str());
         return 3;
     }
+    const double load0 = loadAverage();
     uint64_t baseEvents = 0;
-    std::vector<double> base;
-    for (int i = 0; i < 3; ++i)
-        base.push_back(baseline(big, baseEvents) > 0 ? double(baseEvents) / baseline(big, baseEvents) : 0);
-    std::sort(base.begin(), base.end());
+    const auto base = threeRuns([&] { return double(baseEvents) / baseline(big, baseEvents); });
+    // Opening the same file as a Trace (what File > Open does): the model-side baseline.
+    const auto opened = threeRuns([&] {
+        const auto t0 = std::chrono::steady_clock::now();
+        auto t = model::readTraceFile(big);
+        const double sec = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+        return t ? double(t->eventCount()) / sec : 0.0;
+    });
 
     Agent fast;
     if (!startAgent(fast, big, "0", dir)) {
         std::fprintf(stderr, "bench_live: gapscope-agent did not start\n");
         return 3;
     }
-    std::vector<double> rates;
     uint64_t events = 0;
-    const double agentCpu0 = cpuSeconds(fast.pid), clientCpu0 = selfCpuSeconds();
-    for (int i = 0; i < 3; ++i) {
+    std::string failure;
+    double agentCpu0 = cpuSeconds(fast.pid), clientCpu0 = selfCpuSeconds();
+    const auto rates = threeRuns([&] {
         Model m;
         const double sec = captureOnce(fast.address, m);
-        if (!m.failure.empty() || m.events != baseEvents) {
-            std::fprintf(stderr, "bench_live: throughput run: %s (%llu of %llu events)\n", m.failure.c_str(),
-                (unsigned long long)m.events, (unsigned long long)baseEvents);
-            return 1;
-        }
+        if (!m.failure.empty() || m.events != baseEvents)
+            failure = "throughput run: " + m.failure + " (" + std::to_string(m.events) + " events)";
         events = m.events;
-        rates.push_back(double(m.events) / sec);
-    }
-    std::sort(rates.begin(), rates.end());
+        return double(m.events) / sec;
+    });
     const double agentCpu = cpuSeconds(fast.pid) - agentCpu0, clientCpu = selfCpuSeconds() - clientCpu0;
+    agentCpu0 = cpuSeconds(fast.pid);
+    clientCpu0 = selfCpuSeconds();
+    uint64_t drains = 0;
+    const auto viewerRates = threeRuns([&] {
+        ViewerModel m;
+        const double sec = viewerOnce(fast.address, m);
+        if (!m.failure.empty() || m.trace.eventCount() != baseEvents)
+            failure = "viewer-model run: " + m.failure + " (" + std::to_string(m.trace.eventCount()) + " events)";
+        drains = m.drains;
+        return double(m.trace.eventCount()) / sec;
+    });
+    const double viewerAgentCpu = cpuSeconds(fast.pid) - agentCpu0, viewerCpu = selfCpuSeconds() - clientCpu0;
     const double rssMb = double(vmHwmKb(fast.pid)) / 1024.0;
+    if (!failure.empty()) {
+        std::fprintf(stderr, "bench_live: %s, expected %llu\n", failure.c_str(), (unsigned long long)baseEvents);
+        return 1;
+    }
 
     Agent paced;
     if (!startAgent(paced, timed, "1", dir))
@@ -275,31 +398,40 @@ int main()
     lm.latency = true;
     lm.lat.reserve(500000);
     const double sec = captureOnce(paced.address, lm);
-    if (!lm.failure.empty()) {
-        std::fprintf(stderr, "bench_live: latency run: %s\n", lm.failure.c_str());
+    ViewerModel vm;
+    vm.latency = true;
+    vm.lat.reserve(500000);
+    viewerOnce(paced.address, vm);
+    if (!lm.failure.empty() || !vm.failure.empty()) {
+        std::fprintf(stderr, "bench_live: latency run: %s%s\n", lm.failure.c_str(), vm.failure.c_str());
         return 1;
     }
-    std::printf("live streaming (loopback, gapscope-agent --replay -> LiveCapture -> ChunkDecoder), build box\n");
-    std::printf("%-48s %14s %12s\n", "measure", "median", "target");
-    std::printf("%-48s %11.2f M/s %12s\n", "file decode baseline (events/s)", base[1] / 1e6, "-");
-    std::printf("%-48s %11.2f M/s %12s\n", "agent -> client, speed 0 (events/s)", rates[1] / 1e6, ">= 5 M/s");
-    std::printf("%-48s %13.2fx %12s\n", "  ratio to file decode", rates[1] / base[1], "-");
-    std::printf("%-48s %11.1f MB %12s\n", "agent peak RSS during the 3 runs", rssMb, "<= 256 MB");
-    std::printf("%-48s %11.3f s  %12s\n", "  agent CPU per million events", agentCpu / (3.0 * double(events) / 1e6), "-");
-    std::printf("%-48s %11.3f s  %12s\n", "  client CPU per million events", clientCpu / (3.0 * double(events) / 1e6), "-");
-    long load = 0;
-    if (std::ifstream la("/proc/loadavg"); la) {
-        double l1 = 0;
-        la >> l1;
-        load = std::lround(l1);
-    }
-    std::printf("%-48s %14ld %12s\n", "load average (1 min) at the end", load, "-");
-    std::printf("%-48s %11.1f ms %12s\n", "kernel end -> visible, p50 (speed 1)", percentile(lm.lat, 0.5), "-");
-    std::printf("%-48s %11.1f ms %12s\n", "kernel end -> visible, p90", percentile(lm.lat, 0.9), "-");
-    std::printf("%-48s %11.1f ms %12s\n", "kernel end -> visible, p99", percentile(lm.lat, 0.99), "<= 250 ms");
-    std::printf("%-48s %11.1f ms %12s\n", "kernel end -> visible, max", percentile(lm.lat, 1.0), "-");
-    std::printf("(%llu events per throughput run, min/max %.2f/%.2f M/s; latency run %zu events in %.2f s)\n",
-        (unsigned long long)events, rates.front() / 1e6, rates.back() / 1e6, lm.lat.size(), sec);
+    const double perM = 3.0 * double(events) / 1e6;
+    std::printf("live streaming (loopback, gapscope-agent --replay), %ld CPUs\n", ::sysconf(_SC_NPROCESSORS_ONLN));
+    std::printf("%-56s %14s %12s\n", "measure", "median of 3", "target");
+    row("file decode baseline (TraceReader + ChunkDecoder, 1 thread)", "%.2f M/s", base[1] / 1e6, "-");
+    row("file -> Trace baseline (readTraceFile)", "%.2f M/s", opened[1] / 1e6, "-");
+    row("agent -> client decoder, speed 0 (events/s)", "%.2f M/s", rates[1] / 1e6, "-");
+    row("  ratio to the file decode", "%.2fx", rates[1] / base[1], "-");
+    row("  agent CPU per million events", "%.3f s", agentCpu / perM, "-");
+    row("  client CPU per million events", "%.3f s", clientCpu / perM, "-");
+    row("agent -> viewer's model (LiveFeed + appendFrom/100 ms)", "%.2f M/s", viewerRates[1] / 1e6, ">= 5 M/s");
+    row("  ratio to the file decode", "%.2fx", viewerRates[1] / base[1], "-");
+    row("  ratio to readTraceFile", "%.2fx", viewerRates[1] / opened[1], "-");
+    row("  agent CPU per million events", "%.3f s", viewerAgentCpu / perM, "-");
+    row("  viewer CPU per million events (receive+decode+append)", "%.3f s", viewerCpu / perM, "-");
+    row("agent peak RSS during the 6 runs", "%.1f MB", rssMb, "<= 256 MB");
+    row("kernel end -> client decoder, p50 (speed 1)", "%.1f ms", percentile(lm.lat, 0.5), "-");
+    row("kernel end -> client decoder, p99", "%.1f ms", percentile(lm.lat, 0.99), "-");
+    row("kernel end -> viewer's model, p50 (speed 1)", "%.1f ms", percentile(vm.lat, 0.5), "-");
+    row("kernel end -> viewer's model, p90", "%.1f ms", percentile(vm.lat, 0.9), "-");
+    row("kernel end -> viewer's model, p99", "%.1f ms", percentile(vm.lat, 0.99), "<= 250 ms");
+    row("kernel end -> viewer's model, max", "%.1f ms", percentile(vm.lat, 1.0), "-");
+    std::printf("load average (1 min): %.1f at the start, %.1f at the end\n", load0, loadAverage());
+    std::printf("(%llu events per throughput run; client decoder min/max %.2f/%.2f M/s; viewer model min/max "
+                "%.2f/%.2f M/s, %llu hand-overs in the last run; latency runs %zu + %zu kernels in %.2f s each)\n",
+        (unsigned long long)events, rates.front() / 1e6, rates.back() / 1e6, viewerRates.front() / 1e6,
+        viewerRates.back() / 1e6, (unsigned long long)drains, lm.lat.size(), vm.lat.size(), sec);
     std::string cmd = "rm -rf '" + dir + "'";
     return std::system(cmd.c_str()) == 0 ? 0 : 0;
 }

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
-# Live streaming: loopback throughput agent -> client (decoded events/s), kernel end -> visible latency
+# Live streaming: loopback throughput agent -> client decoder and -> the viewer's model (LiveFeed +
+# Trace::appendFrom, Qt-free), kernel end -> visible latency
 # through the replay mode, and the agent's peak memory. Prints a table (BENCHMARKS.md, Live streaming).
 # Usage: tests/bench/bench_live.sh BUILD_DIR
 set -euo pipefail
