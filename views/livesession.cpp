@@ -387,7 +387,7 @@ void LiveSession::maybeSnapshot(bool final)
         *header.add_counters() = c;
     const quint64 gen = m_generation;
     QPointer<LiveSession> self(this);
-    QThreadPool::globalInstance()->start([self, chunks = std::move(chunks), header = std::move(header), gen, final] {
+    jobPool()->start([self, chunks = std::move(chunks), header = std::move(header), gen, final] {
         QElapsedTimer t;
         t.start();
         auto trace = live::LiveFeed::snapshot(chunks, header);
@@ -424,8 +424,11 @@ void LiveSession::applySnapshot(std::shared_ptr<const TraceDocument> doc, bool f
             m_trace.reset();
             TraceOpener::releaseLater(std::move(old));
         }
-        if (shown)
+        if (shown) {
+            m_applyingFollow = true; // a final snapshot keeps the view; it is not the user moving it
             m_workspace->setLiveSnapshot(doc, final);
+            m_applyingFollow = false;
+        }
         emit snapshotApplied(final);
     }
     if (m_snapshotAgain) {

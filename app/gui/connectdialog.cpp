@@ -235,7 +235,7 @@ void ConnectDialog::listRanks()
     const std::string token = m_token->text().trimmed().toStdString();
     m_rankStatus->setText(tr("Listing the ranks of %n agent(s)…", nullptr, int(addresses.size())));
     QPointer<ConnectDialog> self(this);
-    QThreadPool::globalInstance()->start([self, gen, addresses, token] {
+    jobPool()->start([self, gen, addresses, token] {
         auto rows = std::make_shared<std::vector<Listing>>();
         for (const QString& a : addresses) {
             Listing l;

@@ -10,6 +10,7 @@
 #include "capture/protocol/netutil.h"
 #include "capture/protocol/tokenauth.h"
 #include "model/tracefile.h"
+#include "views/livepanel.h"
 #include "views/livesession.h"
 #include "views/timelinewidget.h"
 #include "views/waterfallpanel.h"
@@ -18,7 +19,9 @@
 #include <QDir>
 #include <QFile>
 #include <QProcess>
+#include <QPushButton>
 #include <QSignalSpy>
+#include <QTableWidget>
 #include <QTemporaryDir>
 #include <QTest>
 
@@ -287,6 +290,10 @@ private slots:
         QVERIFY2(st.message.contains(QLatin1String("cut")), qPrintable(st.message));
         QVERIFY(st.eventsReceived < file->eventCount());
         QVERIFY(!st.agents[0].outputPath.isEmpty());
+        LivePanel panel;
+        panel.setSession(&session);
+        QVERIFY2(panel.lossText().contains(QLatin1String("cut")), qPrintable(panel.lossText()));
+        QVERIFY(panel.fetchButton()->isEnabled());
         // The agent's complete file can be fetched.
         QSignalSpy fetched(&session, &LiveSession::fetched);
         const QString copy = m_dir.path() + QStringLiteral("/fetched.gapscope");
@@ -412,6 +419,42 @@ private slots:
         QVERIFY(session.follow());
         session.stop();
         QTRY_VERIFY_WITH_TIMEOUT(!session.status().active(), kLong);
+    }
+
+    void severalAgentsFeedOneViewer()
+    {
+        Agent a, b;
+        QVERIFY(a.start(m_dir.path(), m_small, 0, 0));
+        QVERIFY(b.start(m_dir.path(), m_small, 0, 0));
+        auto o = optionsFor(a.address, 1000);
+        o.agents.push_back(b.address.toStdString());
+        LiveSession session;
+        LivePanel panel;
+        panel.setSession(&session);
+        session.start(o);
+        QTRY_VERIFY_WITH_TIMEOUT(session.status().phase == Phase::Finished, kLong);
+        QTRY_VERIFY_WITH_TIMEOUT(session.finalReady(), kLong);
+        const LiveStatus& st = session.status();
+        QCOMPARE(st.agents.size(), 2);
+        auto file = readTraceFile(m_small.toStdString());
+        QVERIFY(file.hasValue());
+        QCOMPARE(st.eventsReceived, 2 * file->eventCount()); // both streams, merged into one
+        QCOMPARE(session.document()->trace->eventCount(), 2 * file->eventCount());
+        for (const LiveAgentInfo& ai : st.agents) {
+            QVERIFY(ai.instanceId != 0);
+            QCOMPARE(ai.ranks.size(), 2);
+            // Same machine: the NTP-style estimate is close to zero and its bound is a round trip.
+            QVERIFY2(std::abs(ai.offsetNs) < 50'000'000, qPrintable(QString::number(ai.offsetNs)));
+            QVERIFY(ai.offsetErrorNs >= 0 && ai.offsetErrorNs < 50e6);
+        }
+        QCOMPARE(st.agents[0].shiftNs, 0); // the first agent is the reference clock
+        QCOMPARE(st.agents[1].shiftNs, -(st.agents[1].offsetNs - st.agents[0].offsetNs));
+        // The panel shows both hosts with their offsets, and no losses.
+        QCOMPARE(panel.agentTable()->rowCount(), 2);
+        QVERIFY(panel.agentTable()->item(0, 2)->text().contains(QLatin1String("reference")));
+        QVERIFY(panel.agentTable()->item(1, 2)->text().contains(QStringLiteral("±")));
+        QCOMPARE(panel.lossText(), QStringLiteral("no losses"));
+        QVERIFY(panel.summaryText().contains(QLatin1String("finished")));
     }
 
     void backoffDoubles_data()
