@@ -75,6 +75,8 @@ bool StagedTrace::ConfigEq::operator()(const KernelConfig& a, const KernelConfig
 
 uint32_t StagedTrace::config(const KernelConfig& c)
 {
+    if (auto found = m_configIndex.find(c); found != m_configIndex.end())
+        return found->second; // nearly always: emplace would allocate a node first, then drop it
     auto [it, inserted] = m_configIndex.emplace(c, static_cast<uint32_t>(m_configs.size()));
     if (inserted)
         m_configs.push_back(c);
