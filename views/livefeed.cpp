@@ -5,15 +5,70 @@
 
 namespace gapscope::live {
 
-LiveFeed::LiveFeed(bool keepChunks)
+namespace {
+constexpr size_t kQueueChunks = 8;
+}
+
+LiveFeed::LiveFeed(bool keepChunks, bool decodeThread)
     : m_importer(m_builder)
     , m_keep(keepChunks)
 {
+    if (decodeThread)
+        m_thread = std::thread(&LiveFeed::decodeLoop, this);
 }
 
-LiveFeed::~LiveFeed() = default;
+LiveFeed::~LiveFeed()
+{
+    if (m_thread.joinable()) {
+        {
+            std::lock_guard<std::mutex> lock(m_queueMutex);
+            m_quit = true;
+        }
+        m_queueCv.notify_all();
+        m_thread.join();
+    }
+}
 
 Status LiveFeed::add(const pb::Chunk& chunk)
+{
+    if (!m_thread.joinable())
+        return decode(chunk);
+    auto copy = std::make_unique<pb::Chunk>(chunk);
+    std::unique_lock<std::mutex> lock(m_queueMutex);
+    m_queueCv.wait(lock, [this] { return m_queue.size() < kQueueChunks || m_quit; });
+    m_queue.push_back(std::move(copy));
+    lock.unlock();
+    m_queueCv.notify_all();
+    return Status::ok();
+}
+
+void LiveFeed::flush()
+{
+    std::unique_lock<std::mutex> lock(m_queueMutex);
+    m_queueCv.wait(lock, [this] { return (m_queue.empty() && !m_busy) || m_quit || !m_thread.joinable(); });
+}
+
+void LiveFeed::decodeLoop()
+{
+    std::unique_lock<std::mutex> lock(m_queueMutex);
+    for (;;) {
+        m_queueCv.wait(lock, [this] { return !m_queue.empty() || m_quit; });
+        if (m_quit)
+            return;
+        std::unique_ptr<pb::Chunk> c = std::move(m_queue.front());
+        m_queue.pop_front();
+        m_busy = true;
+        lock.unlock();
+        m_queueCv.notify_all(); // room in the queue
+        (void)decode(*c); // counted and named in the warnings when rejected
+        c.reset();
+        lock.lock();
+        m_busy = false;
+        m_queueCv.notify_all(); // flush()
+    }
+}
+
+Status LiveFeed::decode(const pb::Chunk& chunk)
 {
     std::shared_ptr<std::string> bytes;
     if (m_keep) {

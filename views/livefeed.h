@@ -14,15 +14,23 @@
 // Qt-free on purpose (model/ only): bench_live compiles this file without Qt to measure the
 // viewer's own path from the agent to the model.
 //
-// Threading: add() from one producer thread; drainInto(), stats() and chunks() from any thread.
-// One mutex guards the builder: add() and drainInto() exclude each other (drainInto is O(new events)).
+// With decodeThread on, add() only copies the chunk into a bounded queue (8 chunks; add() waits when
+// it is full, which is back-pressure on the socket) and a thread of the feed decodes it, so receiving
+// and decoding run on two cores; flush() waits until the queue is decoded.
+//
+// Threading: add() and flush() from one producer thread; drainInto(), stats() and chunks() from any
+// thread. One mutex guards the builder: decoding a chunk and drainInto() exclude each other
+// (drainInto is O(new events)).
 
 #include "model/chunkimporter.h"
 #include "model/trace.h"
 
+#include <condition_variable>
+#include <deque>
 #include <memory>
 #include <mutex>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace gapscope::live {
@@ -31,14 +39,17 @@ class LiveFeed {
 public:
     using ChunkList = std::vector<std::shared_ptr<const std::string>>;
 
-    explicit LiveFeed(bool keepChunks = true);
+    explicit LiveFeed(bool keepChunks = true, bool decodeThread = false);
     ~LiveFeed();
     LiveFeed(const LiveFeed&) = delete;
     LiveFeed& operator=(const LiveFeed&) = delete;
 
     // Decodes one merged chunk (global dictionaries). A malformed chunk is rejected whole, counted
-    // and named in the trace's warnings; the stream goes on.
+    // and named in the trace's warnings; the stream goes on. (With the decode thread, the error is
+    // only counted.)
     Status add(const pb::Chunk& chunk);
+    // Returns once every chunk added so far is decoded.
+    void flush();
     // Moves what add() decoded since the last call into `trace`; returns the number of events moved.
     uint64_t drainInto(model::Trace& trace);
 
@@ -59,12 +70,21 @@ public:
     static Expected<model::Trace> snapshot(const ChunkList& chunks, const pb::FileHeader& header);
 
 private:
+    Status decode(const pb::Chunk& chunk);
+    void decodeLoop();
+
     mutable std::mutex m_mutex;
     model::TraceBuilder m_builder;
     model::ChunkImporter m_importer;
     ChunkList m_chunks;
     Stats m_stats;
     bool m_keep;
+    // The decode thread's queue.
+    std::mutex m_queueMutex;
+    std::condition_variable m_queueCv;
+    std::deque<std::unique_ptr<pb::Chunk>> m_queue;
+    bool m_busy = false, m_quit = false;
+    std::thread m_thread;
 };
 
 } // namespace gapscope::live

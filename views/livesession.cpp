@@ -103,7 +103,7 @@ void LiveSession::start(const capture::LiveCaptureOptions& options)
     m_options = options;
     if (m_options.clientName.empty() || m_options.clientName == "gapscope-client")
         m_options.clientName = "gapscope";
-    m_feed = std::make_shared<live::LiveFeed>(true);
+    m_feed = std::make_shared<live::LiveFeed>(true, true); // decoded on a thread of its own
     resetTrace();
     m_status = LiveStatus {};
     m_agentEvents.fill(0, int(m_options.agents.size()));

@@ -266,6 +266,7 @@ void LiveWorker::main(std::shared_ptr<Shared> s)
         Forwarder f(s->opt, s->feed, *lc, post, s->stalled, s->quit);
         st = lc->run(f, &s->stop);
     }
+    s->feed->flush(); // every chunk decoded before the session hears of the end
     bool lost = false, refused = false;
     for (const auto& a : lc->agents()) {
         lost = lost || (a->failed && !a->done && a->captureId != 0);

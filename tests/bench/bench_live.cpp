@@ -6,10 +6,10 @@
 //     to the baseline; the agent's peak RSS;
 //  3. latency: `--speed 1` replay of a 3 s trace; per event, arrival time at the client minus the
 //     event's end (both CLOCK_REALTIME on this host): p50 / p90 / p99 / max.
-//  4. the same up to the viewer's model, as LiveSession does it: the receiving thread decodes each
-//     chunk into the viewer's LiveFeed (views/livefeed.cpp, Qt-free, compiled in here) and a second
-//     thread moves the decoded events into the growing model::Trace with Trace::appendFrom every
-//     100 ms (the viewer's GUI timer). Throughput (median of 3, ratio to the direct file decode and to
+//  4. the same up to the viewer's model, as LiveSession does it: the receiving thread hands each chunk
+//     to the viewer's LiveFeed (views/livefeed.cpp, Qt-free, compiled in here), whose own thread
+//     decodes it, and a third thread moves the decoded events into the growing model::Trace with Trace::appendFrom
+//     every 100 ms (the viewer's GUI timer). Throughput (median of 3, ratio to the direct file decode and to
 //     readTraceFile) and kernel end -> in the viewer's model (time of the hand-over that made the
 //     event visible minus its end). The repaint that follows is not included (bench_timeline).
 #include "capture/agent/client/livecapture.h"
@@ -118,7 +118,7 @@ struct Model : LiveCapture::Listener, format::ChunkDecoder::Visitor {
 // second thread (the GUI thread in the viewer). With `latency`, each kernel's end is compared with
 // the time of the hand-over that put it into the trace.
 struct ViewerModel : LiveCapture::Listener {
-    live::LiveFeed feed { true };
+    live::LiveFeed feed { true, true }; // as LiveSession: keeps the chunks, decodes on its own thread
     model::Trace trace;
     bool latency = false;
     std::vector<int64_t> lat;
@@ -315,6 +315,7 @@ double viewerOnce(const std::string& address, ViewerModel& m)
     const auto t0 = std::chrono::steady_clock::now();
     m.begin();
     captureOnce(address, m);
+    m.feed.flush();
     m.end();
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
