@@ -350,12 +350,16 @@ int main()
     uint64_t baseEvents = 0;
     const auto base = threeRuns([&] { return double(baseEvents) / baseline(big, baseEvents); });
     // Opening the same file as a Trace (what File > Open does): the model-side baseline.
+    const double openCpu0 = selfCpuSeconds();
+    uint64_t openedEvents = 0;
     const auto opened = threeRuns([&] {
         const auto t0 = std::chrono::steady_clock::now();
         auto t = model::readTraceFile(big);
         const double sec = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+        openedEvents = t ? t->eventCount() : 0;
         return t ? double(t->eventCount()) / sec : 0.0;
     });
+    const double openCpu = selfCpuSeconds() - openCpu0;
 
     Agent fast;
     if (!startAgent(fast, big, "0", dir)) {
@@ -412,6 +416,7 @@ int main()
     std::printf("%-56s %14s %12s\n", "measure", "median of 3", "target");
     row("file decode baseline (TraceReader + ChunkDecoder, 1 thread)", "%.2f M/s", base[1] / 1e6, "-");
     row("file -> Trace baseline (readTraceFile)", "%.2f M/s", opened[1] / 1e6, "-");
+    row("  CPU per million events (all its threads)", "%.3f s", openCpu / (3.0 * double(openedEvents) / 1e6), "-");
     row("agent -> client decoder, speed 0 (events/s)", "%.2f M/s", rates[1] / 1e6, "-");
     row("  ratio to the file decode", "%.2fx", rates[1] / base[1], "-");
     row("  agent CPU per million events", "%.3f s", agentCpu / perM, "-");
