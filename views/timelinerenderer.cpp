@@ -43,6 +43,7 @@ void TimelineRenderer::setTrace(const Trace* trace, const LaneLayout* layout, co
     m_colors = colors;
     m_names.clear();
     m_named.clear();
+    m_headerLabels.clear();
     m_frameValid = false;
     if (trace) {
         m_names.resize(trace->stringCount());
@@ -472,6 +473,27 @@ int TimelineRenderer::annotationAt(const QPoint& pos, const TimelineView& v) con
     return -1;
 }
 
+const QString& TimelineRenderer::headerLabel(QPainter& p, int r, int width)
+{
+    // Eliding measures the text: cache the result per row (the layout and the font rarely change).
+    if (m_headerFont != p.font() || m_headerLabels.size() != m_layout->rows().size()) {
+        m_headerFont = p.font();
+        m_headerLabels.assign(m_layout->rows().size(), QString());
+    }
+    QString& label = m_headerLabels[size_t(r)];
+    if (label.isNull()) {
+        const LaneRow& row = m_layout->rows()[size_t(r)];
+        label = row.label;
+        if (row.type == LaneRow::Type::RankHeader)
+            label = (m_layout->options().collapsedRanks.count(row.rank) ? QStringLiteral("▸ ") : QStringLiteral("▾ "))
+                + label;
+        label = p.fontMetrics().elidedText(label, Qt::ElideRight, width);
+        if (label.isNull())
+            label = QStringLiteral("");
+    }
+    return label;
+}
+
 void TimelineRenderer::paintHeaders(QPainter& p, const QSize& size, const TimelineView& v)
 {
     const QRect column(0, kRulerHeight, kHeaderWidth, size.height() - kRulerHeight);
@@ -490,12 +512,7 @@ void TimelineRenderer::paintHeaders(QPainter& p, const QSize& size, const Timeli
         p.setFont(row.type == LaneRow::Type::Lane ? normal : bold);
         p.setPen(kText);
         const int indent = row.type == LaneRow::Type::HostHeader ? 4 : row.type == LaneRow::Type::RankHeader ? 8 : 22;
-        QString label = row.label;
-        if (row.type == LaneRow::Type::RankHeader)
-            label = (m_layout->options().collapsedRanks.count(row.rank) ? QStringLiteral("▸ ") : QStringLiteral("▾ "))
-                + label;
-        label = p.fontMetrics().elidedText(label, Qt::ElideRight, box.width() - indent); // one per visible row
-        p.drawText(box.adjusted(indent, 0, 0, 0), Qt::AlignVCenter | Qt::AlignLeft, label);
+        p.drawText(box.adjusted(indent, 0, 0, 0), Qt::AlignVCenter | Qt::AlignLeft, headerLabel(p, r, box.width() - indent));
         p.setPen(kGrid);
         p.drawLine(0, box.bottom(), kHeaderWidth, box.bottom());
     }

@@ -18,6 +18,7 @@
 #include "views/timemapping.h"
 
 #include <QColor>
+#include <QFont>
 #include <QRect>
 #include <QString>
 
@@ -47,8 +48,13 @@ public:
     static constexpr int kRulerHeight = 26;
 
     void setTrace(const gapscope::model::Trace* trace, const LaneLayout* layout, const EventColors* colors);
-    // Forgets the folded frame (call after the trace or the layout changed in place).
-    void invalidate() { m_frameValid = false; }
+    // Forgets the folded frame and the cached header labels (call after the trace or the layout
+    // changed in place).
+    void invalidate()
+    {
+        m_frameValid = false;
+        m_headerLabels.clear();
+    }
     void setHighlight(const TimelineHighlight* highlight) { m_highlight = highlight; }
     void setSearchMatches(const std::vector<uint8_t>* matchesByName) { m_matches = matchesByName; }
     void setAnnotations(const gapscope::pb::AnnotationSet* annotations) { m_annotations = annotations; }
@@ -93,6 +99,7 @@ private:
     void paintEventOutline(QPainter& p, gapscope::model::EventRef ev, const TimelineView& v, const QColor& c, int w);
     void paintLaunchArrow(QPainter& p, const QRect& plot, const TimelineView& v);
     void paintHeaders(QPainter& p, const QSize& size, const TimelineView& v);
+    const QString& headerLabel(QPainter& p, int layoutRow, int width);
     void paintRuler(QPainter& p, const QSize& size, const TimelineView& v);
     int itemLevelY(const LaneRow& row, uint8_t depth) const;
     int itemHeight(const LaneRow& row) const;
@@ -111,4 +118,6 @@ private:
     mutable std::vector<QString> m_names; // display names by string id, filled lazily
     mutable std::vector<uint8_t> m_named; // 1 when m_names[id] is filled
     std::vector<timeformat::Tick> m_tickBuffer; // reused by the ruler
+    std::vector<QString> m_headerLabels; // elided lane header text per layout row (null: not yet)
+    QFont m_headerFont; // the font m_headerLabels were elided with
 };
