@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
-# Viewer benchmark on the 12M-event 8-rank synth trace (generated once with gapscope-cli synth).
-# Usage: tests/bench/bench_timeline.sh BUILD_DIR [TRACE]
+# Viewer benchmark on the 12M-event 8-rank synth trace (generated once with gapscope-cli synth):
+# paint median at full zoom-out and at 1 us/pixel (1920x1080, offscreen), first paint after open and
+# the longest event-loop stall while loading, with CPU time and the load average beside wall time.
+# Usage: [REPEATS=3] tests/bench/bench_timeline.sh BUILD_DIR [TRACE]   (open figures: medians of REPEATS opens)
 set -euo pipefail
 BUILD=${1:?usage: bench_timeline.sh BUILD_DIR [TRACE]}
 TRACE=${2:-$BUILD/bench-data/synth-8x1000x1500.gapscope}
@@ -12,4 +14,6 @@ if [ ! -f "$TRACE" ]; then
   mkdir -p "$(dirname "$TRACE")"
   "$BUILD/app/gapscope-cli" synth --ranks 8 --steps 1000 --kernels-per-step 1500 --seed 1 -o "$TRACE"
 fi
-QT_QPA_PLATFORM=offscreen "$BUILD/tests/bench/bench_timeline" "$TRACE"
+echo "date: $(date -u +%Y-%m-%dT%H:%MZ); $(nproc) cores; load average: $(cut -d' ' -f1-3 /proc/loadavg)"
+QT_QPA_PLATFORM=offscreen /usr/bin/time -f "bench_timeline: %e s wall, %U s user + %S s sys CPU, %M KiB max RSS" \
+  "$BUILD/tests/bench/bench_timeline" "$TRACE" "${REPEATS:-3}"
