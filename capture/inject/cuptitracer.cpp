@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include "capture/inject/cuptitracer.h"
 
+#include "capture/inject/injectlog.h"
 #include "capture/inject/nvtxhooks.h"
 
 #include <cupti.h>
@@ -93,12 +94,36 @@ std::string cuptiError(CUptiResult r)
     return text ? text : ("CUPTI error " + std::to_string(int(r)));
 }
 
-void toggleApis(bool on)
+// API records of the listed calls only. The activity kind goes on first, then every callback id
+// off, then the listed ones on (the kind, switched on later, would reset the per-id settings).
+// Per-id enabling without the kind, which the CUPTI header allows, recorded no API activity at all
+// on the H200 box (CUPTI 13.0, driver 580): traces had kernels and syncs but no launches.
+Status enableApis()
 {
+    CUptiResult r = cuptiActivityEnable(CUPTI_ACTIVITY_KIND_RUNTIME);
+    if (r != CUPTI_SUCCESS)
+        return Status::error("cuptiActivityEnable(RUNTIME): " + cuptiError(r));
+    r = cuptiActivityEnable(CUPTI_ACTIVITY_KIND_DRIVER);
+    if (r != CUPTI_SUCCESS)
+        return Status::error("cuptiActivityEnable(DRIVER): " + cuptiError(r));
+    // Ids this CUPTI does not know answer INVALID_PARAMETER: nothing to switch off there.
+    for (uint32_t id = 1; id < CUPTI_RUNTIME_TRACE_CBID_SIZE; ++id)
+        cuptiActivityEnableRuntimeApi(id, 0);
+    for (uint32_t id = 1; id < CUPTI_DRIVER_TRACE_CBID_SIZE; ++id)
+        cuptiActivityEnableDriverApi(id, 0);
     for (uint32_t cbid : CuptiTracer::runtimeApis())
-        cuptiActivityEnableRuntimeApi(cbid, on ? 1 : 0);
+        if ((r = cuptiActivityEnableRuntimeApi(cbid, 1)) != CUPTI_SUCCESS)
+            injectLog("cuptiActivityEnableRuntimeApi(%u): %s", cbid, cuptiError(r).c_str());
     for (uint32_t cbid : CuptiTracer::driverApis())
-        cuptiActivityEnableDriverApi(cbid, on ? 1 : 0);
+        if ((r = cuptiActivityEnableDriverApi(cbid, 1)) != CUPTI_SUCCESS)
+            injectLog("cuptiActivityEnableDriverApi(%u): %s", cbid, cuptiError(r).c_str());
+    return Status::ok();
+}
+
+void disableApis()
+{
+    cuptiActivityDisable(CUPTI_ACTIVITY_KIND_RUNTIME);
+    cuptiActivityDisable(CUPTI_ACTIVITY_KIND_DRIVER);
 }
 
 } // namespace
@@ -235,6 +260,7 @@ Status CuptiTracer::startRecording(const pb::CaptureSettings& s)
     if (all || s.synchronization())
         kinds.push_back(CUPTI_ACTIVITY_KIND_SYNCHRONIZATION);
     m_kinds.clear();
+    m_recording = true; // from here on stopRecording() undoes what was switched on
     for (CUpti_ActivityKind k : kinds) {
         r = cuptiActivityEnable(k);
         if (r != CUPTI_SUCCESS) {
@@ -243,9 +269,12 @@ Status CuptiTracer::startRecording(const pb::CaptureSettings& s)
         }
         m_kinds.push_back(int(k));
     }
-    m_recording = true;
-    if (all || s.runtime_api())
-        toggleApis(true);
+    if (all || s.runtime_api()) {
+        if (Status st = enableApis(); !st) {
+            stopRecording();
+            return st;
+        }
+    }
     return Status::ok();
 }
 
@@ -258,7 +287,7 @@ void CuptiTracer::stopRecording()
 {
     if (!m_recording)
         return;
-    toggleApis(false);
+    disableApis();
     for (int k : m_kinds)
         cuptiActivityDisable(CUpti_ActivityKind(k));
     m_kinds.clear();
