@@ -56,6 +56,12 @@ std::string slurp(const std::string& path)
 [[noreturn]] void childMain(
     uint32_t rank, uint32_t ranks, int toParent, int fromParent, const std::string& dir, const RankGroup::RankMain& fn)
 {
+    // Name the rank the way torchrun does, before anything touches CUDA: tools loaded into the
+    // process (CUPTI injection, NCCL plugins) read these.
+    ::setenv("RANK", std::to_string(rank).c_str(), 1);
+    ::setenv("LOCAL_RANK", std::to_string(rank).c_str(), 1);
+    ::setenv("WORLD_SIZE", std::to_string(ranks).c_str(), 1);
+    ::setenv("LOCAL_WORLD_SIZE", std::to_string(ranks).c_str(), 1);
     ncclUniqueId id;
     std::memset(&id, 0, sizeof(id));
     Status st = Status::ok();
