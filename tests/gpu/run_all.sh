@@ -68,13 +68,13 @@ fi
 if has agent; then
   part agent tests/gpu/capture_agent.sh "$BUILD" "$RES"
 fi
-if has inject; then
-  INJECT_CARRY=${GAPSCOPE_GPU_BIN:+$BUILD/inject} part inject tests/gpu/capture_inject.sh "$BUILD" "$RES/inject-area"
-  cat "$RES/inject-area/table.txt" >>"$TABLE" 2>/dev/null
-fi
 if has sample; then
   part sample tests/gpu/sample.sh "$BUILD" "$RES"
   mkdir -p "$OUTROOT/sample" && cp "$RES"/sample/*.gapscope "$RES"/sample/*.truth.json "$OUTROOT/sample/" 2>/dev/null
+fi
+if has inject; then
+  INJECT_CARRY=${GAPSCOPE_GPU_BIN:+$BUILD/inject} part inject timeout "${GAPSCOPE_INJECT_TIMEOUT_S:-900}" tests/gpu/capture_inject.sh "$BUILD" "$RES/inject-area"
+  cat "$RES/inject-area/table.txt" >>"$TABLE" 2>/dev/null
 fi
 if has bench; then
   # CPU benchmarks on this machine's idle cores (the build box is shared): format and live streaming.
