@@ -9,9 +9,12 @@ namespace gapscope::kernels {
 namespace {
 
 constexpr int kThreads = 256;
-constexpr int kTile = 16; // cached rows per tile
-constexpr int kHeadTile = 16; // query heads per block at most
-constexpr int kMaxOut = 32; // outputs per thread: kHeadTile * dv / kThreads <= 32 (dv <= 512)
+constexpr int kTile = 32; // cached rows per tile: one score per thread for kHeadTile heads
+constexpr int kHeadTile = 8; // query heads per block at most (kTile * kHeadTile == kThreads)
+constexpr int kPad = 4; // floats of padding per shared row: float4 reads of 8 rows hit 32 banks
+constexpr int kMaxVec = 4; // float4 output groups per thread: kHeadTile * dv / (4 * kThreads) <= 4 (dv <= 512)
+constexpr int kLoadBatch = 5; // 16-byte loads in flight per thread while staging a tile (GQA 128: one batch)
+constexpr int kQLoads = 3; // 16-byte query loads per thread: kHeadTile * dk / 8 <= 3 * kThreads (dk <= 576)
 
 struct Layout {
     uint32_t headTile, headTiles, group, kStride, vStride;
@@ -31,37 +34,69 @@ __host__ __device__ inline Layout layoutOf(const AttentionParams& p)
     l.group = p.qHeads / p.kvHeads;
     l.headTile = pow2AtLeast(l.group < kHeadTile ? l.group : kHeadTile);
     l.headTiles = (l.group + l.headTile - 1) / l.headTile;
-    l.kStride = p.dk + 1;
-    l.vStride = p.dv + 1;
+    l.kStride = p.dk + kPad;
+    l.vStride = p.dv + kPad;
     return l;
 }
 
-__device__ __forceinline__ void loadRows(
-    float* dst, uint32_t stride, const uint8_t* src, uint64_t rowStride, uint32_t width, uint32_t nRows, bool fp8)
+__device__ __forceinline__ void storeChunk(float* d, uint4 v, bool fp8)
 {
-    const uint32_t per = fp8 ? 16 : 8; // elements per 16-byte load
-    const uint32_t chunks = width / per;
-    for (uint32_t i = threadIdx.x; i < nRows * chunks; i += blockDim.x) {
-        const uint32_t r = i / chunks, c = (i % chunks) * per;
-        const uint8_t* p = src + (uint64_t(r) * rowStride + c) * (fp8 ? 1 : 2);
-        const uint4 v = __ldg(reinterpret_cast<const uint4*>(p));
-        const uint32_t w[4] = { v.x, v.y, v.z, v.w };
-        float* d = dst + r * stride + c;
-        if (fp8) {
+    const uint32_t w[4] = { v.x, v.y, v.z, v.w };
+    if (fp8) {
 #pragma unroll
-            for (int j = 0; j < 16; ++j)
-                d[j] = num::e4m3ToFloat(static_cast<uint8_t>(w[j / 4] >> (8 * (j % 4))));
-        } else {
+        for (int j = 0; j < 4; ++j)
+            reinterpret_cast<float4*>(d)[j] = make_float4(num::e4m3ToFloat(static_cast<uint8_t>(w[j])),
+                num::e4m3ToFloat(static_cast<uint8_t>(w[j] >> 8)), num::e4m3ToFloat(static_cast<uint8_t>(w[j] >> 16)),
+                num::e4m3ToFloat(static_cast<uint8_t>(w[j] >> 24)));
+    } else {
 #pragma unroll
-            for (int j = 0; j < 8; ++j)
-                d[j] = num::bf16ToFloat(static_cast<uint16_t>(w[j / 2] >> (16 * (j % 2))));
+        for (int j = 0; j < 2; ++j)
+            reinterpret_cast<float4*>(d)[j]
+                = make_float4(__uint_as_float(w[2 * j] << 16), __uint_as_float(w[2 * j] & 0xffff0000u),
+                    __uint_as_float(w[2 * j + 1] << 16), __uint_as_float(w[2 * j + 1] & 0xffff0000u));
+    }
+}
+
+// Stages nRows cached K rows (widthK elements) and, when vSrc is set, V rows (widthV) into shared
+// floats: kLoadBatch 16-byte loads in flight per thread (K and V together) before the first
+// conversion.
+__device__ __forceinline__ void loadTile(float* kDst, uint32_t kStride, const uint8_t* kSrc, uint64_t kRowStride,
+    uint32_t widthK, float* vDst, uint32_t vStride, const uint8_t* vSrc, uint64_t vRowStride, uint32_t widthV,
+    uint32_t nRows, bool fp8)
+{
+    const uint32_t per = fp8 ? 16 : 8, esz = fp8 ? 1 : 2; // elements per 16-byte load
+    const uint32_t kChunks = widthK / per, vChunks = vSrc ? widthV / per : 0;
+    const uint32_t kTotal = nRows * kChunks, total = kTotal + nRows * vChunks;
+    for (uint32_t base = threadIdx.x; base < total; base += kLoadBatch * kThreads) {
+        uint4 v[kLoadBatch];
+#pragma unroll
+        for (int u = 0; u < kLoadBatch; ++u) {
+            const uint32_t i = base + u * kThreads;
+            if (i < kTotal)
+                v[u] = __ldg(reinterpret_cast<const uint4*>(
+                    kSrc + (uint64_t(i / kChunks) * kRowStride + (i % kChunks) * per) * esz));
+            else if (i < total)
+                v[u] = __ldg(reinterpret_cast<const uint4*>(
+                    vSrc + (uint64_t((i - kTotal) / vChunks) * vRowStride + ((i - kTotal) % vChunks) * per) * esz));
+        }
+#pragma unroll
+        for (int u = 0; u < kLoadBatch; ++u) {
+            const uint32_t i = base + u * kThreads;
+            if (i < kTotal)
+                storeChunk(kDst + (i / kChunks) * kStride + (i % kChunks) * per, v[u], fp8);
+            else if (i < total)
+                storeChunk(vDst + ((i - kTotal) / vChunks) * vStride + ((i - kTotal) % vChunks) * per, v[u], fp8);
         }
     }
 }
 
+// One block: kv head `kvh`, head tile `tile`, token b, rows [r0, r1) in tiles of kTile with an online
+// softmax. Scores: thread (t, h) = (tid / headTile, tid % headTile). Output: thread owns head
+// tid / (kThreads / headTile) and float4 column groups spaced 4 * kThreads / headTile apart.
 __device__ void attentionBody(const AttentionParams& p)
 {
-    extern __shared__ float smem[];
+    extern __shared__ float4 smem4[];
+    float* smem = reinterpret_cast<float*>(smem4);
     const Layout L = layoutOf(p);
     const uint32_t split = blockIdx.x, kvh = blockIdx.y / L.headTiles, tile = blockIdx.y % L.headTiles;
     const uint32_t b = blockIdx.z;
@@ -70,93 +105,132 @@ __device__ void attentionBody(const AttentionParams& p)
     const uint64_t chunk = ((p.rows + gridDim.x - 1) / gridDim.x + kTile - 1) / kTile * kTile;
     const uint64_t r0 = split * chunk, r1 = p.rows < r0 + chunk ? p.rows : r0 + chunk;
 
-    float* qs = smem; // [headTile][dk]
-    float* ks = qs + L.headTile * p.dk; // [kTile][dk+1]
-    float* vs = p.mla ? ks : ks + kTile * L.kStride; // [kTile][dv+1]
+    float* qs = smem; // [headTile][kStride]
+    float* ks = qs + L.headTile * L.kStride; // [kTile][kStride]
+    float* vs = p.mla ? ks : ks + kTile * L.kStride; // [kTile][vStride]
     float* ps = vs + (p.mla ? kTile * L.kStride : kTile * L.vStride); // [headTile][kTile]
     float* mrow = ps + L.headTile * kTile; // running max, sum, rescale per head
-    float* lrow = mrow + L.headTile;
-    float* arow = lrow + L.headTile;
+    float* lrow = mrow + kHeadTile;
+    float* arow = lrow + kHeadTile;
     const uint32_t vStrideS = p.mla ? L.kStride : L.vStride;
 
-    for (uint32_t i = threadIdx.x; i < L.headTile * p.dk; i += blockDim.x) {
-        const uint32_t h = i / p.dk, d = i % p.dk;
-        qs[i] = h < nh ? num::bf16ToFloat(p.q[b * p.qTokenStride + (h0 + h) * p.qHeadStride + d]) : 0.f;
+    // Query rows in 16-byte loads, issued before the first tile's loads and stored with it.
+    const uint32_t qChunks = p.dk / 8;
+    uint4 qv[kQLoads];
+#pragma unroll
+    for (int u = 0; u < kQLoads; ++u) {
+        const uint32_t i = threadIdx.x + u * kThreads, h = i / qChunks;
+        qv[u] = make_uint4(0, 0, 0, 0);
+        if (h < nh)
+            qv[u] = __ldg(reinterpret_cast<const uint4*>(
+                p.q + b * p.qTokenStride + (h0 + h) * p.qHeadStride + (i % qChunks) * 8));
     }
-    if (threadIdx.x < L.headTile) {
+    if (threadIdx.x < kHeadTile) {
         mrow[threadIdx.x] = -INFINITY;
         lrow[threadIdx.x] = 0.f;
     }
-    const uint32_t tph = kThreads / L.headTile, oh = threadIdx.x / tph, oj = threadIdx.x % tph;
-    float acc[kMaxOut];
+    const uint32_t sh = threadIdx.x % L.headTile, st = threadIdx.x / L.headTile; // score (row st, head sh)
+    const uint32_t tph = kThreads / L.headTile, oh = threadIdx.x / tph, oc = 4 * (threadIdx.x % tph);
+    const uint32_t warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+    float4 acc[kMaxVec];
 #pragma unroll
-    for (int i = 0; i < kMaxOut; ++i)
-        acc[i] = 0.f;
+    for (int i = 0; i < kMaxVec; ++i)
+        acc[i] = make_float4(0.f, 0.f, 0.f, 0.f);
     const uint32_t esz = p.fp8 ? 1 : 2;
     const uint8_t* kBase = p.kCache + (uint64_t(b) * p.kvHeads + kvh) * p.context * p.kRowStride * esz;
     const uint8_t* vBase = p.vCache + (uint64_t(b) * p.kvHeads + kvh) * p.context * p.vRowStride * esz;
-    __syncthreads();
     for (uint64_t t0 = r0; t0 < r1; t0 += kTile) {
         const uint32_t nt = static_cast<uint32_t>(r1 - t0 < kTile ? r1 - t0 : kTile);
-        loadRows(ks, L.kStride, kBase + t0 * p.kRowStride * esz, p.kRowStride, p.dk, nt, p.fp8);
-        if (!p.mla)
-            loadRows(vs, L.vStride, vBase + t0 * p.vRowStride * esz, p.vRowStride, p.dv, nt, p.fp8);
-        __syncthreads();
-        for (uint32_t i = threadIdx.x; i < L.headTile * kTile; i += blockDim.x) {
-            const uint32_t h = i / kTile, t = i % kTile;
-            float s = -INFINITY;
-            if (h < nh && t < nt) {
-                s = 0.f;
-                const float* qr = qs + h * p.dk;
-                const float* kr = ks + t * L.kStride;
-                for (uint32_t d = 0; d < p.dk; ++d)
-                    s += qr[d] * kr[d];
-                s *= p.scale;
+        __syncthreads(); // the previous tile's rows and probabilities are no longer read
+        loadTile(ks, L.kStride, kBase + t0 * p.kRowStride * esz, p.kRowStride, p.dk, vs, L.vStride,
+            p.mla ? nullptr : vBase + t0 * p.vRowStride * esz, p.vRowStride, p.dv, nt, p.fp8);
+        if (t0 == r0) {
+#pragma unroll
+            for (int u = 0; u < kQLoads; ++u) {
+                const uint32_t i = threadIdx.x + u * kThreads;
+                if (i < L.headTile * qChunks) {
+                    float* d = qs + (i / qChunks) * L.kStride + (i % qChunks) * 8;
+                    storeChunk(d, qv[u], false);
+#pragma unroll
+                    for (int j = 0; j < 8; ++j)
+                        d[j] *= p.scale;
+                }
             }
-            ps[i] = s;
         }
         __syncthreads();
-        if (threadIdx.x < L.headTile) {
-            const uint32_t h = threadIdx.x;
-            float mx = mrow[h];
-            for (uint32_t t = 0; t < nt; ++t)
-                mx = fmaxf(mx, ps[h * kTile + t]);
-            const float alpha = mrow[h] == -INFINITY ? 0.f : __expf(mrow[h] - mx);
-            float sum = 0.f;
-            for (uint32_t t = 0; t < kTile; ++t) {
-                const float e = (t < nt && h < nh) ? __expf(ps[h * kTile + t] - mx) : 0.f;
-                ps[h * kTile + t] = e;
-                sum += e;
+        if (st < kTile) {
+            float s = -INFINITY;
+            if (sh < nh && st < nt) {
+                const float4* qr = reinterpret_cast<const float4*>(qs + sh * L.kStride);
+                const float4* kr = reinterpret_cast<const float4*>(ks + st * L.kStride);
+                float4 a = make_float4(0.f, 0.f, 0.f, 0.f);
+#pragma unroll 4
+                for (uint32_t d = 0; d < p.dk / 4; ++d) {
+                    const float4 x = qr[d], y = kr[d];
+                    a.x += x.x * y.x;
+                    a.y += x.y * y.y;
+                    a.z += x.z * y.z;
+                    a.w += x.w * y.w;
+                }
+                s = (a.x + a.y) + (a.z + a.w);
             }
-            lrow[h] = lrow[h] * alpha + sum;
-            mrow[h] = mx;
-            arow[h] = alpha;
+            ps[sh * kTile + st] = s;
+        }
+        __syncthreads();
+        if (warp < L.headTile) { // one warp per head: lane = row of the tile
+            const uint32_t h = warp;
+            const float s = ps[h * kTile + lane];
+            float mx = s;
+            for (int o = 16; o > 0; o >>= 1)
+                mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, o));
+            const float mOld = mrow[h], mNew = fmaxf(mOld, mx);
+            const float e = s == -INFINITY ? 0.f : __expf(s - mNew);
+            float sum = e;
+            for (int o = 16; o > 0; o >>= 1)
+                sum += __shfl_xor_sync(0xffffffffu, sum, o);
+            ps[h * kTile + lane] = e;
+            __syncwarp();
+            if (lane == 0) {
+                const float alpha = mOld == -INFINITY ? 0.f : __expf(mOld - mNew);
+                lrow[h] = lrow[h] * alpha + sum;
+                mrow[h] = mNew;
+                arow[h] = alpha;
+            }
         }
         __syncthreads();
         const float alpha = arow[oh];
 #pragma unroll
-        for (int i = 0; i < kMaxOut; ++i)
-            acc[i] *= alpha;
+        for (int i = 0; i < kMaxVec; ++i) {
+            acc[i].x *= alpha;
+            acc[i].y *= alpha;
+            acc[i].z *= alpha;
+            acc[i].w *= alpha;
+        }
         for (uint32_t t = 0; t < nt; ++t) {
             const float pt = ps[oh * kTile + t];
-            const float* vr = vs + t * vStrideS + oj;
+            const float* vr = vs + t * vStrideS + oc;
 #pragma unroll
-            for (int i = 0; i < kMaxOut; ++i)
-                if (oj + i * tph < p.dv)
-                    acc[i] += pt * vr[i * tph];
+            for (int i = 0; i < kMaxVec; ++i)
+                if (oc + i * 4 * tph < p.dv) {
+                    const float4 v = *reinterpret_cast<const float4*>(vr + i * 4 * tph);
+                    acc[i].x += pt * v.x;
+                    acc[i].y += pt * v.y;
+                    acc[i].z += pt * v.z;
+                    acc[i].w += pt * v.w;
+                }
         }
-        __syncthreads();
     }
     // Partial results: O [b][head][split][dv], then (m, l) after all O blocks.
     const uint64_t oBase = ((uint64_t(b) * p.qHeads + h0 + oh) * kAttentionMaxSplits + split) * p.dv;
     if (oh < nh) {
 #pragma unroll
-        for (int i = 0; i < kMaxOut; ++i) {
-            const uint32_t j = oj + i * tph;
+        for (int i = 0; i < kMaxVec; ++i) {
+            const uint32_t j = oc + i * 4 * tph;
             if (j < p.dv)
-                p.workspace[oBase + j] = acc[i];
+                *reinterpret_cast<float4*>(p.workspace + oBase + j) = acc[i];
         }
     }
+    __syncthreads();
     if (threadIdx.x < nh) {
         float* ml = p.workspace + uint64_t(p.tokens) * p.qHeads * kAttentionMaxSplits * p.dv;
         const uint64_t i = (uint64_t(b) * p.qHeads + h0 + threadIdx.x) * kAttentionMaxSplits + split;
@@ -165,42 +239,78 @@ __device__ void attentionBody(const AttentionParams& p)
     }
 }
 
+constexpr int kCombineThreads = 512;
+
+// One block per (head, token): split weights exp(m_s - M) / sum_s l_s exp(m_s - M), then the
+// weighted sum of the split outputs, the splits shared among thread groups (float4 columns).
 __device__ void combineBody(const AttentionParams& p)
 {
     __shared__ float weight[kAttentionMaxSplits];
-    __shared__ float red[2];
+    __shared__ float red[kCombineThreads / 32];
+    __shared__ float4 part[kCombineThreads];
     const uint32_t head = blockIdx.x, b = blockIdx.y;
     const float* ml = p.workspace + uint64_t(p.tokens) * p.qHeads * kAttentionMaxSplits * p.dv;
     const uint64_t base = (uint64_t(b) * p.qHeads + head) * kAttentionMaxSplits;
-    // Split weights exp(m_s - M) / sum_s l_s exp(m_s - M), computed once by the first warp.
-    if (threadIdx.x < 32) {
-        float m0 = -INFINITY, m1 = -INFINITY;
-        if (threadIdx.x < p.splits)
-            m0 = ml[2 * (base + threadIdx.x)];
-        if (threadIdx.x + 32 < p.splits)
-            m1 = ml[2 * (base + threadIdx.x + 32)];
-        float mx = fmaxf(m0, m1);
-        for (int o = 16; o > 0; o >>= 1)
-            mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, o));
-        const float e0 = m0 == -INFINITY ? 0.f : __expf(m0 - mx), e1 = m1 == -INFINITY ? 0.f : __expf(m1 - mx);
-        float den = (threadIdx.x < p.splits ? ml[2 * (base + threadIdx.x) + 1] * e0 : 0.f)
-            + (threadIdx.x + 32 < p.splits ? ml[2 * (base + threadIdx.x + 32) + 1] * e1 : 0.f);
-        for (int o = 16; o > 0; o >>= 1)
-            den += __shfl_xor_sync(0xffffffffu, den, o);
-        weight[threadIdx.x] = e0;
-        weight[threadIdx.x + 32] = e1;
-        if (threadIdx.x == 0)
-            red[0] = den > 0.f ? 1.f / den : 0.f;
-    }
+    const uint32_t warp = threadIdx.x / 32, lane = threadIdx.x % 32, warps = kCombineThreads / 32;
+    float mx = -INFINITY;
+    for (uint32_t s = threadIdx.x; s < p.splits; s += kCombineThreads)
+        mx = fmaxf(mx, ml[2 * (base + s)]);
+    for (int o = 16; o > 0; o >>= 1)
+        mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, o));
+    if (lane == 0)
+        red[warp] = mx;
     __syncthreads();
-    const float inv = red[0];
-    const float* ws = p.workspace + base * p.dv;
-    for (uint32_t j = threadIdx.x; j < p.dv; j += blockDim.x) {
-        float o = 0.f;
+    mx = red[0];
+    for (uint32_t w = 1; w < warps; ++w)
+        mx = fmaxf(mx, red[w]);
+    float den = 0.f;
+    for (uint32_t s = threadIdx.x; s < p.splits; s += kCombineThreads) {
+        const float m = ml[2 * (base + s)];
+        const float e = m == -INFINITY ? 0.f : __expf(m - mx);
+        weight[s] = e;
+        den += e * ml[2 * (base + s) + 1];
+    }
+    for (int o = 16; o > 0; o >>= 1)
+        den += __shfl_xor_sync(0xffffffffu, den, o);
+    __syncthreads(); // everyone has read red[] as the maximum
+    if (lane == 0)
+        red[warp] = den;
+    __syncthreads();
+    den = 0.f;
+    for (uint32_t w = 0; w < warps; ++w)
+        den += red[w];
+    const float inv = den > 0.f ? 1.f / den : 0.f;
+    const uint32_t cols = p.dv / 4; // float4 columns; dv <= 512 so cols <= 128 and groups >= 4
+    const uint32_t groups = kCombineThreads / cols, gi = threadIdx.x / cols, c = threadIdx.x % cols;
+    const float4* ws = reinterpret_cast<const float4*>(p.workspace + base * p.dv);
+    float4 o = make_float4(0.f, 0.f, 0.f, 0.f);
+    if (gi < groups) { // every split < p.splits was written (zeros and weight 0 when it had no rows)
 #pragma unroll 8
-        for (uint32_t s = 0; s < p.splits; ++s)
-            o += weight[s] * ws[uint64_t(s) * p.dv + j];
-        p.out[(uint64_t(b) * p.qHeads + head) * p.dv + j] = num::floatToBf16(o * inv);
+        for (uint32_t s = gi; s < p.splits; s += groups) {
+            const float w = weight[s];
+            const float4 v = ws[uint64_t(s) * cols + c];
+            o.x += w * v.x;
+            o.y += w * v.y;
+            o.z += w * v.z;
+            o.w += w * v.w;
+        }
+    }
+    part[threadIdx.x] = o;
+    __syncthreads();
+    if (threadIdx.x < cols) {
+        float4 sum = part[threadIdx.x];
+        for (uint32_t g = 1; g < groups; ++g) {
+            const float4 v = part[g * cols + threadIdx.x];
+            sum.x += v.x;
+            sum.y += v.y;
+            sum.z += v.z;
+            sum.w += v.w;
+        }
+        uint16_t* out = p.out + (uint64_t(b) * p.qHeads + head) * p.dv + 4 * threadIdx.x;
+        out[0] = num::floatToBf16(sum.x * inv);
+        out[1] = num::floatToBf16(sum.y * inv);
+        out[2] = num::floatToBf16(sum.z * inv);
+        out[3] = num::floatToBf16(sum.w * inv);
     }
 }
 
@@ -249,8 +359,8 @@ uint64_t attentionWorkspaceFloats(uint32_t tokens, uint32_t qHeads, uint32_t dv)
 
 static size_t sharedBytes(const AttentionParams& p, const Layout& L)
 {
-    size_t f = size_t(L.headTile) * p.dk + size_t(kTile) * L.kStride + (p.mla ? 0 : size_t(kTile) * L.vStride)
-        + size_t(L.headTile) * kTile + 3 * L.headTile;
+    size_t f = size_t(L.headTile) * L.kStride + size_t(kTile) * L.kStride + (p.mla ? 0 : size_t(kTile) * L.vStride)
+        + size_t(L.headTile) * kTile + 3 * kHeadTile;
     return f * sizeof(float);
 }
 
@@ -261,12 +371,14 @@ cudaError_t launchAttention(const AttentionParams& params, int smCount, cudaStre
         || p.dk % 16 != 0 || p.dv % 16 != 0 || p.dv > 512 || (p.mla && p.dv > p.dk) || !p.workspace)
         return cudaErrorInvalidValue;
     const Layout L = layoutOf(p);
-    if (uint64_t(L.headTile) * p.dv > uint64_t(kThreads) * kMaxOut)
+    if (uint64_t(L.headTile) * p.dv > uint64_t(kThreads) * 4 * kMaxVec
+        || uint64_t(L.headTile) * p.dk / 8 > uint64_t(kThreads) * kQLoads)
         return cudaErrorInvalidValue;
     const uint32_t blocksPerSplit = p.kvHeads * L.headTiles * p.tokens;
     if (p.splits == 0) {
-        const uint64_t maxByRows = (p.rows + 63) / 64; // at least 64 rows per split
-        uint64_t want = (uint64_t(smCount) + blocksPerSplit - 1) / blocksPerSplit;
+        // About two blocks per SM, each at least one tile of rows.
+        const uint64_t maxByRows = (p.rows + kTile - 1) / kTile;
+        uint64_t want = (2 * uint64_t(smCount) + blocksPerSplit - 1) / blocksPerSplit;
         want = want < maxByRows ? want : maxByRows;
         p.splits = static_cast<uint32_t>(want < 1 ? 1 : want > kAttentionMaxSplits ? kAttentionMaxSplits : want);
     }
@@ -279,7 +391,7 @@ cudaError_t launchAttention(const AttentionParams& params, int smCount, cudaStre
     if ((e = cudaGetLastError()) != cudaSuccess)
         return e;
     auto combine = p.mla ? mla_decode_combine : gqa_flash_decode_combine;
-    combine<<<dim3(p.qHeads, p.tokens), p.dv >= 256 ? 256 : 128, 0, stream>>>(p);
+    combine<<<dim3(p.qHeads, p.tokens), kCombineThreads, 0, stream>>>(p);
     return cudaGetLastError();
 }
 

@@ -7,8 +7,11 @@
 //   heads; V is the first dv = kv_lora elements of the same cached row (vCache == kCache).
 //   GQA: kvHeads heads with separate K and V caches, qHeads/kvHeads query heads per KV head.
 // Cache layout: [token][kvHead][context][row], rows bf16 or FP8 E4M3; the first `rows` rows are
-// read. Scores and softmax in fp32 on CUDA cores; the partial results of each split go to a
-// float workspace, the combine kernel writes bf16 outputs [token][qHead][dv].
+// read. Rows are staged into shared memory as fp32 in tiles of 32 (a batch of 16-byte loads in
+// flight per thread); scores, online softmax and P*V in fp32 on CUDA cores, one score per thread
+// for up to 8 heads of a KV head. The launcher picks about two blocks per SM (splits of whole
+// tiles); the partial results of each split go to a float workspace, and the combine kernel
+// (splits shared among thread groups) writes bf16 outputs [token][qHead][dv].
 // Kernel names: mla_decode_attention / mla_decode_combine, gqa_flash_decode_attention /
 // gqa_flash_decode_combine.
 
@@ -37,7 +40,7 @@ struct AttentionParams {
     SlowTail* tail = nullptr;
 };
 
-constexpr uint32_t kAttentionMaxSplits = 64;
+constexpr uint32_t kAttentionMaxSplits = 256;
 uint64_t attentionWorkspaceFloats(uint32_t tokens, uint32_t qHeads, uint32_t dv);
 
 // Raises the attention kernels' dynamic shared-memory limit to the device's opt-in maximum. Call
