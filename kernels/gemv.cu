@@ -6,6 +6,10 @@
 #include <cuda_fp16.h>
 #include <cuda_fp8.h>
 
+#include <algorithm>
+#include <map>
+#include <mutex>
+
 namespace gapscope::kernels {
 
 using model::Precision;
@@ -203,20 +207,75 @@ template <Precision P> __device__ __forceinline__ float tensorScale(const GemvPa
     return 1.0f;
 }
 
+// Programmatic dependent launch: let the next kernel of the stream start its blocks now (they
+// wait in gridDependencyWait before reading what this one writes); no-ops without the attribute.
+__device__ __forceinline__ void allowDependentLaunch()
+{
+    asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+}
+__device__ __forceinline__ void gridDependencyWait()
+{
+    asm volatile("griddepcontrol.wait;" ::: "memory");
+}
+
+template <Precision P> __host__ __device__ constexpr uint64_t rowBytesOf(uint32_t cols)
+{
+    return uint64_t(cols) * (P == Precision::Bf16 || P == Precision::Fp16 ? 2 : 1) / (Format<P>::kElems == 32 ? 2 : 1);
+}
+
+// Partial dot products of one row (vectors first, first + step, ...) into acc; kUnroll 16-byte
+// weight loads in flight per lane. The first call of a thread waits for the previous grid (PDL)
+// after issuing its first weight loads: weights never depend on it, x and y do.
+template <Precision P, int TB>
+__device__ __forceinline__ void rowDot(const GemvParams& p, const uint8_t* w, const uint8_t* s, const uint16_t* x,
+    uint32_t row, int first, int step, float (&acc)[TB], bool& waited)
+{
+    using F = Format<P>;
+    constexpr int kUnroll = F::kElems == 32 ? 4 : 8; // 8 x 16 B in flight per lane (4 for 4-bit: decode-bound)
+    const int vecs = static_cast<int>(p.cols / F::kElems);
+    for (uint32_t rep = 0; rep < p.repeat; ++rep) {
+        for (int v0 = first; v0 < vecs; v0 += step * kUnroll) {
+            uint4 wv[kUnroll];
+#pragma unroll
+            for (int u = 0; u < kUnroll; ++u)
+                if (v0 + u * step < vecs)
+                    wv[u] = loadStream(w + uint64_t(v0 + u * step) * 16);
+            if (!waited) {
+                gridDependencyWait();
+                waited = true;
+            }
+#pragma unroll
+            for (int u = 0; u < kUnroll; ++u) {
+                const int v = v0 + u * step;
+                if (v < vecs) {
+#pragma unroll
+                    for (int t = 0; t < TB; ++t)
+                        if (t < static_cast<int>(p.tokens))
+                            acc[t] += F::dot(wv[u], x + t * p.xLd, uint64_t(v) * F::kElems, p, s, row, t);
+                }
+            }
+        }
+    }
+}
+
 // Lanes per row `lpr` (8, 16 or 32: several short rows per warp) and warps per row `wpr` (long rows
 // with few rows: several warps per row, reduced through shared memory); lpr < 32 implies wpr == 1.
 template <Precision P, int TB> __device__ __forceinline__ void gemvBody(const GemvParams& p, bool indirect)
 {
-    using F = Format<P>;
-    constexpr int kUnroll = F::kElems == 32 ? 4 : 8; // 8 x 16 B in flight per lane (4 for 4-bit: decode-bound)
     __shared__ float partial[kWarps][TB];
     slowTailBegin(p.tail);
+    allowDependentLaunch();
     const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
     const int wpr = static_cast<int>(p.warpsPerRow), lpr = static_cast<int>(p.lanesPerRow);
     const int rowsPerWarp = 32 / lpr, sub = lane / lpr, sl = lane % lpr;
     const int part = warp % wpr;
     const uint32_t row = blockIdx.x * ((kWarps / wpr) * rowsPerWarp) + (warp / wpr) * rowsPerWarp + sub;
     const uint32_t g = blockIdx.y;
+    bool waited = false;
+    if (indirect) {
+        gridDependencyWait(); // the slots come from the router
+        waited = true;
+    }
     const bool active = row < p.rows && (!indirect || static_cast<int>(g) < __ldg(p.slotCount));
     float acc[TB];
 #pragma unroll
@@ -224,33 +283,12 @@ template <Precision P, int TB> __device__ __forceinline__ void gemvBody(const Ge
         acc[t] = 0.f;
     if (active) {
         const uint64_t pool = indirect ? static_cast<uint64_t>(__ldg(p.slotExpert + g)) : g;
-        const uint64_t rowBytes
-            = uint64_t(p.cols) * (P == Precision::Bf16 || P == Precision::Fp16 ? 2 : 1) / (F::kElems == 32 ? 2 : 1);
-        const uint8_t* w = p.values + pool * p.valueGroupStride + row * rowBytes;
+        const uint8_t* w = p.values + pool * p.valueGroupStride + row * rowBytesOf<P>(p.cols);
         const uint8_t* s = p.scales ? p.scales + pool * p.scaleGroupStride : nullptr;
-        const uint16_t* x = p.x + g * p.xGroupStride;
-        const int vecs = static_cast<int>(p.cols / F::kElems);
-        const int step = lpr * wpr;
-        for (uint32_t rep = 0; rep < p.repeat; ++rep) {
-            for (int v0 = part * lpr + sl; v0 < vecs; v0 += step * kUnroll) {
-                uint4 wv[kUnroll];
-#pragma unroll
-                for (int u = 0; u < kUnroll; ++u)
-                    if (v0 + u * step < vecs)
-                        wv[u] = loadStream(w + uint64_t(v0 + u * step) * 16);
-#pragma unroll
-                for (int u = 0; u < kUnroll; ++u) {
-                    const int v = v0 + u * step;
-                    if (v < vecs) {
-#pragma unroll
-                        for (int t = 0; t < TB; ++t)
-                            if (t < static_cast<int>(p.tokens))
-                                acc[t] += F::dot(wv[u], x + t * p.xLd, uint64_t(v) * F::kElems, p, s, row, t);
-                    }
-                }
-            }
-        }
+        rowDot<P, TB>(p, w, s, p.x + g * p.xGroupStride, row, part * lpr + sl, lpr * wpr, acc, waited);
     }
+    if (!waited)
+        gridDependencyWait();
 #pragma unroll
     for (int t = 0; t < TB; ++t)
         for (int o = lpr / 2; o > 0; o >>= 1)
@@ -282,16 +320,68 @@ template <Precision P, int TB> __device__ __forceinline__ void gemvBody(const Ge
     slowTailEnd(p.tail);
 }
 
+// Persistent schedule (whole-warp rows): a grid of about one wave of resident blocks; warp i takes
+// the rows (groups x rows flattened) i, i + warps, ... so every warp streams until the matrix is
+// done: no block boundaries in the middle of a launch and no partly filled last wave.
+template <Precision P, int TB> __device__ __forceinline__ void gemvPersistentBody(const GemvParams& p, bool indirect)
+{
+    slowTailBegin(p.tail);
+    allowDependentLaunch();
+    const uint32_t lane = threadIdx.x & 31;
+    const uint32_t warps = gridDim.x * kWarps;
+    const uint64_t items = uint64_t(p.groups) * p.rows;
+    bool waited = false;
+    uint32_t groups = p.groups;
+    if (indirect) {
+        gridDependencyWait(); // the slots come from the router
+        waited = true;
+        groups = min(groups, static_cast<uint32_t>(__ldg(p.slotCount)));
+    }
+    for (uint64_t item = blockIdx.x * kWarps + (threadIdx.x >> 5); item < items; item += warps) {
+        const uint32_t g = static_cast<uint32_t>(item / p.rows), row = static_cast<uint32_t>(item % p.rows);
+        if (g >= groups)
+            break;
+        const uint64_t pool = indirect ? static_cast<uint64_t>(__ldg(p.slotExpert + g)) : g;
+        const uint8_t* w = p.values + pool * p.valueGroupStride + row * rowBytesOf<P>(p.cols);
+        const uint8_t* s = p.scales ? p.scales + pool * p.scaleGroupStride : nullptr;
+        float acc[TB];
+#pragma unroll
+        for (int t = 0; t < TB; ++t)
+            acc[t] = 0.f;
+        rowDot<P, TB>(p, w, s, p.x + g * p.xGroupStride, row, static_cast<int>(lane), 32, acc, waited);
+#pragma unroll
+        for (int t = 0; t < TB; ++t)
+            for (int o = 16; o > 0; o >>= 1)
+                acc[t] += __shfl_xor_sync(0xffffffffu, acc[t], o);
+        if (lane == 0) {
+            const float ts = tensorScale<P>(p, s);
+#pragma unroll
+            for (int t = 0; t < TB; ++t)
+                if (t < static_cast<int>(p.tokens))
+                    p.y[g * p.yGroupStride + t * p.yLd + row] = num::floatToBf16(acc[t] * ts);
+        }
+    }
+    if (!waited)
+        gridDependencyWait();
+    slowTailEnd(p.tail);
+}
+
 } // namespace
 
 #define GS_DEFINE_GEMV(NAME, PREC)                                                                                     \
     template <int TB> __global__ void __launch_bounds__(256) gemv_##NAME##_kernel(GemvParams p)                        \
     {                                                                                                                  \
-        gemvBody<PREC, TB>(p, false);                                                                                  \
+        if (p.persistent)                                                                                              \
+            gemvPersistentBody<PREC, TB>(p, false);                                                                    \
+        else                                                                                                           \
+            gemvBody<PREC, TB>(p, false);                                                                              \
     }                                                                                                                  \
     template <int TB> __global__ void __launch_bounds__(256) fused_moe_gemv_##NAME##_kernel(GemvParams p)              \
     {                                                                                                                  \
-        gemvBody<PREC, TB>(p, true);                                                                                   \
+        if (p.persistent)                                                                                              \
+            gemvPersistentBody<PREC, TB>(p, true);                                                                     \
+        else                                                                                                           \
+            gemvBody<PREC, TB>(p, true);                                                                               \
     }
 
 GS_DEFINE_GEMV(bf16, Precision::Bf16)
@@ -325,6 +415,30 @@ template <int TB> GemvFn pick(Precision p, bool indirect)
         return indirect ? fused_moe_gemv_int4_g128_kernel<TB> : gemv_int4_g128_kernel<TB>;
     }
     return nullptr;
+}
+
+// Blocks of `fn` resident on the whole device at once (occupancy x SMs), cached per kernel.
+cudaError_t residentBlocks(GemvFn fn, int& blocks)
+{
+    static std::mutex mutex;
+    static std::map<std::pair<int, const void*>, int> cache;
+    int dev = 0;
+    cudaError_t e = cudaGetDevice(&dev);
+    if (e != cudaSuccess)
+        return e;
+    std::lock_guard<std::mutex> lock(mutex);
+    auto it = cache.find({ dev, reinterpret_cast<const void*>(fn) });
+    if (it != cache.end()) {
+        blocks = it->second;
+        return cudaSuccess;
+    }
+    int perSm = 0, sms = 0;
+    if ((e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&perSm, fn, 32 * kWarps, 0)) != cudaSuccess
+        || (e = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev)) != cudaSuccess)
+        return e;
+    blocks = std::max(1, perSm) * sms;
+    cache[{ dev, reinterpret_cast<const void*>(fn) }] = blocks;
+    return cudaSuccess;
 }
 
 uint32_t elemsPerVector(Precision p)
@@ -362,9 +476,6 @@ cudaError_t launchGemv(Precision precision, const GemvParams& params, cudaStream
         wpr *= 2;
     p.warpsPerRow = wpr;
     p.lanesPerRow = lpr;
-    const uint32_t rowsPerBlock = kWarps / wpr * (32 / lpr);
-    const dim3 grid((p.rows + rowsPerBlock - 1) / rowsPerBlock, p.groups);
-    const dim3 block(32 * kWarps);
     const uint32_t tb = p.tokens <= 1 ? 1 : p.tokens <= 2 ? 2 : p.tokens <= 4 ? 4 : 8;
     GemvFn fn = tb == 1 ? pick<1>(precision, indirect)
         : tb == 2       ? pick<2>(precision, indirect)
@@ -372,8 +483,29 @@ cudaError_t launchGemv(Precision precision, const GemvParams& params, cudaStream
                         : pick<8>(precision, indirect);
     if (!fn)
         return cudaErrorInvalidValue;
-    fn<<<grid, block, 0, stream>>>(p);
-    return cudaGetLastError();
+    p.persistent = lpr == 32 && wpr == 1 && p.schedule != 1;
+    const uint32_t rowsPerBlock = kWarps / wpr * (32 / lpr);
+    dim3 grid((p.rows + rowsPerBlock - 1) / rowsPerBlock, p.groups);
+    if (p.persistent) {
+        int resident = 0;
+        const cudaError_t e = residentBlocks(fn, resident);
+        if (e != cudaSuccess)
+            return e;
+        const uint64_t need = (uint64_t(p.rows) * p.groups + kWarps - 1) / kWarps;
+        grid = dim3(static_cast<uint32_t>(need < uint64_t(resident) ? need : resident), 1);
+    }
+    cudaLaunchConfig_t cfg = {};
+    cudaLaunchAttribute attr[1];
+    cfg.gridDim = grid;
+    cfg.blockDim = dim3(32 * kWarps);
+    cfg.stream = stream;
+    if (p.pdl) {
+        attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+        attr[0].val.programmaticStreamSerializationAllowed = 1;
+        cfg.attrs = attr;
+        cfg.numAttrs = 1;
+    }
+    return cudaLaunchKernelEx(&cfg, fn, p);
 }
 
 } // namespace gapscope::kernels

@@ -5,8 +5,10 @@
 // tokens t, W stored in one of the weight formats of WeightLayout (bf16, fp16, fp8, fp8-block128,
 // nvfp4, mxfp4, int4-g128), x and y bf16, accumulation in fp32. A launch covers `groups` matrices
 // (per-head absorbed MLA projections, or routed-expert slots chosen on the device by the router:
-// `indirect`). Each warp streams one row in 16-byte loads (4 in flight per lane, L1 bypassed);
-// short rows with few rows share a row between up to 8 warps.
+// `indirect`). Each warp streams one row in 16-byte loads (8 in flight per lane, 4 for 4-bit
+// formats, L1 bypassed); short rows with few rows share a row between up to 8 warps. Whole-warp
+// rows run persistent by default: about one wave of resident blocks whose warps stride over all
+// rows, so a launch has no block boundaries or partial last wave in its middle.
 // Kernel names in traces: gemv_<format>_kernel<TB>, fused_moe_gemv_<format>_kernel<TB> (indirect).
 
 #include "kernels/slowtail.h"
@@ -32,8 +34,12 @@ struct GemvParams {
     const int32_t* slotCount = nullptr; // indirect: number of valid slots
     SlowTail* tail = nullptr;
     uint32_t repeat = 1; // read the weights this many times (calibration of repeated reads)
+    uint32_t schedule = 0; // 0: chosen by launchGemv, 1: one warp-row per block slot, 2: persistent
+    bool pdl = false; // launch with programmatic dependent launch (the kernel may start before the
+                      // previous one ends; it waits for it before reading x or writing y)
     uint32_t warpsPerRow = 1; // set by launchGemv
     uint32_t lanesPerRow = 32; // set by launchGemv
+    bool persistent = false; // set by launchGemv
 };
 
 // Launches the GEMV on `stream`; returns cudaErrorInvalidValue for shapes the kernels do not take
