@@ -3,6 +3,7 @@
 #include "kernels/ops.h"
 #include "kernels/slowtail.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cuda_fp8.h>
 
@@ -225,22 +226,109 @@ template <bool Add> __device__ void rmsNormBody(const RmsNormParams& p)
     }
 }
 
+constexpr uint32_t kNormVecs = 4; // 16-byte vectors per thread in the vector path
+
+__device__ __forceinline__ float bf16At(const uint4& v, int e)
+{
+    const uint32_t w = (&v.x)[e / 2];
+    return __uint_as_float(e % 2 ? w & 0xffff0000u : w << 16);
+}
+
+// Vector path (width and ld multiples of 8, 16-byte aligned rows): every thread loads its input,
+// residual and gamma vectors at once and keeps them in registers, so a row costs one round trip
+// to memory, one block reduction and the stores.
+template <bool Add> __device__ void rmsNormVecBody(const RmsNormParams& p)
+{
+    __shared__ float red[32];
+    const uint32_t t = blockIdx.x, vecs = p.width / 8;
+    const uint4* in = reinterpret_cast<const uint4*>(p.in + uint64_t(t) * p.ld);
+    uint4* res = reinterpret_cast<uint4*>(p.residual + uint64_t(t) * p.width);
+    const uint4* gamma = reinterpret_cast<const uint4*>(p.gamma);
+    uint4 x[kNormVecs], r[kNormVecs], g[kNormVecs];
+#pragma unroll
+    for (uint32_t k = 0; k < kNormVecs; ++k) {
+        const uint32_t j = threadIdx.x + k * blockDim.x;
+        if (j < vecs) {
+            x[k] = in[j];
+            g[k] = __ldg(gamma + j);
+            if (Add && !p.reset)
+                r[k] = res[j];
+        }
+    }
+    float ss = 0;
+#pragma unroll
+    for (uint32_t k = 0; k < kNormVecs; ++k) {
+        const uint32_t j = threadIdx.x + k * blockDim.x;
+        if (j >= vecs)
+            continue;
+        uint32_t packed[4];
+#pragma unroll
+        for (int e = 0; e < 8; e += 2) {
+            float a = bf16At(x[k], e), b = bf16At(x[k], e + 1);
+            if (Add && !p.reset) {
+                a += bf16At(r[k], e);
+                b += bf16At(r[k], e + 1);
+            }
+            const uint16_t ra = num::floatToBf16(a), rb = num::floatToBf16(b);
+            a = num::bf16ToFloat(ra);
+            b = num::bf16ToFloat(rb);
+            packed[e / 2] = uint32_t(ra) | (uint32_t(rb) << 16);
+            ss += a * a + b * b;
+        }
+        x[k] = make_uint4(packed[0], packed[1], packed[2], packed[3]);
+        if (Add)
+            res[j] = x[k];
+    }
+    const float inv = rsqrtf(blockSum(ss, red) / static_cast<float>(p.width) + p.eps);
+    uint4* out = reinterpret_cast<uint4*>(p.out + uint64_t(t) * p.ld);
+#pragma unroll
+    for (uint32_t k = 0; k < kNormVecs; ++k) {
+        const uint32_t j = threadIdx.x + k * blockDim.x;
+        if (j >= vecs)
+            continue;
+        uint32_t packed[4];
+#pragma unroll
+        for (int e = 0; e < 8; e += 2)
+            packed[e / 2] = uint32_t(num::floatToBf16(bf16At(x[k], e) * inv * bf16At(g[k], e)))
+                | (uint32_t(num::floatToBf16(bf16At(x[k], e + 1) * inv * bf16At(g[k], e + 1))) << 16);
+        out[j] = make_uint4(packed[0], packed[1], packed[2], packed[3]);
+    }
+}
+
+__host__ __device__ bool normVectorPath(const RmsNormParams& p)
+{
+    auto aligned = [](const void* q) { return reinterpret_cast<uintptr_t>(q) % 16 == 0; };
+    return p.width % 8 == 0 && p.ld % 8 == 0 && p.width / 8 <= 1024 * kNormVecs && aligned(p.in) && aligned(p.out)
+        && aligned(p.gamma) && (!p.add || aligned(p.residual));
+}
+
 } // namespace
 
 __global__ void rmsnorm_kernel(RmsNormParams p)
 {
-    rmsNormBody<false>(p);
+    if (normVectorPath(p))
+        rmsNormVecBody<false>(p);
+    else
+        rmsNormBody<false>(p);
 }
 __global__ void fused_add_rmsnorm_kernel(RmsNormParams p)
 {
-    rmsNormBody<true>(p);
+    if (normVectorPath(p))
+        rmsNormVecBody<true>(p);
+    else
+        rmsNormBody<true>(p);
 }
 
 cudaError_t launchRmsNorm(const RmsNormParams& p, cudaStream_t s)
 {
     if (p.width == 0 || p.ld < p.width || (p.add && !p.residual))
         return cudaErrorInvalidValue;
-    const unsigned threads = p.width >= 4096 ? 1024 : p.width >= 1024 ? 512 : 128;
+    unsigned threads = p.width >= 4096 ? 1024 : p.width >= 1024 ? 512 : 128;
+    if (normVectorPath(p)) { // one vector per thread where the row allows, up to 4
+        const uint32_t vecs = p.width / 8, perThread = (vecs + 1023) / 1024;
+        threads = std::max(32u, ((vecs + perThread - 1) / perThread + 31) / 32 * 32);
+        threads = std::min(threads, 1024u);
+    }
     if (p.add)
         fused_add_rmsnorm_kernel<<<p.tokens, threads, 0, s>>>(p);
     else
