@@ -7,8 +7,8 @@
 
 #include <algorithm>
 #include <cstring>
-#include <fstream>
 #include <ctime>
+#include <fstream>
 #include <map>
 #include <nvtx3/nvToolsExt.h>
 
@@ -128,8 +128,63 @@ Status SimRank::setup()
     for (auto& e : m_delayEv)
         GS_CUDA(cudaEventCreate(&e));
     GS_CUDA(cudaStreamSynchronize(m_stream));
-    if (m_opt.mode == LaunchMode::Graph)
+    if (m_opt.mode == LaunchMode::Graph) {
         GS_TRY(buildGraphs());
+        if (m_delayCount || m_segStart.size() > 2)
+            GS_TRY(measureMarkerCost());
+    }
+    return Status::ok();
+}
+
+// The events that measure host delays and syncs inside captured graphs are nodes of their own, and
+// each costs GPU time after its timestamp (before the next node starts): the idle a capture would
+// see in that gap. Measured here as the difference between replays of 64 empty kernels with and
+// without an event-record node before each, and added once per marker whose cost falls outside
+// its measured interval (runStep).
+Status SimRank::measureMarkerCost()
+{
+    constexpr int kNodes = 64, kReps = 15;
+    cudaEvent_t mark = nullptr, a = nullptr, b = nullptr;
+    GS_CUDA(cudaEventCreate(&mark));
+    GS_CUDA(cudaEventCreate(&a));
+    GS_CUDA(cudaEventCreate(&b));
+    double ms[2] = { 0, 0 };
+    Status st = Status::ok();
+    for (int withMarks = 0; st && withMarks < 2; ++withMarks) {
+        cudaGraph_t g = nullptr;
+        cudaGraphExec_t exec = nullptr;
+        if (cudaStreamBeginCapture(m_stream, cudaStreamCaptureModeThreadLocal) != cudaSuccess)
+            st = Status::error("marker cost: cudaStreamBeginCapture failed");
+        for (int i = 0; st && i < kNodes; ++i)
+            if ((withMarks && cudaEventRecordWithFlags(mark, m_stream, cudaEventRecordExternal) != cudaSuccess)
+                || launchEmptyKernel(m_stream) != cudaSuccess)
+                st = Status::error("marker cost: capture failed");
+        if (cudaStreamEndCapture(m_stream, &g) != cudaSuccess
+            || (st && cudaGraphInstantiate(&exec, g, 0) != cudaSuccess))
+            st = Status::error("marker cost: graph capture or instantiation failed");
+        if (g)
+            cudaGraphDestroy(g);
+        std::vector<double> t;
+        for (int r = 0; st && r < kReps + 2; ++r) {
+            float e = 0;
+            if (cudaEventRecord(a, m_stream) != cudaSuccess || cudaGraphLaunch(exec, m_stream) != cudaSuccess
+                || cudaEventRecord(b, m_stream) != cudaSuccess || cudaEventSynchronize(b) != cudaSuccess
+                || cudaEventElapsedTime(&e, a, b) != cudaSuccess)
+                st = Status::error("marker cost: replay failed");
+            if (r >= 2)
+                t.push_back(e);
+        }
+        if (exec)
+            cudaGraphExecDestroy(exec);
+        if (st) {
+            std::sort(t.begin(), t.end());
+            ms[withMarks] = t[t.size() / 2];
+        }
+    }
+    for (auto e : { mark, a, b })
+        cudaEventDestroy(e);
+    GS_TRY(st);
+    m_markerNs = ms[1] > ms[0] ? static_cast<uint64_t>((ms[1] - ms[0]) * 1e6 / kNodes) : 0;
     return Status::ok();
 }
 
@@ -433,11 +488,14 @@ Status SimRank::runStep(uint32_t index, bool record, StepRecord& rec)
     rec.measuredNs = rec.gpuNs; // replaced by start-to-start once the next step has started
     rec.hostNs = nowNs() - h0;
     rec.hostDelayNs = threadDelay + m_delay.injected.load();
+    // In graph mode the marker after each delay and the one opening each segment cost GPU idle
+    // past their own timestamps (measureMarkerCost).
+    const uint64_t marker = m_opt.mode == LaunchMode::Graph ? m_markerNs : 0;
     for (size_t d = 0; d < m_delayCount; ++d)
-        rec.launchHostNs += elapsedNs(m_delayEv[2 * d], m_delayEv[2 * d + 1]);
+        rec.launchHostNs += elapsedNs(m_delayEv[2 * d], m_delayEv[2 * d + 1]) + marker;
     rec.syncs = static_cast<uint32_t>(segs - 1);
     for (size_t seg = 1; seg < segs; ++seg)
-        rec.syncStallNs += elapsedNs(m_segEnd[seg - 1], m_segBegin[seg]);
+        rec.syncStallNs += elapsedNs(m_segEnd[seg - 1], m_segBegin[seg]) + marker;
     rec.slowNs = m_hostCounters[0] - m_prevCounters[0];
     rec.stragglerNs = m_hostCounters[1] - m_prevCounters[1];
     m_prevCounters[0] = m_hostCounters[0];
@@ -456,12 +514,14 @@ Status SimRank::profileOps(RankResult& out)
     const bool graph = m_opt.mode == LaunchMode::Graph;
     cudaGraphExec_t exec = nullptr;
     Status st = barrier();
+    // Captured events must be external nodes to stay readable after the replay (see enqueueSegment).
+    const unsigned flags = graph ? cudaEventRecordExternal : 0u;
     auto record = [&]() -> Status {
         for (size_t i = 0; i < m_ops.size(); ++i) {
-            GS_CUDA(cudaEventRecord(ev[i], m_stream));
+            GS_CUDA(cudaEventRecordWithFlags(ev[i], m_stream, flags));
             GS_TRY(launchOp(m_ops[i], m_stream, false));
         }
-        GS_CUDA(cudaEventRecord(ev.back(), m_stream));
+        GS_CUDA(cudaEventRecordWithFlags(ev.back(), m_stream, flags));
         return Status::ok();
     };
     if (st && graph) {

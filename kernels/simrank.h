@@ -69,6 +69,7 @@ private:
     Status buildGraphs();
     Status runStep(uint32_t index, bool record, StepRecord& rec);
     Status profileOps(RankResult& out);
+    Status measureMarkerCost();
     Status barrier();
     uint16_t* buf(Buf b) const { return m_bufs[static_cast<size_t>(b)]; }
 
@@ -108,6 +109,7 @@ private:
     unsigned long long* m_hostCounters = nullptr; // pinned copy, read after each step
     int32_t* m_hostTokens = nullptr;
     HostDelayState m_delay;
+    uint64_t m_markerNs = 0; // GPU time one captured event-record node adds (graph mode, measured)
     uint64_t m_prevCounters[2] = { 0, 0 };
 };
 

@@ -38,7 +38,10 @@ __device__ __forceinline__ void slowTailBegin(SlowTail* tail)
         tail->startNs = globalTimerNs();
 }
 
-// Every block must reach this (no early return before it).
+// Every block must reach this (no early return before it). The last block to finish spins until
+// the kernel has taken `factor` times its work, and counts everything from the end of its own
+// work to just before it leaves (the completion atomic, the spin, the reset), so the truth holds
+// the whole extra time of the kernel, not only the spin loop.
 __device__ __forceinline__ void slowTailEnd(SlowTail* tail)
 {
     if (!tail)
@@ -46,21 +49,21 @@ __device__ __forceinline__ void slowTailEnd(SlowTail* tail)
     __syncthreads();
     if (threadIdx.x != 0 || threadIdx.y != 0)
         return;
+    const unsigned long long workEnd = globalTimerNs();
     const unsigned int blocks = gridDim.x * gridDim.y * gridDim.z;
     if (atomicAdd(&tail->done, 1u) != blocks - 1)
         return;
-    const unsigned long long now = globalTimerNs();
     const unsigned long long start = *static_cast<volatile unsigned long long*>(&tail->startNs);
-    const unsigned long long work = start != ~0ull && now > start ? now - start : 0;
+    const unsigned long long work = start != ~0ull && workEnd > start ? workEnd - start : 0;
     const unsigned long long until
-        = now + static_cast<unsigned long long>(static_cast<double>(work) * (tail->factor - 1.0f));
-    unsigned long long t = now;
+        = workEnd + static_cast<unsigned long long>(static_cast<double>(work) * (tail->factor - 1.0f));
+    unsigned long long t = globalTimerNs();
     while (t < until)
         t = globalTimerNs();
-    atomicAdd(tail->injectedNs, t - now);
     tail->startNs = ~0ull;
     tail->done = 0;
     __threadfence();
+    atomicAdd(tail->injectedNs, globalTimerNs() - workEnd);
 }
 
 } // namespace gapscope::kernels
