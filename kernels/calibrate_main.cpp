@@ -57,6 +57,16 @@ json::Value figuresJson(const SingleGpuFigures& f)
     for (const auto& p : f.formats)
         fm.set(p.format, curve({ { p.bytes, p.us } }));
     j.set("formats", std::move(fm));
+    json::Value va = json::Value::array();
+    for (const auto& p : f.variants) {
+        json::Value o = json::Value::array();
+        o.push(p.format);
+        o.push(p.bytes);
+        o.push(p.us);
+        va.push(std::move(o));
+    }
+    j.set("variants", std::move(va));
+    j.set("copies", curve(f.copies));
     j.set("eager", f.eagerUs);
     j.set("graph_fixed", f.graphFixedUs);
     j.set("graph_node", f.graphPerNodeUs);
@@ -156,6 +166,26 @@ CalibrationProfile merge(const json::Value& r0, uint32_t ranks, Merger& mg)
         const double bytes = curveFrom(v)[0].bytes;
         p.gemvFormats.push_back({ fmt, bytes,
             mg.take("gemv " + fmt + " " + std::to_string(static_cast<uint64_t>(bytes) >> 20) + " MiB", us, "us") });
+    }
+    const size_t variants = reps.empty() ? 0 : reps[0]["variants"].size();
+    for (size_t i = 0; i < variants; ++i) {
+        std::vector<double> us;
+        for (const auto& r : reps)
+            us.push_back(r["variants"].at(i).at(2).toDouble());
+        const json::Value& v0 = reps[0]["variants"].at(i);
+        const double bytes = v0.at(1).toDouble();
+        const std::string name = v0.at(0).toString();
+        p.gemvVariants.push_back({ name, bytes,
+            mg.take("gemv bf16 " + std::to_string(static_cast<uint64_t>(bytes) >> 20) + " MiB " + name, us, "us") });
+    }
+    const size_t copies = reps.empty() ? 0 : reps[0]["copies"].size();
+    for (size_t i = 0; i < copies; ++i) {
+        std::vector<double> us;
+        for (const auto& r : reps)
+            us.push_back(curveFrom(r["copies"])[i].us);
+        const double bytes = curveFrom(reps[0]["copies"])[i].bytes;
+        p.copyPerLaunch.push_back({ bytes,
+            mg.take("copy per launch " + std::to_string(static_cast<uint64_t>(bytes) >> 20) + " MiB", us, "us") });
     }
     p.launchEagerUs = mg.take("launch eager (per kernel)", col("eager"), "us");
     p.graphFixedUs = mg.take("graph launch fixed", col("graph_fixed"), "us");

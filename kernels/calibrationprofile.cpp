@@ -106,6 +106,25 @@ json::Value CalibrationProfile::toJson() const
         f.push(std::move(o));
     }
     j.set("gemv_formats", std::move(f));
+    json::Value v = json::Value::array();
+    for (const auto& p : gemvVariants) {
+        json::Value o = json::Value::object();
+        o.set("schedule", p.format);
+        o.set("bytes", static_cast<uint64_t>(p.bytes));
+        o.set("us", p.us);
+        o.set("gbs", p.us > 0 ? p.bytes / (p.us * 1e3) : 0.0);
+        v.push(std::move(o));
+    }
+    j.set("gemv_variants", std::move(v));
+    json::Value c = json::Value::array();
+    for (const auto& p : copyPerLaunch) {
+        json::Value o = json::Value::object();
+        o.set("bytes", static_cast<uint64_t>(p.bytes));
+        o.set("us", p.us);
+        o.set("gbs", p.us > 0 ? 2.0 * p.bytes / (p.us * 1e3) : 0.0); // read + written, as hbm_copy_gbs
+        c.push(std::move(o));
+    }
+    j.set("copy_per_launch", std::move(c));
     json::Value l = json::Value::object();
     l.set("eager_us", launchEagerUs);
     l.set("graph_fixed_us", graphFixedUs);
@@ -160,6 +179,10 @@ Expected<CalibrationProfile> CalibrationProfile::fromJson(const json::Value& j, 
         return s;
     for (const auto& f : j["gemv_formats"].items())
         p.gemvFormats.push_back({ f["format"].toString(), f["bytes"].toDouble(), f["us"].toDouble() });
+    for (const auto& f : j["gemv_variants"].items())
+        p.gemvVariants.push_back({ f["schedule"].toString(), f["bytes"].toDouble(), f["us"].toDouble() });
+    for (const auto& f : j["copy_per_launch"].items())
+        p.copyPerLaunch.push_back({ f["bytes"].toDouble(), f["us"].toDouble() });
     const json::Value& l = j["launch"];
     p.launchEagerUs = l["eager_us"].toDouble();
     p.graphFixedUs = l["graph_fixed_us"].toDouble();

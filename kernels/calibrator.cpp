@@ -89,7 +89,13 @@ Status measureCopyRead(cudaStream_t s, Buffers& b, int sms, const CalibrateOptio
 
 // Per-launch time of a GEMV streaming `bytes` of weights in `prec` at K = 4096, batch 1: a CUDA
 // graph of back-to-back launches over rotating copies (at least 512 MiB in all), replayed.
-Status gemvPoint(cudaStream_t s, Buffers& b, Precision prec, uint64_t bytes, const CalibrateOptions& o, double& us)
+struct GemvVariant {
+    uint32_t schedule = 0; // GemvParams::schedule
+    bool pdl = false;
+};
+
+Status gemvPoint(cudaStream_t s, Buffers& b, Precision prec, uint64_t bytes, const CalibrateOptions& o, double& us,
+    GemvVariant variant = {})
 {
     const uint32_t K = 4096;
     WeightLayout probe;
@@ -114,6 +120,8 @@ Status gemvPoint(cudaStream_t s, Buffers& b, Precision prec, uint64_t bytes, con
     p.rows = static_cast<uint32_t>(rows);
     p.cols = K;
     p.auxOffset = l.auxOffset;
+    p.schedule = variant.schedule;
+    p.pdl = variant.pdl;
     cudaGraph_t g = nullptr;
     GS_CUDA(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal));
     for (uint32_t i = 0; i < launches; ++i) {
@@ -133,7 +141,43 @@ Status gemvPoint(cudaStream_t s, Buffers& b, Precision prec, uint64_t bytes, con
     GS_CUDA(ie);
     double total = 0;
     Status st = timeEvents(
-        s, 1, o.quick ? 2 : 5,
+        s, 2, o.quick ? 2 : 9,
+        [&] {
+            GS_CUDA(cudaGraphLaunch(exec, s));
+            return Status::ok();
+        },
+        total);
+    cudaGraphExecDestroy(exec);
+    GS_TRY(st);
+    us = total / launches;
+    return Status::ok();
+}
+
+// Per-launch time of a device-to-device cudaMemcpyAsync of `bytes`, measured like gemvPoint (a
+// graph of back-to-back copies over rotating sources and destinations): the copy baseline at the
+// GEMV's own size.
+Status copyPoint(cudaStream_t s, Buffers& b, uint64_t bytes, const CalibrateOptions& o, double& us)
+{
+    const uint64_t copies = std::min<uint64_t>(std::max<uint64_t>(1, (512ull << 20) / bytes), (2ull << 30) / bytes);
+    const uint32_t launches = static_cast<uint32_t>(std::max<uint64_t>(copies, o.quick ? 4 : 20));
+    cudaGraph_t g = nullptr;
+    GS_CUDA(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal));
+    for (uint32_t i = 0; i < launches; ++i) {
+        const uint64_t c = i % copies;
+        const cudaError_t e = cudaMemcpyAsync(b.dst + c * bytes, b.big + c * bytes, bytes, cudaMemcpyDeviceToDevice, s);
+        if (e != cudaSuccess) {
+            cudaStreamEndCapture(s, &g);
+            return Status::error(std::string("copy calibration: ") + cudaGetErrorString(e));
+        }
+    }
+    GS_CUDA(cudaStreamEndCapture(s, &g));
+    cudaGraphExec_t exec = nullptr;
+    const cudaError_t ie = cudaGraphInstantiate(&exec, g, 0);
+    cudaGraphDestroy(g);
+    GS_CUDA(ie);
+    double total = 0;
+    Status st = timeEvents(
+        s, 2, o.quick ? 2 : 9,
         [&] {
             GS_CUDA(cudaGraphLaunch(exec, s));
             return Status::ok();
@@ -161,6 +205,23 @@ Status measureGemv(cudaStream_t s, Buffers& b, const CalibrateOptions& o, Single
         GS_TRY(gemvPoint(s, b, p, fb, o, us));
         f.formats.push_back({ model::toString(p), static_cast<double>(fb), us });
     }
+    // The bf16 GEMV under each schedule (one warp-row per block slot; persistent, the default for
+    // whole-warp rows; persistent with programmatic dependent launch between the launches), and
+    // the copy at the same sizes measured the same way.
+    const struct {
+        const char* name;
+        GemvVariant v;
+    } variants[] = { { "grid", { 1, false } }, { "persistent", { 2, false } }, { "persistent+pdl", { 2, true } } };
+    for (uint64_t bytes : { 8ull << 20, 64ull << 20 }) {
+        for (const auto& v : variants) {
+            double us = 0;
+            GS_TRY(gemvPoint(s, b, Precision::Bf16, bytes, o, us, v.v));
+            f.variants.push_back({ v.name, static_cast<double>(bytes), us });
+        }
+        double us = 0;
+        GS_TRY(copyPoint(s, b, bytes, o, us));
+        f.copies.push_back({ static_cast<double>(bytes), us });
+    }
     return Status::ok();
 }
 
@@ -169,7 +230,7 @@ Status measureLaunch(cudaStream_t s, const CalibrateOptions& o, SingleGpuFigures
     const int n = o.quick ? 200 : 2000;
     double us = 0;
     GS_TRY(timeEvents(
-        s, 2, o.quick ? 3 : 11,
+        s, 5, o.quick ? 3 : 21,
         [&] {
             for (int i = 0; i < n; ++i)
                 GS_CUDA(launchEmptyKernel(s));
@@ -180,28 +241,33 @@ Status measureLaunch(cudaStream_t s, const CalibrateOptions& o, SingleGpuFigures
     // Graph replay: host clock from cudaGraphLaunch to the end of cudaStreamSynchronize, for
     // graphs of 1..1000 empty kernels; least-squares line through (nodes, us).
     std::vector<double> xs, ys;
-    for (int nodes : { 1, 10, 100, 300, 1000 }) {
-        cudaGraph_t g = nullptr;
-        GS_CUDA(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal));
-        for (int i = 0; i < nodes; ++i)
-            launchEmptyKernel(s);
-        GS_CUDA(cudaStreamEndCapture(s, &g));
-        cudaGraphExec_t exec = nullptr;
-        const cudaError_t ie = cudaGraphInstantiate(&exec, g, 0);
-        cudaGraphDestroy(g);
-        GS_CUDA(ie);
-        std::vector<double> t;
-        for (int i = 0; i < (o.quick ? 10 : 50); ++i) {
-            const double t0 = nowUs();
-            cudaGraphLaunch(exec, s);
-            cudaStreamSynchronize(s);
-            if (i >= 3)
-                t.push_back(nowUs() - t0);
+    // Two passes over the sizes; the first only warms the launch path up (graphs, clocks).
+    for (int pass = 0; pass < 2; ++pass) {
+        xs.clear();
+        ys.clear();
+        for (int nodes : { 1, 10, 100, 300, 1000 }) {
+            cudaGraph_t g = nullptr;
+            GS_CUDA(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal));
+            for (int i = 0; i < nodes; ++i)
+                launchEmptyKernel(s);
+            GS_CUDA(cudaStreamEndCapture(s, &g));
+            cudaGraphExec_t exec = nullptr;
+            const cudaError_t ie = cudaGraphInstantiate(&exec, g, 0);
+            cudaGraphDestroy(g);
+            GS_CUDA(ie);
+            std::vector<double> t;
+            for (int i = 0; i < (o.quick ? 10 : 200); ++i) {
+                const double t0 = nowUs();
+                cudaGraphLaunch(exec, s);
+                cudaStreamSynchronize(s);
+                if (i >= 10)
+                    t.push_back(nowUs() - t0);
+            }
+            cudaGraphExecDestroy(exec);
+            GS_CUDA(cudaGetLastError());
+            xs.push_back(nodes);
+            ys.push_back(median(t));
         }
-        cudaGraphExecDestroy(exec);
-        GS_CUDA(cudaGetLastError());
-        xs.push_back(nodes);
-        ys.push_back(median(t));
     }
     double mx = 0, my = 0, sxx = 0, sxy = 0;
     for (size_t i = 0; i < xs.size(); ++i) {

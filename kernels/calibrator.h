@@ -21,6 +21,8 @@ struct SingleGpuFigures {
     double copyGbs = 0, readGbs = 0;
     std::vector<CurvePoint> gemv;
     std::vector<FormatPoint> formats;
+    std::vector<FormatPoint> variants; // bf16 GEMV per schedule ("format" holds the schedule name)
+    std::vector<CurvePoint> copies; // per-launch device-to-device copy at the GEMV sizes
     double eagerUs = 0, graphFixedUs = 0, graphPerNodeUs = 0;
     double matmulTflops = 0;
 };
