@@ -27,7 +27,7 @@ else
   echo "built in $(( $(date +%s) - t0 )) s"
   bin=$root/build/gpu/kernels
 fi
-KERNELS_SIM=$bin/gapscope-decode-sim KERNELS_CAL=$bin/gapscope-calibrate \
+KERNELS_SIM=$bin/gapscope-decode-sim KERNELS_CAL=$bin/gapscope-calibrate KERNELS_CLI=${KERNELS_CLI:-$([ -x "$bin/gapscope-cli" ] && echo "$bin/gapscope-cli" || echo "$root/build/gpu/app/gapscope-cli")} \
   tests/gpu/kernels.sh "$bin" "$work/res" "$phase"
 rc=$?
 tar -C "$work" -czf "$OUT/kernels.tar.gz" res

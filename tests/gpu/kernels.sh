@@ -62,7 +62,7 @@ if run_sim host_delay_graph --mode graph --host-delay-us 100; then
   eval_py delta "$res/clean_graph.json" "$res/host_delay_graph.json" "host delay 100 us per layer (graph, host node)"
 fi
 if run_sim host_delay_eager --mode eager --host-delay-us 200 --host-delay-mode thread; then
-  eval_py delta "$res/clean_eager.json" "$res/host_delay_eager.json" "host delay 200 us per layer (eager, thread)"
+  eval_py delta "$res/clean_eager.json" "$res/host_delay_eager.json" "host delay 200 us per layer (eager, thread)" bounds
 fi
 if run_sim sync_graph --mode graph --sync-every-layer; then
   eval_py delta "$res/clean_graph.json" "$res/sync_graph.json" "sync after every layer (graph segments)"
