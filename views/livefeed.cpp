@@ -117,6 +117,14 @@ LiveFeed::ChunkList LiveFeed::chunks() const
     return m_chunks;
 }
 
+void LiveFeed::dropChunks()
+{
+    std::lock_guard<std::mutex> lock(m_mutex);
+    m_chunks.clear();
+    m_chunks.shrink_to_fit();
+    m_keep = false;
+}
+
 std::vector<pb::Counter> LiveFeed::counters() const
 {
     std::lock_guard<std::mutex> lock(m_mutex);

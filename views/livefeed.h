@@ -25,6 +25,7 @@
 #include "model/chunkimporter.h"
 #include "model/trace.h"
 
+#include <atomic>
 #include <condition_variable>
 #include <deque>
 #include <memory>
@@ -63,6 +64,8 @@ public:
     Stats stats() const;
     // The chunks added so far (shared, immutable; empty when keepChunks is off).
     ChunkList chunks() const;
+    // Forgets the kept chunks (after the final snapshot: the finished trace holds everything).
+    void dropChunks();
     // Loss counters carried by the chunks so far (summed by name and rank).
     std::vector<pb::Counter> counters() const;
 
@@ -78,7 +81,7 @@ private:
     model::ChunkImporter m_importer;
     ChunkList m_chunks;
     Stats m_stats;
-    bool m_keep;
+    std::atomic<bool> m_keep;
     // The decode thread's queue.
     std::mutex m_queueMutex;
     std::condition_variable m_queueCv;

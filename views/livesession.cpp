@@ -423,6 +423,7 @@ void LiveSession::applySnapshot(std::shared_ptr<const TraceDocument> doc, bool f
             m_doc = doc;
             m_trace.reset();
             TraceOpener::releaseLater(std::move(old));
+            m_feed->dropChunks(); // the final trace holds everything now
         }
         if (shown) {
             m_applyingFollow = true; // a final snapshot keeps the view; it is not the user moving it
