@@ -98,9 +98,11 @@ void BudgetPanel::buildForm()
     par->addWidget(m_ep, 1);
     form->addRow(tr("Parallelism"), par);
     m_batch = new QSpinBox;
+    m_batch->setObjectName(QStringLiteral("batch"));
     m_batch->setRange(1, 65536);
     form->addRow(tr("Batch"), m_batch);
     m_context = new QSpinBox;
+    m_context->setObjectName(QStringLiteral("context"));
     m_context->setRange(0, 10'000'000);
     m_context->setSingleStep(1024);
     form->addRow(tr("Context (tokens)"), m_context);

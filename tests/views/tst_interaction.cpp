@@ -4,6 +4,7 @@
 // bar lighting up its kernels on the timeline.
 #include "views/eventcolors.h"
 #include "views/membertablemodel.h"
+#include "views/budgetpanel.h"
 #include "views/searchbar.h"
 #include "views/statspanel.h"
 #include "views/timelinewidget.h"
@@ -16,6 +17,7 @@
 
 #include <QLineEdit>
 #include <QSignalSpy>
+#include <QSpinBox>
 #include <QTest>
 #include <QWheelEvent>
 
@@ -35,6 +37,7 @@ private slots:
     void clickSelectsDoubleClickZooms();
     void searchFindsNext();
     void clickingABarHighlightsItsKernels();
+    void editingTheBudgetRecomputesTheWaterfall();
 
 private:
     QPoint pointOf(uint32_t step, uint32_t k, LaneId lane = 0) const;
@@ -205,6 +208,29 @@ void TstInteraction::clickingABarHighlightsItsKernels()
     QCOMPARE(m_ws->statsPanel()->memberModel()->rowCount(), 2);
     QTest::keyClick(m_tl, Qt::Key_Escape);
     QVERIFY(m_tl->highlight().empty());
+}
+
+void TstInteraction::editingTheBudgetRecomputesTheWaterfall()
+{
+    WaterfallChart* chart = m_ws->waterfallPanel()->chart();
+    QTRY_VERIFY_WITH_TIMEOUT(!chart->columns().empty(), 20'000);
+    BudgetPanel* panel = m_ws->budgetPanel();
+    QVERIFY(panel->budget());
+    const double before = chart->data().budgetMs();
+    QVERIFY(before > 0); // the default budget (GLM-5) is in the waterfall
+    // Type a 16x longer context, as a user would: more KV cache to read per step.
+    auto* context = panel->findChild<QSpinBox*>(QStringLiteral("context"));
+    QVERIFY(context);
+    const int longer = std::max(1024, context->value()) * 16;
+    context->setFocus();
+    context->selectAll();
+    QTest::keyClicks(context, QString::number(longer));
+    QTRY_COMPARE_WITH_TIMEOUT(panel->inputs().context, uint64_t(longer), 10'000);
+    QTRY_VERIFY_WITH_TIMEOUT(chart->data().budgetMs() > before, 20'000);
+    const auto& b = *panel->budget();
+    const double expected = m_ws->waterfallPanel()->achievable() ? b.achievableMs : b.idealMs;
+    QVERIFY2(std::abs(chart->data().budgetMs() - expected) < 1e-6 * expected,
+        qPrintable(QStringLiteral("%1 vs %2").arg(chart->data().budgetMs()).arg(expected)));
 }
 
 QTEST_MAIN(TstInteraction)
