@@ -60,10 +60,13 @@ LaneId TraceBuilder::lane(const LaneInfo& info)
 uint32_t TraceBuilder::config(const KernelConfig& c)
 {
     Trace& t = *m_trace;
-    auto [it, inserted] = t.m_impl->configIndex.emplace(c, uint32_t(t.m_configs.size()));
-    if (inserted)
-        t.m_configs.push_back(c);
-    return it->second;
+    auto& index = t.m_impl->configIndex;
+    if (auto it = index.find(c); it != index.end())
+        return it->second; // look up first: emplace() allocates a node even when the key is there
+    const uint32_t id = uint32_t(t.m_configs.size());
+    index.emplace(c, id);
+    t.m_configs.push_back(c);
+    return id;
 }
 
 void TraceBuilder::addKernel(
