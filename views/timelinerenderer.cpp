@@ -512,7 +512,8 @@ void TimelineRenderer::paintHeaders(QPainter& p, const QSize& size, const Timeli
         p.setFont(row.type == LaneRow::Type::Lane ? normal : bold);
         p.setPen(kText);
         const int indent = row.type == LaneRow::Type::HostHeader ? 4 : row.type == LaneRow::Type::RankHeader ? 8 : 22;
-        p.drawText(box.adjusted(indent, 0, 0, 0), Qt::AlignVCenter | Qt::AlignLeft, headerLabel(p, r, box.width() - indent));
+        p.drawText(
+            box.adjusted(indent, 0, 0, 0), Qt::AlignVCenter | Qt::AlignLeft, headerLabel(p, r, box.width() - indent));
         p.setPen(kGrid);
         p.drawLine(0, box.bottom(), kHeaderWidth, box.bottom());
     }

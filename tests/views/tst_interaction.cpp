@@ -2,9 +2,9 @@
 // Interaction with QTest mouse/key events: wheel zoom around the cursor, W/S/A/D, drag to pan,
 // shift-drag to select, click and double-click an event, Ctrl+F search, and a click on a waterfall
 // bar lighting up its kernels on the timeline.
+#include "views/budgetpanel.h"
 #include "views/eventcolors.h"
 #include "views/membertablemodel.h"
-#include "views/budgetpanel.h"
 #include "views/searchbar.h"
 #include "views/statspanel.h"
 #include "views/timelinewidget.h"
