@@ -92,6 +92,7 @@ Status measureCopyRead(cudaStream_t s, Buffers& b, int sms, const CalibrateOptio
 struct GemvVariant {
     uint32_t schedule = 0; // GemvParams::schedule
     bool pdl = false;
+    uint32_t inflight = 0; // GemvParams::inflight
 };
 
 Status gemvPoint(cudaStream_t s, Buffers& b, Precision prec, uint64_t bytes, const CalibrateOptions& o, double& us,
@@ -122,6 +123,7 @@ Status gemvPoint(cudaStream_t s, Buffers& b, Precision prec, uint64_t bytes, con
     p.auxOffset = l.auxOffset;
     p.schedule = variant.schedule;
     p.pdl = variant.pdl;
+    p.inflight = variant.inflight;
     cudaGraph_t g = nullptr;
     GS_CUDA(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal));
     for (uint32_t i = 0; i < launches; ++i) {
@@ -211,7 +213,9 @@ Status measureGemv(cudaStream_t s, Buffers& b, const CalibrateOptions& o, Single
     const struct {
         const char* name;
         GemvVariant v;
-    } variants[] = { { "grid", { 1, false } }, { "persistent", { 2, false } }, { "persistent+pdl", { 2, true } } };
+    } variants[] = { { "grid", { 1, false, 0 } }, { "persistent", { 2, false, 0 } },
+        { "persistent-4-in-flight", { 2, false, 4 } }, { "persistent-2-in-flight", { 2, false, 2 } },
+        { "persistent+pdl", { 2, true, 0 } }, { "persistent-4-in-flight+pdl", { 2, true, 4 } } };
     for (uint64_t bytes : { 8ull << 20, 64ull << 20 }) {
         for (const auto& v : variants) {
             double us = 0;

@@ -226,12 +226,13 @@ template <Precision P> __host__ __device__ constexpr uint64_t rowBytesOf(uint32_
 // Partial dot products of one row (vectors first, first + step, ...) into acc; kUnroll 16-byte
 // weight loads in flight per lane. The first call of a thread waits for the previous grid (PDL)
 // after issuing its first weight loads: weights never depend on it, x and y do.
-template <Precision P, int TB>
+template <Precision P, int TB, int U = 0>
 __device__ __forceinline__ void rowDot(const GemvParams& p, const uint8_t* w, const uint8_t* s, const uint16_t* x,
     uint32_t row, int first, int step, float (&acc)[TB], bool& waited)
 {
     using F = Format<P>;
-    constexpr int kUnroll = F::kElems == 32 ? 4 : 8; // 8 x 16 B in flight per lane (4 for 4-bit: decode-bound)
+    // 8 x 16 B in flight per lane (4 for 4-bit: decode-bound), or U
+    constexpr int kUnroll = U ? U : F::kElems == 32 ? 4 : 8;
     const int vecs = static_cast<int>(p.cols / F::kElems);
     for (uint32_t rep = 0; rep < p.repeat; ++rep) {
         for (int v0 = first; v0 < vecs; v0 += step * kUnroll) {
@@ -323,7 +324,8 @@ template <Precision P, int TB> __device__ __forceinline__ void gemvBody(const Ge
 // Persistent schedule (whole-warp rows): a grid of about one wave of resident blocks; warp i takes
 // the rows (groups x rows flattened) i, i + warps, ... so every warp streams until the matrix is
 // done: no block boundaries in the middle of a launch and no partly filled last wave.
-template <Precision P, int TB> __device__ __forceinline__ void gemvPersistentBody(const GemvParams& p, bool indirect)
+template <Precision P, int TB, int U = 0>
+__device__ __forceinline__ void gemvPersistentBody(const GemvParams& p, bool indirect)
 {
     slowTailBegin(p.tail);
     allowDependentLaunch();
@@ -348,7 +350,7 @@ template <Precision P, int TB> __device__ __forceinline__ void gemvPersistentBod
 #pragma unroll
         for (int t = 0; t < TB; ++t)
             acc[t] = 0.f;
-        rowDot<P, TB>(p, w, s, p.x + g * p.xGroupStride, row, static_cast<int>(lane), 32, acc, waited);
+        rowDot<P, TB, U>(p, w, s, p.x + g * p.xGroupStride, row, static_cast<int>(lane), 32, acc, waited);
 #pragma unroll
         for (int t = 0; t < TB; ++t)
             for (int o = 16; o > 0; o >>= 1)
@@ -366,20 +368,33 @@ template <Precision P, int TB> __device__ __forceinline__ void gemvPersistentBod
     slowTailEnd(p.tail);
 }
 
+// Persistent bf16 GEMVs may keep fewer loads in flight per lane (GemvParams::inflight): with the
+// whole device streaming, fewer bytes queued mean a shorter drain at the end of a launch.
+template <Precision P, int TB> __device__ __forceinline__ void persistentDispatch(const GemvParams& p, bool indirect)
+{
+    if constexpr (P == Precision::Bf16) {
+        if (p.inflight == 2)
+            return gemvPersistentBody<P, TB, 2>(p, indirect);
+        if (p.inflight == 4)
+            return gemvPersistentBody<P, TB, 4>(p, indirect);
+    }
+    gemvPersistentBody<P, TB>(p, indirect);
+}
+
 } // namespace
 
 #define GS_DEFINE_GEMV(NAME, PREC)                                                                                     \
     template <int TB> __global__ void __launch_bounds__(256) gemv_##NAME##_kernel(GemvParams p)                        \
     {                                                                                                                  \
         if (p.persistent)                                                                                              \
-            gemvPersistentBody<PREC, TB>(p, false);                                                                    \
+            persistentDispatch<PREC, TB>(p, false);                                                                    \
         else                                                                                                           \
             gemvBody<PREC, TB>(p, false);                                                                              \
     }                                                                                                                  \
     template <int TB> __global__ void __launch_bounds__(256) fused_moe_gemv_##NAME##_kernel(GemvParams p)              \
     {                                                                                                                  \
         if (p.persistent)                                                                                              \
-            gemvPersistentBody<PREC, TB>(p, true);                                                                     \
+            persistentDispatch<PREC, TB>(p, true);                                                                     \
         else                                                                                                           \
             gemvBody<PREC, TB>(p, true);                                                                               \
     }
