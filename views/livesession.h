@@ -57,7 +57,11 @@ public:
     std::shared_ptr<const TraceDocument> document() const { return m_doc; }
     // The last snapshot given to the analysis (nullptr before the first).
     std::shared_ptr<const TraceDocument> snapshot() const { return m_snapshot; }
-    bool finalReady() const { return m_final; }
+    bool finalReady() const
+    {
+        return m_final;
+    } // Increases with every start(): what an older worker still posts is ignored.
+    quint64 generation() const { return m_generation; }
 
     bool follow() const { return m_follow; }
     void setFollow(bool on);

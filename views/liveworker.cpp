@@ -16,6 +16,7 @@ struct LiveWorker::Shared {
     Options opt;
     std::shared_ptr<live::LiveFeed> feed;
     QPointer<LiveSession> session;
+    quint64 generation = 0; // the session's generation this worker belongs to
     std::atomic<bool> stop { false }, quit { false }, stalled { false };
     std::mutex mutex;
     std::condition_variable cv;
@@ -28,8 +29,8 @@ struct LiveWorker::Shared {
         QPointer<LiveSession> s = session;
         QMetaObject::invokeMethod(
             qApp,
-            [s, fn = std::move(fn)]() mutable {
-                if (s)
+            [s, gen = generation, fn = std::move(fn)]() mutable {
+                if (s && s->generation() == gen) // not a newer capture of the same session
                     fn(*s);
             },
             Qt::QueuedConnection);
@@ -161,6 +162,7 @@ LiveWorker::LiveWorker(Options options, std::shared_ptr<live::LiveFeed> feed, Li
     m_shared->opt = std::move(options);
     m_shared->feed = std::move(feed);
     m_shared->session = session;
+    m_shared->generation = session ? session->generation() : 0;
     m_thread = std::thread(&LiveWorker::main, m_shared);
 }
 
