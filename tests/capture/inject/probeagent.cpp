@@ -28,6 +28,8 @@ struct Collect : format::ChunkDecoder::Visitor {
     {
         r.kernels.emplace_back(start, dur);
         const std::string& n = d.string(name);
+        if (n.find("nccl") == std::string::npos) // collective kernels also hold the wait for peers
+            r.computeKernels.emplace_back(start, dur);
         if (r.kernelNames.size() < 512 || r.kernelNames.count(n))
             ++r.kernelNames[n];
     }
@@ -425,16 +427,22 @@ void ProbeAgent::finishStats()
     for (auto& rp : m_ranks) {
         Rank& r = *rp;
         std::sort(r.kernels.begin(), r.kernels.end());
+        std::sort(r.computeKernels.begin(), r.computeKernels.end());
         for (auto& [index, s] : r.steps) {
             auto hb = r.recordedBoundaries.find(index);
             s.hostTime = hb == r.recordedBoundaries.end() ? 0 : hb->second;
             s.kernels = 0;
             s.kernelNs = 0;
+            s.computeNs = 0;
             auto it = std::lower_bound(r.kernels.begin(), r.kernels.end(), std::make_pair(s.start, uint64_t(0)));
             for (; it != r.kernels.end() && it->first < s.start + int64_t(s.duration); ++it) {
                 ++s.kernels;
                 s.kernelNs += it->second;
             }
+            auto c = std::lower_bound(
+                r.computeKernels.begin(), r.computeKernels.end(), std::make_pair(s.start, uint64_t(0)));
+            for (; c != r.computeKernels.end() && c->first < s.start + int64_t(s.duration); ++c)
+                s.computeNs += c->second;
         }
     }
 }
@@ -593,6 +601,7 @@ std::string ProbeAgent::json() const
             j.field("host_ns", s.hostTime);
             j.field("kernels", s.kernels);
             j.field("kernel_ns", s.kernelNs);
+            j.field("compute_kernel_ns", s.computeNs);
             j.close('}');
         }
         j.close(']');

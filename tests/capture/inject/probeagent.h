@@ -30,6 +30,7 @@ public:
         int64_t hostTime = 0; // the step's boundary on the host (StepBoundary), 0 when not seen
         uint32_t kernels = 0;
         uint64_t kernelNs = 0;
+        uint64_t computeNs = 0; // kernels other than NCCL's (their time includes waiting for peers)
     };
     struct Rank {
         UniqueFd fd;
@@ -56,6 +57,7 @@ public:
         format::ChunkDecoder chunks;
         std::map<uint64_t, StepStat> steps; // by local index
         std::vector<std::pair<int64_t, uint64_t>> kernels; // (start, duration) of recorded kernels
+        std::vector<std::pair<int64_t, uint64_t>> computeKernels; // the same, NCCL kernels left out
         uint64_t memops = 0, apis = 0, syncs = 0, nvtx = 0, collectives = 0, chunkCount = 0, chunkBytes = 0;
         std::map<std::string, uint64_t> collectiveOps;
         std::map<std::string, uint64_t> kernelNames; // name -> count (kept small: first 512 names)

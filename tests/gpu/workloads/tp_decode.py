@@ -288,10 +288,10 @@ def kernels_per_step(path):
             if corr is not None:
                 launches[corr] = float(e["ts"])
         elif cat == "kernel":
-            kernels.append((e.get("args", {}).get("correlation"), float(e.get("dur", 0))))
+            kernels.append((e.get("args", {}).get("correlation"), float(e.get("dur", 0)), "nccl" in name))
     steps.sort()
-    out = {i: dict(kernels=0, kernel_us=0.0) for _, _, i in steps}
-    for corr, dur in kernels:
+    out = {i: dict(kernels=0, kernel_us=0.0, compute_kernel_us=0.0) for _, _, i in steps}
+    for corr, dur, nccl in kernels:
         ts = launches.get(corr)
         if ts is None:
             continue
@@ -299,6 +299,8 @@ def kernels_per_step(path):
             if s0 <= ts <= s1:
                 out[i]["kernels"] += 1
                 out[i]["kernel_us"] += dur
+                if not nccl:  # NCCL kernels also hold the wait for the other ranks
+                    out[i]["compute_kernel_us"] += dur
                 break
     return [dict(index=i, **out[i]) for i in sorted(out)]
 
