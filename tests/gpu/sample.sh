@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: MIT
 # The bundled sample trace, captured for real: tests/gpu/sample.sh BUILD_DIR OUTDIR
 #
-# gapscope-decode-sim runs GLM-5's decode step (all layers, MLA + DSA indexer, nvfp4 routed experts;
+# gapscope-decode-sim runs GLM-5's decode step (all 78 layers, MLA + DSA indexer, MoE, bf16 weights;
 # only the experts one step touches are stored, so the bytes read per step are the model's) with
 # tensor parallelism over every GPU of the box, one CUDA graph per step and an NVTX range per step,
 # with two known pathologies so the waterfall has something to show: rank 1 arrives 30 us late at
