@@ -22,7 +22,7 @@ fi
 timed() {
   local walls=() cpus=() out
   for i in 1 2 3; do
-    out=$( { /usr/bin/time -f "%e %U %S" "$@" > /dev/null; } 2>&1 | tail -1)
+    out=$( { TIMEFORMAT='%R %U %S'; time "$@" > /dev/null 2>&1; } 2>&1 | tail -1)
     walls+=("$(echo "$out" | awk '{print $1}')")
     cpus+=("$(echo "$out" | awk '{printf "%.2f", $2 + $3}')")
   done

@@ -35,7 +35,7 @@ fi
 if [ -z "${GAPSCOPE_GPU_BIN:-}" ]; then
   t0=$(date +%s)
   bench=OFF; extra=()
-  has bench && { bench=ON; extra=(bench_format bench_live); }
+  has bench && { bench=ON; extra=(bench_format bench_live bench_analysis); }
   { cmake --preset gpu -DGAPSCOPE_BUILD_BENCH=$bench \
       && cmake --build build/gpu -j"$(nproc)" --target gapscope-cli gapscope-agent gapscope-inject inject_probe \
            gapscope-decode-sim gapscope-calibrate "${extra[@]}"; } >"$RES/build.log" 2>&1
@@ -80,8 +80,9 @@ if has bench; then
   # CPU benchmarks on this machine's idle cores (the build box is shared): format and live streaming.
   # The format targets are stated for a 2-core machine: pin to two of this box's idle cores.
   part bench_format taskset -c 2,3 tests/bench/bench_format.sh "$BUILD" --repeats 5 --queries 3000
+  part bench_analysis taskset -c 2,3 tests/bench/bench_analysis.sh "$BUILD"
   GAPSCOPE_AGENT_BIN=$BUILD/capture/agent/gapscope-agent part bench_live tests/bench/bench_live.sh "$BUILD"
-  { echo "== nproc $(nproc), load $(cut -d' ' -f1-3 /proc/loadavg)"; cat "$RES/bench_format.out" "$RES/bench_live.out"; } \
+  { echo "== nproc $(nproc), load $(cut -d' ' -f1-3 /proc/loadavg)"; cat "$RES/bench_format.out" "$RES/bench_analysis.out" "$RES/bench_live.out"; } \
     >"$OUTROOT/bench.txt" 2>&1
 fi
 if has fixtures; then
