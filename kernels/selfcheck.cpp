@@ -562,7 +562,10 @@ Status checkSlowTail(std::mt19937& rng, Report& rep)
     char b[160];
     std::snprintf(b, sizeof b, "plain %.1f us, slowed %.1f us (x%.2f), spun %.1f us", plain * 1e3, slow * 1e3,
         slow / plain, spunMs * 1e3);
-    rep.check(std::fabs(extraMs - spunMs) <= 0.1 * spunMs + 0.005 && slow / plain > 2.5 && slow / plain < 3.5,
+    // The factor applies to the device-timed work (first block's start to the last block's end), so
+    // against event-timed launches, which add a few microseconds of launch latency to both, the
+    // ratio lands somewhat under 3; what the truth relies on is extra time == counted time.
+    rep.check(std::fabs(extraMs - spunMs) <= 0.1 * spunMs + 0.005 && slow / plain > 2.2 && slow / plain < 3.5,
         "slow kernel tail factor 3", b);
     return Status::ok();
 }

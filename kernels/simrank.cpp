@@ -422,6 +422,10 @@ Status SimRank::enqueueSegment(size_t seg, bool inject, uint64_t& threadDelayNs)
             GS_CUDA(launchStragglerDelay(path.stragglerNs, m_counters + 1, m_stream));
         GS_TRY(launchOp(r, m_stream, inject));
     }
+    // The end of a segment the host waits for (--sync-every-layer): the last node of its graph, so
+    // the graph's own completion counts as part of the idle that follows.
+    if (seg + 2 < m_segStart.size() && inject)
+        GS_CUDA(cudaEventRecordWithFlags(m_segEnd[seg], m_stream, recordFlags));
     return Status::ok();
 }
 
@@ -467,10 +471,8 @@ Status SimRank::runStep(uint32_t index, bool record, StepRecord& rec)
             GS_CUDA(cudaGraphLaunch(m_graphs[seg], m_stream));
         else
             GS_TRY(enqueueSegment(seg, true, threadDelay));
-        if (seg + 1 < segs) { // --sync-every-layer: the host waits for the layer before launching the next
-            GS_CUDA(cudaEventRecord(m_segEnd[seg], m_stream));
+        if (seg + 1 < segs) // --sync-every-layer: the host waits for the layer before launching the next
             GS_CUDA(cudaStreamSynchronize(m_stream));
-        }
     }
     GS_CUDA(cudaMemcpyAsync(m_hostTokens, m_tokens, 4 * m_opt.plan.batch, cudaMemcpyDeviceToHost, m_stream));
     GS_CUDA(cudaMemcpyAsync(m_hostCounters, m_counters, 16, cudaMemcpyDeviceToHost, m_stream));

@@ -121,9 +121,12 @@ def delta(clean_path, path, label, mode="exact"):
     ok = True
     parts = []
     spin = statistics.median(s["host_delay_ns"] for s in p["ranks"][0]["steps"]) / 1e6
+    # Ranks meet at every collective, so each step grows by what the rank that lost the most time
+    # injected (the others wait for it in the collective): per step the largest expected amount.
+    steps = [{s["index"]: s["expected_extra_ns"] for s in rk["steps"]} for rk in p["ranks"]]
+    exp = statistics.median(max(st.get(i, 0) for st in steps) for i in steps[0]) / 1e6
     for r in range(len(p["ranks"])):
         d = median_ms(p, rank=r) - median_ms(c, rank=r)
-        exp = statistics.median(s["expected_extra_ns"] for s in p["ranks"][r]["steps"]) / 1e6
         if mode == "bounds":
             ok = ok and 0.9 * exp <= d <= 1.1 * spin
             parts.append(f"r{r} {d:.3f} in [{exp:.3f}, {spin:.3f}] ms")
@@ -132,12 +135,12 @@ def delta(clean_path, path, label, mode="exact"):
         worst = max(worst, err)
         parts.append(f"r{r} {d:.3f}/{exp:.3f} ms")
     if mode == "bounds":
-        row(f"sim: {label} (measured delta within [GPU idle from events, host spin])", ", ".join(parts),
+        row(f"sim: {label} (measured delta within [GPU idle from events (largest rank), host spin])", ", ".join(parts),
             "-10% .. +10%", ok)
         return
     note = f" (host spin {spin:.3f} ms)" if spin > 0 else ""
-    row(f"sim: {label} (measured delta / injected)", ", ".join(parts) + f", worst {worst:.1f}%" + note, "+-10%",
-        worst <= 10)
+    row(f"sim: {label} (measured delta / injected, largest rank per step)", ", ".join(parts) + f", worst {worst:.1f}%" + note,
+        "+-10%", worst <= 10)
 
 
 def budget_ms(path):
