@@ -75,6 +75,8 @@ MainWindow::MainWindow(QWidget* parent)
 MainWindow::~MainWindow()
 {
     TraceOpener::releaseLater(std::move(m_doc));
+    // The workspace first: the docks hold its panels, and it must not outlive them.
+    delete m_workspace;
 }
 
 void MainWindow::buildDocks()
@@ -208,15 +210,16 @@ void MainWindow::ensureLiveSession()
     connect(m_livePanel, &LivePanel::message, this, [this](const QString& t) { statusBar()->showMessage(t, 8000); });
     connect(m_live, &LiveSession::statusChanged, this, [this] {
         const LiveStatus& st = m_live->status();
-        if (m_workspace->document() == m_live->document().get())
-            m_status->setText(tr("Live: %1 · step %2%3 · %4 events%5")
-                                  .arg(st.message)
-                                  .arg(st.stepsDone)
-                                  .arg(st.stepsTotal ? QStringLiteral("/%1").arg(st.stepsTotal) : QString())
-                                  .arg(st.eventsReceived)
-                                  .arg(st.droppedEvents || st.cut
-                                          ? tr(" · losses: %1 dropped%2").arg(st.droppedEvents).arg(st.cut ? tr(", stream cut") : QString())
-                                          : QString()));
+        if (m_workspace->document() != m_live->document().get())
+            return;
+        // Pieces joined, not chained arg(): the message may hold a '%'.
+        QString text = tr("Live: ") + st.message + tr(" · step %1").arg(st.stepsDone);
+        if (st.stepsTotal)
+            text += QStringLiteral("/%1").arg(st.stepsTotal);
+        text += tr(" · %1 events").arg(st.eventsReceived);
+        if (st.droppedEvents || st.cut)
+            text += tr(" · losses: %1 dropped").arg(st.droppedEvents) + (st.cut ? tr(", stream cut") : QString());
+        m_status->setText(text);
     });
 }
 
@@ -243,7 +246,8 @@ void MainWindow::saveTraceDialog()
     if (!doc)
         return;
     const QString path = QFileDialog::getSaveFileName(this, tr("Save trace"),
-        QFileInfo(doc->displayName()).completeBaseName() + QStringLiteral(".gapscope"), tr("gapscope traces (*.gapscope)"));
+        QFileInfo(doc->displayName()).completeBaseName() + QStringLiteral(".gapscope"),
+        tr("gapscope traces (*.gapscope)"));
     if (path.isEmpty())
         return;
     QString err;
