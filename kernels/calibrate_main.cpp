@@ -121,8 +121,14 @@ struct Merger {
     {
         const double m = median(v), s = spreadPct(v);
         maxSpread = std::max(maxSpread, s);
-        char b[160];
-        std::snprintf(b, sizeof b, "%-34s %12.3f %-6s %6.2f%%", name.c_str(), m, unit, s);
+        std::string each; // every repeat, in order, so an outlier shows which run it was
+        for (double x : v) {
+            char e[32];
+            std::snprintf(e, sizeof e, "%s%.3f", each.empty() ? "" : " ", x);
+            each += e;
+        }
+        char b[256];
+        std::snprintf(b, sizeof b, "%-34s %12.3f %-6s %6.2f%%  [%s]", name.c_str(), m, unit, s, each.c_str());
         rows.push_back(b);
         return m;
     }

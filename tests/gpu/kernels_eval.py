@@ -35,11 +35,18 @@ def figures(p):
 
 
 def worst_spread_row(log_path):
-    """The figure with the largest spread between repeats in a gapscope-calibrate table."""
+    """The figure with the largest spread between repeats in a gapscope-calibrate table, with every
+    repeat's value (rows: name, median, unit, spread%, [repeats])."""
     try:
-        rows = [l.rsplit(None, 3) for l in open(log_path) if l.rstrip().endswith("%") and not l.startswith("max")]
-        name, _, _, spread = max(rows, key=lambda r: float(r[3].rstrip("%")))
-        return f"{name.strip()} {spread}"
+        rows = []
+        for line in open(log_path):
+            if "%  [" not in line:
+                continue
+            head, reps = line.split("%  [", 1)
+            name, _, _, spread = head.rsplit(None, 3)
+            rows.append((float(spread), name.strip(), reps.strip().rstrip("]")))
+        spread, name, reps = max(rows)
+        return f"{name} {spread:.2f}%: {reps}"
     except (OSError, ValueError, IndexError):
         return "?"
 
@@ -74,8 +81,7 @@ def calib(a_path, b_path):
     row(f"calibrate: two runs agree, every figure ({len(diffs)})", f"max diff {diffs[name]:.2f}% ({name})", "<= 5%",
         diffs[name] <= 5)
     log = a_path[:-5] + ".log" if a_path.endswith(".json") else ""
-    row("calibrate: largest spread between the 3 repeats of one run", f"{a['max_spread_pct']:.2f}% "
-        f"({worst_spread_row(log)})", "report", True)
+    row("calibrate: largest spread between the 3 repeats of one run", worst_spread_row(log), "report", True)
     row("calibrate: bf16 matmul (cuBLAS, random)", f"{a['bf16_matmul_tflops']:.0f} TFLOP/s", "measured", True)
     ar = a["allreduce"]["points"]
     if ar:
