@@ -99,12 +99,14 @@ Status rankMain(const CalibrateOptions& o, uint32_t rank, uint32_t ranks, const 
     dev.set("count", d.count);
     dev.set("interconnect", d.interconnect);
     out.set("device", std::move(dev));
+    std::vector<SingleGpuFigures> figs(o.repeats);
+    for (auto& f : figs)
+        GS_TRY(Calibrator::measureSingle(o, Calibrator::Part::MemoryAndLaunch, f));
+    for (auto& f : figs)
+        GS_TRY(Calibrator::measureSingle(o, Calibrator::Part::Matmul, f));
     json::Value reps = json::Value::array();
-    for (uint32_t r = 0; r < o.repeats; ++r) {
-        SingleGpuFigures f;
-        GS_TRY(Calibrator::measureSingle(o, f));
+    for (const auto& f : figs)
         reps.push(figuresJson(f));
-    }
     out.set("single", std::move(reps));
     json::Value a = json::Value::array();
     for (const auto& c : ar)

@@ -216,7 +216,7 @@ Status measureGemv(cudaStream_t s, Buffers& b, const CalibrateOptions& o, Single
     } variants[] = { { "grid", { 1, false, 0 } }, { "persistent", { 2, false, 0 } },
         { "persistent-4-in-flight", { 2, false, 4 } }, { "persistent-2-in-flight", { 2, false, 2 } },
         { "persistent+pdl", { 2, true, 0 } }, { "persistent-4-in-flight+pdl", { 2, true, 4 } } };
-    for (uint64_t bytes : { 8ull << 20, 64ull << 20 }) {
+    for (uint64_t bytes : { 8ull << 20, 64ull << 20, 256ull << 20 }) {
         for (const auto& v : variants) {
             double us = 0;
             GS_TRY(gemvPoint(s, b, Precision::Bf16, bytes, o, us, v.v));
@@ -373,7 +373,7 @@ Status Calibrator::deviceInfo(int device, CalibrationProfile::Device& d)
     return Status::ok();
 }
 
-Status Calibrator::measureSingle(const CalibrateOptions& o, SingleGpuFigures& f)
+Status Calibrator::measureSingle(const CalibrateOptions& o, Part part, SingleGpuFigures& f)
 {
     cudaStream_t s = nullptr;
     GS_CUDA(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
@@ -389,13 +389,14 @@ Status Calibrator::measureSingle(const CalibrateOptions& o, SingleGpuFigures& f)
         st = Status::error("calibration: cudaMemset failed");
     if (st && launchFillBf16(reinterpret_cast<uint16_t*>(b.dst), 4096, 1.f, 3, s) != cudaSuccess)
         st = Status::error("calibration: fill failed");
-    if (st)
+    const bool memory = part == Part::MemoryAndLaunch;
+    if (st && memory)
         st = measureCopyRead(s, b, sms, o, f);
-    if (st)
+    if (st && memory)
         st = measureGemv(s, b, o, f);
-    if (st)
+    if (st && memory)
         st = measureLaunch(s, o, f);
-    if (st)
+    if (st && !memory)
         st = measureMatmul(s, b, o, f);
     cudaStreamDestroy(s);
     return st;

@@ -35,8 +35,12 @@ struct CalibrateOptions {
 
 class Calibrator {
 public:
+    // Which single-GPU figures measureSingle takes: the matmul runs at full power, so it is measured
+    // after every repeat of the others, not between them (the launch figures follow the clocks).
+    enum class Part { MemoryAndLaunch, Matmul };
+
     static Status deviceInfo(int device, CalibrationProfile::Device& out);
-    static Status measureSingle(const CalibrateOptions& o, SingleGpuFigures& out);
+    static Status measureSingle(const CalibrateOptions& o, Part part, SingleGpuFigures& out);
     static Status measureAllReduce(const CalibrateOptions& o, uint32_t rank, uint32_t ranks, const ncclUniqueId& id,
         std::vector<std::vector<CurvePoint>>& repeats);
 };
