@@ -378,6 +378,9 @@ void LiveSession::maybeSnapshot(bool final)
         const qint64 wait = std::max<qint64>(m_analysisMs, 2 * m_lastSnapshotMs);
         if (events == m_snapshotEvents || (m_sinceSnapshot.isValid() && m_sinceSnapshot.elapsed() < wait))
             return;
+        // The analysis of the last snapshot is still being built: a newer one would only cancel it.
+        if (m_workspace && m_workspace->document() == m_doc.get() && m_workspace->analysis()->busy())
+            return;
     }
     m_snapshotRunning = true;
     m_snapshotEvents = events;

@@ -11,8 +11,9 @@
 //       snapshot of the capture so far -> Workspace::setLiveSnapshot (waterfall, statistics);
 //   at the end: a final snapshot becomes the workspace's document: a normal trace, saveAs() writes it.
 //
-// The analysis interval backs off to twice the time the last snapshot took, so that a large
-// capture never keeps a core busy rebuilding snapshots. Progress and losses (agents' Progress,
+// The analysis interval backs off to twice the time the last snapshot took, and no snapshot starts
+// while the analysis of the previous one is still being built, so that a large capture never keeps
+// the cores busy rebuilding snapshots. Progress and losses (agents' Progress,
 // StreamCut, errors, reconnects) are kept in status() and announced by statusChanged().
 //
 // Invariants: the live trace is only mutated here, on the GUI thread, and only widgets that read
