@@ -4,17 +4,17 @@
 # Usage: docs/screenshots/make.sh [BUILD_DIR] [TRACE] [STEP] [RANGE]
 #   BUILD_DIR  a build folder with the gapscope target (default: build/dev; built if missing)
 #   TRACE      default: the bundled sample (the first resources/samples/*.gapscope)
-#   STEP       the decode step of step.png (default: 18)
-#   RANGE      the time window of range.png, from the trace start (default 261.9ms:263.1ms: 1.2 ms
-#              inside step 18 of the bundled sample; pick another one for another trace)
+#   STEP       the decode step of step.png (default: 3)
+#   RANGE      the time window of range.png, from the trace start (default 160ms:162ms: 2 ms
+#              inside step 3 of the bundled GLM-5 capture; pick another one for another trace)
 # Writes docs/screenshots/step.png (one decode step on every rank, that step's waterfall of the
 # critical rank) and docs/screenshots/range.png (the range, its waterfall), 1920x1080 each.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 BUILD=${1:-build/dev}
 TRACE=${2:-$(ls resources/samples/*.gapscope | head -n 1)}
-STEP=${3:-18}
-RANGE=${4:-261.9ms:263.1ms}
+STEP=${3:-3}
+RANGE=${4:-160ms:162ms}
 [ -x "$BUILD/app/gapscope" ] || cmake --build "$BUILD" --target gapscope
 OUT=docs/screenshots
 "$BUILD/app/gapscope" "$TRACE" --export-png "$OUT/step.png" --step "$STEP" --size 1920x1080
