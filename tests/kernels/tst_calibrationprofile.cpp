@@ -29,6 +29,8 @@ class TestCalibrationProfile : public QObject {
         p.hbmReadGbs = 4500;
         p.gemv = { { 1 << 20, 3.0 }, { 4 << 20, 4.0 }, { 64 << 20, 16.0 } };
         p.gemvFormats = { { "nvfp4", 256 << 20, 70.0 } };
+        p.gemvVariants = { { "persistent+pdl", 64 << 20, 20.0 } };
+        p.copyPerLaunch = { { 64 << 20, 32.0 } };
         p.launchEagerUs = 4.6;
         p.graphFixedUs = 14;
         p.graphPerNodeUs = 0.6;
@@ -55,6 +57,13 @@ private slots:
         QCOMPARE(j["kind"].toString(), std::string("gapscope-calibration"));
         QCOMPARE(j["gemv"].at(2)["gbs"].toDouble(), double(64 << 20) / 16e3);
         QCOMPARE(j["allreduce"]["library"].toString(), std::string("nccl"));
+        // Extensions: GEMV schedules and the same-size copy (gbs counts read + written bytes).
+        QCOMPARE(q->gemvVariants.size(), size_t(1));
+        QCOMPARE(q->gemvVariants.front().format, std::string("persistent+pdl"));
+        QCOMPARE(q->gemvVariants.front().us, 20.0);
+        QCOMPARE(q->copyPerLaunch.front().bytes, double(64 << 20));
+        QCOMPARE(j["gemv_variants"].at(0)["gbs"].toDouble(), double(64 << 20) / 20e3);
+        QCOMPARE(j["copy_per_launch"].at(0)["gbs"].toDouble(), 2.0 * double(64 << 20) / 32e3);
     }
 
     void interpolation()
