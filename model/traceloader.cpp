@@ -628,7 +628,11 @@ void TraceLoader::removeFailed(const std::vector<Plan>& plans)
             LaneId lane = sh.laneMap[fl];
             if (dead[lane].empty())
                 dead[lane].assign(sh.totals[lane], 0);
-            std::fill_n(dead[lane].begin() + long(first), p.entry->lane_event_counts(k++), uint8_t(1));
+            // A damaged index may claim more events than the lane holds: mark only what exists.
+            const size_t size = dead[lane].size(), from = std::min<size_t>(first, size);
+            const size_t count = k < p.entry->lane_event_counts_size() ? p.entry->lane_event_counts(k) : 0;
+            ++k;
+            std::fill_n(dead[lane].begin() + long(from), std::min(count, size - from), uint8_t(1));
         }
     }
     for (LaneId l = 0; l < t.m_lanes.size(); ++l) {
