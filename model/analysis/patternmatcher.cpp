@@ -63,6 +63,20 @@ private:
     std::string m_out;
     std::vector<Group> m_groups;
     bool m_lastGroupCounted = false; // the last atom was a group holding a counted repetition
+    bool m_afterQuantifier = false; // the last token was a quantifier ("a++" repeats a repetition)
+    bool m_afterGroup = false; // the last token closed a group
+    int m_repeatedGroups = 0; // groups with a quantifier: each may copy the group in the C engine
+    // Checks a quantifier about to be written: not stacked on another, and few repeated groups
+    // (glibc's regcomp copies a repeated group's tree, so nested ones grow exponentially).
+    Status quantifier()
+    {
+        if (m_afterQuantifier)
+            return Status::error("a quantifier after a quantifier (nothing to repeat)");
+        if (m_afterGroup && ++m_repeatedGroups > kMaxRepeatedGroups)
+            return Status::error("more than " + std::to_string(kMaxRepeatedGroups) + " repeated groups");
+        return Status::ok();
+    }
+    static constexpr int kMaxRepeatedGroups = 6;
 };
 
 void EreTranslator::literal(char c)
@@ -267,6 +281,8 @@ Status EreTranslator::counted()
             "repetition counts above " + std::to_string(PatternMatcher::kMaxRepeat) + " are not supported");
     if (m_lastGroupCounted)
         return Status::error("a counted repetition of a group holding another one is not supported");
+    if (Status q = quantifier(); !q)
+        return q;
     if (!m_groups.empty())
         m_groups.back().counted = true;
     m_out.append(m_p.substr(m_i, j + 1 - m_i));
@@ -305,9 +321,13 @@ Expected<std::string> EreTranslator::run()
         case '*':
         case '+':
         case '?':
+            if (Status q = quantifier(); !q)
+                return q.withContext("at offset " + std::to_string(m_i));
             m_out += c;
             ++m_i;
             skipLazy();
+            m_afterQuantifier = true;
+            m_afterGroup = false;
             continue; // a quantifier keeps the group flag of its atom for a following '{' check
         case '{':
             s = counted();
@@ -323,6 +343,9 @@ Expected<std::string> EreTranslator::run()
         }
         if (!s)
             return s.withContext("at offset " + std::to_string(m_i));
+        // A counted repetition just written leaves its '}' as the last output character.
+        m_afterQuantifier = c == '{' && !m_out.empty() && m_out.back() == '}';
+        m_afterGroup = groupClosed;
         if (!groupClosed)
             m_lastGroupCounted = false;
     }
