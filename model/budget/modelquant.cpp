@@ -1,12 +1,13 @@
 // SPDX-License-Identifier: MIT
 #include "model/budget/modelquant.h"
 
+#include "model/analysis/patternmatcher.h"
 #include "model/budget/fieldreader.h"
 #include "model/budget/precision.h"
 
 #include <algorithm>
 #include <cctype>
-#include <regex>
+#include <optional>
 
 namespace gapscope::model {
 
@@ -42,8 +43,9 @@ bool globMatch(const std::string& p, const std::string& s)
     return pi == p.size();
 }
 
-// A compiled ignore-list pattern. std::regex backtracks: patterns with a quantified group and long
-// patterns are refused (never match) so hostile input cannot explode.
+// A compiled ignore-list pattern. "re:" patterns go through the analysis' PatternMatcher: a
+// linear-time search (no backtracking), so hostile input cannot make matching run for ever; patterns
+// it refuses never match. Matching ignores case.
 class ModuleMatcher {
 public:
     explicit ModuleMatcher(const std::string& pattern)
@@ -52,29 +54,15 @@ public:
         if (pattern.rfind("re:", 0) != 0)
             return;
         m_isRegex = true;
-        std::string re = pattern.substr(3);
-        for (const char* bad : { ")*", ")+", ")?", "){", ")\\{" })
-            if (re.find(bad) != std::string::npos)
-                return;
-        if (re.size() > 256)
-            return;
-        try {
-            m_re = std::regex("^(?:" + re + ")", std::regex::ECMAScript);
-            m_valid = true;
-        } catch (const std::regex_error&) {
-        }
+        auto m = PatternMatcher::compile("^(?:" + pattern.substr(3) + ")");
+        if (m)
+            m_re = std::move(m.value());
     }
     bool matches(const std::string& path) const
     {
         if (!m_isRegex)
             return plainOrGlob(m_pattern, path);
-        if (!m_valid)
-            return false;
-        try {
-            return std::regex_search(path, m_re);
-        } catch (const std::regex_error&) {
-            return false;
-        }
+        return m_re && m_re->search(path);
     }
     static bool plainOrGlob(const std::string& pattern, const std::string& path)
     {
@@ -88,8 +76,7 @@ public:
 private:
     std::string m_pattern;
     bool m_isRegex = false;
-    bool m_valid = false;
-    std::regex m_re;
+    std::optional<PatternMatcher> m_re;
 };
 
 // Format of the quantized modules from the quantization section; "" when unknown.

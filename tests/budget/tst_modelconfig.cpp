@@ -244,8 +244,10 @@ void TestModelConfig::modulePatterns_data()
                                              << "model.layers.1.mlp.gate" << true;
     QTest::newRow("regex end anchor") << "re:.*mlp.gate$"
                                       << "model.layers.1.mlp.gate_proj" << false;
-    QTest::newRow("regex refused: quantified group") << "re:(a*)*b"
-                                                     << "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaac" << false;
+    QTest::newRow("regex quantified group, no match, linear time") << "re:(a*)*b"
+                                                                   << std::string(20000, 'a').append("c").c_str() << false;
+    QTest::newRow("regex quantified group") << "re:(layers\\.[0-9]+\\.)+mlp"
+                                            << "layers.3.mlp.gate" << true;
     QTest::newRow("regex invalid") << "re:[unclosed"
                                    << "model.layers.1.mlp.gate" << false;
 }
