@@ -5,6 +5,7 @@
 
 #include "model/tracefile.h"
 #include "testtrace.h"
+#include "tests/unprivileged.h"
 
 #include <QFile>
 #include <QTemporaryDir>
@@ -88,14 +89,19 @@ void TstAnnotationStore::roundTripThroughSidecar()
 
 void TstAnnotationStore::readOnlyTraceUsesSidecar()
 {
-    if (::geteuid() == 0)
-        QSKIP("running as root: file permissions do not make a file read-only");
     QTemporaryDir dir;
     const QString path = dir.filePath(QStringLiteral("ro.gapscope"));
     QVERIFY(model::writeTraceFile(testtrace::make(), path.toStdString()));
-    QFile::setPermissions(path, QFileDevice::ReadOwner);
+    // Readable by everyone, writable by nobody; the folder open to all (the sidecar goes there).
+    QFile::setPermissions(path, QFileDevice::ReadOwner | QFileDevice::ReadGroup | QFileDevice::ReadOther);
+    QFile::setPermissions(dir.path(), QFileDevice::Permissions(0x7777));
     QString error;
-    QCOMPARE(annotationstore::save(path, sampleSet(), &error), annotationstore::SavedTo::Sidecar);
+    {
+        test::Unprivileged user; // root ignores file permissions
+        if (!user.ok())
+            QSKIP("running as root without the right to switch users: permissions cannot be tested");
+        QCOMPARE(annotationstore::save(path, sampleSet(), &error), annotationstore::SavedTo::Sidecar);
+    }
     QVERIFY(QFile::exists(annotationstore::sidecarPath(path)));
 }
 
