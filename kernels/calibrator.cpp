@@ -50,6 +50,41 @@ Status timeEvents(cudaStream_t s, int warm, int reps, const std::function<Status
     return Status::ok();
 }
 
+// Per-launch time of `launches` operations captured back to back into one CUDA graph (enqueue(i)
+// issues operation i on `s`): the median replay time over the repeats, divided by `launches`.
+Status timeGraphPerLaunch(cudaStream_t s, uint32_t launches, const CalibrateOptions& o, const char* what, double& us,
+    const std::function<cudaError_t(uint32_t)>& enqueue)
+{
+    cudaGraph_t g = nullptr;
+    GS_CUDA(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal));
+    for (uint32_t i = 0; i < launches; ++i) {
+        const cudaError_t e = enqueue(i);
+        if (e != cudaSuccess) {
+            cudaStreamEndCapture(s, &g);
+            if (g)
+                cudaGraphDestroy(g);
+            return Status::error(std::string(what) + ": " + cudaGetErrorString(e));
+        }
+    }
+    GS_CUDA(cudaStreamEndCapture(s, &g));
+    cudaGraphExec_t exec = nullptr;
+    const cudaError_t ie = cudaGraphInstantiate(&exec, g, 0);
+    cudaGraphDestroy(g);
+    GS_CUDA(ie);
+    double total = 0;
+    Status st = timeEvents(
+        s, 2, o.quick ? 2 : 9,
+        [&] {
+            GS_CUDA(cudaGraphLaunch(exec, s));
+            return Status::ok();
+        },
+        total);
+    cudaGraphExecDestroy(exec);
+    GS_TRY(st);
+    us = total / launches;
+    return Status::ok();
+}
+
 struct Buffers {
     uint8_t* big = nullptr; // copy source / read probe / GEMV weights
     uint8_t* dst = nullptr;
@@ -124,35 +159,12 @@ Status gemvPoint(cudaStream_t s, Buffers& b, Precision prec, uint64_t bytes, con
     p.schedule = variant.schedule;
     p.pdl = variant.pdl;
     p.inflight = variant.inflight;
-    cudaGraph_t g = nullptr;
-    GS_CUDA(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal));
-    for (uint32_t i = 0; i < launches; ++i) {
+    return timeGraphPerLaunch(s, launches, o, "gemv calibration launch", us, [&](uint32_t i) {
         const uint64_t c = i % copies;
         p.values = b.big + c * stride;
         p.scales = l.scaleBytes ? p.values + (l.valueBytes + 255) / 256 * 256 : nullptr;
-        const cudaError_t e = launchGemv(prec, p, s);
-        if (e != cudaSuccess) {
-            cudaStreamEndCapture(s, &g);
-            return Status::error(std::string("gemv calibration launch: ") + cudaGetErrorString(e));
-        }
-    }
-    GS_CUDA(cudaStreamEndCapture(s, &g));
-    cudaGraphExec_t exec = nullptr;
-    const cudaError_t ie = cudaGraphInstantiate(&exec, g, 0);
-    cudaGraphDestroy(g);
-    GS_CUDA(ie);
-    double total = 0;
-    Status st = timeEvents(
-        s, 2, o.quick ? 2 : 9,
-        [&] {
-            GS_CUDA(cudaGraphLaunch(exec, s));
-            return Status::ok();
-        },
-        total);
-    cudaGraphExecDestroy(exec);
-    GS_TRY(st);
-    us = total / launches;
-    return Status::ok();
+        return launchGemv(prec, p, s);
+    });
 }
 
 // Per-launch time of a device-to-device cudaMemcpyAsync of `bytes`, measured like gemvPoint (a
@@ -162,33 +174,10 @@ Status copyPoint(cudaStream_t s, Buffers& b, uint64_t bytes, const CalibrateOpti
 {
     const uint64_t copies = std::min<uint64_t>(std::max<uint64_t>(1, (512ull << 20) / bytes), (2ull << 30) / bytes);
     const uint32_t launches = static_cast<uint32_t>(std::max<uint64_t>(copies, o.quick ? 4 : 20));
-    cudaGraph_t g = nullptr;
-    GS_CUDA(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal));
-    for (uint32_t i = 0; i < launches; ++i) {
+    return timeGraphPerLaunch(s, launches, o, "copy calibration", us, [&](uint32_t i) {
         const uint64_t c = i % copies;
-        const cudaError_t e = cudaMemcpyAsync(b.dst + c * bytes, b.big + c * bytes, bytes, cudaMemcpyDeviceToDevice, s);
-        if (e != cudaSuccess) {
-            cudaStreamEndCapture(s, &g);
-            return Status::error(std::string("copy calibration: ") + cudaGetErrorString(e));
-        }
-    }
-    GS_CUDA(cudaStreamEndCapture(s, &g));
-    cudaGraphExec_t exec = nullptr;
-    const cudaError_t ie = cudaGraphInstantiate(&exec, g, 0);
-    cudaGraphDestroy(g);
-    GS_CUDA(ie);
-    double total = 0;
-    Status st = timeEvents(
-        s, 2, o.quick ? 2 : 9,
-        [&] {
-            GS_CUDA(cudaGraphLaunch(exec, s));
-            return Status::ok();
-        },
-        total);
-    cudaGraphExecDestroy(exec);
-    GS_TRY(st);
-    us = total / launches;
-    return Status::ok();
+        return cudaMemcpyAsync(b.dst + c * bytes, b.big + c * bytes, bytes, cudaMemcpyDeviceToDevice, s);
+    });
 }
 
 Status measureGemv(cudaStream_t s, Buffers& b, const CalibrateOptions& o, SingleGpuFigures& f)
