@@ -273,7 +273,8 @@ ncclResult_t initV5(void** ctx, uint64_t commId, int* mask, const char*, int, in
     return commInit(ctx, commId, mask, nranks, rank, 5);
 }
 
-ncclResult_t startV5(void* ctx, void** handle, GsNcclDescrV5* d)
+// v4 and v5 descriptors share the fields read here; the communicator comes from the context.
+template <typename Descr> ncclResult_t startWithContext(void* ctx, void** handle, Descr* d)
 {
     *handle = &g_ignored;
     if (!d || !recording() || !(d->type & kRecordMask))
@@ -286,6 +287,11 @@ ncclResult_t startV5(void* ctx, void** handle, GsNcclDescrV5* d)
         fillP2p(s, d->p2p);
     *handle = s;
     return 0;
+}
+
+ncclResult_t startV5(void* ctx, void** handle, GsNcclDescrV5* d)
+{
+    return startWithContext(ctx, handle, d);
 }
 
 ncclResult_t initV4(void** ctx, int* mask, const char*, uint64_t commHash, int, int nranks, int rank, ncclDebugLogger_t)
@@ -295,17 +301,7 @@ ncclResult_t initV4(void** ctx, int* mask, const char*, uint64_t commHash, int, 
 
 ncclResult_t startV4(void* ctx, void** handle, GsNcclDescrV4* d)
 {
-    *handle = &g_ignored;
-    if (!d || !recording() || !(d->type & kRecordMask))
-        return 0;
-    CollectiveRecord* s = takeSlot();
-    s->comm = commOf(ctx);
-    if (d->type & kNcclProfileColl)
-        fillColl(s, d->coll, d->coll.nChannels);
-    else
-        fillP2p(s, d->p2p);
-    *handle = s;
-    return 0;
+    return startWithContext(ctx, handle, d);
 }
 
 ncclResult_t initV3(void** ctx, int* mask)

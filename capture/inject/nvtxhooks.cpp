@@ -89,6 +89,20 @@ void push(NvtxRecord& r)
         ch.nvtxDropped.fetch_add(1, std::memory_order_relaxed);
 }
 
+// The record's text: the ASCII argument when given, else the attributes' message.
+void nameOf(const nvtxEventAttributes_t* attr, const char* ascii, NvtxRecord& r)
+{
+    if (ascii)
+        copyText(r.name, sizeof(r.name), ascii, r.truncated);
+    else
+        messageOf(attr, r);
+}
+
+uint8_t depthOf(int depth)
+{
+    return uint8_t(depth < 255 ? depth : 255);
+}
+
 int rangePush(const nvtxEventAttributes_t* attr, const char* ascii, nvtxDomainHandle_t domain)
 {
     const int level = t_depth++;
@@ -96,12 +110,9 @@ int rangePush(const nvtxEventAttributes_t* attr, const char* ascii, nvtxDomainHa
         return level;
     NvtxRecord r;
     r.op = NvtxOp::Push;
-    r.depth = uint8_t(level < 255 ? level : 255);
+    r.depth = depthOf(level);
     r.domain = uint64_t(reinterpret_cast<uintptr_t>(domain));
-    if (ascii)
-        copyText(r.name, sizeof(r.name), ascii, r.truncated);
-    else
-        messageOf(attr, r);
+    nameOf(attr, ascii, r);
     push(r);
     return level;
 }
@@ -113,7 +124,7 @@ int rangePop(nvtxDomainHandle_t domain)
     if (mode() == 2) {
         NvtxRecord r;
         r.op = NvtxOp::Pop;
-        r.depth = uint8_t(t_depth < 255 ? t_depth : 255);
+        r.depth = depthOf(t_depth);
         r.domain = uint64_t(reinterpret_cast<uintptr_t>(domain));
         push(r);
     }
@@ -129,10 +140,7 @@ nvtxRangeId_t rangeStart(const nvtxEventAttributes_t* attr, const char* ascii, n
     r.op = NvtxOp::Start;
     r.rangeId = id;
     r.domain = uint64_t(reinterpret_cast<uintptr_t>(domain));
-    if (ascii)
-        copyText(r.name, sizeof(r.name), ascii, r.truncated);
-    else
-        messageOf(attr, r);
+    nameOf(attr, ascii, r);
     push(r);
     return id;
 }
@@ -153,11 +161,8 @@ void mark(const nvtxEventAttributes_t* attr, const char* ascii)
         return;
     NvtxRecord r;
     r.op = NvtxOp::Mark;
-    r.depth = uint8_t(t_depth < 255 ? t_depth : 255);
-    if (ascii)
-        copyText(r.name, sizeof(r.name), ascii, r.truncated);
-    else
-        messageOf(attr, r);
+    r.depth = depthOf(t_depth);
+    nameOf(attr, ascii, r);
     push(r);
 }
 
