@@ -12,10 +12,12 @@ namespace gapscope::kernels {
 
 namespace {
 
-json::Value stepJson(const StepRecord& s)
+// `boundaries`: also the per-boundary sync idle (the transfer from a rank to the parent process).
+json::Value stepJson(const StepRecord& s, bool boundaries)
 {
     json::Value j = json::Value::object();
     j.set("index", s.index);
+    j.set("start_unix_ns", s.startUnixNs);
     j.set("measured_ns", s.measuredNs);
     j.set("gpu_ns", s.gpuNs);
     j.set("host_ns", s.hostNs);
@@ -23,6 +25,12 @@ json::Value stepJson(const StepRecord& s)
     j.set("launch_host_ns", s.launchHostNs);
     j.set("sync_stall_ns", s.syncStallNs);
     j.set("syncs", s.syncs);
+    if (boundaries && !s.syncIdleNs.empty()) {
+        json::Value b = json::Value::array();
+        for (uint64_t v : s.syncIdleNs)
+            b.push(v);
+        j.set("sync_idle_ns", std::move(b));
+    }
     j.set("step_gap_ns", s.stepGapNs);
     j.set("straggler_ns", s.stragglerNs);
     j.set("slow_ns", s.slowNs);
@@ -40,6 +48,9 @@ StepRecord stepFrom(const json::Value& j)
     s.launchHostNs = static_cast<uint64_t>(j["launch_host_ns"].toInt());
     s.syncStallNs = static_cast<uint64_t>(j["sync_stall_ns"].toInt());
     s.syncs = static_cast<uint32_t>(j["syncs"].toInt());
+    for (const auto& v : j["sync_idle_ns"].items())
+        s.syncIdleNs.push_back(static_cast<uint64_t>(v.toInt()));
+    s.startUnixNs = static_cast<uint64_t>(j["start_unix_ns"].toInt());
     s.stepGapNs = static_cast<uint64_t>(j["step_gap_ns"].toInt());
     s.stragglerNs = static_cast<uint64_t>(j["straggler_ns"].toInt());
     s.slowNs = static_cast<uint64_t>(j["slow_ns"].toInt());
@@ -55,7 +66,7 @@ json::Value RankResult::toJson() const
     j.set("device", device);
     json::Value st = json::Value::array();
     for (const auto& s : steps)
-        st.push(stepJson(s));
+        st.push(stepJson(s, true));
     j.set("steps", std::move(st));
     json::Value c = json::Value::object();
     for (const auto& [k, v] : cleanComponentsNs)
@@ -104,9 +115,38 @@ Expected<RankResult> RankResult::fromJson(const json::Value& j)
     return r;
 }
 
-uint64_t GroundTruth::expectedExtraNs(const StepRecord& own, uint64_t stragglerSpinNs)
+uint64_t GroundTruth::expectedExtraNs(const StepRecord& own, uint64_t stragglerSpinNs, uint64_t syncCriticalNs)
 {
-    return own.launchHostNs + own.syncStallNs + own.stepGapNs + stragglerSpinNs + own.slowNs;
+    return own.launchHostNs + syncCriticalNs + own.stepGapNs + stragglerSpinNs + own.slowNs;
+}
+
+std::vector<uint64_t> GroundTruth::syncCriticalNs(const std::vector<RankResult>& ranks)
+{
+    std::vector<uint64_t> out;
+    for (const auto& r : ranks)
+        for (const auto& s : r.steps) {
+            if (s.index >= out.size())
+                out.resize(s.index + 1, 0);
+            out[s.index] = std::max(out[s.index], s.syncStallNs);
+        }
+    // Per boundary, the rank that resumed last holds every rank at the next collective.
+    std::vector<std::vector<uint64_t>> perBoundary(out.size());
+    for (const auto& r : ranks)
+        for (const auto& s : r.steps) {
+            auto& b = perBoundary[s.index];
+            if (b.size() < s.syncIdleNs.size())
+                b.resize(s.syncIdleNs.size(), 0);
+            for (size_t i = 0; i < s.syncIdleNs.size(); ++i)
+                b[i] = std::max(b[i], s.syncIdleNs[i]);
+        }
+    for (size_t i = 0; i < out.size(); ++i)
+        if (!perBoundary[i].empty()) {
+            uint64_t sum = 0;
+            for (uint64_t v : perBoundary[i])
+                sum += v;
+            out[i] = sum;
+        }
+    return out;
 }
 
 static json::Value configJson(const SimOptions& o, const DecodePlan& plan)
@@ -154,13 +194,14 @@ json::Value GroundTruth::build(
         if (static_cast<int32_t>(r.rank) == o.path.stragglerRank)
             for (const auto& s : r.steps)
                 spin.push_back(s.stragglerNs);
+    const std::vector<uint64_t> syncCritical = syncCriticalNs(ranks);
     json::Value rs = json::Value::array();
     for (const auto& r : ranks) {
         json::Value rj = r.toJson();
         json::Value steps = json::Value::array();
         std::vector<double> measured;
         for (const auto& s : r.steps) {
-            json::Value sj = stepJson(s);
+            json::Value sj = stepJson(s, false);
             const uint64_t sp = s.index < spin.size() ? spin[s.index] : 0;
             const bool straggler = static_cast<int32_t>(r.rank) == o.path.stragglerRank;
             sj.set("collective_wait_ns", straggler ? 0 : sp);
@@ -168,7 +209,9 @@ json::Value GroundTruth::build(
             if (o.path.slow)
                 comps.set(model::toString(o.path.slowComponent), s.slowNs);
             sj.set("components_ns", std::move(comps));
-            sj.set("expected_extra_ns", expectedExtraNs(s, sp));
+            const uint64_t sync = s.index < syncCritical.size() ? syncCritical[s.index] : s.syncStallNs;
+            sj.set("sync_critical_ns", sync);
+            sj.set("expected_extra_ns", expectedExtraNs(s, sp, sync));
             steps.push(std::move(sj));
             measured.push_back(static_cast<double>(s.measuredNs));
         }

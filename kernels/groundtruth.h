@@ -28,6 +28,8 @@ struct StepRecord {
     uint64_t hostDelayNs = 0; // host delay spun by the delaying code (host clock)
     uint64_t launchHostNs = 0; // GPU idle across those delays (CUDA events around each delay)
     uint64_t syncStallNs = 0; // GPU idle between layers caused by --sync-every-layer (events)
+    std::vector<uint64_t> syncIdleNs; // the same per layer boundary (rank transfer only, not in the truth)
+    uint64_t startUnixNs = 0; // host CLOCK_REALTIME when the step's launches began (matches captures)
     uint32_t syncs = 0;
     uint64_t stepGapNs = 0; // host gap injected after this step (inside this step's window)
     uint64_t stragglerNs = 0; // this rank's own spin before collectives (straggler rank only)
@@ -56,9 +58,13 @@ public:
     // `floorUs` < 0 when no calibration profile was given.
     static json::Value build(
         const SimOptions& options, const DecodePlan& plan, const std::vector<RankResult>& ranks, double floorUs);
-    // The extra a step should show over a clean run: host delays + sync gaps + step gap + the
-    // straggler spin (every rank waits for it) + slowed kernels.
-    static uint64_t expectedExtraNs(const StepRecord& own, uint64_t stragglerSpinNs);
+    // The extra a step should show over a clean run: host delays + sync gaps (`syncCriticalNs`)
+    // + step gap + the straggler spin (every rank waits for it) + slowed kernels.
+    static uint64_t expectedExtraNs(const StepRecord& own, uint64_t stragglerSpinNs, uint64_t syncCriticalNs);
+    // Per step index, the sync idle that holds all ranks: at each layer boundary the largest
+    // rank's idle (the others wait for it at the next collective), summed over the boundaries;
+    // the largest rank's total where boundaries were not recorded.
+    static std::vector<uint64_t> syncCriticalNs(const std::vector<RankResult>& ranks);
 };
 
 } // namespace gapscope::kernels

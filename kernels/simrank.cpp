@@ -460,6 +460,9 @@ Status SimRank::barrier()
 Status SimRank::runStep(uint32_t index, bool record, StepRecord& rec)
 {
     const uint64_t h0 = nowNs();
+    timespec wall;
+    clock_gettime(CLOCK_REALTIME, &wall);
+    rec.startUnixNs = uint64_t(wall.tv_sec) * 1000000000ull + uint64_t(wall.tv_nsec);
     if (m_opt.nvtx)
         nvtxRangePushA(("decode_step " + std::to_string(index)).c_str());
     m_delay.injected.store(0);
@@ -496,8 +499,10 @@ Status SimRank::runStep(uint32_t index, bool record, StepRecord& rec)
     for (size_t d = 0; d < m_delayCount; ++d)
         rec.launchHostNs += elapsedNs(m_delayEv[2 * d], m_delayEv[2 * d + 1]) + marker;
     rec.syncs = static_cast<uint32_t>(segs - 1);
-    for (size_t seg = 1; seg < segs; ++seg)
-        rec.syncStallNs += elapsedNs(m_segEnd[seg - 1], m_segBegin[seg]) + marker;
+    for (size_t seg = 1; seg < segs; ++seg) {
+        rec.syncIdleNs.push_back(elapsedNs(m_segEnd[seg - 1], m_segBegin[seg]) + marker);
+        rec.syncStallNs += rec.syncIdleNs.back();
+    }
     rec.slowNs = m_hostCounters[0] - m_prevCounters[0];
     rec.stragglerNs = m_hostCounters[1] - m_prevCounters[1];
     m_prevCounters[0] = m_hostCounters[0];

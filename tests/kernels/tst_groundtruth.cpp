@@ -57,6 +57,43 @@ private slots:
         QVERIFY(!RankResult::fromJson(json::Value(3)).hasValue());
     }
 
+    void syncBoundariesTravelAndAddUpPerBoundary()
+    {
+        RankResult a = rank(0, 0), b = rank(1, 0);
+        for (uint32_t i = 0; i < 3; ++i) {
+            a.steps[i].syncIdleNs = { 100, 500, 200 };
+            b.steps[i].syncIdleNs = { 400, 100, 250 };
+            a.steps[i].syncStallNs = 800;
+            b.steps[i].syncStallNs = 750;
+            a.steps[i].startUnixNs = 1764500000000000000ull + i;
+        }
+        auto back = RankResult::fromJson(json::parse(json::write(a.toJson(), -1)).value());
+        QVERIFY(back.hasValue());
+        QCOMPARE(back->steps[1].syncIdleNs, (std::vector<uint64_t> { 100, 500, 200 }));
+        QCOMPARE(back->steps[2].startUnixNs, uint64_t(1764500000000000002ull));
+        // Per boundary the later rank holds both: 400 + 500 + 250, not max(800, 750).
+        const auto crit = GroundTruth::syncCriticalNs({ a, b });
+        QCOMPARE(crit, (std::vector<uint64_t> { 1150, 1150, 1150 }));
+        // Without boundaries the largest rank's total stands.
+        a.steps[0].syncIdleNs.clear();
+        b.steps[0].syncIdleNs.clear();
+        QCOMPARE(GroundTruth::syncCriticalNs({ a, b })[0], uint64_t(800));
+        auto cfg = model::loadModelConfig("qwen3-30b-a3b");
+        QVERIFY(cfg.hasValue());
+        SimOptions o;
+        o.plan.tp = 2;
+        o.plan.layers = 2;
+        auto plan = DecodePlan::build(*cfg, o.plan);
+        QVERIFY(plan.hasValue());
+        const json::Value t = GroundTruth::build(o, *plan, { a, b }, -1);
+        const json::Value& s1 = t["ranks"].at(1)["steps"].at(1);
+        QCOMPARE(s1["sync_critical_ns"].toInt(), int64_t(1150));
+        QCOMPARE(s1["sync_stall_ns"].toInt(), int64_t(750)); // the rank's own idle stays per rank
+        QVERIFY(!s1.contains("sync_idle_ns")); // per-boundary values stay out of the truth file
+        QCOMPARE(s1["expected_extra_ns"].toInt(), int64_t(4800 + 1150 + 2000000 + 30000));
+        QCOMPARE(t["ranks"].at(0)["steps"].at(2)["start_unix_ns"].toInt(), int64_t(1764500000000000002ll));
+    }
+
     void truthShape()
     {
         auto cfg = model::loadModelConfig("qwen3-30b-a3b");
