@@ -141,6 +141,7 @@ json::Value AnalysisReport::rankJson(uint32_t rank) const
             json::Value o = json::Value::object();
             o.set("index", rec.index);
             o.set("start_ms", ms(rec.start - origin));
+            o.set("start_ns", static_cast<int64_t>(rec.start)); // the trace's clock (captures: CLOCK_REALTIME)
             o.set("measured_ms", ms(b.measuredNs));
             o.set("measured_ns", b.measuredNs);
             o.set("bars", barsJson(b, 1));
