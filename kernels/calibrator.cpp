@@ -11,6 +11,7 @@
 #include <cuda_bf16.h>
 #include <dlfcn.h>
 #include <functional>
+#include <sched.h>
 
 namespace gapscope::kernels {
 
@@ -25,8 +26,18 @@ double nowUs()
     return ts.tv_sec * 1e6 + ts.tv_nsec / 1e3;
 }
 
-// Median over `reps` of the event-timed duration of `body` (in microseconds), after `warm` runs.
-Status timeEvents(cudaStream_t s, int warm, int reps, const std::function<Status()>& body, double& us)
+// The q-quantile (0..1, nearest rank) of `v`; 0 for none.
+double quantileOf(std::vector<double> v, double q)
+{
+    if (v.empty())
+        return 0;
+    std::sort(v.begin(), v.end());
+    return v[static_cast<size_t>(q * static_cast<double>(v.size() - 1) + 0.5)];
+}
+
+// The q-quantile (default the median) over `reps` of the event-timed duration of `body` (in
+// microseconds), after `warm` runs.
+Status timeEvents(cudaStream_t s, int warm, int reps, const std::function<Status()>& body, double& us, double q = 0.5)
 {
     cudaEvent_t a, b;
     GS_CUDA(cudaEventCreate(&a));
@@ -46,7 +57,7 @@ Status timeEvents(cudaStream_t s, int warm, int reps, const std::function<Status
     cudaEventDestroy(a);
     cudaEventDestroy(b);
     GS_TRY(st);
-    us = median(t);
+    us = quantileOf(t, q);
     return Status::ok();
 }
 
@@ -218,48 +229,90 @@ Status measureGemv(cudaStream_t s, Buffers& b, const CalibrateOptions& o, Single
     return Status::ok();
 }
 
+// Keeps the calling thread on the CPU it runs on while alive (restores the old mask): the host-bound
+// launch figures then follow one core instead of wherever the scheduler moves the thread.
+class PinToCurrentCpu {
+public:
+    PinToCurrentCpu()
+    {
+        m_ok = sched_getaffinity(0, sizeof(m_old), &m_old) == 0;
+        const int cpu = sched_getcpu();
+        if (m_ok && cpu >= 0) {
+            cpu_set_t one;
+            CPU_ZERO(&one);
+            CPU_SET(cpu, &one);
+            sched_setaffinity(0, sizeof(one), &one);
+        }
+    }
+    ~PinToCurrentCpu()
+    {
+        if (m_ok)
+            sched_setaffinity(0, sizeof(m_old), &m_old);
+    }
+    PinToCurrentCpu(const PinToCurrentCpu&) = delete;
+    PinToCurrentCpu& operator=(const PinToCurrentCpu&) = delete;
+
+private:
+    cpu_set_t m_old;
+    bool m_ok = false;
+};
+
+// Host-bound figures take a low quantile of many samples: the launch path's own cost, not the
+// interrupts and neighbours that land on some of the samples (the median moved 20 % between runs).
+constexpr double kHostQuantile = 0.2;
+
+// Host clock from cudaGraphLaunch to the end of cudaStreamSynchronize for a graph of `nodes`
+// empty kernels: the kHostQuantile of `reps` replays after 10 warm ones.
+Status graphReplayUs(cudaStream_t s, int nodes, int reps, double& us)
+{
+    cudaGraph_t g = nullptr;
+    GS_CUDA(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal));
+    for (int i = 0; i < nodes; ++i)
+        launchEmptyKernel(s);
+    GS_CUDA(cudaStreamEndCapture(s, &g));
+    cudaGraphExec_t exec = nullptr;
+    const cudaError_t ie = cudaGraphInstantiate(&exec, g, 0);
+    cudaGraphDestroy(g);
+    GS_CUDA(ie);
+    std::vector<double> t;
+    for (int i = 0; i < reps + 10; ++i) {
+        const double t0 = nowUs();
+        cudaGraphLaunch(exec, s);
+        cudaStreamSynchronize(s);
+        if (i >= 10)
+            t.push_back(nowUs() - t0);
+    }
+    cudaGraphExecDestroy(exec);
+    GS_CUDA(cudaGetLastError());
+    us = quantileOf(t, kHostQuantile);
+    return Status::ok();
+}
+
 Status measureLaunch(cudaStream_t s, const CalibrateOptions& o, SingleGpuFigures& f)
 {
-    const int n = o.quick ? 200 : 2000;
+    PinToCurrentCpu pin;
+    const int n = o.quick ? 200 : 1000;
     double us = 0;
     GS_TRY(timeEvents(
-        s, 5, o.quick ? 3 : 21,
+        s, 10, o.quick ? 5 : 41,
         [&] {
             for (int i = 0; i < n; ++i)
                 GS_CUDA(launchEmptyKernel(s));
             return Status::ok();
         },
-        us));
+        us, kHostQuantile));
     f.eagerUs = us / n;
-    // Graph replay: host clock from cudaGraphLaunch to the end of cudaStreamSynchronize, for
-    // graphs of 1..1000 empty kernels; least-squares line through (nodes, us).
+    // Graph replay for graphs of 1..1000 empty kernels; least-squares line through (nodes, us).
     std::vector<double> xs, ys;
     // Two passes over the sizes; the first only warms the launch path up (graphs, clocks).
     for (int pass = 0; pass < 2; ++pass) {
         xs.clear();
         ys.clear();
         for (int nodes : { 1, 10, 100, 300, 1000 }) {
-            cudaGraph_t g = nullptr;
-            GS_CUDA(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal));
-            for (int i = 0; i < nodes; ++i)
-                launchEmptyKernel(s);
-            GS_CUDA(cudaStreamEndCapture(s, &g));
-            cudaGraphExec_t exec = nullptr;
-            const cudaError_t ie = cudaGraphInstantiate(&exec, g, 0);
-            cudaGraphDestroy(g);
-            GS_CUDA(ie);
-            std::vector<double> t;
-            for (int i = 0; i < (o.quick ? 10 : 200); ++i) {
-                const double t0 = nowUs();
-                cudaGraphLaunch(exec, s);
-                cudaStreamSynchronize(s);
-                if (i >= 10)
-                    t.push_back(nowUs() - t0);
-            }
-            cudaGraphExecDestroy(exec);
-            GS_CUDA(cudaGetLastError());
+            double t = 0;
+            GS_TRY(graphReplayUs(s, nodes, o.quick ? 10 : 300, t));
             xs.push_back(nodes);
-            ys.push_back(median(t));
+            ys.push_back(t);
         }
     }
     double mx = 0, my = 0, sxx = 0, sxy = 0;

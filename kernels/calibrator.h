@@ -5,7 +5,8 @@
 // floor curve from 1 MB to 1 GB at decode shapes, GEMV bandwidth per weight format, eager and
 // graph launch cost, bf16 matmul rate through cuBLAS on random data) and, across the ranks of a
 // RankGroup, AllReduce latency vs message size through NCCL. Each figure is the median of many
-// timed repetitions (CUDA events, or the host clock where the host is part of the cost); small
+// timed repetitions (CUDA events, or the host clock where the host is part of the cost; the
+// host-bound launch figures a low quantile on one pinned core); small
 // GEMVs rotate over enough copies of their weights that no launch is served from L2.
 // Threading: one rank process, its current device.
 
