@@ -9,7 +9,8 @@
 # equal across steps and match torch.profiler's on the same loop, GPU times sit after their host
 # launches (one clock), the NVTX rule, the NCCL plugin, another CUPTI client is refused and
 # reported while torch.profiler keeps working, a 10,000-step capture keeps rank memory flat, and
-# step-time overhead (not injected / injected idle / capturing / torch.profiler), eager and graph.
+# step-time overhead (not injected / injected idle / capturing / torch.profiler), eager and graph
+# (the design is described above the runs below).
 #
 # Binaries: $INJECT_CARRY/{libgapscope-inject.so,inject_probe} when given and loadable, else built
 # in BUILD_DIR (cmake --preset gpu). Rows `check | measured | target | PASS/FAIL` go to
@@ -74,21 +75,42 @@ run() { # tag mode injected phases [extra args...]
   fi
   port=$((port + 1))
   local t0=$(date +%s)
-  env "${envs[@]}" timeout 150 python3 -m torch.distributed.run --nproc_per_node 2 --master_port $port \
+  env "${envs[@]}" timeout 240 python3 -m torch.distributed.run --nproc_per_node 2 --master_port $port \
     "$W/tp_decode.py" --mode "$mode" --phases "$phases" --control "$CTRL" --out "$LOG/runs" --tag "$tag" "$@" \
     >"$LOG/$tag.log" 2>&1
   echo "$tag: rc $? in $(( $(date +%s) - t0 )) s" | tee -a "$LOG/runs.txt"
 }
 
-# Graph mode: steps by CUDA graph launch. Eager mode: steps by the NVTX range around each step
-# (both eager runs carry the range, so the comparison stays fair); after torch.profiler the eager
-# run captures by anchor kernel (the step's one argmax).
-run graph-inj graph 1 "warm:30,idle:300,capture:20:20,capture:300:340,profile:20,profile:300:noexport,capture:20:20,profcap:0"
-run graph-base graph 0 "warm:30,idle:300"
-run eager-inj eager 1 "warm:30,idle:300,capture:20:20,capture:300:340,profile:20,profile:300:noexport,capture:20:20:anchor:ArgMax,profcap:0" --nvtx
-run eager-base eager 0 "warm:30,idle:300" --nvtx
+# Overhead design (capture_report.py): injected idle vs not injected needs separate processes, so
+# they alternate (base, inj, base, inj, ...; GAPSCOPE_INJECT_{GRAPH,EAGER}_PAIRS pairs) and compare
+# the median of the per-process medians of each one's first idle phase against the spread between
+# processes of one configuration. Capturing and torch.profiler are measured in ONE process in blocks
+# interleaved with idle blocks (blocks:R:N:KIND), each against the idle blocks around it. Kineto keeps
+# its CUPTI subscriber once torch.profiler has run, so every capture block comes before the first
+# profile. Each rank pins itself to its GPU's cores and times with the garbage collector off.
+# Graph mode: steps by CUDA graph launch. Eager mode: steps by the NVTX range around each step (all
+# eager runs carry the range, so the comparison stays fair); after torch.profiler the eager run
+# captures by anchor kernel (the step's one argmax).
+GPAIRS=${GAPSCOPE_INJECT_GRAPH_PAIRS:-1}
+EPAIRS=${GAPSCOPE_INJECT_EAGER_PAIRS:-2}
+BASE="warm:30,idle:300"
+BLOCKS="blocks:3:100:capture,profile:20,blocks:3:100:profile"
+GRAPH_INJ="warm:30,idle:300,capture:20:20,$BLOCKS,capture:20:20,profcap:0"
+EAGER_INJ="warm:30,idle:300,capture:20:20,$BLOCKS,capture:20:20:anchor:ArgMax,profcap:0"
+T_START=$(date +%s)
+for i in $(seq 1 "$GPAIRS"); do
+  sfx=$([ "$i" = 1 ] || echo "$i")
+  run "graph-base$sfx" graph 0 "$BASE"
+  if [ "$i" = 1 ]; then run graph-inj graph 1 "$GRAPH_INJ"; else run "graph-inj$sfx" graph 1 "$BASE"; fi
+done
+for i in $(seq 1 "$EPAIRS"); do
+  sfx=$([ "$i" = 1 ] || echo "$i")
+  run "eager-base$sfx" eager 0 "$BASE" --nvtx
+  if [ "$i" = 1 ]; then run eager-inj eager 1 "$EAGER_INJ" --nvtx; else run "eager-inj$sfx" eager 1 "$BASE" --nvtx; fi
+done
 SMALL=(--layers 4 --hidden 2048 --ffn 8192 --heads 16 --context 1024 --nvtx)
 run small-long graph 1 "warm:50,capture:20:20:nvtx,capture:0:10000" "${SMALL[@]}"
+echo "workload runs: $(( $(date +%s) - T_START )) s" | tee -a "$LOG/runs.txt"
 
 touch "$CTRL/quit"
 sleep 1

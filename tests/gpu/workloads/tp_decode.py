@@ -24,13 +24,25 @@ Phases, in order (timed steps record their host step time):
   profcap:0           torch.profiler active while a capture is asked for (must be refused, profiler
                       still records)
   rss:N:EVERY         N untimed steps, sampling this process's RSS every EVERY steps
-Writes DIR/rank<R>.json.
+  blocks:R:N:KINDS[:S]  interleaved blocks in this process, so that drift between processes cancels:
+                      idle:N, then R times (for each KIND of KINDS, joined by '+': the KIND block of N
+                      timed steps, idle:N), e.g. blocks:3:100:capture is idle, capture, idle,
+                      capture, idle, capture, idle. KIND capture is capture:N:S (S defaults to N + 50;
+                      each block is its own capture), profile is profile:N:noexport. Every block
+                      follows --settle untimed steps; its phase records block_set (the index of this
+                      spec), block (position), block_kinds and settle.
+Phases that time steps run with the garbage collector off (collected before). Each rank pins itself to its own
+cores first (the CPUs local to its GPU, split if the GPUs share them; else disjoint parts of the
+allowed set) and records them under "affinity".
+Writes DIR/<tag>-rank<R>.json.
 """
 import argparse
+import contextlib
+import gc
 import json
-import math
 import os
 import statistics
+import subprocess
 import sys
 import time
 
@@ -55,7 +67,126 @@ def parse_args():
     p.add_argument("--out", required=True)
     p.add_argument("--tag", default="")
     p.add_argument("--timeout", type=float, default=60.0)
+    p.add_argument("--threads", type=int, default=1, help="torch.set_num_threads")
+    p.add_argument("--no-pin", action="store_true", help="leave the CPU affinity as inherited")
+    p.add_argument("--settle", type=int, default=5, help="untimed steps before each interleaved block")
+    p.add_argument("--capture-settle-s", type=float, default=0.6,
+                   help="start timing a capture this long after the probe took the request even when "
+                        "it has not announced recording (the report keeps only steps inside the window)")
     return p.parse_args()
+
+
+def parse_cpulist(text):
+    """'0-3,8,10-11' -> {0, 1, 2, 3, 8, 10, 11}"""
+    cpus = set()
+    for part in text.strip().split(","):
+        part = part.strip()
+        if not part:
+            continue
+        lo, _, hi = part.partition("-")
+        cpus.update(range(int(lo), int(hi or lo) + 1))
+    return cpus
+
+
+def cpulist(cpus):
+    """{0, 1, 2, 3, 8} -> '0-3,8'"""
+    out, run = [], []
+    for c in sorted(cpus):
+        if run and c != run[-1] + 1:
+            out.append(f"{run[0]}-{run[-1]}" if len(run) > 1 else str(run[0]))
+            run = []
+        run.append(c)
+    if run:
+        out.append(f"{run[0]}-{run[-1]}" if len(run) > 1 else str(run[0]))
+    return ",".join(out)
+
+
+def split_cores(local, local_world, allowed, gpu_cpus):
+    """The cores of local rank `local`: its GPU's local CPUs (gpu_cpus[j], already intersected with
+    `allowed`), split evenly among the ranks whose GPUs share the same set; disjoint parts of
+    `allowed` when a GPU's set is unknown or the sets overlap partly. Returns (cores, source)."""
+    allowed = sorted(allowed)
+    sets = [frozenset(c) for c in gpu_cpus]
+    if len(sets) == local_world and all(sets):
+        chosen = []
+        for j in range(local_world):
+            sharing = [k for k in range(local_world) if sets[k] == sets[j]]
+            cores = sorted(sets[j])
+            p, n = sharing.index(j), len(sharing)
+            chosen.append(set(cores[p * len(cores) // n:(p + 1) * len(cores) // n]))
+        disjoint = all(not (chosen[i] & chosen[k]) for i in range(local_world) for k in range(i))
+        if disjoint and all(chosen):
+            shared = sum(1 for k in range(local_world) if sets[k] == sets[local]) > 1
+            return chosen[local], "gpu-local cpus" + (" (split: the GPUs share them)" if shared else "")
+    n = len(allowed)
+    return set(allowed[local * n // local_world:(local + 1) * n // local_world]), "disjoint part of the allowed cpus"
+
+
+def gpu_pci_address(index):
+    """The sysfs name (dddd:bb:dd.0) of CUDA device `index`: from torch's properties, else from
+    nvidia-smi matched by UUID (CUDA's device order need not be PCI order)."""
+    prop = torch.cuda.get_device_properties(index)
+    if hasattr(prop, "pci_bus_id"):
+        return f"{prop.pci_domain_id:04x}:{prop.pci_bus_id:02x}:{prop.pci_device_id:02x}.0"
+    uuid = str(getattr(prop, "uuid", "")).lower()
+    try:
+        out = subprocess.run(["nvidia-smi", "--query-gpu=uuid,pci.bus_id", "--format=csv,noheader"],
+                             capture_output=True, text=True, timeout=30).stdout
+    except (OSError, subprocess.SubprocessError):
+        return ""
+    for line in out.splitlines():
+        u, _, bus = (x.strip() for x in line.partition(","))
+        if uuid and uuid in u.lower() and ":" in bus:
+            dom, rest = bus.split(":", 1)
+            return f"{int(dom, 16):04x}:{rest.lower()}"
+    return ""
+
+
+def read_sys(path):
+    try:
+        with open(path) as f:
+            return f.read().strip()
+    except OSError:
+        return ""
+
+
+def pin_threads(cores):
+    """Applies the affinity to every thread of this process (threads started later inherit it)."""
+    n = 0
+    for tid in os.listdir("/proc/self/task"):
+        try:
+            os.sched_setaffinity(int(tid), cores)
+            n += 1
+        except OSError:
+            pass
+    return n
+
+
+def pin_rank(local, local_world):
+    allowed = os.sched_getaffinity(0)
+    addrs, gpu_cpus = [], []
+    for j in range(local_world):
+        addr = gpu_pci_address(j) if j < torch.cuda.device_count() else ""
+        local_cpus = parse_cpulist(read_sys(f"/sys/bus/pci/devices/{addr}/local_cpulist")) if addr else set()
+        addrs.append(addr)
+        gpu_cpus.append(local_cpus & allowed)
+    cores, source = split_cores(local, local_world, allowed, gpu_cpus)
+    threads = pin_threads(cores)
+    return dict(cpus=cpulist(cores), ncpus=len(cores), source=source, allowed=cpulist(allowed),
+                pci=addrs[local] if local < len(addrs) else "",
+                numa_node=read_sys(f"/sys/bus/pci/devices/{addrs[local]}/numa_node") if local < len(addrs) and addrs[local] else "",
+                gpu_local_cpus=[cpulist(c) for c in gpu_cpus], threads_pinned=threads)
+
+
+@contextlib.contextmanager
+def quiet():
+    """No garbage collection inside a timed phase (collected before, so none is due)."""
+    gc.collect()
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.enable()
 
 
 def rss_mb():
@@ -176,10 +307,11 @@ class Loop:
 
 
 def control_flag(group, value):
-    """Rank 0's decision, shared over the CPU (gloo) group: no GPU work, no extra kernels."""
-    t = torch.tensor([1 if value else 0], dtype=torch.int32)
+    """Rank 0's decision, shared over the CPU (gloo) group: no GPU work, no extra kernels. `value`
+    may be a reason code (int); 0 or False means go on."""
+    t = torch.tensor([int(value or 0)], dtype=torch.int32)
     dist.broadcast(t, src=0, group=group)
-    return bool(t.item())
+    return int(t.item())
 
 
 def summary(times):
@@ -201,9 +333,23 @@ def capture_phase(loop, a, cpu, name, timed_steps, steps, rule, pattern):
     t0 = time.time()
     waited = 0
     rss = [dict(step=0, rss_mb=rss_mb())]
-    # Stop waiting when it records, or when the probe is done without recording (arm refused).
-    while not control_flag(cpu, loop.rank == 0 and (os.path.exists(base + ".recording") or os.path.exists(base + ".done")
-                                                    or time.time() - t0 > a.timeout)):
+    taken = []
+
+    def why_start():
+        """1: it records; 2: the probe is done without recording (arm refused); 3: the probe took the
+        request --capture-settle-s ago without announcing recording; 4: timeout."""
+        if os.path.exists(base + ".recording"):
+            return 1
+        if os.path.exists(base + ".done"):
+            return 2
+        if a.capture_settle_s > 0:
+            if not taken and os.path.exists(base + ".taken"):
+                taken.append(time.time())
+            if taken and time.time() - taken[0] >= a.capture_settle_s:
+                return 3
+        return 4 if time.time() - t0 > a.timeout else 0
+
+    while not (reason := control_flag(cpu, why_start() if loop.rank == 0 else 0)):
         loop.step()
         waited += 1
     times, starts = loop.timed(timed_steps)
@@ -216,7 +362,9 @@ def capture_phase(loop, a, cpu, name, timed_steps, steps, rule, pattern):
             rss.append(dict(step=after, t=time.time() - t0, rss_mb=rss_mb()))
     rss.append(dict(step=after, t=time.time() - t0, rss_mb=rss_mb()))
     return dict(kind="capture", name=name, waited_steps=waited, steps_after=after, capture_steps=steps,
-                recording_seen=os.path.exists(base + ".recording"), step_starts_ns=starts,
+                recording_seen=os.path.exists(base + ".recording"),
+                started_by={1: "recording", 2: "done", 3: "settle", 4: "timeout"}.get(reason, str(reason)),
+                step_starts_ns=starts,
                 times_ms=times, rss=rss, **summary(times))
 
 
@@ -305,11 +453,67 @@ def kernels_per_step(path):
     return [dict(index=i, **out[i]) for i in sorted(out)]
 
 
+def expand_phases(spec):
+    """The phase list with blocks:R:N:KINDS[:S] written out: [(parts, block info or None)]."""
+    out = []
+    for index, item in enumerate(spec.split(",")):
+        parts = item.split(":")
+        if parts[0] != "blocks":
+            out.append((parts, None))
+            continue
+        reps, n, kinds = int(parts[1]), int(parts[2]), parts[3].split("+")
+        length = int(parts[4]) if len(parts) > 4 else n + 50
+        body = dict(capture=["capture", str(n), str(length)], profile=["profile", str(n), "noexport"])
+        unknown = [k for k in kinds if k not in body]
+        if unknown:
+            raise SystemExit(f"tp_decode: phase {item!r}: block kind {unknown[0]!r} is not capture or profile")
+        seq = [["idle", str(n)]]
+        for _ in range(reps):
+            for k in kinds:
+                seq += [body[k], ["idle", str(n)]]
+        for pos, p in enumerate(seq):
+            out.append((p, dict(block_set=index, block=pos, block_kinds="+".join(kinds))))
+    return out
+
+
+def run_phase(loop, a, cpu, parts, name):
+    kind, n = parts[0], int(parts[1])
+    if kind == "idle":
+        times, starts = loop.timed(n)
+        return dict(kind="idle", name=name, times_ms=times, step_starts_ns=starts, **summary(times))
+    if kind == "capture":
+        steps = int(parts[2]) if len(parts) > 2 else n
+        rule = parts[3] if len(parts) > 3 else ("graph" if a.mode == "graph" else "nvtx")
+        pattern = parts[4] if len(parts) > 4 else "decode_step"
+        return capture_phase(loop, a, cpu, name, n, steps, rule, pattern)
+    if kind == "profcap":
+        return profcap_phase(loop, a, cpu, name)
+    if kind == "profile":
+        return profile_phase(loop, a, n, name, export=len(parts) < 3 or parts[2] != "noexport")
+    if kind == "rss":
+        every = int(parts[2]) if len(parts) > 2 else 500
+        samples = []
+        t0 = time.time()
+        for i in range(n):
+            loop.step()
+            if i % every == 0:
+                samples.append(dict(step=i, t=time.time() - t0, rss_mb=rss_mb()))
+        samples.append(dict(step=n, t=time.time() - t0, rss_mb=rss_mb()))
+        return dict(kind="rss", name=name, samples=samples)
+    raise SystemExit(f"tp_decode: unknown phase {':'.join(parts)!r}")
+
+
 def main():
     a = parse_args()
+    plan = expand_phases(a.phases)
+    local = int(os.environ.get("LOCAL_RANK", 0))
+    local_world = int(os.environ.get("LOCAL_WORLD_SIZE", 1))
+    affinity = dict(source="not pinned (--no-pin)", cpus=cpulist(os.sched_getaffinity(0)))
+    if not a.no_pin:
+        affinity = pin_rank(local, local_world)
+    torch.set_num_threads(a.threads)
     dist.init_process_group("nccl")
     rank, world = dist.get_rank(), dist.get_world_size()
-    local = int(os.environ.get("LOCAL_RANK", rank))
     torch.cuda.set_device(local)
     dev = torch.device("cuda", local)
     cpu = dist.new_group(backend="gloo")
@@ -319,41 +523,33 @@ def main():
     loop = Loop(a, model, rank)
     torch.cuda.synchronize()
     dist.barrier()
+    if not a.no_pin:  # threads started by NCCL, gloo and CUDA meanwhile
+        affinity["threads_pinned"] = pin_threads(parse_cpulist(affinity["cpus"]))
+    print(f"[rank {rank}] cores {affinity['cpus']} ({affinity['source']})", flush=True)
     result = dict(rank=rank, world=world, mode=a.mode, tag=a.tag, layers=a.layers, hidden=a.hidden,
                   batch=a.batch, context=a.context, injected=bool(os.environ.get("CUDA_INJECTION64_PATH")),
-                  init_s=time.time() - t_init, phases=[], rss_mb_start=rss_mb())
-    for spec in a.phases.split(","):
-        parts = spec.split(":")
+                  init_s=time.time() - t_init, phases=[], rss_mb_start=rss_mb(), phase_spec=a.phases,
+                  affinity=affinity, torch_threads=torch.get_num_threads())
+    for parts, block in plan:
         kind, n = parts[0], int(parts[1])
-        name = f"{a.tag or a.mode}-{len(result['phases'])}-{kind}"
         if kind == "warm":
             for _ in range(n):
                 loop.step()
             torch.cuda.synchronize()
             continue
-        if kind == "idle":
-            times, starts = loop.timed(n)
-            result["phases"].append(dict(kind="idle", name=name, times_ms=times, step_starts_ns=starts, **summary(times)))
-        elif kind == "capture":
-            steps = int(parts[2]) if len(parts) > 2 else n
-            rule = parts[3] if len(parts) > 3 else ("graph" if a.mode == "graph" else "nvtx")
-            pattern = parts[4] if len(parts) > 4 else "decode_step"
-            result["phases"].append(capture_phase(loop, a, cpu, name, n, steps, rule, pattern))
-        elif kind == "profcap":
-            result["phases"].append(profcap_phase(loop, a, cpu, name))
-        elif kind == "profile":
-            result["phases"].append(profile_phase(loop, a, n, name, export=len(parts) < 3 or parts[2] != "noexport"))
-        elif kind == "rss":
-            every = int(parts[2]) if len(parts) > 2 else 500
-            samples = []
-            t0 = time.time()
-            for i in range(n):
+        if block:
+            for _ in range(a.settle):
                 loop.step()
-                if i % every == 0:
-                    samples.append(dict(step=i, t=time.time() - t0, rss_mb=rss_mb()))
-            samples.append(dict(step=n, t=time.time() - t0, rss_mb=rss_mb()))
-            result["phases"].append(dict(kind="rss", name=name, samples=samples))
-        print(f"[rank {rank}] {name}: {json.dumps({k: v for k, v in result['phases'][-1].items() if not isinstance(v, list)})}",
+        name = f"{a.tag or a.mode}-{len(result['phases'])}-{kind}"
+        # The collector stays on where no step is timed (the long capture's memory check).
+        timed = kind in ("idle", "profile") or (kind == "capture" and n > 0)
+        with quiet() if timed else contextlib.nullcontext():
+            phase = run_phase(loop, a, cpu, parts, name)
+        phase["gc_off"] = timed
+        if block:
+            phase.update(block, settle=a.settle)
+        result["phases"].append(phase)
+        print(f"[rank {rank}] {name}: {json.dumps({k: v for k, v in phase.items() if not isinstance(v, list)})}",
               flush=True)
     result["rss_mb_end"] = rss_mb()
     with open(os.path.join(a.out, f"{a.tag or a.mode}-rank{rank}.json"), "w") as f:
