@@ -97,6 +97,10 @@ BASE="warm:30,idle:300"
 BLOCKS="blocks:3:100:capture,profile:20,blocks:3:100:profile"
 GRAPH_INJ="warm:30,idle:300,capture:20:20,$BLOCKS,capture:20:20,profcap:0"
 EAGER_INJ="warm:30,idle:300,capture:20:20,$BLOCKS,capture:20:20:anchor:ArgMax,profcap:0"
+# The second injected eager process, after its idle phase: what each record kind costs (captures
+# with some kinds left off, each followed by an idle phase; capture_report.py record_kinds).
+K="capture:100:150:nvtx:decode_step"
+KINDS="$K,idle:100,$K:api=0,idle:100,$K:sync=0,idle:100,$K:nvtx=0+nccl=0,idle:100,$K:api=0+sync=0+nvtx=0+nccl=0+memops=0,idle:100"
 T_START=$(date +%s)
 for i in $(seq 1 "$GPAIRS"); do
   sfx=$([ "$i" = 1 ] || echo "$i")
@@ -106,7 +110,9 @@ done
 for i in $(seq 1 "$EPAIRS"); do
   sfx=$([ "$i" = 1 ] || echo "$i")
   run "eager-base$sfx" eager 0 "$BASE" --nvtx
-  if [ "$i" = 1 ]; then run eager-inj eager 1 "$EAGER_INJ" --nvtx; else run "eager-inj$sfx" eager 1 "$BASE" --nvtx; fi
+  if [ "$i" = 1 ]; then run eager-inj eager 1 "$EAGER_INJ" --nvtx
+  elif [ "$i" = 2 ]; then run "eager-inj$sfx" eager 1 "$BASE,$KINDS" --nvtx
+  else run "eager-inj$sfx" eager 1 "$BASE" --nvtx; fi
 done
 SMALL=(--layers 4 --hidden 2048 --ffn 8192 --heads 16 --context 1024 --nvtx)
 run small-long graph 1 "warm:50,capture:20:20:nvtx,capture:0:10000" "${SMALL[@]}"

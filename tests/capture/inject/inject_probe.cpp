@@ -6,7 +6,8 @@
 //   inject_probe --socket PATH --control DIR [--timeout SECONDS]
 //
 //   DIR/NAME.req   "key=value" lines: ranks=2 steps=20 rule=graph pattern=... duration_s=0
-//                  nvtx=1 nccl=1 lead_ms=100 flush_ms=20 timeout_s=60
+//                  nvtx=1 nccl=1 api=1 sync=1 memops=1 lead_ms=100 flush_ms=20 timeout_s=60
+//                  (api/sync/memops/nvtx/nccl=0 leave that record kind off: the cost of each kind)
 //   DIR/NAME.recording   written once every rank reported a boundary inside the window
 //   DIR/NAME.json        results (ProbeAgent::json), then DIR/NAME.done
 //   DIR/quit             ends the probe
@@ -95,9 +96,9 @@ void runRequest(probe::ProbeAgent& agent, const std::string& dir, const std::str
     s.set_step_rule(kv.count("rule") ? kv["rule"] : "graph");
     s.set_step_pattern(kv.count("pattern") ? kv["pattern"] : "");
     s.set_kernels(true);
-    s.set_memory_ops(true);
-    s.set_runtime_api(true);
-    s.set_synchronization(true);
+    s.set_memory_ops(num("memops", 1) != 0);
+    s.set_runtime_api(num("api", 1) != 0);
+    s.set_synchronization(num("sync", 1) != 0);
     s.set_nvtx(num("nvtx", 1) != 0);
     s.set_nccl(num("nccl", 1) != 0);
     const double armAt = nowS();

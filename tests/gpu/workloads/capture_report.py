@@ -431,6 +431,30 @@ def captures_for_overhead(rep, bench, mode, items):
         bench[f"arm_latency_{mode}_ms"] = dict(first=arms[0], median=statistics.median(arms), max=max(arms))
 
 
+def record_kinds(rep, bench, mode, log):
+    """Diagnostic: the cost of each CUPTI record kind, from the second injected process's captures
+    with some kinds left off (request keys, e.g. api=0), each against the idle phase that follows it."""
+    rows = []
+    for tag, ranks in processes(log, mode, "inj")[1:]:
+        for r in ranks[:1]:
+            ph = r.get("phases", [])
+            for i, p in enumerate(ph):
+                if p.get("kind") != "capture" or not p.get("times_ms"):
+                    continue
+                idle = next((q for q in ph[i + 1:] if q.get("kind") == "idle" and q.get("times_ms")), None)
+                inside = in_window(p, probe_for(log, p["name"]), r["rank"])
+                if not idle or not inside:
+                    continue
+                ref = statistics.median(idle["times_ms"])
+                rows.append(dict(request=p.get("request") or "all kinds", median_ms=statistics.median(inside),
+                                 idle_ms=ref, overhead_pct=pct(statistics.median(inside), ref), steps=len(inside)))
+    if rows:
+        bench[f"record_kinds_{mode}"] = rows
+        rep.row(f"{mode}: capture cost by record kind (rank 0, vs the idle phase after each)",
+                "; ".join(f"{x['request']}: {x['median_ms']:.3f} vs {x['idle_ms']:.3f} ms ({x['overhead_pct']:+.1f}%)"
+                          for x in rows), "report", True)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--log", required=True)
@@ -483,6 +507,7 @@ def main():
                     and bool(kernels) and all(k > 0 for k in kernels))
         overhead(rep, bench, mode, bases, injs, a.log)
         compare_profiler(rep, bench, mode, inj, per_rank)
+        record_kinds(rep, bench, mode, a.log)
 
     small = runs(a.log, "small-long")
     caps = [(p["name"], probe_for(a.log, p["name"])) for p in phases(small[0], "capture")] if small else []

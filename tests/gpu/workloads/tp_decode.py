@@ -15,9 +15,10 @@ Run with torchrun (one process per GPU):
 Phases, in order (timed steps record their host step time):
   warm:N              N untimed steps
   idle:N              N timed steps
-  capture:N:S[:RULE[:PATTERN]]  ask inject_probe (files in --control) for an S-step capture
+  capture:N:S[:RULE[:PATTERN[:KEYS]]]  ask inject_probe (files in --control) for an S-step capture
                       (rule graph in graph mode, nvtx in eager mode; pattern decode_step), wait
-                      until it records, time N steps inside it, step on until it is done
+                      until it records, time N steps inside it, step on until it is done; KEYS
+                      adds request keys joined by '+', e.g. api=0+sync=0 (record kinds left off)
   profile:N           N timed steps under torch.profiler (CPU + CUDA); per-step kernel count and
                       kernel time from its trace are written next to the results
   profile:N:noexport  the same without exporting the trace (timing only)
@@ -322,13 +323,13 @@ def summary(times):
                 p10_ms=s[len(s) // 10], p90_ms=s[(len(s) * 9) // 10], min_ms=s[0], max_ms=s[-1])
 
 
-def capture_phase(loop, a, cpu, name, timed_steps, steps, rule, pattern):
+def capture_phase(loop, a, cpu, name, timed_steps, steps, rule, pattern, extra=""):
     ctrl = a.control
     base = os.path.join(ctrl, name)
     if loop.rank == 0:
         with open(base + ".req.tmp", "w") as f:
             f.write(f"ranks={dist.get_world_size()} steps={steps} rule={rule} pattern={pattern} "
-                    f"timeout_s={a.timeout} lead_ms=150\n")
+                    f"timeout_s={a.timeout} lead_ms=150 {extra.replace('+', ' ')}\n")
         os.rename(base + ".req.tmp", base + ".req")
     t0 = time.time()
     waited = 0
@@ -361,7 +362,7 @@ def capture_phase(loop, a, cpu, name, timed_steps, steps, rule, pattern):
         if after % 500 == 0:
             rss.append(dict(step=after, t=time.time() - t0, rss_mb=rss_mb()))
     rss.append(dict(step=after, t=time.time() - t0, rss_mb=rss_mb()))
-    return dict(kind="capture", name=name, waited_steps=waited, steps_after=after, capture_steps=steps,
+    return dict(kind="capture", name=name, request=extra, waited_steps=waited, steps_after=after, capture_steps=steps,
                 recording_seen=os.path.exists(base + ".recording"),
                 started_by={1: "recording", 2: "done", 3: "settle", 4: "timeout"}.get(reason, str(reason)),
                 step_starts_ns=starts,
@@ -485,7 +486,7 @@ def run_phase(loop, a, cpu, parts, name):
         steps = int(parts[2]) if len(parts) > 2 else n
         rule = parts[3] if len(parts) > 3 else ("graph" if a.mode == "graph" else "nvtx")
         pattern = parts[4] if len(parts) > 4 else "decode_step"
-        return capture_phase(loop, a, cpu, name, n, steps, rule, pattern)
+        return capture_phase(loop, a, cpu, name, n, steps, rule, pattern, parts[5] if len(parts) > 5 else "")
     if kind == "profcap":
         return profcap_phase(loop, a, cpu, name)
     if kind == "profile":
