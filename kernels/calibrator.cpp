@@ -139,7 +139,6 @@ struct GemvVariant {
     uint32_t schedule = 0; // GemvParams::schedule
     bool pdl = false;
     uint32_t inflight = 0; // GemvParams::inflight
-    uint32_t blocksPerSm = 0; // GemvParams::blocksPerSm
 };
 
 Status gemvPoint(cudaStream_t s, Buffers& b, Precision prec, uint64_t bytes, const CalibrateOptions& o, double& us,
@@ -171,7 +170,6 @@ Status gemvPoint(cudaStream_t s, Buffers& b, Precision prec, uint64_t bytes, con
     p.schedule = variant.schedule;
     p.pdl = variant.pdl;
     p.inflight = variant.inflight;
-    p.blocksPerSm = variant.blocksPerSm;
     return timeGraphPerLaunch(s, launches, o, "gemv calibration launch", us, [&](uint32_t i) {
         const uint64_t c = i % copies;
         p.values = b.big + c * stride;
@@ -210,20 +208,14 @@ Status measureGemv(cudaStream_t s, Buffers& b, const CalibrateOptions& o, Single
         f.formats.push_back({ model::toString(p), static_cast<double>(fb), us });
     }
     // The bf16 GEMV under each schedule (one warp-row per block slot; persistent, the default for
-    // whole-warp rows; persistent with programmatic dependent launch between the launches;
-    // streaming with N resident blocks per SM and U loads in flight per lane, stream-Nbps-uU), and
+    // whole-warp rows; persistent with programmatic dependent launch between the launches), and
     // the copy at the same sizes measured the same way.
     const struct {
         const char* name;
         GemvVariant v;
-    } variants[] = { { "grid", { 1, false, 0, 0 } }, { "persistent", { 2, false, 0, 0 } },
-        { "persistent-4-in-flight", { 2, false, 4, 0 } }, { "persistent-2-in-flight", { 2, false, 2, 0 } },
-        { "persistent+pdl", { 2, true, 0, 0 } }, { "persistent-4-in-flight+pdl", { 2, true, 4, 0 } },
-        { "stream-1bps-u8", { 3, false, 8, 1 } }, { "stream-1bps-u16", { 3, false, 16, 1 } },
-        { "stream-2bps-u8", { 3, false, 8, 2 } }, { "stream-2bps-u4", { 3, false, 4, 2 } },
-        { "stream-4bps-u4", { 3, false, 4, 4 } }, { "stream-1bps-u8+pdl", { 3, true, 8, 1 } },
-        { "stream-1bps-u16+pdl", { 3, true, 16, 1 } }, { "stream-2bps-u8+pdl", { 3, true, 8, 2 } },
-        { "stream-2bps-u4+pdl", { 3, true, 4, 2 } }, { "stream-4bps-u4+pdl", { 3, true, 4, 4 } } };
+    } variants[] = { { "grid", { 1, false, 0 } }, { "persistent", { 2, false, 0 } },
+        { "persistent-4-in-flight", { 2, false, 4 } }, { "persistent-2-in-flight", { 2, false, 2 } },
+        { "persistent+pdl", { 2, true, 0 } }, { "persistent-4-in-flight+pdl", { 2, true, 4 } } };
     for (uint64_t bytes : { 8ull << 20, 64ull << 20, 256ull << 20 }) {
         for (const auto& v : variants) {
             double us = 0;

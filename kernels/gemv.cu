@@ -1,7 +1,10 @@
 // SPDX-License-Identifier: MIT
 #include "kernels/gemv.h"
-#include "kernels/gemvformat.cuh"
 #include "kernels/numerics.h"
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <cuda_fp8.h>
 
 #include <algorithm>
 #include <map>
@@ -13,13 +16,212 @@ using model::Precision;
 
 namespace {
 
-using namespace gemvdetail;
-
 constexpr int kWarps = 8;
-// Schedule of whole-warp rows when GemvParams::schedule is 0: 2 persistent, 3 streaming.
-constexpr uint32_t kDefaultSchedule = 2;
-// Streaming schedule: resident blocks per SM when GemvParams::blocksPerSm is 0.
-constexpr uint32_t kStreamBlocksPerSm = 2;
+
+__device__ __forceinline__ uint4 loadStream(const uint8_t* p)
+{
+    uint4 v;
+    asm volatile("ld.global.nc.L1::no_allocate.L2::256B.v4.u32 {%0,%1,%2,%3}, [%4];"
+                 : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+                 : "l"(p));
+    return v;
+}
+
+__device__ __forceinline__ float lo16(uint32_t u)
+{
+    return __uint_as_float(u << 16);
+}
+__device__ __forceinline__ float hi16(uint32_t u)
+{
+    return __uint_as_float(u & 0xffff0000u);
+}
+
+__device__ __forceinline__ float2 half2f(uint32_t u)
+{
+    __half2 h = *reinterpret_cast<__half2*>(&u);
+    return __half22float2(h);
+}
+
+// x for token t at element k (a multiple of 8): 8 bf16 values.
+__device__ __forceinline__ uint4 loadX(const uint16_t* x, uint64_t k)
+{
+    return __ldg(reinterpret_cast<const uint4*>(x + k));
+}
+
+__device__ __forceinline__ float dotBf16(uint32_t w, uint32_t x)
+{
+    return lo16(w) * lo16(x) + hi16(w) * hi16(x);
+}
+
+__device__ __forceinline__ float dotHalf(uint32_t w, uint32_t x)
+{
+    const float2 f = half2f(w);
+    return f.x * lo16(x) + f.y * hi16(x);
+}
+
+// Two FP8 E4M3 values (bytes 0/1 of `w16`) against x pair.
+__device__ __forceinline__ float dotFp8(uint32_t w16, uint32_t x)
+{
+    const __half2_raw h = __nv_cvt_fp8x2_to_halfraw2(static_cast<__nv_fp8x2_storage_t>(w16 & 0xffffu), __NV_E4M3);
+    const float2 f = __half22float2(*reinterpret_cast<const __half2*>(&h));
+    return f.x * lo16(x) + f.y * hi16(x);
+}
+
+// 8 E2M1 values of one word (element 8j+i in nibble i) against x[8j..8j+7] (x0..x3 words).
+// Each pair (i, i+4) is placed into a half2 whose value is 2^-14 times the E2M1 value.
+__device__ __forceinline__ float dotE2m1Word(uint32_t w, uint4 x)
+{
+    float s = 0;
+#pragma unroll
+    for (int i = 0; i < 4; ++i) {
+        const uint32_t v = w >> (4 * i);
+        const float2 f = half2f(((v & 0x00070007u) << 9) | ((v & 0x00080008u) << 12));
+        const uint32_t xa = i < 2 ? x.x : x.y; // elements i (0..3) live in words 0..1
+        const uint32_t xb = i < 2 ? x.z : x.w; // elements i+4 in words 2..3
+        const float a = (i & 1) ? hi16(xa) : lo16(xa);
+        const float b = (i & 1) ? hi16(xb) : lo16(xb);
+        s += f.x * a + f.y * b;
+    }
+    return s;
+}
+
+// 8 INT4 values of one word against x; returns sum (q - zero) * x.
+__device__ __forceinline__ float dotInt4Word(uint32_t w, uint4 x, float zeroPlus1024)
+{
+    float s = 0;
+#pragma unroll
+    for (int i = 0; i < 4; ++i) {
+        const uint32_t v = w >> (4 * i);
+        const float2 f = half2f((v & 0x000f000fu) | 0x64006400u); // 1024 + q
+        const uint32_t xa = i < 2 ? x.x : x.y;
+        const uint32_t xb = i < 2 ? x.z : x.w;
+        const float a = (i & 1) ? hi16(xa) : lo16(xa);
+        const float b = (i & 1) ? hi16(xb) : lo16(xb);
+        s += (f.x - zeroPlus1024) * a + (f.y - zeroPlus1024) * b;
+    }
+    return s;
+}
+
+template <Precision P> struct Format;
+
+template <> struct Format<Precision::Bf16> {
+    static constexpr int kElems = 8;
+    __device__ static float dot(
+        uint4 w, const uint16_t* x, uint64_t k, const GemvParams&, const uint8_t*, uint32_t, uint32_t)
+    {
+        const uint4 xv = loadX(x, k);
+        return dotBf16(w.x, xv.x) + dotBf16(w.y, xv.y) + dotBf16(w.z, xv.z) + dotBf16(w.w, xv.w);
+    }
+};
+
+template <> struct Format<Precision::Fp16> {
+    static constexpr int kElems = 8;
+    __device__ static float dot(
+        uint4 w, const uint16_t* x, uint64_t k, const GemvParams&, const uint8_t*, uint32_t, uint32_t)
+    {
+        const uint4 xv = loadX(x, k);
+        return dotHalf(w.x, xv.x) + dotHalf(w.y, xv.y) + dotHalf(w.z, xv.z) + dotHalf(w.w, xv.w);
+    }
+};
+
+__device__ __forceinline__ float dotFp8Vec(uint4 w, const uint16_t* x, uint64_t k)
+{
+    const uint4 a = loadX(x, k), b = loadX(x, k + 8);
+    const uint32_t ww[4] = { w.x, w.y, w.z, w.w };
+    const uint32_t xx[8] = { a.x, a.y, a.z, a.w, b.x, b.y, b.z, b.w };
+    float s = 0;
+#pragma unroll
+    for (int i = 0; i < 4; ++i)
+        s += dotFp8(ww[i], xx[2 * i]) + dotFp8(ww[i] >> 16, xx[2 * i + 1]);
+    return s;
+}
+
+template <> struct Format<Precision::Fp8> {
+    static constexpr int kElems = 16;
+    __device__ static float dot(
+        uint4 w, const uint16_t* x, uint64_t k, const GemvParams&, const uint8_t*, uint32_t, uint32_t)
+    {
+        return dotFp8Vec(w, x, k);
+    }
+};
+
+template <> struct Format<Precision::Fp8Block128> {
+    static constexpr int kElems = 16;
+    __device__ static float dot(
+        uint4 w, const uint16_t* x, uint64_t k, const GemvParams& p, const uint8_t* s, uint32_t row, uint32_t)
+    {
+        const uint32_t kBlocks = (p.cols + 127) / 128;
+        const float scale = __ldg(reinterpret_cast<const float*>(s) + (row / 128) * kBlocks + k / 128);
+        return dotFp8Vec(w, x, k) * scale;
+    }
+};
+
+template <> struct Format<Precision::Nvfp4> {
+    static constexpr int kElems = 32;
+    __device__ static float dot(
+        uint4 w, const uint16_t* x, uint64_t k, const GemvParams& p, const uint8_t* s, uint32_t row, uint32_t)
+    {
+        const uint16_t sc = __ldg(reinterpret_cast<const unsigned short*>(s + (uint64_t(row) * p.cols + k) / 16));
+        const float s0 = num::e4m3ToFloat(sc & 0xff), s1 = num::e4m3ToFloat(sc >> 8);
+        const float a = dotE2m1Word(w.x, loadX(x, k)) + dotE2m1Word(w.y, loadX(x, k + 8));
+        const float b = dotE2m1Word(w.z, loadX(x, k + 16)) + dotE2m1Word(w.w, loadX(x, k + 24));
+        return (a * s0 + b * s1) * 16384.0f;
+    }
+};
+
+template <> struct Format<Precision::Mxfp4> {
+    static constexpr int kElems = 32;
+    __device__ static float dot(
+        uint4 w, const uint16_t* x, uint64_t k, const GemvParams& p, const uint8_t* s, uint32_t row, uint32_t)
+    {
+        const float sc = num::e8m0ToFloat(__ldg(s + (uint64_t(row) * p.cols + k) / 32));
+        const float a = dotE2m1Word(w.x, loadX(x, k)) + dotE2m1Word(w.y, loadX(x, k + 8));
+        const float b = dotE2m1Word(w.z, loadX(x, k + 16)) + dotE2m1Word(w.w, loadX(x, k + 24));
+        return (a + b) * sc * 16384.0f;
+    }
+};
+
+template <> struct Format<Precision::Int4G128> {
+    static constexpr int kElems = 32;
+    __device__ static float dot(
+        uint4 w, const uint16_t* x, uint64_t k, const GemvParams& p, const uint8_t* s, uint32_t row, uint32_t)
+    {
+        const uint32_t groups = (p.cols + 127) / 128, g = static_cast<uint32_t>(k / 128);
+        const float scale
+            = num::fp16ToFloat(__ldg(reinterpret_cast<const unsigned short*>(s) + uint64_t(row) * groups + g));
+        const uint8_t zb = __ldg(s + p.auxOffset + uint64_t(row) * ((groups + 1) / 2) + g / 2);
+        const float z = 1024.0f + static_cast<float>((g & 1) ? (zb >> 4) : (zb & 15));
+        const float a = dotInt4Word(w.x, loadX(x, k), z) + dotInt4Word(w.y, loadX(x, k + 8), z);
+        const float b = dotInt4Word(w.z, loadX(x, k + 16), z) + dotInt4Word(w.w, loadX(x, k + 24), z);
+        return (a + b) * scale;
+    }
+};
+
+// Per-tensor scale applied at the end (fp8 per tensor, nvfp4 global scale); 1 otherwise.
+template <Precision P> __device__ __forceinline__ float tensorScale(const GemvParams& p, const uint8_t* s)
+{
+    if constexpr (P == Precision::Fp8)
+        return __ldg(reinterpret_cast<const float*>(s));
+    if constexpr (P == Precision::Nvfp4)
+        return __ldg(reinterpret_cast<const float*>(s + p.auxOffset));
+    return 1.0f;
+}
+
+// Programmatic dependent launch: let the next kernel of the stream start its blocks now (they
+// wait in gridDependencyWait before reading what this one writes); no-ops without the attribute.
+__device__ __forceinline__ void allowDependentLaunch()
+{
+    asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+}
+__device__ __forceinline__ void gridDependencyWait()
+{
+    asm volatile("griddepcontrol.wait;" ::: "memory");
+}
+
+template <Precision P> __host__ __device__ constexpr uint64_t rowBytesOf(uint32_t cols)
+{
+    return uint64_t(cols) * (P == Precision::Bf16 || P == Precision::Fp16 ? 2 : 1) / (Format<P>::kElems == 32 ? 2 : 1);
+}
 
 // Partial dot products of one row (vectors first, first + step, ...) into acc; kUnroll 16-byte
 // weight loads in flight per lane. The first call of a thread waits for the previous grid (PDL)
@@ -179,156 +381,6 @@ template <Precision P, int TB> __device__ __forceinline__ void persistentDispatc
     gemvPersistentBody<P, TB>(p, indirect);
 }
 
-// Streaming schedule (whole-warp rows, GemvParams::schedule 3): warp w of W takes the contiguous
-// items [w N / W, (w + 1) N / W) of the N = groups x rows flattened rows, and walks them as one
-// stream of steps (step j of a row: vector lane + 32 j for each lane). U loads per lane stay in
-// flight across row boundaries: slot u of the ring holds step k = u (mod U), refilled with step
-// k + U as soon as step k is consumed, so a warp ramps up and drains once per launch, not per row.
-// All lanes take the same steps (lanes past the end of a short row skip their vector), so the
-// row-end reduction runs on the whole warp.
-template <Precision P> struct StreamCursor {
-    uint32_t g = 0, row = 0, j = 0;
-    const uint8_t* rowStart = nullptr; // this lane's first vector of (g, row)
-    const uint8_t* w = nullptr; // this lane's vector of step j
-
-    __device__ static const uint8_t* lanePtr(
-        const GemvParams& p, bool indirect, uint32_t g, uint32_t row, uint32_t lane)
-    {
-        const uint64_t pool = indirect ? static_cast<uint64_t>(__ldg(p.slotExpert + g)) : g;
-        return p.values + pool * p.valueGroupStride + uint64_t(row) * rowBytesOf<P>(p.cols) + lane * 16u;
-    }
-    __device__ StreamCursor(const GemvParams& p, bool indirect, uint64_t item, uint32_t lane)
-        : g(static_cast<uint32_t>(item / p.rows))
-        , row(static_cast<uint32_t>(item % p.rows))
-    {
-        rowStart = w = lanePtr(p, indirect, g, row, lane);
-    }
-    // Issues this lane's load of the current step (nothing past the end of a short row) and moves
-    // on; a new group's address is looked up only while it is one of the `groups` valid ones.
-    __device__ void loadNext(
-        const GemvParams& p, bool indirect, uint32_t groups, uint32_t vecs, uint32_t lane, uint4& v)
-    {
-        if (lane + 32 * j < vecs)
-            v = loadStream(w);
-        w += 512;
-        if (++j * 32 < vecs)
-            return;
-        j = 0;
-        if (++row < p.rows) {
-            rowStart += rowBytesOf<P>(p.cols);
-        } else {
-            row = 0;
-            if (++g < groups)
-                rowStart = lanePtr(p, indirect, g, 0, lane);
-        }
-        w = rowStart;
-    }
-};
-
-// The warp's sum of acc (one partial per lane and token) for row `row` of group `g`, written by lane 0;
-// acc is zeroed for the next row.
-template <Precision P, int TB>
-__device__ __forceinline__ void storeRow(
-    const GemvParams& p, const uint8_t* s, uint32_t g, uint32_t row, uint32_t lane, float (&acc)[TB])
-{
-#pragma unroll
-    for (int t = 0; t < TB; ++t)
-        for (int o = 16; o > 0; o >>= 1)
-            acc[t] += __shfl_xor_sync(0xffffffffu, acc[t], o);
-    if (lane == 0) {
-        const float ts = tensorScale<P>(p, s);
-#pragma unroll
-        for (int t = 0; t < TB; ++t)
-            if (t < static_cast<int>(p.tokens))
-                p.y[g * p.yGroupStride + t * p.yLd + row] = num::floatToBf16(acc[t] * ts);
-    }
-#pragma unroll
-    for (int t = 0; t < TB; ++t)
-        acc[t] = 0.f;
-}
-
-// One warp's rows [begin, end) as one pipelined stream (see StreamCursor). The weight loads of the
-// first U steps are issued before waiting for the previous grid (PDL): weights never depend on it.
-template <Precision P, int TB, int U>
-__device__ __forceinline__ void streamRows(
-    const GemvParams& p, bool indirect, uint32_t groups, uint64_t begin, uint64_t end, uint32_t lane, bool& waited)
-{
-    using F = Format<P>;
-    const uint32_t vecs = p.cols / F::kElems, vpl = (vecs + 31) / 32;
-    const uint32_t steps = static_cast<uint32_t>(end - begin) * vpl;
-    StreamCursor<P> ld(p, indirect, begin, lane);
-    uint32_t g = ld.g, row = ld.row, j = 0; // the step being consumed
-    uint4 ring[U];
-#pragma unroll
-    for (int u = 0; u < U; ++u)
-        if (u < static_cast<int>(steps))
-            ld.loadNext(p, indirect, groups, vecs, lane, ring[u]);
-    if (!waited) {
-        gridDependencyWait();
-        waited = true;
-    }
-    const uint64_t pool0 = indirect ? static_cast<uint64_t>(__ldg(p.slotExpert + g)) : g;
-    const uint8_t* s = p.scales ? p.scales + pool0 * p.scaleGroupStride : nullptr;
-    const uint16_t* x = p.x + g * p.xGroupStride;
-    float acc[TB];
-#pragma unroll
-    for (int t = 0; t < TB; ++t)
-        acc[t] = 0.f;
-    for (uint32_t k0 = 0; k0 < steps; k0 += U) {
-#pragma unroll
-        for (int u = 0; u < U; ++u) {
-            const uint32_t k = k0 + u;
-            if (k >= steps)
-                break;
-            const uint32_t v = lane + 32 * j;
-            if (v < vecs) {
-#pragma unroll
-                for (int t = 0; t < TB; ++t)
-                    if (t < static_cast<int>(p.tokens))
-                        acc[t] += F::dot(ring[u], x + t * p.xLd, uint64_t(v) * F::kElems, p, s, row, t);
-            }
-            if (k + U < steps)
-                ld.loadNext(p, indirect, groups, vecs, lane, ring[u]);
-            if (++j < vpl)
-                continue;
-            storeRow<P, TB>(p, s, g, row, lane, acc);
-            j = 0;
-            if (++row == p.rows) {
-                row = 0;
-                if (++g < groups && k + 1 < steps) {
-                    const uint64_t pool = indirect ? static_cast<uint64_t>(__ldg(p.slotExpert + g)) : g;
-                    s = p.scales ? p.scales + pool * p.scaleGroupStride : nullptr;
-                    x = p.x + g * p.xGroupStride;
-                }
-            }
-        }
-    }
-}
-
-// Resident blocks per SM the register allocation of a streaming kernel must allow (see below).
-template <int TB, int U> constexpr int kStreamMinBlocks = U >= (TB >= 8 ? 8 : 16) ? 1 : (TB >= 8 ? 8 : 16) / U;
-
-template <Precision P, int TB, int U> __device__ __forceinline__ void gemvStreamBody(const GemvParams& p, bool indirect)
-{
-    slowTailBegin(p.tail);
-    allowDependentLaunch();
-    bool waited = false;
-    uint32_t groups = p.groups;
-    if (indirect) {
-        gridDependencyWait(); // the slots come from the router
-        waited = true;
-        groups = min(groups, static_cast<uint32_t>(__ldg(p.slotCount)));
-    }
-    const uint64_t warps = uint64_t(gridDim.x) * kWarps, warp = uint64_t(blockIdx.x) * kWarps + (threadIdx.x >> 5);
-    const uint64_t items = uint64_t(groups) * p.rows;
-    const uint64_t begin = items * warp / warps, end = items * (warp + 1) / warps;
-    if (begin < end)
-        streamRows<P, TB, U>(p, indirect, groups, begin, end, threadIdx.x & 31, waited);
-    if (!waited)
-        gridDependencyWait();
-    slowTailEnd(p.tail);
-}
-
 } // namespace
 
 #define GS_DEFINE_GEMV(NAME, PREC)                                                                                     \
@@ -347,22 +399,6 @@ template <Precision P, int TB, int U> __device__ __forceinline__ void gemvStream
             gemvBody<PREC, TB>(p, true);                                                                               \
     }
 
-// Streaming schedule kernels, U loads in flight per lane. Register caps keep 4, 2 and 1 resident
-// blocks per SM possible with U = 4, 8 and 16 (halved for 8 tokens, whose accumulators and decoding
-// of 4-bit formats would spill under the cap for 4 blocks).
-#define GS_DEFINE_GEMV_STREAM(NAME, PREC)                                                                              \
-    template <int TB, int U>                                                                                           \
-    __global__ void __launch_bounds__(256, kStreamMinBlocks<TB, U>) gemv_##NAME##_stream_kernel(GemvParams p)          \
-    {                                                                                                                  \
-        gemvStreamBody<PREC, TB, U>(p, false);                                                                         \
-    }                                                                                                                  \
-    template <int TB, int U>                                                                                           \
-    __global__ void __launch_bounds__(256, kStreamMinBlocks<TB, U>)                                                    \
-        fused_moe_gemv_##NAME##_stream_kernel(GemvParams p)                                                            \
-    {                                                                                                                  \
-        gemvStreamBody<PREC, TB, U>(p, true);                                                                          \
-    }
-
 GS_DEFINE_GEMV(bf16, Precision::Bf16)
 GS_DEFINE_GEMV(fp16, Precision::Fp16)
 GS_DEFINE_GEMV(fp8, Precision::Fp8)
@@ -370,13 +406,6 @@ GS_DEFINE_GEMV(fp8_block128, Precision::Fp8Block128)
 GS_DEFINE_GEMV(nvfp4, Precision::Nvfp4)
 GS_DEFINE_GEMV(mxfp4, Precision::Mxfp4)
 GS_DEFINE_GEMV(int4_g128, Precision::Int4G128)
-GS_DEFINE_GEMV_STREAM(bf16, Precision::Bf16)
-GS_DEFINE_GEMV_STREAM(fp16, Precision::Fp16)
-GS_DEFINE_GEMV_STREAM(fp8, Precision::Fp8)
-GS_DEFINE_GEMV_STREAM(fp8_block128, Precision::Fp8Block128)
-GS_DEFINE_GEMV_STREAM(nvfp4, Precision::Nvfp4)
-GS_DEFINE_GEMV_STREAM(mxfp4, Precision::Mxfp4)
-GS_DEFINE_GEMV_STREAM(int4_g128, Precision::Int4G128)
 
 namespace {
 
@@ -403,39 +432,11 @@ template <int TB> GemvFn pick(Precision p, bool indirect)
     return nullptr;
 }
 
-// The streaming kernel of a format: bf16 keeps 4, 8 (default) or 16 loads in flight per lane
-// (GemvParams::inflight), 8- and 16-bit formats 8, 4-bit formats 4 (decode-bound).
-#define GS_STREAM_PICK(NAME, U)                                                                                        \
-    (indirect ? fused_moe_gemv_##NAME##_stream_kernel<TB, U> : gemv_##NAME##_stream_kernel<TB, U>)
-template <int TB> GemvFn pickStream(Precision p, bool indirect, uint32_t inflight)
-{
-    switch (p) {
-    case Precision::Bf16:
-        return inflight == 4 ? GS_STREAM_PICK(bf16, 4)
-            : inflight == 16 ? GS_STREAM_PICK(bf16, 16)
-                             : GS_STREAM_PICK(bf16, 8);
-    case Precision::Fp16:
-        return GS_STREAM_PICK(fp16, 8);
-    case Precision::Fp8:
-        return GS_STREAM_PICK(fp8, 8);
-    case Precision::Fp8Block128:
-        return GS_STREAM_PICK(fp8_block128, 8);
-    case Precision::Nvfp4:
-        return GS_STREAM_PICK(nvfp4, 4);
-    case Precision::Mxfp4:
-        return GS_STREAM_PICK(mxfp4, 4);
-    case Precision::Int4G128:
-        return GS_STREAM_PICK(int4_g128, 4);
-    }
-    return nullptr;
-}
-#undef GS_STREAM_PICK
-
-// Blocks of `fn` resident per SM at once (at least 1) and the device's SM count, cached per kernel.
-cudaError_t residency(GemvFn fn, int& perSm, int& sms)
+// Blocks of `fn` resident on the whole device at once (occupancy x SMs), cached per kernel.
+cudaError_t residentBlocks(GemvFn fn, int& blocks)
 {
     static std::mutex mutex;
-    static std::map<std::pair<int, const void*>, std::pair<int, int>> cache;
+    static std::map<std::pair<int, const void*>, int> cache;
     int dev = 0;
     cudaError_t e = cudaGetDevice(&dev);
     if (e != cudaSuccess)
@@ -443,15 +444,15 @@ cudaError_t residency(GemvFn fn, int& perSm, int& sms)
     std::lock_guard<std::mutex> lock(mutex);
     auto it = cache.find({ dev, reinterpret_cast<const void*>(fn) });
     if (it != cache.end()) {
-        perSm = it->second.first;
-        sms = it->second.second;
+        blocks = it->second;
         return cudaSuccess;
     }
+    int perSm = 0, sms = 0;
     if ((e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&perSm, fn, 32 * kWarps, 0)) != cudaSuccess
         || (e = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev)) != cudaSuccess)
         return e;
-    perSm = std::max(1, perSm);
-    cache[{ dev, reinterpret_cast<const void*>(fn) }] = { perSm, sms };
+    blocks = std::max(1, perSm) * sms;
+    cache[{ dev, reinterpret_cast<const void*>(fn) }] = blocks;
     return cudaSuccess;
 }
 
@@ -467,43 +468,6 @@ uint32_t elemsPerVector(Precision p)
     default:
         return 32;
     }
-}
-
-// The kernel and grid of a validated launch: persistent and streaming schedules get (up to) one
-// wave of resident blocks, the grid schedule a block per kWarps / wpr whole-warp rows (or more short rows).
-cudaError_t chooseLaunch(Precision precision, GemvParams& p, bool indirect, GemvFn& fn, dim3& grid)
-{
-    const uint32_t tb = p.tokens <= 1 ? 1 : p.tokens <= 2 ? 2 : p.tokens <= 4 ? 4 : 8;
-    const uint32_t schedule = p.schedule ? p.schedule : kDefaultSchedule;
-    const bool wholeWarp = p.lanesPerRow == 32 && p.warpsPerRow == 1;
-    const bool stream = wholeWarp && schedule == 3 && p.repeat == 1;
-    p.persistent = wholeWarp && schedule != 1 && !stream;
-    if (stream)
-        fn = tb == 1  ? pickStream<1>(precision, indirect, p.inflight)
-            : tb == 2 ? pickStream<2>(precision, indirect, p.inflight)
-            : tb == 4 ? pickStream<4>(precision, indirect, p.inflight)
-                      : pickStream<8>(precision, indirect, p.inflight);
-    else
-        fn = tb == 1  ? pick<1>(precision, indirect)
-            : tb == 2 ? pick<2>(precision, indirect)
-            : tb == 4 ? pick<4>(precision, indirect)
-                      : pick<8>(precision, indirect);
-    if (!fn)
-        return cudaErrorInvalidValue;
-    const uint32_t rowsPerBlock = kWarps / p.warpsPerRow * (32 / p.lanesPerRow);
-    grid = dim3((p.rows + rowsPerBlock - 1) / rowsPerBlock, p.groups);
-    if (!p.persistent && !stream)
-        return cudaSuccess;
-    int perSm = 0, sms = 0;
-    const cudaError_t e = residency(fn, perSm, sms);
-    if (e != cudaSuccess)
-        return e;
-    // Streaming: fewer resident blocks than fit (rows split evenly over fewer warps) when asked.
-    const uint32_t want = stream ? (p.blocksPerSm ? p.blocksPerSm : kStreamBlocksPerSm) : uint32_t(perSm);
-    const uint64_t blocks = uint64_t(std::min(want, uint32_t(perSm))) * uint32_t(sms);
-    const uint64_t need = (uint64_t(p.rows) * p.groups + kWarps - 1) / kWarps;
-    grid = dim3(static_cast<uint32_t>(std::min(need, blocks)), 1);
-    return cudaSuccess;
 }
 
 } // namespace
@@ -527,11 +491,24 @@ cudaError_t launchGemv(Precision precision, const GemvParams& params, cudaStream
         wpr *= 2;
     p.warpsPerRow = wpr;
     p.lanesPerRow = lpr;
-    GemvFn fn = nullptr;
-    dim3 grid;
-    const cudaError_t e = chooseLaunch(precision, p, indirect, fn, grid);
-    if (e != cudaSuccess)
-        return e;
+    const uint32_t tb = p.tokens <= 1 ? 1 : p.tokens <= 2 ? 2 : p.tokens <= 4 ? 4 : 8;
+    GemvFn fn = tb == 1 ? pick<1>(precision, indirect)
+        : tb == 2       ? pick<2>(precision, indirect)
+        : tb == 4       ? pick<4>(precision, indirect)
+                        : pick<8>(precision, indirect);
+    if (!fn)
+        return cudaErrorInvalidValue;
+    p.persistent = lpr == 32 && wpr == 1 && p.schedule != 1;
+    const uint32_t rowsPerBlock = kWarps / wpr * (32 / lpr);
+    dim3 grid((p.rows + rowsPerBlock - 1) / rowsPerBlock, p.groups);
+    if (p.persistent) {
+        int resident = 0;
+        const cudaError_t e = residentBlocks(fn, resident);
+        if (e != cudaSuccess)
+            return e;
+        const uint64_t need = (uint64_t(p.rows) * p.groups + kWarps - 1) / kWarps;
+        grid = dim3(static_cast<uint32_t>(need < uint64_t(resident) ? need : resident), 1);
+    }
     cudaLaunchConfig_t cfg = {};
     cudaLaunchAttribute attr[1];
     cfg.gridDim = grid;

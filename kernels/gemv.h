@@ -8,12 +8,8 @@
 // `indirect`). Each warp streams one row in 16-byte loads (8 in flight per lane, 4 for 4-bit
 // formats, L1 bypassed); short rows with few rows share a row between up to 8 warps. Whole-warp
 // rows run persistent by default: about one wave of resident blocks whose warps stride over all
-// rows, so a launch has no block boundaries or partial last wave in its middle. The streaming
-// schedule (opt-in) runs fewer resident warps than rows; each warp takes a contiguous range of rows
-// and keeps its loads in flight across row boundaries, so it ramps up and drains once per launch.
-// Kernel names in traces: gemv_<format>_kernel<TB>, fused_moe_gemv_<format>_kernel<TB> (indirect);
-// streaming: gemv_<format>_stream_kernel<TB, U>, fused_moe_gemv_<format>_stream_kernel<TB, U> (U
-// loads in flight per lane).
+// rows, so a launch has no block boundaries or partial last wave in its middle.
+// Kernel names in traces: gemv_<format>_kernel<TB>, fused_moe_gemv_<format>_kernel<TB> (indirect).
 
 #include "kernels/slowtail.h"
 #include "model/budget/precision.h"
@@ -38,13 +34,8 @@ struct GemvParams {
     const int32_t* slotCount = nullptr; // indirect: number of valid slots
     SlowTail* tail = nullptr;
     uint32_t repeat = 1; // read the weights this many times (calibration of repeated reads)
-    // 0: chosen by launchGemv (kDefaultSchedule in gemv.cu for whole-warp rows), 1: one warp-row per
-    // block slot, 2: persistent, 3: streaming (whole-warp rows and repeat == 1; others as 0)
-    uint32_t schedule = 0;
-    // bf16 16-byte loads in flight per lane: persistent 2 or 4 (0: the default 8), streaming 4 or 16
-    // (0: the default 8)
-    uint32_t inflight = 0;
-    uint32_t blocksPerSm = 0; // streaming: resident blocks per SM (capped at what fits; 0: the default 2)
+    uint32_t schedule = 0; // 0: chosen by launchGemv, 1: one warp-row per block slot, 2: persistent
+    uint32_t inflight = 0; // persistent bf16: 16-byte loads in flight per lane (2 or 4; 0: the default 8)
     bool pdl = false; // launch with programmatic dependent launch (the kernel may start before the
                       // previous one ends; it waits for it before reading x or writing y)
     uint32_t warpsPerRow = 1; // set by launchGemv
