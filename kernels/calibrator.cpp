@@ -5,13 +5,17 @@
 #include "kernels/ops.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cstdio>
 #include <ctime>
 #include <cublas_v2.h>
 #include <cuda_bf16.h>
 #include <dlfcn.h>
+#include <fstream>
 #include <functional>
 #include <sched.h>
+#include <sstream>
+#include <string>
 
 namespace gapscope::kernels {
 
@@ -139,6 +143,7 @@ struct GemvVariant {
     uint32_t schedule = 0; // GemvParams::schedule
     bool pdl = false;
     uint32_t inflight = 0; // GemvParams::inflight
+    uint32_t blocksPerSm = 0; // GemvParams::blocksPerSm
 };
 
 Status gemvPoint(cudaStream_t s, Buffers& b, Precision prec, uint64_t bytes, const CalibrateOptions& o, double& us,
@@ -170,6 +175,7 @@ Status gemvPoint(cudaStream_t s, Buffers& b, Precision prec, uint64_t bytes, con
     p.schedule = variant.schedule;
     p.pdl = variant.pdl;
     p.inflight = variant.inflight;
+    p.blocksPerSm = variant.blocksPerSm;
     return timeGraphPerLaunch(s, launches, o, "gemv calibration launch", us, [&](uint32_t i) {
         const uint64_t c = i % copies;
         p.values = b.big + c * stride;
@@ -213,9 +219,11 @@ Status measureGemv(cudaStream_t s, Buffers& b, const CalibrateOptions& o, Single
     const struct {
         const char* name;
         GemvVariant v;
-    } variants[] = { { "grid", { 1, false, 0 } }, { "persistent", { 2, false, 0 } },
-        { "persistent-4-in-flight", { 2, false, 4 } }, { "persistent-2-in-flight", { 2, false, 2 } },
-        { "persistent+pdl", { 2, true, 0 } }, { "persistent-4-in-flight+pdl", { 2, true, 4 } } };
+    } variants[] = { { "grid", { 1, false, 0, 0 } }, { "persistent", { 2, false, 0, 0 } },
+        { "persistent-4-in-flight", { 2, false, 4, 0 } }, { "persistent-2-in-flight", { 2, false, 2, 0 } },
+        { "persistent+pdl", { 2, true, 0, 0 } }, { "persistent-4-in-flight+pdl", { 2, true, 4, 0 } },
+        { "persistent-4-in-flight+pdl-2bps", { 2, true, 4, 2 } },
+        { "persistent-4-in-flight+pdl-3bps", { 2, true, 4, 3 } }, { "persistent+pdl-2bps", { 2, true, 0, 2 } } };
     for (uint64_t bytes : { 8ull << 20, 64ull << 20, 256ull << 20 }) {
         for (const auto& v : variants) {
             double us = 0;
@@ -229,28 +237,67 @@ Status measureGemv(cudaStream_t s, Buffers& b, const CalibrateOptions& o, Single
     return Status::ok();
 }
 
-// Keeps the calling thread on the CPU it runs on while alive (restores the old mask): the host-bound
-// launch figures then follow one core instead of wherever the scheduler moves the thread.
-class PinToCurrentCpu {
+// The CPUs local to the current GPU (/sys/bus/pci/devices/<bus id>/local_cpulist); empty when
+// unknown.
+std::vector<int> gpuLocalCpus()
+{
+    int dev = 0;
+    char bus[32] = {};
+    if (cudaGetDevice(&dev) != cudaSuccess || cudaDeviceGetPCIBusId(bus, sizeof(bus), dev) != cudaSuccess)
+        return {};
+    std::string id = bus;
+    for (char& c : id)
+        c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    std::ifstream in("/sys/bus/pci/devices/" + id + "/local_cpulist");
+    std::string list;
+    std::vector<int> cpus;
+    if (!std::getline(in, list))
+        return cpus;
+    std::stringstream ss(list);
+    std::string range;
+    while (std::getline(ss, range, ',')) {
+        int a = -1, b = -1;
+        if (std::sscanf(range.c_str(), "%d-%d", &a, &b) == 2)
+            for (int c = a; c <= b && c - a < 4096; ++c)
+                cpus.push_back(c);
+        else if (a >= 0)
+            cpus.push_back(a);
+    }
+    return cpus;
+}
+
+// Keeps the calling thread on one CPU while alive (restores the old mask): the first allowed CPU
+// local to the GPU, else the one it runs on. The host-bound launch figures then follow one chosen
+// core in every run instead of wherever the scheduler put the thread.
+class PinToOneCpu {
 public:
-    PinToCurrentCpu()
+    PinToOneCpu()
     {
         m_ok = sched_getaffinity(0, sizeof(m_old), &m_old) == 0;
-        const int cpu = sched_getcpu();
-        if (m_ok && cpu >= 0) {
+        if (!m_ok)
+            return;
+        int cpu = -1;
+        for (int c : gpuLocalCpus())
+            if (c >= 0 && c < CPU_SETSIZE && CPU_ISSET(c, &m_old)) {
+                cpu = c;
+                break;
+            }
+        if (cpu < 0)
+            cpu = sched_getcpu();
+        if (cpu >= 0) {
             cpu_set_t one;
             CPU_ZERO(&one);
             CPU_SET(cpu, &one);
             sched_setaffinity(0, sizeof(one), &one);
         }
     }
-    ~PinToCurrentCpu()
+    ~PinToOneCpu()
     {
         if (m_ok)
             sched_setaffinity(0, sizeof(m_old), &m_old);
     }
-    PinToCurrentCpu(const PinToCurrentCpu&) = delete;
-    PinToCurrentCpu& operator=(const PinToCurrentCpu&) = delete;
+    PinToOneCpu(const PinToOneCpu&) = delete;
+    PinToOneCpu& operator=(const PinToOneCpu&) = delete;
 
 private:
     cpu_set_t m_old;
@@ -290,7 +337,7 @@ Status graphReplayUs(cudaStream_t s, int nodes, int reps, double& us)
 
 Status measureLaunch(cudaStream_t s, const CalibrateOptions& o, SingleGpuFigures& f)
 {
-    PinToCurrentCpu pin;
+    PinToOneCpu pin;
     const int n = o.quick ? 200 : 1000;
     double us = 0;
     GS_TRY(timeEvents(

@@ -506,6 +506,15 @@ cudaError_t launchGemv(Precision precision, const GemvParams& params, cudaStream
         const cudaError_t e = residentBlocks(fn, resident);
         if (e != cudaSuccess)
             return e;
+        if (p.blocksPerSm) {
+            int dev = 0, sms = 0;
+            cudaError_t ae = cudaGetDevice(&dev);
+            if (ae == cudaSuccess)
+                ae = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev);
+            if (ae != cudaSuccess)
+                return ae;
+            resident = std::min<int>(resident, static_cast<int>(p.blocksPerSm) * sms);
+        }
         const uint64_t need = (uint64_t(p.rows) * p.groups + kWarps - 1) / kWarps;
         grid = dim3(static_cast<uint32_t>(need < uint64_t(resident) ? need : resident), 1);
     }

@@ -36,6 +36,8 @@ struct GemvParams {
     uint32_t repeat = 1; // read the weights this many times (calibration of repeated reads)
     uint32_t schedule = 0; // 0: chosen by launchGemv, 1: one warp-row per block slot, 2: persistent
     uint32_t inflight = 0; // persistent bf16: 16-byte loads in flight per lane (2 or 4; 0: the default 8)
+    uint32_t blocksPerSm = 0; // persistent: at most this many blocks per SM (0: as many as fit); fewer
+                              // leave room for the next launch's blocks to start early under PDL
     bool pdl = false; // launch with programmatic dependent launch (the kernel may start before the
                       // previous one ends; it waits for it before reading x or writing y)
     uint32_t warpsPerRow = 1; // set by launchGemv
