@@ -97,25 +97,43 @@ BASE="warm:30,idle:300"
 BLOCKS="blocks:3:100:capture,profile:20,blocks:3:100:profile"
 GRAPH_INJ="warm:30,idle:300,capture:20:20,$BLOCKS,capture:20:20,profcap:0"
 EAGER_INJ="warm:30,idle:300,capture:20:20,$BLOCKS,capture:20:20:anchor:ArgMax,profcap:0"
-# The second injected eager process, after its idle phase: what each record kind costs (captures
-# with some kinds left off, each followed by an idle phase; capture_report.py record_kinds).
+# With GAPSCOPE_INJECT_KINDS=1 the second injected eager process, after its idle phase, measures
+# what each record kind costs (captures with some kinds left off, each followed by an idle phase;
+# capture_report.py record_kinds). On the 2x H200 box the host-bound loop's noise (25-36 %) hid it.
 K="capture:100:150:nvtx:decode_step"
-KINDS="$K,idle:100,$K:api=0,idle:100,$K:sync=0,idle:100,$K:nvtx=0+nccl=0,idle:100,$K:api=0+sync=0+nvtx=0+nccl=0+memops=0,idle:100"
+KINDS=""
+[ "${GAPSCOPE_INJECT_KINDS:-0}" = 1 ] && KINDS=",$K,idle:100,$K:api=0,idle:100,$K:sync=0,idle:100,$K:nvtx=0+nccl=0,idle:100,$K:api=0+sync=0+nvtx=0+nccl=0+memops=0,idle:100"
+# Series (GAPSCOPE_INJECT_SERIES, default all): graph; eager (the host-bound loop: ~518 launches
+# from Python per step, host time > GPU time); eagergpu (eager, GPU-bound: 16 layers with a 4x
+# wider FFN over a 16k-token cache, so the GPU's share of each step exceeds the host's and host
+# noise stops setting the step time); long (the small model's 10,000-step capture).
+SERIES=${GAPSCOPE_INJECT_SERIES:-graph,eager,eagergpu,long}
+want() { [[ ",$SERIES," == *",$1,"* ]]; }
+EAGERGPU=(--layers 16 --ffn 57344 --context 16384 --nvtx)
 T_START=$(date +%s)
-for i in $(seq 1 "$GPAIRS"); do
-  sfx=$([ "$i" = 1 ] || echo "$i")
-  run "graph-base$sfx" graph 0 "$BASE"
-  if [ "$i" = 1 ]; then run graph-inj graph 1 "$GRAPH_INJ"; else run "graph-inj$sfx" graph 1 "$BASE"; fi
+if want graph; then
+  for i in $(seq 1 "$GPAIRS"); do
+    sfx=$([ "$i" = 1 ] || echo "$i")
+    run "graph-base$sfx" graph 0 "$BASE"
+    if [ "$i" = 1 ]; then run graph-inj graph 1 "$GRAPH_INJ"; else run "graph-inj$sfx" graph 1 "$BASE"; fi
+  done
+fi
+for series in eager eagergpu; do
+  want $series || continue
+  extra=(--nvtx)
+  [ $series = eagergpu ] && extra=("${EAGERGPU[@]}")
+  for i in $(seq 1 "$EPAIRS"); do
+    sfx=$([ "$i" = 1 ] || echo "$i")
+    run "$series-base$sfx" eager 0 "$BASE" "${extra[@]}"
+    if [ "$i" = 1 ]; then run "$series-inj" eager 1 "$EAGER_INJ" "${extra[@]}"
+    elif [ "$i" = 2 ]; then run "$series-inj$sfx" eager 1 "$BASE$KINDS" "${extra[@]}"
+    else run "$series-inj$sfx" eager 1 "$BASE" "${extra[@]}"; fi
+  done
 done
-for i in $(seq 1 "$EPAIRS"); do
-  sfx=$([ "$i" = 1 ] || echo "$i")
-  run "eager-base$sfx" eager 0 "$BASE" --nvtx
-  if [ "$i" = 1 ]; then run eager-inj eager 1 "$EAGER_INJ" --nvtx
-  elif [ "$i" = 2 ]; then run "eager-inj$sfx" eager 1 "$BASE,$KINDS" --nvtx
-  else run "eager-inj$sfx" eager 1 "$BASE" --nvtx; fi
-done
-SMALL=(--layers 4 --hidden 2048 --ffn 8192 --heads 16 --context 1024 --nvtx)
-run small-long graph 1 "warm:50,capture:20:20:nvtx,capture:0:10000" "${SMALL[@]}"
+if want long; then
+  SMALL=(--layers 4 --hidden 2048 --ffn 8192 --heads 16 --context 1024 --nvtx)
+  run small-long graph 1 "warm:50,capture:20:20:nvtx,capture:0:10000" "${SMALL[@]}"
+fi
 echo "workload runs: $(( $(date +%s) - T_START )) s" | tee -a "$LOG/runs.txt"
 
 touch "$CTRL/quit"

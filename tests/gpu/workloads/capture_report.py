@@ -189,8 +189,8 @@ def idle_vs_not_injected(rep, mode, bases, injs):
             f"alternating)", f"{mi:.3f} vs {mb:.3f} ms ({diff:+.2f}%); per process: not injected "
             f"{fmt([f['median_ms'] for f in pb])}, injected {fmt([f['median_ms'] for f in pi])} ms; noise {noise:.2f}% "
             f"(between processes: not injected {sb:.2f}%, injected {si:.2f}%; halves max {hmax:.2f}%); "
-            f"threshold {thr:.2f}% by {by}" + (" (this noise cannot resolve 0.5%)" if thr > 0.5 else ""),
-            "|difference| <= max(0.5%, noise)", abs(diff) <= thr)
+            f"threshold {thr:.2f}% by {by}" + (" (noise above 2%: this cannot show 0.5%)" if thr > 2.0 else ""),
+            "|difference| <= max(0.5%, noise), noise <= 2%", abs(diff) <= thr and noise == noise and noise <= 2.0)
     return dict(not_injected_ms=mb, injected_idle_ms=mi, idle_pct=diff, noise_pct=noise,
                 idle_threshold_pct=thr, idle_verdict_by=by, spread_not_injected_pct=sb, spread_injected_pct=si,
                 halves_max_pct=hmax, processes_not_injected=pb, processes_injected=pi)
@@ -285,11 +285,17 @@ def overhead(rep, bench, mode, bases, injs, log):
     oc, op = cap["overhead_pct"], prof["overhead_pct"]
     noise = max(x for x in (cap["idle_spread_pct"], prof["idle_spread_pct"], 0.0) if x == x)
     mi = cap["idle_median_ms"]
-    ok = oc < op and (mode != "graph" or oc <= 3.0 or mi < 5.0)
-    target = ("<= 3% at >= 5 ms per step, " if mode == "graph" else "") + "below torch.profiler"
+    # Below means separated: every capture block's overhead under every torch.profiler block's (each
+    # against its own neighbouring idle blocks), not only the medians, which noise alone can order.
+    cb = [b["overhead_pct"] for b in cap["blocks"] if b["overhead_pct"] == b["overhead_pct"]]
+    pb = [b["overhead_pct"] for b in prof["blocks"] if b["overhead_pct"] == b["overhead_pct"]]
+    separated = bool(cb) and bool(pb) and max(cb) < min(pb)
+    ok = oc < op and separated and (mode != "graph" or oc <= 3.0 or mi < 5.0)
+    target = ("<= 3% at >= 5 ms per step, " if mode == "graph" else "") + "below torch.profiler in every block"
     rep.row(f"{mode}: capturing vs torch.profiler, each against its own idle blocks (one process)",
-            f"capturing {oc:+.2f}% vs torch.profiler {op:+.2f}% (difference {op - oc:.2f} points; idle block "
-            f"spread up to {noise:.2f}%{', within it' if abs(op - oc) <= noise else ''})", target, ok)
+            f"capturing {oc:+.2f}% vs torch.profiler {op:+.2f}% (difference {op - oc:.2f} points; capture blocks "
+            f"up to {max(cb or [float('nan')]):+.2f}%, torch.profiler blocks from {min(pb or [float('nan')]):+.2f}%"
+            f"{'' if separated else ': not separated'}; idle block spread up to {noise:.2f}%)", target, ok)
     bench[f"overhead_{mode}"] = dict(fig, capturing_ms=cap["median_ms"], torch_profiler_ms=prof["median_ms"],
                                      capturing_pct=oc, profiler_pct=op, interleaved_idle_ms=mi,
                                      interleaved_noise_pct=noise, interleaved=blocks,
@@ -463,8 +469,11 @@ def main():
     a = ap.parse_args()
     rep = Report(a.table)
     bench = {}
-    for mode in ("graph", "eager"):
+    # eagergpu: the eager loop sized so the GPU, not the host, sets the step time.
+    for mode in ("graph", "eager", "eagergpu"):
         injs = processes(a.log, mode, "inj")
+        if not injs and not processes(a.log, mode, "base"):
+            continue
         bases = processes(a.log, mode, "base")
         inj = injs[0][1] if injs else []
         logtext = ""
