@@ -132,7 +132,7 @@ for series in eager eagergpu; do
 done
 if want long; then
   SMALL=(--layers 4 --hidden 2048 --ffn 8192 --heads 16 --context 1024 --nvtx)
-  run small-long graph 1 "warm:50,capture:20:20:nvtx,capture:0:10000" "${SMALL[@]}"
+  run small-long graph 1 "warm:50,capture:20:20:nvtx,rss:10000:500,capture:0:10000" "${SMALL[@]}"
 fi
 echo "workload runs: $(( $(date +%s) - T_START )) s" | tee -a "$LOG/runs.txt"
 

@@ -535,6 +535,15 @@ def main():
                     not any(v for k, v in losses.items() if k in ("cupti_dropped_records", "refused_buffers",
                                                                    "rank_chunks_dropped", "pending_dropped")))
     for run in small:
+        # The same loop for as many steps without a capture (after the 20-step one): what the
+        # process grows by on its own, to set the capture's growth against.
+        for p in phases(run, "rss"):
+            smp = p.get("samples", [])
+            if len(smp) >= 4:
+                settled = [s["rss_mb"] for s in smp[2:]]
+                bench.setdefault("long_idle_rss", {})[f"rank{run['rank']}"] = dict(samples=smp)
+                rep.row(f"long run without capture: rank {run['rank']} RSS", f"{settled[0]:.0f} -> {settled[-1]:.0f} MB "
+                        f"({settled[-1] - settled[0]:+.1f} MB over {smp[-1]['step']} steps)", "report", True)
         for p in phases(run, "capture"):
             rss = p.get("rss", []) if p.get("capture_steps", 0) >= 1000 else []
             if len(rss) >= 4:
