@@ -83,6 +83,10 @@ bool AgentLink::writeSome(std::string& error)
         error = std::string("agent socket: write failed: ") + std::strerror(errno);
         return false;
     }
+    // Everything went out: give back what a backlog (a reader that fell behind) made the queue
+    // grow to, so the rank's memory follows the backlog instead of its peak.
+    if (m_out.capacity() > kKeepQueueCapacity)
+        std::string().swap(m_out);
     m_out.clear();
     m_outPos = 0;
     return true;

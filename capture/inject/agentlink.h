@@ -23,6 +23,8 @@ namespace gapscope::capture::inject {
 class AgentLink {
 public:
     explicit AgentLink(size_t maxQueuedBytes = 64u << 20);
+    // Queue capacity kept once it has drained; more is released.
+    static constexpr size_t kKeepQueueCapacity = 4u << 20;
 
     Status connect(const std::string& socketPath);
     void adopt(int fd); // an already connected socket (tests)
