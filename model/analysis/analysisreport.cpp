@@ -43,6 +43,24 @@ const char* idleKindName(IdleKind k)
     return "";
 }
 
+// The capture's evidence of its own cost for `rank` (step times before arming vs while
+// capturing), or null when the trace has none (imports, synth, old captures).
+const pb::OverheadEvidence* overheadOf(const Trace& t, uint32_t rank)
+{
+    for (const auto& r : t.header().ranks())
+        if (r.rank() == rank && r.has_overhead()) {
+            const pb::OverheadEvidence& o = r.overhead();
+            if (o.steps_before() > 0 && o.steps_during() > 0 && o.step_ms_median_before() > 0)
+                return &o;
+        }
+    return nullptr;
+}
+
+double overheadPct(const pb::OverheadEvidence& o)
+{
+    return 100.0 * (o.step_ms_median_during() - o.step_ms_median_before()) / o.step_ms_median_before();
+}
+
 } // namespace
 
 AnalysisReport::AnalysisReport(const GapAnalyzer& analyzer, const Options& options)
@@ -148,6 +166,16 @@ json::Value AnalysisReport::rankJson(uint32_t rank) const
             steps.push(std::move(o));
         }
     r.set("steps", std::move(steps));
+    if (const pb::OverheadEvidence* o = overheadOf(m_analyzer.trace(), rank)) {
+        json::Value c = json::Value::object();
+        c.set("steps_before", o->steps_before());
+        c.set("before_ms", o->step_ms_median_before());
+        c.set("steps_during", o->steps_during());
+        c.set("during_ms", o->step_ms_median_during());
+        c.set("pct", overheadPct(*o));
+        c.set("arm_latency_ms", o->arm_latency_ms());
+        r.set("capture_overhead", std::move(c));
+    }
     r.set("median", breakdownJson(m_analyzer.analyze(selection(int(rank), Kind::Median)), false));
     r.set("mean", breakdownJson(m_analyzer.analyze(selection(int(rank), Kind::Steps)), true));
     if (m_options.range) {
@@ -316,6 +344,28 @@ std::string AnalysisReport::waterfallText(const GapAnalyzer::Breakdown& b, const
     return out.str();
 }
 
+std::string AnalysisReport::overheadText() const
+{
+    std::ostringstream out;
+    bool any = false;
+    for (uint32_t r : m_analyzer.ranks()) {
+        const pb::OverheadEvidence* o = overheadOf(m_analyzer.trace(), r);
+        if (!o)
+            continue;
+        if (!any)
+            out << "\ncapture overhead (median step before arming vs while capturing; the bars above include it):\n";
+        any = true;
+        const double pct = overheadPct(*o);
+        out << "  rank " << r << ": " << fixed(o->step_ms_median_before()) << " ms (" << o->steps_before()
+            << " steps) -> " << fixed(o->step_ms_median_during()) << " ms (" << o->steps_during() << " steps), "
+            << (pct >= 0 ? "+" : "") << fixed(pct, 1) << " %";
+        if (pct > 5)
+            out << ": part of this rank's launch/host and sync gaps is the capture's own cost";
+        out << "\n";
+    }
+    return out.str();
+}
+
 std::string AnalysisReport::toText() const
 {
     std::ostringstream out;
@@ -365,6 +415,7 @@ std::string AnalysisReport::toText() const
             << pad(fixed(ms(b.slotNs[l.idleSlot(IdleKind::StepGap)], n)), 11, true) << "\n";
     }
     out << "  (kernels+ = kernel time beyond the budget, unclassified kernels and memory ops included)\n";
+    out << overheadText();
     if (!m_findings.empty()) {
         out << "\nfindings:\n";
         for (const auto& f : m_findings)

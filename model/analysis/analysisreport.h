@@ -8,9 +8,11 @@
 //   selection {first_step, last_step} or {range_ms: [t0, t1]} (relative to the trace start)
 //   budget {present, description, total_ms, components [{name, ms}], assumptions}
 //   classifier {origin, classes [{name, components}]}
-//   ranks [{rank, api_recorded, steps [{index, start_ms, measured_ms, measured_ns,
+//   ranks [{rank, api_recorded, steps [{index, start_ms, start_ns, measured_ms, measured_ns,
 //           bars [{name, kind, ms, ns}]}], median {index, ...}, mean {steps, measured_ms, bars}}]
-//           (a time range adds `range` {measured_ms, bars, budget_steps})
+//           (a time range adds `range` {measured_ms, bars, budget_steps}; a capture that recorded
+//           its own cost adds `capture_overhead` {steps_before, before_ms, steps_during, during_ms,
+//           pct, arm_latency_ms}: the median step before arming vs while capturing)
 //   critical {rank, rule, steps_critical, steps, per_step [{index, rank}], median, mean}
 //   stragglers [{rank, late_count, mean_late_ms, max_late_ms, matched, unmatched, late_fraction, op}]
 //   largest_gaps [{rank, step, start_ms, ms, kind, before}], unclassified_kernels [{name, ms, count}]
@@ -53,6 +55,7 @@ private:
     json::Value rankJson(uint32_t rank) const;
     json::Value budgetJson() const;
     std::string waterfallText(const GapAnalyzer::Breakdown& b, const std::string& title) const;
+    std::string overheadText() const; // per rank: the capture's own cost, when the trace recorded it
 
     const GapAnalyzer& m_analyzer;
     Options m_options;
