@@ -120,4 +120,20 @@ std::string formatDuration(TimeNs ns)
     return b;
 }
 
+const pb::OverheadEvidence* captureOverhead(const Trace& trace, uint32_t rank)
+{
+    for (const auto& r : trace.header().ranks())
+        if (r.rank() == rank && r.has_overhead()) {
+            const pb::OverheadEvidence& o = r.overhead();
+            if (o.steps_before() > 0 && o.steps_during() > 0 && o.step_ms_median_before() > 0)
+                return &o;
+        }
+    return nullptr;
+}
+
+double captureOverheadPct(const pb::OverheadEvidence& o)
+{
+    return 100.0 * (o.step_ms_median_during() - o.step_ms_median_before()) / o.step_ms_median_before();
+}
+
 } // namespace gapscope::model

@@ -59,4 +59,10 @@ std::vector<KernelRow> kernelTable(const Trace& trace);
 // "12.345 ms", "850 ns", "3.20 s"
 std::string formatDuration(TimeNs ns);
 
+// The capture's record of its own cost for `rank` (the median step before arming vs while
+// capturing), or null when the trace has none (imports, synth, captures that saw too few steps).
+const pb::OverheadEvidence* captureOverhead(const Trace& trace, uint32_t rank);
+// (while capturing - before) / before, in %.
+double captureOverheadPct(const pb::OverheadEvidence& evidence);
+
 } // namespace gapscope::model

@@ -7,6 +7,7 @@
 #include "model/traceopen.h"
 #include "model/tracesummary.h"
 
+#include <cstdio>
 #include <iostream>
 #include <sys/stat.h>
 
@@ -89,6 +90,16 @@ json::Value infoJson(const std::string& path, const model::Trace& t, const model
         x.set("step_count", r.steps);
         x.set("event_count", (unsigned long long)r.events);
         x.set("lanes", r.lanes);
+        if (const pb::OverheadEvidence* e = model::captureOverhead(t, r.rank)) {
+            json::Value c = json::Value::object();
+            c.set("steps_before", e->steps_before());
+            c.set("before_ms", e->step_ms_median_before());
+            c.set("steps_during", e->steps_during());
+            c.set("during_ms", e->step_ms_median_during());
+            c.set("pct", model::captureOverheadPct(*e));
+            c.set("arm_latency_ms", e->arm_latency_ms());
+            x.set("capture_overhead", std::move(c));
+        }
         ranks.push(std::move(x));
     }
     o.set("ranks", std::move(ranks));
@@ -131,9 +142,19 @@ void printText(const std::string& path, const model::Trace& t, const model::Trac
         std::cout << "gpu:       " << g.host() << "/" << g.device_index() << " " << g.name() << " " << g.uuid() << ", "
                   << g.sm_count() << " SMs, " << g.memory_bytes() / (1024 * 1024) << " MiB, " << g.sm_clock_mhz() << "/"
                   << g.memory_clock_mhz() << " MHz\n";
-    for (const auto& r : st.ranks)
+    for (const auto& r : st.ranks) {
         std::cout << "rank " << r.rank << ":    " << r.kernels << " kernels, " << formatDuration(r.kernelTime) << ", "
                   << r.steps << " steps, " << r.lanes << " lanes\n";
+        if (const pb::OverheadEvidence* e = model::captureOverhead(t, r.rank)) {
+            char line[256];
+            std::snprintf(line, sizeof line,
+                "overhead:  rank %u: median step %.3f ms before arming (%u steps), %.3f ms while capturing (%u "
+                "steps), %+.1f %%; arm latency %.1f ms\n",
+                r.rank, e->step_ms_median_before(), e->steps_before(), e->step_ms_median_during(), e->steps_during(),
+                model::captureOverheadPct(*e), e->arm_latency_ms());
+            std::cout << line;
+        }
+    }
     for (const auto& c : h.counters())
         std::cout << "counter:   " << c.name() << (c.rank() >= 0 ? " rank " + std::to_string(c.rank()) : "") << " = "
                   << c.value() << " (" << c.severity() << (c.detail().empty() ? "" : ": " + c.detail()) << ")\n";

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 #include "model/analysis/analysisreport.h"
+#include "model/tracesummary.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -41,24 +42,6 @@ const char* idleKindName(IdleKind k)
         return "step gap";
     }
     return "";
-}
-
-// The capture's evidence of its own cost for `rank` (step times before arming vs while
-// capturing), or null when the trace has none (imports, synth, old captures).
-const pb::OverheadEvidence* overheadOf(const Trace& t, uint32_t rank)
-{
-    for (const auto& r : t.header().ranks())
-        if (r.rank() == rank && r.has_overhead()) {
-            const pb::OverheadEvidence& o = r.overhead();
-            if (o.steps_before() > 0 && o.steps_during() > 0 && o.step_ms_median_before() > 0)
-                return &o;
-        }
-    return nullptr;
-}
-
-double overheadPct(const pb::OverheadEvidence& o)
-{
-    return 100.0 * (o.step_ms_median_during() - o.step_ms_median_before()) / o.step_ms_median_before();
 }
 
 } // namespace
@@ -166,13 +149,13 @@ json::Value AnalysisReport::rankJson(uint32_t rank) const
             steps.push(std::move(o));
         }
     r.set("steps", std::move(steps));
-    if (const pb::OverheadEvidence* o = overheadOf(m_analyzer.trace(), rank)) {
+    if (const pb::OverheadEvidence* o = captureOverhead(m_analyzer.trace(), rank)) {
         json::Value c = json::Value::object();
         c.set("steps_before", o->steps_before());
         c.set("before_ms", o->step_ms_median_before());
         c.set("steps_during", o->steps_during());
         c.set("during_ms", o->step_ms_median_during());
-        c.set("pct", overheadPct(*o));
+        c.set("pct", captureOverheadPct(*o));
         c.set("arm_latency_ms", o->arm_latency_ms());
         r.set("capture_overhead", std::move(c));
     }
@@ -349,13 +332,13 @@ std::string AnalysisReport::overheadText() const
     std::ostringstream out;
     bool any = false;
     for (uint32_t r : m_analyzer.ranks()) {
-        const pb::OverheadEvidence* o = overheadOf(m_analyzer.trace(), r);
+        const pb::OverheadEvidence* o = captureOverhead(m_analyzer.trace(), r);
         if (!o)
             continue;
         if (!any)
             out << "\ncapture overhead (median step before arming vs while capturing; the bars above include it):\n";
         any = true;
-        const double pct = overheadPct(*o);
+        const double pct = captureOverheadPct(*o);
         out << "  rank " << r << ": " << fixed(o->step_ms_median_before()) << " ms (" << o->steps_before()
             << " steps) -> " << fixed(o->step_ms_median_during()) << " ms (" << o->steps_during() << " steps), "
             << (pct >= 0 ? "+" : "") << fixed(pct, 1) << " %";
