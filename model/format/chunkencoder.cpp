@@ -446,7 +446,7 @@ void ChunkEncoder::Impl::account(const Common& c)
     for (size_t i = 0; i < c.size(); ++i) {
         uint32_t l = c.lane[i];
         if (l >= laneCount.size())
-            laneCount.resize(l + 1, 0);
+            laneCount.resize(size_t(l) + 1, 0);
         ++laneCount[l];
         int64_t end = c.start[i] + int64_t(std::min<uint64_t>(c.dur[i], uint64_t(INT64_MAX / 2)));
         if (stats.events == 0 && i == 0) {

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include "capture/agent/client/chunkremapper.h"
 
+#include <algorithm>
 #include <limits>
 
 namespace gapscope::capture {
@@ -19,7 +20,9 @@ public:
     {
     }
     uint32_t str(uint32_t id) const { return id < m_r.m_strings.size() ? m_r.m_strings[id] : 0; }
-    uint32_t lane(uint32_t id) const { return m_r.m_lanes[id]; }
+    // kNone for a lane the dictionaries never defined: the event is dropped, never passed on with a
+    // lane id the target does not have.
+    uint32_t lane(uint32_t id) const { return id < m_r.m_lanes.size() ? m_r.m_lanes[id] : kNone; }
     uint32_t cfg(uint32_t id) const
     {
         const uint32_t t = id < m_r.m_configs.size() ? m_r.m_configs[id] : 0;
@@ -29,29 +32,41 @@ public:
     void kernel(uint32_t l, int64_t start, uint64_t dur, uint32_t name, uint32_t corr, uint32_t config,
         uint64_t graphId, uint64_t node) override
     {
+        if (lane(l) == kNone)
+            return;
         m_sink.kernel(lane(l), start + m_shift, dur, str(name), corr, cfg(config), graphId, node);
     }
     void memop(uint32_t l, int64_t start, uint64_t dur, pb::MemopKind kind, pb::CopyKind copyKind, uint64_t bytes,
         uint32_t flags, uint32_t corr) override
     {
+        if (lane(l) == kNone)
+            return;
         m_sink.memop(lane(l), start + m_shift, dur, kind, copyKind, bytes, flags, corr);
     }
     void api(uint32_t l, int64_t start, uint64_t dur, uint32_t name, uint32_t corr, pb::ApiKind kind) override
     {
+        if (lane(l) == kNone)
+            return;
         m_sink.api(lane(l), start + m_shift, dur, str(name), corr, kind);
     }
     void sync(uint32_t l, int64_t start, uint64_t dur, pb::SyncKind kind, uint64_t stream, uint32_t corr) override
     {
+        if (lane(l) == kNone)
+            return;
         m_sink.sync(lane(l), start + m_shift, dur, kind, stream, corr);
     }
     void nvtx(uint32_t l, int64_t start, uint64_t dur, uint32_t name, uint32_t depth, uint32_t domain) override
     {
+        if (lane(l) == kNone)
+            return;
         m_sink.nvtx(lane(l), start + m_shift, dur, str(name), depth, str(domain));
     }
     void collective(uint32_t l, int64_t start, uint64_t dur, uint32_t op, uint64_t bytes, uint32_t datatype,
         uint32_t algorithm, uint32_t protocol, uint64_t sequence, uint64_t comm, uint32_t channels,
         uint32_t root) override
     {
+        if (lane(l) == kNone)
+            return;
         format::ChunkEncoder::Collective c;
         c.bytes = bytes;
         c.datatype = str(datatype);
@@ -97,11 +112,13 @@ Status ChunkRemapper::applyDictionaries(const pb::Chunk& in)
     const size_t strings0 = m_dec->strings().size(), lanes0 = m_dec->lanes().size();
     if (Status s = m_dec->absorb(in); !s)
         return s.withContext(where);
-    // New ids, gap placeholders and redefinitions all get (re)interned.
+    // New ids, gap placeholders and redefinitions all get (re)interned; so do ids that a chunk whose
+    // dictionaries failed part-way left in the decoder without a mapping.
     const size_t strings1 = m_dec->strings().size();
+    const size_t mapped = m_strings.empty() ? 0 : m_strings.size() - 1;
     m_strings.resize(strings1 + 1, 0);
     auto internId = [&](size_t id) { m_strings[id] = m_target.internString(m_dec->string(uint32_t(id))); };
-    for (size_t id = strings0 + 1; id <= strings1; ++id)
+    for (size_t id = std::min(mapped, strings0) + 1; id <= strings1; ++id)
         internId(id);
     if (in.strings_size() && in.first_string_id() <= strings0)
         for (size_t id = in.first_string_id(); id <= strings0 && id < in.first_string_id() + size_t(in.strings_size());
@@ -117,9 +134,12 @@ Status ChunkRemapper::applyDictionaries(const pb::Chunk& in)
             def.set_pid(uint32_t(m_opt.pid));
         m_lanes[id] = m_target.lane(def);
     };
+    // New ids, and any id still unmapped: a chunk whose dictionaries failed part-way may have left
+    // lanes in the decoder that no mapping followed.
     m_lanes.resize(m_dec->lanes().size(), kNone);
-    for (size_t id = lanes0; id < m_dec->lanes().size(); ++id)
-        mapLane(uint32_t(id));
+    for (size_t id = 0; id < m_dec->lanes().size(); ++id)
+        if (id >= lanes0 || m_lanes[id] == kNone)
+            mapLane(uint32_t(id));
     for (const auto& l : in.lanes())
         if (l.id() < lanes0)
             mapLane(l.id());

@@ -149,6 +149,41 @@ private slots:
         QCOMPARE(target.strings()[0], std::string("<string 1 lost>"));
     }
 
+    void laneOfAFailedChunkIsMappedLater()
+    {
+        // A chunk whose lanes were absorbed before its dictionaries failed (a config id of 0) is
+        // rejected; the next chunk's events on those lanes must still land on real target lanes.
+        format::ChunkEncoder src, target;
+        const uint32_t l = src.lane(gpuLane(0, 3));
+        src.addKernel(l, 10, 1, src.internString("k"), 0, 0);
+        pb::Chunk bad, next;
+        src.flush(bad);
+        pb::LaunchConfig* cfg = bad.add_configs();
+        cfg->set_id(0); // out of range: absorb fails after taking the lanes
+        src.addKernel(l, 20, 1, src.internString("k"), 0, 0); // string and lane defined in `bad` only
+        src.flush(next);
+        QCOMPARE(next.lanes_size(), 0);
+        QCOMPARE(next.strings_size(), 0);
+        ChunkRemapper m(target);
+        EncoderSink sink(target);
+        QVERIFY(!m.apply(bad, sink).isOk());
+        QVERIFY(m.apply(next, sink).isOk());
+        QCOMPARE(sink.events(), uint64_t(1));
+        pb::Chunk out;
+        target.flush(out);
+        format::ChunkDecoder dec;
+        QVERIFY(dec.absorb(out).isOk());
+        QVERIFY2(dec.validate(out).isOk(), dec.validate(out).message().c_str());
+        QCOMPARE(out.lanes_size(), 1);
+        QCOMPARE(out.lanes(0).stream(), uint64_t(3));
+        Collect c;
+        c.dec = &dec;
+        dec.forEach(out, c);
+        QCOMPARE(int(c.events.size()), 1);
+        QCOMPARE(c.events[0].name, std::string("k")); // the string of the failed chunk, interned late
+        QCOMPARE(c.events[0].start, int64_t(20));
+    }
+
     void rejectsMalformed_data()
     {
         QTest::addColumn<int>("damage");
