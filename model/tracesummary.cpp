@@ -136,4 +136,16 @@ double captureOverheadPct(const pb::OverheadEvidence& o)
     return 100.0 * (o.step_ms_median_during() - o.step_ms_median_before()) / o.step_ms_median_before();
 }
 
+json::Value captureOverheadJson(const pb::OverheadEvidence& o)
+{
+    json::Value c = json::Value::object();
+    c.set("steps_before", o.steps_before());
+    c.set("before_ms", o.step_ms_median_before());
+    c.set("steps_during", o.steps_during());
+    c.set("during_ms", o.step_ms_median_during());
+    c.set("pct", captureOverheadPct(o));
+    c.set("arm_latency_ms", o.arm_latency_ms());
+    return c;
+}
+
 } // namespace gapscope::model

@@ -8,6 +8,7 @@
 // (CONTRACTS.md). Busy time sums GPU event durations inside the window (clipped to it; overlap of
 // concurrent streams is not removed). Pure functions of the trace; thread-safe.
 
+#include "model/json.h"
 #include "model/trace.h"
 
 #include <array>
@@ -64,5 +65,8 @@ std::string formatDuration(TimeNs ns);
 const pb::OverheadEvidence* captureOverhead(const Trace& trace, uint32_t rank);
 // (while capturing - before) / before, in %.
 double captureOverheadPct(const pb::OverheadEvidence& evidence);
+// {steps_before, before_ms, steps_during, during_ms, pct, arm_latency_ms}: `capture_overhead` in
+// `info --json` and `analyze --json`.
+json::Value captureOverheadJson(const pb::OverheadEvidence& evidence);
 
 } // namespace gapscope::model

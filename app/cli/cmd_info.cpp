@@ -90,16 +90,8 @@ json::Value infoJson(const std::string& path, const model::Trace& t, const model
         x.set("step_count", r.steps);
         x.set("event_count", (unsigned long long)r.events);
         x.set("lanes", r.lanes);
-        if (const pb::OverheadEvidence* e = model::captureOverhead(t, r.rank)) {
-            json::Value c = json::Value::object();
-            c.set("steps_before", e->steps_before());
-            c.set("before_ms", e->step_ms_median_before());
-            c.set("steps_during", e->steps_during());
-            c.set("during_ms", e->step_ms_median_during());
-            c.set("pct", model::captureOverheadPct(*e));
-            c.set("arm_latency_ms", e->arm_latency_ms());
-            x.set("capture_overhead", std::move(c));
-        }
+        if (const pb::OverheadEvidence* e = model::captureOverhead(t, r.rank))
+            x.set("capture_overhead", model::captureOverheadJson(*e));
         ranks.push(std::move(x));
     }
     o.set("ranks", std::move(ranks));

@@ -149,16 +149,8 @@ json::Value AnalysisReport::rankJson(uint32_t rank) const
             steps.push(std::move(o));
         }
     r.set("steps", std::move(steps));
-    if (const pb::OverheadEvidence* o = captureOverhead(m_analyzer.trace(), rank)) {
-        json::Value c = json::Value::object();
-        c.set("steps_before", o->steps_before());
-        c.set("before_ms", o->step_ms_median_before());
-        c.set("steps_during", o->steps_during());
-        c.set("during_ms", o->step_ms_median_during());
-        c.set("pct", captureOverheadPct(*o));
-        c.set("arm_latency_ms", o->arm_latency_ms());
-        r.set("capture_overhead", std::move(c));
-    }
+    if (const pb::OverheadEvidence* o = captureOverhead(m_analyzer.trace(), rank))
+        r.set("capture_overhead", captureOverheadJson(*o));
     r.set("median", breakdownJson(m_analyzer.analyze(selection(int(rank), Kind::Median)), false));
     r.set("mean", breakdownJson(m_analyzer.analyze(selection(int(rank), Kind::Steps)), true));
     if (m_options.range) {
