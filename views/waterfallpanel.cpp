@@ -156,3 +156,8 @@ void WaterfallPanel::setStatus(const QString& text)
 {
     m_status->setText(text);
 }
+
+QString WaterfallPanel::status() const
+{
+    return m_status->text();
+}

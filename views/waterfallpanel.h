@@ -34,6 +34,7 @@ public:
     bool achievable() const;
     void setData(const WaterfallData& data);
     void setStatus(const QString& text);
+    QString status() const; // the notes line under the chart
 
 signals:
     void requestChanged();

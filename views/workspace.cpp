@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 #include "views/workspace.h"
 
+#include "model/tracesummary.h"
+
 #include "views/annotationdialog.h"
 #include "views/annotationmodel.h"
 #include "views/annotationpanel.h"
@@ -108,6 +110,16 @@ void Workspace::connectPanels()
             QStringList notes;
             for (const auto& n : a->notes())
                 notes << QString::fromStdString(n);
+            // The capture's own cost where the trace recorded it, so it is not read as a gap.
+            for (uint32_t r : a->ranks())
+                if (const gapscope::pb::OverheadEvidence* e = captureOverhead(a->trace(), r))
+                    notes << tr("Capture overhead on rank %1: %2 ms per step before arming, %3 ms while capturing "
+                                "(%4%5 %); the tool's own cost is inside the bars.")
+                                 .arg(r)
+                                 .arg(e->step_ms_median_before(), 0, 'f', 3)
+                                 .arg(e->step_ms_median_during(), 0, 'f', 3)
+                                 .arg(captureOverheadPct(*e) >= 0 ? QStringLiteral("+") : QString())
+                                 .arg(captureOverheadPct(*e), 0, 'f', 1);
             m_waterfall->setStatus(notes.join(QLatin1Char('\n')));
         }
     });

@@ -41,6 +41,8 @@ struct Options {
     TimeNs gapNs = 2'000;
     TimeNs stepNs = 120'000;
     TimeNs launchLeadNs = 5'000;
+    double overheadBeforeMs = 0; // > 0: rank 0 records the capture's own cost (before/while capturing)
+    double overheadDuringMs = 0;
 };
 
 inline TimeNs kernelStart(const Options& o, uint32_t step, uint32_t k)
@@ -64,6 +66,13 @@ inline gapscope::model::Trace make(const Options& o = {})
         rank->set_world_size(o.ranks);
         rank->set_host("node0");
         rank->set_device_index(r);
+        if (r == 0 && o.overheadBeforeMs > 0) {
+            auto* e = rank->mutable_overhead();
+            e->set_steps_before(8);
+            e->set_step_ms_median_before(o.overheadBeforeMs);
+            e->set_steps_during(o.steps);
+            e->set_step_ms_median_during(o.overheadDuringMs);
+        }
         LaneInfo gpu { LaneKind::GpuStream, r, "node0", r, 7, "stream 7", 100 + r };
         LaneInfo coll { LaneKind::Collective, r, "node0", r, 0, "NCCL", 100 + r };
         LaneInfo nvtx { LaneKind::Nvtx, r, "node0", r, 1000 + r, "", 100 + r };

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 // Interaction with QTest mouse/key events: wheel zoom around the cursor, W/S/A/D, drag to pan,
 // shift-drag to select, click and double-click an event, Ctrl+F search, and a click on a waterfall
-// bar lighting up its kernels on the timeline.
+// bar lighting up its kernels on the timeline; the capture's own cost shown under the waterfall.
 #include "views/budgetpanel.h"
 #include "views/eventcolors.h"
 #include "views/membertablemodel.h"
@@ -38,6 +38,7 @@ private slots:
     void searchFindsNext();
     void clickingABarHighlightsItsKernels();
     void editingTheBudgetRecomputesTheWaterfall();
+    void captureOverheadIsShownUnderTheWaterfall();
 
 private:
     QPoint pointOf(uint32_t step, uint32_t k, LaneId lane = 0) const;
@@ -231,6 +232,21 @@ void TstInteraction::editingTheBudgetRecomputesTheWaterfall()
     const double expected = m_ws->waterfallPanel()->achievable() ? b.achievableMs : b.idealMs;
     QVERIFY2(std::abs(chart->data().budgetMs() - expected) < 1e-6 * expected,
         qPrintable(QStringLiteral("%1 vs %2").arg(chart->data().budgetMs()).arg(expected)));
+}
+
+void TstInteraction::captureOverheadIsShownUnderTheWaterfall()
+{
+    QVERIFY(!m_ws->waterfallPanel()->status().contains(QStringLiteral("Capture overhead"))); // none recorded
+    testtrace::Options o;
+    o.overheadBeforeMs = 6.5;
+    o.overheadDuringMs = 7.475;
+    m_ws->setDocument(TraceDocument::fromTrace(testtrace::make(o), QStringLiteral("captured.gapscope")));
+    QTRY_VERIFY_WITH_TIMEOUT(m_ws->waterfallPanel()->status().contains(QStringLiteral("Capture overhead")), 20'000);
+    const QString status = m_ws->waterfallPanel()->status();
+    QVERIFY2(
+        status.contains(QStringLiteral("rank 0: 6.500 ms per step before arming, 7.475 ms while capturing (+15.0 %)")),
+        qPrintable(status));
+    QVERIFY(!status.contains(QStringLiteral("rank 1:")));
 }
 
 QTEST_MAIN(TstInteraction)
