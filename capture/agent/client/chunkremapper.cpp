@@ -32,40 +32,46 @@ public:
     void kernel(uint32_t l, int64_t start, uint64_t dur, uint32_t name, uint32_t corr, uint32_t config,
         uint64_t graphId, uint64_t node) override
     {
-        if (lane(l) == kNone)
+        const uint32_t t = lane(l);
+        if (t == kNone)
             return;
-        m_sink.kernel(lane(l), start + m_shift, dur, str(name), corr, cfg(config), graphId, node);
+        m_sink.kernel(t, start + m_shift, dur, str(name), corr, cfg(config), graphId, node);
     }
     void memop(uint32_t l, int64_t start, uint64_t dur, pb::MemopKind kind, pb::CopyKind copyKind, uint64_t bytes,
         uint32_t flags, uint32_t corr) override
     {
-        if (lane(l) == kNone)
+        const uint32_t t = lane(l);
+        if (t == kNone)
             return;
-        m_sink.memop(lane(l), start + m_shift, dur, kind, copyKind, bytes, flags, corr);
+        m_sink.memop(t, start + m_shift, dur, kind, copyKind, bytes, flags, corr);
     }
     void api(uint32_t l, int64_t start, uint64_t dur, uint32_t name, uint32_t corr, pb::ApiKind kind) override
     {
-        if (lane(l) == kNone)
+        const uint32_t t = lane(l);
+        if (t == kNone)
             return;
-        m_sink.api(lane(l), start + m_shift, dur, str(name), corr, kind);
+        m_sink.api(t, start + m_shift, dur, str(name), corr, kind);
     }
     void sync(uint32_t l, int64_t start, uint64_t dur, pb::SyncKind kind, uint64_t stream, uint32_t corr) override
     {
-        if (lane(l) == kNone)
+        const uint32_t t = lane(l);
+        if (t == kNone)
             return;
-        m_sink.sync(lane(l), start + m_shift, dur, kind, stream, corr);
+        m_sink.sync(t, start + m_shift, dur, kind, stream, corr);
     }
     void nvtx(uint32_t l, int64_t start, uint64_t dur, uint32_t name, uint32_t depth, uint32_t domain) override
     {
-        if (lane(l) == kNone)
+        const uint32_t t = lane(l);
+        if (t == kNone)
             return;
-        m_sink.nvtx(lane(l), start + m_shift, dur, str(name), depth, str(domain));
+        m_sink.nvtx(t, start + m_shift, dur, str(name), depth, str(domain));
     }
     void collective(uint32_t l, int64_t start, uint64_t dur, uint32_t op, uint64_t bytes, uint32_t datatype,
         uint32_t algorithm, uint32_t protocol, uint64_t sequence, uint64_t comm, uint32_t channels,
         uint32_t root) override
     {
-        if (lane(l) == kNone)
+        const uint32_t t = lane(l);
+        if (t == kNone)
             return;
         format::ChunkEncoder::Collective c;
         c.bytes = bytes;
@@ -76,7 +82,7 @@ public:
         c.comm = comm;
         c.channels = channels;
         c.root = root;
-        m_sink.collective(lane(l), start + m_shift, dur, str(op), c);
+        m_sink.collective(t, start + m_shift, dur, str(op), c);
     }
     void step(uint32_t rank, uint32_t index, int64_t start, uint64_t dur, pb::StepSource source) override
     {
