@@ -368,6 +368,104 @@ __device__ __forceinline__ void gemvPersistentBody(const GemvParams& p, bool ind
     slowTailEnd(p.tail);
 }
 
+// Sweep schedule (bf16, rows of 256, 512, 1024 or 2048 16-byte vectors): the matrix is read like a
+// copy. A group is L x 256 consecutive vectors (R = L / S whole rows, S = vectors per row / 256);
+// thread t of a block loads vectors t, t + 256, ... of its group, so the blocks in flight read one
+// contiguous window that sweeps through the matrix (DRAM pages stay open) instead of every row of
+// it at once. Grid: one block per group (blocks start in order), or at most the resident blocks
+// looping over the groups, each with an equal share (GemvParams::schedule 3 and 4).
+template <Precision P, int TB, int L, int S> __device__ __forceinline__ void gemvSweepBody(const GemvParams& p)
+{
+    using F = Format<P>;
+    constexpr int kThreads = 32 * kWarps;
+    constexpr int R = L / S;
+    __shared__ float partial[kWarps][R][TB];
+    slowTailBegin(p.tail);
+    allowDependentLaunch();
+    const int t = static_cast<int>(threadIdx.x), warp = t >> 5, lane = t & 31;
+    const uint64_t rowBytes = rowBytesOf<P>(p.cols);
+    const uint32_t perMatrix = (p.rows + R - 1) / R;
+    const uint64_t items = uint64_t(perMatrix) * p.groups;
+    bool waited = false;
+    for (uint64_t item = blockIdx.x; item < items; item += gridDim.x) {
+        const uint32_t g = static_cast<uint32_t>(item / perMatrix);
+        const uint32_t row0 = static_cast<uint32_t>(item % perMatrix) * R;
+        const int rowsHere = static_cast<int>(min(static_cast<uint32_t>(R), p.rows - row0));
+        const uint8_t* base = p.values + g * p.valueGroupStride + row0 * rowBytes;
+        uint4 wv[L];
+#pragma unroll
+        for (int i = 0; i < L; ++i)
+            if (i / S < rowsHere)
+                wv[i] = loadStream(base + (uint64_t(i) * kThreads + t) * 16);
+        if (!waited) {
+            gridDependencyWait();
+            waited = true;
+        }
+        const uint16_t* x = p.x + g * p.xGroupStride;
+#pragma unroll
+        for (int r = 0; r < R; ++r) {
+            float acc[TB];
+#pragma unroll
+            for (int tt = 0; tt < TB; ++tt)
+                acc[tt] = 0.f;
+            if (r < rowsHere) {
+#pragma unroll
+                for (int s = 0; s < S; ++s) {
+                    const uint64_t k = (uint64_t(s) * kThreads + t) * F::kElems;
+#pragma unroll
+                    for (int tt = 0; tt < TB; ++tt)
+                        if (tt < static_cast<int>(p.tokens))
+                            acc[tt] += F::dot(wv[r * S + s], x + tt * p.xLd, k, p, nullptr, row0 + r, tt);
+                }
+            }
+#pragma unroll
+            for (int tt = 0; tt < TB; ++tt) {
+                for (int o = 16; o > 0; o >>= 1)
+                    acc[tt] += __shfl_xor_sync(0xffffffffu, acc[tt], o);
+                if (lane == 0)
+                    partial[warp][r][tt] = acc[tt];
+            }
+        }
+        __syncthreads();
+        if (t < R * TB) {
+            const int r = t / TB, tt = t % TB;
+            if (r < rowsHere && tt < static_cast<int>(p.tokens)) {
+                float sum = 0;
+#pragma unroll
+                for (int w = 0; w < kWarps; ++w)
+                    sum += partial[w][r][tt];
+                p.y[g * p.yGroupStride + tt * p.yLd + row0 + r] = num::floatToBf16(sum);
+            }
+        }
+        __syncthreads();
+    }
+    if (!waited)
+        gridDependencyWait();
+    slowTailEnd(p.tail);
+}
+
+// Loads per thread per group L (GemvParams::inflight 4 at rows of 512 vectors, else 8) and vectors
+// per row S as template arguments.
+template <Precision P, int TB> __device__ __forceinline__ void sweepDispatch(const GemvParams& p)
+{
+    if constexpr (P == Precision::Bf16) {
+        switch (p.cols / Format<P>::kElems) {
+        case 256:
+            return gemvSweepBody<P, TB, 8, 1>(p);
+        case 512:
+            if (p.inflight == 4)
+                return gemvSweepBody<P, TB, 4, 2>(p);
+            return gemvSweepBody<P, TB, 8, 2>(p);
+        case 1024:
+            return gemvSweepBody<P, TB, 8, 4>(p);
+        case 2048:
+            return gemvSweepBody<P, TB, 8, 8>(p);
+        default:
+            return;
+        }
+    }
+}
+
 // Persistent bf16 GEMVs may keep fewer loads in flight per lane (GemvParams::inflight): with the
 // whole device streaming, fewer bytes queued mean a shorter drain at the end of a launch.
 template <Precision P, int TB> __device__ __forceinline__ void persistentDispatch(const GemvParams& p, bool indirect)
@@ -386,7 +484,9 @@ template <Precision P, int TB> __device__ __forceinline__ void persistentDispatc
 #define GS_DEFINE_GEMV(NAME, PREC)                                                                                     \
     template <int TB> __global__ void __launch_bounds__(256) gemv_##NAME##_kernel(GemvParams p)                        \
     {                                                                                                                  \
-        if (p.persistent)                                                                                              \
+        if (p.sweep)                                                                                                   \
+            sweepDispatch<PREC, TB>(p);                                                                                \
+        else if (p.persistent)                                                                                         \
             persistentDispatch<PREC, TB>(p, false);                                                                    \
         else                                                                                                           \
             gemvBody<PREC, TB>(p, false);                                                                              \
@@ -498,10 +598,27 @@ cudaError_t launchGemv(Precision precision, const GemvParams& params, cudaStream
                         : pick<8>(precision, indirect);
     if (!fn)
         return cudaErrorInvalidValue;
-    p.persistent = lpr == 32 && wpr == 1 && p.schedule != 1;
+    p.sweep = (p.schedule == 3 || p.schedule == 4) && precision == Precision::Bf16 && !indirect
+        && (vecs == 256 || vecs == 512 || vecs == 1024 || vecs == 2048);
+    p.persistent = !p.sweep && lpr == 32 && wpr == 1 && p.schedule != 1;
     const uint32_t rowsPerBlock = kWarps / wpr * (32 / lpr);
     dim3 grid((p.rows + rowsPerBlock - 1) / rowsPerBlock, p.groups);
-    if (p.persistent) {
+    if (p.sweep) {
+        // Groups of L x 256 vectors: R whole rows each (gemvSweepBody).
+        const uint32_t loads = vecs == 512 && p.inflight == 4 ? 4 : 8;
+        const uint32_t rowsPerGroup = loads * 256 / vecs;
+        const uint64_t items = uint64_t((p.rows + rowsPerGroup - 1) / rowsPerGroup) * p.groups;
+        uint64_t blocks = items;
+        if (p.schedule == 4) {
+            int resident = 0;
+            const cudaError_t e = residentBlocks(fn, resident);
+            if (e != cudaSuccess)
+                return e;
+            const uint64_t each = (items + resident - 1) / resident;
+            blocks = (items + each - 1) / each;
+        }
+        grid = dim3(static_cast<uint32_t>(std::min<uint64_t>(blocks, 0x7fffffffu)), 1);
+    } else if (p.persistent) {
         int resident = 0;
         const cudaError_t e = residentBlocks(fn, resident);
         if (e != cudaSuccess)

@@ -88,7 +88,7 @@ struct Report {
 };
 
 Status checkGemv(Precision prec, uint32_t rows, uint32_t cols, uint32_t tokens, uint32_t groups, bool indirect,
-    std::mt19937& rng, Report& rep)
+    std::mt19937& rng, Report& rep, uint32_t schedule = 0, uint32_t inflight = 0)
 {
     WeightLayout l;
     std::string why;
@@ -130,6 +130,8 @@ Status checkGemv(Precision prec, uint32_t rows, uint32_t cols, uint32_t tokens, 
         p.slotExpert = slotExpert.as<int32_t>();
         p.slotCount = slotCount.as<int32_t>();
     }
+    p.schedule = schedule;
+    p.inflight = inflight;
     GS_CUDA(launchGemv(prec, p, nullptr));
     std::vector<uint8_t> wh;
     std::vector<uint16_t> yh;
@@ -152,7 +154,8 @@ Status checkGemv(Precision prec, uint32_t rows, uint32_t cols, uint32_t tokens, 
     }
     const std::string name = std::string(indirect ? "fused_moe_gemv " : "gemv ") + model::toString(prec) + " "
         + std::to_string(rows) + "x" + std::to_string(cols) + " tokens " + std::to_string(tokens) + " groups "
-        + std::to_string(groups);
+        + std::to_string(groups) + (schedule ? " schedule " + std::to_string(schedule) : std::string())
+        + (inflight ? " inflight " + std::to_string(inflight) : std::string());
     rep.error(name, ref::relativeError(out, ref), 1e-2);
     if (indirect)
         rep.check(untouched, name + " empty slot", untouched ? "not written" : "written");
@@ -592,6 +595,14 @@ Status SelfCheck::run(
         GS_TRY(checkGemv(p, 130, 256, 2, 4, true, rng, rep));
         GS_TRY(checkGemv(p, 5000, 3072, 2, 1, false, rng, rep)); // persistent: more rows than resident warps
         GS_TRY(checkGemv(p, 1100, 3072, 1, 4, true, rng, rep)); // persistent, slots from the device
+    }
+    // The sweep schedules (bf16): rows of 256, 512, 1024 and 2048 vectors, a last group of fewer rows.
+    for (uint32_t schedule : { 3u, 4u }) {
+        GS_TRY(checkGemv(Precision::Bf16, 1001, 4096, 3, 2, false, rng, rep, schedule));
+        GS_TRY(checkGemv(Precision::Bf16, 1001, 4096, 1, 1, false, rng, rep, schedule, 4));
+        GS_TRY(checkGemv(Precision::Bf16, 77, 2048, 8, 1, false, rng, rep, schedule));
+        GS_TRY(checkGemv(Precision::Bf16, 33, 8192, 1, 3, false, rng, rep, schedule));
+        GS_TRY(checkGemv(Precision::Bf16, 5, 16384, 2, 1, false, rng, rep, schedule));
     }
     GS_TRY(checkNorm(96, 128, rng, rep));
     GS_TRY(checkNorm(100, 104, rng, rep));
