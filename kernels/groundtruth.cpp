@@ -84,6 +84,8 @@ json::Value RankResult::toJson() const
     j.set("clean_ops", std::move(ops));
     j.set("collectives_per_step", collectivesPerStep);
     j.set("straggler_collectives_per_step", stragglerCollectivesPerStep);
+    j.set("marker_ns", markerNs);
+    j.set("boundary_ns", boundaryNs);
     json::Value t = json::Value::array();
     for (int32_t id : lastTokens)
         t.push(id);
@@ -110,6 +112,8 @@ Expected<RankResult> RankResult::fromJson(const json::Value& j)
     }
     r.collectivesPerStep = static_cast<uint32_t>(j["collectives_per_step"].toInt());
     r.stragglerCollectivesPerStep = static_cast<uint32_t>(j["straggler_collectives_per_step"].toInt());
+    r.markerNs = static_cast<uint64_t>(j["marker_ns"].toInt());
+    r.boundaryNs = static_cast<uint64_t>(j["boundary_ns"].toInt());
     for (const auto& t : j["last_tokens"].items())
         r.lastTokens.push_back(static_cast<int32_t>(t.toInt()));
     return r;

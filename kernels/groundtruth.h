@@ -47,6 +47,8 @@ struct RankResult {
     std::map<std::string, double> cleanOpCount;
     uint32_t collectivesPerStep = 0;
     uint32_t stragglerCollectivesPerStep = 0;
+    uint64_t markerNs = 0; // graph mode: GPU time one event-record node adds past its timestamp
+    uint64_t boundaryNs = 0; // graph mode: GPU time a segment boundary adds outside its markers
     std::vector<int32_t> lastTokens;
 
     json::Value toJson() const;

@@ -132,6 +132,8 @@ Status SimRank::setup()
         GS_TRY(buildGraphs());
         if (m_delayCount || m_segStart.size() > 2)
             GS_TRY(measureMarkerCost());
+        if (m_segStart.size() > 2)
+            GS_TRY(measureBoundaryCost());
     }
     return Status::ok();
 }
@@ -185,6 +187,66 @@ Status SimRank::measureMarkerCost()
         cudaEventDestroy(e);
     GS_TRY(st);
     m_markerNs = ms[1] > ms[0] ? static_cast<uint64_t>((ms[1] - ms[0]) * 1e6 / kNodes) : 0;
+    return Status::ok();
+}
+
+// A segment boundary (--sync-every-layer in graph mode) costs GPU time outside its two markers
+// as well: the node latency before the closing marker and after the opening one, which one graph
+// of back-to-back kernels does not pay. Measured as the replay of 2 x 32 empty kernels split in
+// two graphs at a marked boundary with a host sync between them, less the idle between the
+// markers, less one graph of the 64 kernels: median of 15 repeats (runStep adds it per boundary).
+Status SimRank::measureBoundaryCost()
+{
+    constexpr int kNodes = 32, kReps = 15;
+    cudaEvent_t end = nullptr, begin = nullptr, a = nullptr, b = nullptr;
+    GS_CUDA(cudaEventCreate(&end));
+    GS_CUDA(cudaEventCreate(&begin));
+    GS_CUDA(cudaEventCreate(&a));
+    GS_CUDA(cudaEventCreate(&b));
+    cudaGraphExec_t exec[3] = {}; // the whole, the half that closes with a marker, the half that opens with one
+    Status st = Status::ok();
+    for (int part = 0; st && part < 3; ++part) {
+        cudaGraph_t g = nullptr;
+        if (cudaStreamBeginCapture(m_stream, cudaStreamCaptureModeThreadLocal) != cudaSuccess) {
+            st = Status::error("boundary cost: cudaStreamBeginCapture failed");
+            break;
+        }
+        if (part == 2 && cudaEventRecordWithFlags(begin, m_stream, cudaEventRecordExternal) != cudaSuccess)
+            st = Status::error("boundary cost: capture failed");
+        for (int i = 0; st && i < (part == 0 ? 2 * kNodes : kNodes); ++i)
+            if (launchEmptyKernel(m_stream) != cudaSuccess)
+                st = Status::error("boundary cost: capture failed");
+        if (st && part == 1 && cudaEventRecordWithFlags(end, m_stream, cudaEventRecordExternal) != cudaSuccess)
+            st = Status::error("boundary cost: capture failed");
+        if (cudaStreamEndCapture(m_stream, &g) != cudaSuccess
+            || (st && cudaGraphInstantiate(&exec[part], g, 0) != cudaSuccess))
+            st = Status::error("boundary cost: graph capture or instantiation failed");
+        if (g)
+            cudaGraphDestroy(g);
+    }
+    std::vector<double> extra;
+    for (int r = 0; st && r < kReps + 2; ++r) {
+        float whole = 0, split = 0, idle = 0;
+        if (cudaEventRecord(a, m_stream) != cudaSuccess || cudaGraphLaunch(exec[0], m_stream) != cudaSuccess
+            || cudaEventRecord(b, m_stream) != cudaSuccess || cudaEventSynchronize(b) != cudaSuccess
+            || cudaEventElapsedTime(&whole, a, b) != cudaSuccess || cudaEventRecord(a, m_stream) != cudaSuccess
+            || cudaGraphLaunch(exec[1], m_stream) != cudaSuccess || cudaStreamSynchronize(m_stream) != cudaSuccess
+            || cudaGraphLaunch(exec[2], m_stream) != cudaSuccess || cudaEventRecord(b, m_stream) != cudaSuccess
+            || cudaEventSynchronize(b) != cudaSuccess || cudaEventElapsedTime(&split, a, b) != cudaSuccess
+            || cudaEventElapsedTime(&idle, end, begin) != cudaSuccess)
+            st = Status::error("boundary cost: replay failed");
+        if (st && r >= 2)
+            extra.push_back((static_cast<double>(split) - idle - whole) * 1e6);
+    }
+    for (auto& e : exec)
+        if (e)
+            cudaGraphExecDestroy(e);
+    for (auto e : { end, begin, a, b })
+        cudaEventDestroy(e);
+    GS_TRY(st);
+    std::sort(extra.begin(), extra.end());
+    const double med = extra[extra.size() / 2];
+    m_boundaryNs = med > 0 ? static_cast<uint64_t>(med) : 0;
     return Status::ok();
 }
 
@@ -498,9 +560,11 @@ Status SimRank::runStep(uint32_t index, bool record, StepRecord& rec)
     const uint64_t marker = m_opt.mode == LaunchMode::Graph ? m_markerNs : 0;
     for (size_t d = 0; d < m_delayCount; ++d)
         rec.launchHostNs += elapsedNs(m_delayEv[2 * d], m_delayEv[2 * d + 1]) + marker;
+    // A segment boundary: the idle between its markers and what the boundary costs outside them
+    // (measureBoundaryCost).
     rec.syncs = static_cast<uint32_t>(segs - 1);
     for (size_t seg = 1; seg < segs; ++seg) {
-        rec.syncIdleNs.push_back(elapsedNs(m_segEnd[seg - 1], m_segBegin[seg]) + marker);
+        rec.syncIdleNs.push_back(elapsedNs(m_segEnd[seg - 1], m_segBegin[seg]) + m_boundaryNs);
         rec.syncStallNs += rec.syncIdleNs.back();
     }
     rec.slowNs = m_hostCounters[0] - m_prevCounters[0];
@@ -573,6 +637,8 @@ Status SimRank::run(RankResult& out)
 {
     out.rank = m_rank;
     out.device = m_deviceName;
+    out.markerNs = m_markerNs;
+    out.boundaryNs = m_boundaryNs;
     for (const auto& r : m_ops)
         if (isCollective(r.op->kind)) {
             ++out.collectivesPerStep;

@@ -70,6 +70,7 @@ private:
     Status runStep(uint32_t index, bool record, StepRecord& rec);
     Status profileOps(RankResult& out);
     Status measureMarkerCost();
+    Status measureBoundaryCost();
     Status barrier();
     uint16_t* buf(Buf b) const { return m_bufs[static_cast<size_t>(b)]; }
 
@@ -110,6 +111,7 @@ private:
     int32_t* m_hostTokens = nullptr;
     HostDelayState m_delay;
     uint64_t m_markerNs = 0; // GPU time one captured event-record node adds (graph mode, measured)
+    uint64_t m_boundaryNs = 0; // GPU time a marked segment boundary adds outside its markers (measured)
     uint64_t m_prevCounters[2] = { 0, 0 };
 };
 

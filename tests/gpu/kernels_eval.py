@@ -152,6 +152,9 @@ def delta(clean_path, path, label, mode="exact"):
             "-10% .. +10%", ok)
         return
     note = f" (host spin {spin:.3f} ms)" if spin > 0 else ""
+    if any(rk.get("boundary_ns") for rk in p["ranks"]):
+        note += " (per boundary outside the markers: " + ", ".join(
+            f"r{rk['rank']} {rk.get('boundary_ns', 0) / 1e3:.2f} us" for rk in p["ranks"]) + ")"
     row(f"sim: {label} (measured delta / injected, largest rank per step)", ", ".join(parts) + f", worst {worst:.1f}%" + note,
         "+-10%", worst <= 10)
 
