@@ -106,7 +106,8 @@ KINDS=""
 # Series (GAPSCOPE_INJECT_SERIES, default all): graph; eager (the host-bound loop: ~518 launches
 # from Python per step, host time > GPU time); eagergpu (eager, GPU-bound: 16 layers with a 4x
 # wider FFN over a 16k-token cache, so the GPU's share of each step exceeds the host's and host
-# noise stops setting the step time); long (the small model's 10,000-step capture).
+# noise stops setting the step time); long (the small model's 10,000-step capture;
+# GAPSCOPE_INJECT_LONG_KEYS adds captures with record kinds left off).
 SERIES=${GAPSCOPE_INJECT_SERIES:-graph,eager,eagergpu,long}
 want() { [[ ",$SERIES," == *",$1,"* ]]; }
 EAGERGPU=(--layers 16 --ffn 57344 --context 16384 --nvtx)
@@ -133,6 +134,14 @@ done
 if want long; then
   SMALL=(--layers 4 --hidden 2048 --ffn 8192 --heads 16 --context 1024 --nvtx)
   run small-long graph 1 "warm:50,capture:20:20:nvtx,rss:10000:500,capture:0:10000" "${SMALL[@]}"
+  # GAPSCOPE_INJECT_LONG_KEYS="api=0 sync=0+memops=0 ...": one more 10,000-step capture per entry,
+  # each in its own process with those record kinds left off (what makes the rank grow).
+  i=0
+  for keys in ${GAPSCOPE_INJECT_LONG_KEYS:-}; do
+    i=$((i + 1))
+    echo "$keys" >"$LOG/small-long-k$i.keys"
+    run "small-long-k$i" graph 1 "warm:50,capture:0:10000:graph:decode_step:$keys" "${SMALL[@]}"
+  done
 fi
 echo "workload runs: $(( $(date +%s) - T_START )) s" | tee -a "$LOG/runs.txt"
 

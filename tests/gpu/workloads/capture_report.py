@@ -552,6 +552,21 @@ def main():
                 bench.setdefault("long_capture_rss", {})[f"rank{run['rank']}"] = dict(samples=rss)
                 rep.row(f"long capture: rank {run['rank']} RSS while recording", f"{settled[0]:.0f} -> {settled[-1]:.0f} MB "
                         f"({growth:+.1f} MB over {rss[-1]['step']} steps)", "flat (< 20 MB growth)", growth < 20)
+    # GAPSCOPE_INJECT_LONG_KEYS: the same capture with record kinds left off, one process each.
+    k = 1
+    while os.path.exists(os.path.join(a.log, f"small-long-k{k}.keys")):
+        keys = open(os.path.join(a.log, f"small-long-k{k}.keys")).read().strip()
+        for run in runs(a.log, f"small-long-k{k}"):
+            for p in phases(run, "capture"):
+                rss = p.get("rss", [])
+                if len(rss) >= 4:
+                    settled = [s["rss_mb"] for s in rss[2:]]
+                    growth = settled[-1] - settled[0]
+                    bench.setdefault("long_capture_rss_keys", {}).setdefault(keys, {})[f"rank{run['rank']}"] = dict(samples=rss)
+                    rep.row(f"long capture without {keys}: rank {run['rank']} RSS while recording",
+                            f"{settled[0]:.0f} -> {settled[-1]:.0f} MB ({growth:+.1f} MB over {rss[-1]['step']} steps)",
+                            "report", True)
+        k += 1
     with open(a.bench, "w") as f:
         json.dump(no_nan(bench), f, indent=1, default=str)
 
