@@ -64,7 +64,8 @@ private:
     Status launchGemvOp(const OpRes& r, cudaStream_t s, bool inject);
     Status launchAttentionOp(const OpRes& r, cudaStream_t s, bool inject);
     Status launchMiscOp(const OpRes& r, cudaStream_t s);
-    Status enqueueSegment(size_t seg, bool inject, uint64_t& threadDelayNs);
+    // `markers`: the segment's boundary events (default: with the injections).
+    Status enqueueSegment(size_t seg, bool inject, uint64_t& threadDelayNs, int markers = -1);
     bool delayBefore(const OpRes& r) const;
     Status buildGraphs();
     Status runStep(uint32_t index, bool record, StepRecord& rec);
