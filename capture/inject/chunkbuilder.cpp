@@ -169,6 +169,15 @@ uint32_t ChunkBuilder::launchConfig(const GpuRecord& r)
     return id;
 }
 
+size_t ChunkBuilder::cacheEntries() const
+{
+    size_t open = 0;
+    for (const auto& [tid, stack] : m_stacks)
+        open += stack.size();
+    return m_lanes.size() + m_names.size() + m_apiNames.size() + m_configs.size() + m_corrThread.size()
+        + m_deferredSyncs.size() + m_stacks.size() + open + m_started.size();
+}
+
 void ChunkBuilder::addGpu(const GpuRecord& r)
 {
     const uint64_t dur = r.end > r.start ? uint64_t(r.end - r.start) : 0;

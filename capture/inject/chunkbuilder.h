@@ -52,6 +52,10 @@ public:
 
     uint64_t eventsAdded() const { return m_events; }
     uint64_t nvtxUnpaired() const { return m_nvtxUnpaired; }
+    // Entries of the caches above and strings of the stream's dictionary (the memory they hold
+    // grows with these: reported with the capture's counters).
+    size_t cacheEntries() const;
+    size_t dictionaryStrings() const { return m_encoder.strings().size(); }
 
     // Bytes of a NCCL datatype ("ncclBfloat16", "bf16", "ncclFloat32", ...); 0 when unknown.
     static uint32_t datatypeBytes(const char* datatype);

@@ -512,6 +512,12 @@ void RankSession::fillCounters(google::protobuf::RepeatedPtrField<pb::Counter>* 
         "info", "NCCL profiler plugin ABI NCCL loaded (0: not loaded)", true);
     addCounter(out, "cupti_enable_us", m_rank, uint64_t(m_enableMs * 1000), "info",
         "time to switch CUPTI activity on at StartRecording", true);
+    addCounter(out, "rank_cache_entries", m_rank, b ? b->cacheEntries() : 0, "info",
+        "lanes, names, configs, open ranges and correlations the rank keeps for this capture");
+    addCounter(out, "rank_dictionary_strings", m_rank, b ? b->dictionaryStrings() : 0, "info",
+        "strings in this capture's dictionary");
+    addCounter(out, "rank_pending_records", m_rank, m_recorder.pendingRecords(), "info",
+        "records waiting for their step");
 }
 
 void RankSession::sendStatus()

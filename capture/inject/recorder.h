@@ -56,6 +56,7 @@ public:
 
     StepWindow& window() { return m_window; }
     const Counters& counters() const { return m_counters; }
+    size_t pendingRecords() const { return m_pending.size(); }
 
     struct NewMarker {
         uint64_t localIndex;
