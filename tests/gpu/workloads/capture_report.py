@@ -46,6 +46,14 @@ class Report:
             f.write(line + "\n")
 
 
+def malloc_note(rss):
+    """", malloc in use A -> B MB" over the settled samples, when the workload sampled it."""
+    m = [s.get("malloc_mb", -1) for s in rss[2:]]
+    if not m or min(m) < 0:
+        return ""
+    return f", malloc in use {m[0]:.0f} -> {m[-1]:.0f} MB"
+
+
 def runs(log, tag):
     out = []
     for r in (0, 1):
@@ -551,20 +559,26 @@ def main():
                 growth = settled[-1] - settled[0]
                 bench.setdefault("long_capture_rss", {})[f"rank{run['rank']}"] = dict(samples=rss)
                 rep.row(f"long capture: rank {run['rank']} RSS while recording", f"{settled[0]:.0f} -> {settled[-1]:.0f} MB "
-                        f"({growth:+.1f} MB over {rss[-1]['step']} steps)", "flat (< 20 MB growth)", growth < 20)
+                        f"({growth:+.1f} MB over {rss[-1]['step']} steps){malloc_note(rss)}", "flat (< 20 MB growth)",
+                        growth < 20)
     # GAPSCOPE_INJECT_LONG_KEYS: the same capture with record kinds left off, one process each.
     k = 1
     while os.path.exists(os.path.join(a.log, f"small-long-k{k}.keys")):
         keys = open(os.path.join(a.log, f"small-long-k{k}.keys")).read().strip()
         for run in runs(a.log, f"small-long-k{k}"):
             for p in phases(run, "capture"):
+                res = probe_for(a.log, p["name"]) if run["rank"] == 0 else None
+                for r in (res or {}).get("ranks", []):
+                    cs = {c: v for c, v in r.get("counters", {}).items() if c.startswith("rank_") or c == "activity_records"}
+                    rep.row(f"long capture without {keys}: rank {r['rank']} counters", json.dumps(cs), "report", True)
                 rss = p.get("rss", [])
                 if len(rss) >= 4:
                     settled = [s["rss_mb"] for s in rss[2:]]
                     growth = settled[-1] - settled[0]
                     bench.setdefault("long_capture_rss_keys", {}).setdefault(keys, {})[f"rank{run['rank']}"] = dict(samples=rss)
                     rep.row(f"long capture without {keys}: rank {run['rank']} RSS while recording",
-                            f"{settled[0]:.0f} -> {settled[-1]:.0f} MB ({growth:+.1f} MB over {rss[-1]['step']} steps)",
+                            f"{settled[0]:.0f} -> {settled[-1]:.0f} MB ({growth:+.1f} MB over {rss[-1]['step']} steps)"
+                            f"{malloc_note(rss)}",
                             "report", True)
         k += 1
     with open(a.bench, "w") as f:

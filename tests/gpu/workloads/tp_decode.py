@@ -190,6 +190,23 @@ def quiet():
         gc.enable()
 
 
+def malloc_mb():
+    """Bytes in use by this process's malloc (glibc mallinfo2: small blocks + mmapped ones), MB;
+    -1 when unavailable. Set against RSS it tells a heap that grows from memory mapped otherwise."""
+    try:
+        import ctypes
+
+        class MallInfo2(ctypes.Structure):
+            _fields_ = [(n, ctypes.c_size_t) for n in ("arena", "ordblks", "smblks", "hblks", "hblkhd", "usmblks",
+                                                        "fsmblks", "uordblks", "fordblks", "keepcost")]
+        libc = ctypes.CDLL("libc.so.6")
+        libc.mallinfo2.restype = MallInfo2
+        m = libc.mallinfo2()
+        return (m.uordblks + m.hblkhd) / 1048576.0
+    except (OSError, AttributeError):
+        return -1.0
+
+
 def rss_mb():
     with open("/proc/self/status") as f:
         for line in f:
@@ -333,7 +350,7 @@ def capture_phase(loop, a, cpu, name, timed_steps, steps, rule, pattern, extra="
         os.rename(base + ".req.tmp", base + ".req")
     t0 = time.time()
     waited = 0
-    rss = [dict(step=0, rss_mb=rss_mb())]
+    rss = [dict(step=0, rss_mb=rss_mb(), malloc_mb=malloc_mb())]
     taken = []
 
     def why_start():
@@ -360,8 +377,8 @@ def capture_phase(loop, a, cpu, name, timed_steps, steps, rule, pattern, extra="
         loop.step()
         after += 1
         if after % 500 == 0:
-            rss.append(dict(step=after, t=time.time() - t0, rss_mb=rss_mb()))
-    rss.append(dict(step=after, t=time.time() - t0, rss_mb=rss_mb()))
+            rss.append(dict(step=after, t=time.time() - t0, rss_mb=rss_mb(), malloc_mb=malloc_mb()))
+    rss.append(dict(step=after, t=time.time() - t0, rss_mb=rss_mb(), malloc_mb=malloc_mb()))
     return dict(kind="capture", name=name, request=extra, waited_steps=waited, steps_after=after, capture_steps=steps,
                 recording_seen=os.path.exists(base + ".recording"),
                 started_by={1: "recording", 2: "done", 3: "settle", 4: "timeout"}.get(reason, str(reason)),
