@@ -9,7 +9,6 @@
 #include <cstring>
 #include <ctime>
 #include <fstream>
-#include <functional>
 #include <map>
 #include <nvtx3/nvToolsExt.h>
 
@@ -192,80 +191,58 @@ Status SimRank::measureMarkerCost()
 }
 
 // A segment boundary (--sync-every-layer in graph mode) costs GPU time outside its two markers
-// as well, which one graph of the whole step does not pay: the node latency before the closing
-// marker and after the opening one, and whatever a fresh graph launch costs the kernels after it.
-// Measured on the step's own kernels without injections: the segment graphs replayed back to back
-// (no host sync between them), less the gaps between their markers, less one graph of the whole
-// step, per boundary; median of 9 repeats (runStep adds it to each boundary's idle). Every rank
-// runs the same replays in the same order, so their collectives pair up.
+// as well: the node latency before the closing marker and after the opening one, which one graph
+// of back-to-back kernels does not pay. Measured as the replay of 2 x 32 empty kernels split in
+// two graphs at a marked boundary with a host sync between them, less the idle between the
+// markers, less one graph of the 64 kernels: median of 15 repeats (runStep adds it per boundary).
 Status SimRank::measureBoundaryCost()
 {
-    constexpr int kReps = 9;
-    const size_t segs = m_segStart.size() - 1;
-    std::vector<cudaGraphExec_t> split;
-    cudaGraphExec_t whole = nullptr;
+    constexpr int kNodes = 32, kReps = 15;
+    cudaEvent_t end = nullptr, begin = nullptr, a = nullptr, b = nullptr;
+    GS_CUDA(cudaEventCreate(&end));
+    GS_CUDA(cudaEventCreate(&begin));
+    GS_CUDA(cudaEventCreate(&a));
+    GS_CUDA(cudaEventCreate(&b));
+    cudaGraphExec_t exec[3] = {}; // the whole, the half that closes with a marker, the half that opens with one
     Status st = Status::ok();
-    auto capture = [&](size_t from, size_t to, bool markers, cudaGraphExec_t& out) {
-        uint64_t unused = 0;
-        if (cudaStreamBeginCapture(m_stream, cudaStreamCaptureModeThreadLocal) != cudaSuccess)
-            return Status::error("boundary cost: cudaStreamBeginCapture failed");
-        Status s = Status::ok();
-        for (size_t seg = from; s && seg < to; ++seg)
-            s = enqueueSegment(seg, false, unused, markers ? 1 : 0);
+    for (int part = 0; st && part < 3; ++part) {
         cudaGraph_t g = nullptr;
-        const cudaError_t e = cudaStreamEndCapture(m_stream, &g);
-        if (s && (e != cudaSuccess || cudaGraphInstantiate(&out, g, 0) != cudaSuccess))
-            s = Status::error("boundary cost: graph capture or instantiation failed");
+        if (cudaStreamBeginCapture(m_stream, cudaStreamCaptureModeThreadLocal) != cudaSuccess) {
+            st = Status::error("boundary cost: cudaStreamBeginCapture failed");
+            break;
+        }
+        if (part == 2 && cudaEventRecordWithFlags(begin, m_stream, cudaEventRecordExternal) != cudaSuccess)
+            st = Status::error("boundary cost: capture failed");
+        for (int i = 0; st && i < (part == 0 ? 2 * kNodes : kNodes); ++i)
+            if (launchEmptyKernel(m_stream) != cudaSuccess)
+                st = Status::error("boundary cost: capture failed");
+        if (st && part == 1 && cudaEventRecordWithFlags(end, m_stream, cudaEventRecordExternal) != cudaSuccess)
+            st = Status::error("boundary cost: capture failed");
+        if (cudaStreamEndCapture(m_stream, &g) != cudaSuccess
+            || (st && cudaGraphInstantiate(&exec[part], g, 0) != cudaSuccess))
+            st = Status::error("boundary cost: graph capture or instantiation failed");
         if (g)
             cudaGraphDestroy(g);
-        return s;
-    };
-    st = capture(0, segs, false, whole);
-    for (size_t seg = 0; st && seg < segs; ++seg) {
-        split.push_back(nullptr);
-        st = capture(seg, seg + 1, true, split.back());
     }
-    cudaEvent_t a = nullptr, b = nullptr;
-    if (st && (cudaEventCreate(&a) != cudaSuccess || cudaEventCreate(&b) != cudaSuccess))
-        st = Status::error("boundary cost: cudaEventCreate failed");
-    auto timed = [&](const std::function<bool()>& launch, double& ms) {
-        float e = 0;
-        const bool ok = cudaEventRecord(a, m_stream) == cudaSuccess && launch()
-            && cudaEventRecord(b, m_stream) == cudaSuccess && cudaEventSynchronize(b) == cudaSuccess
-            && cudaEventElapsedTime(&e, a, b) == cudaSuccess;
-        ms = e;
-        return ok;
-    };
     std::vector<double> extra;
     for (int r = 0; st && r < kReps + 2; ++r) {
-        double tw = 0, ts = 0, gaps = 0;
-        bool ok = timed([&] { return cudaGraphLaunch(whole, m_stream) == cudaSuccess; }, tw)
-            && timed(
-                [&] {
-                    for (auto g : split)
-                        if (cudaGraphLaunch(g, m_stream) != cudaSuccess)
-                            return false;
-                    return true;
-                },
-                ts);
-        for (size_t seg = 1; ok && seg < segs; ++seg) {
-            float e = 0;
-            ok = cudaEventElapsedTime(&e, m_segEnd[seg - 1], m_segBegin[seg]) == cudaSuccess;
-            gaps += e;
-        }
-        if (!ok)
+        float whole = 0, split = 0, idle = 0;
+        if (cudaEventRecord(a, m_stream) != cudaSuccess || cudaGraphLaunch(exec[0], m_stream) != cudaSuccess
+            || cudaEventRecord(b, m_stream) != cudaSuccess || cudaEventSynchronize(b) != cudaSuccess
+            || cudaEventElapsedTime(&whole, a, b) != cudaSuccess || cudaEventRecord(a, m_stream) != cudaSuccess
+            || cudaGraphLaunch(exec[1], m_stream) != cudaSuccess || cudaStreamSynchronize(m_stream) != cudaSuccess
+            || cudaGraphLaunch(exec[2], m_stream) != cudaSuccess || cudaEventRecord(b, m_stream) != cudaSuccess
+            || cudaEventSynchronize(b) != cudaSuccess || cudaEventElapsedTime(&split, a, b) != cudaSuccess
+            || cudaEventElapsedTime(&idle, end, begin) != cudaSuccess)
             st = Status::error("boundary cost: replay failed");
-        else if (r >= 2)
-            extra.push_back((ts - gaps - tw) * 1e6 / static_cast<double>(segs - 1));
+        if (st && r >= 2)
+            extra.push_back((static_cast<double>(split) - idle - whole) * 1e6);
     }
-    for (auto g : split)
-        if (g)
-            cudaGraphExecDestroy(g);
-    if (whole)
-        cudaGraphExecDestroy(whole);
-    for (auto e : { a, b })
+    for (auto& e : exec)
         if (e)
-            cudaEventDestroy(e);
+            cudaGraphExecDestroy(e);
+    for (auto e : { end, begin, a, b })
+        cudaEventDestroy(e);
     GS_TRY(st);
     std::sort(extra.begin(), extra.end());
     const double med = extra[extra.size() / 2];
@@ -478,9 +455,8 @@ bool SimRank::delayBefore(const OpRes& r) const
 
 // Launches the ops of one segment with the injections of the options (none when !inject). Host
 // delays sit between two events, so the GPU idle they cause is measured, not assumed.
-Status SimRank::enqueueSegment(size_t seg, bool inject, uint64_t& threadDelayNs, int markers)
+Status SimRank::enqueueSegment(size_t seg, bool inject, uint64_t& threadDelayNs)
 {
-    const bool marked = markers < 0 ? inject : markers != 0;
     const Pathologies& path = m_opt.path;
     const bool straggler = inject && path.stragglerRank == static_cast<int32_t>(m_rank) && path.stragglerNs;
     // Inside a CUDA graph an event must be recorded as an external node to stay readable with
@@ -488,7 +464,7 @@ Status SimRank::enqueueSegment(size_t seg, bool inject, uint64_t& threadDelayNs,
     cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
     GS_CUDA(cudaStreamIsCapturing(m_stream, &capture));
     const unsigned recordFlags = capture == cudaStreamCaptureStatusActive ? cudaEventRecordExternal : 0u;
-    if (seg > 0 && marked)
+    if (seg > 0 && inject)
         GS_CUDA(cudaEventRecordWithFlags(m_segBegin[seg], m_stream, recordFlags));
     size_t d = 0;
     for (size_t i = 0; i < m_segStart[seg]; ++i)
@@ -510,7 +486,7 @@ Status SimRank::enqueueSegment(size_t seg, bool inject, uint64_t& threadDelayNs,
     }
     // The end of a segment the host waits for (--sync-every-layer): the last node of its graph, so
     // the graph's own completion counts as part of the idle that follows.
-    if (seg + 2 < m_segStart.size() && marked)
+    if (seg + 2 < m_segStart.size() && inject)
         GS_CUDA(cudaEventRecordWithFlags(m_segEnd[seg], m_stream, recordFlags));
     return Status::ok();
 }

@@ -64,8 +64,7 @@ private:
     Status launchGemvOp(const OpRes& r, cudaStream_t s, bool inject);
     Status launchAttentionOp(const OpRes& r, cudaStream_t s, bool inject);
     Status launchMiscOp(const OpRes& r, cudaStream_t s);
-    // `markers`: the segment's boundary events (default: with the injections).
-    Status enqueueSegment(size_t seg, bool inject, uint64_t& threadDelayNs, int markers = -1);
+    Status enqueueSegment(size_t seg, bool inject, uint64_t& threadDelayNs);
     bool delayBefore(const OpRes& r) const;
     Status buildGraphs();
     Status runStep(uint32_t index, bool record, StepRecord& rec);
