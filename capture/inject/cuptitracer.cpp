@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstdlib>
 #include <cstring>
 
 namespace gapscope::capture::inject {
@@ -250,6 +251,7 @@ Status CuptiTracer::startRecording(const pb::CaptureSettings& s)
     if (r != CUPTI_SUCCESS)
         return Status::error("cuptiActivityRegisterCallbacks: " + cuptiError(r));
     cuptiSetThreadIdType(CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM);
+    configureDeviceBuffers();
     std::vector<CUpti_ActivityKind> kinds;
     if (all || s.kernels())
         kinds.push_back(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
@@ -276,6 +278,45 @@ Status CuptiTracer::startRecording(const pb::CaptureSettings& s)
         }
     }
     return Status::ok();
+}
+
+// CUPTI keeps kernel, memcpy and memset records of each context in device buffers (about 3.2 MB,
+// 100,000 records by default) and takes a new one from its pool as each fills. The environment may
+// size them (applies to buffers allocated from now on); the values in force are reported.
+void CuptiTracer::configureDeviceBuffers()
+{
+    auto fromEnv = [](const char* name, uint64_t& out) {
+        const char* v = std::getenv(name);
+        if (!v || !*v)
+            return false;
+        char* end = nullptr;
+        const unsigned long long n = std::strtoull(v, &end, 10);
+        if (!end || *end || n == 0) {
+            injectLog("%s=%s ignored: expected a positive integer", name, v);
+            return false;
+        }
+        out = n;
+        return true;
+    };
+    const struct {
+        const char* env;
+        CUpti_ActivityAttribute attr;
+        uint64_t* value;
+    } knobs[] = { { "GAPSCOPE_CUPTI_DEVICE_BUFFER_BYTES", CUPTI_ACTIVITY_ATTR_DEVICE_BUFFER_SIZE, &m_deviceBuffers.bytes },
+        { "GAPSCOPE_CUPTI_DEVICE_BUFFER_POOL_LIMIT", CUPTI_ACTIVITY_ATTR_DEVICE_BUFFER_POOL_LIMIT,
+            &m_deviceBuffers.poolLimit } };
+    for (const auto& k : knobs) {
+        uint64_t want = 0;
+        if (fromEnv(k.env, want)) {
+            size_t v = static_cast<size_t>(want), size = sizeof(v);
+            const CUptiResult r = cuptiActivitySetAttribute(k.attr, &size, &v);
+            if (r != CUPTI_SUCCESS)
+                injectLog("cuptiActivitySetAttribute(%d, %llu): %s", int(k.attr), (unsigned long long)want,
+                    cuptiError(r).c_str());
+        }
+        size_t v = 0, size = sizeof(v);
+        *k.value = cuptiActivityGetAttribute(k.attr, &size, &v) == CUPTI_SUCCESS ? v : 0;
+    }
 }
 
 void CuptiTracer::flush()

@@ -37,6 +37,7 @@ public:
     void stopRecording() override;
     void forEachRecord(const uint8_t* buffer, size_t validSize, const std::function<void(const void*)>& fn) override;
     std::string apiName(uint8_t domain, uint32_t cbid) override;
+    DeviceBuffers deviceBuffers() const override { return m_deviceBuffers; }
 
     // Launch/copy/sync APIs recorded as API activity (runtime and driver callback ids).
     static const std::vector<uint32_t>& runtimeApis();
@@ -44,6 +45,7 @@ public:
 
 private:
     void enableCallbacks(bool on);
+    void configureDeviceBuffers();
 
     uint32_t m_version = 0;
     CuptiLayout m_layout = CuptiLayout::Unknown;
@@ -51,6 +53,7 @@ private:
     StepRule m_rule = StepRule::Graph;
     bool m_recording = false;
     std::vector<int> m_kinds; // enabled CUpti_ActivityKind values
+    DeviceBuffers m_deviceBuffers;
 };
 
 } // namespace gapscope::capture::inject

@@ -46,6 +46,15 @@ public:
     // Records of one completed buffer, in order.
     virtual void forEachRecord(const uint8_t* buffer, size_t validSize, const std::function<void(const void*)>& fn) = 0;
     virtual std::string apiName(uint8_t domain, uint32_t cbid) = 0;
+
+    // CUPTI's device record buffers as last set up by startRecording: bytes per buffer and the
+    // most buffers per context (0: unknown). GAPSCOPE_CUPTI_DEVICE_BUFFER_BYTES and
+    // GAPSCOPE_CUPTI_DEVICE_BUFFER_POOL_LIMIT change them.
+    struct DeviceBuffers {
+        uint64_t bytes = 0;
+        uint64_t poolLimit = 0;
+    };
+    virtual DeviceBuffers deviceBuffers() const { return {}; }
 };
 
 } // namespace gapscope::capture::inject
