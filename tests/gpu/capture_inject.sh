@@ -71,7 +71,7 @@ run() { # tag mode injected phases [extra args...]
   local envs=()
   if [ "$inj" = 1 ]; then
     envs=(CUDA_INJECTION64_PATH="$LIB" NVTX_INJECTION64_PATH="$LIB" NCCL_PROFILER_PLUGIN="$LIB"
-          GAPSCOPE_AGENT_SOCKET="$SOCK" GAPSCOPE_INJECT_LOG=1)
+          GAPSCOPE_AGENT_SOCKET="$SOCK" GAPSCOPE_INJECT_LOG=1 ${RUN_ENV:-})
   fi
   port=$((port + 1))
   local t0=$(date +%s)
@@ -141,6 +141,13 @@ if want long; then
     i=$((i + 1))
     echo "$keys" >"$LOG/small-long-k$i.keys"
     run "small-long-k$i" graph 1 "warm:50,capture:0:10000:graph:decode_step:$keys" "${SMALL[@]}"
+  done
+  # GAPSCOPE_INJECT_LONG_ENVS="NAME=VALUE[,NAME=VALUE] ...": the same with the library's environment
+  # changed (e.g. GAPSCOPE_CUPTI_DEVICE_BUFFER_BYTES), one process each.
+  for envset in ${GAPSCOPE_INJECT_LONG_ENVS:-}; do
+    i=$((i + 1))
+    echo "with $envset" >"$LOG/small-long-k$i.keys"
+    RUN_ENV=${envset//,/ } run "small-long-k$i" graph 1 "warm:50,capture:0:10000" "${SMALL[@]}"
   done
 fi
 echo "workload runs: $(( $(date +%s) - T_START )) s" | tee -a "$LOG/runs.txt"

@@ -565,18 +565,19 @@ def main():
     k = 1
     while os.path.exists(os.path.join(a.log, f"small-long-k{k}.keys")):
         keys = open(os.path.join(a.log, f"small-long-k{k}.keys")).read().strip()
+        what = keys if keys.startswith("with ") else "without " + keys
         for run in runs(a.log, f"small-long-k{k}"):
             for p in phases(run, "capture"):
                 res = probe_for(a.log, p["name"]) if run["rank"] == 0 else None
                 for r in (res or {}).get("ranks", []):
-                    cs = {c: v for c, v in r.get("counters", {}).items() if c.startswith("rank_") or c == "activity_records"}
-                    rep.row(f"long capture without {keys}: rank {r['rank']} counters", json.dumps(cs), "report", True)
+                    cs = {c: v for c, v in r.get("counters", {}).items() if c.startswith(("rank_", "cupti_device")) or c == "activity_records"}
+                    rep.row(f"long capture {what}: rank {r['rank']} counters", json.dumps(cs), "report", True)
                 rss = p.get("rss", [])
                 if len(rss) >= 4:
                     settled = [s["rss_mb"] for s in rss[2:]]
                     growth = settled[-1] - settled[0]
                     bench.setdefault("long_capture_rss_keys", {}).setdefault(keys, {})[f"rank{run['rank']}"] = dict(samples=rss)
-                    rep.row(f"long capture without {keys}: rank {run['rank']} RSS while recording",
+                    rep.row(f"long capture {what}: rank {run['rank']} RSS while recording",
                             f"{settled[0]:.0f} -> {settled[-1]:.0f} MB ({growth:+.1f} MB over {rss[-1]['step']} steps)"
                             f"{malloc_note(rss)}",
                             "report", True)
