@@ -324,16 +324,26 @@ void CuptiTracer::flush()
     cuptiActivityFlushAll(0);
 }
 
-void CuptiTracer::stopRecording()
+void CuptiTracer::disableRecording()
 {
-    if (!m_recording)
+    if (!m_recording || m_disabled)
         return;
     disableApis();
     for (int k : m_kinds)
         cuptiActivityDisable(CUpti_ActivityKind(k));
+    m_disabled = true;
+    cuptiActivityFlushAll(0);
+}
+
+void CuptiTracer::stopRecording()
+{
+    if (!m_recording)
+        return;
+    disableRecording();
     m_kinds.clear();
     cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
     m_recording = false;
+    m_disabled = false;
 }
 
 void CuptiTracer::forEachRecord(const uint8_t* buffer, size_t validSize, const std::function<void(const void*)>& fn)

@@ -34,6 +34,7 @@ public:
     void endDetection() override;
     Status startRecording(const pb::CaptureSettings& settings) override;
     void flush() override;
+    void disableRecording() override;
     void stopRecording() override;
     void forEachRecord(const uint8_t* buffer, size_t validSize, const std::function<void(const void*)>& fn) override;
     std::string apiName(uint8_t domain, uint32_t cbid) override;
@@ -52,6 +53,7 @@ private:
     void* m_subscriber = nullptr; // CUpti_SubscriberHandle
     StepRule m_rule = StepRule::Graph;
     bool m_recording = false;
+    bool m_disabled = false; // recording, kinds already switched off (disableRecording)
     std::vector<int> m_kinds; // enabled CUpti_ActivityKind values
     DeviceBuffers m_deviceBuffers;
 };

@@ -40,6 +40,9 @@ public:
     virtual Status startRecording(const pb::CaptureSettings& settings) = 0;
     // Hand completed buffers to the pool (cuptiActivityFlushAll(0)).
     virtual void flush() = 0;
+    // Switch every activity kind off without forcing records out: work already launched keeps
+    // getting its timestamps as it completes (flush() hands out completed buffers meanwhile).
+    virtual void disableRecording() { }
     // Disable every activity kind and force out what is left.
     virtual void stopRecording() = 0;
 
