@@ -142,12 +142,13 @@ if want long; then
     echo "$keys" >"$LOG/small-long-k$i.keys"
     run "small-long-k$i" graph 1 "warm:50,capture:0:10000:graph:decode_step:$keys" "${SMALL[@]}"
   done
-  # GAPSCOPE_INJECT_LONG_ENVS="NAME=VALUE[,NAME=VALUE] ...": the same with the library's environment
-  # changed (e.g. GAPSCOPE_CUPTI_DEVICE_BUFFER_BYTES), one process each.
+  # GAPSCOPE_INJECT_LONG_ENVS="NAME=VALUE[,NAME=VALUE] ...": the small-long run again (a 20-step
+  # capture, then the 10,000-step one) with the library's environment changed (e.g.
+  # GAPSCOPE_CUPTI_DEVICE_BUFFER_BYTES), one process each.
   for envset in ${GAPSCOPE_INJECT_LONG_ENVS:-}; do
     i=$((i + 1))
     echo "with $envset" >"$LOG/small-long-k$i.keys"
-    RUN_ENV=${envset//,/ } run "small-long-k$i" graph 1 "warm:50,capture:0:10000" "${SMALL[@]}"
+    RUN_ENV=${envset//,/ } run "small-long-k$i" graph 1 "warm:50,capture:20:20:nvtx,capture:0:10000" "${SMALL[@]}"
   done
 fi
 echo "workload runs: $(( $(date +%s) - T_START )) s" | tee -a "$LOG/runs.txt"

@@ -568,9 +568,11 @@ def main():
         what = keys if keys.startswith("with ") else "without " + keys
         for run in runs(a.log, f"small-long-k{k}"):
             for p in phases(run, "capture"):
+                if p.get("capture_steps", 0) < 1000:
+                    continue
                 res = probe_for(a.log, p["name"]) if run["rank"] == 0 else None
                 for r in (res or {}).get("ranks", []):
-                    cs = {c: v for c, v in r.get("counters", {}).items() if c.startswith(("rank_", "cupti_device")) or c == "activity_records"}
+                    cs = {c: v for c, v in r.get("counters", {}).items() if c.startswith(("rank_", "cupti_device")) or c in ("activity_records", "records_without_timestamps")}
                     rep.row(f"long capture {what}: rank {r['rank']} counters", json.dumps(cs), "report", True)
                 rss = p.get("rss", [])
                 if len(rss) >= 4:
