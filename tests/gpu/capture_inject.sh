@@ -143,12 +143,12 @@ if want long; then
     run "small-long-k$i" graph 1 "warm:50,capture:0:10000:graph:decode_step:$keys" "${SMALL[@]}"
   done
   # GAPSCOPE_INJECT_LONG_ENVS="NAME=VALUE[,NAME=VALUE] ...": the small-long run again (a 20-step
-  # capture, then the 10,000-step one) with the library's environment changed (e.g.
+  # capture, 10,000 steps without one, then the 10,000-step capture) with the library's environment changed (e.g.
   # GAPSCOPE_CUPTI_DEVICE_BUFFER_BYTES), one process each.
   for envset in ${GAPSCOPE_INJECT_LONG_ENVS:-}; do
     i=$((i + 1))
     echo "with $envset" >"$LOG/small-long-k$i.keys"
-    RUN_ENV=${envset//,/ } run "small-long-k$i" graph 1 "warm:50,capture:20:20:nvtx,capture:0:10000" "${SMALL[@]}"
+    RUN_ENV=${envset//,/ } run "small-long-k$i" graph 1 "warm:50,capture:20:20:nvtx,rss:10000:500,capture:0:10000" "${SMALL[@]}"
   done
 fi
 echo "workload runs: $(( $(date +%s) - T_START )) s" | tee -a "$LOG/runs.txt"

@@ -572,7 +572,8 @@ def main():
                     continue
                 res = probe_for(a.log, p["name"]) if run["rank"] == 0 else None
                 for r in (res or {}).get("ranks", []):
-                    cs = {c: v for c, v in r.get("counters", {}).items() if c.startswith(("rank_", "cupti_device")) or c in ("activity_records", "records_without_timestamps")}
+                    cs = {c: v for c, v in r.get("counters", {}).items()
+                          if c.startswith(("rank_", "cupti_")) or c in ("activity_records", "records_without_timestamps")}
                     rep.row(f"long capture {what}: rank {r['rank']} counters", json.dumps(cs), "report", True)
                 rss = p.get("rss", [])
                 if len(rss) >= 4:
