@@ -531,7 +531,7 @@ void RankSession::fillCounters(google::protobuf::RepeatedPtrField<pb::Counter>* 
     addCounter(out, "cupti_device_buffer_bytes", m_rank, db.bytes, "info",
         "CUPTI's device record buffer size (GAPSCOPE_CUPTI_DEVICE_BUFFER_BYTES)");
     addCounter(out, "cupti_device_buffer_pool_limit", m_rank, db.poolLimit, "info",
-        "CUPTI's most device record buffers per context (GAPSCOPE_CUPTI_DEVICE_BUFFER_POOL_LIMIT)");
+        "CUPTI's most device record buffers per context (GAPSCOPE_CUPTI_DEVICE_BUFFER_POOL_LIMIT, default 8)");
     addCounter(out, "rank_cache_entries", m_rank, b ? b->cacheEntries() : 0, "info",
         "lanes, names, configs, open ranges and correlations the rank keeps for this capture");
     addCounter(out, "rank_dictionary_strings", m_rank, b ? b->dictionaryStrings() : 0, "info",
