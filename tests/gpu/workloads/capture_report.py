@@ -114,9 +114,16 @@ def check_capture(rep, name, res, steps_wanted, bench, key):
         s1 = [s["start"] for s in ranks[1]["steps"]]
         n = min(len(s0), len(s1))
         period = statistics.median([b - a for a, b in zip(s0, s0[1:])]) if n > 2 else 1
-        skew = max(abs(a - b) for a, b in zip(s0[:n], s1[:n])) if n else 0
-        rep.row(f"{name}: both ranks on the same steps (max start skew)", f"{skew / 1e3:.1f} us (step {period / 1e6:.2f} ms)",
-                "< half a step", n > 0 and skew < period / 2)
+        # Ranks on different step indices would be a whole step apart on every step; one rank's
+        # host hiccup moves a single step. So: the median skew under a quarter step, and at most
+        # one step in ten over half a step (the largest is reported).
+        skews = [abs(a - b) for a, b in zip(s0[:n], s1[:n])]
+        med = statistics.median(skews) if n else 0
+        over = sum(1 for x in skews if x >= period / 2)
+        rep.row(f"{name}: both ranks on the same steps (start skew)",
+                f"median {med / 1e3:.1f} us, max {max(skews, default=0) / 1e3:.1f} us, {over} of {n} steps over half "
+                f"a step (step {period / 1e6:.2f} ms)", "median < 1/4 step, <= 1 in 10 steps over 1/2",
+                n > 0 and med < period / 4 and over <= max(1, n // 10))
         lags = [s["start"] - s["host_ns"] for s in ranks[0]["steps"] if s.get("host_ns")]
         if lags:
             med = statistics.median(lags)
