@@ -37,6 +37,8 @@ class TestGroundTruth : public QObject {
         res.cleanProfiledStepNs = 987654;
         res.collectivesPerStep = 6;
         res.stragglerCollectivesPerStep = straggler ? 6 : 0;
+        res.markerNs = 2100;
+        res.boundaryNs = 3400;
         res.lastTokens = { 17, 42 };
         return res;
     }
@@ -54,6 +56,8 @@ private slots:
         QCOMPARE(b->cleanComponentsNs.at("attention"), 12345.0);
         QCOMPARE(b->cleanOpCount.at("o_proj"), 2.0);
         QCOMPARE(b->lastTokens, (std::vector<int32_t> { 17, 42 }));
+        QCOMPARE(b->markerNs, uint64_t(2100));
+        QCOMPARE(b->boundaryNs, uint64_t(3400));
         QVERIFY(!RankResult::fromJson(json::Value(3)).hasValue());
     }
 
