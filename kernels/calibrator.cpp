@@ -144,7 +144,6 @@ struct GemvVariant {
     bool pdl = false;
     uint32_t inflight = 0; // GemvParams::inflight
     uint32_t blocksPerSm = 0; // GemvParams::blocksPerSm
-    uint32_t prefetchRows = 0; // GemvParams::prefetchRows
 };
 
 Status gemvPoint(cudaStream_t s, Buffers& b, Precision prec, uint64_t bytes, const CalibrateOptions& o, double& us,
@@ -177,7 +176,6 @@ Status gemvPoint(cudaStream_t s, Buffers& b, Precision prec, uint64_t bytes, con
     p.pdl = variant.pdl;
     p.inflight = variant.inflight;
     p.blocksPerSm = variant.blocksPerSm;
-    p.prefetchRows = variant.prefetchRows;
     return timeGraphPerLaunch(s, launches, o, "gemv calibration launch", us, [&](uint32_t i) {
         const uint64_t c = i % copies;
         p.values = b.big + c * stride;
@@ -227,10 +225,7 @@ Status measureGemv(cudaStream_t s, Buffers& b, const CalibrateOptions& o, Single
         { "persistent-4-in-flight+pdl-2bps", { 2, true, 4, 2 } },
         { "persistent-4-in-flight+pdl-3bps", { 2, true, 4, 3 } }, { "persistent+pdl-2bps", { 2, true, 0, 2 } },
         { "persistent-16-in-flight+pdl", { 2, true, 16, 0 } }, { "sweep", { 3, false, 0, 0 } }, { "sweep+pdl", { 3, true, 0, 0 } }, { "sweep-16k+pdl", { 3, true, 4, 0 } },
-        { "sweep-persistent", { 4, false, 0, 0 } }, { "sweep-persistent+pdl", { 4, true, 0, 0 } },
-        { "persistent-4-in-flight+pdl+l2-1", { 2, true, 4, 0, 1 } },
-        { "persistent-4-in-flight+pdl-3bps+l2-1", { 2, true, 4, 3, 1 } },
-        { "persistent-4-in-flight+pdl-3bps+l2-2", { 2, true, 4, 3, 2 } }, { "persistent+pdl+l2-1", { 2, true, 0, 0, 1 } } };
+        { "sweep-persistent", { 4, false, 0, 0 } }, { "sweep-persistent+pdl", { 4, true, 0, 0 } } };
     for (uint64_t bytes : { 8ull << 20, 64ull << 20, 256ull << 20 }) {
         for (const auto& v : variants) {
             double us = 0;

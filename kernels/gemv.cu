@@ -218,12 +218,6 @@ __device__ __forceinline__ void gridDependencyWait()
     asm volatile("griddepcontrol.wait;" ::: "memory");
 }
 
-// One bulk prefetch of `bytes` (a multiple of 16, 16-byte aligned) into L2 (sm_90).
-__device__ __forceinline__ void prefetchL2(const uint8_t* p, uint32_t bytes)
-{
-    asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;" ::"l"(p), "r"(bytes) : "memory");
-}
-
 template <Precision P> __host__ __device__ constexpr uint64_t rowBytesOf(uint32_t cols)
 {
     return uint64_t(cols) * (P == Precision::Bf16 || P == Precision::Fp16 ? 2 : 1) / (Format<P>::kElems == 32 ? 2 : 1);
@@ -344,16 +338,6 @@ __device__ __forceinline__ void gemvPersistentBody(const GemvParams& p, bool ind
         gridDependencyWait(); // the slots come from the router
         waited = true;
         groups = min(groups, static_cast<uint32_t>(__ldg(p.slotCount)));
-    }
-    // Weights never depend on the previous grid: under PDL the first rows of each warp can be on
-    // their way into L2 while that grid drains (GemvParams::prefetchRows).
-    if (!indirect && lane == 0 && rowBytesOf<P>(p.cols) % 16 == 0) {
-        uint64_t item = blockIdx.x * kWarps + (threadIdx.x >> 5);
-        for (uint32_t r = 0; r < p.prefetchRows && item < items; ++r, item += warps) {
-            const uint32_t g = static_cast<uint32_t>(item / p.rows), row = static_cast<uint32_t>(item % p.rows);
-            prefetchL2(p.values + g * p.valueGroupStride + row * rowBytesOf<P>(p.cols),
-                static_cast<uint32_t>(rowBytesOf<P>(p.cols)));
-        }
     }
     for (uint64_t item = blockIdx.x * kWarps + (threadIdx.x >> 5); item < items; item += warps) {
         const uint32_t g = static_cast<uint32_t>(item / p.rows), row = static_cast<uint32_t>(item % p.rows);

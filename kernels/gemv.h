@@ -41,8 +41,6 @@ struct GemvParams {
                            // sweep at rows of 512 vectors: 4 makes groups of 4 x 256 vectors
     uint32_t blocksPerSm = 0; // persistent: at most this many blocks per SM (0: as many as fit); fewer
                               // leave room for the next launch's blocks to start early under PDL
-    uint32_t prefetchRows = 0; // persistent, not indirect: rows per warp whose weights are prefetched
-                               // into L2 (one bulk prefetch each) before waiting for the previous grid
     bool pdl = false; // launch with programmatic dependent launch (the kernel may start before the
                       // previous one ends; it waits for it before reading x or writing y)
     uint32_t warpsPerRow = 1; // set by launchGemv
