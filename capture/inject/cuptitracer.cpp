@@ -284,9 +284,11 @@ Status CuptiTracer::startRecording(const pb::CaptureSettings& s)
 // 100,000 records by default) and takes a new one from its pool as each fills, up to 250 per
 // context. On the H200, some 10,000-step captures of CUDA-graph replays grew the process's heap by
 // 4.6 MB per 100,000 records all through the capture while gapscope's own caches stayed flat: one
-// device buffer's worth each time. The pool is therefore capped at kPoolLimit buffers (ample at our
-// flush interval: one buffer lasted 1.3 s of a 0.45 ms-step loop). The environment may size both
-// (applies to buffers allocated from now on); the values in force are reported.
+// device buffer's worth each time. The pool is capped at kPoolLimit buffers here, which bounds that
+// growth if it is CUPTI's buffer cycling (not established: CUPTI documents the limit as set before
+// a context is created, and the context exists by now) and is ample at our flush interval (one
+// buffer lasted 1.3 s of a 0.45 ms-step loop). The environment may size both (applies to buffers
+// allocated from now on); the values in force are reported.
 constexpr uint64_t kPoolLimit = 8;
 
 void CuptiTracer::configureDeviceBuffers()
