@@ -146,12 +146,21 @@ uint32_t ChunkBuilder::apiName(uint8_t domain, uint32_t cbid)
     return id;
 }
 
+size_t ChunkBuilder::ConfigKeyHash::operator()(const ConfigKey& k) const
+{
+    uint64_t h = 1469598103934665603ull; // FNV-1a over the nine words
+    for (uint32_t w : k) {
+        h ^= w;
+        h *= 1099511628211ull;
+    }
+    return static_cast<size_t>(h ^ (h >> 32));
+}
+
 uint32_t ChunkBuilder::launchConfig(const GpuRecord& r)
 {
-    const uint32_t v[9] = { r.grid[0], r.grid[1], r.grid[2], r.block[0], r.block[1], r.block[2], r.registers,
+    const ConfigKey v = { r.grid[0], r.grid[1], r.grid[2], r.block[0], r.block[1], r.block[2], r.registers,
         r.sharedStatic, r.sharedDynamic };
-    std::string key(reinterpret_cast<const char*>(v), sizeof(v));
-    auto it = m_configs.find(key);
+    auto it = m_configs.find(v);
     if (it != m_configs.end())
         return it->second;
     pb::LaunchConfig c;
@@ -165,7 +174,7 @@ uint32_t ChunkBuilder::launchConfig(const GpuRecord& r)
     c.set_shared_static(v[7]);
     c.set_shared_dynamic(v[8]);
     const uint32_t id = m_encoder.config(c);
-    m_configs.emplace(std::move(key), id);
+    m_configs.emplace(v, id);
     return id;
 }
 

@@ -16,6 +16,7 @@
 #include "capture/inject/records.h"
 #include "model/format/chunkencoder.h"
 
+#include <array>
 #include <cstdint>
 #include <functional>
 #include <string>
@@ -77,7 +78,13 @@ private:
     std::unordered_map<uint64_t, uint32_t> m_lanes; // (kind, device, stream/tid) -> lane id
     std::unordered_map<const char*, uint32_t> m_names;
     std::unordered_map<uint32_t, uint32_t> m_apiNames; // (domain << 24 | cbid) -> string id
-    std::unordered_map<std::string, uint32_t> m_configs;
+    // Launch config (grid xyz, block xyz, registers, static and dynamic shared memory) -> id; the
+    // key is hashed in place, so a kernel record allocates nothing here.
+    using ConfigKey = std::array<uint32_t, 9>;
+    struct ConfigKeyHash {
+        size_t operator()(const ConfigKey& k) const;
+    };
+    std::unordered_map<ConfigKey, uint32_t, ConfigKeyHash> m_configs;
     std::unordered_map<uint32_t, uint32_t> m_corrThread; // API call correlation -> thread id
     std::vector<GpuRecord> m_deferredSyncs; // waiting for their API record
 

@@ -71,6 +71,39 @@ NvtxRecord nvtxRec(NvtxOp op, int64_t t, uint32_t tid, const char* name = "")
 class TstChunkBuilder : public QObject {
     Q_OBJECT
 private slots:
+    void launchConfigsDifferInAnyField()
+    {
+        ChunkBuilder b({ 0, "h", 1 }, {});
+        GpuRecord k;
+        k.kind = GpuRecordKind::Kernel;
+        k.end = 10;
+        k.name = "_Z1kv";
+        k.grid[0] = 132;
+        k.block[0] = 256;
+        k.registers = 32;
+        b.addGpu(k); // config A
+        GpuRecord dyn = k;
+        dyn.sharedDynamic = 4096; // differs in the last field only
+        b.addGpu(dyn);
+        GpuRecord gy = k;
+        gy.grid[1] = 2; // and in a middle one
+        b.addGpu(gy);
+        b.addGpu(k); // config A again
+        pb::Chunk chunk;
+        b.flush(chunk);
+        format::ChunkDecoder d;
+        QVERIFY(d.absorb(chunk));
+        Seen seen(d);
+        d.forEach(chunk, seen);
+        QCOMPARE(seen.kernelConfigs.size(), size_t(4));
+        std::vector<uint32_t> ids = seen.kernelConfigs;
+        std::sort(ids.begin(), ids.end());
+        QCOMPARE(std::unique(ids.begin(), ids.end()) - ids.begin(), 3L);
+        QCOMPARE(chunk.configs_size(), 3);
+        for (uint32_t id : seen.kernelConfigs)
+            QVERIFY(d.config(id));
+    }
+
     void roundTrip()
     {
         ChunkBuilder b({ 1, "hostA", 4242 }, [](uint8_t domain, uint32_t cbid) {
