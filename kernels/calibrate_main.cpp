@@ -10,6 +10,7 @@
 #include <ctime>
 #include <fstream>
 #include <string>
+#include <tuple>
 
 using namespace gapscope;
 using namespace gapscope::kernels;
@@ -69,6 +70,7 @@ json::Value figuresJson(const SingleGpuFigures& f)
     }
     j.set("variants", std::move(va));
     j.set("copies", curve(f.copies));
+    j.set("reads", curve(f.reads));
     j.set("eager", f.eagerUs);
     j.set("graph_fixed", f.graphFixedUs);
     j.set("graph_node", f.graphPerNodeUs);
@@ -190,14 +192,18 @@ CalibrationProfile merge(const json::Value& r0, uint32_t ranks, Merger& mg)
         p.gemvVariants.push_back({ name, bytes,
             mg.take("gemv bf16 " + std::to_string(static_cast<uint64_t>(bytes) >> 20) + " MiB " + name, us, "us") });
     }
-    const size_t copies = reps.empty() ? 0 : reps[0]["copies"].size();
-    for (size_t i = 0; i < copies; ++i) {
-        std::vector<double> us;
-        for (const auto& r : reps)
-            us.push_back(curveFrom(r["copies"])[i].us);
-        const double bytes = curveFrom(reps[0]["copies"])[i].bytes;
-        p.copyPerLaunch.push_back({ bytes,
-            mg.take("copy per launch " + std::to_string(static_cast<uint64_t>(bytes) >> 20) + " MiB", us, "us") });
+    // Per-launch copy and read at the GEMV sizes.
+    for (const auto& [key, label, out] : { std::tuple { "copies", "copy per launch ", &p.copyPerLaunch },
+             std::tuple { "reads", "read per launch ", &p.readPerLaunch } }) {
+        const size_t n = reps.empty() ? 0 : reps[0][key].size();
+        for (size_t i = 0; i < n; ++i) {
+            std::vector<double> us;
+            for (const auto& r : reps)
+                us.push_back(curveFrom(r[key])[i].us);
+            const double bytes = curveFrom(reps[0][key])[i].bytes;
+            out->push_back({ bytes,
+                mg.take(label + std::to_string(static_cast<uint64_t>(bytes) >> 20) + " MiB", us, "us") });
+        }
     }
     // The host-bound launch figures: the lowest repeat (the host's own cost; a busy neighbour or a
     // slow wake-up only adds, and the median of three moved 15 % between runs).

@@ -125,6 +125,15 @@ json::Value CalibrationProfile::toJson() const
         c.push(std::move(o));
     }
     j.set("copy_per_launch", std::move(c));
+    json::Value rd = json::Value::array();
+    for (const auto& p : readPerLaunch) {
+        json::Value o = json::Value::object();
+        o.set("bytes", static_cast<uint64_t>(p.bytes));
+        o.set("us", p.us);
+        o.set("gbs", p.us > 0 ? p.bytes / (p.us * 1e3) : 0.0);
+        rd.push(std::move(o));
+    }
+    j.set("read_per_launch", std::move(rd));
     json::Value l = json::Value::object();
     l.set("eager_us", launchEagerUs);
     l.set("graph_fixed_us", graphFixedUs);
@@ -183,6 +192,8 @@ Expected<CalibrationProfile> CalibrationProfile::fromJson(const json::Value& j, 
         p.gemvVariants.push_back({ f["schedule"].toString(), f["bytes"].toDouble(), f["us"].toDouble() });
     for (const auto& f : j["copy_per_launch"].items())
         p.copyPerLaunch.push_back({ f["bytes"].toDouble(), f["us"].toDouble() });
+    for (const auto& f : j["read_per_launch"].items())
+        p.readPerLaunch.push_back({ f["bytes"].toDouble(), f["us"].toDouble() });
     const json::Value& l = j["launch"];
     p.launchEagerUs = l["eager_us"].toDouble();
     p.graphFixedUs = l["graph_fixed_us"].toDouble();

@@ -42,6 +42,7 @@ struct CalibrationProfile {
     std::vector<FormatPoint> gemvFormats; // every weight format at one large size
     std::vector<FormatPoint> gemvVariants; // bf16 GEMV per launch schedule ("format" = schedule name)
     std::vector<CurvePoint> copyPerLaunch; // D2D copy of `bytes` per launch, measured like the GEMV
+    std::vector<CurvePoint> readPerLaunch; // streaming read of `bytes` per launch, measured like the GEMV
     double launchEagerUs = 0;
     double graphFixedUs = 0;
     double graphPerNodeUs = 0;

@@ -197,7 +197,18 @@ Status copyPoint(cudaStream_t s, Buffers& b, uint64_t bytes, const CalibrateOpti
     });
 }
 
-Status measureGemv(cudaStream_t s, Buffers& b, const CalibrateOptions& o, SingleGpuFigures& f)
+// Per-launch time of the streaming read kernel over `bytes`, measured like gemvPoint: what a launch
+// of that size can read at all, the GEMV's own ceiling at its size.
+Status readPoint(cudaStream_t s, Buffers& b, int sms, uint64_t bytes, const CalibrateOptions& o, double& us)
+{
+    const uint64_t copies = std::min<uint64_t>(std::max<uint64_t>(1, (512ull << 20) / bytes), b.bigBytes / bytes);
+    const uint32_t launches = static_cast<uint32_t>(std::max<uint64_t>(copies, o.quick ? 4 : 20));
+    auto* sink = reinterpret_cast<unsigned long long*>(b.dst + (o.quick ? (256ull << 20) : (2ull << 30)));
+    return timeGraphPerLaunch(s, launches, o, "read calibration", us,
+        [&](uint32_t i) { return launchReadProbe(b.big + (i % copies) * bytes, bytes, sink, sms, s); });
+}
+
+Status measureGemv(cudaStream_t s, Buffers& b, int sms, const CalibrateOptions& o, SingleGpuFigures& f)
 {
     const uint64_t maxBytes = o.quick ? (64ull << 20) : (1ull << 30);
     for (uint64_t bytes = 1ull << 20; bytes <= maxBytes; bytes *= 2) {
@@ -235,6 +246,8 @@ Status measureGemv(cudaStream_t s, Buffers& b, const CalibrateOptions& o, Single
         double us = 0;
         GS_TRY(copyPoint(s, b, bytes, o, us));
         f.copies.push_back({ static_cast<double>(bytes), us });
+        GS_TRY(readPoint(s, b, sms, bytes, o, us));
+        f.reads.push_back({ static_cast<double>(bytes), us });
     }
     return Status::ok();
 }
@@ -484,7 +497,7 @@ Status Calibrator::measureSingle(const CalibrateOptions& o, Part part, SingleGpu
     if (st && memory)
         st = measureCopyRead(s, b, sms, o, f);
     if (st && memory)
-        st = measureGemv(s, b, o, f);
+        st = measureGemv(s, b, sms, o, f);
     if (st && memory)
         st = measureLaunch(s, o, f);
     if (st && !memory)

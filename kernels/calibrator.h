@@ -24,6 +24,7 @@ struct SingleGpuFigures {
     std::vector<FormatPoint> formats;
     std::vector<FormatPoint> variants; // bf16 GEMV per schedule ("format" holds the schedule name)
     std::vector<CurvePoint> copies; // per-launch device-to-device copy at the GEMV sizes
+    std::vector<CurvePoint> reads; // per-launch streaming read (no GEMV work) at the same sizes
     double eagerUs = 0, graphFixedUs = 0, graphPerNodeUs = 0;
     double matmulTflops = 0;
 };

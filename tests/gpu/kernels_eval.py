@@ -27,6 +27,8 @@ def figures(p):
         f[f"gemv bf16 {q['bytes'] >> 20} MiB {q['schedule']}"] = q["us"]
     for q in p.get("copy_per_launch", []):
         f[f"copy per launch {q['bytes'] >> 20} MiB"] = q["us"]
+    for q in p.get("read_per_launch", []):
+        f[f"read per launch {q['bytes'] >> 20} MiB"] = q["us"]
     for k in ("eager_us", "graph_fixed_us", "graph_per_node_us"):
         f[f"launch {k}"] = p["launch"][k]
     for q in p["allreduce"]["points"]:
@@ -69,6 +71,12 @@ def calib(a_path, b_path):
             row(f"kernels: GEMV bf16 {c['bytes'] >> 20} MiB vs copy of the same size per launch",
                 f"{g['us']:.2f} us vs {c['us']:.2f} us: {g['gbs']:.0f} vs {c['gbs']:.0f} GB/s = {g['gbs'] / c['gbs'] * 100:.1f}%",
                 "report", True)
+    for r in a.get("read_per_launch", []):
+        g = gemv.get(r["bytes"])
+        if g:
+            row(f"kernels: GEMV bf16 {r['bytes'] >> 20} MiB vs a streaming read of the same size per launch",
+                f"{g['us']:.2f} us vs {r['us']:.2f} us: read {r['gbs']:.0f} GB/s = {r['gbs'] / copy * 100:.1f}% of the copy "
+                f"bandwidth; GEMV at {r['us'] / g['us'] * 100:.1f}% of the read", "report", True)
     for v in a.get("gemv_variants", []):
         row(f"kernels: GEMV bf16 {v['bytes'] >> 20} MiB, schedule {v['schedule']}",
             f"{v['us']:.2f} us = {v['gbs']:.0f} GB/s = {v['gbs'] / copy * 100:.1f}%", "report", True)

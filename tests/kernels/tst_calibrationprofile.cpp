@@ -31,6 +31,7 @@ class TestCalibrationProfile : public QObject {
         p.gemvFormats = { { "nvfp4", 256 << 20, 70.0 } };
         p.gemvVariants = { { "persistent+pdl", 64 << 20, 20.0 } };
         p.copyPerLaunch = { { 64 << 20, 32.0 } };
+        p.readPerLaunch = { { 64 << 20, 16.5 } };
         p.launchEagerUs = 4.6;
         p.graphFixedUs = 14;
         p.graphPerNodeUs = 0.6;
@@ -64,6 +65,10 @@ private slots:
         QCOMPARE(q->copyPerLaunch.front().bytes, double(64 << 20));
         QCOMPARE(j["gemv_variants"].at(0)["gbs"].toDouble(), double(64 << 20) / 20e3);
         QCOMPARE(j["copy_per_launch"].at(0)["gbs"].toDouble(), 2.0 * double(64 << 20) / 32e3);
+        // The same-size streaming read (gbs counts read bytes).
+        QCOMPARE(q->readPerLaunch.size(), size_t(1));
+        QCOMPARE(q->readPerLaunch.front().us, 16.5);
+        QCOMPARE(j["read_per_launch"].at(0)["gbs"].toDouble(), double(64 << 20) / 16.5e3);
     }
 
     void interpolation()
