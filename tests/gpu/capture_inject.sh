@@ -75,7 +75,7 @@ run() { # tag mode injected phases [extra args...]
   fi
   port=$((port + 1))
   local t0=$(date +%s)
-  env "${envs[@]}" timeout 240 python3 -m torch.distributed.run --nproc_per_node 2 --master_port $port \
+  env "${envs[@]}" timeout 240 python3 -m torch.distributed.run --nproc_per_node "${NPROC:-2}" --master_port $port \
     "$W/tp_decode.py" --mode "$mode" --phases "$phases" --control "$CTRL" --out "$LOG/runs" --tag "$tag" "$@" \
     >"$LOG/$tag.log" 2>&1
   echo "$tag: rc $? in $(( $(date +%s) - t0 )) s" | tee -a "$LOG/runs.txt"
@@ -106,9 +106,11 @@ KINDS=""
 # Series (GAPSCOPE_INJECT_SERIES, default all): graph; eager (the host-bound loop: ~518 launches
 # from Python per step, host time > GPU time); eagergpu (eager, GPU-bound: 16 layers with a 4x
 # wider FFN over a 16k-token cache, so the GPU's share of each step exceeds the host's and host
-# noise stops setting the step time); long (the small model's 10,000-step capture;
+# noise stops setting the step time); eager1 (host-bound eager in ONE process: no second rank
+# whose host jitter every all_reduce adds to the step; a model sized for one GPU with the same 518
+# launches); long (the small model's 10,000-step capture;
 # GAPSCOPE_INJECT_LONG_KEYS adds captures with record kinds left off).
-SERIES=${GAPSCOPE_INJECT_SERIES:-graph,eager,eagergpu,long}
+SERIES=${GAPSCOPE_INJECT_SERIES:-graph,eager,eagergpu,eager1,long}
 want() { [[ ",$SERIES," == *",$1,"* ]]; }
 EAGERGPU=(--layers 16 --ffn 57344 --context 16384 --nvtx)
 T_START=$(date +%s)
@@ -131,6 +133,15 @@ for series in eager eagergpu; do
     else run "$series-inj$sfx" eager 1 "$BASE" "${extra[@]}"; fi
   done
 done
+if want eager1; then
+  EAGER1=(--hidden 4096 --ffn 14336 --heads 32 --nvtx)
+  for i in $(seq 1 "$EPAIRS"); do
+    sfx=$([ "$i" = 1 ] || echo "$i")
+    NPROC=1 run "eager1-base$sfx" eager 0 "$BASE" "${EAGER1[@]}"
+    if [ "$i" = 1 ]; then NPROC=1 run eager1-inj eager 1 "warm:30,idle:300,$BLOCKS" "${EAGER1[@]}"
+    else NPROC=1 run "eager1-inj$sfx" eager 1 "$BASE" "${EAGER1[@]}"; fi
+  done
+fi
 if want long; then
   SMALL=(--layers 4 --hidden 2048 --ffn 8192 --heads 16 --context 1024 --nvtx)
   run small-long graph 1 "warm:50,capture:20:20:nvtx,rss:10000:500,capture:0:10000" "${SMALL[@]}"

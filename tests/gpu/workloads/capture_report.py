@@ -533,6 +533,10 @@ def main():
         compare_profiler(rep, bench, mode, inj, per_rank)
         record_kinds(rep, bench, mode, a.log)
 
+    # eager1: the host-bound eager loop in one process, overhead only (no collectives to compare).
+    if processes(a.log, "eager1", "inj") or processes(a.log, "eager1", "base"):
+        overhead(rep, bench, "eager1", processes(a.log, "eager1", "base"), processes(a.log, "eager1", "inj"), a.log)
+
     small = runs(a.log, "small-long")
     caps = [(p["name"], probe_for(a.log, p["name"])) for p in phases(small[0], "capture")] if small else []
     if caps:
