@@ -235,7 +235,7 @@ Status measureGemv(cudaStream_t s, Buffers& b, int sms, const CalibrateOptions& 
         { "persistent+pdl", { 2, true, 0, 0 } }, { "persistent-4-in-flight+pdl", { 2, true, 4, 0 } },
         { "persistent-4-in-flight+pdl-2bps", { 2, true, 4, 2 } },
         { "persistent-4-in-flight+pdl-3bps", { 2, true, 4, 3 } }, { "persistent+pdl-2bps", { 2, true, 0, 2 } },
-        { "persistent-16-in-flight+pdl", { 2, true, 16, 0 } }, { "sweep", { 3, false, 0, 0 } }, { "sweep+pdl", { 3, true, 0, 0 } }, { "sweep-16k+pdl", { 3, true, 4, 0 } },
+        { "sweep", { 3, false, 0, 0 } }, { "sweep+pdl", { 3, true, 0, 0 } }, { "sweep-16k+pdl", { 3, true, 4, 0 } },
         { "sweep-persistent", { 4, false, 0, 0 } }, { "sweep-persistent+pdl", { 4, true, 0, 0 } } };
     for (uint64_t bytes : { 8ull << 20, 64ull << 20, 256ull << 20 }) {
         for (const auto& v : variants) {

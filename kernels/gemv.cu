@@ -475,8 +475,6 @@ template <Precision P, int TB> __device__ __forceinline__ void persistentDispatc
             return gemvPersistentBody<P, TB, 2>(p, indirect);
         if (p.inflight == 4)
             return gemvPersistentBody<P, TB, 4>(p, indirect);
-        if (p.inflight == 16)
-            return gemvPersistentBody<P, TB, 16>(p, indirect);
     }
     gemvPersistentBody<P, TB>(p, indirect);
 }

@@ -37,7 +37,7 @@ struct GemvParams {
     uint32_t schedule = 0; // 0: chosen by launchGemv, 1: one warp-row per block slot, 2: persistent,
                            // 3: sweep (bf16, rows of 256-2048 vectors; else the default), 4: sweep with
                            // at most the resident blocks
-    uint32_t inflight = 0; // persistent bf16: 16-byte loads in flight per lane (2, 4 or 16; 0: the default 8);
+    uint32_t inflight = 0; // persistent bf16: 16-byte loads in flight per lane (2 or 4; 0: the default 8);
                            // sweep at rows of 512 vectors: 4 makes groups of 4 x 256 vectors
     uint32_t blocksPerSm = 0; // persistent: at most this many blocks per SM (0: as many as fit); fewer
                               // leave room for the next launch's blocks to start early under PDL
