@@ -481,12 +481,15 @@ template <Precision P, int TB> __device__ __forceinline__ void persistentDispatc
 
 } // namespace
 
+// Every code path in a kernel counts towards its register allocation, which sets how many blocks
+// fit on an SM (nvcc -Xptxas -v): gemv_bf16_kernel<1> takes 80 registers (3 blocks of 256 threads
+// per SM), 128 (2 blocks) while a 16-in-flight path was compiled in, and the default persistent
+// path alone fits 64 (4 blocks). The calibration's extra schedules therefore live in kernels of
+// their own (below), and one of them is that lean kernel, so its effect can be measured.
 #define GS_DEFINE_GEMV(NAME, PREC)                                                                                     \
     template <int TB> __global__ void __launch_bounds__(256) gemv_##NAME##_kernel(GemvParams p)                        \
     {                                                                                                                  \
-        if (p.sweep)                                                                                                   \
-            sweepDispatch<PREC, TB>(p);                                                                                \
-        else if (p.persistent)                                                                                         \
+        if (p.persistent)                                                                                              \
             persistentDispatch<PREC, TB>(p, false);                                                                    \
         else                                                                                                           \
             gemvBody<PREC, TB>(p, false);                                                                              \
@@ -506,6 +509,17 @@ GS_DEFINE_GEMV(fp8_block128, Precision::Fp8Block128)
 GS_DEFINE_GEMV(nvfp4, Precision::Nvfp4)
 GS_DEFINE_GEMV(mxfp4, Precision::Mxfp4)
 GS_DEFINE_GEMV(int4_g128, Precision::Int4G128)
+
+// Calibration schedules of bf16 GEMVs: the sweep (GemvParams::schedule 3/4), and the default
+// persistent path alone (schedule 5: the production kernel without its other paths).
+template <int TB> __global__ void __launch_bounds__(256) gemv_bf16_sweep_kernel(GemvParams p)
+{
+    sweepDispatch<Precision::Bf16, TB>(p);
+}
+template <int TB> __global__ void __launch_bounds__(256) gemv_bf16_lean_kernel(GemvParams p)
+{
+    gemvPersistentBody<Precision::Bf16, TB>(p, false);
+}
 
 namespace {
 
@@ -601,6 +615,16 @@ cudaError_t launchGemv(Precision precision, const GemvParams& params, cudaStream
     p.sweep = (p.schedule == 3 || p.schedule == 4) && precision == Precision::Bf16 && !indirect
         && (vecs == 256 || vecs == 512 || vecs == 1024 || vecs == 2048);
     p.persistent = !p.sweep && lpr == 32 && wpr == 1 && p.schedule != 1;
+    if (p.sweep)
+        fn = tb == 1 ? gemv_bf16_sweep_kernel<1>
+            : tb == 2 ? gemv_bf16_sweep_kernel<2>
+            : tb == 4 ? gemv_bf16_sweep_kernel<4>
+                      : gemv_bf16_sweep_kernel<8>;
+    else if (p.persistent && p.schedule == 5 && precision == Precision::Bf16 && !indirect)
+        fn = tb == 1 ? gemv_bf16_lean_kernel<1>
+            : tb == 2 ? gemv_bf16_lean_kernel<2>
+            : tb == 4 ? gemv_bf16_lean_kernel<4>
+                      : gemv_bf16_lean_kernel<8>;
     const uint32_t rowsPerBlock = kWarps / wpr * (32 / lpr);
     dim3 grid((p.rows + rowsPerBlock - 1) / rowsPerBlock, p.groups);
     if (p.sweep) {

@@ -9,7 +9,8 @@
 // formats, L1 bypassed); short rows with few rows share a row between up to 8 warps. Whole-warp
 // rows run persistent by default: about one wave of resident blocks whose warps stride over all
 // rows, so a launch has no block boundaries or partial last wave in its middle.
-// Kernel names in traces: gemv_<format>_kernel<TB>, fused_moe_gemv_<format>_kernel<TB> (indirect).
+// Kernel names in traces: gemv_<format>_kernel<TB>, fused_moe_gemv_<format>_kernel<TB> (indirect);
+// the calibration's own bf16 schedules run as gemv_bf16_sweep_kernel<TB> and gemv_bf16_lean_kernel<TB>.
 
 #include "kernels/slowtail.h"
 #include "model/budget/precision.h"
@@ -36,7 +37,8 @@ struct GemvParams {
     uint32_t repeat = 1; // read the weights this many times (calibration of repeated reads)
     uint32_t schedule = 0; // 0: chosen by launchGemv, 1: one warp-row per block slot, 2: persistent,
                            // 3: sweep (bf16, rows of 256-2048 vectors; else the default), 4: sweep with
-                           // at most the resident blocks
+                           // at most the resident blocks, 5: persistent in a kernel holding only that
+                           // path (bf16, not indirect; fewer registers, more blocks per SM)
     uint32_t inflight = 0; // persistent bf16: 16-byte loads in flight per lane (2 or 4; 0: the default 8);
                            // sweep at rows of 512 vectors: 4 makes groups of 4 x 256 vectors
     uint32_t blocksPerSm = 0; // persistent: at most this many blocks per SM (0: as many as fit); fewer

@@ -596,6 +596,9 @@ Status SelfCheck::run(
         GS_TRY(checkGemv(p, 5000, 3072, 2, 1, false, rng, rep)); // persistent: more rows than resident warps
         GS_TRY(checkGemv(p, 1100, 3072, 1, 4, true, rng, rep)); // persistent, slots from the device
     }
+    // The lean persistent kernel (bf16): more rows than resident warps, and several groups.
+    GS_TRY(checkGemv(Precision::Bf16, 5000, 3072, 2, 1, false, rng, rep, 5));
+    GS_TRY(checkGemv(Precision::Bf16, 1100, 4096, 8, 3, false, rng, rep, 5));
     // The sweep schedules (bf16): rows of 256, 512, 1024 and 2048 vectors, a last group of fewer rows.
     for (uint32_t schedule : { 3u, 4u }) {
         GS_TRY(checkGemv(Precision::Bf16, 1001, 4096, 3, 2, false, rng, rep, schedule));
