@@ -2,6 +2,7 @@
 // gapscope-calibrate: measures the box and writes the hardware profile the budget reads.
 #include "kernels/calibrator.h"
 #include "kernels/cudastatus.h"
+#include "kernels/gemv.h"
 #include "kernels/rankgroup.h"
 
 #include <algorithm>
@@ -103,6 +104,17 @@ Status rankMain(const CalibrateOptions& o, uint32_t rank, uint32_t ranks, const 
     dev.set("count", d.count);
     dev.set("interconnect", d.interconnect);
     out.set("device", std::move(dev));
+    std::vector<GemvKernelInfo> kernels;
+    GS_CUDA(gemvKernelInfo(kernels));
+    json::Value gk = json::Value::array();
+    for (const auto& k : kernels) {
+        json::Value o = json::Value::object();
+        o.set("kernel", std::string(k.name));
+        o.set("registers", k.registers);
+        o.set("blocks_per_sm", k.blocksPerSm);
+        gk.push(std::move(o));
+    }
+    out.set("gemv_kernels", std::move(gk));
     std::vector<SingleGpuFigures> figs(o.repeats);
     for (auto& f : figs)
         GS_TRY(Calibrator::measureSingle(o, Calibrator::Part::MemoryAndLaunch, f));
@@ -154,6 +166,9 @@ CalibrationProfile merge(const json::Value& r0, uint32_t ranks, Merger& mg)
     p.device.smClockMhz = static_cast<int>(d["sm_clock_mhz"].toInt());
     p.device.memoryClockMhz = static_cast<int>(d["memory_clock_mhz"].toInt());
     p.device.count = static_cast<int>(d["count"].toInt());
+    for (const auto& k : r0["gemv_kernels"].items())
+        p.gemvKernels.push_back({ k["kernel"].toString(), static_cast<int>(k["registers"].toInt()),
+            static_cast<int>(k["blocks_per_sm"].toInt()) });
     p.device.interconnect = d["interconnect"].toString();
     const auto& reps = r0["single"].items();
     auto col = [&](const char* key) {

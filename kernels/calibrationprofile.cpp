@@ -134,6 +134,15 @@ json::Value CalibrationProfile::toJson() const
         rd.push(std::move(o));
     }
     j.set("read_per_launch", std::move(rd));
+    json::Value gk = json::Value::array();
+    for (const auto& k : gemvKernels) {
+        json::Value o = json::Value::object();
+        o.set("kernel", k.kernel);
+        o.set("registers", k.registers);
+        o.set("blocks_per_sm", k.blocksPerSm);
+        gk.push(std::move(o));
+    }
+    j.set("gemv_kernels", std::move(gk));
     json::Value l = json::Value::object();
     l.set("eager_us", launchEagerUs);
     l.set("graph_fixed_us", graphFixedUs);
@@ -194,6 +203,9 @@ Expected<CalibrationProfile> CalibrationProfile::fromJson(const json::Value& j, 
         p.copyPerLaunch.push_back({ f["bytes"].toDouble(), f["us"].toDouble() });
     for (const auto& f : j["read_per_launch"].items())
         p.readPerLaunch.push_back({ f["bytes"].toDouble(), f["us"].toDouble() });
+    for (const auto& k : j["gemv_kernels"].items())
+        p.gemvKernels.push_back({ k["kernel"].toString(), static_cast<int>(k["registers"].toInt()),
+            static_cast<int>(k["blocks_per_sm"].toInt()) });
     const json::Value& l = j["launch"];
     p.launchEagerUs = l["eager_us"].toDouble();
     p.graphFixedUs = l["graph_fixed_us"].toDouble();

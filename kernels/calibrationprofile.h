@@ -43,6 +43,12 @@ struct CalibrationProfile {
     std::vector<FormatPoint> gemvVariants; // bf16 GEMV per launch schedule ("format" = schedule name)
     std::vector<CurvePoint> copyPerLaunch; // D2D copy of `bytes` per launch, measured like the GEMV
     std::vector<CurvePoint> readPerLaunch; // streaming read of `bytes` per launch, measured like the GEMV
+    struct GemvKernel {
+        std::string kernel;
+        int registers = 0;
+        int blocksPerSm = 0; // of 256 threads
+    };
+    std::vector<GemvKernel> gemvKernels; // the occupancy the GEMV figures were measured at
     double launchEagerUs = 0;
     double graphFixedUs = 0;
     double graphPerNodeUs = 0;

@@ -586,6 +586,30 @@ uint32_t elemsPerVector(Precision p)
 
 } // namespace
 
+cudaError_t gemvKernelInfo(std::vector<GemvKernelInfo>& out)
+{
+    const struct {
+        const char* name;
+        GemvFn fn;
+    } kernels[] = { { "gemv_bf16_kernel<1>", gemv_bf16_kernel<1> }, { "gemv_bf16_kernel<2>", gemv_bf16_kernel<2> },
+        { "gemv_bf16_kernel<4>", gemv_bf16_kernel<4> }, { "gemv_bf16_kernel<8>", gemv_bf16_kernel<8> },
+        { "gemv_bf16_lean_kernel<1>", gemv_bf16_lean_kernel<1> } };
+    out.clear();
+    for (const auto& k : kernels) {
+        cudaFuncAttributes a {};
+        GemvKernelInfo info;
+        info.name = k.name;
+        cudaError_t e = cudaFuncGetAttributes(&a, k.fn);
+        if (e == cudaSuccess)
+            e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&info.blocksPerSm, k.fn, 32 * kWarps, 0);
+        if (e != cudaSuccess)
+            return e;
+        info.registers = a.numRegs;
+        out.push_back(info);
+    }
+    return cudaSuccess;
+}
+
 cudaError_t launchGemv(Precision precision, const GemvParams& params, cudaStream_t stream)
 {
     GemvParams p = params;

@@ -17,6 +17,7 @@
 
 #include <cstdint>
 #include <cuda_runtime_api.h>
+#include <vector>
 
 namespace gapscope::kernels {
 
@@ -50,6 +51,16 @@ struct GemvParams {
     bool persistent = false; // set by launchGemv
     bool sweep = false; // set by launchGemv
 };
+
+// Registers per thread and resident blocks of 256 threads per SM of the bf16 GEMV kernels on the
+// current device (production `gemv_bf16_kernel<TB>` for 1, 2, 4 and 8 tokens, and the calibration's
+// `gemv_bf16_lean_kernel<1>`): the occupancy every GEMV figure was measured at.
+struct GemvKernelInfo {
+    const char* name = "";
+    int registers = 0;
+    int blocksPerSm = 0;
+};
+cudaError_t gemvKernelInfo(std::vector<GemvKernelInfo>& out);
 
 // Launches the GEMV on `stream`; returns cudaErrorInvalidValue for shapes the kernels do not take
 // (tokens > 8, cols not a multiple of the vector width, misaligned pointers or strides).

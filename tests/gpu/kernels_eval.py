@@ -77,6 +77,10 @@ def calib(a_path, b_path):
             row(f"kernels: GEMV bf16 {r['bytes'] >> 20} MiB vs a streaming read of the same size per launch",
                 f"{g['us']:.2f} us vs {r['us']:.2f} us: read {r['gbs']:.0f} GB/s = {r['gbs'] / copy * 100:.1f}% of the copy "
                 f"bandwidth; GEMV at {r['us'] / g['us'] * 100:.1f}% of the read", "report", True)
+    ks = a.get("gemv_kernels", [])
+    if ks:
+        row("kernels: GEMV kernel registers (blocks of 256 threads per SM)",
+            ", ".join(f"{k['kernel']} {k['registers']} ({k['blocks_per_sm']})" for k in ks), "report", True)
     for v in a.get("gemv_variants", []):
         row(f"kernels: GEMV bf16 {v['bytes'] >> 20} MiB, schedule {v['schedule']}",
             f"{v['us']:.2f} us = {v['gbs']:.0f} GB/s = {v['gbs'] / copy * 100:.1f}%", "report", True)

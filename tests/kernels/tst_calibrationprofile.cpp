@@ -32,6 +32,7 @@ class TestCalibrationProfile : public QObject {
         p.gemvVariants = { { "persistent+pdl", 64 << 20, 20.0 } };
         p.copyPerLaunch = { { 64 << 20, 32.0 } };
         p.readPerLaunch = { { 64 << 20, 16.5 } };
+        p.gemvKernels = { { "gemv_bf16_kernel<1>", 80, 3 } };
         p.launchEagerUs = 4.6;
         p.graphFixedUs = 14;
         p.graphPerNodeUs = 0.6;
@@ -69,6 +70,10 @@ private slots:
         QCOMPARE(q->readPerLaunch.size(), size_t(1));
         QCOMPARE(q->readPerLaunch.front().us, 16.5);
         QCOMPARE(j["read_per_launch"].at(0)["gbs"].toDouble(), double(64 << 20) / 16.5e3);
+        QCOMPARE(q->gemvKernels.size(), size_t(1));
+        QCOMPARE(q->gemvKernels.front().registers, 80);
+        QCOMPARE(q->gemvKernels.front().blocksPerSm, 3);
+        QCOMPARE(j["gemv_kernels"].at(0)["kernel"].toString(), std::string("gemv_bf16_kernel<1>"));
     }
 
     void interpolation()
