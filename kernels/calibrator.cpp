@@ -237,7 +237,8 @@ Status measureGemv(cudaStream_t s, Buffers& b, int sms, const CalibrateOptions& 
         { "persistent-4-in-flight+pdl-3bps", { 2, true, 4, 3 } }, { "persistent+pdl-2bps", { 2, true, 0, 2 } },
         { "sweep", { 3, false, 0, 0 } }, { "sweep+pdl", { 3, true, 0, 0 } }, { "sweep-16k+pdl", { 3, true, 4, 0 } },
         { "sweep-persistent", { 4, false, 0, 0 } }, { "sweep-persistent+pdl", { 4, true, 0, 0 } },
-        { "persistent-lean", { 5, false, 0, 0 } }, { "persistent-lean+pdl", { 5, true, 0, 0 } } };
+        { "persistent-lean", { 5, false, 0, 0 } }, { "persistent-lean+pdl", { 5, true, 0, 0 } },
+        { "persistent-lean-4-in-flight+pdl", { 5, true, 4, 0 } } };
     for (uint64_t bytes : { 8ull << 20, 64ull << 20, 256ull << 20 }) {
         for (const auto& v : variants) {
             double us = 0;

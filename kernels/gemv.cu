@@ -516,9 +516,9 @@ template <int TB> __global__ void __launch_bounds__(256) gemv_bf16_sweep_kernel(
 {
     sweepDispatch<Precision::Bf16, TB>(p);
 }
-template <int TB> __global__ void __launch_bounds__(256) gemv_bf16_lean_kernel(GemvParams p)
+template <int TB, int U = 0> __global__ void __launch_bounds__(256) gemv_bf16_lean_kernel(GemvParams p)
 {
-    gemvPersistentBody<Precision::Bf16, TB>(p, false);
+    gemvPersistentBody<Precision::Bf16, TB, U>(p, false);
 }
 
 namespace {
@@ -593,7 +593,8 @@ cudaError_t gemvKernelInfo(std::vector<GemvKernelInfo>& out)
         GemvFn fn;
     } kernels[] = { { "gemv_bf16_kernel<1>", gemv_bf16_kernel<1> }, { "gemv_bf16_kernel<2>", gemv_bf16_kernel<2> },
         { "gemv_bf16_kernel<4>", gemv_bf16_kernel<4> }, { "gemv_bf16_kernel<8>", gemv_bf16_kernel<8> },
-        { "gemv_bf16_lean_kernel<1>", gemv_bf16_lean_kernel<1> } };
+        { "gemv_bf16_lean_kernel<1>", gemv_bf16_lean_kernel<1> },
+        { "gemv_bf16_lean_kernel<1> (4 in flight)", gemv_bf16_lean_kernel<1, 4> } };
     out.clear();
     for (const auto& k : kernels) {
         cudaFuncAttributes a {};
@@ -644,6 +645,11 @@ cudaError_t launchGemv(Precision precision, const GemvParams& params, cudaStream
             : tb == 2 ? gemv_bf16_sweep_kernel<2>
             : tb == 4 ? gemv_bf16_sweep_kernel<4>
                       : gemv_bf16_sweep_kernel<8>;
+    else if (p.persistent && p.schedule == 5 && precision == Precision::Bf16 && !indirect && p.inflight == 4)
+        fn = tb == 1 ? gemv_bf16_lean_kernel<1, 4>
+            : tb == 2 ? gemv_bf16_lean_kernel<2, 4>
+            : tb == 4 ? gemv_bf16_lean_kernel<4, 4>
+                      : gemv_bf16_lean_kernel<8, 4>;
     else if (p.persistent && p.schedule == 5 && precision == Precision::Bf16 && !indirect)
         fn = tb == 1 ? gemv_bf16_lean_kernel<1>
             : tb == 2 ? gemv_bf16_lean_kernel<2>

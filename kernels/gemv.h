@@ -39,7 +39,8 @@ struct GemvParams {
     uint32_t schedule = 0; // 0: chosen by launchGemv, 1: one warp-row per block slot, 2: persistent,
                            // 3: sweep (bf16, rows of 256-2048 vectors; else the default), 4: sweep with
                            // at most the resident blocks, 5: persistent in a kernel holding only that
-                           // path (bf16, not indirect; fewer registers, more blocks per SM)
+                           // path (bf16, not indirect, default or 4 loads in flight; fewer registers,
+                           // more blocks per SM)
     uint32_t inflight = 0; // persistent bf16: 16-byte loads in flight per lane (2 or 4; 0: the default 8);
                            // sweep at rows of 512 vectors: 4 makes groups of 4 x 256 vectors
     uint32_t blocksPerSm = 0; // persistent: at most this many blocks per SM (0: as many as fit); fewer
@@ -54,7 +55,8 @@ struct GemvParams {
 
 // Registers per thread and resident blocks of 256 threads per SM of the bf16 GEMV kernels on the
 // current device (production `gemv_bf16_kernel<TB>` for 1, 2, 4 and 8 tokens, and the calibration's
-// `gemv_bf16_lean_kernel<1>`): the occupancy every GEMV figure was measured at.
+// `gemv_bf16_lean_kernel<1>`, default and 4 loads in flight): the occupancy every GEMV figure was
+// measured at.
 struct GemvKernelInfo {
     const char* name = "";
     int registers = 0;

@@ -599,6 +599,7 @@ Status SelfCheck::run(
     // The lean persistent kernel (bf16): more rows than resident warps, and several groups.
     GS_TRY(checkGemv(Precision::Bf16, 5000, 3072, 2, 1, false, rng, rep, 5));
     GS_TRY(checkGemv(Precision::Bf16, 1100, 4096, 8, 3, false, rng, rep, 5));
+    GS_TRY(checkGemv(Precision::Bf16, 5000, 4096, 1, 1, false, rng, rep, 5, 4));
     // The sweep schedules (bf16): rows of 256, 512, 1024 and 2048 vectors, a last group of fewer rows.
     for (uint32_t schedule : { 3u, 4u }) {
         GS_TRY(checkGemv(Precision::Bf16, 1001, 4096, 3, 2, false, rng, rep, schedule));
