@@ -371,9 +371,10 @@ __device__ __forceinline__ void gemvPersistentBody(const GemvParams& p, bool ind
 // Sweep schedule (bf16, rows of 256, 512, 1024 or 2048 16-byte vectors): the matrix is read like a
 // copy. A group is L x 256 consecutive vectors (R = L / S whole rows, S = vectors per row / 256);
 // thread t of a block loads vectors t, t + 256, ... of its group, so the blocks in flight read one
-// contiguous window that sweeps through the matrix (DRAM pages stay open) instead of every row of
-// it at once. Grid: one block per group (blocks start in order), or at most the resident blocks
-// looping over the groups, each with an equal share (GemvParams::schedule 3 and 4).
+// contiguous window that sweeps through the matrix instead of every row of it at once (for DRAM
+// page locality; on the H200 it was faster at 8 MiB and slower from 64 MiB up, BENCHMARKS.md).
+// Grid: one block per group (blocks start in order), or at most the resident blocks looping over
+// the groups, each with an equal share (GemvParams::schedule 3 and 4).
 template <Precision P, int TB, int L, int S> __device__ __forceinline__ void gemvSweepBody(const GemvParams& p)
 {
     using F = Format<P>;
