@@ -61,15 +61,32 @@ double CalibrationProfile::kernelFloorUs() const
     return gemv.empty() ? 0 : gemv.front().us;
 }
 
-static json::Value curveJson(const std::vector<CurvePoint>& c, bool withGbs)
+// Points as [{bytes, us, gbs}]; gbs counts `bytesMoved` times the bytes (1: read, 2: read and
+// written, as hbm_copy_gbs; 0: no gbs).
+static json::Value curveJson(const std::vector<CurvePoint>& c, double bytesMoved)
 {
     json::Value a = json::Value::array();
     for (const auto& p : c) {
         json::Value o = json::Value::object();
         o.set("bytes", static_cast<uint64_t>(p.bytes));
         o.set("us", p.us);
-        if (withGbs)
-            o.set("gbs", p.us > 0 ? p.bytes / (p.us * 1e3) : 0.0);
+        if (bytesMoved > 0)
+            o.set("gbs", p.us > 0 ? bytesMoved * p.bytes / (p.us * 1e3) : 0.0);
+        a.push(std::move(o));
+    }
+    return a;
+}
+
+// Named points as [{<key>: name, bytes, us, gbs}].
+static json::Value namedJson(const std::vector<FormatPoint>& c, const char* key)
+{
+    json::Value a = json::Value::array();
+    for (const auto& p : c) {
+        json::Value o = json::Value::object();
+        o.set(key, p.format);
+        o.set("bytes", static_cast<uint64_t>(p.bytes));
+        o.set("us", p.us);
+        o.set("gbs", p.us > 0 ? p.bytes / (p.us * 1e3) : 0.0);
         a.push(std::move(o));
     }
     return a;
@@ -95,45 +112,11 @@ json::Value CalibrationProfile::toJson() const
     j.set("device", std::move(d));
     j.set("hbm_copy_gbs", hbmCopyGbs);
     j.set("hbm_read_gbs", hbmReadGbs);
-    j.set("gemv", curveJson(gemv, true));
-    json::Value f = json::Value::array();
-    for (const auto& p : gemvFormats) {
-        json::Value o = json::Value::object();
-        o.set("format", p.format);
-        o.set("bytes", static_cast<uint64_t>(p.bytes));
-        o.set("us", p.us);
-        o.set("gbs", p.us > 0 ? p.bytes / (p.us * 1e3) : 0.0);
-        f.push(std::move(o));
-    }
-    j.set("gemv_formats", std::move(f));
-    json::Value v = json::Value::array();
-    for (const auto& p : gemvVariants) {
-        json::Value o = json::Value::object();
-        o.set("schedule", p.format);
-        o.set("bytes", static_cast<uint64_t>(p.bytes));
-        o.set("us", p.us);
-        o.set("gbs", p.us > 0 ? p.bytes / (p.us * 1e3) : 0.0);
-        v.push(std::move(o));
-    }
-    j.set("gemv_variants", std::move(v));
-    json::Value c = json::Value::array();
-    for (const auto& p : copyPerLaunch) {
-        json::Value o = json::Value::object();
-        o.set("bytes", static_cast<uint64_t>(p.bytes));
-        o.set("us", p.us);
-        o.set("gbs", p.us > 0 ? 2.0 * p.bytes / (p.us * 1e3) : 0.0); // read + written, as hbm_copy_gbs
-        c.push(std::move(o));
-    }
-    j.set("copy_per_launch", std::move(c));
-    json::Value rd = json::Value::array();
-    for (const auto& p : readPerLaunch) {
-        json::Value o = json::Value::object();
-        o.set("bytes", static_cast<uint64_t>(p.bytes));
-        o.set("us", p.us);
-        o.set("gbs", p.us > 0 ? p.bytes / (p.us * 1e3) : 0.0);
-        rd.push(std::move(o));
-    }
-    j.set("read_per_launch", std::move(rd));
+    j.set("gemv", curveJson(gemv, 1));
+    j.set("gemv_formats", namedJson(gemvFormats, "format"));
+    j.set("gemv_variants", namedJson(gemvVariants, "schedule"));
+    j.set("copy_per_launch", curveJson(copyPerLaunch, 2));
+    j.set("read_per_launch", curveJson(readPerLaunch, 1));
     json::Value gk = json::Value::array();
     for (const auto& k : gemvKernels) {
         json::Value o = json::Value::object();
@@ -151,7 +134,7 @@ json::Value CalibrationProfile::toJson() const
     json::Value ar = json::Value::object();
     ar.set("library", "nccl");
     ar.set("ranks", allreduceRanks);
-    ar.set("points", curveJson(allreduce, false));
+    ar.set("points", curveJson(allreduce, 0));
     j.set("allreduce", std::move(ar));
     j.set("bf16_matmul_tflops", bf16MatmulTflops);
     j.set("repeats", repeats);
