@@ -144,7 +144,6 @@ struct GemvVariant {
     bool pdl = false;
     uint32_t inflight = 0; // GemvParams::inflight
     uint32_t blocksPerSm = 0; // GemvParams::blocksPerSm
-    bool balanced = false; // GemvParams::balanced
 };
 
 Status gemvPoint(cudaStream_t s, Buffers& b, Precision prec, uint64_t bytes, const CalibrateOptions& o, double& us,
@@ -177,7 +176,6 @@ Status gemvPoint(cudaStream_t s, Buffers& b, Precision prec, uint64_t bytes, con
     p.pdl = variant.pdl;
     p.inflight = variant.inflight;
     p.blocksPerSm = variant.blocksPerSm;
-    p.balanced = variant.balanced;
     return timeGraphPerLaunch(s, launches, o, "gemv calibration launch", us, [&](uint32_t i) {
         const uint64_t c = i % copies;
         p.values = b.big + c * stride;
@@ -240,11 +238,7 @@ Status measureGemv(cudaStream_t s, Buffers& b, int sms, const CalibrateOptions& 
         { "sweep", { 3, false, 0, 0 } }, { "sweep+pdl", { 3, true, 0, 0 } }, { "sweep-16k+pdl", { 3, true, 4, 0 } },
         { "sweep-persistent", { 4, false, 0, 0 } }, { "sweep-persistent+pdl", { 4, true, 0, 0 } },
         { "persistent-lean", { 5, false, 0, 0 } }, { "persistent-lean+pdl", { 5, true, 0, 0 } },
-        { "persistent-lean-4-in-flight+pdl", { 5, true, 4, 0 } },
-        { "persistent+pdl-balanced", { 2, true, 0, 0, true } },
-        { "persistent-4-in-flight+pdl-balanced", { 2, true, 4, 0, true } },
-        { "persistent-lean+pdl-balanced", { 5, true, 0, 0, true } },
-        { "persistent-lean-4-in-flight+pdl-balanced", { 5, true, 4, 0, true } } };
+        { "persistent-lean-4-in-flight+pdl", { 5, true, 4, 0 } } };
     for (uint64_t bytes : { 8ull << 20, 64ull << 20, 256ull << 20 }) {
         for (const auto& v : variants) {
             double us = 0;

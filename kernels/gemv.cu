@@ -687,13 +687,8 @@ cudaError_t launchGemv(Precision precision, const GemvParams& params, cudaStream
                 return ae;
             resident = std::min<int>(resident, static_cast<int>(p.blocksPerSm) * sms);
         }
-        const uint64_t items = uint64_t(p.rows) * p.groups;
-        uint64_t blocks = std::min<uint64_t>((items + kWarps - 1) / kWarps, uint64_t(resident));
-        if (p.balanced) {
-            const uint64_t perWarp = (items + blocks * kWarps - 1) / (blocks * kWarps);
-            blocks = ((items + perWarp - 1) / perWarp + kWarps - 1) / kWarps;
-        }
-        grid = dim3(static_cast<uint32_t>(blocks), 1);
+        const uint64_t need = (uint64_t(p.rows) * p.groups + kWarps - 1) / kWarps;
+        grid = dim3(static_cast<uint32_t>(need < uint64_t(resident) ? need : resident), 1);
     }
     cudaLaunchConfig_t cfg = {};
     cudaLaunchAttribute attr[1];

@@ -45,9 +45,6 @@ struct GemvParams {
                            // sweep at rows of 512 vectors: 4 makes groups of 4 x 256 vectors
     uint32_t blocksPerSm = 0; // persistent: at most this many blocks per SM (0: as many as fit); fewer
                               // leave room for the next launch's blocks to start early under PDL
-    bool balanced = false; // persistent: the fewest blocks in which no warp takes more rows than with
-                           // all resident blocks, so the last round of rows is full (8192 rows on
-                           // 3168 warps: 2736 warps of 3 rows instead of 3168 of 2 or 3)
     bool pdl = false; // launch with programmatic dependent launch (the kernel may start before the
                       // previous one ends; it waits for it before reading x or writing y)
     uint32_t warpsPerRow = 1; // set by launchGemv
