@@ -210,10 +210,12 @@ Status readPoint(cudaStream_t s, Buffers& b, int sms, uint64_t bytes, const Cali
 
 Status measureGemv(cudaStream_t s, Buffers& b, int sms, const CalibrateOptions& o, SingleGpuFigures& f)
 {
+    // The curve and the formats: the GEMV as the sim launches it (default schedule, PDL).
+    const GemvVariant production { 0, true, 0, 0 };
     const uint64_t maxBytes = o.quick ? (64ull << 20) : (1ull << 30);
     for (uint64_t bytes = 1ull << 20; bytes <= maxBytes; bytes *= 2) {
         double us = 0;
-        GS_TRY(gemvPoint(s, b, Precision::Bf16, bytes, o, us));
+        GS_TRY(gemvPoint(s, b, Precision::Bf16, bytes, o, us, production));
         f.gemv.push_back({ static_cast<double>(bytes), us });
     }
     const Precision all[] = { Precision::Bf16, Precision::Fp16, Precision::Fp8, Precision::Fp8Block128,
@@ -221,7 +223,7 @@ Status measureGemv(cudaStream_t s, Buffers& b, int sms, const CalibrateOptions& 
     const uint64_t fb = o.quick ? (32ull << 20) : (256ull << 20);
     for (Precision p : all) {
         double us = 0;
-        GS_TRY(gemvPoint(s, b, p, fb, o, us));
+        GS_TRY(gemvPoint(s, b, p, fb, o, us, production));
         f.formats.push_back({ model::toString(p), static_cast<double>(fb), us });
     }
     // The bf16 GEMV under each schedule (one warp-row per block slot; persistent, the default for

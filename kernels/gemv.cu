@@ -594,6 +594,7 @@ cudaError_t gemvKernelInfo(std::vector<GemvKernelInfo>& out)
         GemvFn fn;
     } kernels[] = { { "gemv_bf16_kernel<1>", gemv_bf16_kernel<1> }, { "gemv_bf16_kernel<2>", gemv_bf16_kernel<2> },
         { "gemv_bf16_kernel<4>", gemv_bf16_kernel<4> }, { "gemv_bf16_kernel<8>", gemv_bf16_kernel<8> },
+        { "gemv_bf16_sweep_kernel<1>", gemv_bf16_sweep_kernel<1> },
         { "gemv_bf16_lean_kernel<1>", gemv_bf16_lean_kernel<1> },
         { "gemv_bf16_lean_kernel<1> (4 in flight)", gemv_bf16_lean_kernel<1, 4> } };
     out.clear();
@@ -638,7 +639,7 @@ cudaError_t launchGemv(Precision precision, const GemvParams& params, cudaStream
                         : pick<8>(precision, indirect);
     if (!fn)
         return cudaErrorInvalidValue;
-    p.sweep = (p.schedule == 3 || p.schedule == 4) && precision == Precision::Bf16 && !indirect
+    p.sweep = (p.schedule == 0 || p.schedule == 3 || p.schedule == 4) && precision == Precision::Bf16 && !indirect
         && (vecs == 256 || vecs == 512 || vecs == 1024 || vecs == 2048);
     p.persistent = !p.sweep && lpr == 32 && wpr == 1 && p.schedule != 1;
     if (p.sweep)
@@ -664,7 +665,7 @@ cudaError_t launchGemv(Precision precision, const GemvParams& params, cudaStream
         const uint32_t rowsPerGroup = loads * 256 / vecs;
         const uint64_t items = uint64_t((p.rows + rowsPerGroup - 1) / rowsPerGroup) * p.groups;
         uint64_t blocks = items;
-        if (p.schedule == 4) {
+        if (p.schedule != 3) {
             int resident = 0;
             const cudaError_t e = residentBlocks(fn, resident);
             if (e != cudaSuccess)

@@ -8,9 +8,13 @@
 // `indirect`). Each warp streams one row in 16-byte loads (8 in flight per lane, 4 for 4-bit
 // formats, L1 bypassed); short rows with few rows share a row between up to 8 warps. Whole-warp
 // rows run persistent by default: about one wave of resident blocks whose warps stride over all
-// rows, so a launch has no block boundaries or partial last wave in its middle.
-// Kernel names in traces: gemv_<format>_kernel<TB>, fused_moe_gemv_<format>_kernel<TB> (indirect);
-// the calibration's own bf16 schedules run as gemv_bf16_sweep_kernel<TB> and gemv_bf16_lean_kernel<TB>.
+// rows, so a launch has no block boundaries or partial last wave in its middle. bf16 matrices
+// with rows of 2048, 4096, 8192 or 16384 values (not indirect) are read by the sweep schedule
+// instead: the resident blocks read the matrix like a copy, in a window of consecutive rows that
+// moves through it (the fastest on the H200 from 8 MiB up, with PDL; BENCHMARKS.md).
+// Kernel names in traces: gemv_<format>_kernel<TB>, fused_moe_gemv_<format>_kernel<TB> (indirect),
+// gemv_bf16_sweep_kernel<TB> (sweep); the calibration's lean persistent schedule runs as
+// gemv_bf16_lean_kernel<TB>.
 
 #include "kernels/slowtail.h"
 #include "model/budget/precision.h"
@@ -36,7 +40,8 @@ struct GemvParams {
     const int32_t* slotCount = nullptr; // indirect: number of valid slots
     SlowTail* tail = nullptr;
     uint32_t repeat = 1; // read the weights this many times (calibration of repeated reads)
-    uint32_t schedule = 0; // 0: chosen by launchGemv, 1: one warp-row per block slot, 2: persistent,
+    uint32_t schedule = 0; // 0: chosen by launchGemv (4 where it applies, else 2 or the split rows),
+                           // 1: one warp-row per block slot, 2: persistent,
                            // 3: sweep (bf16, rows of 256-2048 vectors; else the default), 4: sweep with
                            // at most the resident blocks, 5: persistent in a kernel holding only that
                            // path (bf16, not indirect, default or 4 loads in flight; fewer registers,
@@ -54,8 +59,8 @@ struct GemvParams {
 };
 
 // Registers per thread and resident blocks of 256 threads per SM of the bf16 GEMV kernels on the
-// current device (production `gemv_bf16_kernel<TB>` for 1, 2, 4 and 8 tokens, and the calibration's
-// `gemv_bf16_lean_kernel<1>`, default and 4 loads in flight): the occupancy every GEMV figure was
+// current device (production `gemv_bf16_kernel<TB>` for 1, 2, 4 and 8 tokens, `gemv_bf16_sweep_kernel<1>`,
+// and the calibration's `gemv_bf16_lean_kernel<1>`, default and 4 loads in flight): the occupancy every GEMV figure was
 // measured at.
 struct GemvKernelInfo {
     const char* name = "";

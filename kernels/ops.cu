@@ -538,6 +538,17 @@ cudaError_t launchStragglerDelay(uint64_t ns, unsigned long long* injected, cuda
 
 __global__ void empty_kernel() { }
 
+__global__ void sim_clock_stamp_kernel(unsigned long long* out)
+{
+    *out = globalTimerNs();
+}
+
+cudaError_t launchClockStamp(unsigned long long* out, cudaStream_t s)
+{
+    sim_clock_stamp_kernel<<<1, 1, 0, s>>>(out);
+    return cudaGetLastError();
+}
+
 cudaError_t launchEmptyKernel(cudaStream_t s)
 {
     empty_kernel<<<1, 32, 0, s>>>();

@@ -107,6 +107,8 @@ cudaError_t launchIndexerScan(const IndexerScanParams& p, cudaStream_t stream);
 // One thread spins for `ns` on the global timer and adds the time it spun to *injected.
 cudaError_t launchStragglerDelay(uint64_t ns, unsigned long long* injected, cudaStream_t stream);
 cudaError_t launchEmptyKernel(cudaStream_t stream);
+// One thread writes the global timer (ns, the clock of CUPTI's kernel timestamps) to *out.
+cudaError_t launchClockStamp(unsigned long long* out, cudaStream_t stream);
 // Sums `bytes` (a multiple of 16) into *sink: the HBM read-bandwidth probe.
 cudaError_t launchReadProbe(
     const uint8_t* p, uint64_t bytes, unsigned long long* sink, int smCount, cudaStream_t stream);

@@ -162,6 +162,48 @@ Status checkGemv(Precision prec, uint32_t rows, uint32_t cols, uint32_t tokens, 
     return Status::ok();
 }
 
+// Two dependent GEMVs launched back to back with PDL (y1 = W1 x, y2 = W2 y1, both read by the
+// sweep schedule): the second starts before the first ends and must still read the finished y1
+// (y1 starts as NaN, so an early read shows).
+Status checkGemvChain(std::mt19937& rng, Report& rep)
+{
+    WeightLayout l1, l2;
+    WeightLayout::make(Precision::Bf16, 4096, 2048, l1, nullptr);
+    WeightLayout::make(Precision::Bf16, 2048, 4096, l2, nullptr);
+    DevBuf w1, w2, x, y1, y2;
+    GS_TRY(w1.alloc(l1.valueBytes));
+    GS_TRY(w2.alloc(l2.valueBytes));
+    GS_CUDA(launchFillWeights(l1, w1.as<uint8_t>(), nullptr, rng(), nullptr));
+    GS_CUDA(launchFillWeights(l2, w2.as<uint8_t>(), nullptr, rng(), nullptr));
+    const auto xs = randomBf16(2048, rng);
+    GS_TRY(upload(x, xs));
+    GS_TRY(upload(y1, std::vector<uint16_t>(4096, 0xffff)));
+    GS_TRY(upload(y2, std::vector<uint16_t>(2048, 0xffff)));
+    GemvParams p;
+    p.pdl = true;
+    p.values = w1.as<uint8_t>();
+    p.x = x.as<uint16_t>();
+    p.xLd = 2048;
+    p.y = y1.as<uint16_t>();
+    p.yLd = p.rows = 4096;
+    p.cols = 2048;
+    GS_CUDA(launchGemv(Precision::Bf16, p, nullptr));
+    p.values = w2.as<uint8_t>();
+    p.x = y1.as<uint16_t>();
+    p.xLd = p.cols = 4096;
+    p.y = y2.as<uint16_t>();
+    p.yLd = p.rows = 2048;
+    GS_CUDA(launchGemv(Precision::Bf16, p, nullptr));
+    std::vector<uint8_t> wh;
+    std::vector<uint16_t> y1h, y2h;
+    GS_TRY(download(wh, w2));
+    GS_TRY(download(y1h, y1));
+    GS_TRY(download(y2h, y2));
+    const auto ref = ref::gemv(l2, wh.data(), nullptr, y1h.data(), 4096, 1);
+    rep.error("gemv bf16 chain of two with PDL (4096x2048, 2048x4096)", ref::relativeError(toDouble(y2h), ref), 1e-2);
+    return Status::ok();
+}
+
 // fused_add_rmsnorm: the normalised output and the updated residual (width 96 takes the vector
 // path, width 100 the scalar one); then SiLU and mul.
 Status checkNorm(uint32_t width, uint32_t ld, std::mt19937& rng, Report& rep)
@@ -608,6 +650,7 @@ Status SelfCheck::run(
         GS_TRY(checkGemv(Precision::Bf16, 33, 8192, 1, 3, false, rng, rep, schedule));
         GS_TRY(checkGemv(Precision::Bf16, 5, 16384, 2, 1, false, rng, rep, schedule));
     }
+    GS_TRY(checkGemvChain(rng, rep));
     GS_TRY(checkNorm(96, 128, rng, rep));
     GS_TRY(checkNorm(100, 104, rng, rep));
     GS_TRY(checkAttention(true, false, 20, 1, 576, 512, 300, 250, 2, 3, rng, rep));

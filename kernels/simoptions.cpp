@@ -88,6 +88,7 @@ json::Value Pathologies::toJson() const
     j.set("host_delay_per", hostDelayScope == HostDelayScope::Layer ? "layer" : "kernel");
     j.set("host_delay_mode", hostDelayMode == HostDelayMode::Callback ? "callback" : "thread");
     j.set("sync_every_layer", syncEveryLayer);
+    j.set("sync_stamps", syncStamps);
     j.set("straggler_rank", stragglerRank);
     j.set("straggler_ns", stragglerNs);
     j.set("straggler_every", stragglerEvery);
@@ -173,6 +174,9 @@ Pathologies (each injects a known amount, recorded in the truth file):
   --host-delay-mode callback|thread  stream-ordered host function (default), or the launching
                            thread sleeps (eager mode only)
   --sync-every-layer       cudaStreamSynchronize after every layer
+  --sync-stamps            with --sync-every-layer: a one-thread kernel before and after each sync
+                           writes the GPU clock, and the sync's idle is the time between them (the
+                           clock of a capture's kernel timestamps) instead of between two events
   --straggler-rank R --straggler-us US [--straggler-every N]
                            rank R spins US before every N-th collective
   --slow COMPONENT:FACTOR  kernels of COMPONENT run FACTOR times as long as their work
@@ -255,7 +259,7 @@ Expected<SimOptions> SimOptions::parse(const std::vector<std::string>& args, boo
     opts["--slow"] = [&](const std::string& v) { return parseSlow(v, p); };
     opts["--step-gap-us"] = us(p.stepGapNs, "--step-gap-us");
     std::map<std::string, bool*> flags = { { "--nvtx", &o.nvtx }, { "--check", &o.check }, { "--json", &o.json },
-        { "--sync-every-layer", &p.syncEveryLayer } };
+        { "--sync-every-layer", &p.syncEveryLayer }, { "--sync-stamps", &p.syncStamps } };
 
     for (size_t i = 0; i < args.size(); ++i) {
         std::string a = args[i], value;

@@ -26,6 +26,7 @@ struct Pathologies {
     HostDelayScope hostDelayScope = HostDelayScope::Layer;
     HostDelayMode hostDelayMode = HostDelayMode::Callback;
     bool syncEveryLayer = false;
+    bool syncStamps = false; // time each sync's idle by clock-stamp kernels on both sides (GPU clock)
     int32_t stragglerRank = -1;
     uint64_t stragglerNs = 0;
     uint32_t stragglerEvery = 1; // delay before every n-th collective of a step

@@ -90,6 +90,10 @@ SimRank::~SimRank()
             cudaFree(p);
     if (m_hostCounters)
         cudaFreeHost(m_hostCounters);
+    if (m_stamps)
+        cudaFree(m_stamps);
+    if (m_hostStamps)
+        cudaFreeHost(m_hostStamps);
     if (m_stream)
         cudaStreamDestroy(m_stream);
 }
@@ -121,6 +125,11 @@ Status SimRank::setup()
     for (size_t i = 0; i + 1 < m_segStart.size(); ++i) {
         GS_CUDA(cudaEventCreate(&m_segBegin[i]));
         GS_CUDA(cudaEventCreate(&m_segEnd[i]));
+    }
+    if (m_opt.path.syncStamps && m_segStart.size() > 2) {
+        const size_t bytes = 16 * (m_segStart.size() - 2);
+        GS_CUDA(cudaMalloc(&m_stamps, bytes));
+        GS_CUDA(cudaMallocHost(&m_hostStamps, bytes));
     }
     for (const auto& r : m_ops)
         m_delayCount += delayBefore(r);
@@ -464,14 +473,18 @@ Status SimRank::enqueueSegment(size_t seg, bool inject, uint64_t& threadDelayNs)
     cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
     GS_CUDA(cudaStreamIsCapturing(m_stream, &capture));
     const unsigned recordFlags = capture == cudaStreamCaptureStatusActive ? cudaEventRecordExternal : 0u;
-    if (seg > 0 && inject)
+    if (seg > 0 && inject) {
         GS_CUDA(cudaEventRecordWithFlags(m_segBegin[seg], m_stream, recordFlags));
+        if (m_stamps)
+            GS_CUDA(launchClockStamp(m_stamps + 2 * (seg - 1) + 1, m_stream));
+    }
     size_t d = 0;
     for (size_t i = 0; i < m_segStart[seg]; ++i)
         d += delayBefore(m_ops[i]);
     for (size_t i = m_segStart[seg]; i < m_segStart[seg + 1]; ++i) {
         const OpRes& r = m_ops[i];
-        if (inject && delayBefore(r)) {
+        const bool delayed = inject && delayBefore(r);
+        if (delayed) {
             GS_CUDA(cudaEventRecordWithFlags(m_delayEv[2 * d], m_stream, recordFlags));
             if (path.hostDelayMode == HostDelayMode::Thread)
                 threadDelayNs += hostSpin(path.hostDelayNs);
@@ -482,12 +495,18 @@ Status SimRank::enqueueSegment(size_t seg, bool inject, uint64_t& threadDelayNs)
         }
         if (straggler && isCollective(r.op->kind) && r.collectiveOrdinal % path.stragglerEvery == 0)
             GS_CUDA(launchStragglerDelay(path.stragglerNs, m_counters + 1, m_stream));
-        GS_TRY(launchOp(r, m_stream, inject));
+        // GEMVs overlap their start with the end of the kernel before (PDL) as engines do, except
+        // after a host delay's node and events, and after NCCL's kernels.
+        const bool pdl = i > m_segStart[seg] && !delayed && !isCollective(m_ops[i - 1].op->kind);
+        GS_TRY(launchOp(r, m_stream, inject, pdl));
     }
     // The end of a segment the host waits for (--sync-every-layer): the last node of its graph, so
     // the graph's own completion counts as part of the idle that follows.
-    if (seg + 2 < m_segStart.size() && inject)
+    if (seg + 2 < m_segStart.size() && inject) {
+        if (m_stamps)
+            GS_CUDA(launchClockStamp(m_stamps + 2 * seg, m_stream));
         GS_CUDA(cudaEventRecordWithFlags(m_segEnd[seg], m_stream, recordFlags));
+    }
     return Status::ok();
 }
 
@@ -541,6 +560,8 @@ Status SimRank::runStep(uint32_t index, bool record, StepRecord& rec)
     }
     GS_CUDA(cudaMemcpyAsync(m_hostTokens, m_tokens, 4 * m_opt.plan.batch, cudaMemcpyDeviceToHost, m_stream));
     GS_CUDA(cudaMemcpyAsync(m_hostCounters, m_counters, 16, cudaMemcpyDeviceToHost, m_stream));
+    if (m_stamps)
+        GS_CUDA(cudaMemcpyAsync(m_hostStamps, m_stamps, 16 * (segs - 1), cudaMemcpyDeviceToHost, m_stream));
     GS_CUDA(cudaEventRecord(m_stepEnd, m_stream));
     GS_CUDA(cudaStreamSynchronize(m_stream));
     if (m_opt.nvtx)
@@ -561,10 +582,15 @@ Status SimRank::runStep(uint32_t index, bool record, StepRecord& rec)
     for (size_t d = 0; d < m_delayCount; ++d)
         rec.launchHostNs += elapsedNs(m_delayEv[2 * d], m_delayEv[2 * d + 1]) + marker;
     // A segment boundary: the idle between its markers and what the boundary costs outside them
-    // (measureBoundaryCost).
+    // (measureBoundaryCost); with --sync-stamps the GPU clock between the two stamp kernels.
     rec.syncs = static_cast<uint32_t>(segs - 1);
     for (size_t seg = 1; seg < segs; ++seg) {
-        rec.syncIdleNs.push_back(elapsedNs(m_segEnd[seg - 1], m_segBegin[seg]) + m_boundaryNs);
+        uint64_t idle = elapsedNs(m_segEnd[seg - 1], m_segBegin[seg]) + m_boundaryNs;
+        if (m_stamps) {
+            const unsigned long long* st = m_hostStamps + 2 * (seg - 1);
+            idle = st[1] > st[0] ? st[1] - st[0] : 0;
+        }
+        rec.syncIdleNs.push_back(idle);
         rec.syncStallNs += rec.syncIdleNs.back();
     }
     rec.slowNs = m_hostCounters[0] - m_prevCounters[0];

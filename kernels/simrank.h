@@ -60,8 +60,10 @@ private:
     Status allocate();
     Status assignWeights(uint64_t& offset, bool allExperts);
     Status fillData();
-    Status launchOp(const OpRes& r, cudaStream_t s, bool inject);
-    Status launchGemvOp(const OpRes& r, cudaStream_t s, bool inject);
+    // pdl: launch GEMVs with programmatic dependent launch (the op before is one of the sim's own
+    // kernels on the same stream, with no host node or event between).
+    Status launchOp(const OpRes& r, cudaStream_t s, bool inject, bool pdl = false);
+    Status launchGemvOp(const OpRes& r, cudaStream_t s, bool inject, bool pdl);
     Status launchAttentionOp(const OpRes& r, cudaStream_t s, bool inject);
     Status launchMiscOp(const OpRes& r, cudaStream_t s);
     Status enqueueSegment(size_t seg, bool inject, uint64_t& threadDelayNs);
@@ -109,6 +111,9 @@ private:
     unsigned long long* m_counters = nullptr; // [0] slow-kernel ns, [1] straggler ns
     unsigned long long* m_hostCounters = nullptr; // pinned copy, read after each step
     int32_t* m_hostTokens = nullptr;
+    // --sync-stamps: GPU clock before ([2b]) and after ([2b + 1]) the sync at boundary b, and its pinned copy
+    unsigned long long* m_stamps = nullptr;
+    unsigned long long* m_hostStamps = nullptr;
     HostDelayState m_delay;
     uint64_t m_markerNs = 0; // GPU time one captured event-record node adds (graph mode, measured)
     uint64_t m_boundaryNs = 0; // GPU time a marked segment boundary adds outside its markers (measured)

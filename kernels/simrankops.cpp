@@ -8,7 +8,7 @@
 
 namespace gapscope::kernels {
 
-Status SimRank::launchGemvOp(const OpRes& r, cudaStream_t s, bool inject)
+Status SimRank::launchGemvOp(const OpRes& r, cudaStream_t s, bool inject, bool pdl)
 {
     const GemvOp& g = r.op->gemv;
     GemvParams p;
@@ -31,6 +31,7 @@ Status SimRank::launchGemvOp(const OpRes& r, cudaStream_t s, bool inject)
         p.slotCount = m_slotCount;
     }
     p.tail = inject ? r.tail : nullptr;
+    p.pdl = pdl;
     const cudaError_t e = launchGemv(g.layout.precision, p, s);
     if (e != cudaSuccess)
         return Status::error(r.op->name + ": GEMV launch failed: " + cudaGetErrorString(e));
@@ -183,11 +184,11 @@ Status SimRank::launchMiscOp(const OpRes& r, cudaStream_t s)
     return Status::ok();
 }
 
-Status SimRank::launchOp(const OpRes& r, cudaStream_t s, bool inject)
+Status SimRank::launchOp(const OpRes& r, cudaStream_t s, bool inject, bool pdl)
 {
     switch (r.op->kind) {
     case OpKind::Gemv:
-        return launchGemvOp(r, s, inject);
+        return launchGemvOp(r, s, inject, pdl);
     case OpKind::Attention:
     case OpKind::RopeAppend:
         return launchAttentionOp(r, s, inject);

@@ -34,7 +34,7 @@ private slots:
         auto o = SimOptions::parse(split("--model qwen3-30b-a3b --tp 2 --batch 4 --context=8192 --layers 3 "
                                          "--precision all=fp8,routed_experts=nvfp4,kv_cache=fp8 --steps 7 --warmup 2 "
                                          "--mode eager --nvtx --host-delay-us 12.5 --host-delay-per kernel "
-                                         "--host-delay-mode thread --sync-every-layer --straggler-rank 1 "
+                                         "--host-delay-mode thread --sync-every-layer --sync-stamps --straggler-rank 1 "
                                          "--straggler-us 40 --straggler-every 3 --slow routed_experts:2.5 "
                                          "--step-gap-us 1000 --truth t.json --seed 9"));
         QVERIFY2(o.hasValue(), o.hasValue() ? "" : o.error().c_str());
@@ -53,6 +53,7 @@ private slots:
         QCOMPARE(o->path.hostDelayScope, HostDelayScope::Kernel);
         QCOMPARE(o->path.hostDelayMode, HostDelayMode::Thread);
         QVERIFY(o->path.syncEveryLayer);
+        QVERIFY(o->path.syncStamps);
         QCOMPARE(o->path.stragglerRank, 1);
         QCOMPARE(o->path.stragglerNs, uint64_t(40000));
         QCOMPARE(o->path.stragglerEvery, 3u);
