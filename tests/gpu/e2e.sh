@@ -96,11 +96,12 @@ check() { # name label sim args...  (graph mode, or $MODE; against the clean gra
 }
 check host_delay "host delay 100 us/layer" --host-delay-us 100
 RULE=nvtx:^decode_step sim_capture clean_nvtx 20 1500 --mode graph --nvtx
-RULE=nvtx:^decode_step CLEAN=clean_nvtx check sync "sync after every layer" --sync-every-layer --nvtx
-# The same in eager mode: no graph relaunch after each sync, so CUPTI's per-graph-launch cost (which
-# the graph run above pays at every boundary) stays out of the gap.
+# Syncs: the sim times each sync's idle between two clock-stamp kernels (--sync-stamps), in the
+# clock of the capture's kernel timestamps, so the truth holds what capturing adds at each boundary
+# (CUPTI's per-graph-launch cost in graph mode, its per-launch cost in eager mode) as the trace does.
+RULE=nvtx:^decode_step CLEAN=clean_nvtx check sync "sync after every layer" --sync-every-layer --sync-stamps --nvtx
 MODE=eager RULE=nvtx:^decode_step CLEAN=clean_eager check sync_eager "sync after every layer, eager" \
-  --sync-every-layer --nvtx
+  --sync-every-layer --sync-stamps --nvtx
 check step_gap "step gap 2 ms" --step-gap-us 2000
 [ "$GPUS" -ge 2 ] && check straggler "straggler rank 1 +50 us" --straggler-rank 1 --straggler-us 50
 check slow "slow routed experts x2" --slow routed_experts:2

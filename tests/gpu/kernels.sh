@@ -68,7 +68,7 @@ if run_sim sync_graph --mode graph --sync-every-layer; then
   eval_py delta "$res/clean_graph.json" "$res/sync_graph.json" "sync after every layer (graph segments)"
 fi
 if run_sim sync_eager --mode eager --sync-every-layer; then
-  eval_py delta "$res/clean_eager.json" "$res/sync_eager.json" "sync after every layer (eager)"
+  eval_py delta "$res/clean_eager.json" "$res/sync_eager.json" "sync after every layer (eager)" lower
 fi
 if [ "$gpus" -ge 2 ]; then
   if run_sim straggler_graph --mode graph --straggler-rank 1 --straggler-us 50; then
