@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include "kernels/attention.h"
 #include "kernels/numerics.h"
+#include "kernels/pdl.h"
 
 #include <cuda_fp8.h>
 
@@ -318,6 +319,7 @@ __device__ void combineBody(const AttentionParams& p)
 
 __global__ void __launch_bounds__(kThreads) mla_decode_attention(AttentionParams p)
 {
+    pdlEnter(); // PDL: the kernel before is done (kernels/pdl.h)
     slowTailBegin(p.tail);
     attentionBody(p);
     slowTailEnd(p.tail);
@@ -325,6 +327,7 @@ __global__ void __launch_bounds__(kThreads) mla_decode_attention(AttentionParams
 
 __global__ void __launch_bounds__(kThreads) gqa_flash_decode_attention(AttentionParams p)
 {
+    pdlEnter(); // PDL: the kernel before is done (kernels/pdl.h)
     slowTailBegin(p.tail);
     attentionBody(p);
     slowTailEnd(p.tail);
@@ -332,10 +335,12 @@ __global__ void __launch_bounds__(kThreads) gqa_flash_decode_attention(Attention
 
 __global__ void mla_decode_combine(AttentionParams p)
 {
+    pdlEnter(); // PDL: the kernel before is done (kernels/pdl.h)
     combineBody(p);
 }
 __global__ void gqa_flash_decode_combine(AttentionParams p)
 {
+    pdlEnter(); // PDL: the kernel before is done (kernels/pdl.h)
     combineBody(p);
 }
 
@@ -386,13 +391,12 @@ cudaError_t launchAttention(const AttentionParams& params, int smCount, cudaStre
         return cudaErrorInvalidValue;
     const size_t smem = sharedBytes(p, L);
     auto kernel = p.mla ? mla_decode_attention : gqa_flash_decode_attention;
-    cudaError_t e = cudaSuccess;
-    kernel<<<dim3(p.splits, p.kvHeads * L.headTiles, p.tokens), kThreads, smem, stream>>>(p);
-    if ((e = cudaGetLastError()) != cudaSuccess)
+    const cudaError_t e = launchPdl(kernel, dim3(p.splits, p.kvHeads * L.headTiles, p.tokens), dim3(kThreads), smem,
+        stream, p);
+    if (e != cudaSuccess)
         return e;
     auto combine = p.mla ? mla_decode_combine : gqa_flash_decode_combine;
-    combine<<<dim3(p.qHeads, p.tokens), kCombineThreads, 0, stream>>>(p);
-    return cudaGetLastError();
+    return launchPdl(combine, dim3(p.qHeads, p.tokens), dim3(kCombineThreads), 0, stream, p);
 }
 
 } // namespace gapscope::kernels

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include "kernels/gemv.h"
 #include "kernels/numerics.h"
+#include "kernels/pdl.h"
 
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
@@ -696,7 +697,7 @@ cudaError_t launchGemv(Precision precision, const GemvParams& params, cudaStream
     cfg.gridDim = grid;
     cfg.blockDim = dim3(32 * kWarps);
     cfg.stream = stream;
-    if (p.pdl) {
+    if (p.pdl || PdlScope::active()) {
         attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
         attr[0].val.programmaticStreamSerializationAllowed = 1;
         cfg.attrs = attr;

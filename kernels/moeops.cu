@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 // MoE routing (router top-k, combine) and the DSA indexer key scan; declared in ops.h.
 #include "kernels/numerics.h"
+#include "kernels/pdl.h"
 #include "kernels/ops.h"
 
 namespace gapscope::kernels {
@@ -16,6 +17,7 @@ constexpr uint32_t kRouterRegs = 8; // experts per lane held in registers (up to
 // experts in ascending order (ballot + popc) and every warp writes its token's slot weights.
 __global__ void __launch_bounds__(256) moe_router_topk(RouterParams p)
 {
+    pdlEnter(); // PDL: the kernel before is done (kernels/pdl.h)
     __shared__ float prob[8][kRouterMaxExperts]; // more than 32 * kRouterRegs experts only
     __shared__ int pickId[8][kRouterMaxTopk];
     __shared__ float pickW[8][kRouterMaxTopk];
@@ -154,12 +156,12 @@ cudaError_t launchRouterTopk(const RouterParams& p, cudaStream_t s)
     if (p.experts == 0 || p.experts > kRouterMaxExperts || p.topk == 0 || p.topk > kRouterMaxTopk || p.tokens > 8
         || p.topk > p.experts || p.slots < (p.tokens * p.topk < p.experts ? p.tokens * p.topk : p.experts))
         return cudaErrorInvalidValue;
-    moe_router_topk<<<1, 256, 0, s>>>(p);
-    return cudaGetLastError();
+    return launchPdl(moe_router_topk, dim3(1), dim3(256), 0, s, p);
 }
 
 __global__ void moe_combine_kernel(CombineParams p)
 {
+    pdlEnter(); // PDL: the kernel before is done (kernels/pdl.h)
     const uint32_t t = blockIdx.y;
     const int count = *p.slotCount;
     for (uint32_t j = blockIdx.x * blockDim.x + threadIdx.x; j < p.width; j += gridDim.x * blockDim.x) {
@@ -177,8 +179,7 @@ cudaError_t launchMoeCombine(const CombineParams& p, cudaStream_t s)
 {
     if (p.width == 0 || p.slots == 0 || !p.slotCount)
         return cudaErrorInvalidValue;
-    moe_combine_kernel<<<dim3((p.width + 255) / 256, p.tokens), 256, 0, s>>>(p);
-    return cudaGetLastError();
+    return launchPdl(moe_combine_kernel, dim3((p.width + 255) / 256, p.tokens), dim3(256), 0, s, p);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -188,6 +189,7 @@ constexpr uint32_t kIndexMaxDim = 256;
 
 __global__ void __launch_bounds__(256) dsa_indexer_scores_kernel(IndexerScanParams p)
 {
+    pdlEnter(); // PDL: the kernel before is done (kernels/pdl.h)
     extern __shared__ float qs[]; // [heads][dim]
     __shared__ float rowBuf[8][kIndexMaxDim];
     const uint32_t t = blockIdx.y, warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
@@ -229,8 +231,7 @@ cudaError_t launchIndexerScan(const IndexerScanParams& p, cudaStream_t s)
         return cudaErrorInvalidValue;
     const size_t smem = size_t(p.heads) * p.dim * 4;
     const unsigned blocks = static_cast<unsigned>((p.rows + 127) / 128);
-    dsa_indexer_scores_kernel<<<dim3(blocks, p.tokens), 256, smem, s>>>(p);
-    return cudaGetLastError();
+    return launchPdl(dsa_indexer_scores_kernel, dim3(blocks, p.tokens), dim3(256), smem, s, p);
 }
 
 } // namespace gapscope::kernels

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 #include "kernels/numerics.h"
+#include "kernels/pdl.h"
 #include "kernels/ops.h"
 #include "kernels/slowtail.h"
 
@@ -306,6 +307,7 @@ __host__ __device__ bool normVectorPath(const RmsNormParams& p)
 
 __global__ void rmsnorm_kernel(RmsNormParams p)
 {
+    pdlEnter(); // PDL: the kernel before is done (kernels/pdl.h)
     if (normVectorPath(p))
         rmsNormVecBody<false>(p);
     else
@@ -313,6 +315,7 @@ __global__ void rmsnorm_kernel(RmsNormParams p)
 }
 __global__ void fused_add_rmsnorm_kernel(RmsNormParams p)
 {
+    pdlEnter(); // PDL: the kernel before is done (kernels/pdl.h)
     if (normVectorPath(p))
         rmsNormVecBody<true>(p);
     else
@@ -329,16 +332,13 @@ cudaError_t launchRmsNorm(const RmsNormParams& p, cudaStream_t s)
         threads = std::max(32u, ((vecs + perThread - 1) / perThread + 31) / 32 * 32);
         threads = std::min(threads, 1024u);
     }
-    if (p.add)
-        fused_add_rmsnorm_kernel<<<p.tokens, threads, 0, s>>>(p);
-    else
-        rmsnorm_kernel<<<p.tokens, threads, 0, s>>>(p);
-    return cudaGetLastError();
+    return launchPdl(p.add ? fused_add_rmsnorm_kernel : rmsnorm_kernel, dim3(p.tokens), dim3(threads), 0, s, p);
 }
 
 __global__ void silu_and_mul_kernel(
     const uint16_t* in, uint16_t* out, uint32_t width, uint32_t rows, const int32_t* slotCount, uint32_t tokensPerSlot)
 {
+    pdlEnter(); // PDL: the kernel before is done (kernels/pdl.h)
     const uint32_t r = blockIdx.y;
     if (slotCount && r / tokensPerSlot >= static_cast<uint32_t>(*slotCount))
         return;
@@ -355,8 +355,8 @@ cudaError_t launchSiluMul(const uint16_t* in, uint16_t* out, uint32_t width, uin
     if (width == 0 || rows == 0 || (slotCount && tokensPerSlot == 0))
         return cudaErrorInvalidValue;
     const unsigned bx = (width + 255) / 256 < 64 ? (width + 255) / 256 : 64;
-    silu_and_mul_kernel<<<dim3(bx, rows), 256, 0, s>>>(in, out, width, rows, slotCount, tokensPerSlot);
-    return cudaGetLastError();
+    return launchPdl(
+        silu_and_mul_kernel, dim3(bx, rows), dim3(256), 0, s, in, out, width, rows, slotCount, tokensPerSlot);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -385,6 +385,7 @@ __device__ void storeCache(uint8_t* row, uint32_t j, float v, bool fp8)
 
 __global__ void rope_kv_append_kernel(RopeParams p)
 {
+    pdlEnter(); // PDL: the kernel before is done (kernels/pdl.h)
     __shared__ float cosT[kRopeMaxHalf], sinT[kRopeMaxHalf];
     const uint32_t b = blockIdx.x;
     const uint64_t pos = p.context - 1;
@@ -446,8 +447,7 @@ cudaError_t launchRopeAppend(const RopeParams& p, cudaStream_t s)
     if (p.context == 0 || p.ropeDim == 0 || p.ropeDim % 2 || p.ropeDim / 2 > kRopeMaxHalf || !p.q || !p.k || !p.kCache
         || (p.mla && !p.qLat) || (!p.mla && (!p.v || !p.vCache || p.ropeDim > p.headDim)))
         return cudaErrorInvalidValue;
-    rope_kv_append_kernel<<<p.tokens, 256, 0, s>>>(p);
-    return cudaGetLastError();
+    return launchPdl(rope_kv_append_kernel, dim3(p.tokens), dim3(256), 0, s, p);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -456,6 +456,7 @@ cudaError_t launchRopeAppend(const RopeParams& p, cudaStream_t s)
 __global__ void embedding_lookup_kernel(
     const int32_t* ids, const uint16_t* table, uint64_t vocabBegin, uint64_t vocabRows, uint32_t width, uint16_t* out)
 {
+    pdlEnter(); // PDL: the kernel before is done (kernels/pdl.h)
     const uint32_t t = blockIdx.x;
     const int64_t id = ids[t];
     const bool mine = id >= static_cast<int64_t>(vocabBegin) && id < static_cast<int64_t>(vocabBegin + vocabRows);
@@ -466,13 +467,13 @@ __global__ void embedding_lookup_kernel(
 cudaError_t launchEmbedding(const int32_t* ids, const uint16_t* table, uint64_t vocabBegin, uint64_t vocabRows,
     uint32_t width, uint32_t tokens, uint16_t* out, cudaStream_t s)
 {
-    embedding_lookup_kernel<<<tokens, 256, 0, s>>>(ids, table, vocabBegin, vocabRows, width, out);
-    return cudaGetLastError();
+    return launchPdl(embedding_lookup_kernel, dim3(tokens), dim3(256), 0, s, ids, table, vocabBegin, vocabRows, width, out);
 }
 
 __global__ void __launch_bounds__(1024)
     sampling_argmax_kernel(const uint16_t* logits, uint64_t width, uint64_t vocabBegin, SamplePair* out)
 {
+    pdlEnter(); // PDL: the kernel before is done (kernels/pdl.h)
     __shared__ float redV[32];
     __shared__ int redI[32];
     const uint32_t t = blockIdx.x;
@@ -493,12 +494,12 @@ __global__ void __launch_bounds__(1024)
 cudaError_t launchSampleLocal(
     const uint16_t* logits, uint64_t width, uint64_t vocabBegin, uint32_t tokens, SamplePair* out, cudaStream_t s)
 {
-    sampling_argmax_kernel<<<tokens, 1024, 0, s>>>(logits, width, vocabBegin, out);
-    return cudaGetLastError();
+    return launchPdl(sampling_argmax_kernel, dim3(tokens), dim3(1024), 0, s, logits, width, vocabBegin, out);
 }
 
 __global__ void sampling_final_kernel(const SamplePair* pairs, uint32_t ranks, uint32_t tokens, int32_t* next)
 {
+    pdlEnter(); // PDL: the kernel before is done (kernels/pdl.h)
     const uint32_t t = threadIdx.x;
     if (t >= tokens)
         return;
@@ -513,8 +514,7 @@ __global__ void sampling_final_kernel(const SamplePair* pairs, uint32_t ranks, u
 
 cudaError_t launchSampleFinal(const SamplePair* pairs, uint32_t ranks, uint32_t tokens, int32_t* next, cudaStream_t s)
 {
-    sampling_final_kernel<<<1, 32, 0, s>>>(pairs, ranks, tokens, next);
-    return cudaGetLastError();
+    return launchPdl(sampling_final_kernel, dim3(1), dim3(32), 0, s, pairs, ranks, tokens, next);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -537,6 +537,24 @@ cudaError_t launchStragglerDelay(uint64_t ns, unsigned long long* injected, cuda
 }
 
 __global__ void empty_kernel() { }
+
+namespace {
+thread_local bool t_pdl = false;
+}
+
+PdlScope::PdlScope(bool on)
+    : m_previous(t_pdl)
+{
+    t_pdl = on;
+}
+PdlScope::~PdlScope()
+{
+    t_pdl = m_previous;
+}
+bool PdlScope::active()
+{
+    return t_pdl;
+}
 
 __global__ void sim_clock_stamp_kernel(unsigned long long* out)
 {

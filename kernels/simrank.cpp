@@ -495,7 +495,7 @@ Status SimRank::enqueueSegment(size_t seg, bool inject, uint64_t& threadDelayNs)
         }
         if (straggler && isCollective(r.op->kind) && r.collectiveOrdinal % path.stragglerEvery == 0)
             GS_CUDA(launchStragglerDelay(path.stragglerNs, m_counters + 1, m_stream));
-        // GEMVs overlap their start with the end of the kernel before (PDL) as engines do, except
+        // Kernels overlap their start with the end of the kernel before (PDL) as engines do, except
         // after a host delay's node and events, and after NCCL's kernels.
         const bool pdl = i > m_segStart[seg] && !delayed && !isCollective(m_ops[i - 1].op->kind);
         GS_TRY(launchOp(r, m_stream, inject, pdl));

@@ -60,10 +60,10 @@ private:
     Status allocate();
     Status assignWeights(uint64_t& offset, bool allExperts);
     Status fillData();
-    // pdl: launch GEMVs with programmatic dependent launch (the op before is one of the sim's own
-    // kernels on the same stream, with no host node or event between).
+    // pdl: launch with programmatic dependent launch (kernels/pdl.h; the op before is one of the
+    // sim's own kernels on the same stream, with no host node or event between).
     Status launchOp(const OpRes& r, cudaStream_t s, bool inject, bool pdl = false);
-    Status launchGemvOp(const OpRes& r, cudaStream_t s, bool inject, bool pdl);
+    Status launchGemvOp(const OpRes& r, cudaStream_t s, bool inject);
     Status launchAttentionOp(const OpRes& r, cudaStream_t s, bool inject);
     Status launchMiscOp(const OpRes& r, cudaStream_t s);
     Status enqueueSegment(size_t seg, bool inject, uint64_t& threadDelayNs);

@@ -4,11 +4,12 @@
 #include "kernels/cudastatus.h"
 #include "kernels/gemv.h"
 #include "kernels/ops.h"
+#include "kernels/pdl.h"
 #include "kernels/simrank.h"
 
 namespace gapscope::kernels {
 
-Status SimRank::launchGemvOp(const OpRes& r, cudaStream_t s, bool inject, bool pdl)
+Status SimRank::launchGemvOp(const OpRes& r, cudaStream_t s, bool inject)
 {
     const GemvOp& g = r.op->gemv;
     GemvParams p;
@@ -31,7 +32,6 @@ Status SimRank::launchGemvOp(const OpRes& r, cudaStream_t s, bool inject, bool p
         p.slotCount = m_slotCount;
     }
     p.tail = inject ? r.tail : nullptr;
-    p.pdl = pdl;
     const cudaError_t e = launchGemv(g.layout.precision, p, s);
     if (e != cudaSuccess)
         return Status::error(r.op->name + ": GEMV launch failed: " + cudaGetErrorString(e));
@@ -186,9 +186,10 @@ Status SimRank::launchMiscOp(const OpRes& r, cudaStream_t s)
 
 Status SimRank::launchOp(const OpRes& r, cudaStream_t s, bool inject, bool pdl)
 {
+    const PdlScope scope(pdl);
     switch (r.op->kind) {
     case OpKind::Gemv:
-        return launchGemvOp(r, s, inject, pdl);
+        return launchGemvOp(r, s, inject);
     case OpKind::Attention:
     case OpKind::RopeAppend:
         return launchAttentionOp(r, s, inject);
