@@ -98,6 +98,9 @@ void GapAnalyzer::sweepWindow(const RankData& r, size_t w, const SweepMode& mode
         const LaneId id = r.gpuLanes[li];
         const LaneEvents& ev = m_trace.lane(id).events;
         TimeNs runLast = std::numeric_limits<TimeNs>::min();
+        // Work of one stream runs in order: a kernel that starts before the one before it ended
+        // was launched early (programmatic dependent launch) and waits, so it counts from that end.
+        TimeNs laneEnd = std::numeric_limits<TimeNs>::min();
         auto emit = [&](TimeNs a, TimeNs b, uint32_t slot, uint32_t tag) {
             WindowSweep::Piece p { std::clamp(a, w0, w1), std::clamp(b, w0, w1), slot, tag };
             if (direct) {
@@ -109,12 +112,14 @@ void GapAnalyzer::sweepWindow(const RankData& r, size_t w, const SweepMode& mode
             s.pieces.push_back(p);
         };
         for (size_t i = range(li).first; i < range(li).second; ++i) {
-            const TimeNs st = ev.start(i);
-            if (st >= w1)
+            const TimeNs rawStart = ev.start(i);
+            if (rawStart >= w1)
                 break;
             const TimeNs en = ev.end(i);
-            if (en <= w0 && st < w0)
+            if (en <= w0 && rawStart < w0)
                 continue;
+            const TimeNs st = std::min(std::max(rawStart, laneEnd), en);
+            laneEnd = std::max(laneEnd, en);
             const EventKind k = m_trace.kindOf(id, i);
             uint32_t slot;
             TimeNs wait = 0;
@@ -126,10 +131,11 @@ void GapAnalyzer::sweepWindow(const RankData& r, size_t w, const SweepMode& mode
                     addUnclassified(*mode.unclassified, name, std::min(en, w1) - std::max(st, w0));
                 if (c >= 0 && c == coll) {
                     const uint64_t key = uint64_t(li) << 32 | uint64_t(i);
-                    if (mode.record && st >= w0)
-                        mode.record->push_back(CollectiveMatcher::Occurrence { st, en - st, name, 0, key });
+                    if (mode.record && rawStart >= w0)
+                        mode.record->push_back(
+                            CollectiveMatcher::Occurrence { rawStart, en - rawStart, name, 0, key });
                     if (mode.waitsKnown)
-                        wait = waitOf(r, w, uint32_t(li), uint32_t(i), st);
+                        wait = std::max<TimeNs>(0, waitOf(r, w, uint32_t(li), uint32_t(i), rawStart) - (st - rawStart));
                 }
             } else if (k == EventKind::Memcpy || k == EventKind::Memset) {
                 slot = memops;

@@ -107,6 +107,7 @@ private slots:
     void missingApiLanes();
     void queuedWorkIsNotASyncStall();
     void concurrentStreams();
+    void earlyLaunchOnOneStream();
     void collectiveWaitAndStragglers();
     void collectiveWaitWithConcurrentStream();
     void unmatchedCollectives();
@@ -235,6 +236,32 @@ void TstGapAnalyzer::concurrentStreams()
     QCOMPARE(barNs(b, "routed_experts"), TimeNs(500));
     QCOMPARE(barNs(b, "step gap"), TimeNs(5000));
     QCOMPARE(sumBars(b), TimeNs(20000));
+}
+
+// Programmatic dependent launch: on one stream the next kernel starts (and waits) before the one
+// before it ends; the overlap belongs to the earlier kernel, whichever stream layout feeds it.
+void TstGapAnalyzer::earlyLaunchOnOneStream()
+{
+    for (bool second : { false, true }) {
+        Builder t;
+        LaneId s1 = t.gpu(0, 7);
+        t.kernel(s1, 0, 10000, kMoe);
+        t.kernel(s1, 6000, 7000, kNorm); // launched early: waits until 10000, works until 13000
+        t.kernel(s1, 12000, 500, kGemm); // inside the norm's time: counts from 13000, so nothing
+        t.kernel(s1, 15000, 2000, kGemm);
+        if (second) // a second busy stream takes the path that merges the streams' pieces
+            t.kernel(t.gpu(0, 8), 18000, 1000, kCustom);
+        t.step(0, 0, 0, 20000);
+        Trace trace = t.finish();
+        GapAnalyzer a(trace, KernelClassifier::builtinDefault(), StepBudget {});
+        auto b = stepOf(a, 0, 0);
+        QCOMPARE(barNs(b, "routed_experts"), TimeNs(10000));
+        QCOMPARE(barNs(b, "other"), TimeNs(3000));
+        QCOMPARE(barNs(b, "linear"), TimeNs(2000));
+        QCOMPARE(barNs(b, "launch/host gaps"), TimeNs(second ? 3000 : 2000));
+        QCOMPARE(barNs(b, "step gap"), TimeNs(second ? 1000 : 3000));
+        QCOMPARE(sumBars(b), TimeNs(20000));
+    }
 }
 
 void TstGapAnalyzer::collectiveWaitAndStragglers()
