@@ -15,10 +15,12 @@
 //     largest remainder, so the slots add up exactly to the busy time. With at most one piece active
 //     at a time (one stream, the common case) nothing is rounded and no active set is kept;
 //   - an idle stretch with no active piece is one maximal gap [a, b). The gap after the last piece
-//     (until the window end) is the step gap; any other gap is a sync stall when a host sync is in
-//     flight at its first instant (s0 <= a < s1) and the work that ends it was launched at or after
-//     a (or its launch is unknown), else a launch/host gap. Work queued before the GPU ran dry was
-//     held up by something else (a host node or callback in a graph, a dependency), not by the sync.
+//     (until the window end) is the step gap; in any other gap, a host sync [s0, s1) that overlaps
+//     it (s0 < b, s1 > a) makes [max(a, s0), b) a sync stall when the work that ends the gap was
+//     launched at or after max(a, s0) (or its launch is unknown); [a, s0) before it, and every other
+//     gap, is a launch/host gap. Work queued before the sync began was held up by something else
+//     (a host node or callback in a graph, a dependency), not by the sync; and a host that reached
+//     the sync only after the GPU ran dry was late on its own until then.
 //   - only time inside the accounting clip [clip0, clip1) is counted (time-range analysis); the
 //     categories are still decided on the whole window.
 // Invariant: sum(busyNs) + sum(idleNs) == |[w0, w1) intersected with [clip0, clip1)|.
@@ -135,15 +137,24 @@ private:
     void busy(TimeNs a, TimeNs b);
     GAPSCOPE_SWEEP_INLINE void idle(TimeNs a, TimeNs b, bool tail, uint32_t next)
     {
-        IdleKind kind = IdleKind::StepGap;
-        if (!tail) {
-            while (m_syncCursor < m_in->syncCount && m_in->syncs[m_syncCursor].end <= a)
-                ++m_syncCursor;
-            bool inFlight = m_syncCursor < m_in->syncCount && m_in->syncs[m_syncCursor].start <= a;
-            if (inFlight && m_in->launchTime && next != kNoTag)
-                inFlight = m_in->launchTime(m_in->launchCtx, next) >= a; // queued before: not the sync's
-            kind = inFlight ? IdleKind::SyncStall : IdleKind::LaunchHost;
+        if (tail)
+            return account(a, b, IdleKind::StepGap, kNoTag);
+        while (m_syncCursor < m_in->syncCount && m_in->syncs[m_syncCursor].end <= a)
+            ++m_syncCursor;
+        if (m_syncCursor < m_in->syncCount && m_in->syncs[m_syncCursor].start < b) { // a sync overlaps the gap
+            const TimeNs s0 = m_in->syncs[m_syncCursor].start > a ? m_in->syncs[m_syncCursor].start : a;
+            // Work queued before the sync began was held up by something else, not by the sync.
+            if (!m_in->launchTime || next == kNoTag || m_in->launchTime(m_in->launchCtx, next) >= s0) {
+                if (s0 > a) // the GPU ran dry before the host reached the sync
+                    account(a, s0, IdleKind::LaunchHost, next);
+                return account(s0, b, IdleKind::SyncStall, next);
+            }
         }
+        account(a, b, IdleKind::LaunchHost, next);
+    }
+    GAPSCOPE_SWEEP_INLINE void account(TimeNs a, TimeNs b, IdleKind kind, uint32_t next)
+    {
+        const bool tail = kind == IdleKind::StepGap;
         a = a < m_in->clip0 ? m_in->clip0 : a;
         b = b > m_in->clip1 ? m_in->clip1 : b;
         if (b <= a)

@@ -21,6 +21,8 @@ private slots:
     void syncStallWholeGap();
     void syncStallNeedsLateLaunch_data();
     void syncStallNeedsLateLaunch();
+    void syncBeginsInsideTheGap_data();
+    void syncBeginsInsideTheGap();
     void concurrentEqualSplit();
     void threeWayRounding();
     void accountingClip();
@@ -86,7 +88,11 @@ void TstWindowSweep::syncStallWholeGap_data()
     QTest::newRow("in flight over the whole gap") << TimeNs(5) << TimeNs(20) << TimeNs(5) << TimeNs(0);
     QTest::newRow("returns inside the gap") << TimeNs(5) << TimeNs(11) << TimeNs(5) << TimeNs(0);
     QTest::newRow("starts at the gap start") << TimeNs(10) << TimeNs(11) << TimeNs(5) << TimeNs(0);
-    QTest::newRow("starts after the gap start") << TimeNs(11) << TimeNs(14) << TimeNs(0) << TimeNs(5);
+    // The host reached the sync after the GPU ran dry: late on its own until then, the sync's after.
+    QTest::newRow("starts after the gap start") << TimeNs(11) << TimeNs(14) << TimeNs(4) << TimeNs(1);
+    QTest::newRow("starts after the gap start, returns after it") << TimeNs(12) << TimeNs(20) << TimeNs(3)
+                                                                  << TimeNs(2);
+    QTest::newRow("starts at the gap end") << TimeNs(15) << TimeNs(18) << TimeNs(0) << TimeNs(5);
     QTest::newRow("ends at the gap start") << TimeNs(2) << TimeNs(10) << TimeNs(0) << TimeNs(5);
     QTest::newRow("only inside the step gap") << TimeNs(22) << TimeNs(28) << TimeNs(0) << TimeNs(5);
 }
@@ -115,6 +121,41 @@ void TstWindowSweep::syncStallNeedsLateLaunch_data()
     QTest::newRow("launched at the gap start") << TimeNs(10) << TimeNs(5) << TimeNs(0);
     QTest::newRow("queued before (host node in a graph)") << TimeNs(2) << TimeNs(0) << TimeNs(5);
     QTest::newRow("launch unknown") << WindowSweep::kUnknownLaunch << TimeNs(5) << TimeNs(0);
+}
+
+// A sync that begins inside the gap: the work after it must have been launched after the sync began.
+void TstWindowSweep::syncBeginsInsideTheGap_data()
+{
+    QTest::addColumn<TimeNs>("launched");
+    QTest::addColumn<TimeNs>("sync");
+    QTest::addColumn<TimeNs>("launch");
+    QTest::newRow("launched after the sync") << TimeNs(14) << TimeNs(3) << TimeNs(2);
+    QTest::newRow("queued between the GPU running dry and the sync") << TimeNs(11) << TimeNs(0) << TimeNs(5);
+}
+
+void TstWindowSweep::syncBeginsInsideTheGap()
+{
+    QFETCH(TimeNs, launched);
+    QFETCH(TimeNs, sync);
+    QFETCH(TimeNs, launch);
+    const std::vector<Piece> pieces { { 0, 10, 0, 0 }, { 15, 20, 0, 1 } };
+    const std::vector<TimeInterval> syncs { { 12, 14 } };
+    WindowSweep s;
+    WindowSweep::Input in;
+    in.w0 = in.clip0 = 0;
+    in.w1 = in.clip1 = 30;
+    in.pieces = pieces.data();
+    in.pieceCount = pieces.size();
+    in.syncs = syncs.data();
+    in.syncCount = syncs.size();
+    in.slotCount = 1;
+    in.launchCtx = &launched;
+    in.launchTime = [](const void* c, uint32_t tag) { return tag == 1 ? *static_cast<const TimeNs*>(c) : TimeNs(0); };
+    WindowSweep::Result r;
+    s.run(in, r);
+    QCOMPARE(idle(r, IdleKind::SyncStall), sync);
+    QCOMPARE(idle(r, IdleKind::LaunchHost), launch);
+    QCOMPARE(r.total(), TimeNs(30));
 }
 
 void TstWindowSweep::syncStallNeedsLateLaunch()
@@ -148,7 +189,7 @@ void TstWindowSweep::syncStallNeedsLateLaunch()
     QCOMPARE(idle(r, IdleKind::SyncStall), sync);
     QCOMPARE(idle(r, IdleKind::LaunchHost), launch);
     QCOMPARE(idle(r, IdleKind::StepGap), TimeNs(10));
-    QCOMPARE(ctx.asked, 1); // only for the gap that starts under a sync
+    QCOMPARE(ctx.asked, 1); // only for the gap a sync overlaps
 }
 
 void TstWindowSweep::concurrentEqualSplit()
