@@ -376,7 +376,8 @@ __device__ __forceinline__ void gemvPersistentBody(const GemvParams& p, bool ind
 // page locality; on the H200 it was faster at 8 MiB and slower from 64 MiB up, BENCHMARKS.md).
 // Grid: one block per group (blocks start in order), or at most the resident blocks looping over
 // the groups, each with an equal share (GemvParams::schedule 3 and 4).
-template <Precision P, int TB, int L, int S> __device__ __forceinline__ void gemvSweepBody(const GemvParams& p)
+template <Precision P, int TB, int L, int S, bool I>
+__device__ __forceinline__ void gemvSweepBody(const GemvParams& p)
 {
     using F = Format<P>;
     constexpr int kThreads = 32 * kWarps;
@@ -387,13 +388,20 @@ template <Precision P, int TB, int L, int S> __device__ __forceinline__ void gem
     const int t = static_cast<int>(threadIdx.x), warp = t >> 5, lane = t & 31;
     const uint64_t rowBytes = rowBytesOf<P>(p.cols);
     const uint32_t perMatrix = (p.rows + R - 1) / R;
-    const uint64_t items = uint64_t(perMatrix) * p.groups;
     bool waited = false;
+    uint32_t groups = p.groups;
+    if (I) {
+        gridDependencyWait(); // the slots come from the router
+        waited = true;
+        groups = min(groups, static_cast<uint32_t>(__ldg(p.slotCount)));
+    }
+    const uint64_t items = uint64_t(perMatrix) * groups;
     for (uint64_t item = blockIdx.x; item < items; item += gridDim.x) {
         const uint32_t g = static_cast<uint32_t>(item / perMatrix);
         const uint32_t row0 = static_cast<uint32_t>(item % perMatrix) * R;
         const int rowsHere = static_cast<int>(min(static_cast<uint32_t>(R), p.rows - row0));
-        const uint8_t* base = p.values + g * p.valueGroupStride + row0 * rowBytes;
+        const uint64_t pool = I ? static_cast<uint64_t>(__ldg(p.slotExpert + g)) : g;
+        const uint8_t* base = p.values + pool * p.valueGroupStride + row0 * rowBytes;
         uint4 wv[L];
 #pragma unroll
         for (int i = 0; i < L; ++i)
@@ -448,20 +456,20 @@ template <Precision P, int TB, int L, int S> __device__ __forceinline__ void gem
 
 // Loads per thread per group L (GemvParams::inflight 4 at rows of 512 vectors, else 8) and vectors
 // per row S as template arguments.
-template <Precision P, int TB> __device__ __forceinline__ void sweepDispatch(const GemvParams& p)
+template <Precision P, int TB, bool I> __device__ __forceinline__ void sweepDispatch(const GemvParams& p)
 {
     if constexpr (P == Precision::Bf16) {
         switch (p.cols / Format<P>::kElems) {
         case 256:
-            return gemvSweepBody<P, TB, 8, 1>(p);
+            return gemvSweepBody<P, TB, 8, 1, I>(p);
         case 512:
             if (p.inflight == 4)
-                return gemvSweepBody<P, TB, 4, 2>(p);
-            return gemvSweepBody<P, TB, 8, 2>(p);
+                return gemvSweepBody<P, TB, 4, 2, I>(p);
+            return gemvSweepBody<P, TB, 8, 2, I>(p);
         case 1024:
-            return gemvSweepBody<P, TB, 8, 4>(p);
+            return gemvSweepBody<P, TB, 8, 4, I>(p);
         case 2048:
-            return gemvSweepBody<P, TB, 8, 8>(p);
+            return gemvSweepBody<P, TB, 8, 8, I>(p);
         default:
             return;
         }
@@ -516,7 +524,11 @@ GS_DEFINE_GEMV(int4_g128, Precision::Int4G128)
 // persistent path alone (schedule 5: the production kernel without its other paths).
 template <int TB> __global__ void __launch_bounds__(256) gemv_bf16_sweep_kernel(GemvParams p)
 {
-    sweepDispatch<Precision::Bf16, TB>(p);
+    sweepDispatch<Precision::Bf16, TB, false>(p);
+}
+template <int TB> __global__ void __launch_bounds__(256) fused_moe_gemv_bf16_sweep_kernel(GemvParams p)
+{
+    sweepDispatch<Precision::Bf16, TB, true>(p);
 }
 template <int TB, int U = 0> __global__ void __launch_bounds__(256) gemv_bf16_lean_kernel(GemvParams p)
 {
@@ -640,10 +652,15 @@ cudaError_t launchGemv(Precision precision, const GemvParams& params, cudaStream
                         : pick<8>(precision, indirect);
     if (!fn)
         return cudaErrorInvalidValue;
-    p.sweep = (p.schedule == 0 || p.schedule == 3 || p.schedule == 4) && precision == Precision::Bf16 && !indirect
+    p.sweep = (p.schedule == 0 || p.schedule == 3 || p.schedule == 4) && precision == Precision::Bf16
         && (vecs == 256 || vecs == 512 || vecs == 1024 || vecs == 2048);
     p.persistent = !p.sweep && lpr == 32 && wpr == 1 && p.schedule != 1;
-    if (p.sweep)
+    if (p.sweep && indirect)
+        fn = tb == 1 ? fused_moe_gemv_bf16_sweep_kernel<1>
+            : tb == 2 ? fused_moe_gemv_bf16_sweep_kernel<2>
+            : tb == 4 ? fused_moe_gemv_bf16_sweep_kernel<4>
+                      : fused_moe_gemv_bf16_sweep_kernel<8>;
+    else if (p.sweep)
         fn = tb == 1 ? gemv_bf16_sweep_kernel<1>
             : tb == 2 ? gemv_bf16_sweep_kernel<2>
             : tb == 4 ? gemv_bf16_sweep_kernel<4>

@@ -9,12 +9,12 @@
 // formats, L1 bypassed); short rows with few rows share a row between up to 8 warps. Whole-warp
 // rows run persistent by default: about one wave of resident blocks whose warps stride over all
 // rows, so a launch has no block boundaries or partial last wave in its middle. bf16 matrices
-// with rows of 2048, 4096, 8192 or 16384 values (not indirect) are read by the sweep schedule
-// instead: the resident blocks read the matrix like a copy, in a window of consecutive rows that
-// moves through it (the fastest on the H200 from 8 MiB up, with PDL; BENCHMARKS.md).
+// with rows of 2048, 4096, 8192 or 16384 values are read by the sweep schedule instead: the
+// resident blocks read the matrix like a copy, in a window of consecutive rows that moves through
+// it (the fastest on the H200 from 8 MiB up, with PDL; BENCHMARKS.md).
 // Kernel names in traces: gemv_<format>_kernel<TB>, fused_moe_gemv_<format>_kernel<TB> (indirect),
-// gemv_bf16_sweep_kernel<TB> (sweep); the calibration's lean persistent schedule runs as
-// gemv_bf16_lean_kernel<TB>.
+// gemv_bf16_sweep_kernel<TB> and fused_moe_gemv_bf16_sweep_kernel<TB> (sweep); the calibration's
+// lean persistent schedule runs as gemv_bf16_lean_kernel<TB>.
 
 #include "kernels/slowtail.h"
 #include "model/budget/precision.h"

@@ -650,6 +650,9 @@ Status SelfCheck::run(
         GS_TRY(checkGemv(Precision::Bf16, 33, 8192, 1, 3, false, rng, rep, schedule));
         GS_TRY(checkGemv(Precision::Bf16, 5, 16384, 2, 1, false, rng, rep, schedule));
     }
+    // The sweep schedule over expert slots chosen on the device (bf16 routed experts).
+    GS_TRY(checkGemv(Precision::Bf16, 300, 2048, 1, 4, true, rng, rep));
+    GS_TRY(checkGemv(Precision::Bf16, 77, 4096, 3, 3, true, rng, rep));
     GS_TRY(checkGemvChain(rng, rep));
     GS_TRY(checkNorm(96, 128, rng, rep));
     GS_TRY(checkNorm(100, 104, rng, rep));
