@@ -84,6 +84,11 @@ fi
 if run_sim nvtx_graph --mode graph --nvtx; then
   echo "sim: --nvtx graph run | $(python3 -c "import json,statistics as s;t=json.load(open('$res/nvtx_graph.json'));print(round(s.median(x['measured_ns'] for x in t['ranks'][0]['steps'])/1e6,3),'ms')") | runs | PASS" >>"$table"
 fi
+# The same tokens from every run of a mode (clean and with each pathology): no race between kernels.
+runs=()
+for f in "$res"/clean_*.json "$res"/host_delay_*.json "$res"/sync_*.json "$res"/straggler_*.json \
+  "$res"/slow_*.json "$res"/stepgap_*.json "$res"/nvtx_*.json; do [ -s "$f" ] && runs+=("$f"); done
+[ ${#runs[@]} -gt 0 ] && eval_py tokens "${runs[@]}"
 # MLA + DSA path (GLM-5 shapes), a few layers.
 if timeout 300 "$sim" --model glm-5 --tp "$gpus" --layers 6 --context 2048 --steps 10 --warmup 3 \
   --precision routed_experts=nvfp4 --truth "$res/glm5_smoke.json" >"$res/glm5_smoke.log" 2>&1; then

@@ -182,6 +182,24 @@ def delta(clean_path, path, label, mode="exact"):
         "+-10%", worst <= 10)
 
 
+def tokens(paths):
+    """The next tokens every rank computed at the end of each run, grouped by launch mode: runs with
+    the same shapes, seed and step count compute the same tokens whatever was injected, so a
+    difference means a race (e.g. a kernel reading its input before the one before it finished)."""
+    by_mode = {}
+    for path in paths:
+        t = load(path)
+        key = (t["config"].get("mode"), t["config"].get("model"), t["config"].get("steps"), t["config"].get("warmup"))
+        for r in t["ranks"]:
+            by_mode.setdefault(key, {}).setdefault(tuple(r.get("last_tokens", [])), []).append(
+                f"{path.rsplit('/', 1)[-1]}:r{r['rank']}")
+    for (mode, model, steps, _), seen in sorted(by_mode.items(), key=lambda kv: str(kv[0])):
+        runs = sum(len(v) for v in seen.values())
+        detail = "; ".join(f"{list(tok)} in {len(where)}" for tok, where in seen.items())
+        row(f"sim: next tokens equal across the {mode} runs ({model}, {steps} steps)", f"{runs} rank runs: {detail}",
+            "one value", len(seen) == 1)
+
+
 def budget_ms(path):
     b = load(path)
     for k in ("achievable_ms", "achievableMs"):
@@ -198,6 +216,8 @@ if __name__ == "__main__":
         step(sys.argv[2], sys.argv[3], float(sys.argv[4]) if len(sys.argv) > 4 and sys.argv[4] else None)
     elif cmd == "delta":
         delta(sys.argv[2], sys.argv[3], sys.argv[4], sys.argv[5] if len(sys.argv) > 5 else "exact")
+    elif cmd == "tokens":
+        tokens(sys.argv[2:])
     elif cmd == "budget":
         v = budget_ms(sys.argv[2])
         print(v if v else "")
