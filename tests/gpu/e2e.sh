@@ -67,6 +67,7 @@ sim_capture() {
   echo "$name: capture rc $rc in ${secs}s, sim rc $simrc" >>"$LOG/runs.txt"
   [ $rc -eq 0 ] && [ -s "$LOG/$name.gapscope" ] || { row "e2e: capture $name" "rc $rc (see e2e/$name.capture.log)" "a trace" FAIL; return 1; }
   "$CLI" info --json "$LOG/$name.gapscope" >"$LOG/$name.info.json" 2>"$LOG/$name.info.err"
+  "$CLI" summary --top 40 "$LOG/$name.gapscope" >"$LOG/$name.summary.txt" 2>&1 # per-kernel-name times
   "$CLI" analyze "$LOG/$name.gapscope" --model "$MODEL" --hw "$HW" --tp "$GPUS" --context "$CTX" --json \
     >"$LOG/$name.analysis.json" 2>"$LOG/$name.analysis.err"
 }
