@@ -35,11 +35,16 @@ private slots:
 
 namespace {
 
+using LaunchTimeFn = TimeNs (*)(const void*, uint32_t);
+
 WindowSweep::Result sweep(TimeNs w0, TimeNs w1, std::vector<Piece> pieces, size_t nSlots,
-    std::vector<TimeInterval> syncs = {}, TimeNs clip0 = INT64_MIN, TimeNs clip1 = INT64_MAX)
+    std::vector<TimeInterval> syncs = {}, TimeNs clip0 = INT64_MIN, TimeNs clip1 = INT64_MAX,
+    LaunchTimeFn launchTime = nullptr, const void* launchCtx = nullptr)
 {
     WindowSweep s;
     WindowSweep::Input in;
+    in.launchTime = launchTime;
+    in.launchCtx = launchCtx;
     in.w0 = w0;
     in.w1 = w1;
     in.clip0 = std::max(clip0, w0);
@@ -138,21 +143,8 @@ void TstWindowSweep::syncBeginsInsideTheGap()
     QFETCH(TimeNs, launched);
     QFETCH(TimeNs, sync);
     QFETCH(TimeNs, launch);
-    const std::vector<Piece> pieces { { 0, 10, 0, 0 }, { 15, 20, 0, 1 } };
-    const std::vector<TimeInterval> syncs { { 12, 14 } };
-    WindowSweep s;
-    WindowSweep::Input in;
-    in.w0 = in.clip0 = 0;
-    in.w1 = in.clip1 = 30;
-    in.pieces = pieces.data();
-    in.pieceCount = pieces.size();
-    in.syncs = syncs.data();
-    in.syncCount = syncs.size();
-    in.slotCount = 1;
-    in.launchCtx = &launched;
-    in.launchTime = [](const void* c, uint32_t tag) { return tag == 1 ? *static_cast<const TimeNs*>(c) : TimeNs(0); };
-    WindowSweep::Result r;
-    s.run(in, r);
+    auto r = sweep(0, 30, { { 0, 10, 0, 0 }, { 15, 20, 0, 1 } }, 1, { { 12, 14 } }, INT64_MIN, INT64_MAX,
+        [](const void* c, uint32_t tag) { return tag == 1 ? *static_cast<const TimeNs*>(c) : TimeNs(0); }, &launched);
     QCOMPARE(idle(r, IdleKind::SyncStall), sync);
     QCOMPARE(idle(r, IdleKind::LaunchHost), launch);
     QCOMPARE(r.total(), TimeNs(30));
@@ -163,29 +155,17 @@ void TstWindowSweep::syncStallNeedsLateLaunch()
     QFETCH(TimeNs, launched);
     QFETCH(TimeNs, sync);
     QFETCH(TimeNs, launch);
-    const std::vector<Piece> pieces { { 0, 10, 0, 0 }, { 15, 20, 0, 1 } };
-    const std::vector<TimeInterval> syncs { { 5, 20 } };
     struct Ctx {
         TimeNs launched;
         int asked = 0;
     } ctx { launched };
-    WindowSweep s;
-    WindowSweep::Input in;
-    in.w0 = in.clip0 = 0;
-    in.w1 = in.clip1 = 30;
-    in.pieces = pieces.data();
-    in.pieceCount = pieces.size();
-    in.syncs = syncs.data();
-    in.syncCount = syncs.size();
-    in.slotCount = 1;
-    in.launchCtx = &ctx;
-    in.launchTime = [](const void* c, uint32_t tag) {
-        auto* x = static_cast<Ctx*>(const_cast<void*>(c));
-        ++x->asked;
-        return tag == 1 ? x->launched : TimeNs(0);
-    };
-    WindowSweep::Result r;
-    s.run(in, r);
+    auto r = sweep(0, 30, { { 0, 10, 0, 0 }, { 15, 20, 0, 1 } }, 1, { { 5, 20 } }, INT64_MIN, INT64_MAX,
+        [](const void* c, uint32_t tag) {
+            auto* x = static_cast<Ctx*>(const_cast<void*>(c));
+            ++x->asked;
+            return tag == 1 ? x->launched : TimeNs(0);
+        },
+        &ctx);
     QCOMPARE(idle(r, IdleKind::SyncStall), sync);
     QCOMPARE(idle(r, IdleKind::LaunchHost), launch);
     QCOMPARE(idle(r, IdleKind::StepGap), TimeNs(10));
