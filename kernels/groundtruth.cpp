@@ -165,6 +165,7 @@ static json::Value configJson(const SimOptions& o, const DecodePlan& plan)
     c.set("mode", toString(o.mode));
     c.set("steps", o.steps);
     c.set("warmup", o.warmup);
+    c.set("attention_splits", o.attentionSplits);
     json::Value prec = json::Value::object();
     prec.set("all", model::toString(o.plan.defaultPrecision));
     for (const auto& [comp, p] : o.plan.precision)

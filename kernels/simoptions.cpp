@@ -108,6 +108,8 @@ Expected<SimOptions> SimOptions::validate() const
         return Status::error("--context must be at least 1");
     if (steps == 0)
         return Status::error("--steps must be at least 1");
+    if (attentionSplits > kMaxAttentionSplits)
+        return Status::error("--attention-splits must be 0.." + std::to_string(kMaxAttentionSplits));
     if (path.stragglerRank >= 0 && static_cast<uint32_t>(path.stragglerRank) >= plan.tp)
         return Status::error(
             "--straggler-rank " + std::to_string(path.stragglerRank) + " is not below --tp " + std::to_string(plan.tp));
@@ -162,6 +164,7 @@ Runs decode steps of a model on N GPUs (one process per GPU, NCCL) with known, i
   --nvtx                   an NVTX range "decode_step <i>" around each step
   --expert-pool auto|all|touched  store all routed experts, or only as many as one step touches
   --seed N                 data seed (default 1)
+  --attention-splits N     KV splits of decode attention (default 0: about two blocks per SM)
   --truth FILE.json        write the ground truth: injected amounts and per-step timings
   --profile FILE.json      calibration profile: report the sum of per-kernel floors
   --ready-file FILE        rank 0 creates FILE when the measured steps begin (capture scripts wait on it)
@@ -208,6 +211,7 @@ Expected<SimOptions> SimOptions::parse(const std::vector<std::string>& args, boo
     opts["--precision"] = [&](const std::string& v) { return parsePrecisionList(v, o.plan); };
     opts["--steps"] = u32(o.steps, "--steps");
     opts["--warmup"] = u32(o.warmup, "--warmup");
+    opts["--attention-splits"] = u32(o.attentionSplits, "--attention-splits");
     opts["--seed"]
         = [&](const std::string& v) { return toU64(v, o.seed) ? Status::ok() : bad("--seed", v, "a number"); };
     opts["--truth"] = [&](const std::string& v) {

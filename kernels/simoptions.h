@@ -52,6 +52,8 @@ struct SimOptions {
     bool check = false;
     bool profileOps = true; // one eager step with events around every op (per-component times)
     ExpertPool expertPool = ExpertPool::Auto;
+    uint32_t attentionSplits = 0; // KV splits of decode attention (0: about two blocks per SM)
+    static constexpr uint32_t kMaxAttentionSplits = 256; // kAttentionMaxSplits (attention.h, checked there)
     uint64_t seed = 1;
     std::string truthPath;
     std::string profilePath; // calibration profile for the floor estimate

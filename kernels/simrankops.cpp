@@ -9,6 +9,8 @@
 
 namespace gapscope::kernels {
 
+static_assert(SimOptions::kMaxAttentionSplits == kAttentionMaxSplits, "--attention-splits bound");
+
 Status SimRank::launchGemvOp(const OpRes& r, cudaStream_t s, bool inject)
 {
     const GemvOp& g = r.op->gemv;
@@ -87,6 +89,7 @@ Status SimRank::launchAttentionOp(const OpRes& r, cudaStream_t s, bool inject)
     p.workspace = m_attnWorkspace;
     p.out = buf(r.op->out);
     p.tail = inject ? r.tail : nullptr;
+    p.splits = m_opt.attentionSplits;
     const cudaError_t e = launchAttention(p, m_smCount, s);
     if (e != cudaSuccess)
         return Status::error(r.op->name + ": attention launch failed: " + cudaGetErrorString(e));

@@ -58,6 +58,13 @@ if [ -x "$cli" ] && [ -s "$res/calib1.json" ]; then
 fi
 if run_sim clean_graph --mode graph; then eval_py step "$res/clean_graph.json" "clean step, graph" "$budget"; fi
 if run_sim clean_eager --mode eager; then eval_py step "$res/clean_eager.json" "clean step, eager"; fi
+# Decode attention's KV splits (the default takes about two blocks per SM): the clean graph step at
+# a few fixed counts, for tuning the attention kernel.
+splits_row=""
+for n in 16 32 64; do
+  run_sim "attn_splits_$n" --mode graph --attention-splits "$n" && splits_row+="$n: $(python3 -c "import json,statistics as s;t=json.load(open('$res/attn_splits_$n.json'));print(round(s.median(x['measured_ns'] for x in t['ranks'][0]['steps'])/1e6,3))") ms, "
+done
+[ -n "$splits_row" ] && echo "sim: clean graph step by attention KV splits (default: $(python3 -c "import json,statistics as s;t=json.load(open('$res/clean_graph.json'));print(round(s.median(x['measured_ns'] for x in t['ranks'][0]['steps'])/1e6,3))") ms) | ${splits_row%, } | report | PASS" >>"$table"
 if run_sim host_delay_graph --mode graph --host-delay-us 100; then
   eval_py delta "$res/clean_graph.json" "$res/host_delay_graph.json" "host delay 100 us per layer (graph, host node)"
 fi

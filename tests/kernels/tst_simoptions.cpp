@@ -36,7 +36,7 @@ private slots:
                                          "--mode eager --nvtx --host-delay-us 12.5 --host-delay-per kernel "
                                          "--host-delay-mode thread --sync-every-layer --sync-stamps --straggler-rank 1 "
                                          "--straggler-us 40 --straggler-every 3 --slow routed_experts:2.5 "
-                                         "--step-gap-us 1000 --truth t.json --seed 9"));
+                                         "--step-gap-us 1000 --truth t.json --seed 9 --attention-splits 32"));
         QVERIFY2(o.hasValue(), o.hasValue() ? "" : o.error().c_str());
         QCOMPARE(o->model, std::string("qwen3-30b-a3b"));
         QCOMPARE(o->plan.tp, 2u);
@@ -54,6 +54,7 @@ private slots:
         QCOMPARE(o->path.hostDelayMode, HostDelayMode::Thread);
         QVERIFY(o->path.syncEveryLayer);
         QVERIFY(o->path.syncStamps);
+        QCOMPARE(o->attentionSplits, 32u);
         QCOMPARE(o->path.stragglerRank, 1);
         QCOMPARE(o->path.stragglerNs, uint64_t(40000));
         QCOMPARE(o->path.stragglerEvery, 3u);
@@ -103,6 +104,8 @@ private slots:
                                   << "eager or graph";
         QTest::newRow("zero steps") << "--steps 0"
                                     << "--steps";
+        QTest::newRow("too many attention splits") << "--attention-splits 300"
+                                                   << "--attention-splits must be 0..256";
     }
 
     void rejects()
