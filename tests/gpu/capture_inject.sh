@@ -134,7 +134,8 @@ for series in eager eagergpu; do
   done
 done
 if want eager1; then
-  EAGER1=(--hidden 4096 --ffn 14336 --heads 32 --nvtx)
+  # GAPSCOPE_INJECT_EAGER1_ARGS adds workload options, e.g. --pin-main-core.
+  EAGER1=(--hidden 4096 --ffn 14336 --heads 32 --nvtx ${GAPSCOPE_INJECT_EAGER1_ARGS:-})
   for i in $(seq 1 "$EPAIRS"); do
     sfx=$([ "$i" = 1 ] || echo "$i")
     NPROC=1 run "eager1-base$sfx" eager 0 "$BASE" "${EAGER1[@]}"

@@ -70,6 +70,9 @@ def parse_args():
     p.add_argument("--timeout", type=float, default=60.0)
     p.add_argument("--threads", type=int, default=1, help="torch.set_num_threads")
     p.add_argument("--no-pin", action="store_true", help="leave the CPU affinity as inherited")
+    p.add_argument("--pin-main-core", action="store_true",
+                   help="also keep the main (launching) thread on the first of the rank's cores, so that "
+                        "processes of a host-bound loop compare on the same core")
     p.add_argument("--settle", type=int, default=5, help="untimed steps before each interleaved block")
     p.add_argument("--capture-settle-s", type=float, default=0.6,
                    help="start timing a capture this long after the probe took the request even when "
@@ -543,6 +546,10 @@ def main():
     dist.barrier()
     if not a.no_pin:  # threads started by NCCL, gloo and CUDA meanwhile
         affinity["threads_pinned"] = pin_threads(parse_cpulist(affinity["cpus"]))
+        if a.pin_main_core:  # this thread only (Linux: pid 0 is the calling thread)
+            main_core = min(parse_cpulist(affinity["cpus"]))
+            os.sched_setaffinity(0, {main_core})
+            affinity["main_core"] = main_core
     print(f"[rank {rank}] cores {affinity['cpus']} ({affinity['source']})", flush=True)
     result = dict(rank=rank, world=world, mode=a.mode, tag=a.tag, layers=a.layers, hidden=a.hidden,
                   batch=a.batch, context=a.context, injected=bool(os.environ.get("CUDA_INJECTION64_PATH")),
