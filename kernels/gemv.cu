@@ -372,10 +372,11 @@ __device__ __forceinline__ void gemvPersistentBody(const GemvParams& p, bool ind
 // Sweep schedule (bf16, rows of 256, 512, 1024 or 2048 16-byte vectors): the matrix is read like a
 // copy. A group is L x 256 consecutive vectors (R = L / S whole rows, S = vectors per row / 256);
 // thread t of a block loads vectors t, t + 256, ... of its group, so the blocks in flight read one
-// contiguous window that sweeps through the matrix instead of every row of it at once (for DRAM
-// page locality; on the H200 it was faster at 8 MiB and slower from 64 MiB up, BENCHMARKS.md).
+// contiguous window that sweeps through the matrix instead of every row of it at once. In a kernel
+// of its own (60 registers, 4 blocks per SM) and with PDL it was the fastest bf16 schedule on the
+// H200 from 8 MiB to 1 GiB (BENCHMARKS.md). I: the groups are expert slots chosen on the device.
 // Grid: one block per group (blocks start in order), or at most the resident blocks looping over
-// the groups, each with an equal share (GemvParams::schedule 3 and 4).
+// the groups, each with an equal share (GemvParams::schedule 3, and 4 or the default).
 template <Precision P, int TB, int L, int S, bool I>
 __device__ __forceinline__ void gemvSweepBody(const GemvParams& p)
 {
