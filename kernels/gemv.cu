@@ -561,6 +561,12 @@ template <int TB> GemvFn pick(Precision p, bool indirect)
     return nullptr;
 }
 
+// The kernel for a token bucket (1, 2, 4 or 8 tokens).
+GemvFn byTokens(uint32_t tb, GemvFn f1, GemvFn f2, GemvFn f4, GemvFn f8)
+{
+    return tb == 1 ? f1 : tb == 2 ? f2 : tb == 4 ? f4 : f8;
+}
+
 // Blocks of `fn` resident on the whole device at once (occupancy x SMs), cached per kernel.
 cudaError_t residentBlocks(GemvFn fn, int& blocks)
 {
@@ -647,35 +653,26 @@ cudaError_t launchGemv(Precision precision, const GemvParams& params, cudaStream
     p.warpsPerRow = wpr;
     p.lanesPerRow = lpr;
     const uint32_t tb = p.tokens <= 1 ? 1 : p.tokens <= 2 ? 2 : p.tokens <= 4 ? 4 : 8;
-    GemvFn fn = tb == 1 ? pick<1>(precision, indirect)
-        : tb == 2       ? pick<2>(precision, indirect)
-        : tb == 4       ? pick<4>(precision, indirect)
-                        : pick<8>(precision, indirect);
+    GemvFn fn = byTokens(tb, pick<1>(precision, indirect), pick<2>(precision, indirect),
+        pick<4>(precision, indirect), pick<8>(precision, indirect));
     if (!fn)
         return cudaErrorInvalidValue;
     p.sweep = (p.schedule == 0 || p.schedule == 3 || p.schedule == 4) && precision == Precision::Bf16
         && (vecs == 256 || vecs == 512 || vecs == 1024 || vecs == 2048);
     p.persistent = !p.sweep && lpr == 32 && wpr == 1 && p.schedule != 1;
+    const bool lean = p.persistent && p.schedule == 5 && precision == Precision::Bf16 && !indirect;
     if (p.sweep && indirect)
-        fn = tb == 1 ? fused_moe_gemv_bf16_sweep_kernel<1>
-            : tb == 2 ? fused_moe_gemv_bf16_sweep_kernel<2>
-            : tb == 4 ? fused_moe_gemv_bf16_sweep_kernel<4>
-                      : fused_moe_gemv_bf16_sweep_kernel<8>;
+        fn = byTokens(tb, fused_moe_gemv_bf16_sweep_kernel<1>, fused_moe_gemv_bf16_sweep_kernel<2>,
+            fused_moe_gemv_bf16_sweep_kernel<4>, fused_moe_gemv_bf16_sweep_kernel<8>);
     else if (p.sweep)
-        fn = tb == 1 ? gemv_bf16_sweep_kernel<1>
-            : tb == 2 ? gemv_bf16_sweep_kernel<2>
-            : tb == 4 ? gemv_bf16_sweep_kernel<4>
-                      : gemv_bf16_sweep_kernel<8>;
-    else if (p.persistent && p.schedule == 5 && precision == Precision::Bf16 && !indirect && p.inflight == 4)
-        fn = tb == 1 ? gemv_bf16_lean_kernel<1, 4>
-            : tb == 2 ? gemv_bf16_lean_kernel<2, 4>
-            : tb == 4 ? gemv_bf16_lean_kernel<4, 4>
-                      : gemv_bf16_lean_kernel<8, 4>;
-    else if (p.persistent && p.schedule == 5 && precision == Precision::Bf16 && !indirect)
-        fn = tb == 1 ? gemv_bf16_lean_kernel<1>
-            : tb == 2 ? gemv_bf16_lean_kernel<2>
-            : tb == 4 ? gemv_bf16_lean_kernel<4>
-                      : gemv_bf16_lean_kernel<8>;
+        fn = byTokens(tb, gemv_bf16_sweep_kernel<1>, gemv_bf16_sweep_kernel<2>, gemv_bf16_sweep_kernel<4>,
+            gemv_bf16_sweep_kernel<8>);
+    else if (lean && p.inflight == 4)
+        fn = byTokens(tb, gemv_bf16_lean_kernel<1, 4>, gemv_bf16_lean_kernel<2, 4>, gemv_bf16_lean_kernel<4, 4>,
+            gemv_bf16_lean_kernel<8, 4>);
+    else if (lean)
+        fn = byTokens(tb, gemv_bf16_lean_kernel<1>, gemv_bf16_lean_kernel<2>, gemv_bf16_lean_kernel<4>,
+            gemv_bf16_lean_kernel<8>);
     const uint32_t rowsPerBlock = kWarps / wpr * (32 / lpr);
     dim3 grid((p.rows + rowsPerBlock - 1) / rowsPerBlock, p.groups);
     if (p.sweep) {
@@ -710,18 +707,8 @@ cudaError_t launchGemv(Precision precision, const GemvParams& params, cudaStream
         const uint64_t need = (uint64_t(p.rows) * p.groups + kWarps - 1) / kWarps;
         grid = dim3(static_cast<uint32_t>(need < uint64_t(resident) ? need : resident), 1);
     }
-    cudaLaunchConfig_t cfg = {};
-    cudaLaunchAttribute attr[1];
-    cfg.gridDim = grid;
-    cfg.blockDim = dim3(32 * kWarps);
-    cfg.stream = stream;
-    if (p.pdl || PdlScope::active()) {
-        attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
-        attr[0].val.programmaticStreamSerializationAllowed = 1;
-        cfg.attrs = attr;
-        cfg.numAttrs = 1;
-    }
-    return cudaLaunchKernelEx(&cfg, fn, p);
+    const PdlScope scope(p.pdl || PdlScope::active());
+    return launchPdl(fn, grid, dim3(32 * kWarps), 0, stream, p);
 }
 
 } // namespace gapscope::kernels
