@@ -15,6 +15,7 @@ cal=${KERNELS_CAL:-$build/kernels/gapscope-calibrate}
 cli=${KERNELS_CLI:-$build/app/gapscope-cli}
 table=$res/table.txt
 eval_py() { python3 "$here/kernels_eval.py" "$@" >>"$table" 2>>"$res/eval.err"; }
+step_ms() { python3 "$here/kernels_eval.py" step_ms "$res/$1.json" 2>>"$res/eval.err"; } # rank 0's median step
 gpus=$(nvidia-smi -L 2>/dev/null | wc -l)
 [ "$gpus" -ge 1 ] || { echo "kernels: no GPU | 0 | >= 1 | FAIL" >>"$table"; exit 1; }
 nvidia-smi >"$res/nvidia-smi.txt" 2>&1
@@ -62,9 +63,9 @@ if run_sim clean_eager --mode eager; then eval_py step "$res/clean_eager.json" "
 # a few fixed counts, for tuning the attention kernel.
 splits_row=""
 for n in 16 32 64; do
-  run_sim "attn_splits_$n" --mode graph --attention-splits "$n" && splits_row+="$n: $(python3 -c "import json,statistics as s;t=json.load(open('$res/attn_splits_$n.json'));print(round(s.median(x['measured_ns'] for x in t['ranks'][0]['steps'])/1e6,3))") ms, "
+  run_sim "attn_splits_$n" --mode graph --attention-splits "$n" && splits_row+="$n: $(step_ms attn_splits_$n) ms, "
 done
-[ -n "$splits_row" ] && echo "sim: clean graph step by attention KV splits (default: $(python3 -c "import json,statistics as s;t=json.load(open('$res/clean_graph.json'));print(round(s.median(x['measured_ns'] for x in t['ranks'][0]['steps'])/1e6,3))") ms) | ${splits_row%, } | report | PASS" >>"$table"
+[ -n "$splits_row" ] && echo "sim: clean graph step by attention KV splits (default: $(step_ms clean_graph) ms) | ${splits_row%, } | report | PASS" >>"$table"
 if run_sim host_delay_graph --mode graph --host-delay-us 100; then
   eval_py delta "$res/clean_graph.json" "$res/host_delay_graph.json" "host delay 100 us per layer (graph, host node)"
 fi
@@ -89,7 +90,7 @@ if run_sim stepgap_graph --mode graph --step-gap-us 2000; then
   eval_py delta "$res/clean_graph.json" "$res/stepgap_graph.json" "host gap 2 ms between steps"
 fi
 if run_sim nvtx_graph --mode graph --nvtx; then
-  echo "sim: --nvtx graph run | $(python3 -c "import json,statistics as s;t=json.load(open('$res/nvtx_graph.json'));print(round(s.median(x['measured_ns'] for x in t['ranks'][0]['steps'])/1e6,3),'ms')") | runs | PASS" >>"$table"
+  echo "sim: --nvtx graph run | $(step_ms nvtx_graph) ms | runs | PASS" >>"$table"
 fi
 # The same tokens from every run of a mode (clean and with each pathology): no race between kernels.
 runs=()

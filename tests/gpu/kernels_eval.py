@@ -216,6 +216,8 @@ if __name__ == "__main__":
         step(sys.argv[2], sys.argv[3], float(sys.argv[4]) if len(sys.argv) > 4 and sys.argv[4] else None)
     elif cmd == "delta":
         delta(sys.argv[2], sys.argv[3], sys.argv[4], sys.argv[5] if len(sys.argv) > 5 else "exact")
+    elif cmd == "step_ms":
+        print(round(median_ms(load(sys.argv[2])), 3))
     elif cmd == "tokens":
         tokens(sys.argv[2:])
     elif cmd == "budget":
