@@ -3,8 +3,8 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <limits>
 #include <map>
-#include <unordered_map>
 
 namespace gapscope::model {
 
@@ -39,6 +39,77 @@ TraceStats traceStats(const Trace& trace)
     return s;
 }
 
+namespace {
+
+// Busy time of one stream in [w0, w1): the union of its events' intervals clipped to the window (a
+// PDL kernel that starts before the previous one ends adds only what lies past that end). Also
+// counts the kernels that start in the window.
+void addLaneBusy(const Trace& trace, LaneId id, TimeNs w0, TimeNs w1, StepRow& row)
+{
+    const LaneEvents& ev = trace.lane(id).events;
+    auto [a, b] = ev.overlapping(w0, w1); // every event in the range starts before w1
+    TimeNs covered = w0; // the union so far ends here
+    for (size_t k = a; k < b; ++k) {
+        const TimeNs st = ev.start(k);
+        const TimeNs from = std::max(st, covered), to = std::min(ev.end(k), w1);
+        if (to > from) {
+            row.busy += to - from;
+            covered = to;
+        }
+        row.kernels += trace.kindOf(id, k) == EventKind::Kernel && st >= w0;
+    }
+}
+
+// Calls fn(events, index, own) for every kernel on a GPU stream, lane by lane in event order. own is
+// the kernel's own time: from max(start, latest end of the earlier events of its stream) to its end.
+template <class Fn> void forEachKernel(const Trace& trace, Fn&& fn)
+{
+    for (const Lane& lane : trace.lanes()) {
+        if (lane.info.kind != LaneKind::GpuStream)
+            continue;
+        const LaneEvents& ev = lane.events;
+        TimeNs laneEnd = std::numeric_limits<TimeNs>::min();
+        for (size_t i = 0; i < ev.size(); ++i) {
+            const TimeNs en = ev.end(i);
+            const TimeNs own = std::max<TimeNs>(0, en - std::max(ev.start(i), laneEnd));
+            laneEnd = std::max(laneEnd, en);
+            if (trace.kindOf(lane.id, i) == EventKind::Kernel)
+                fn(ev, i, own);
+        }
+    }
+}
+
+uint32_t saturated(TimeNs d)
+{
+    return uint32_t(std::min<TimeNs>(d, UINT32_MAX));
+}
+
+// Durations of one kernel name, for its medians. `own` is kept only from the first kernel whose own
+// time differs from its raw one (until then they are equal), so traces without PDL keep one vector
+// per name.
+struct Durations {
+    std::vector<uint32_t> raw, own;
+    bool overlapped = false; // own holds every own time
+    void add(TimeNs d, TimeNs ownNs)
+    {
+        if (ownNs != d && !overlapped) {
+            own = raw;
+            overlapped = true;
+        }
+        raw.push_back(saturated(d));
+        if (overlapped)
+            own.push_back(saturated(ownNs));
+    }
+};
+
+TimeNs medianOf(std::vector<uint32_t>& v)
+{
+    std::nth_element(v.begin(), v.begin() + long(v.size() / 2), v.end());
+    return v[v.size() / 2];
+}
+
+} // namespace
+
 std::vector<StepRow> stepTable(const Trace& trace)
 {
     std::vector<StepRow> rows;
@@ -53,54 +124,52 @@ std::vector<StepRow> stepTable(const Trace& trace)
             row.gpuSpan = steps[i].duration();
             const TimeNs end = i + 1 < steps.size() ? steps[i + 1].start : steps[i].end;
             row.window = end - steps[i].start;
-            for (LaneId id : gpu) {
-                const Lane& lane = trace.lane(id);
-                auto t = lane.summary.totals(lane.events, steps[i].start, end);
-                row.busy += t.busy;
-                auto [a, b] = lane.events.overlapping(steps[i].start, end);
-                for (size_t k = a; k < b; ++k)
-                    row.kernels += trace.kindOf(id, k) == EventKind::Kernel && lane.events.start(k) >= steps[i].start;
-            }
+            for (LaneId id : gpu)
+                addLaneBusy(trace, id, steps[i].start, end, row);
             rows.push_back(row);
         }
     }
     return rows;
 }
 
-std::vector<KernelRow> kernelTable(const Trace& trace)
+std::vector<KernelRow> kernelTable(const Trace& trace, KernelOrder order)
 {
-    std::unordered_map<StringId, std::vector<uint32_t>> durations; // saturating: medians of normal kernels
-    std::unordered_map<StringId, KernelRow> rows;
-    for (const Lane& lane : trace.lanes()) {
-        if (lane.info.kind != LaneKind::GpuStream)
-            continue;
-        const LaneEvents& ev = lane.events;
-        for (size_t i = 0; i < ev.size(); ++i) {
-            if (trace.kindOf(lane.id, i) != EventKind::Kernel)
-                continue;
-            const TimeNs d = ev.duration(i);
-            KernelRow& row = rows[ev.name(i)];
-            if (row.count == 0)
-                row.min = row.max = d;
-            row.name = ev.name(i);
-            ++row.count;
-            row.total += d;
-            row.min = std::min(row.min, d);
-            row.max = std::max(row.max, d);
-            durations[ev.name(i)].push_back(uint32_t(std::min<TimeNs>(d, UINT32_MAX)));
+    constexpr uint32_t kNone = UINT32_MAX;
+    std::vector<uint32_t> rowOf(trace.stringCount(), kNone); // by name id (ids are dense)
+    std::vector<KernelRow> rows;
+    std::vector<Durations> durations; // by row
+    forEachKernel(trace, [&](const LaneEvents& ev, size_t i, TimeNs own) {
+        const StringId name = ev.name(i);
+        const TimeNs d = ev.duration(i);
+        if (name >= rowOf.size())
+            rowOf.resize(size_t(name) + 1, kNone);
+        if (rowOf[name] == kNone) {
+            rowOf[name] = uint32_t(rows.size());
+            KernelRow row;
+            row.name = name;
+            row.min = row.max = d;
+            rows.push_back(row);
+            durations.emplace_back();
         }
-    }
-    std::vector<KernelRow> out;
-    for (auto& [name, row] : rows) {
-        auto& v = durations[name];
-        std::nth_element(v.begin(), v.begin() + long(v.size() / 2), v.end());
-        row.median = v[v.size() / 2];
-        out.push_back(row);
-    }
-    std::sort(out.begin(), out.end(), [&trace](const KernelRow& a, const KernelRow& b) {
-        return a.total != b.total ? a.total > b.total : trace.str(a.name) < trace.str(b.name);
+        KernelRow& row = rows[rowOf[name]];
+        ++row.count;
+        row.total += d;
+        row.ownTotal += own;
+        row.min = std::min(row.min, d);
+        row.max = std::max(row.max, d);
+        durations[rowOf[name]].add(d, own);
     });
-    return out;
+    for (size_t r = 0; r < rows.size(); ++r) {
+        Durations& du = durations[r];
+        rows[r].median = medianOf(du.raw);
+        rows[r].ownMedian = du.overlapped ? medianOf(du.own) : rows[r].median;
+    }
+    const bool byOwn = order == KernelOrder::Own;
+    std::sort(rows.begin(), rows.end(), [&trace, byOwn](const KernelRow& a, const KernelRow& b) {
+        const TimeNs ta = byOwn ? a.ownTotal : a.total, tb = byOwn ? b.ownTotal : b.total;
+        return ta != tb ? ta > tb : trace.str(a.name) < trace.str(b.name);
+    });
+    return rows;
 }
 
 std::string formatDuration(TimeNs ns)

@@ -1,12 +1,23 @@
 // SPDX-License-Identifier: MIT
 #pragma once
 
-// Summary tables of a trace for gapscope-cli info/summary and the viewer's tables: counts and
-// kernel time per rank, per-step rows (window, kernels, GPU busy time) and per-kernel-name rows.
+// Summary tables of a trace for gapscope-cli info/summary (the viewer uses the capture-overhead
+// helpers): counts and kernel time per rank, per-step rows (window, kernels, GPU busy time) and
+// per-kernel-name rows (raw and own time).
 //
 // A step's window is [start_i, start_{i+1}) on its rank, the last step ending at its recorded end
-// (CONTRACTS.md). Busy time sums GPU event durations inside the window (clipped to it; overlap of
-// concurrent streams is not removed). Pure functions of the trace; thread-safe.
+// (CONTRACTS.md). Busy time is, per GPU stream, the union of its events' intervals clipped to the
+// window, summed over the rank's streams: overlap on one stream (a kernel launched early by
+// programmatic dependent launch, PDL, starts before the previous one ends) counts once, while
+// overlap between concurrent streams is not removed (two streams busy at once count twice).
+//
+// A kernel's own time follows the analysis's one-stream rule (model/analysis/README.md): work of one
+// stream runs in order, so a kernel counts from max(start, latest end of every earlier event on its
+// stream) to its end, clamped at 0; its raw time (duration) includes the wait of an early launch.
+// Without overlap on a stream, own time equals raw time.
+//
+// Cost: O(events) per table; for the medians, kernelTable keeps 4 bytes per kernel (8 for the kernels
+// of a name that ever overlaps earlier work). Pure functions of the trace; thread-safe.
 
 #include "model/json.h"
 #include "model/trace.h"
@@ -42,7 +53,7 @@ struct StepRow {
     TimeNs window = 0; // [start_i, start_i+1), or the recorded duration for the last step
     TimeNs gpuSpan = 0; // recorded end - start
     uint64_t kernels = 0;
-    TimeNs busy = 0; // GPU event time inside the window
+    TimeNs busy = 0; // per-stream union of GPU event time inside the window, summed over streams
 };
 std::vector<StepRow> stepTable(const Trace& trace);
 
@@ -53,9 +64,13 @@ struct KernelRow {
     TimeNs min = 0;
     TimeNs max = 0;
     TimeNs median = 0;
+    TimeNs ownTotal = 0; // own time: without the part overlapped by earlier work of the stream
+    TimeNs ownMedian = 0;
 };
-// Kernel names by total time (descending; ties by name), over every rank.
-std::vector<KernelRow> kernelTable(const Trace& trace);
+enum class KernelOrder { Total, Own };
+// Kernel names by total (or own total) time, descending, ties by name, over every rank. Medians of
+// durations past UINT32_MAX ns saturate there.
+std::vector<KernelRow> kernelTable(const Trace& trace, KernelOrder order = KernelOrder::Total);
 
 // "12.345 ms", "850 ns", "3.20 s"
 std::string formatDuration(TimeNs ns);
