@@ -52,6 +52,8 @@ json::Value summaryJson(const model::Trace& t, const std::vector<model::StepRow>
         x.set("median_ns", (long long)k.median);
         x.set("min_ns", (long long)k.min);
         x.set("max_ns", (long long)k.max);
+        x.set("own_total_ns", (long long)k.ownTotal);
+        x.set("own_median_ns", (long long)k.ownMedian);
         ka.push(std::move(x));
     }
     o.set("kernels", std::move(ka));
@@ -86,13 +88,14 @@ void printKernels(const model::Trace& t, const std::vector<model::KernelRow>& ke
     model::TimeNs all = 0;
     for (const auto& k : kernels)
         all += k.total;
-    std::printf("\n%10s %7s %12s %12s %12s  %s\n", "count", "time %", "total", "median", "max", "kernel");
+    std::printf("\n%10s %7s %12s %12s %12s %12s %12s  %s\n", "count", "time %", "total", "own total", "median",
+        "own median", "max", "kernel");
     for (size_t i = 0; i < kernels.size() && i < top; ++i) {
         const auto& k = kernels[i];
-        std::printf("%10llu %6.2f%% %12s %12s %12s  %s\n", (unsigned long long)k.count,
+        std::printf("%10llu %6.2f%% %12s %12s %12s %12s %12s  %s\n", (unsigned long long)k.count,
             all ? 100.0 * double(k.total) / double(all) : 0.0, formatDuration(k.total).c_str(),
-            formatDuration(k.median).c_str(), formatDuration(k.max).c_str(),
-            truncateName(t.str(k.name), width).c_str());
+            formatDuration(k.ownTotal).c_str(), formatDuration(k.median).c_str(), formatDuration(k.ownMedian).c_str(),
+            formatDuration(k.max).c_str(), truncateName(t.str(k.name), width).c_str());
     }
     if (kernels.size() > top)
         std::printf("(%zu more kernel names; --top N shows more)\n", kernels.size() - top);
@@ -102,25 +105,35 @@ int runSummary(const std::vector<std::string>& args)
 {
     ArgParser p("summary", "FILE...",
         "Per-step table (window [start_i, start_i+1), GPU busy time, kernels; the slowest rank per step unless\n"
-        "--per-rank) and per-kernel-name table (count, share of kernel time, total, median, max).");
+        "--per-rank) and per-kernel-name table (count, share of kernel time, total, own total, median, own\n"
+        "median, max).\n"
+        "GPU busy time is, per GPU stream, the union of its events inside the window (a kernel launched early\n"
+        "by programmatic dependent launch counts only past the previous kernel's end), summed over the\n"
+        "streams; concurrent streams still add up. A kernel's own time runs from the latest end of the earlier\n"
+        "work on its stream (or its start, if later) to its end; total and median are raw durations.");
     bool json = false, perRank = false;
     int64_t top = 20, width = 100;
+    std::string sort = "total";
     p.flag("--json", "machine-readable output (every rank's steps)", json);
     p.flag("--per-rank", "one step row per rank", perRank);
     p.option("--top", "N", "kernel names to list (default 20)", top);
     p.option("--name-width", "N", "truncate kernel names to N characters in text output (default 100)", width);
+    p.option("--sort", "total|own", "order kernel names by total or own total time (default total)", sort);
     p.setPositionals(1, SIZE_MAX);
     if (int rc = p.parse(args); rc >= 0)
         return rc;
     if (top < 0 || width < 8)
         return p.usageError("--top must be >= 0 and --name-width >= 8");
+    if (sort != "total" && sort != "own")
+        return p.usageError("--sort must be total or own");
     auto trace = model::openTrace(p.positionals());
     if (!trace) {
         std::cerr << "gapscope-cli summary: " << trace.error() << "\n";
         return kExitFailure;
     }
     const auto steps = model::stepTable(*trace);
-    const auto kernels = model::kernelTable(*trace);
+    const auto kernels
+        = model::kernelTable(*trace, sort == "own" ? model::KernelOrder::Own : model::KernelOrder::Total);
     if (json) {
         std::cout << json::write(summaryJson(*trace, steps, kernels, size_t(top)), 2) << "\n";
         return kExitOk;
