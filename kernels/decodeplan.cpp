@@ -44,7 +44,7 @@ const char* toString(OpKind k)
 
 const char* toString(Buf b)
 {
-    static const char* names[] = { "none", "residual", "delta", "normed", "qa", "q", "kv", "v", "qlat", "attn_out",
+    static const char* names[] = { "none", "residual", "delta", "normed", "qa", "q", "kv", "qkv", "qlat", "attn_out",
         "v_out", "gate_up", "act", "router_logits", "exp_gate_up", "exp_act", "exp_down", "shared_gate_up",
         "shared_act", "shared_down", "index_q", "index_k", "index_w", "logits", "index_scores" };
     static_assert(sizeof(names) / sizeof(names[0]) == static_cast<size_t>(Buf::Count));
@@ -249,14 +249,19 @@ Status DecodePlanBuilder::attentionMla(bool indexer)
 
 Status DecodePlanBuilder::attentionGqa()
 {
-    const uint64_t h = m.hidden, hd = m.headDim;
-    gemv("q_proj", Component::Attention, hl * hd, h, Buf::Normed, Buf::Q);
-    gemv("k_proj", Component::Attention, kvhl * hd, h, Buf::Normed, Buf::Kv);
-    gemv("v_proj", Component::Attention, kvhl * hd, h, Buf::Normed, Buf::V);
+    const uint64_t h = m.hidden, hd = m.headDim, qkvRows = (uint64_t(hl) + 2 * kvhl) * hd;
+    // One GEMV for q, k and v, as SGLang and vLLM run QKVParallelLinear: rows q | k | v, so each
+    // token's output row is its q heads, then its new keys, then its new values.
+    gemv("qkv_proj", Component::Attention, qkvRows, h, Buf::Normed, Buf::Qkv);
     PlanOp rope;
     rope.kind = OpKind::RopeAppend;
     rope.component = Component::Other;
     rope.name = "rope_kv_append";
+    rope.in = Buf::Qkv;
+    rope.attn.qOffset = 0;
+    rope.attn.kOffset = hl * hd;
+    rope.attn.vOffset = (uint64_t(hl) + kvhl) * hd;
+    rope.attn.tokenStride = qkvRows;
     rope.attn.qHeads = hl;
     rope.attn.kvHeads = kvhl;
     rope.attn.headDimK = rope.attn.headDimV = static_cast<uint32_t>(hd);
@@ -268,7 +273,7 @@ Status DecodePlanBuilder::attentionGqa()
     at.kind = OpKind::Attention;
     at.component = Component::KvCache;
     at.name = "gqa_flash_decode_attention";
-    at.in = Buf::Q;
+    at.in = Buf::Qkv; // q rotated in place by the rope op, read at attn.qOffset / attn.tokenStride
     at.out = Buf::AttnOut;
     at.attn.rows = m.slidingWindow ? std::min<uint64_t>(o.context, m.slidingWindow) : o.context;
     at.attn.scale = 1.0f / std::sqrt(static_cast<float>(hd));

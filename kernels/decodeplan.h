@@ -8,13 +8,16 @@
 // The layout follows SGLang's TP decode path: q_a / kv_a_proj_with_mqa, the MoE router and the DSA
 // indexer projections are replicated on every rank; every other matrix is split 1/TP (column split
 // for q_b, kv_b, q/k/v, gate_up, lm_head; row split with an AllReduce after for o_proj and down);
-// GQA k/v split at most n_kv_heads ways; MLA's kv_b is absorbed (two batched per-head GEMVs around
-// the latent attention). Per layer: RMSNorm, attention projections, RoPE + cache append, decode
-// attention over `context` cached rows, output projection, AllReduce, RMSNorm, dense FFN or router
-// + touched experts + shared expert, AllReduce. Head: vocab-parallel embedding + AllReduce. Tail:
-// final norm, lm_head, local argmax, AllGather of (value, index), final argmax. DSA indexer (as the
-// budget's "auto"): the key projection always runs; the query side and the key scan over all cached
-// index keys (FP8 + FP32 scale per row) only when context > index_topk.
+// GQA k/v split at most n_kv_heads ways. GQA's q, k and v projections run as ONE GEMV (`qkv_proj`,
+// SGLang's and vLLM's QKVParallelLinear: rows q | k | v) into Buf::Qkv, whose parts the rope and
+// attention ops read in place at a token stride of (Hl + 2*kvHl)*hd (AttentionOp's offsets); MLA's
+// q_a and kv_a_proj_with_mqa stay two GEMVs, and its kv_b is absorbed (two batched per-head GEMVs
+// around the latent attention). Per layer: RMSNorm, attention projections, RoPE + cache append,
+// decode attention over `context` cached rows, output projection, AllReduce, RMSNorm, dense FFN or
+// router + touched experts + shared expert, AllReduce. Head: vocab-parallel embedding + AllReduce.
+// Tail: final norm, lm_head, local argmax, AllGather of (value, index), final argmax. DSA indexer
+// (as the budget's "auto"): the key projection always runs; the query side and the key scan over
+// all cached index keys (FP8 + FP32 scale per row) only when context > index_topk.
 //
 // Invariants: activation buffers are bf16 and sized by bufferElems(); every GEMV's K is a multiple
 // of its format's vector width; batch <= kMaxBatch. Routed-expert GEMVs run over `expertSlots`
@@ -59,9 +62,9 @@ enum class Buf : uint8_t {
     Delta, // [B][h] block output / AllReduce payload
     Normed, // [B][h]
     QA, // [B][q_lora]
-    Q, // [B][Hl][qk head dim]
-    Kv, // MLA: [B][kv_lora+rope] (kv_a output); GQA: [B][kvHl][hd] new keys
-    V, // GQA: [B][kvHl][hd] new values
+    Q, // MLA: [B][Hl][qk head dim]
+    Kv, // MLA: [B][kv_lora+rope] (kv_a output)
+    Qkv, // GQA: [B][(Hl + 2*kvHl)*hd] fused projection output, per token q heads | new keys | new values
     QLat, // MLA: [B][Hl][kv_lora+rope] absorbed query
     AttnOut, // MLA: [B][Hl][kv_lora]; GQA: [B][Hl][hd]
     VOut, // MLA: [B][Hl][v]
@@ -95,6 +98,12 @@ struct GemvOp {
 
 struct AttentionOp {
     bool mla = false;
+    // GQA: where the RopeAppend op finds q, the new k and the new v, and where the Attention op
+    // reads q, inside the op's `in` buffer (Buf::Qkv): element offsets in token 0's row, and the
+    // elements between two tokens' rows. MLA leaves them 0 (its q, kv and latent q have buffers of
+    // their own, packed per token).
+    uint64_t qOffset = 0, kOffset = 0, vOffset = 0;
+    uint64_t tokenStride = 0;
     uint32_t qHeads = 0; // local query heads
     uint32_t kvHeads = 0; // local KV heads (1 for MLA)
     uint32_t headDimK = 0; // MLA: kv_lora + rope

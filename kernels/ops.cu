@@ -420,9 +420,12 @@ __global__ void rope_kv_append_kernel(RopeParams p)
         }
         return;
     }
+    const uint64_t qts = p.qTokenStride ? p.qTokenStride : uint64_t(p.qHeads) * p.headDim;
+    const uint64_t kts = p.kTokenStride ? p.kTokenStride : uint64_t(p.kvHeads) * p.headDim;
+    const uint64_t vts = p.vTokenStride ? p.vTokenStride : uint64_t(p.kvHeads) * p.headDim;
     for (uint32_t i = threadIdx.x; i < p.qHeads * half; i += blockDim.x) {
         const uint32_t h = i / half, r = i % half;
-        uint16_t* q = p.q + (uint64_t(b) * p.qHeads + h) * p.headDim;
+        uint16_t* q = p.q + b * qts + uint64_t(h) * p.headDim;
         float a = num::bf16ToFloat(q[r]), c = num::bf16ToFloat(q[half + r]);
         rotatePair(a, c, cosT[r], sinT[r]);
         q[r] = num::floatToBf16(a);
@@ -430,8 +433,8 @@ __global__ void rope_kv_append_kernel(RopeParams p)
     }
     for (uint32_t i = threadIdx.x; i < p.kvHeads * half; i += blockDim.x) {
         const uint32_t g = i / half, r = i % half;
-        const uint16_t* k = p.k + (uint64_t(b) * p.kvHeads + g) * p.headDim;
-        const uint16_t* v = p.v + (uint64_t(b) * p.kvHeads + g) * p.headDim;
+        const uint16_t* k = p.k + b * kts + uint64_t(g) * p.headDim;
+        const uint16_t* v = p.v + b * vts + uint64_t(g) * p.headDim;
         const uint64_t rowOff = ((uint64_t(b) * p.kvHeads + g) * p.context + pos) * p.headDim * esz;
         float a = num::bf16ToFloat(k[r]), c = num::bf16ToFloat(k[half + r]);
         rotatePair(a, c, cosT[r], sinT[r]);
@@ -446,6 +449,12 @@ cudaError_t launchRopeAppend(const RopeParams& p, cudaStream_t s)
 {
     if (p.context == 0 || p.ropeDim == 0 || p.ropeDim % 2 || p.ropeDim / 2 > kRopeMaxHalf || !p.q || !p.k || !p.kCache
         || (p.mla && !p.qLat) || (!p.mla && (!p.v || !p.vCache || p.ropeDim > p.headDim)))
+        return cudaErrorInvalidValue;
+    // A GQA token stride, where given, must hold the token's heads (rows of two tokens never overlap).
+    const uint64_t qRow = uint64_t(p.qHeads) * p.headDim, kvRow = uint64_t(p.kvHeads) * p.headDim;
+    if (!p.mla
+        && ((p.qTokenStride && p.qTokenStride < qRow) || (p.kTokenStride && p.kTokenStride < kvRow)
+            || (p.vTokenStride && p.vTokenStride < kvRow)))
         return cudaErrorInvalidValue;
     return launchPdl(rope_kv_append_kernel, dim3(p.tokens), dim3(256), 0, s, p);
 }

@@ -51,9 +51,13 @@ struct RopeParams {
     uint64_t context = 0; // the new row goes to position context-1
     // MLA: q [tokens][qHeads][qStride] rope part at qRopeOffset; kv [tokens][kvl+rope] (latent normalised);
     // qLat [tokens][qHeads][kvl+rope] receives the rotated q rope part; cache rows kvl+rope wide.
-    // GQA: q [tokens][qHeads][headDim] rotated in place; k, v [tokens][kvHeads][headDim] appended.
+    // GQA: q [tokens][qHeads][headDim] rotated in place; k, v [tokens][kvHeads][headDim] appended;
+    // token b's heads start at q + b*qTokenStride, k + b*kTokenStride, v + b*vTokenStride (the
+    // fused qkv_proj output: all three point into one [tokens][(qHeads + 2*kvHeads)*headDim] buffer).
     uint16_t* q = nullptr;
     uint32_t qStride = 0, qRopeOffset = 0, kvLatent = 0;
+    // GQA token strides in elements; 0 = packed (qHeads*headDim for q, kvHeads*headDim for k and v).
+    uint64_t qTokenStride = 0, kTokenStride = 0, vTokenStride = 0;
     const uint16_t* k = nullptr;
     const uint16_t* v = nullptr;
     uint16_t* qLat = nullptr;

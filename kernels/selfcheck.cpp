@@ -75,11 +75,14 @@ Status checkNorm(uint32_t width, uint32_t ld, std::mt19937& rng, Report& rep)
     return Status::ok();
 }
 
+// qTokenStride: elements between two tokens' queries, 0 = packed (qHeads*dk); larger as the sim's
+// GQA reads q inside the fused qkv_proj output.
 Status checkAttention(bool mla, bool fp8, uint32_t qHeads, uint32_t kvHeads, uint32_t dk, uint32_t dv, uint64_t context,
-    uint64_t rows, uint32_t tokens, uint32_t splits, std::mt19937& rng, Report& rep)
+    uint64_t rows, uint32_t tokens, uint32_t splits, std::mt19937& rng, Report& rep, uint64_t qTokenStride = 0)
 {
     const uint32_t esz = fp8 ? 1 : 2;
-    auto q = randomBf16(uint64_t(tokens) * qHeads * dk, rng);
+    const uint64_t qts = qTokenStride ? qTokenStride : uint64_t(qHeads) * dk;
+    auto q = randomBf16(uint64_t(tokens) * qts, rng);
     const uint64_t kElems = uint64_t(tokens) * kvHeads * context * dk,
                    vElems = uint64_t(tokens) * kvHeads * context * dv;
     DevBuf dq, dk_, dv_, dout, ws;
@@ -98,7 +101,7 @@ Status checkAttention(bool mla, bool fp8, uint32_t qHeads, uint32_t kvHeads, uin
     p.fp8 = fp8;
     p.q = dq.as<uint16_t>();
     p.qHeadStride = dk;
-    p.qTokenStride = uint64_t(qHeads) * dk;
+    p.qTokenStride = qts;
     p.kCache = dk_.as<uint8_t>();
     p.vCache = mla ? p.kCache : dv_.as<uint8_t>();
     p.kRowStride = dk;
@@ -127,7 +130,7 @@ Status checkAttention(bool mla, bool fp8, uint32_t qHeads, uint32_t kvHeads, uin
             const uint32_t g = h / (qHeads / kvHeads);
             std::vector<double> qv(dk);
             for (uint32_t d = 0; d < dk; ++d)
-                qv[d] = num::bf16ToFloat(q[(uint64_t(b) * qHeads + h) * dk + d]);
+                qv[d] = num::bf16ToFloat(q[b * qts + uint64_t(h) * dk + d]);
             const uint8_t* kb = kh.data() + (uint64_t(b) * kvHeads + g) * context * dk * esz;
             const uint8_t* vb = mla ? kb : vh.data() + (uint64_t(b) * kvHeads + g) * context * dv * esz;
             auto o = ref::attentionHead(qv, kb, dk, vb, mla ? dk : dv, rows, dk, dv, fp8, p.scale);
@@ -135,7 +138,8 @@ Status checkAttention(bool mla, bool fp8, uint32_t qHeads, uint32_t kvHeads, uin
         }
     const std::string name = std::string(mla ? "mla_decode_attention" : "gqa_flash_decode_attention")
         + (fp8 ? " fp8" : " bf16") + " heads " + std::to_string(qHeads) + "/" + std::to_string(kvHeads) + " rows "
-        + std::to_string(rows) + " splits " + (splits ? std::to_string(splits) : std::string("auto"));
+        + std::to_string(rows) + " splits " + (splits ? std::to_string(splits) : std::string("auto"))
+        + (qTokenStride ? " q token stride " + std::to_string(qTokenStride) : std::string());
     rep.error(name, ref::relativeError(toDouble(oh), ref), 1e-2);
     return Status::ok();
 }
@@ -297,6 +301,83 @@ Status checkRopeMla(std::mt19937& rng, Report& rep)
     return Status::ok();
 }
 
+// rope_kv_append GQA: q rotated in place, the new key rotated and the new value copied into the
+// caches at position context-1. Packed: q, k and v in buffers of their own; fused: all three inside
+// one qkv_proj output row per token (q | k | v, token stride (H + 2G)*hd), as the sim runs it, with
+// three tokens so a wrong stride reads another token's row; the k and v parts must stay as they were.
+Status checkRopeGqa(bool fused, std::mt19937& rng, Report& rep)
+{
+    const uint32_t T = 3, H = 6, G = 2, hd = 128, half = hd / 2;
+    const uint64_t ctx = 10, qRow = uint64_t(H) * hd, kvRow = uint64_t(G) * hd;
+    const uint64_t qts = fused ? qRow + 2 * kvRow : qRow, kvts = fused ? qts : kvRow;
+    auto q = randomBf16(T * qts, rng); // fused: the whole qkv_proj output
+    const auto k = fused ? std::vector<uint16_t>() : randomBf16(T * kvRow, rng);
+    const auto v = fused ? std::vector<uint16_t>() : randomBf16(T * kvRow, rng);
+    const uint16_t* kh = fused ? q.data() + qRow : k.data();
+    const uint16_t* vh = fused ? q.data() + qRow + kvRow : v.data();
+    DevBuf dq, dk, dv, kc, vc;
+    GS_TRY(upload(dq, q));
+    if (!fused) {
+        GS_TRY(upload(dk, k));
+        GS_TRY(upload(dv, v));
+    }
+    GS_TRY(kc.alloc(T * G * ctx * hd * 2));
+    GS_TRY(vc.alloc(T * G * ctx * hd * 2));
+    RopeParams p;
+    p.tokens = T;
+    p.qHeads = H;
+    p.kvHeads = G;
+    p.headDim = p.ropeDim = hd;
+    p.context = ctx;
+    p.q = dq.as<uint16_t>();
+    p.k = fused ? p.q + qRow : dk.as<uint16_t>();
+    p.v = fused ? p.q + qRow + kvRow : dv.as<uint16_t>();
+    if (fused)
+        p.qTokenStride = p.kTokenStride = p.vTokenStride = qts;
+    p.kCache = kc.as<uint8_t>();
+    p.vCache = vc.as<uint8_t>();
+    GS_CUDA(launchRopeAppend(p, nullptr));
+    std::vector<uint16_t> qo, kco, vco;
+    GS_TRY(download(qo, dq));
+    GS_TRY(download(kco, kc));
+    GS_TRY(download(vco, vc));
+    std::vector<double> out, ref;
+    for (uint32_t b = 0; b < T; ++b) {
+        for (uint32_t h = 0; h < H; ++h)
+            for (uint32_t i = 0; i < half; ++i) {
+                const uint64_t e = b * qts + uint64_t(h) * hd + i;
+                double x = num::bf16ToFloat(q[e]), y = num::bf16ToFloat(q[e + half]);
+                ref::rotate(x, y, ctx - 1, i, hd, 10000.0);
+                ref.insert(ref.end(), { x, y });
+                out.insert(out.end(), { num::bf16ToFloat(qo[e]), num::bf16ToFloat(qo[e + half]) });
+            }
+        for (uint32_t g = 0; g < G; ++g) {
+            const uint64_t row = ((uint64_t(b) * G + g) * ctx + ctx - 1) * hd, e = b * kvts + uint64_t(g) * hd;
+            for (uint32_t i = 0; i < half; ++i) {
+                double x = num::bf16ToFloat(kh[e + i]), y = num::bf16ToFloat(kh[e + half + i]);
+                ref::rotate(x, y, ctx - 1, i, hd, 10000.0);
+                ref.insert(ref.end(), { x, y });
+                out.insert(out.end(), { num::bf16ToFloat(kco[row + i]), num::bf16ToFloat(kco[row + half + i]) });
+            }
+            for (uint32_t j = 0; j < hd; ++j) {
+                ref.push_back(num::bf16ToFloat(vh[e + j]));
+                out.push_back(num::bf16ToFloat(vco[row + j]));
+            }
+        }
+    }
+    const std::string name = std::string("rope_kv_append gqa ") + (fused ? "fused qkv" : "packed") + " 3 tokens, heads "
+        + std::to_string(H) + "/" + std::to_string(G) + " (rotated q, cache rows)";
+    rep.error(name, ref::relativeError(out, ref), 1e-2);
+    if (fused) {
+        bool kept = true;
+        for (uint32_t b = 0; b < T; ++b)
+            for (uint64_t j = qRow; j < qts; ++j)
+                kept = kept && qo[b * qts + j] == q[b * qts + j];
+        rep.check(kept, "rope_kv_append gqa fused qkv: k and v parts", kept ? "unchanged" : "written");
+    }
+    return Status::ok();
+}
+
 Status checkIndexerScan(std::mt19937& rng, Report& rep)
 {
     const uint32_t T = 2, H = 40, D = 128;
@@ -399,9 +480,13 @@ Status SelfCheck::run(
     GS_TRY(checkAttention(true, true, 16, 1, 576, 512, 200, 200, 1, 0, rng, rep));
     GS_TRY(checkAttention(false, false, 8, 2, 128, 128, 200, 150, 2, 0, rng, rep));
     GS_TRY(checkAttention(false, true, 12, 4, 64, 64, 100, 77, 1, 2, rng, rep));
+    // q read inside the fused qkv_proj output: token stride (8 + 2*2) * 128.
+    GS_TRY(checkAttention(false, false, 8, 2, 128, 128, 200, 150, 2, 0, rng, rep, (8 + 2 * 2) * 128));
     GS_TRY(checkRouter(rng, rep));
     GS_TRY(checkSampling(rng, rep));
     GS_TRY(checkRopeMla(rng, rep));
+    GS_TRY(checkRopeGqa(false, rng, rep));
+    GS_TRY(checkRopeGqa(true, rng, rep));
     GS_TRY(checkIndexerScan(rng, rep));
     GS_TRY(check::checkSlowTail(rng, rep));
     GS_TRY(checkNccl(rank, ranks, id, rep));

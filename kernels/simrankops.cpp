@@ -55,14 +55,21 @@ Status SimRank::launchAttentionOp(const OpRes& r, cudaStream_t s, bool inject)
         p.headDim = a.headDimK;
         p.ropeDim = a.ropeDim;
         p.context = a.context;
-        p.q = buf(Buf::Q);
-        const auto& cfg = m_plan.config();
-        p.qStride = cfg.qkNopeHeadDim + cfg.qkRopeHeadDim;
-        p.qRopeOffset = cfg.qkNopeHeadDim;
-        p.kvLatent = a.headDimV;
-        p.k = buf(Buf::Kv);
-        p.v = buf(Buf::V);
-        p.qLat = buf(Buf::QLat);
+        if (a.mla) {
+            const auto& cfg = m_plan.config();
+            p.q = buf(Buf::Q);
+            p.qStride = cfg.qkNopeHeadDim + cfg.qkRopeHeadDim;
+            p.qRopeOffset = cfg.qkNopeHeadDim;
+            p.kvLatent = a.headDimV;
+            p.k = buf(Buf::Kv);
+            p.qLat = buf(Buf::QLat);
+        } else { // q, k and v are parts of the fused qkv_proj output, `in` (DecodePlan's AttentionOp)
+            uint16_t* qkv = buf(r.op->in);
+            p.q = qkv + a.qOffset;
+            p.k = qkv + a.kOffset;
+            p.v = qkv + a.vOffset;
+            p.qTokenStride = p.kTokenStride = p.vTokenStride = a.tokenStride;
+        }
         p.kCache = r.kCache;
         p.vCache = r.vCache;
         GS_CUDA(launchRopeAppend(p, s));
@@ -71,9 +78,9 @@ Status SimRank::launchAttentionOp(const OpRes& r, cudaStream_t s, bool inject)
     AttentionParams p;
     p.mla = a.mla;
     p.fp8 = fp8;
-    p.q = buf(r.op->in);
+    p.q = buf(r.op->in) + a.qOffset;
     p.qHeadStride = a.headDimK;
-    p.qTokenStride = uint64_t(a.qHeads) * a.headDimK;
+    p.qTokenStride = a.tokenStride ? a.tokenStride : uint64_t(a.qHeads) * a.headDimK;
     p.kCache = r.kCache;
     p.vCache = r.vCache;
     p.kRowStride = a.headDimK;

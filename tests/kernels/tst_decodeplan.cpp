@@ -123,6 +123,157 @@ private slots:
             }
     }
 
+    // GQA runs q, k and v as ONE GEMV (qkv_proj, QKVParallelLinear) whose output row per token is
+    // q | k | v; the rope op rotates q and appends k and v from there, and attention reads q there.
+    void gqaFusedQkv_data()
+    {
+        QTest::addColumn<QString>("model");
+        QTest::addColumn<uint>("tp");
+        QTest::addColumn<uint>("batch");
+        QTest::addColumn<uint>("qHeads"); // local
+        QTest::addColumn<uint>("kvHeads"); // local
+        QTest::addColumn<qulonglong>("rows"); // (qHeads + 2*kvHeads) * head_dim
+        QTest::addColumn<qulonglong>("cols"); // hidden
+        QTest::addColumn<int>("opsPerLayer"); // 2 fewer than with q_proj, k_proj and v_proj
+        // 16 heads + 2 KV heads of 128 per GPU: (16 + 2*2) * 128 rows of 2048; MoE layer 16 -> 14 ops.
+        QTest::newRow("qwen3-30b-a3b tp2 b1") << "qwen3-30b-a3b" << 2u << 1u << 16u << 2u << 2560ull << 2048ull << 14;
+        QTest::newRow("qwen3-30b-a3b tp2 b4") << "qwen3-30b-a3b" << 2u << 4u << 16u << 2u << 2560ull << 2048ull << 14;
+        // 4 KV heads over 8 GPUs: one replicated KV head per GPU.
+        QTest::newRow("qwen3-30b-a3b tp8 b1") << "qwen3-30b-a3b" << 8u << 1u << 4u << 1u << 768ull << 2048ull << 14;
+        // Dense FFN layer 13 -> 11 ops.
+        QTest::newRow("llama-3.1-70b tp8 b2") << "llama-3.1-70b" << 8u << 2u << 8u << 1u << 1280ull << 8192ull << 11;
+    }
+
+    void gqaFusedQkv()
+    {
+        QFETCH(QString, model);
+        QFETCH(uint, tp);
+        QFETCH(uint, batch);
+        QFETCH(uint, qHeads);
+        QFETCH(uint, kvHeads);
+        QFETCH(qulonglong, rows);
+        QFETCH(qulonglong, cols);
+        QFETCH(int, opsPerLayer);
+        const DecodePlan plan = build(model, tp, batch, 4096, "all=bf16");
+        const auto& cfg = plan.config();
+        const uint64_t hd = cfg.headDim;
+        for (const auto& l : plan.layers()) {
+            QCOMPARE(int(l.ops.size()), opsPerLayer);
+            int qkv = 0;
+            for (const auto& op : l.ops) {
+                QVERIFY2(op.name != "q_proj" && op.name != "k_proj" && op.name != "v_proj", op.name.c_str());
+                if (op.name == "qkv_proj") {
+                    ++qkv;
+                    QCOMPARE(op.kind, OpKind::Gemv);
+                    QCOMPARE(op.component, Component::Attention);
+                    QCOMPARE(op.gemv.layout.rows, uint64_t(rows));
+                    QCOMPARE(op.gemv.layout.cols, uint64_t(cols));
+                    QCOMPARE(op.gemv.in, Buf::Normed);
+                    QCOMPARE(op.gemv.out, Buf::Qkv);
+                    QCOMPARE(op.gemv.outLd, uint64_t(rows));
+                    // The bytes the three GEMVs read before: q, k and v rows of bf16.
+                    QCOMPARE(op.weightBytes, (uint64_t(qHeads) * hd + 2 * uint64_t(kvHeads) * hd) * cols * 2);
+                }
+                if (op.kind == OpKind::RopeAppend || op.kind == OpKind::Attention) {
+                    QCOMPARE(op.in, Buf::Qkv);
+                    QCOMPARE(op.attn.qHeads, qHeads);
+                    QCOMPARE(op.attn.kvHeads, kvHeads);
+                    QCOMPARE(op.attn.qOffset, uint64_t(0));
+                    QCOMPARE(op.attn.kOffset, uint64_t(qHeads) * hd);
+                    QCOMPARE(op.attn.vOffset, (uint64_t(qHeads) + kvHeads) * hd);
+                    QCOMPARE(op.attn.tokenStride, uint64_t(rows));
+                }
+            }
+            QCOMPARE(qkv, 1);
+            QCOMPARE(QString::fromStdString(l.ops[1].name), QString("qkv_proj"));
+            QCOMPARE(l.ops[2].kind, OpKind::RopeAppend);
+            QCOMPARE(l.ops[3].kind, OpKind::Attention);
+        }
+        const size_t headTail = plan.head().size() + plan.tail().size();
+        QCOMPARE(plan.kernelCount(), headTail + size_t(opsPerLayer) * cfg.layers);
+        QCOMPARE(plan.bufferElems(Buf::Qkv), uint64_t(batch) * rows);
+        QCOMPARE(plan.bufferElems(Buf::Q), uint64_t(0)); // MLA's buffers stay unused
+        QCOMPARE(plan.bufferElems(Buf::Kv), uint64_t(0));
+    }
+
+    // The fused projection reads what q_proj, k_proj and v_proj read: the step's bytes by component,
+    // its weight storage and its kernel count, as recorded from the plan with three projections.
+    void gqaFusedQkvKeepsBytes()
+    {
+        const DecodePlan plan = build("qwen3-30b-a3b", 2, 1, 4096, "all=bf16");
+        const std::map<Component, double> before { { Component::Attention, 905969664 }, { Component::Router, 25165824 },
+            { Component::RoutedExperts, 1811939328 }, { Component::LmHead, 311164928 }, { Component::Embedding, 4096 },
+            { Component::Other, 397312 } };
+        const auto now = plan.weightBytesByComponent();
+        QCOMPARE(now.size(), before.size());
+        for (const auto& [c, bytes] : before) {
+            QVERIFY2(now.count(c), model::toString(c));
+            QCOMPARE(now.at(c), bytes);
+        }
+        QCOMPARE(plan.weightStorageBytes(true), uint64_t(30544891904));
+        QCOMPARE(plan.weightStorageBytes(false), uint64_t(3365801984));
+        QCOMPARE(plan.kernelCount(), size_t(775 - 2 * 48)); // 2 + 48 * 16 + 5 with three projections
+    }
+
+    // Per format, the fused matrix stores what the three did, except that fp8 and nvfp4 keep one FP32
+    // tensor scale for it instead of one per part (as vLLM requantises the fused weight to one scale).
+    void gqaFusedQkvBytesPerFormat_data()
+    {
+        QTest::addColumn<QString>("precision");
+        QTest::addColumn<qulonglong>("saved"); // bytes per layer fewer than q_proj + k_proj + v_proj
+        QTest::newRow("bf16") << "all=bf16" << 0ull;
+        QTest::newRow("fp8") << "all=fp8" << 8ull;
+        QTest::newRow("fp8-block128") << "all=fp8-block128" << 0ull;
+        QTest::newRow("nvfp4") << "all=nvfp4" << 8ull;
+        QTest::newRow("mxfp4") << "all=mxfp4" << 0ull;
+        QTest::newRow("int4-g128") << "all=int4-g128" << 0ull;
+    }
+
+    void gqaFusedQkvBytesPerFormat()
+    {
+        QFETCH(QString, precision);
+        QFETCH(qulonglong, saved);
+        const DecodePlan plan = build("llama-3.1-70b", 8, 2, 4096, precision);
+        const auto& cfg = plan.config();
+        const uint64_t q = uint64_t(cfg.heads / 8) * cfg.headDim, kv = uint64_t(cfg.kvHeads / 8) * cfg.headDim;
+        const model::Precision prec = plan.options().precisionOf(Component::Attention);
+        WeightLayout lq, lkv;
+        QVERIFY(WeightLayout::make(prec, q, cfg.hidden, lq, nullptr));
+        QVERIFY(WeightLayout::make(prec, kv, cfg.hidden, lkv, nullptr));
+        int found = 0;
+        plan.forEachOp([&](const PlanOp& op) {
+            if (op.name != "qkv_proj")
+                return;
+            ++found;
+            QCOMPARE(op.weightBytes + saved, lq.bytes() + 2 * lkv.bytes());
+        });
+        QCOMPARE(found, int(cfg.layers));
+    }
+
+    // MLA keeps its projections: q_a and kv_a_proj_with_mqa two GEMVs, q in Buf::Q, no fused buffer.
+    void mlaKeepsSeparateProjections()
+    {
+        const DecodePlan plan = build("deepseek-v3", 8, 2, 1024, "all=bf16");
+        for (const auto& l : plan.layers()) {
+            int qa = 0, kva = 0;
+            for (const auto& op : l.ops) {
+                QVERIFY2(op.name != "qkv_proj", "MLA has no fused qkv_proj");
+                qa += op.name == "q_a_proj";
+                kva += op.name == "kv_a_proj_with_mqa";
+                if (op.kind == OpKind::RopeAppend || op.kind == OpKind::Attention) {
+                    QCOMPARE(op.attn.tokenStride, uint64_t(0));
+                    QCOMPARE(op.attn.qOffset, uint64_t(0));
+                }
+                if (op.kind == OpKind::Attention)
+                    QCOMPARE(op.in, Buf::QLat);
+            }
+            QCOMPARE(qa, 1);
+            QCOMPARE(kva, 1);
+        }
+        QCOMPARE(plan.bufferElems(Buf::Qkv), uint64_t(0));
+        QVERIFY(plan.bufferElems(Buf::Q) > 0);
+    }
+
     void tp1HasNoCollectives()
     {
         const DecodePlan plan = build("qwen3-30b-a3b", 1, 1, 128, "all=bf16");
