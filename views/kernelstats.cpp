@@ -15,6 +15,7 @@ namespace {
 struct Bucket {
     std::vector<uint32_t> durations; // saturated at UINT32_MAX ns (4.3 s): fine for percentiles
     double total = 0;
+    double own = 0;
     uint64_t bytes = 0;
     int component = -1; // index into EventColors::components(), -2 = memory ops
 };
@@ -53,6 +54,7 @@ NameStats finish(const QString& name, const QString& component, Bucket& b, doubl
     s.component = component;
     s.count = b.durations.size();
     s.totalNs = b.total;
+    s.ownTotalNs = b.own;
     s.meanNs = s.count ? b.total / double(s.count) : 0;
     s.p50Ns = quantile(b.durations, 0.5);
     s.p99Ns = quantile(b.durations, 0.99);
@@ -107,8 +109,15 @@ KernelStatsResult computeKernelStats(
         const LaneEvents& ev = lane.events;
         const auto& starts = ev.starts();
         size_t i = size_t(std::lower_bound(starts.begin(), starts.end(), scope.t0) - starts.begin());
+        // The latest end of the stream's events before i: only those still running at t0 can matter.
+        TimeNs laneEnd = INT64_MIN;
+        const auto running = ev.overlapping(scope.t0, scope.t1);
+        for (size_t k = running.first; k < std::min(i, running.second); ++k)
+            laneEnd = std::max(laneEnd, ev.end(k));
         for (; i < ev.size() && ev.start(i) < scope.t1; ++i) {
             const TimeNs d = ev.duration(i);
+            const TimeNs own = std::max<TimeNs>(0, ev.end(i) - std::max(ev.start(i), laneEnd));
+            laneEnd = std::max(laneEnd, ev.end(i));
             const EventKind kind = trace.kindOf(id, i);
             Bucket* b = &byName[ev.name(i)];
             if (kind == EventKind::Memcpy || kind == EventKind::Memset) {
@@ -120,6 +129,7 @@ KernelStatsResult computeKernelStats(
             }
             b->durations.push_back(uint32_t(std::min<TimeNs>(d, UINT32_MAX)));
             b->total += double(d);
+            b->own += double(own);
         }
     }
     auto componentName = [&](int c, StringId id) -> QString {
@@ -133,6 +143,7 @@ KernelStatsResult computeKernelStats(
         Bucket& c = comps[comp.isEmpty() ? QStringLiteral("unclassified kernels") : comp];
         c.durations.insert(c.durations.end(), b.durations.begin(), b.durations.end());
         c.total += b.total;
+        c.own += b.own;
         c.bytes += b.bytes;
     };
     for (StringId id = 0; id < byName.size(); ++id) {

@@ -2,9 +2,12 @@
 #pragma once
 
 // KernelStats: per kernel name and per component statistics over a scope (a time range, one rank
-// or all): count, total, mean, p50, p99, max (exact: order statistics per name), bytes moved where
-// the trace knows them (memcpy/memset sizes), and the share of the step time. Computed off the GUI
-// thread for large traces (O(events in scope)); cancellable through a JobTracker ticket.
+// or all): count, total, own total, mean, p50, p99, max (exact: order statistics per name), bytes
+// moved where the trace knows them (memcpy/memset sizes), and the share of the step time. Own time
+// follows the analysis's one-stream rule: an event counts from the latest end of the earlier events
+// of its stream (a kernel launched early by programmatic dependent launch waits until then).
+// Computed off the GUI thread for large traces (O(events in scope)); cancellable through a
+// JobTracker ticket.
 //
 // "% of step" = total / (sum over the ranks in scope of the decode-step time inside the scope), or
 // of the scope's length when the trace has no steps. Pure (no Qt widgets); any thread.
@@ -29,6 +32,7 @@ struct NameStats {
     QString component; // budget component, "memory ops" or "" (unclassified)
     uint64_t count = 0;
     double totalNs = 0;
+    double ownTotalNs = 0; // without the part overlapped by earlier work of the same stream
     double meanNs = 0;
     double p50Ns = 0;
     double p99Ns = 0;

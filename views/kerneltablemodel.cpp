@@ -53,6 +53,8 @@ QVariant KernelTableModel::rawData(const NameStats& s, int column) const
         return qulonglong(s.count);
     case Total:
         return s.totalNs;
+    case OwnTotal:
+        return s.ownTotalNs;
     case Mean:
         return s.meanNs;
     case P50:
@@ -77,6 +79,7 @@ QVariant KernelTableModel::displayData(const NameStats& s, int column) const
     case Count:
         return QLocale::c().toString(qulonglong(s.count));
     case Total:
+    case OwnTotal:
     case Mean:
     case P50:
     case P99:
@@ -126,10 +129,13 @@ QVariant KernelTableModel::data(const QModelIndex& index, int role) const
 
 QVariant KernelTableModel::headerData(int section, Qt::Orientation orientation, int role) const
 {
+    if (orientation == Qt::Horizontal && role == Qt::ToolTipRole && section == OwnTotal)
+        return tr("Total without the time a kernel waits for earlier work of its stream (one launched early by "
+                  "programmatic dependent launch starts before the previous kernel ends)");
     if (orientation != Qt::Horizontal || role != Qt::DisplayRole)
         return {};
-    static const char* names[] = { "name", "component", "count", "total", "mean", "p50", "p99", "max", "% of step",
-        "bytes", "achieved bandwidth" };
+    static const char* names[] = { "name", "component", "count", "total", "own total", "mean", "p50", "p99", "max",
+        "% of step", "bytes", "achieved bandwidth" };
     if (section < 0 || section >= ColumnCount)
         return {};
     if (section == Name && m_mode == Mode::Components)

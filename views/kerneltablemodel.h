@@ -2,9 +2,10 @@
 #pragma once
 
 // KernelTableModel: per kernel name (or per component) statistics as a table: name, component,
-// count, total, mean, p50, p99, max, % of step, bytes and achieved GB/s (with the ceiling, when a
-// bandwidth ceiling is set). Display text uses sensible units; Qt::UserRole returns the raw number
-// (ns, bytes, GB/s) so a QSortFilterProxyModel sorts numerically (sortRole = Qt::UserRole).
+// count, total, own total, mean, p50, p99, max, % of step, bytes and achieved GB/s (with the
+// ceiling, when a bandwidth ceiling is set). Display text uses sensible units; Qt::UserRole returns
+// the raw number (ns, bytes, GB/s) so a QSortFilterProxyModel sorts numerically (sortRole =
+// Qt::UserRole).
 //
 // Threading: GUI thread (a Qt item model); the statistics are computed elsewhere (computeKernelStats).
 
@@ -15,7 +16,21 @@
 class KernelTableModel : public QAbstractTableModel {
     Q_OBJECT
 public:
-    enum Column { Name, Component, Count, Total, Mean, P50, P99, Max, PercentOfStep, Bytes, Bandwidth, ColumnCount };
+    enum Column {
+        Name,
+        Component,
+        Count,
+        Total,
+        OwnTotal,
+        Mean,
+        P50,
+        P99,
+        Max,
+        PercentOfStep,
+        Bytes,
+        Bandwidth,
+        ColumnCount
+    };
     enum class Mode { Names, Components };
 
     explicit KernelTableModel(Mode mode, QObject* parent = nullptr);

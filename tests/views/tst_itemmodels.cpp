@@ -21,6 +21,7 @@ private slots:
     void initTestCase();
     void kernelTable();
     void kernelTableSortsNumerically();
+    void kernelTableOwnTime();
     void componentTable();
     void statsOfARange();
     void stepTable();
@@ -99,6 +100,36 @@ void TstItemModels::kernelTableSortsNumerically()
     // As text "9.00 us" > "100 us" > "20.0 us"; as numbers 100 us first.
     QCOMPARE(proxy.data(proxy.index(0, KernelTableModel::Name)).toString(), QStringLiteral("100000"));
     QCOMPARE(proxy.data(proxy.index(2, KernelTableModel::Name)).toString(), QStringLiteral("9000"));
+}
+
+void TstItemModels::kernelTableOwnTime()
+{
+    // One stream: a [0, 10 us), b [8 us, 20 us) launched early (PDL, waits 2 us), a [20 us, 25 us).
+    TraceBuilder b;
+    const LaneId l = b.lane({ LaneKind::GpuStream, 0, "h", 0, 7, "", 0 });
+    b.addKernel(l, 0, 10'000, b.intern("a"), 0, {});
+    b.addKernel(l, 8'000, 12'000, b.intern("b"), 0, {});
+    b.addKernel(l, 20'000, 5'000, b.intern("a"), 0, {});
+    const Trace t = b.finish();
+    KernelTableModel model(KernelTableModel::Mode::Names);
+    QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);
+    model.setStats(computeKernelStats(t, {}, nullptr));
+    QCOMPARE(model.rowCount(), 2);
+    QCOMPARE(model.headerData(KernelTableModel::OwnTotal, Qt::Horizontal).toString(), QStringLiteral("own total"));
+    for (int r = 0; r < model.rowCount(); ++r) {
+        const bool isB = model.row(r)->name == QStringLiteral("b");
+        QCOMPARE(model.row(r)->totalNs, isB ? 12'000.0 : 15'000.0);
+        QCOMPARE(
+            model.data(model.index(r, KernelTableModel::OwnTotal), Qt::UserRole).toDouble(), isB ? 10'000.0 : 15'000.0);
+    }
+    // A range from b's start (the first a, still running, is outside it) still counts b from a's end.
+    StatsScope scope;
+    scope.t0 = 8'000;
+    const KernelStatsResult r = computeKernelStats(t, scope, nullptr);
+    QCOMPARE(r.names.size(), size_t(2));
+    QCOMPARE(r.names[0].name, QStringLiteral("b"));
+    QCOMPARE(r.names[0].ownTotalNs, 10'000.0);
+    QCOMPARE(r.names[1].ownTotalNs, 5'000.0);
 }
 
 void TstItemModels::componentTable()
