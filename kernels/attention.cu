@@ -5,6 +5,9 @@
 
 #include <cuda_fp8.h>
 
+#include <cmath>
+#include <vector>
+
 namespace gapscope::kernels {
 
 namespace {
@@ -315,7 +318,304 @@ __device__ void combineBody(const AttentionParams& p)
     }
 }
 
+// ---------------------------------------------------------------------------------------------
+// GQA decode attention, rows per warp (gqa_flash_decode_attention<D>): head dim D = dk = dv of 64,
+// 128 or 256, bf16 or FP8 cache. A row is read by D/8 lanes, 8 elements each, straight into
+// registers (no shared-memory staging); each lane keeps its 8 query elements of up to 8 heads. A
+// row's 8 dot products are reduced over its lanes by a reduce-scatter (3 halving exchanges, then
+// plain adds), after which each lane holds the full score of one head. Each warp runs its own
+// online softmax over batches of rows and the block's warps are merged in shared memory at the
+// end; the partial results go to the same workspace as the tiled kernel's, for the same combine.
+// With `ropeCosSin` set the kernel also applies RoPE: the query on load, and the new key/value row
+// at position context-1 (rotated, encoded like the cache) replaces that row for the block reading
+// it and is written to the cache by one block per (token, KV head).
+
+namespace gqa {
+
+constexpr int kWarps = 4;
+constexpr int kThreads = 32 * kWarps;
+constexpr int kHeads = 8; // query heads per block at most
+constexpr int kBatch = 32; // rows per block per batch
+
+template <int D> struct Shape {
+    static constexpr int kLanes = D / 8; // lanes per row
+    static constexpr int kRows = 32 / kLanes; // rows per warp per step
+    static constexpr int kSteps = kBatch / (kWarps * kRows); // steps per warp per batch
+};
+
+__device__ __forceinline__ uint4 loadChunk(const uint8_t* p, bool fp8)
+{
+    if (fp8) {
+        const uint2 v = *reinterpret_cast<const uint2*>(p);
+        return make_uint4(v.x, v.y, 0, 0);
+    }
+    return *reinterpret_cast<const uint4*>(p);
+}
+
+__device__ __forceinline__ void unpack8(uint4 v, bool fp8, float (&x)[8])
+{
+    if (fp8) {
+#pragma unroll
+        for (int j = 0; j < 4; ++j) {
+            x[j] = num::e4m3ToFloat(static_cast<uint8_t>(v.x >> (8 * j)));
+            x[4 + j] = num::e4m3ToFloat(static_cast<uint8_t>(v.y >> (8 * j)));
+        }
+        return;
+    }
+    const uint32_t w[4] = { v.x, v.y, v.z, v.w };
+#pragma unroll
+    for (int j = 0; j < 4; ++j) {
+        x[2 * j] = __uint_as_float(w[j] << 16);
+        x[2 * j + 1] = __uint_as_float(w[j] & 0xffff0000u);
+    }
+}
+
+__device__ __forceinline__ void encode(uint8_t* row, uint32_t j, float v, bool fp8)
+{
+    if (fp8)
+        row[j] = static_cast<uint8_t>(__nv_cvt_float_to_fp8(v, __NV_SATFINITE, __NV_E4M3));
+    else
+        reinterpret_cast<uint16_t*>(row)[j] = num::floatToBf16(v);
+}
+
+// Lane (within its row's kLanes lanes) that holds head h's score after the reduce-scatter.
+template <int L> __device__ __forceinline__ uint32_t ownerLane(uint32_t h)
+{
+    return ((h & 4) ? L / 2 : 0) + ((h & 2) ? L / 4 : 0) + ((h & 1) ? L / 8 : 0);
+}
+
+template <int D> __device__ void body(const AttentionParams& p)
+{
+    using S = Shape<D>;
+    constexpr int L = S::kLanes;
+    const uint32_t headTiles = (p.qHeads / p.kvHeads + kHeads - 1) / kHeads;
+    const uint32_t group = p.qHeads / p.kvHeads;
+    const uint32_t split = blockIdx.x, kvh = blockIdx.y / headTiles, tile = blockIdx.y % headTiles, b = blockIdx.z;
+    const uint32_t h0 = kvh * group + tile * kHeads;
+    const uint32_t nh = min(uint32_t(kHeads), group - tile * kHeads);
+    const uint64_t chunk = ((p.rows + gridDim.x - 1) / gridDim.x + kBatch - 1) / kBatch * kBatch;
+    const uint64_t r0 = split * chunk, r1 = p.rows < r0 + chunk ? p.rows : r0 + chunk;
+    const uint32_t warp = threadIdx.x / 32, lane = threadIdx.x % 32, c = lane % L, rg = lane / L;
+    const bool fp8 = p.fp8;
+    const uint32_t esz = fp8 ? 1 : 2;
+
+    __shared__ __align__(16) uint8_t newRow[2][D * 2]; // key, value at position context-1 (cache encoding)
+    __shared__ __align__(16) float accS[kWarps][kHeads][D];
+    __shared__ float mS[kWarps][kHeads], lS[kWarps][kHeads];
+
+    // The new row (fused RoPE): rotated key and value, encoded as the cache stores them.
+    const bool rope = p.ropeCosSin != nullptr;
+    const uint64_t pos = p.context - 1;
+    const bool ownsNew = rope && pos >= r0 && pos < r1;
+    const bool appends = rope && tile == 0 && (ownsNew || (pos >= p.rows && split == gridDim.x - 1));
+    if (ownsNew || appends) {
+        const uint16_t* nk = p.newK + b * p.newTokenStride + uint64_t(kvh) * D;
+        const uint16_t* nv = p.newV + b * p.newTokenStride + uint64_t(kvh) * D;
+        for (uint32_t i = threadIdx.x; i < D / 2; i += kThreads) {
+            const float a = num::bf16ToFloat(nk[i]), e = num::bf16ToFloat(nk[i + D / 2]);
+            const float cs = p.ropeCosSin[i], sn = p.ropeCosSin[D / 2 + i];
+            encode(newRow[0], i, a * cs - e * sn, fp8);
+            encode(newRow[0], i + D / 2, a * sn + e * cs, fp8);
+            encode(newRow[1], i, num::bf16ToFloat(nv[i]), fp8);
+            encode(newRow[1], i + D / 2, num::bf16ToFloat(nv[i + D / 2]), fp8);
+        }
+        __syncthreads();
+        if (appends) {
+            const uint64_t row = (uint64_t(b) * p.kvHeads + kvh) * p.context + pos;
+            uint32_t* kd = reinterpret_cast<uint32_t*>(const_cast<uint8_t*>(p.kCache) + row * p.kRowStride * esz);
+            uint32_t* vd = reinterpret_cast<uint32_t*>(const_cast<uint8_t*>(p.vCache) + row * p.vRowStride * esz);
+            for (uint32_t i = threadIdx.x; i < D * esz / 4; i += kThreads) {
+                kd[i] = reinterpret_cast<const uint32_t*>(newRow[0])[i];
+                vd[i] = reinterpret_cast<const uint32_t*>(newRow[1])[i];
+            }
+        }
+    }
+
+    // Query: 8 elements per lane for each head, scaled (and rotated with RoPE).
+    float qf[kHeads][8];
+#pragma unroll
+    for (int h = 0; h < kHeads; ++h) {
+        float x[8] = { 0.f, 0.f, 0.f, 0.f, 0.f, 0.f, 0.f, 0.f };
+        if (uint32_t(h) < nh) {
+            const uint16_t* qh = p.q + b * p.qTokenStride + (h0 + h) * p.qHeadStride;
+            unpack8(*reinterpret_cast<const uint4*>(qh + 8 * c), false, x);
+            if (rope) {
+                float y[8];
+                unpack8(*reinterpret_cast<const uint4*>(qh + 8 * (c ^ (L / 2))), false, y);
+                const bool low = c < L / 2;
+                const uint32_t i0 = 8 * (low ? c : c - L / 2);
+#pragma unroll
+                for (int j = 0; j < 8; ++j) {
+                    const float cs = p.ropeCosSin[i0 + j], sn = p.ropeCosSin[D / 2 + i0 + j];
+                    x[j] = low ? x[j] * cs - y[j] * sn : x[j] * cs + y[j] * sn;
+                }
+            }
+        }
+#pragma unroll
+        for (int j = 0; j < 8; ++j)
+            qf[h][j] = x[j] * p.scale;
+    }
+
+    float acc[kHeads][8];
+#pragma unroll
+    for (int h = 0; h < kHeads; ++h)
+#pragma unroll
+        for (int j = 0; j < 8; ++j)
+            acc[h][j] = 0.f;
+    float mOwn = -INFINITY, lOwn = 0.f;
+    const uint8_t* kBase = p.kCache + (uint64_t(b) * p.kvHeads + kvh) * p.context * p.kRowStride * esz;
+    const uint8_t* vBase = p.vCache + (uint64_t(b) * p.kvHeads + kvh) * p.context * p.vRowStride * esz;
+    const bool up1 = c & (L / 2), up2 = c & (L / 4), up3 = c & (L / 8);
+
+    for (uint64_t base = r0; base < r1; base += kBatch) {
+        uint4 kr[S::kSteps], vr[S::kSteps];
+        bool valid[S::kSteps];
+#pragma unroll
+        for (int t = 0; t < S::kSteps; ++t) {
+            const uint64_t row = base + (warp * S::kSteps + t) * S::kRows + rg;
+            valid[t] = row < r1;
+            kr[t] = vr[t] = make_uint4(0, 0, 0, 0);
+            if (valid[t]) {
+                const bool fresh = ownsNew && row == pos;
+                kr[t] = loadChunk(fresh ? newRow[0] + 8 * c * esz : kBase + (row * p.kRowStride + 8 * c) * esz, fp8);
+                vr[t] = loadChunk(fresh ? newRow[1] + 8 * c * esz : vBase + (row * p.vRowStride + 8 * c) * esz, fp8);
+            }
+        }
+        float s[S::kSteps];
+#pragma unroll
+        for (int t = 0; t < S::kSteps; ++t) {
+            float x[8], v[kHeads];
+            unpack8(kr[t], fp8, x);
+#pragma unroll
+            for (int h = 0; h < kHeads; ++h) {
+                float a = 0.f;
+#pragma unroll
+                for (int j = 0; j < 8; ++j)
+                    a += qf[h][j] * x[j];
+                v[h] = a;
+            }
+            // Reduce-scatter over the row's lanes: 8 values -> 4 -> 2 -> 1, then plain adds.
+#pragma unroll
+            for (int i = 0; i < 4; ++i) {
+                const float send = up1 ? v[i] : v[i + 4], keep = up1 ? v[i + 4] : v[i];
+                v[i] = keep + __shfl_xor_sync(0xffffffffu, send, L / 2);
+            }
+#pragma unroll
+            for (int i = 0; i < 2; ++i) {
+                const float send = up2 ? v[i] : v[i + 2], keep = up2 ? v[i + 2] : v[i];
+                v[i] = keep + __shfl_xor_sync(0xffffffffu, send, L / 4);
+            }
+            {
+                const float send = up3 ? v[0] : v[1], keep = up3 ? v[1] : v[0];
+                v[0] = keep + __shfl_xor_sync(0xffffffffu, send, L / 8);
+            }
+#pragma unroll
+            for (int o = L / 16; o >= 1; o /= 2)
+                v[0] += __shfl_xor_sync(0xffffffffu, v[0], o);
+            s[t] = valid[t] ? v[0] : -INFINITY;
+        }
+        // Online softmax of the lane's head over the batch (max over the warp's row groups).
+        float mx = s[0];
+#pragma unroll
+        for (int t = 1; t < S::kSteps; ++t)
+            mx = fmaxf(mx, s[t]);
+#pragma unroll
+        for (int o = L; o < 32; o *= 2)
+            mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, o));
+        const float mNew = fmaxf(mOwn, mx);
+        const float alpha = mOwn == -INFINITY ? 0.f : __expf(mOwn - mNew);
+        float pr[S::kSteps], sum = 0.f;
+#pragma unroll
+        for (int t = 0; t < S::kSteps; ++t) {
+            pr[t] = s[t] == -INFINITY ? 0.f : __expf(s[t] - mNew);
+            sum += pr[t];
+        }
+        lOwn = lOwn * alpha + sum;
+        mOwn = mNew;
+#pragma unroll
+        for (int h = 0; h < kHeads; ++h) {
+            const float a = __shfl_sync(0xffffffffu, alpha, ownerLane<L>(h));
+#pragma unroll
+            for (int j = 0; j < 8; ++j)
+                acc[h][j] *= a;
+        }
+#pragma unroll
+        for (int t = 0; t < S::kSteps; ++t) {
+            float y[8];
+            unpack8(vr[t], fp8, y);
+#pragma unroll
+            for (int h = 0; h < kHeads; ++h) {
+                const float ph = __shfl_sync(0xffffffffu, pr[t], rg * L + ownerLane<L>(h));
+#pragma unroll
+                for (int j = 0; j < 8; ++j)
+                    acc[h][j] += ph * y[j];
+            }
+        }
+    }
+    // The warp's row groups hold partial sums of the same heads and columns.
+#pragma unroll
+    for (int o = L; o < 32; o *= 2) {
+        lOwn += __shfl_xor_sync(0xffffffffu, lOwn, o);
+#pragma unroll
+        for (int h = 0; h < kHeads; ++h)
+#pragma unroll
+            for (int j = 0; j < 8; ++j)
+                acc[h][j] += __shfl_xor_sync(0xffffffffu, acc[h][j], o);
+    }
+    if (rg == 0) {
+#pragma unroll
+        for (int h = 0; h < kHeads; ++h) {
+            *reinterpret_cast<float4*>(&accS[warp][h][8 * c]) = make_float4(acc[h][0], acc[h][1], acc[h][2], acc[h][3]);
+            *reinterpret_cast<float4*>(&accS[warp][h][8 * c + 4])
+                = make_float4(acc[h][4], acc[h][5], acc[h][6], acc[h][7]);
+        }
+#pragma unroll
+        for (int h = 0; h < kHeads; ++h)
+            if (c == ownerLane<L>(h)) {
+                mS[warp][h] = mOwn;
+                lS[warp][h] = lOwn;
+            }
+    }
+    __syncthreads();
+    // Merge the warps; write O [b][head][split][dv] and (m, l) as the tiled kernel does.
+    float* ml = p.workspace + uint64_t(p.tokens) * p.qHeads * kAttentionMaxSplits * p.dv;
+    for (uint32_t i = threadIdx.x; i < nh * L; i += kThreads) {
+        const uint32_t h = i / L, col = 8 * (i % L);
+        float m = mS[0][h];
+#pragma unroll
+        for (int w = 1; w < kWarps; ++w)
+            m = fmaxf(m, mS[w][h]);
+        float o[8] = { 0.f, 0.f, 0.f, 0.f, 0.f, 0.f, 0.f, 0.f }, l = 0.f;
+#pragma unroll
+        for (int w = 0; w < kWarps; ++w) {
+            const float wt = mS[w][h] == -INFINITY ? 0.f : __expf(mS[w][h] - m);
+            l += wt * lS[w][h];
+#pragma unroll
+            for (int j = 0; j < 8; ++j)
+                o[j] += wt * accS[w][h][col + j];
+        }
+        const uint64_t oi = (uint64_t(b) * p.qHeads + h0 + h) * kAttentionMaxSplits + split;
+        float4* dst = reinterpret_cast<float4*>(p.workspace + oi * p.dv + col);
+        dst[0] = make_float4(o[0], o[1], o[2], o[3]);
+        dst[1] = make_float4(o[4], o[5], o[6], o[7]);
+        if (col == 0) {
+            ml[2 * oi] = m;
+            ml[2 * oi + 1] = l;
+        }
+    }
+}
+
+} // namespace gqa
+
 } // namespace
+
+template <int D> __global__ void __launch_bounds__(gqa::kThreads) gqa_flash_decode_attention(AttentionParams p)
+{
+    pdlEnter(); // PDL: the kernel before is done (kernels/pdl.h)
+    slowTailBegin(p.tail);
+    gqa::body<D>(p);
+    slowTailEnd(p.tail);
+}
 
 __global__ void __launch_bounds__(kThreads) mla_decode_attention(AttentionParams p)
 {
@@ -325,7 +625,7 @@ __global__ void __launch_bounds__(kThreads) mla_decode_attention(AttentionParams
     slowTailEnd(p.tail);
 }
 
-__global__ void __launch_bounds__(kThreads) gqa_flash_decode_attention(AttentionParams p)
+__global__ void __launch_bounds__(kThreads) gqa_tiled_decode_attention(AttentionParams p)
 {
     pdlEnter(); // PDL: the kernel before is done (kernels/pdl.h)
     slowTailBegin(p.tail);
@@ -353,13 +653,25 @@ cudaError_t prepareAttentionKernels()
     if (e == cudaSuccess)
         e = cudaFuncSetAttribute(mla_decode_attention, cudaFuncAttributeMaxDynamicSharedMemorySize, optin);
     if (e == cudaSuccess)
-        e = cudaFuncSetAttribute(gqa_flash_decode_attention, cudaFuncAttributeMaxDynamicSharedMemorySize, optin);
+        e = cudaFuncSetAttribute(gqa_tiled_decode_attention, cudaFuncAttributeMaxDynamicSharedMemorySize, optin);
     return e;
 }
 
 uint64_t attentionWorkspaceFloats(uint32_t tokens, uint32_t qHeads, uint32_t dv)
 {
     return uint64_t(tokens) * qHeads * kAttentionMaxSplits * (dv + 2);
+}
+
+std::vector<float> ropeCosSinTable(uint64_t pos, uint32_t ropeDim, double theta)
+{
+    const uint32_t half = ropeDim / 2;
+    std::vector<float> t(2 * size_t(half));
+    for (uint32_t i = 0; i < half; ++i) {
+        const double ang = std::fmod(static_cast<double>(pos) * std::pow(theta, -2.0 * i / ropeDim), 6.283185307179586);
+        t[i] = static_cast<float>(std::cos(ang));
+        t[half + i] = static_cast<float>(std::sin(ang));
+    }
+    return t;
 }
 
 static size_t sharedBytes(const AttentionParams& p, const Layout& L)
@@ -369,28 +681,53 @@ static size_t sharedBytes(const AttentionParams& p, const Layout& L)
     return f * sizeof(float);
 }
 
+static uint32_t chooseSplits(uint64_t rows, uint32_t rowsPerUnit, uint32_t blocksPerSplit, int smCount)
+{
+    // About two blocks per SM, each at least one unit of rows.
+    const uint64_t maxByRows = (rows + rowsPerUnit - 1) / rowsPerUnit;
+    uint64_t want = (2 * uint64_t(smCount) + blocksPerSplit - 1) / blocksPerSplit;
+    want = want < maxByRows ? want : maxByRows;
+    return static_cast<uint32_t>(want < 1 ? 1 : want > kAttentionMaxSplits ? kAttentionMaxSplits : want);
+}
+
 cudaError_t launchAttention(const AttentionParams& params, int smCount, cudaStream_t stream)
 {
     AttentionParams p = params;
     if (p.kvHeads == 0 || p.qHeads % p.kvHeads != 0 || p.tokens == 0 || p.rows == 0 || p.rows > p.context
         || p.dk % 16 != 0 || p.dv % 16 != 0 || p.dv > 512 || (p.mla && p.dv > p.dk) || !p.workspace)
         return cudaErrorInvalidValue;
+    if (p.splits > kAttentionMaxSplits)
+        return cudaErrorInvalidValue;
+    const bool rows = gqaRowsKernel(p.mla, p.dk, p.dv);
+    if (rows && (p.qHeadStride % 8 || p.qTokenStride % 8 || p.kRowStride % 8 || p.vRowStride % 8))
+        return cudaErrorInvalidValue; // 16-byte query loads, row chunks of 8 elements
+    if (p.ropeCosSin && (!rows || !p.newK || !p.newV || p.newTokenStride % 8))
+        return cudaErrorInvalidValue;
+    if (rows) {
+        const uint32_t headTiles = (p.qHeads / p.kvHeads + gqa::kHeads - 1) / gqa::kHeads;
+        const uint32_t blocksPerSplit = p.kvHeads * headTiles * p.tokens;
+        if (p.splits == 0)
+            p.splits = chooseSplits(p.rows, gqa::kBatch, blocksPerSplit, smCount);
+        const dim3 grid(p.splits, p.kvHeads * headTiles, p.tokens);
+        cudaError_t e = cudaErrorInvalidValue;
+        if (p.dk == 64)
+            e = launchPdl(gqa_flash_decode_attention<64>, grid, dim3(gqa::kThreads), 0, stream, p);
+        else if (p.dk == 128)
+            e = launchPdl(gqa_flash_decode_attention<128>, grid, dim3(gqa::kThreads), 0, stream, p);
+        else if (p.dk == 256)
+            e = launchPdl(gqa_flash_decode_attention<256>, grid, dim3(gqa::kThreads), 0, stream, p);
+        if (e != cudaSuccess)
+            return e;
+        return launchPdl(gqa_flash_decode_combine, dim3(p.qHeads, p.tokens), dim3(kCombineThreads), 0, stream, p);
+    }
     const Layout L = layoutOf(p);
     if (uint64_t(L.headTile) * p.dv > uint64_t(kThreads) * 4 * kMaxVec
         || uint64_t(L.headTile) * p.dk / 8 > uint64_t(kThreads) * kQLoads)
         return cudaErrorInvalidValue;
-    const uint32_t blocksPerSplit = p.kvHeads * L.headTiles * p.tokens;
-    if (p.splits == 0) {
-        // About two blocks per SM, each at least one tile of rows.
-        const uint64_t maxByRows = (p.rows + kTile - 1) / kTile;
-        uint64_t want = (2 * uint64_t(smCount) + blocksPerSplit - 1) / blocksPerSplit;
-        want = want < maxByRows ? want : maxByRows;
-        p.splits = static_cast<uint32_t>(want < 1 ? 1 : want > kAttentionMaxSplits ? kAttentionMaxSplits : want);
-    }
-    if (p.splits > kAttentionMaxSplits)
-        return cudaErrorInvalidValue;
+    if (p.splits == 0)
+        p.splits = chooseSplits(p.rows, kTile, p.kvHeads * L.headTiles * p.tokens, smCount);
     const size_t smem = sharedBytes(p, L);
-    auto kernel = p.mla ? mla_decode_attention : gqa_flash_decode_attention;
+    auto kernel = p.mla ? mla_decode_attention : gqa_tiled_decode_attention;
     const cudaError_t e = launchPdl(kernel, dim3(p.splits, p.kvHeads * L.headTiles, p.tokens), dim3(kThreads), smem,
         stream, p);
     if (e != cudaSuccess)

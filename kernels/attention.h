@@ -2,23 +2,28 @@
 #pragma once
 
 // Decode attention over a KV cache, split over cached rows (flash-decoding) and then combined.
-// One kernel serves both layouts:
+// Layouts:
 //   MLA (absorbed): one latent "KV head" of width dk = kv_lora + rope shared by all local query
 //   heads; V is the first dv = kv_lora elements of the same cached row (vCache == kCache).
 //   GQA: kvHeads heads with separate K and V caches, qHeads/kvHeads query heads per KV head.
 // Cache layout: [token][kvHead][context][row], rows bf16 or FP8 E4M3; the first `rows` rows are
-// read. Rows are staged into shared memory as fp32 in tiles of 32 (a batch of 16-byte loads in
-// flight per thread); scores, online softmax and P*V in fp32 on CUDA cores, one score per thread
-// for up to 8 heads of a KV head. The launcher picks about two blocks per SM (splits of whole
-// tiles); the partial results of each split go to a float workspace, and the combine kernel
-// (splits shared among thread groups) writes bf16 outputs [token][qHead][dv].
-// Kernel names: mla_decode_attention / mla_decode_combine, gqa_flash_decode_attention /
-// gqa_flash_decode_combine.
+// read. Two split kernels, both fp32 on CUDA cores:
+//   rows kernel (GQA with dk == dv of 64/128/256, gqa_flash_decode_attention<D>): each row read by
+//   D/8 lanes straight into registers, each warp an online softmax over its rows, warps merged in
+//   shared memory; optionally applies RoPE to the query and appends the new row (fused, as
+//   TensorRT-LLM's decoder attention does);
+//   tiled kernel (MLA, other GQA head sizes: mla_decode_attention, gqa_tiled_decode_attention):
+//   rows staged in shared memory as fp32 in tiles of 32, one score per thread for up to 8 heads.
+// The launcher picks about two blocks per SM; the partial results of each split go to a float
+// workspace, and the combine kernel (splits shared among thread groups) writes bf16 outputs
+// [token][qHead][dv]: mla_decode_combine / gqa_flash_decode_combine.
 
+#include "kernels/attentionrows.h"
 #include "kernels/slowtail.h"
 
 #include <cstdint>
 #include <cuda_runtime_api.h>
+#include <vector>
 
 namespace gapscope::kernels {
 
@@ -38,10 +43,25 @@ struct AttentionParams {
     float* workspace = nullptr; // attentionWorkspaceFloats() floats
     uint16_t* out = nullptr; // bf16 [token][qHead][dv]
     SlowTail* tail = nullptr;
+    // Fused RoPE and cache append (GQA rows kernel only, rotary over the whole head): cos[dk/2] then
+    // sin[dk/2] for position context-1 (ropeCosSinTable). The query is rotated on load; the new key
+    // (rotated) and value of KV head h for token b, at newK/newV + b*newTokenStride + h*dk, become
+    // cache row context-1 (written through kCache/vCache, which must then be writable).
+    const float* ropeCosSin = nullptr;
+    const uint16_t* newK = nullptr;
+    const uint16_t* newV = nullptr;
+    uint64_t newTokenStride = 0;
 };
 
 constexpr uint32_t kAttentionMaxSplits = 256;
 uint64_t attentionWorkspaceFloats(uint32_t tokens, uint32_t qHeads, uint32_t dv);
+
+// The RoPE base the sim uses everywhere (RopeParams::theta's default): the value does not change
+// what is read or computed, only the angles.
+constexpr double kRopeTheta = 10000.0;
+
+// cos then sin of pos * theta^(-2i/ropeDim), i < ropeDim/2 (angles reduced in double), as floats.
+std::vector<float> ropeCosSinTable(uint64_t pos, uint32_t ropeDim, double theta);
 
 // Raises the attention kernels' dynamic shared-memory limit to the device's opt-in maximum. Call
 // once per device before the first launch (and before any stream capture).

@@ -5,6 +5,7 @@
 #include "kernels/cudastatus.h"
 #include "kernels/numerics.h"
 #include "kernels/ops.h"
+#include "kernels/selfcheckattention.h"
 #include "kernels/selfcheckgemv.h"
 #include "kernels/selfcheckutil.h"
 
@@ -136,7 +137,9 @@ Status checkAttention(bool mla, bool fp8, uint32_t qHeads, uint32_t kvHeads, uin
             auto o = ref::attentionHead(qv, kb, dk, vb, mla ? dk : dv, rows, dk, dv, fp8, p.scale);
             ref.insert(ref.end(), o.begin(), o.end());
         }
-    const std::string name = std::string(mla ? "mla_decode_attention" : "gqa_flash_decode_attention")
+    const std::string name = std::string(mla ? "mla_decode_attention"
+            : gqaRowsKernel(false, dk, dv)      ? "gqa_flash_decode_attention"
+                                                : "gqa_tiled_decode_attention")
         + (fp8 ? " fp8" : " bf16") + " heads " + std::to_string(qHeads) + "/" + std::to_string(kvHeads) + " rows "
         + std::to_string(rows) + " splits " + (splits ? std::to_string(splits) : std::string("auto"))
         + (qTokenStride ? " q token stride " + std::to_string(qTokenStride) : std::string());
@@ -480,6 +483,10 @@ Status SelfCheck::run(
     GS_TRY(checkAttention(true, true, 16, 1, 576, 512, 200, 200, 1, 0, rng, rep));
     GS_TRY(checkAttention(false, false, 8, 2, 128, 128, 200, 150, 2, 0, rng, rep));
     GS_TRY(checkAttention(false, true, 12, 4, 64, 64, 100, 77, 1, 2, rng, rep));
+    // GQA on the rows kernel: head dim 256, two head tiles per KV head; on the tiled kernel: head dim 96.
+    GS_TRY(checkAttention(false, false, 6, 2, 256, 256, 130, 130, 1, 0, rng, rep));
+    GS_TRY(checkAttention(false, true, 32, 2, 128, 128, 90, 90, 2, 0, rng, rep));
+    GS_TRY(checkAttention(false, false, 8, 2, 96, 96, 120, 100, 1, 0, rng, rep));
     // q read inside the fused qkv_proj output: token stride (8 + 2*2) * 128.
     GS_TRY(checkAttention(false, false, 8, 2, 128, 128, 200, 150, 2, 0, rng, rep, (8 + 2 * 2) * 128));
     GS_TRY(checkRouter(rng, rep));
@@ -487,6 +494,7 @@ Status SelfCheck::run(
     GS_TRY(checkRopeMla(rng, rep));
     GS_TRY(checkRopeGqa(false, rng, rep));
     GS_TRY(checkRopeGqa(true, rng, rep));
+    GS_TRY(check::checkAttentionRope(rng, rep));
     GS_TRY(checkIndexerScan(rng, rep));
     GS_TRY(check::checkSlowTail(rng, rep));
     GS_TRY(checkNccl(rank, ranks, id, rep));
