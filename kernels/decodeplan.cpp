@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 #include "kernels/decodeplan.h"
+#include "kernels/attentionrows.h"
 
 #include <algorithm>
 #include <cmath>
@@ -268,12 +269,16 @@ Status DecodePlanBuilder::attentionGqa()
     rope.attn.ropeDim = static_cast<uint32_t>(hd);
     rope.attn.context = o.context;
     rope.attn.cache = o.precisionOf(Component::KvCache);
-    ops->push_back(rope);
+    // The rows kernel applies RoPE and appends the new row itself (as TensorRT-LLM's decoder
+    // attention does); otherwise a rope_kv_append kernel runs first.
+    rope.attn.ropeInAttention = gqaRowsKernel(false, rope.attn.headDimK, rope.attn.headDimV);
+    if (!rope.attn.ropeInAttention)
+        ops->push_back(rope);
     PlanOp at = rope;
     at.kind = OpKind::Attention;
     at.component = Component::KvCache;
     at.name = "gqa_flash_decode_attention";
-    at.in = Buf::Qkv; // q rotated in place by the rope op, read at attn.qOffset / attn.tokenStride
+    at.in = Buf::Qkv; // q (rotated by the rope op, or on load) read at attn.qOffset / attn.tokenStride
     at.out = Buf::AttnOut;
     at.attn.rows = m.slidingWindow ? std::min<uint64_t>(o.context, m.slidingWindow) : o.context;
     at.attn.scale = 1.0f / std::sqrt(static_cast<float>(hd));

@@ -104,6 +104,9 @@ struct AttentionOp {
     // their own, packed per token).
     uint64_t qOffset = 0, kOffset = 0, vOffset = 0;
     uint64_t tokenStride = 0;
+    // GQA on the rows kernel (attentionrows.h): the Attention op itself rotates q and appends the
+    // new row (no RopeAppend op), RoPE over ropeDim == head dim at position context-1.
+    bool ropeInAttention = false;
     uint32_t qHeads = 0; // local query heads
     uint32_t kvHeads = 0; // local KV heads (1 for MLA)
     uint32_t headDimK = 0; // MLA: kv_lora + rope

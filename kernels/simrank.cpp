@@ -380,7 +380,14 @@ Status SimRank::allocate()
     const uint64_t pairOff = wsOff + align(attentionWorkspaceFloats(B, maxHeads, maxDv) * 4);
     const uint64_t tailOff = pairOff + align(uint64_t(B) * 8 * (tp + 1));
     const uint64_t cntOff = tailOff + align(m_ops.size() * sizeof(SlowTail));
-    aoff = cntOff + kAlign;
+    // RoPE cos/sin at position context-1 for attention that rotates and appends itself (the same
+    // for every layer: one head dim, one context), as engines read their cos_sin_cache.
+    uint32_t ropeDim = 0;
+    for (const auto& r : m_ops)
+        if (r.op->kind == OpKind::Attention && r.op->attn.ropeInAttention)
+            ropeDim = std::max(ropeDim, r.op->attn.ropeDim);
+    const uint64_t ropeOff = cntOff + kAlign;
+    aoff = ropeOff + align(uint64_t(ropeDim) * 4 + 16);
     GS_CUDA(cudaMalloc(&m_actArena, aoff));
     GS_CUDA(cudaMemset(m_actArena, 0, aoff));
     for (size_t b = 1; b < bufOff.size(); ++b)
@@ -395,6 +402,13 @@ Status SimRank::allocate()
     m_gatheredPairs = m_actArena + pairOff + uint64_t(B) * 8;
     m_tails = reinterpret_cast<SlowTail*>(m_actArena + tailOff);
     m_counters = reinterpret_cast<unsigned long long*>(m_actArena + cntOff);
+    m_ropeTable = reinterpret_cast<float*>(m_actArena + ropeOff);
+    for (const auto& r : m_ops)
+        if (r.op->kind == OpKind::Attention && r.op->attn.ropeInAttention) {
+            const auto t = ropeCosSinTable(r.op->attn.context - 1, r.op->attn.ropeDim, kRopeTheta);
+            GS_CUDA(cudaMemcpy(m_ropeTable, t.data(), t.size() * 4, cudaMemcpyHostToDevice));
+            break;
+        }
     GS_CUDA(cudaMallocHost(&m_hostCounters, 64 + 4 * B));
     m_hostTokens = reinterpret_cast<int32_t*>(m_hostCounters + 8);
     return Status::ok();

@@ -105,6 +105,7 @@ private:
     int32_t* m_slotIds = nullptr;
     float* m_slotWeight = nullptr;
     float* m_attnWorkspace = nullptr;
+    float* m_ropeTable = nullptr; // cos then sin at position context-1 (AttentionOp::ropeInAttention)
     void* m_localPairs = nullptr;
     void* m_gatheredPairs = nullptr;
     SlowTail* m_tails = nullptr;

@@ -97,6 +97,12 @@ Status SimRank::launchAttentionOp(const OpRes& r, cudaStream_t s, bool inject)
     p.out = buf(r.op->out);
     p.tail = inject ? r.tail : nullptr;
     p.splits = m_opt.attentionSplits;
+    if (a.ropeInAttention) { // the new k and v are parts of the fused qkv_proj output, as q
+        p.ropeCosSin = m_ropeTable;
+        p.newK = buf(r.op->in) + a.kOffset;
+        p.newV = buf(r.op->in) + a.vOffset;
+        p.newTokenStride = a.tokenStride;
+    }
     const cudaError_t e = launchAttention(p, m_smCount, s);
     if (e != cudaSuccess)
         return Status::error(r.op->name + ": attention launch failed: " + cudaGetErrorString(e));

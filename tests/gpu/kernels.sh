@@ -62,7 +62,7 @@ if run_sim clean_eager --mode eager; then eval_py step "$res/clean_eager.json" "
 # Decode attention's KV splits (the default takes about two blocks per SM): the clean graph step at
 # a few fixed counts, for tuning the attention kernel.
 splits_row=""
-for n in 16 32 64; do
+for n in 32 64 256; do
   run_sim "attn_splits_$n" --mode graph --attention-splits "$n" && splits_row+="$n: $(step_ms attn_splits_$n) ms, "
 done
 [ -n "$splits_row" ] && echo "sim: clean graph step by attention KV splits (default: $(step_ms clean_graph) ms) | ${splits_row%, } | report | PASS" >>"$table"

@@ -124,7 +124,8 @@ private slots:
     }
 
     // GQA runs q, k and v as ONE GEMV (qkv_proj, QKVParallelLinear) whose output row per token is
-    // q | k | v; the rope op rotates q and appends k and v from there, and attention reads q there.
+    // q | k | v; attention (on the rows kernel for head dim 128) rotates q and appends k and v from
+    // there itself: no rope_kv_append op.
     void gqaFusedQkv_data()
     {
         QTest::addColumn<QString>("model");
@@ -134,14 +135,14 @@ private slots:
         QTest::addColumn<uint>("kvHeads"); // local
         QTest::addColumn<qulonglong>("rows"); // (qHeads + 2*kvHeads) * head_dim
         QTest::addColumn<qulonglong>("cols"); // hidden
-        QTest::addColumn<int>("opsPerLayer"); // 2 fewer than with q_proj, k_proj and v_proj
-        // 16 heads + 2 KV heads of 128 per GPU: (16 + 2*2) * 128 rows of 2048; MoE layer 16 -> 14 ops.
-        QTest::newRow("qwen3-30b-a3b tp2 b1") << "qwen3-30b-a3b" << 2u << 1u << 16u << 2u << 2560ull << 2048ull << 14;
-        QTest::newRow("qwen3-30b-a3b tp2 b4") << "qwen3-30b-a3b" << 2u << 4u << 16u << 2u << 2560ull << 2048ull << 14;
+        QTest::addColumn<int>("opsPerLayer"); // 3 fewer than q_proj, k_proj, v_proj and rope_kv_append
+        // 16 heads + 2 KV heads of 128 per GPU: (16 + 2*2) * 128 rows of 2048; MoE layer 16 -> 13 ops.
+        QTest::newRow("qwen3-30b-a3b tp2 b1") << "qwen3-30b-a3b" << 2u << 1u << 16u << 2u << 2560ull << 2048ull << 13;
+        QTest::newRow("qwen3-30b-a3b tp2 b4") << "qwen3-30b-a3b" << 2u << 4u << 16u << 2u << 2560ull << 2048ull << 13;
         // 4 KV heads over 8 GPUs: one replicated KV head per GPU.
-        QTest::newRow("qwen3-30b-a3b tp8 b1") << "qwen3-30b-a3b" << 8u << 1u << 4u << 1u << 768ull << 2048ull << 14;
-        // Dense FFN layer 13 -> 11 ops.
-        QTest::newRow("llama-3.1-70b tp8 b2") << "llama-3.1-70b" << 8u << 2u << 8u << 1u << 1280ull << 8192ull << 11;
+        QTest::newRow("qwen3-30b-a3b tp8 b1") << "qwen3-30b-a3b" << 8u << 1u << 4u << 1u << 768ull << 2048ull << 13;
+        // Dense FFN layer 13 -> 10 ops.
+        QTest::newRow("llama-3.1-70b tp8 b2") << "llama-3.1-70b" << 8u << 2u << 8u << 1u << 1280ull << 8192ull << 10;
     }
 
     void gqaFusedQkv()
@@ -174,7 +175,10 @@ private slots:
                     // The bytes the three GEMVs read before: q, k and v rows of bf16.
                     QCOMPARE(op.weightBytes, (uint64_t(qHeads) * hd + 2 * uint64_t(kvHeads) * hd) * cols * 2);
                 }
-                if (op.kind == OpKind::RopeAppend || op.kind == OpKind::Attention) {
+                QVERIFY2(op.kind != OpKind::RopeAppend, "rope runs inside attention");
+                if (op.kind == OpKind::Attention) {
+                    QVERIFY(op.attn.ropeInAttention);
+                    QCOMPARE(op.attn.ropeDim, uint32_t(hd));
                     QCOMPARE(op.in, Buf::Qkv);
                     QCOMPARE(op.attn.qHeads, qHeads);
                     QCOMPARE(op.attn.kvHeads, kvHeads);
@@ -186,8 +190,7 @@ private slots:
             }
             QCOMPARE(qkv, 1);
             QCOMPARE(QString::fromStdString(l.ops[1].name), QString("qkv_proj"));
-            QCOMPARE(l.ops[2].kind, OpKind::RopeAppend);
-            QCOMPARE(l.ops[3].kind, OpKind::Attention);
+            QCOMPARE(l.ops[2].kind, OpKind::Attention);
         }
         const size_t headTail = plan.head().size() + plan.tail().size();
         QCOMPARE(plan.kernelCount(), headTail + size_t(opsPerLayer) * cfg.layers);
@@ -212,7 +215,7 @@ private slots:
         }
         QCOMPARE(plan.weightStorageBytes(true), uint64_t(30544891904));
         QCOMPARE(plan.weightStorageBytes(false), uint64_t(3365801984));
-        QCOMPARE(plan.kernelCount(), size_t(775 - 2 * 48)); // 2 + 48 * 16 + 5 with three projections
+        QCOMPARE(plan.kernelCount(), size_t(775 - 3 * 48)); // 2 + 48 * 16 + 5 with three projections and a rope op
     }
 
     // Per format, the fused matrix stores what the three did, except that fp8 and nvfp4 keep one FP32
@@ -264,8 +267,10 @@ private slots:
                     QCOMPARE(op.attn.tokenStride, uint64_t(0));
                     QCOMPARE(op.attn.qOffset, uint64_t(0));
                 }
-                if (op.kind == OpKind::Attention)
+                if (op.kind == OpKind::Attention) {
                     QCOMPARE(op.in, Buf::QLat);
+                    QVERIFY(!op.attn.ropeInAttention); // MLA's rope_kv_append runs before it
+                }
             }
             QCOMPARE(qa, 1);
             QCOMPARE(kva, 1);
