@@ -245,71 +245,58 @@ __device__ void attentionBody(const AttentionParams& p)
 
 constexpr int kCombineThreads = 512;
 
-// One block per (head, token): split weights exp(m_s - M) / sum_s l_s exp(m_s - M), then the
-// weighted sum of the split outputs, the splits shared among thread groups (float4 columns).
+// One block per (head, token). Thread (group g, float4 column c) merges splits g, g + groups, ...
+// with an online softmax (its (m, l) and its column of each split's output loaded in one round),
+// then the groups are merged in shared memory: weights exp(m_s - M) / sum_s l_s exp(m_s - M).
 __device__ void combineBody(const AttentionParams& p)
 {
-    __shared__ float weight[kAttentionMaxSplits];
-    __shared__ float red[kCombineThreads / 32];
     __shared__ float4 part[kCombineThreads];
+    __shared__ float pm[kCombineThreads], pl[kCombineThreads];
     const uint32_t head = blockIdx.x, b = blockIdx.y;
     const float* ml = p.workspace + uint64_t(p.tokens) * p.qHeads * kAttentionMaxSplits * p.dv;
     const uint64_t base = (uint64_t(b) * p.qHeads + head) * kAttentionMaxSplits;
-    const uint32_t warp = threadIdx.x / 32, lane = threadIdx.x % 32, warps = kCombineThreads / 32;
-    float mx = -INFINITY;
-    for (uint32_t s = threadIdx.x; s < p.splits; s += kCombineThreads)
-        mx = fmaxf(mx, ml[2 * (base + s)]);
-    for (int o = 16; o > 0; o >>= 1)
-        mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, o));
-    if (lane == 0)
-        red[warp] = mx;
-    __syncthreads();
-    mx = red[0];
-    for (uint32_t w = 1; w < warps; ++w)
-        mx = fmaxf(mx, red[w]);
-    float den = 0.f;
-    for (uint32_t s = threadIdx.x; s < p.splits; s += kCombineThreads) {
-        const float m = ml[2 * (base + s)];
-        const float e = m == -INFINITY ? 0.f : __expf(m - mx);
-        weight[s] = e;
-        den += e * ml[2 * (base + s) + 1];
-    }
-    for (int o = 16; o > 0; o >>= 1)
-        den += __shfl_xor_sync(0xffffffffu, den, o);
-    __syncthreads(); // everyone has read red[] as the maximum
-    if (lane == 0)
-        red[warp] = den;
-    __syncthreads();
-    den = 0.f;
-    for (uint32_t w = 0; w < warps; ++w)
-        den += red[w];
-    const float inv = den > 0.f ? 1.f / den : 0.f;
     const uint32_t cols = p.dv / 4; // float4 columns; dv <= 512 so cols <= 128 and groups >= 4
     const uint32_t groups = kCombineThreads / cols, gi = threadIdx.x / cols, c = threadIdx.x % cols;
     const float4* ws = reinterpret_cast<const float4*>(p.workspace + base * p.dv);
+    float m = -INFINITY, l = 0.f;
     float4 o = make_float4(0.f, 0.f, 0.f, 0.f);
-    if (gi < groups) { // every split < p.splits was written (zeros and weight 0 when it had no rows)
+    if (gi < groups) { // every split < p.splits was written (m = -inf, l = 0 when it had no rows)
 #pragma unroll 8
         for (uint32_t s = gi; s < p.splits; s += groups) {
-            const float w = weight[s];
+            const float ms = ml[2 * (base + s)], ls = ml[2 * (base + s) + 1];
             const float4 v = ws[uint64_t(s) * cols + c];
-            o.x += w * v.x;
-            o.y += w * v.y;
-            o.z += w * v.z;
-            o.w += w * v.w;
+            if (ms == -INFINITY)
+                continue;
+            const float mn = fmaxf(m, ms);
+            const float a = m == -INFINITY ? 0.f : __expf(m - mn), w = __expf(ms - mn);
+            l = l * a + ls * w;
+            o.x = o.x * a + v.x * w;
+            o.y = o.y * a + v.y * w;
+            o.z = o.z * a + v.z * w;
+            o.w = o.w * a + v.w * w;
+            m = mn;
         }
     }
     part[threadIdx.x] = o;
+    pm[threadIdx.x] = m;
+    pl[threadIdx.x] = l;
     __syncthreads();
     if (threadIdx.x < cols) {
-        float4 sum = part[threadIdx.x];
-        for (uint32_t g = 1; g < groups; ++g) {
-            const float4 v = part[g * cols + threadIdx.x];
-            sum.x += v.x;
-            sum.y += v.y;
-            sum.z += v.z;
-            sum.w += v.w;
+        float mx = -INFINITY;
+        for (uint32_t g = 0; g < groups; ++g)
+            mx = fmaxf(mx, pm[g * cols + threadIdx.x]);
+        float4 sum = make_float4(0.f, 0.f, 0.f, 0.f);
+        float den = 0.f;
+        for (uint32_t g = 0; g < groups; ++g) {
+            const uint32_t i = g * cols + threadIdx.x;
+            const float w = pm[i] == -INFINITY ? 0.f : __expf(pm[i] - mx);
+            den += w * pl[i];
+            sum.x += w * part[i].x;
+            sum.y += w * part[i].y;
+            sum.z += w * part[i].z;
+            sum.w += w * part[i].w;
         }
+        const float inv = den > 0.f ? 1.f / den : 0.f;
         uint16_t* out = p.out + (uint64_t(b) * p.qHeads + head) * p.dv + 4 * threadIdx.x;
         out[0] = num::floatToBf16(sum.x * inv);
         out[1] = num::floatToBf16(sum.y * inv);
@@ -403,10 +390,38 @@ template <int D> __device__ void body(const AttentionParams& p)
     __shared__ __align__(16) float accS[kWarps][kHeads][D];
     __shared__ float mS[kWarps][kHeads], lS[kWarps][kHeads];
 
-    // The new row (fused RoPE): rotated key and value, encoded as the cache stores them.
     const bool rope = p.ropeCosSin != nullptr;
     const uint64_t pos = p.context - 1;
     const bool ownsNew = rope && pos >= r0 && pos < r1;
+    const uint8_t* kBase = p.kCache + (uint64_t(b) * p.kvHeads + kvh) * p.context * p.kRowStride * esz;
+    const uint8_t* vBase = p.vCache + (uint64_t(b) * p.kvHeads + kvh) * p.context * p.vRowStride * esz;
+    // Rows [base, base + kBatch): this lane's K and V chunks; the new row comes from shared memory.
+    uint4 kr[S::kSteps], vr[S::kSteps];
+    bool valid[S::kSteps];
+    auto loadBatch = [&](uint64_t base, bool freshToo) {
+#pragma unroll
+        for (int t = 0; t < S::kSteps; ++t) {
+            const uint64_t row = base + (warp * S::kSteps + t) * S::kRows + rg;
+            valid[t] = row < r1;
+            kr[t] = vr[t] = make_uint4(0, 0, 0, 0);
+            const bool fresh = ownsNew && row == pos;
+            if (valid[t] && (freshToo || !fresh)) {
+                kr[t] = loadChunk(fresh ? newRow[0] + 8 * c * esz : kBase + (row * p.kRowStride + 8 * c) * esz, fp8);
+                vr[t] = loadChunk(fresh ? newRow[1] + 8 * c * esz : vBase + (row * p.vRowStride + 8 * c) * esz, fp8);
+            }
+        }
+    };
+    // With the append fused, the first batch is read before the PDL wait, as the GEMVs read their
+    // weights: nothing before this kernel writes the cache (its new row is patched in below).
+    // Otherwise a rope kernel before may be writing it.
+    if (r0 < r1 && rope)
+        loadBatch(r0, false);
+    pdlEnter(); // PDL: the kernel before is done (kernels/pdl.h)
+    slowTailBegin(p.tail);
+    if (r0 < r1 && !rope)
+        loadBatch(r0, true);
+
+    // The new row (fused RoPE): rotated key and value, encoded as the cache stores them.
     const bool appends = rope && tile == 0 && (ownsNew || (pos >= p.rows && split == gridDim.x - 1));
     if (ownsNew || appends) {
         const uint16_t* nk = p.newK + b * p.newTokenStride + uint64_t(kvh) * D;
@@ -463,24 +478,19 @@ template <int D> __device__ void body(const AttentionParams& p)
         for (int j = 0; j < 8; ++j)
             acc[h][j] = 0.f;
     float mOwn = -INFINITY, lOwn = 0.f;
-    const uint8_t* kBase = p.kCache + (uint64_t(b) * p.kvHeads + kvh) * p.context * p.kRowStride * esz;
-    const uint8_t* vBase = p.vCache + (uint64_t(b) * p.kvHeads + kvh) * p.context * p.vRowStride * esz;
     const bool up1 = c & (L / 2), up2 = c & (L / 4), up3 = c & (L / 8);
+    if (ownsNew && r0 < r1) {
+#pragma unroll
+        for (int t = 0; t < S::kSteps; ++t)
+            if (valid[t] && r0 + (warp * S::kSteps + t) * S::kRows + rg == pos) {
+                kr[t] = loadChunk(newRow[0] + 8 * c * esz, fp8);
+                vr[t] = loadChunk(newRow[1] + 8 * c * esz, fp8);
+            }
+    }
 
     for (uint64_t base = r0; base < r1; base += kBatch) {
-        uint4 kr[S::kSteps], vr[S::kSteps];
-        bool valid[S::kSteps];
-#pragma unroll
-        for (int t = 0; t < S::kSteps; ++t) {
-            const uint64_t row = base + (warp * S::kSteps + t) * S::kRows + rg;
-            valid[t] = row < r1;
-            kr[t] = vr[t] = make_uint4(0, 0, 0, 0);
-            if (valid[t]) {
-                const bool fresh = ownsNew && row == pos;
-                kr[t] = loadChunk(fresh ? newRow[0] + 8 * c * esz : kBase + (row * p.kRowStride + 8 * c) * esz, fp8);
-                vr[t] = loadChunk(fresh ? newRow[1] + 8 * c * esz : vBase + (row * p.vRowStride + 8 * c) * esz, fp8);
-            }
-        }
+        if (base != r0)
+            loadBatch(base, true);
         float s[S::kSteps];
 #pragma unroll
         for (int t = 0; t < S::kSteps; ++t) {
@@ -611,9 +621,7 @@ template <int D> __device__ void body(const AttentionParams& p)
 
 template <int D> __global__ void __launch_bounds__(gqa::kThreads) gqa_flash_decode_attention(AttentionParams p)
 {
-    pdlEnter(); // PDL: the kernel before is done (kernels/pdl.h)
-    slowTailBegin(p.tail);
-    gqa::body<D>(p);
+    gqa::body<D>(p); // waits for the kernel before (pdlEnter) after its first cache loads
     slowTailEnd(p.tail);
 }
 

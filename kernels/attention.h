@@ -11,12 +11,13 @@
 //   rows kernel (GQA with dk == dv of 64/128/256, gqa_flash_decode_attention<D>): each row read by
 //   D/8 lanes straight into registers, each warp an online softmax over its rows, warps merged in
 //   shared memory; optionally applies RoPE to the query and appends the new row (fused, as
-//   TensorRT-LLM's decoder attention does);
+//   TensorRT-LLM's decoder attention does), and then reads its first rows before the PDL wait;
 //   tiled kernel (MLA, other GQA head sizes: mla_decode_attention, gqa_tiled_decode_attention):
 //   rows staged in shared memory as fp32 in tiles of 32, one score per thread for up to 8 heads.
 // The launcher picks about two blocks per SM; the partial results of each split go to a float
-// workspace, and the combine kernel (splits shared among thread groups) writes bf16 outputs
-// [token][qHead][dv]: mla_decode_combine / gqa_flash_decode_combine.
+// workspace, and the combine kernel (an online softmax over each thread group's splits, loaded in
+// one round, then the groups merged) writes bf16 outputs [token][qHead][dv]:
+// mla_decode_combine / gqa_flash_decode_combine.
 
 #include "kernels/attentionrows.h"
 #include "kernels/slowtail.h"
