@@ -246,8 +246,11 @@ __device__ void attentionBody(const AttentionParams& p)
 constexpr int kCombineThreads = 512;
 
 // One block per (head, token). Thread (group g, float4 column c) merges splits g, g + groups, ...
-// with an online softmax (its (m, l) and its column of each split's output loaded in one round),
-// then the groups are merged in shared memory: weights exp(m_s - M) / sum_s l_s exp(m_s - M).
+// kCombineBatch at a time: their (m, l) and its column of their outputs loaded in one round, then
+// an online softmax over the batches; the groups are merged in shared memory. Weights
+// exp(m_s - M) / sum_s l_s exp(m_s - M).
+constexpr int kCombineBatch = 8;
+
 __device__ void combineBody(const AttentionParams& p)
 {
     __shared__ float4 part[kCombineThreads];
@@ -260,22 +263,41 @@ __device__ void combineBody(const AttentionParams& p)
     const float4* ws = reinterpret_cast<const float4*>(p.workspace + base * p.dv);
     float m = -INFINITY, l = 0.f;
     float4 o = make_float4(0.f, 0.f, 0.f, 0.f);
-    if (gi < groups) { // every split < p.splits was written (m = -inf, l = 0 when it had no rows)
-#pragma unroll 8
-        for (uint32_t s = gi; s < p.splits; s += groups) {
-            const float ms = ml[2 * (base + s)], ls = ml[2 * (base + s) + 1];
-            const float4 v = ws[uint64_t(s) * cols + c];
-            if (ms == -INFINITY)
-                continue;
-            const float mn = fmaxf(m, ms);
-            const float a = m == -INFINITY ? 0.f : __expf(m - mn), w = __expf(ms - mn);
-            l = l * a + ls * w;
-            o.x = o.x * a + v.x * w;
-            o.y = o.y * a + v.y * w;
-            o.z = o.z * a + v.z * w;
-            o.w = o.w * a + v.w * w;
-            m = mn;
+    // Every split < p.splits was written (m = -inf, l = 0 when it had no rows).
+    for (uint32_t s0 = gi; gi < groups && s0 < p.splits; s0 += groups * kCombineBatch) {
+        float ms[kCombineBatch], ls[kCombineBatch];
+        float4 v[kCombineBatch];
+#pragma unroll
+        for (int k = 0; k < kCombineBatch; ++k) { // loads without branches: all in flight at once
+            const uint32_t s = s0 + k * groups, si = s < p.splits ? s : s0;
+            ms[k] = ml[2 * (base + si)];
+            ls[k] = ml[2 * (base + si) + 1];
+            v[k] = ws[uint64_t(si) * cols + c];
+            if (s >= p.splits)
+                ms[k] = -INFINITY;
         }
+        float mx = m;
+#pragma unroll
+        for (int k = 0; k < kCombineBatch; ++k)
+            mx = fmaxf(mx, ms[k]);
+        if (mx == -INFINITY)
+            continue;
+        const float a = m == -INFINITY ? 0.f : __expf(m - mx);
+        l *= a;
+        o.x *= a;
+        o.y *= a;
+        o.z *= a;
+        o.w *= a;
+#pragma unroll
+        for (int k = 0; k < kCombineBatch; ++k) {
+            const float w = ms[k] == -INFINITY ? 0.f : __expf(ms[k] - mx);
+            l += w * ls[k];
+            o.x += w * v[k].x;
+            o.y += w * v[k].y;
+            o.z += w * v[k].z;
+            o.w += w * v[k].w;
+        }
+        m = mx;
     }
     part[threadIdx.x] = o;
     pm[threadIdx.x] = m;
