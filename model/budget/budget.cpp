@@ -150,6 +150,17 @@ bool BudgetBuilder::indexerQueryRuns() const
 // Dense weights of `count` layers shaped like `layer` (routed experts are added separately).
 void BudgetBuilder::addLayerWeights(uint32_t layer, uint32_t count, uint64_t tokens, const char* draftName)
 {
+    // GQA's q, k and v projections run as one GEMV (QKVParallelLinear in SGLang and vLLM, the fused
+    // QKV GEMM of TensorRT-LLM): one kernel reading all three, each split as its matrix is.
+    struct {
+        double bytes = 0, flops = 0;
+        int parts = 0;
+        Precision p = Precision::Bf16;
+        std::string note; // "q 1/8, k whole, v whole": each part's split
+        bool sameSplit = true;
+        uint32_t split = 0;
+    } qkv;
+    const bool fuseQkv = !m_m.isMla();
     for (const auto& w : layerMatrices(m_m, layer, m_in.engine)) {
         if (w.component == Component::RoutedExperts)
             continue;
@@ -159,6 +170,28 @@ void BudgetBuilder::addLayerWeights(uint32_t layer, uint32_t count, uint64_t tok
         }
         Precision p = precisionFor(w.component, matrixKey(w.component, w.name));
         double params = double(w.params()) / w.splitWays(m_in.tp);
+        if (fuseQkv && w.component == Component::Attention
+            && (w.name == "q_proj" || w.name == "k_proj" || w.name == "v_proj")) {
+            qkv.bytes += params * bytesPerParam(p);
+            qkv.flops += 2.0 * params * tokens;
+            if (qkv.parts++ == 0)
+                qkv.p = p;
+            const uint32_t ways = w.splitWays(m_in.tp);
+            qkv.note += std::string(qkv.note.empty() ? "" : ", ") + w.name.substr(0, 1) + " "
+                + (ways > 1 ? "1/" + std::to_string(ways) : "whole");
+            qkv.sameSplit = qkv.sameSplit && (qkv.parts == 1 || ways == qkv.split);
+            qkv.split = ways;
+            if (qkv.parts == 3) {
+                Acc& a = acc(draftName ? std::string(draftName) : std::string("attention.qkv_proj"),
+                    draftName ? Component::Draft : Component::Attention);
+                addKernels(a, count, qkv.bytes, qkv.flops, mathRate(qkv.p));
+                if (!draftName && a.item.note.empty())
+                    a.item.note = std::string(toString(qkv.p)) + ", q, k and v as one GEMV"
+                        + (qkv.sameSplit ? (ways > 1 ? ", 1/" + std::to_string(ways) + " per GPU" : "")
+                                         : " (" + qkv.note + " per GPU)");
+            }
+            continue;
+        }
         std::string name = draftName            ? std::string(draftName)
             : w.component == Component::Indexer ? w.name
                                                 : std::string(toString(w.component)) + "." + w.name;

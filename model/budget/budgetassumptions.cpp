@@ -158,7 +158,7 @@ std::vector<std::string> budgetAssumptions(const BudgetInputs& in, const Budget&
                 "sampling are not counted (small at decode)");
     a.push_back(describeAchievable(hw, in) + "; " + num(b.kernelsPerStep, "%.0f")
         + " kernels per step (the items' kernels + " + std::to_string(in.extraKernelsPerLayer)
-        + " small kernels per layer)");
+        + " small kernels per layer" + (m.isMla() ? "" : "; GQA q, k and v projections as one GEMV") + ")");
     for (const auto& n : m.notes)
         a.push_back("config: " + n);
     for (const auto& n : hw.notes)

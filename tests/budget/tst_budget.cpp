@@ -58,6 +58,7 @@ private slots:
     void mlaKvBytesPerToken();
     void dsaIndexerModes();
     void gqaKvBytes();
+    void gqaQkvOneKernel();
     void itemsAddUp();
     void speculativeDecoding();
     void launchFloor();
@@ -314,6 +315,32 @@ void TestBudget::speculativeDecoding()
     QVERIFY(std::abs(spec->expertsPerLayer - expectedDistinctExperts(256, 8, 4)) < 1e-9); // 4 tokens verified
     in.acceptanceLength = 5; // more than draft + 1
     QVERIFY(!computeBudget(in).hasValue());
+}
+
+// GQA's q, k and v are one GEMV per layer: one item reading q (1/TP) + k + v (1/min(TP, kv heads)),
+// one kernel per layer; MLA keeps its projections apart.
+void TestBudget::gqaQkvOneKernel()
+{
+    // qwen3-30b-a3b: 48 layers, hidden 2048, 32 heads and 4 KV heads of 128, bf16.
+    for (uint32_t tp : { 2u, 8u }) {
+        BudgetInputs in = inputs("qwen3-30b-a3b", "h200-sxm", tp, "", "sglang");
+        auto b = computeBudget(in);
+        QVERIFY(b.hasValue());
+        QVERIFY(!item(*b, "attention.q_proj") && !item(*b, "attention.k_proj") && !item(*b, "attention.v_proj"));
+        const BudgetItem* qkv = item(*b, "attention.qkv_proj");
+        QVERIFY(qkv != nullptr);
+        const double kvWays = std::min(tp, 4u);
+        const double perLayer = 2048.0 * 32 * 128 / tp * 2 + 2 * 2048.0 * 4 * 128 / kvWays * 2;
+        QCOMPARE(qkv->bytes, 48 * perLayer);
+        QCOMPARE(qkv->kernels, 48.0);
+        // One kernel per layer at the whole GEMV's bytes: its time is that of one read of perLayer.
+        QVERIFY(near(qkv->achievableMs * 1e3, 48 * in.hardware.kernelUs(perLayer), 1e-9));
+    }
+    BudgetInputs mla = inputs("deepseek-v3", "h200-sxm", 8, "", "sglang");
+    auto b = computeBudget(mla);
+    QVERIFY(b.hasValue());
+    QVERIFY(!item(*b, "attention.qkv_proj"));
+    QVERIFY(item(*b, "attention.q_a_proj") && item(*b, "attention.kv_a_proj_with_mqa"));
 }
 
 void TestBudget::launchFloor()
