@@ -122,11 +122,12 @@ def step(clean_path, label, budget_ms=None):
     c = t["config"]
     desc = f"{c['model']} tp{c['tp']} b{c['batch']} ctx{c['context']} {c['mode']}"
     if floor > 0:
-        # The target is the graph-mode step (one CUDA graph per step, as engines run decode); the
-        # eager step, with its launch gaps, is reported against the same floors.
-        graph = c["mode"] == "graph"
+        # The target is the graph-mode step (one CUDA graph per step, as engines run decode) against
+        # the budget's achievable column; the sum of the per-kernel floors stands in only when no
+        # budget was computed. The eager step, with its launch gaps, is reported against the floors.
+        target = c["mode"] == "graph" and not budget_ms
         row(f"sim: clean step vs sum of per-kernel floors ({desc})", f"{ms:.3f} ms / {floor:.3f} ms = {ms / floor:.2f}x",
-            "<= 1.3x" if graph else "report", ms <= 1.3 * floor or not graph)
+            "<= 1.3x" if target else "report", ms <= 1.3 * floor or not target)
     if budget_ms:
         row(f"sim: clean step vs budget achievable ({desc})", f"{ms:.3f} ms / {budget_ms:.3f} ms = {ms / budget_ms:.2f}x",
             "<= 1.3x", ms <= 1.3 * budget_ms)
