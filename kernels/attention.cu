@@ -251,6 +251,20 @@ constexpr int kCombineThreads = 512;
 // exp(m_s - M) / sum_s l_s exp(m_s - M).
 constexpr int kCombineBatch = 8;
 
+// exp(m - mx), 0 for a split without rows (m = -inf).
+__device__ __forceinline__ float splitWeight(float m, float mx)
+{
+    return m == -INFINITY ? 0.f : __expf(m - mx);
+}
+
+__device__ __forceinline__ void addScaled(float4& acc, float w, const float4& v)
+{
+    acc.x += w * v.x;
+    acc.y += w * v.y;
+    acc.z += w * v.z;
+    acc.w += w * v.w;
+}
+
 __device__ void combineBody(const AttentionParams& p)
 {
     __shared__ float4 part[kCombineThreads];
@@ -282,20 +296,14 @@ __device__ void combineBody(const AttentionParams& p)
             mx = fmaxf(mx, ms[k]);
         if (mx == -INFINITY)
             continue;
-        const float a = m == -INFINITY ? 0.f : __expf(m - mx);
+        const float a = splitWeight(m, mx);
         l *= a;
-        o.x *= a;
-        o.y *= a;
-        o.z *= a;
-        o.w *= a;
+        o = make_float4(o.x * a, o.y * a, o.z * a, o.w * a);
 #pragma unroll
         for (int k = 0; k < kCombineBatch; ++k) {
-            const float w = ms[k] == -INFINITY ? 0.f : __expf(ms[k] - mx);
+            const float w = splitWeight(ms[k], mx);
             l += w * ls[k];
-            o.x += w * v[k].x;
-            o.y += w * v[k].y;
-            o.z += w * v[k].z;
-            o.w += w * v[k].w;
+            addScaled(o, w, v[k]);
         }
         m = mx;
     }
@@ -311,12 +319,9 @@ __device__ void combineBody(const AttentionParams& p)
         float den = 0.f;
         for (uint32_t g = 0; g < groups; ++g) {
             const uint32_t i = g * cols + threadIdx.x;
-            const float w = pm[i] == -INFINITY ? 0.f : __expf(pm[i] - mx);
+            const float w = splitWeight(pm[i], mx);
             den += w * pl[i];
-            sum.x += w * part[i].x;
-            sum.y += w * part[i].y;
-            sum.z += w * part[i].z;
-            sum.w += w * part[i].w;
+            addScaled(sum, w, part[i]);
         }
         const float inv = den > 0.f ? 1.f / den : 0.f;
         uint16_t* out = p.out + (uint64_t(b) * p.qHeads + head) * p.dv + 4 * threadIdx.x;

@@ -12,13 +12,27 @@ namespace gapscope::kernels::check {
 
 namespace {
 
+// One head of d bf16 values rotated at position pos (rotary over the whole head), in double.
+std::vector<double> rotatedHead(const uint16_t* x, uint32_t d, uint64_t pos)
+{
+    const uint32_t half = d / 2;
+    std::vector<double> r(d);
+    for (uint32_t i = 0; i < half; ++i) {
+        double a = num::bf16ToFloat(x[i]), c = num::bf16ToFloat(x[half + i]);
+        ref::rotate(a, c, pos, i, d, kRopeTheta);
+        r[i] = a;
+        r[half + i] = c;
+    }
+    return r;
+}
+
 // qHeads/kvHeads heads of d (rotary over the whole head), `context` cached rows of which `rows` are
 // read; q, the new keys and values in one buffer per token (q heads, then k, then v, then 8 spare
 // elements, so the token stride is not the packed one).
 Status checkOne(bool fp8, uint32_t qHeads, uint32_t kvHeads, uint32_t d, uint64_t context, uint64_t rows,
     uint32_t tokens, uint32_t splits, std::mt19937& rng, Report& rep)
 {
-    const uint32_t esz = fp8 ? 1 : 2, half = d / 2, group = qHeads / kvHeads;
+    const uint32_t esz = fp8 ? 1 : 2, group = qHeads / kvHeads;
     const uint64_t stride = uint64_t(qHeads + 2 * kvHeads) * d + 8, pos = context - 1;
     auto qkv = randomBf16(tokens * stride, rng);
     const uint64_t cacheElems = uint64_t(tokens) * kvHeads * context * d;
@@ -71,13 +85,7 @@ Status checkOne(bool fp8, uint32_t qHeads, uint32_t kvHeads, uint32_t d, uint64_
             const uint16_t* nk = qkv.data() + b * stride + uint64_t(qHeads + g) * d;
             const uint16_t* nv = qkv.data() + b * stride + uint64_t(qHeads + kvHeads + g) * d;
             const uint64_t row = ((uint64_t(b) * kvHeads + g) * context + pos) * d;
-            std::vector<double> k(d);
-            for (uint32_t i = 0; i < half; ++i) {
-                double a = num::bf16ToFloat(nk[i]), c = num::bf16ToFloat(nk[half + i]);
-                ref::rotate(a, c, pos, i, d, kRopeTheta);
-                k[i] = a;
-                k[half + i] = c;
-            }
+            const std::vector<double> k = rotatedHead(nk, d, pos);
             for (uint32_t j = 0; j < d; ++j) {
                 rowRef.push_back(k[j]);
                 rowOut.push_back(value(kh, row + j));
@@ -94,14 +102,7 @@ Status checkOne(bool fp8, uint32_t qHeads, uint32_t kvHeads, uint32_t d, uint64_
     for (uint32_t b = 0; b < tokens; ++b)
         for (uint32_t h = 0; h < qHeads; ++h) {
             const uint32_t g = h / group;
-            const uint16_t* qh = qkv.data() + b * stride + uint64_t(h) * d;
-            std::vector<double> qv(d);
-            for (uint32_t i = 0; i < half; ++i) {
-                double a = num::bf16ToFloat(qh[i]), c = num::bf16ToFloat(qh[half + i]);
-                ref::rotate(a, c, pos, i, d, kRopeTheta);
-                qv[i] = a;
-                qv[half + i] = c;
-            }
+            const std::vector<double> qv = rotatedHead(qkv.data() + b * stride + uint64_t(h) * d, d, pos);
             const uint64_t off = (uint64_t(b) * kvHeads + g) * context * d * esz;
             auto o = ref::attentionHead(qv, kh.data() + off, d, vh.data() + off, d, rows, d, d, fp8, p.scale);
             ref.insert(ref.end(), o.begin(), o.end());

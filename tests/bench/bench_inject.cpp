@@ -10,6 +10,7 @@
 // that NCCL initialises while idle gets the mask 0.
 #include "capture/inject/channels.h"
 #include "capture/inject/nvtxhooks.h"
+#include "tests/capture/inject/fakenvtxtable.h"
 
 #include <nvtx3/nvToolsExt.h>
 
@@ -19,40 +20,11 @@
 #include <cstdio>
 #include <vector>
 
-extern "C" int InitializeInjectionNvtx2(NvtxGetExportTableFunc_t getExportTable);
-
 namespace {
 
 using Clock = std::chrono::steady_clock;
 using PushFn = int(NVTX_API*)(const char*);
 using PopFn = int(NVTX_API*)();
-
-NvtxFunctionPointer g_core[NVTX_CBID_CORE_SIZE];
-NvtxFunctionPointer* g_corePtrs[NVTX_CBID_CORE_SIZE];
-NvtxFunctionPointer g_core2[NVTX_CBID_CORE2_SIZE];
-NvtxFunctionPointer* g_core2Ptrs[NVTX_CBID_CORE2_SIZE];
-
-int NVTX_API getModule(NvtxCallbackModule module, NvtxFunctionTable* table, unsigned int* size)
-{
-    if (module == NVTX_CB_MODULE_CORE) {
-        *table = g_corePtrs;
-        *size = NVTX_CBID_CORE_SIZE;
-        return 1;
-    }
-    if (module == NVTX_CB_MODULE_CORE2) {
-        *table = g_core2Ptrs;
-        *size = NVTX_CBID_CORE2_SIZE;
-        return 1;
-    }
-    return 0;
-}
-
-NvtxExportTableCallbacks g_callbacks { sizeof(NvtxExportTableCallbacks), getModule };
-
-const void* NVTX_API exportTable(uint32_t id)
-{
-    return id == NVTX_ETID_CALLBACKS ? &g_callbacks : nullptr;
-}
 
 int g_emptyDepth = 0;
 int NVTX_API emptyPush(const char*)
@@ -88,11 +60,7 @@ double medianNsPerPair(long pairs)
 int main()
 {
     using namespace gapscope::capture::inject;
-    for (int i = 0; i < NVTX_CBID_CORE_SIZE; ++i)
-        g_corePtrs[i] = &g_core[i];
-    for (int i = 0; i < NVTX_CBID_CORE2_SIZE; ++i)
-        g_core2Ptrs[i] = &g_core2[i];
-    if (InitializeInjectionNvtx2(exportTable) != 1 || !nvtxHooksInstalled()) {
+    if (fakenvtx::install() != 1 || !nvtxHooksInstalled()) {
         std::fprintf(stderr, "bench_inject: the NVTX handlers did not install\n");
         return 1;
     }
@@ -104,8 +72,8 @@ int main()
     g_pop = emptyPop;
     const double empty = medianNsPerPair(pairs);
 
-    g_push = reinterpret_cast<PushFn>(g_core[NVTX_CBID_CORE_RangePushA]);
-    g_pop = reinterpret_cast<PopFn>(g_core[NVTX_CBID_CORE_RangePop]);
+    g_push = reinterpret_cast<PushFn>(fakenvtx::core()[NVTX_CBID_CORE_RangePushA]);
+    g_pop = reinterpret_cast<PopFn>(fakenvtx::core()[NVTX_CBID_CORE_RangePop]);
     ch.nvtxMode.store(0);
     const double idle = medianNsPerPair(pairs);
 

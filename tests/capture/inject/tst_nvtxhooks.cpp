@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: MIT
-// The NVTX injection side: NVTX's export table is faked the way nvtxInit.h calls a tool, then the
-// installed handlers are called like an application would.
+// The NVTX injection side: NVTX's export table is faked the way nvtxInit.h calls a tool
+// (fakenvtxtable.h), then the installed handlers are called like an application would.
 #include "capture/inject/channels.h"
 #include "capture/inject/nvtxhooks.h"
+#include "tests/capture/inject/fakenvtxtable.h"
 
 #include <nvtx3/nvToolsExt.h>
 
@@ -11,38 +12,12 @@
 #include <string>
 #include <vector>
 
-extern "C" int InitializeInjectionNvtx2(NvtxGetExportTableFunc_t getExportTable);
-
 using namespace gapscope::capture::inject;
 
 namespace {
 
-NvtxFunctionPointer g_core[NVTX_CBID_CORE_SIZE];
-NvtxFunctionPointer* g_corePtrs[NVTX_CBID_CORE_SIZE];
-NvtxFunctionPointer g_core2[NVTX_CBID_CORE2_SIZE];
-NvtxFunctionPointer* g_core2Ptrs[NVTX_CBID_CORE2_SIZE];
-
-int NVTX_API getModule(NvtxCallbackModule module, NvtxFunctionTable* table, unsigned int* size)
-{
-    if (module == NVTX_CB_MODULE_CORE) {
-        *table = g_corePtrs;
-        *size = NVTX_CBID_CORE_SIZE;
-        return 1;
-    }
-    if (module == NVTX_CB_MODULE_CORE2) {
-        *table = g_core2Ptrs;
-        *size = NVTX_CBID_CORE2_SIZE;
-        return 1;
-    }
-    return 0;
-}
-
-NvtxExportTableCallbacks g_callbacks { sizeof(NvtxExportTableCallbacks), getModule };
-
-const void* NVTX_API exportTable(uint32_t id)
-{
-    return id == NVTX_ETID_CALLBACKS ? &g_callbacks : nullptr;
-}
+NvtxFunctionPointer* const g_core = fakenvtx::core();
+NvtxFunctionPointer* const g_core2 = fakenvtx::core2();
 
 template <typename F> F slot(NvtxFunctionPointer* table, int id)
 {
@@ -65,11 +40,7 @@ class TstNvtxHooks : public QObject {
 private slots:
     void initTestCase()
     {
-        for (int i = 0; i < NVTX_CBID_CORE_SIZE; ++i)
-            g_corePtrs[i] = &g_core[i];
-        for (int i = 0; i < NVTX_CBID_CORE2_SIZE; ++i)
-            g_core2Ptrs[i] = &g_core2[i];
-        QCOMPARE(InitializeInjectionNvtx2(exportTable), 1);
+        QCOMPARE(fakenvtx::install(), 1);
         QVERIFY(nvtxHooksInstalled());
         QVERIFY(g_core[NVTX_CBID_CORE_RangePushA]);
         QVERIFY(g_core[NVTX_CBID_CORE_RangePop]);
