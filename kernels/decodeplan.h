@@ -12,7 +12,8 @@
 // SGLang's and vLLM's QKVParallelLinear: rows q | k | v) into Buf::Qkv, whose parts the rope and
 // attention ops read in place at a token stride of (Hl + 2*kvHl)*hd (AttentionOp's offsets); MLA's
 // q_a and kv_a_proj_with_mqa stay two GEMVs, and its kv_b is absorbed (two batched per-head GEMVs
-// around the latent attention). Per layer: RMSNorm, attention projections, RoPE + cache append,
+// around the latent attention). Per layer: RMSNorm, attention projections, RoPE + cache append
+// (for GQA on the rows kernel, attentionrows.h, inside the attention op: AttentionOp::ropeInAttention),
 // decode attention over `context` cached rows, output projection, AllReduce, RMSNorm, dense FFN or
 // router + touched experts + shared expert, AllReduce. Head: vocab-parallel embedding + AllReduce.
 // Tail: final norm, lm_head, local argmax, AllGather of (value, index), final argmax. DSA indexer
