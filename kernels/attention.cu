@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 #include "kernels/attention.h"
+#include "kernels/attentionmma.h"
 #include "kernels/numerics.h"
 #include "kernels/pdl.h"
 
@@ -725,7 +726,7 @@ static uint32_t chooseSplits(uint64_t rows, uint32_t rowsPerUnit, uint32_t block
     return static_cast<uint32_t>(want < 1 ? 1 : want > kAttentionMaxSplits ? kAttentionMaxSplits : want);
 }
 
-cudaError_t launchAttention(const AttentionParams& params, int smCount, cudaStream_t stream)
+cudaError_t launchAttention(const AttentionParams& params, int smCount, cudaStream_t stream, AttentionStage stage)
 {
     AttentionParams p = params;
     if (p.kvHeads == 0 || p.qHeads % p.kvHeads != 0 || p.tokens == 0 || p.rows == 0 || p.rows > p.context
@@ -738,37 +739,43 @@ cudaError_t launchAttention(const AttentionParams& params, int smCount, cudaStre
         return cudaErrorInvalidValue; // 16-byte query loads, row chunks of 8 elements
     if (p.ropeCosSin && (!rows || !p.newK || !p.newV || p.newTokenStride % 8))
         return cudaErrorInvalidValue;
-    if (rows) {
-        const uint32_t headTiles = (p.qHeads / p.kvHeads + gqa::kHeads - 1) / gqa::kHeads;
-        const uint32_t blocksPerSplit = p.kvHeads * headTiles * p.tokens;
+    const bool split = stage != AttentionStage::Combine, combine = stage != AttentionStage::Split;
+    cudaError_t e = cudaSuccess;
+    // Tensor cores where they serve (FP8 rows of 128 are read in 16-byte pieces), else CUDA cores.
+    if (rows && !p.cudaCores && gqaMmaKernel(p.dk) && !(p.fp8 && p.dk == 128 && p.vRowStride % 16)) {
+        const uint32_t headTiles = (p.qHeads / p.kvHeads + kGqaMmaHeads - 1) / kGqaMmaHeads;
         if (p.splits == 0)
-            p.splits = chooseSplits(p.rows, gqa::kBatch, blocksPerSplit, smCount);
+            p.splits = chooseSplits(p.rows, kGqaMmaBlockRows, p.kvHeads * headTiles * p.tokens, smCount);
+        if (split)
+            e = launchGqaMmaAttention(p, dim3(p.splits, p.kvHeads * headTiles, p.tokens), stream);
+    } else if (rows) {
+        const uint32_t headTiles = (p.qHeads / p.kvHeads + gqa::kHeads - 1) / gqa::kHeads;
+        if (p.splits == 0)
+            p.splits = chooseSplits(p.rows, gqa::kBatch, p.kvHeads * headTiles * p.tokens, smCount);
         const dim3 grid(p.splits, p.kvHeads * headTiles, p.tokens);
-        cudaError_t e = cudaErrorInvalidValue;
-        if (p.dk == 64)
+        if (!split)
+            ;
+        else if (p.dk == 64)
             e = launchPdl(gqa_flash_decode_attention<64>, grid, dim3(gqa::kThreads), 0, stream, p);
         else if (p.dk == 128)
             e = launchPdl(gqa_flash_decode_attention<128>, grid, dim3(gqa::kThreads), 0, stream, p);
-        else if (p.dk == 256)
+        else
             e = launchPdl(gqa_flash_decode_attention<256>, grid, dim3(gqa::kThreads), 0, stream, p);
-        if (e != cudaSuccess)
-            return e;
-        return launchPdl(gqa_flash_decode_combine, dim3(p.qHeads, p.tokens), dim3(kCombineThreads), 0, stream, p);
+    } else {
+        const Layout L = layoutOf(p);
+        if (uint64_t(L.headTile) * p.dv > uint64_t(kThreads) * 4 * kMaxVec
+            || uint64_t(L.headTile) * p.dk / 8 > uint64_t(kThreads) * kQLoads)
+            return cudaErrorInvalidValue;
+        if (p.splits == 0)
+            p.splits = chooseSplits(p.rows, kTile, p.kvHeads * L.headTiles * p.tokens, smCount);
+        if (split)
+            e = launchPdl(p.mla ? mla_decode_attention : gqa_tiled_decode_attention,
+                dim3(p.splits, p.kvHeads * L.headTiles, p.tokens), dim3(kThreads), sharedBytes(p, L), stream, p);
     }
-    const Layout L = layoutOf(p);
-    if (uint64_t(L.headTile) * p.dv > uint64_t(kThreads) * 4 * kMaxVec
-        || uint64_t(L.headTile) * p.dk / 8 > uint64_t(kThreads) * kQLoads)
-        return cudaErrorInvalidValue;
-    if (p.splits == 0)
-        p.splits = chooseSplits(p.rows, kTile, p.kvHeads * L.headTiles * p.tokens, smCount);
-    const size_t smem = sharedBytes(p, L);
-    auto kernel = p.mla ? mla_decode_attention : gqa_tiled_decode_attention;
-    const cudaError_t e = launchPdl(kernel, dim3(p.splits, p.kvHeads * L.headTiles, p.tokens), dim3(kThreads), smem,
-        stream, p);
-    if (e != cudaSuccess)
+    if (e != cudaSuccess || !combine)
         return e;
-    auto combine = p.mla ? mla_decode_combine : gqa_flash_decode_combine;
-    return launchPdl(combine, dim3(p.qHeads, p.tokens), dim3(kCombineThreads), 0, stream, p);
+    return launchPdl(p.mla ? mla_decode_combine : gqa_flash_decode_combine, dim3(p.qHeads, p.tokens),
+        dim3(kCombineThreads), 0, stream, p);
 }
 
 } // namespace gapscope::kernels

@@ -52,6 +52,9 @@ struct AttentionParams {
     const uint16_t* newK = nullptr;
     const uint16_t* newV = nullptr;
     uint64_t newTokenStride = 0;
+    // GQA: the CUDA-core rows kernel even where the tensor-core kernel serves (a baseline for the
+    // benchmark and the self-check).
+    bool cudaCores = false;
 };
 
 constexpr uint32_t kAttentionMaxSplits = 256;
@@ -68,7 +71,10 @@ std::vector<float> ropeCosSinTable(uint64_t pos, uint32_t ropeDim, double theta)
 // once per device before the first launch (and before any stream capture).
 cudaError_t prepareAttentionKernels();
 
-// Launches the split kernel and the combine kernel on `stream`.
-cudaError_t launchAttention(const AttentionParams& params, int smCount, cudaStream_t stream);
+// Launches the split kernel and the combine kernel on `stream`, or one of them (a benchmark times
+// them apart; the split count is chosen the same way for the same parameters).
+enum class AttentionStage { Both, Split, Combine };
+cudaError_t launchAttention(
+    const AttentionParams& params, int smCount, cudaStream_t stream, AttentionStage stage = AttentionStage::Both);
 
 } // namespace gapscope::kernels

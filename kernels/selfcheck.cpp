@@ -78,8 +78,10 @@ Status checkNorm(uint32_t width, uint32_t ld, std::mt19937& rng, Report& rep)
 
 // qTokenStride: elements between two tokens' queries, 0 = packed (qHeads*dk); larger as the sim's
 // GQA reads q inside the fused qkv_proj output.
+// cudaCores: GQA on the CUDA-core rows kernel where the tensor-core kernel would serve.
 Status checkAttention(bool mla, bool fp8, uint32_t qHeads, uint32_t kvHeads, uint32_t dk, uint32_t dv, uint64_t context,
-    uint64_t rows, uint32_t tokens, uint32_t splits, std::mt19937& rng, Report& rep, uint64_t qTokenStride = 0)
+    uint64_t rows, uint32_t tokens, uint32_t splits, std::mt19937& rng, Report& rep, uint64_t qTokenStride = 0,
+    bool cudaCores = false)
 {
     const uint32_t esz = fp8 ? 1 : 2;
     const uint64_t qts = qTokenStride ? qTokenStride : uint64_t(qHeads) * dk;
@@ -118,6 +120,7 @@ Status checkAttention(bool mla, bool fp8, uint32_t qHeads, uint32_t kvHeads, uin
     p.splits = splits;
     p.workspace = ws.as<float>();
     p.out = dout.as<uint16_t>();
+    p.cudaCores = cudaCores;
     GS_CUDA(launchAttention(p, 132, nullptr));
     std::vector<uint8_t> kh, vh;
     std::vector<uint16_t> oh;
@@ -137,10 +140,7 @@ Status checkAttention(bool mla, bool fp8, uint32_t qHeads, uint32_t kvHeads, uin
             auto o = ref::attentionHead(qv, kb, dk, vb, mla ? dk : dv, rows, dk, dv, fp8, p.scale);
             ref.insert(ref.end(), o.begin(), o.end());
         }
-    const std::string name = std::string(mla ? "mla_decode_attention"
-            : gqaRowsKernel(false, dk, dv)      ? "gqa_flash_decode_attention"
-                                                : "gqa_tiled_decode_attention")
-        + (fp8 ? " fp8" : " bf16") + " heads " + std::to_string(qHeads) + "/" + std::to_string(kvHeads) + " rows "
+    const std::string name = std::string(attentionKernelName(mla, dk, dv, cudaCores)) + (fp8 ? " fp8" : " bf16") + " heads " + std::to_string(qHeads) + "/" + std::to_string(kvHeads) + " rows "
         + std::to_string(rows) + " splits " + (splits ? std::to_string(splits) : std::string("auto"))
         + (qTokenStride ? " q token stride " + std::to_string(qTokenStride) : std::string());
     rep.error(name, ref::relativeError(toDouble(oh), ref), 1e-2);
@@ -481,11 +481,19 @@ Status SelfCheck::run(
     GS_TRY(checkNorm(100, 104, rng, rep));
     GS_TRY(checkAttention(true, false, 20, 1, 576, 512, 300, 250, 2, 3, rng, rep));
     GS_TRY(checkAttention(true, true, 16, 1, 576, 512, 200, 200, 1, 0, rng, rep));
+    // GQA on tensor cores: groups of 4 and 3 (padded heads), 16 (one full head tile), 24 (two tiles,
+    // the second half full), rows not a multiple of 16, splits without rows (50 splits of 150 rows).
     GS_TRY(checkAttention(false, false, 8, 2, 128, 128, 200, 150, 2, 0, rng, rep));
     GS_TRY(checkAttention(false, true, 12, 4, 64, 64, 100, 77, 1, 2, rng, rep));
-    // GQA on the rows kernel: head dim 256, two head tiles per KV head; on the tiled kernel: head dim 96.
+    GS_TRY(checkAttention(false, false, 32, 2, 128, 128, 300, 293, 1, 0, rng, rep));
+    GS_TRY(checkAttention(false, true, 48, 2, 128, 128, 150, 150, 2, 50, rng, rep));
+    GS_TRY(checkAttention(false, false, 6, 2, 64, 64, 1000, 999, 1, 3, rng, rep));
+    // The same shapes on the CUDA-core rows kernel; it alone serves head dim 256 (and two head tiles).
+    GS_TRY(checkAttention(false, false, 8, 2, 128, 128, 200, 150, 2, 0, rng, rep, 0, true));
+    GS_TRY(checkAttention(false, true, 12, 4, 64, 64, 100, 77, 1, 2, rng, rep, 0, true));
     GS_TRY(checkAttention(false, false, 6, 2, 256, 256, 130, 130, 1, 0, rng, rep));
-    GS_TRY(checkAttention(false, true, 32, 2, 128, 128, 90, 90, 2, 0, rng, rep));
+    GS_TRY(checkAttention(false, true, 32, 2, 128, 128, 90, 90, 2, 0, rng, rep, 0, true));
+    // GQA on the tiled kernel: head dim 96.
     GS_TRY(checkAttention(false, false, 8, 2, 96, 96, 120, 100, 1, 0, rng, rep));
     // q read inside the fused qkv_proj output: token stride (8 + 2*2) * 128.
     GS_TRY(checkAttention(false, false, 8, 2, 128, 128, 200, 150, 2, 0, rng, rep, (8 + 2 * 2) * 128));

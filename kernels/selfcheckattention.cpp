@@ -30,7 +30,7 @@ std::vector<double> rotatedHead(const uint16_t* x, uint32_t d, uint64_t pos)
 // read; q, the new keys and values in one buffer per token (q heads, then k, then v, then 8 spare
 // elements, so the token stride is not the packed one).
 Status checkOne(bool fp8, uint32_t qHeads, uint32_t kvHeads, uint32_t d, uint64_t context, uint64_t rows,
-    uint32_t tokens, uint32_t splits, std::mt19937& rng, Report& rep)
+    uint32_t tokens, uint32_t splits, std::mt19937& rng, Report& rep, bool cudaCores = false)
 {
     const uint32_t esz = fp8 ? 1 : 2, group = qHeads / kvHeads;
     const uint64_t stride = uint64_t(qHeads + 2 * kvHeads) * d + 8, pos = context - 1;
@@ -69,6 +69,7 @@ Status checkOne(bool fp8, uint32_t qHeads, uint32_t kvHeads, uint32_t d, uint64_
     p.newK = p.q + uint64_t(qHeads) * d;
     p.newV = p.q + uint64_t(qHeads + kvHeads) * d;
     p.newTokenStride = stride;
+    p.cudaCores = cudaCores;
     GS_CUDA(launchAttention(p, 132, nullptr));
     std::vector<uint8_t> kh, vh;
     std::vector<uint16_t> oh;
@@ -93,10 +94,11 @@ Status checkOne(bool fp8, uint32_t qHeads, uint32_t kvHeads, uint32_t d, uint64_
                 rowOut.push_back(value(vh, row + j));
             }
         }
+    const std::string kernel = attentionKernelName(false, d, d, cudaCores);
     const std::string shape = std::string(fp8 ? " fp8" : " bf16") + " heads " + std::to_string(qHeads) + "/"
         + std::to_string(kvHeads) + " d " + std::to_string(d) + " rows " + std::to_string(rows) + "/"
         + std::to_string(context) + " splits " + (splits ? std::to_string(splits) : std::string("auto"));
-    rep.error("gqa_flash_decode_attention rope append" + shape, ref::relativeError(rowOut, rowRef), fp8 ? 8e-2 : 1e-2);
+    rep.error(kernel + " rope append" + shape, ref::relativeError(rowOut, rowRef), fp8 ? 8e-2 : 1e-2);
     // Attention over the cache as written (the new row included when it is read), rotated queries.
     std::vector<double> ref;
     for (uint32_t b = 0; b < tokens; ++b)
@@ -107,7 +109,7 @@ Status checkOne(bool fp8, uint32_t qHeads, uint32_t kvHeads, uint32_t d, uint64_
             auto o = ref::attentionHead(qv, kh.data() + off, d, vh.data() + off, d, rows, d, d, fp8, p.scale);
             ref.insert(ref.end(), o.begin(), o.end());
         }
-    rep.error("gqa_flash_decode_attention rope" + shape, ref::relativeError(toDouble(oh), ref), 1e-2);
+    rep.error(kernel + " rope" + shape, ref::relativeError(toDouble(oh), ref), 1e-2);
     return Status::ok();
 }
 
@@ -115,10 +117,15 @@ Status checkOne(bool fp8, uint32_t qHeads, uint32_t kvHeads, uint32_t d, uint64_
 
 Status checkAttentionRope(std::mt19937& rng, Report& rep)
 {
-    // Two tokens, one head tile, the new row in the last split.
+    // Two tokens, one head tile, the new row in the last split; on both kernels.
     GS_TRY(checkOne(false, 8, 2, 128, 300, 300, 2, 0, rng, rep));
-    // Two head tiles per KV head (both read the new row, one appends it), a given split count.
-    GS_TRY(checkOne(false, 32, 2, 128, 257, 257, 1, 5, rng, rep));
+    GS_TRY(checkOne(false, 8, 2, 128, 300, 300, 2, 0, rng, rep, true));
+    // 16 heads per KV head (a full tensor-core head tile), FP8, the new row inside a split.
+    GS_TRY(checkOne(true, 32, 2, 128, 200, 200, 1, 7, rng, rep));
+    // Two head tiles per KV head (both read the new row, one appends it), a given split count: 32
+    // query heads per KV head on tensor cores, 16 on CUDA cores.
+    GS_TRY(checkOne(false, 64, 2, 128, 257, 257, 1, 5, rng, rep));
+    GS_TRY(checkOne(false, 32, 2, 128, 257, 257, 1, 5, rng, rep, true));
     // FP8 cache, head dim 64, a window shorter than the cache: the new row is appended, not read.
     GS_TRY(checkOne(true, 12, 4, 64, 140, 100, 2, 0, rng, rep));
     // Head dim 256, odd group.
