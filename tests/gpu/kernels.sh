@@ -26,6 +26,13 @@ fail=0
 if timeout 300 "$sim" --check --tp "$gpus" >"$res/selfcheck.log" 2>&1; then ok=PASS; else ok=FAIL; fail=1; fi
 echo "kernels: self-check vs CPU reference ($gpus GPUs) | $(tail -1 "$res/selfcheck.log") | all pass | $ok" >>"$table"
 
+# 1b. Decode attention alone: tensor-core and CUDA-core kernels against a plain read of the KV bytes
+# (tests/bench/bench_attention.sh; the default shape, its FP8 cache, 32k rows).
+if [ -x "$build/tests/bench/bench_attention" ]; then
+  timeout 120 "$here/../bench/bench_attention.sh" "$build" >"$res/bench_attention.txt" 2>&1
+  python3 "$here/kernels_eval.py" attention "$res/bench_attention.txt" >>"$table" 2>>"$res/eval.err"
+fi
+
 # 2. Calibration, twice (each run measures every figure 3 times).
 for i in 1 2; do
   /usr/bin/time -f "%e s" -o "$res/calib$i.time" timeout 300 "$cal" --repeats 3 --output "$res/calib$i.json" \
@@ -62,7 +69,7 @@ if run_sim clean_eager --mode eager; then eval_py step "$res/clean_eager.json" "
 # Decode attention's KV splits (the default takes about two blocks per SM): the clean graph step at
 # a few fixed counts, for tuning the attention kernel.
 splits_row=""
-for n in 32 64 256; do
+for n in 16 32 128; do
   run_sim "attn_splits_$n" --mode graph --attention-splits "$n" && splits_row+="$n: $(step_ms attn_splits_$n) ms, "
 done
 [ -n "$splits_row" ] && echo "sim: clean graph step by attention KV splits (default: $(step_ms clean_graph) ms) | ${splits_row%, } | report | PASS" >>"$table"

@@ -201,6 +201,38 @@ def tokens(paths):
             "one value", len(seen) == 1)
 
 
+def attention(path):
+    """tests/bench/bench_attention.sh output: one row per shape, the tensor-core and CUDA-core
+    kernels at their own split choice against the read floor. PASS when the tensor-core output
+    matches the CUDA-core kernel's within 1e-3 (outputs are about 1e-2 on these random inputs)."""
+    shape, floor, rows = None, None, {}
+
+    def flush():
+        if not shape:
+            return
+        tc, cc = rows.get(("tensor_cores", "auto")), rows.get(("cuda_cores", "auto"))
+        if not tc or not cc or not floor:
+            row(f"attention alone: {shape}", "incomplete output", "both kernels", False)
+            return
+        best = min((v[0], k[1]) for k, v in rows.items() if k[0] == "tensor_cores")
+        measured = (f"tensor cores {tc[0]:.2f} us (split {tc[1]:.2f} + combine {tc[2]:.2f}), CUDA cores {cc[0]:.2f} us, "
+                    f"read floor {floor:.2f} us; {tc[0] / floor:.2f}x floor; best splits {best[1]} {best[0]:.2f} us; "
+                    f"max diff {tc[4]:.1e}")
+        row(f"attention alone: {shape}", measured, "report; outputs agree (1e-3)", tc[4] <= 1e-3)
+
+    for line in open(path):
+        if line.startswith("decode attention:"):
+            flush()
+            shape, floor, rows = line.split(":", 1)[1].split(", NVIDIA")[0].strip(), None, {}
+        elif line.startswith("read floor"):
+            floor = float(line.split(":")[1].split()[0])
+        else:
+            f = line.split()
+            if len(f) == 7 and f[0] in ("tensor_cores", "cuda_cores"):
+                rows[(f[0], f[1])] = [float(x) for x in f[2:]]
+    flush()
+
+
 def budget_ms(path):
     b = load(path)
     for k in ("achievable_ms", "achievableMs"):
@@ -221,6 +253,8 @@ if __name__ == "__main__":
         print(round(median_ms(load(sys.argv[2])), 3))
     elif cmd == "tokens":
         tokens(sys.argv[2:])
+    elif cmd == "attention":
+        attention(sys.argv[2])
     elif cmd == "budget":
         v = budget_ms(sys.argv[2])
         print(v if v else "")

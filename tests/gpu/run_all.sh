@@ -34,8 +34,10 @@ if [ -n "${GAPSCOPE_GPU_BIN:-}" ]; then
 fi
 if [ -z "${GAPSCOPE_GPU_BIN:-}" ]; then
   t0=$(date +%s)
-  bench=OFF; extra=()
-  has bench && { bench=ON; extra=(bench_format bench_live bench_analysis); }
+  # Benchmarks configured always: the kernels part runs bench_attention.
+  bench=ON; extra=()
+  has kernels && extra+=(bench_attention)
+  has bench && extra+=(bench_format bench_live bench_analysis)
   { cmake --preset gpu -DGAPSCOPE_BUILD_BENCH=$bench \
       && cmake --build build/gpu -j"$(nproc)" --target gapscope-cli gapscope-agent gapscope-inject inject_probe \
            gapscope-decode-sim gapscope-calibrate "${extra[@]}"; } >"$RES/build.log" 2>&1
