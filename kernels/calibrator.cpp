@@ -361,13 +361,26 @@ Status graphReplayUs(cudaStream_t s, int nodes, int reps, double& us)
     return Status::ok();
 }
 
+// Graph replay of 1 and 10 empty kernels on the calling thread's core (two passes; the first warms
+// the launch path up): the host figures the fixed graph cost comes from.
+Status smallGraphsUs(cudaStream_t s, const CalibrateOptions& o, double& one, double& ten)
+{
+    for (int pass = 0; pass < 2; ++pass) {
+        GS_TRY(graphReplayUs(s, 1, o.quick ? 10 : 300, one));
+        GS_TRY(graphReplayUs(s, 10, o.quick ? 10 : 300, ten));
+    }
+    return Status::ok();
+}
+
 Status measureLaunch(cudaStream_t s, const CalibrateOptions& o, SingleGpuFigures& f)
 {
-    // Eager: the launch path's cost on the fastest of a few GPU-local cores (one core alone moved
-    // 3.0-4.5 us between runs of the same box), whose core then also runs the graph replays.
+    // Host-bound figures on the fastest of a few GPU-local cores, each figure its own best core:
+    // one core alone moved the eager cost 3.0-4.5 us between runs of the same box, and the graph's
+    // fixed cost read 6.1 us in one process against 5.5-5.7 us in the others.
     const int n = o.quick ? 200 : 1000;
     int best = -1;
     f.eagerUs = 0;
+    std::vector<std::pair<double, double>> small; // (1 node, 10 nodes) per core
     for (int cpu : launchCpus()) {
         PinToOneCpu pin(cpu);
         double us = 0;
@@ -383,27 +396,28 @@ Status measureLaunch(cudaStream_t s, const CalibrateOptions& o, SingleGpuFigures
             f.eagerUs = us / n;
             best = cpu;
         }
+        double one = 0, ten = 0;
+        GS_TRY(smallGraphsUs(s, o, one, ten));
+        small.emplace_back(one, ten);
     }
     PinToOneCpu pin(best);
-    // Graph replay for graphs of 1..1000 empty kernels. Per node: the slope between the two largest
-    // graphs; fixed: what is left of the two smallest (1 and 10 nodes) after their nodes, averaged.
-    // (The intercept of a least-squares line through all sizes moved 6-15 % between runs on the
-    // H200: 0.1 % of noise at 1000 nodes alone shifts it by about 0.5 us.)
-    std::vector<double> xs, ys;
-    // Two passes over the sizes; the first only warms the launch path up (graphs, clocks).
-    for (int pass = 0; pass < 2; ++pass) {
-        xs.clear();
-        ys.clear();
-        for (int nodes : { 1, 10, 100, 300, 1000 }) {
-            double t = 0;
-            GS_TRY(graphReplayUs(s, nodes, o.quick ? 10 : 300, t));
-            xs.push_back(nodes);
-            ys.push_back(t);
-        }
+    // Per node: the slope between the two largest graphs (1000 and 300 nodes) on the best eager
+    // core; fixed: what is left of the two smallest (1 and 10 nodes) after their nodes, averaged,
+    // on the core where that is least. (The intercept of a least-squares line through all sizes
+    // moved 6-15 % between runs on the H200: 0.1 % of noise at 1000 nodes alone shifts it by about
+    // 0.5 us.)
+    double big[2] = { 0, 0 };
+    for (int pass = 0; pass < 2; ++pass) { // the first pass warms the launch path up
+        GS_TRY(graphReplayUs(s, 300, o.quick ? 10 : 300, big[0]));
+        GS_TRY(graphReplayUs(s, 1000, o.quick ? 10 : 300, big[1]));
     }
-    const size_t last = xs.size() - 1;
-    f.graphPerNodeUs = (ys[last] - ys[last - 1]) / (xs[last] - xs[last - 1]);
-    f.graphFixedUs = ((ys[0] - f.graphPerNodeUs * xs[0]) + (ys[1] - f.graphPerNodeUs * xs[1])) / 2;
+    f.graphPerNodeUs = (big[1] - big[0]) / 700.0;
+    f.graphFixedUs = 0;
+    for (size_t i = 0; i < small.size(); ++i) {
+        const double fixed = ((small[i].first - f.graphPerNodeUs) + (small[i].second - 10 * f.graphPerNodeUs)) / 2;
+        if (i == 0 || fixed < f.graphFixedUs)
+            f.graphFixedUs = fixed;
+    }
     return Status::ok();
 }
 
