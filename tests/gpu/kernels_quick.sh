@@ -3,8 +3,8 @@
 # A short kernels loop on the GPU box, for tuning between full runs (repo root):
 #   tests/gpu/kernels_quick.sh [CLEAN_RUNS]
 # Builds only the sim, the calibrator, the CLI and the attention benchmark (gpu preset), then: the
-# sim's self-check, tests/bench/bench_attention.sh, one calibration, the budget, and CLEAN_RUNS
-# (default 3) clean graph runs judged against the budget. Rows as run_all.sh prints them; logs in
+# sim's self-check, tests/bench/bench_attention.sh, two calibrations (do they agree), the budget
+# from the first, and CLEAN_RUNS (default 3) clean graph runs judged against the budget. Rows as run_all.sh prints them; logs in
 # $OUT/quick (or /tmp/gapscope-quick).
 set -uo pipefail
 cd "$(dirname "$0")/../.."
@@ -29,7 +29,11 @@ echo "self-check ($gpus GPUs) | $(tail -1 "$R/selfcheck.log") | all pass | $([ $
 grep FAIL "$R/selfcheck.log" | head -20 >>"$R/failures.txt"
 timeout 120 tests/bench/bench_attention.sh build/gpu >"$R/bench_attention.txt" 2>&1
 python3 $here/kernels_eval.py attention "$R/bench_attention.txt" >>"$T"
-timeout 120 build/gpu/kernels/gapscope-calibrate --repeats 3 --output "$R/calib.json" >"$R/calib.log" 2>&1
+for i in 1 2; do
+  timeout 120 build/gpu/kernels/gapscope-calibrate --repeats 3 --output "$R/calib$i.json" >"$R/calib$i.log" 2>&1
+done
+python3 $here/kernels_eval.py calib "$R/calib1.json" "$R/calib2.json" | grep "two runs agree" >>"$T"
+cp "$R/calib1.json" "$R/calib.json"
 build/gpu/app/gapscope-cli budget --model qwen3-30b-a3b --hw "$R/calib.json" --tp "$gpus" --batch 1 --context 4096 \
   --json >"$R/budget.json" 2>"$R/budget.err"
 budget=$(python3 $here/kernels_eval.py budget "$R/budget.json")
