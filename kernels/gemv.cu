@@ -2,7 +2,6 @@
 #include "kernels/gemv.h"
 #include "kernels/numerics.h"
 #include "kernels/pdl.h"
-#include "kernels/routertopk.cuh"
 
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
@@ -536,28 +535,6 @@ template <int TB> __global__ void __launch_bounds__(256) fused_moe_gemv_bf16_swe
 {
     sweepDispatch<Precision::Bf16, TB, true>(p);
 }
-// The router GEMV (bf16, sweep schedule) with the softmax + top-k in its last block: each block
-// makes its logits visible and counts itself done; the last one reads all logits through L2, runs
-// the top-k (kernels/routertopk.cuh) and resets the counter for the next launch. One kernel
-// boundary less between the router and the experts than a separate moe_router_topk.
-template <int TB>
-__global__ void __launch_bounds__(256) router_gemv_topk_kernel(GemvParams p, RouterParams r, unsigned int* done)
-{
-    sweepDispatch<Precision::Bf16, TB, false>(p);
-    __shared__ bool last;
-    __threadfence(); // this thread's logits, before the block counts itself done
-    __syncthreads();
-    if (threadIdx.x == 0)
-        last = atomicAdd(done, 1u) == gridDim.x - 1;
-    __syncthreads();
-    if (!last)
-        return;
-    __threadfence();
-    routerTopkBody(r);
-    if (threadIdx.x == 0)
-        *done = 0;
-}
-
 template <int TB, int U = 0> __global__ void __launch_bounds__(256) gemv_bf16_lean_kernel(GemvParams p)
 {
     gemvPersistentBody<Precision::Bf16, TB, U>(p, false);
@@ -660,9 +637,9 @@ cudaError_t gemvKernelInfo(std::vector<GemvKernelInfo>& out)
     return cudaSuccess;
 }
 
-// The kernel and grid for a GEMV (launchGemv's choice); p gains the fields launchGemv sets.
-cudaError_t planGemv(Precision precision, GemvParams& p, GemvFn& fn, dim3& grid)
+cudaError_t launchGemv(Precision precision, const GemvParams& params, cudaStream_t stream)
 {
+    GemvParams p = params;
     const bool indirect = p.slotExpert != nullptr;
     const uint32_t vec = elemsPerVector(precision);
     if (p.tokens == 0 || p.tokens > 8 || p.rows == 0 || p.cols == 0 || p.cols % vec != 0 || p.groups == 0)
@@ -680,8 +657,8 @@ cudaError_t planGemv(Precision precision, GemvParams& p, GemvFn& fn, dim3& grid)
     p.warpsPerRow = wpr;
     p.lanesPerRow = lpr;
     const uint32_t tb = p.tokens <= 1 ? 1 : p.tokens <= 2 ? 2 : p.tokens <= 4 ? 4 : 8;
-    fn = byTokens(tb, pick<1>(precision, indirect), pick<2>(precision, indirect), pick<4>(precision, indirect),
-        pick<8>(precision, indirect));
+    GemvFn fn = byTokens(tb, pick<1>(precision, indirect), pick<2>(precision, indirect),
+        pick<4>(precision, indirect), pick<8>(precision, indirect));
     if (!fn)
         return cudaErrorInvalidValue;
     p.sweep = (p.schedule == 0 || p.schedule == 3 || p.schedule == 4) && precision == Precision::Bf16
@@ -701,7 +678,7 @@ cudaError_t planGemv(Precision precision, GemvParams& p, GemvFn& fn, dim3& grid)
         fn = byTokens(tb, gemv_bf16_lean_kernel<1>, gemv_bf16_lean_kernel<2>, gemv_bf16_lean_kernel<4>,
             gemv_bf16_lean_kernel<8>);
     const uint32_t rowsPerBlock = kWarps / wpr * (32 / lpr);
-    grid = dim3((p.rows + rowsPerBlock - 1) / rowsPerBlock, p.groups);
+    dim3 grid((p.rows + rowsPerBlock - 1) / rowsPerBlock, p.groups);
     if (p.sweep) {
         // Groups of L x 256 vectors: R whole rows each (gemvSweepBody).
         const uint32_t loads = vecs == 512 && p.inflight == 4 ? 4 : 8;
@@ -734,50 +711,8 @@ cudaError_t planGemv(Precision precision, GemvParams& p, GemvFn& fn, dim3& grid)
         const uint64_t need = (uint64_t(p.rows) * p.groups + kWarps - 1) / kWarps;
         grid = dim3(static_cast<uint32_t>(need < uint64_t(resident) ? need : resident), 1);
     }
-    return cudaSuccess;
-}
-
-cudaError_t launchGemv(Precision precision, const GemvParams& params, cudaStream_t stream)
-{
-    GemvParams p = params;
-    GemvFn fn = nullptr;
-    dim3 grid;
-    const cudaError_t e = planGemv(precision, p, fn, grid);
-    if (e != cudaSuccess)
-        return e;
     const PdlScope scope(p.pdl || PdlScope::active());
     return launchPdl(fn, grid, dim3(32 * kWarps), 0, stream, p);
-}
-
-bool routerTopkFusible(Precision precision, uint32_t cols)
-{
-    const uint32_t vecs = cols / 8;
-    return precision == Precision::Bf16 && cols % 8 == 0 && (vecs == 256 || vecs == 512 || vecs == 1024 || vecs == 2048);
-}
-
-cudaError_t launchRouterGemvTopk(const GemvParams& params, const RouterParams& router, unsigned int* done,
-    cudaStream_t stream)
-{
-    GemvParams p = params;
-    if (!routerTopkFusible(Precision::Bf16, p.cols) || !routerParamsValid(router) || !done || p.slotExpert
-        || p.tail || p.groups != 1 || p.schedule != 0 || p.repeat != 1 || p.tokens != router.tokens
-        || p.rows != router.experts || p.yLd != router.experts || p.y != router.logits)
-        return cudaErrorInvalidValue;
-    GemvFn fn = nullptr;
-    dim3 grid;
-    const cudaError_t e = planGemv(Precision::Bf16, p, fn, grid);
-    if (e != cudaSuccess)
-        return e;
-    if (!p.sweep)
-        return cudaErrorInvalidValue;
-    const uint32_t tb = p.tokens <= 1 ? 1 : p.tokens <= 2 ? 2 : p.tokens <= 4 ? 4 : 8;
-    using Fused = void (*)(GemvParams, RouterParams, unsigned int*);
-    const Fused k = tb == 1 ? router_gemv_topk_kernel<1>
-        : tb == 2           ? router_gemv_topk_kernel<2>
-        : tb == 4           ? router_gemv_topk_kernel<4>
-                            : router_gemv_topk_kernel<8>;
-    const PdlScope scope(p.pdl || PdlScope::active());
-    return launchPdl(k, grid, dim3(32 * kWarps), 0, stream, p, router, done);
 }
 
 } // namespace gapscope::kernels

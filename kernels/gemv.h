@@ -16,7 +16,6 @@
 // gemv_bf16_sweep_kernel<TB> and fused_moe_gemv_bf16_sweep_kernel<TB> (sweep); the calibration's
 // lean persistent schedule runs as gemv_bf16_lean_kernel<TB>.
 
-#include "kernels/ops.h"
 #include "kernels/slowtail.h"
 #include "model/budget/precision.h"
 
@@ -73,17 +72,6 @@ struct GemvKernelInfo {
     int blocksPerSm = 0;
 };
 cudaError_t gemvKernelInfo(std::vector<GemvKernelInfo>& out);
-
-// The router's GEMV can run the softmax + top-k (launchRouterTopk) in its last block: bf16 weights
-// in rows the sweep schedule takes (2048, 4096, 8192 or 16384 elements).
-bool routerTopkFusible(model::Precision precision, uint32_t cols);
-
-// The router GEMV (`gemv`: one group, the logits written to router.logits, [tokens][experts]) and
-// the top-k of `router` in one kernel. `done`: a device counter, 0 before the first launch (the
-// kernel leaves it 0); launches that share one must not overlap. cudaErrorInvalidValue where the
-// shape is not fusible or the two do not match.
-cudaError_t launchRouterGemvTopk(const GemvParams& gemv, const RouterParams& router, unsigned int* done,
-    cudaStream_t stream);
 
 // Launches the GEMV on `stream`; returns cudaErrorInvalidValue for shapes the kernels do not take
 // (tokens > 8, cols not a multiple of the vector width, misaligned pointers or strides).

@@ -299,19 +299,6 @@ Status SimRank::assignWeights(uint64_t& off, bool allExperts)
     for (const auto& op : m_plan.tail())
         add(op, kNoLayer, false);
     m_segStart.push_back(m_ops.size());
-    // The router GEMV runs the top-k in its last block where the shape allows, unless the slow-kernel
-    // pathology stretches the router (its tail would end before the top-k).
-    const bool slowRouter = m_opt.path.slow && m_opt.path.slowComponent == model::Component::Router;
-    for (size_t i = 0; i + 1 < m_ops.size(); ++i) {
-        const PlanOp& g = *m_ops[i].op;
-        const PlanOp& t = *m_ops[i + 1].op;
-        if (g.kind == OpKind::Gemv && t.kind == OpKind::RouterTopk && t.in == g.gemv.out && !g.gemv.indirect
-            && g.gemv.groups == 1 && g.gemv.outOffset == 0 && g.gemv.outLd == g.gemv.layout.rows && !slowRouter
-            && routerTopkFusible(g.gemv.layout.precision, static_cast<uint32_t>(g.gemv.layout.cols))) {
-            m_ops[i].topkInGemv = m_ops[i + 1].topkInGemv = true;
-            m_ops[i].topk = &t;
-        }
-    }
     return Status::ok();
 }
 
@@ -415,7 +402,6 @@ Status SimRank::allocate()
     m_gatheredPairs = m_actArena + pairOff + uint64_t(B) * 8;
     m_tails = reinterpret_cast<SlowTail*>(m_actArena + tailOff);
     m_counters = reinterpret_cast<unsigned long long*>(m_actArena + cntOff);
-    m_routerDone = reinterpret_cast<unsigned int*>(m_counters + 2);
     m_ropeTable = reinterpret_cast<float*>(m_actArena + ropeOff);
     for (const auto& r : m_ops)
         if (r.op->kind == OpKind::Attention && r.op->attn.ropeInAttention) {

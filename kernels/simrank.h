@@ -12,7 +12,6 @@
 
 #include "kernels/decodeplan.h"
 #include "kernels/groundtruth.h"
-#include "kernels/ops.h"
 #include "kernels/simoptions.h"
 #include "kernels/slowtail.h"
 #include "model/status.h"
@@ -56,10 +55,6 @@ private:
         SlowTail* tail = nullptr;
         bool firstOfLayer = false;
         uint32_t collectiveOrdinal = 0;
-        // The router GEMV and its top-k as one kernel (launchRouterGemvTopk): set on both ops; the
-        // GEMV's `topk` is the RouterTopk op, which then launches nothing.
-        bool topkInGemv = false;
-        const PlanOp* topk = nullptr;
     };
 
     Status allocate();
@@ -71,7 +66,6 @@ private:
     Status launchGemvOp(const OpRes& r, cudaStream_t s, bool inject);
     Status launchAttentionOp(const OpRes& r, cudaStream_t s, bool inject);
     Status launchMiscOp(const OpRes& r, cudaStream_t s);
-    RouterParams routerParams(const PlanOp& topk);
     Status enqueueSegment(size_t seg, bool inject, uint64_t& threadDelayNs);
     bool delayBefore(const OpRes& r) const;
     Status buildGraphs();
@@ -116,7 +110,6 @@ private:
     void* m_gatheredPairs = nullptr;
     SlowTail* m_tails = nullptr;
     unsigned long long* m_counters = nullptr; // [0] slow-kernel ns, [1] straggler ns
-    unsigned int* m_routerDone = nullptr; // the fused router kernels' counter (after m_counters[1])
     unsigned long long* m_hostCounters = nullptr; // pinned copy, read after each step
     int32_t* m_hostTokens = nullptr;
     // --sync-stamps: GPU clock before ([2b]) and after ([2b + 1]) the sync at boundary b, and its pinned copy

@@ -35,8 +35,7 @@ Status SimRank::launchGemvOp(const OpRes& r, cudaStream_t s, bool inject)
         p.slotsReady = g.slotsReady;
     }
     p.tail = inject ? r.tail : nullptr;
-    const cudaError_t e = r.topkInGemv ? launchRouterGemvTopk(p, routerParams(*r.topk), m_routerDone, s)
-                                       : launchGemv(g.layout.precision, p, s);
+    const cudaError_t e = launchGemv(g.layout.precision, p, s);
     if (e != cudaSuccess)
         return Status::error(r.op->name + ": GEMV launch failed: " + cudaGetErrorString(e));
     return Status::ok();
@@ -140,10 +139,21 @@ Status SimRank::launchMiscOp(const OpRes& r, cudaStream_t s)
         GS_CUDA(launchSiluMul(buf(op.in), buf(op.out), static_cast<uint32_t>(op.width), B * op.groups,
             op.flag ? m_slotCount : nullptr, B, s));
         break;
-    case OpKind::RouterTopk:
-        if (!r.topkInGemv) // else the router GEMV's last block ran it
-            GS_CUDA(launchRouterTopk(routerParams(op), s));
+    case OpKind::RouterTopk: {
+        RouterParams p;
+        p.logits = buf(op.in);
+        p.experts = static_cast<uint32_t>(op.width);
+        p.topk = op.groups;
+        p.tokens = B;
+        p.slots = m_plan.expertSlots();
+        p.directPool = m_allExperts;
+        p.slotExpert = m_slotExpert;
+        p.slotCount = m_slotCount;
+        p.slotIds = m_slotIds;
+        p.slotWeight = m_slotWeight;
+        GS_CUDA(launchRouterTopk(p, s));
         break;
+    }
     case OpKind::MoeCombine: {
         CombineParams p;
         p.expertOut = buf(op.in);
@@ -189,22 +199,6 @@ Status SimRank::launchMiscOp(const OpRes& r, cudaStream_t s)
         return Status::error(op.name + ": not a misc op");
     }
     return Status::ok();
-}
-
-RouterParams SimRank::routerParams(const PlanOp& op)
-{
-    RouterParams p;
-    p.logits = buf(op.in);
-    p.experts = static_cast<uint32_t>(op.width);
-    p.topk = op.groups;
-    p.tokens = m_opt.plan.batch;
-    p.slots = m_plan.expertSlots();
-    p.directPool = m_allExperts;
-    p.slotExpert = m_slotExpert;
-    p.slotCount = m_slotCount;
-    p.slotIds = m_slotIds;
-    p.slotWeight = m_slotWeight;
-    return p;
 }
 
 Status SimRank::launchOp(const OpRes& r, cudaStream_t s, bool inject, bool pdl)
