@@ -339,7 +339,6 @@ Status DecodePlanBuilder::ffnMoe()
     act.flag = true;
     ops->push_back(act);
     GemvOp dn = gu;
-    dn.slotsReady = true; // after gate_up and the SiLU
     dn.inLd = mi;
     dn.inGroupStride = o.batch * mi;
     dn.outLd = h;

@@ -92,10 +92,6 @@ struct GemvOp {
     uint32_t groups = 1; // per-head (absorbed MLA) or expert slots
     bool indirect = false; // groups are routed-expert slots, valid count known on the device
     uint32_t poolExperts = 0; // indirect: expert weight buffers in the layer (E)
-    // indirect: the router is two kernels back and the op between (SiLU, which waits before it lets
-    // the next kernel launch) makes its slots complete when this kernel starts, so the kernel reads
-    // them and its first weights before the PDL wait (GemvParams::slotsReady).
-    bool slotsReady = false;
     Buf in = Buf::None, out = Buf::None;
     uint64_t inOffset = 0, inLd = 0, inGroupStride = 0; // elements
     uint64_t outOffset = 0, outLd = 0, outGroupStride = 0; // elements

@@ -274,7 +274,7 @@ template <Precision P, int TB> __device__ __forceinline__ void gemvBody(const Ge
     const uint32_t row = blockIdx.x * ((kWarps / wpr) * rowsPerWarp) + (warp / wpr) * rowsPerWarp + sub;
     const uint32_t g = blockIdx.y;
     bool waited = false;
-    if (indirect && !p.slotsReady) {
+    if (indirect) {
         gridDependencyWait(); // the slots come from the router
         waited = true;
     }
@@ -336,10 +336,8 @@ __device__ __forceinline__ void gemvPersistentBody(const GemvParams& p, bool ind
     bool waited = false;
     uint32_t groups = p.groups;
     if (indirect) {
-        if (!p.slotsReady) {
-            gridDependencyWait(); // the slots come from the router
-            waited = true;
-        }
+        gridDependencyWait(); // the slots come from the router
+        waited = true;
         groups = min(groups, static_cast<uint32_t>(__ldg(p.slotCount)));
     }
     for (uint64_t item = blockIdx.x * kWarps + (threadIdx.x >> 5); item < items; item += warps) {
@@ -394,10 +392,8 @@ __device__ __forceinline__ void gemvSweepBody(const GemvParams& p)
     bool waited = false;
     uint32_t groups = p.groups;
     if (I) {
-        if (!p.slotsReady) {
-            gridDependencyWait(); // the slots come from the router
-            waited = true;
-        }
+        gridDependencyWait(); // the slots come from the router
+        waited = true;
         groups = min(groups, static_cast<uint32_t>(__ldg(p.slotCount)));
     }
     const uint64_t items = uint64_t(perMatrix) * groups;

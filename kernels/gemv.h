@@ -38,10 +38,6 @@ struct GemvParams {
     uint32_t rows = 0, cols = 0, tokens = 1, groups = 1;
     const int32_t* slotExpert = nullptr; // indirect: pool index per slot
     const int32_t* slotCount = nullptr; // indirect: number of valid slots
-    // indirect: the slots are complete whenever this kernel may start (the router is two kernels
-    // back and the kernel between waits for its predecessor before letting this one launch), so
-    // they and the first weights are read before the PDL wait; otherwise after it.
-    bool slotsReady = false;
     SlowTail* tail = nullptr;
     uint32_t repeat = 1; // read the weights this many times (calibration of repeated reads)
     uint32_t schedule = 0; // 0: chosen by launchGemv (4 where it applies, else 2 or the split rows),

@@ -32,7 +32,6 @@ Status SimRank::launchGemvOp(const OpRes& r, cudaStream_t s, bool inject)
     if (g.indirect) {
         p.slotExpert = m_slotExpert;
         p.slotCount = m_slotCount;
-        p.slotsReady = g.slotsReady;
     }
     p.tail = inject ? r.tail : nullptr;
     const cudaError_t e = launchGemv(g.layout.precision, p, s);

@@ -279,36 +279,6 @@ private slots:
         QVERIFY(plan.bufferElems(Buf::Q) > 0);
     }
 
-    // Only the expert down projection reads its slots before the PDL wait: the ops just before it
-    // must be the SiLU and, before that, the gate_up GEMV that waits for the router.
-    void slotsReadyOnlyAfterSilu_data()
-    {
-        QTest::addColumn<QString>("model");
-        QTest::newRow("qwen3-30b-a3b") << "qwen3-30b-a3b";
-        QTest::newRow("deepseek-v3") << "deepseek-v3"; // a shared expert after the routed ones
-    }
-    void slotsReadyOnlyAfterSilu()
-    {
-        QFETCH(QString, model);
-        const DecodePlan plan = build(model, 2, 1, 256, "all=bf16");
-        int ready = 0;
-        for (const auto& l : plan.layers())
-            for (size_t i = 0; i < l.ops.size(); ++i) {
-                const PlanOp& op = l.ops[i];
-                if (op.kind != OpKind::Gemv || !op.gemv.slotsReady)
-                    continue;
-                ++ready;
-                QVERIFY(op.gemv.indirect);
-                QCOMPARE(QString::fromStdString(op.name), QString("mlp.experts.down_proj"));
-                QVERIFY(i >= 3);
-                QCOMPARE(l.ops[i - 1].kind, OpKind::SiluMul);
-                QCOMPARE(l.ops[i - 2].kind, OpKind::Gemv);
-                QVERIFY(l.ops[i - 2].gemv.indirect && !l.ops[i - 2].gemv.slotsReady);
-                QCOMPARE(l.ops[i - 3].kind, OpKind::RouterTopk);
-            }
-        QVERIFY(ready > 0);
-    }
-
     void tp1HasNoCollectives()
     {
         const DecodePlan plan = build("qwen3-30b-a3b", 1, 1, 128, "all=bf16");
