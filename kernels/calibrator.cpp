@@ -536,6 +536,15 @@ Status Calibrator::measureSingle(const CalibrateOptions& o, Part part, SingleGpu
     return st;
 }
 
+Status Calibrator::measureLaunchOnly(const CalibrateOptions& o, SingleGpuFigures& f)
+{
+    cudaStream_t s = nullptr;
+    GS_CUDA(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+    const Status st = measureLaunch(s, o, f);
+    cudaStreamDestroy(s);
+    return st;
+}
+
 Status Calibrator::measureAllReduce(const CalibrateOptions& o, uint32_t rank, uint32_t ranks, const ncclUniqueId& id,
     std::vector<std::vector<CurvePoint>>& repeats)
 {

@@ -43,6 +43,8 @@ public:
 
     static Status deviceInfo(int device, CalibrationProfile::Device& out);
     static Status measureSingle(const CalibrateOptions& o, Part part, SingleGpuFigures& out);
+    // Only the launch figures (eagerUs, graphFixedUs, graphPerNodeUs) on the current device.
+    static Status measureLaunchOnly(const CalibrateOptions& o, SingleGpuFigures& out);
     static Status measureAllReduce(const CalibrateOptions& o, uint32_t rank, uint32_t ranks, const ncclUniqueId& id,
         std::vector<std::vector<CurvePoint>>& repeats);
 };
