@@ -7,13 +7,16 @@
 //   heads; V is the first dv = kv_lora elements of the same cached row (vCache == kCache).
 //   GQA: kvHeads heads with separate K and V caches, qHeads/kvHeads query heads per KV head.
 // Cache layout: [token][kvHead][context][row], rows bf16 or FP8 E4M3; the first `rows` rows are
-// read. Two split kernels, both fp32 on CUDA cores:
-//   rows kernel (GQA with dk == dv of 64/128/256, gqa_flash_decode_attention<D>): each row read by
-//   D/8 lanes straight into registers, each warp an online softmax over its rows, warps merged in
-//   shared memory; optionally applies RoPE to the query and appends the new row (fused, as
-//   TensorRT-LLM's decoder attention does), and then reads its first rows before the PDL wait;
+// read. Which split kernel serves a shape is attentionrows.h's rule:
+//   tensor-core kernel (GQA with dk == dv of 64/128, gqa_mma_decode_attention<D, FP8>,
+//   attentionmma.h): mma.sync with up to 16 query heads as M, K/V straight into operand registers;
+//   rows kernel (GQA with dk == dv of 256, or 64/128 with cudaCores, gqa_flash_decode_attention<D>):
+//   fp32 on CUDA cores, each row read by D/8 lanes straight into registers, each warp an online
+//   softmax over its rows, warps merged in shared memory;
+//   both optionally apply RoPE to the query and append the new row (fused, as TensorRT-LLM's
+//   decoder attention does), and then read their first rows before the PDL wait;
 //   tiled kernel (MLA, other GQA head sizes: mla_decode_attention, gqa_tiled_decode_attention):
-//   rows staged in shared memory as fp32 in tiles of 32, one score per thread for up to 8 heads.
+//   fp32, rows staged in shared memory as fp32 in tiles of 32, one score per thread for up to 8 heads.
 // The launcher picks about two blocks per SM; the partial results of each split go to a float
 // workspace, and the combine kernel (an online softmax over each thread group's splits, 8 of them
 // loaded in one round at a time, then the groups merged) writes bf16 outputs [token][qHead][dv]:
@@ -44,7 +47,7 @@ struct AttentionParams {
     float* workspace = nullptr; // attentionWorkspaceFloats() floats
     uint16_t* out = nullptr; // bf16 [token][qHead][dv]
     SlowTail* tail = nullptr;
-    // Fused RoPE and cache append (GQA rows kernel only, rotary over the whole head): cos[dk/2] then
+    // Fused RoPE and cache append (GQA with dk == dv of 64/128/256 only, rotary over the whole head): cos[dk/2] then
     // sin[dk/2] for position context-1 (ropeCosSinTable). The query is rotated on load; the new key
     // (rotated) and value of KV head h for token b, at newK/newV + b*newTokenStride + h*dk, become
     // cache row context-1 (written through kCache/vCache, which must then be writable).

@@ -269,8 +269,8 @@ Status DecodePlanBuilder::attentionGqa()
     rope.attn.ropeDim = static_cast<uint32_t>(hd);
     rope.attn.context = o.context;
     rope.attn.cache = o.precisionOf(Component::KvCache);
-    // The rows kernel applies RoPE and appends the new row itself (as TensorRT-LLM's decoder
-    // attention does); otherwise a rope_kv_append kernel runs first.
+    // GQA attention with head dim 64/128/256 applies RoPE and appends the new row itself (as
+    // TensorRT-LLM's decoder attention does); otherwise a rope_kv_append kernel runs first.
     rope.attn.ropeInAttention = gqaRowsKernel(false, rope.attn.headDimK, rope.attn.headDimV);
     if (!rope.attn.ropeInAttention)
         ops->push_back(rope);

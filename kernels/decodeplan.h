@@ -13,7 +13,7 @@
 // attention ops read in place at a token stride of (Hl + 2*kvHl)*hd (AttentionOp's offsets); MLA's
 // q_a and kv_a_proj_with_mqa stay two GEMVs, and its kv_b is absorbed (two batched per-head GEMVs
 // around the latent attention). Per layer: RMSNorm, attention projections, RoPE + cache append
-// (for GQA on the rows kernel, attentionrows.h, inside the attention op: AttentionOp::ropeInAttention),
+// (for GQA with head dim 64/128/256, attentionrows.h, inside the attention op: AttentionOp::ropeInAttention),
 // decode attention over `context` cached rows, output projection, AllReduce, RMSNorm, dense FFN or
 // router + touched experts + shared expert, AllReduce. Head: vocab-parallel embedding + AllReduce.
 // Tail: final norm, lm_head, local argmax, AllGather of (value, index), final argmax. DSA indexer
@@ -105,7 +105,7 @@ struct AttentionOp {
     // their own, packed per token).
     uint64_t qOffset = 0, kOffset = 0, vOffset = 0;
     uint64_t tokenStride = 0;
-    // GQA on the rows kernel (attentionrows.h): the Attention op itself rotates q and appends the
+    // GQA with head dim 64/128/256 (attentionrows.h): the Attention op itself rotates q and appends the
     // new row (no RopeAppend op), RoPE over ropeDim == head dim at position context-1.
     bool ropeInAttention = false;
     uint32_t qHeads = 0; // local query heads

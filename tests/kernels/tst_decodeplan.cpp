@@ -124,7 +124,7 @@ private slots:
     }
 
     // GQA runs q, k and v as ONE GEMV (qkv_proj, QKVParallelLinear) whose output row per token is
-    // q | k | v; attention (on the rows kernel for head dim 128) rotates q and appends k and v from
+    // q | k | v; attention (for head dim 128) rotates q and appends k and v from
     // there itself: no rope_kv_append op.
     void gqaFusedQkv_data()
     {
