@@ -643,10 +643,13 @@ cudaError_t launchGemv(Precision precision, const GemvParams& params, cudaStream
     if ((p.xLd | p.xGroupStride) % 8 != 0 || reinterpret_cast<uintptr_t>(p.x) % 16 != 0
         || reinterpret_cast<uintptr_t>(p.values) % 16 != 0 || (indirect && !p.slotCount))
         return cudaErrorInvalidValue;
-    // Lanes per row: about three or more 16-byte vectors per lane. Warps per row (whole-warp rows
-    // only): enough warps in flight to cover the memory latency when there are few rows.
+    // Lanes per row: whole warps from 96 16-byte vectors a row (3 or more per lane), else 8 lanes,
+    // which keeps up to 8 loads in flight per lane (the routed experts' down projection, rows of 384
+    // values at TP2 of qwen3-30b-a3b: 6 per lane instead of 3, in half the blocks). Warps per row
+    // (whole-warp rows only): enough warps in flight to cover the memory latency when there are few
+    // rows.
     const uint32_t vecs = p.cols / vec;
-    const uint32_t lpr = vecs >= 96 ? 32 : vecs >= 48 ? 16 : 8;
+    const uint32_t lpr = vecs >= 96 ? 32 : 8;
     uint32_t wpr = 1;
     while (lpr == 32 && wpr < kWarps && uint64_t(p.rows) * p.groups * wpr < 4096 && vecs >= 64 * wpr * 2)
         wpr *= 2;
