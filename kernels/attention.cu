@@ -244,15 +244,13 @@ __device__ void attentionBody(const AttentionParams& p)
     }
 }
 
-constexpr int kCombineThreads = 256;
+constexpr int kCombineThreads = 512;
 
-// One block per (head, token). Lane (column group, split lane j) = (lane / 8, lane % 8): each warp
-// takes 4 float4 columns at a time, 8 lanes per column; lane j merges splits j, j + 8, ...,
-// kCombineBatch at a time (their (m, l) and its column of their outputs loaded in one round), as
-// an online softmax; then the 8 lanes of a column merge by shuffles (no shared memory, no block
-// barrier). Weights exp(m_s - M) / sum_s l_s exp(m_s - M).
+// One block per (head, token). Thread (group g, float4 column c) merges splits g, g + groups, ...
+// kCombineBatch at a time: their (m, l) and its column of their outputs loaded in one round, then
+// an online softmax over the batches; the groups are merged in shared memory. Weights
+// exp(m_s - M) / sum_s l_s exp(m_s - M).
 constexpr int kCombineBatch = 8;
-constexpr int kCombineLanes = 8; // split lanes per column
 
 // exp(m - mx), 0 for a split without rows (m = -inf).
 __device__ __forceinline__ float splitWeight(float m, float mx)
@@ -270,72 +268,68 @@ __device__ __forceinline__ void addScaled(float4& acc, float w, const float4& v)
 
 __device__ void combineBody(const AttentionParams& p)
 {
+    __shared__ float4 part[kCombineThreads];
+    __shared__ float pm[kCombineThreads], pl[kCombineThreads];
     const uint32_t head = blockIdx.x, b = blockIdx.y;
     const float* ml = p.workspace + uint64_t(p.tokens) * p.qHeads * kAttentionMaxSplits * p.dv;
     const uint64_t base = (uint64_t(b) * p.qHeads + head) * kAttentionMaxSplits;
-    const uint32_t cols = p.dv / 4; // float4 columns (dv <= 512: at most 128)
-    const uint32_t lane = threadIdx.x % 32, j = lane % kCombineLanes;
-    const uint32_t perPass = kCombineThreads / kCombineLanes; // columns per pass of the block
+    const uint32_t cols = p.dv / 4; // float4 columns; dv <= 512 so cols <= 128 and groups >= 4
+    const uint32_t groups = kCombineThreads / cols, gi = threadIdx.x / cols, c = threadIdx.x % cols;
     const float4* ws = reinterpret_cast<const float4*>(p.workspace + base * p.dv);
+    float m = -INFINITY, l = 0.f;
+    float4 o = make_float4(0.f, 0.f, 0.f, 0.f);
     // Every split < p.splits was written (m = -inf, l = 0 when it had no rows).
-    for (uint32_t c = threadIdx.x / kCombineLanes; c - threadIdx.x / kCombineLanes < cols; c += perPass) {
-        const bool live = c < cols; // whole warps stay in the loop for the shuffles
-        float m = -INFINITY, l = 0.f;
-        float4 o = make_float4(0.f, 0.f, 0.f, 0.f);
-        for (uint32_t s0 = j; live && s0 < p.splits; s0 += kCombineLanes * kCombineBatch) {
-            float ms[kCombineBatch], ls[kCombineBatch];
-            float4 v[kCombineBatch];
+    for (uint32_t s0 = gi; gi < groups && s0 < p.splits; s0 += groups * kCombineBatch) {
+        float ms[kCombineBatch], ls[kCombineBatch];
+        float4 v[kCombineBatch];
 #pragma unroll
-            for (int k = 0; k < kCombineBatch; ++k) { // loads without branches: all in flight at once
-                const uint32_t s = s0 + k * kCombineLanes, si = s < p.splits ? s : s0;
-                ms[k] = ml[2 * (base + si)];
-                ls[k] = ml[2 * (base + si) + 1];
-                v[k] = ws[uint64_t(si) * cols + c];
-                if (s >= p.splits)
-                    ms[k] = -INFINITY;
-            }
-            float mx = m;
-#pragma unroll
-            for (int k = 0; k < kCombineBatch; ++k)
-                mx = fmaxf(mx, ms[k]);
-            if (mx == -INFINITY)
-                continue;
-            const float a = splitWeight(m, mx);
-            l *= a;
-            o = make_float4(o.x * a, o.y * a, o.z * a, o.w * a);
-#pragma unroll
-            for (int k = 0; k < kCombineBatch; ++k) {
-                const float w = splitWeight(ms[k], mx);
-                l += w * ls[k];
-                addScaled(o, w, v[k]);
-            }
-            m = mx;
+        for (int k = 0; k < kCombineBatch; ++k) { // loads without branches: all in flight at once
+            const uint32_t s = s0 + k * groups, si = s < p.splits ? s : s0;
+            ms[k] = ml[2 * (base + si)];
+            ls[k] = ml[2 * (base + si) + 1];
+            v[k] = ws[uint64_t(si) * cols + c];
+            if (s >= p.splits)
+                ms[k] = -INFINITY;
         }
-        // The column's 8 lanes: merge pairwise (xor 1, 2, 4).
+        float mx = m;
 #pragma unroll
-        for (int x = 1; x < kCombineLanes; x <<= 1) {
-            const float m2 = __shfl_xor_sync(0xffffffffu, m, x), l2 = __shfl_xor_sync(0xffffffffu, l, x);
-            float4 o2;
-            o2.x = __shfl_xor_sync(0xffffffffu, o.x, x);
-            o2.y = __shfl_xor_sync(0xffffffffu, o.y, x);
-            o2.z = __shfl_xor_sync(0xffffffffu, o.z, x);
-            o2.w = __shfl_xor_sync(0xffffffffu, o.w, x);
-            const float mx = fmaxf(m, m2);
-            if (mx == -INFINITY)
-                continue; // both empty
-            const float a = splitWeight(m, mx), w = splitWeight(m2, mx);
-            l = a * l + w * l2;
-            o = make_float4(a * o.x + w * o2.x, a * o.y + w * o2.y, a * o.z + w * o2.z, a * o.w + w * o2.w);
-            m = mx;
+        for (int k = 0; k < kCombineBatch; ++k)
+            mx = fmaxf(mx, ms[k]);
+        if (mx == -INFINITY)
+            continue;
+        const float a = splitWeight(m, mx);
+        l *= a;
+        o = make_float4(o.x * a, o.y * a, o.z * a, o.w * a);
+#pragma unroll
+        for (int k = 0; k < kCombineBatch; ++k) {
+            const float w = splitWeight(ms[k], mx);
+            l += w * ls[k];
+            addScaled(o, w, v[k]);
         }
-        if (live && j == 0) {
-            const float inv = l > 0.f ? 1.f / l : 0.f;
-            uint16_t* out = p.out + (uint64_t(b) * p.qHeads + head) * p.dv + 4 * c;
-            out[0] = num::floatToBf16(o.x * inv);
-            out[1] = num::floatToBf16(o.y * inv);
-            out[2] = num::floatToBf16(o.z * inv);
-            out[3] = num::floatToBf16(o.w * inv);
+        m = mx;
+    }
+    part[threadIdx.x] = o;
+    pm[threadIdx.x] = m;
+    pl[threadIdx.x] = l;
+    __syncthreads();
+    if (threadIdx.x < cols) {
+        float mx = -INFINITY;
+        for (uint32_t g = 0; g < groups; ++g)
+            mx = fmaxf(mx, pm[g * cols + threadIdx.x]);
+        float4 sum = make_float4(0.f, 0.f, 0.f, 0.f);
+        float den = 0.f;
+        for (uint32_t g = 0; g < groups; ++g) {
+            const uint32_t i = g * cols + threadIdx.x;
+            const float w = splitWeight(pm[i], mx);
+            den += w * pl[i];
+            addScaled(sum, w, part[i]);
         }
+        const float inv = den > 0.f ? 1.f / den : 0.f;
+        uint16_t* out = p.out + (uint64_t(b) * p.qHeads + head) * p.dv + 4 * threadIdx.x;
+        out[0] = num::floatToBf16(sum.x * inv);
+        out[1] = num::floatToBf16(sum.y * inv);
+        out[2] = num::floatToBf16(sum.z * inv);
+        out[3] = num::floatToBf16(sum.w * inv);
     }
 }
 

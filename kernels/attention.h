@@ -18,9 +18,9 @@
 //   tiled kernel (MLA, other GQA head sizes: mla_decode_attention, gqa_tiled_decode_attention):
 //   fp32, rows staged in shared memory as fp32 in tiles of 32, one score per thread for up to 8 heads.
 // The launcher picks about two blocks per SM; the partial results of each split go to a float
-// workspace, and the combine kernel (8 lanes per float4 column, each an online softmax over its
-// splits, 8 of them loaded in one round at a time, then the 8 lanes merged by shuffles) writes bf16
-// outputs [token][qHead][dv]: mla_decode_combine / gqa_flash_decode_combine.
+// workspace, and the combine kernel (an online softmax over each thread group's splits, 8 of them
+// loaded in one round at a time, then the groups merged) writes bf16 outputs [token][qHead][dv]:
+// mla_decode_combine / gqa_flash_decode_combine.
 
 #include "kernels/attentionrows.h"
 #include "kernels/slowtail.h"
