@@ -24,8 +24,8 @@ HBM copy and read bandwidth, the GEMV floor curve (1 MB .. 1 GB, K = 4096, batch
 bandwidth per weight format, eager and graph launch cost, NCCL AllReduce latency vs size over the
 GPUs (one process per GPU), peak bf16 matmul rate (cuBLAS, random data). Every figure is measured
 R times (default 3); the profile holds the medians and the largest spread between repeats. The
-launch figures, host-bound, move with the process: each process takes the lowest of its repeats,
-and the profile the median over this run and two fresh processes.
+host-bound launch figures (eager, graph fixed) move with the process: each process takes the
+lowest of its repeats, and the profile the median over this run and two fresh processes.
   --output FILE   default gapscope-calibration.json
   --gpus N        GPUs for the AllReduce table (default: all visible)
   --quick         smaller sizes, fewer iterations (smoke test)
