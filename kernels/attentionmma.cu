@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 #include "kernels/attentionmma.h"
+#include "kernels/attentionnewrow.cuh"
 #include "kernels/numerics.h"
 #include "kernels/pdl.h"
 
@@ -101,14 +102,6 @@ template <int W> __device__ __forceinline__ void zero(uint32_t (&w)[W])
         w[i] = 0;
 }
 
-__device__ __forceinline__ void encode(uint8_t* row, uint32_t j, float v, bool fp8)
-{
-    if (fp8)
-        row[j] = static_cast<uint8_t>(__nv_cvt_float_to_fp8(v, __NV_SATFINITE, __NV_E4M3));
-    else
-        reinterpret_cast<uint16_t*>(row)[j] = num::floatToBf16(v);
-}
-
 template <int D, bool FP8> __device__ void body(const AttentionParams& p)
 {
     constexpr uint32_t esz = FP8 ? 1 : 2;
@@ -183,26 +176,7 @@ template <int D, bool FP8> __device__ void body(const AttentionParams& p)
     // The new row (fused RoPE): rotated key and value, encoded as the cache stores them.
     const bool appends = rope && tile == 0 && (ownsNew || (pos >= p.rows && split == gridDim.x - 1));
     if (ownsNew || appends) {
-        const uint16_t* nk = p.newK + b * p.newTokenStride + uint64_t(kvh) * D;
-        const uint16_t* nv = p.newV + b * p.newTokenStride + uint64_t(kvh) * D;
-        for (uint32_t i = threadIdx.x; i < D / 2; i += kThreads) {
-            const float a = num::bf16ToFloat(nk[i]), e = num::bf16ToFloat(nk[i + D / 2]);
-            const float cs = p.ropeCosSin[i], sn = p.ropeCosSin[D / 2 + i];
-            encode(newRow[0], i, a * cs - e * sn, FP8);
-            encode(newRow[0], i + D / 2, a * sn + e * cs, FP8);
-            encode(newRow[1], i, num::bf16ToFloat(nv[i]), FP8);
-            encode(newRow[1], i + D / 2, num::bf16ToFloat(nv[i + D / 2]), FP8);
-        }
-        __syncthreads();
-        if (appends) {
-            const uint64_t row = (uint64_t(b) * p.kvHeads + kvh) * p.context + pos;
-            uint32_t* kd = reinterpret_cast<uint32_t*>(const_cast<uint8_t*>(p.kCache) + row * p.kRowStride * esz);
-            uint32_t* vd = reinterpret_cast<uint32_t*>(const_cast<uint8_t*>(p.vCache) + row * p.vRowStride * esz);
-            for (uint32_t i = threadIdx.x; i < D * esz / 4; i += kThreads) {
-                kd[i] = reinterpret_cast<const uint32_t*>(newRow[0])[i];
-                vd[i] = reinterpret_cast<const uint32_t*>(newRow[1])[i];
-            }
-        }
+        ropeNewRow<D>(p, b, kvh, FP8, appends, newRow);
         if (ownsNew && base < r1 && pos >= base && pos < base + 16) {
 #pragma unroll
             for (int i = 0; i < 2; ++i)
