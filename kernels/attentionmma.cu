@@ -27,21 +27,23 @@ constexpr int kHeads = int(kGqaMmaHeads);
 constexpr float kLog2e = 1.4426950408889634f;
 constexpr float kLn2 = 0.6931471805599453f;
 
+// D = A B + D (m16n8k16, fp32 accumulators), with fp16 or bf16 operands.
+#define GS_MMA16816(TYPE)                                                                                             \
+    asm("mma.sync.aligned.m16n8k16.row.col.f32." TYPE "." TYPE ".f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "        \
+        "{%0,%1,%2,%3};\n"                                                                                            \
+        : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])                                                              \
+        : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1))
+
 template <bool F16>
 __device__ __forceinline__ void mma16816(
     float (&c)[4], uint32_t a0, uint32_t a1, uint32_t a2, uint32_t a3, uint32_t b0, uint32_t b1)
 {
     if constexpr (F16)
-        asm("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
-            "{%0,%1,%2,%3};\n"
-            : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
-            : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
+        GS_MMA16816("f16");
     else
-        asm("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
-            "{%0,%1,%2,%3};\n"
-            : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
-            : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
+        GS_MMA16816("bf16");
 }
+#undef GS_MMA16816
 
 // Two floats as the operand type (lo in the low half).
 template <bool F16> __device__ __forceinline__ uint32_t pack2(float lo, float hi)

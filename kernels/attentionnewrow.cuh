@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: MIT
 #pragma once
 
-// The new cache row of GQA decode attention with RoPE fused (internal to kernels/, device code;
-// the tensor-core kernel in attentionmma.cu and the rows kernel in attention.cu): the key at
-// position context-1 rotated over the whole head, and the value, encoded as the cache stores them.
+// KV-cache writes (internal to kernels/, device code): a value encoded as the cache stores it
+// (bf16, or FP8 E4M3 saturated; rope_kv_append in ops.cu and the kernels below), and the new cache
+// row of GQA decode attention with RoPE fused (the tensor-core kernel in attentionmma.cu and the
+// rows kernel in attention.cu): the key at position context-1 rotated over the whole head, and the
+// value.
 
 #include "kernels/attention.h"
 #include "kernels/numerics.h"

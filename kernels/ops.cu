@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: MIT
+#include "kernels/attentionnewrow.cuh"
 #include "kernels/numerics.h"
 #include "kernels/pdl.h"
 #include "kernels/ops.h"
@@ -373,14 +374,6 @@ __device__ void rotatePair(float& a, float& b, float cs, float sn)
     b = x * sn + y * cs;
 }
 
-__device__ void storeCache(uint8_t* row, uint32_t j, float v, bool fp8)
-{
-    if (fp8)
-        row[j] = static_cast<uint8_t>(__nv_cvt_float_to_fp8(v, __NV_SATFINITE, __NV_E4M3));
-    else
-        reinterpret_cast<uint16_t*>(row)[j] = num::floatToBf16(v);
-}
-
 } // namespace
 
 __global__ void rope_kv_append_kernel(RopeParams p)
@@ -402,12 +395,12 @@ __global__ void rope_kv_append_kernel(RopeParams p)
         const uint16_t* kv = p.k + uint64_t(b) * w;
         uint8_t* row = p.kCache + (uint64_t(b) * p.context + pos) * w * esz;
         for (uint32_t j = threadIdx.x; j < p.kvLatent; j += blockDim.x)
-            storeCache(row, j, num::bf16ToFloat(kv[j]), p.fp8);
+            encodeCacheValue(row, j, num::bf16ToFloat(kv[j]), p.fp8);
         for (uint32_t i = threadIdx.x; i < half; i += blockDim.x) {
             float a = num::bf16ToFloat(kv[p.kvLatent + i]), c = num::bf16ToFloat(kv[p.kvLatent + half + i]);
             rotatePair(a, c, cosT[i], sinT[i]);
-            storeCache(row, p.kvLatent + i, a, p.fp8);
-            storeCache(row, p.kvLatent + half + i, c, p.fp8);
+            encodeCacheValue(row, p.kvLatent + i, a, p.fp8);
+            encodeCacheValue(row, p.kvLatent + half + i, c, p.fp8);
         }
         for (uint32_t i = threadIdx.x; i < p.qHeads * half; i += blockDim.x) {
             const uint32_t h = i / half, r = i % half;
@@ -438,10 +431,10 @@ __global__ void rope_kv_append_kernel(RopeParams p)
         const uint64_t rowOff = ((uint64_t(b) * p.kvHeads + g) * p.context + pos) * p.headDim * esz;
         float a = num::bf16ToFloat(k[r]), c = num::bf16ToFloat(k[half + r]);
         rotatePair(a, c, cosT[r], sinT[r]);
-        storeCache(p.kCache + rowOff, r, a, p.fp8);
-        storeCache(p.kCache + rowOff, half + r, c, p.fp8);
-        storeCache(p.vCache + rowOff, r, num::bf16ToFloat(v[r]), p.fp8);
-        storeCache(p.vCache + rowOff, half + r, num::bf16ToFloat(v[half + r]), p.fp8);
+        encodeCacheValue(p.kCache + rowOff, r, a, p.fp8);
+        encodeCacheValue(p.kCache + rowOff, half + r, c, p.fp8);
+        encodeCacheValue(p.vCache + rowOff, r, num::bf16ToFloat(v[r]), p.fp8);
+        encodeCacheValue(p.vCache + rowOff, half + r, num::bf16ToFloat(v[half + r]), p.fp8);
     }
 }
 
