@@ -108,7 +108,7 @@ KINDS=""
 # wider FFN over a 16k-token cache, so the GPU's share of each step exceeds the host's and host
 # noise stops setting the step time); eager1 (host-bound eager in ONE process: no second rank
 # whose host jitter every all_reduce adds to the step; a model sized for one GPU with the same 518
-# launches); long (the small model's 10,000-step capture;
+# launches); long (the small model's 10,000-step capture, GAPSCOPE_INJECT_LONG_REPEAT times;
 # GAPSCOPE_INJECT_LONG_KEYS adds captures with record kinds left off).
 SERIES=${GAPSCOPE_INJECT_SERIES:-graph,eager,eagergpu,eager1,long}
 want() { [[ ",$SERIES," == *",$1,"* ]]; }
@@ -145,7 +145,11 @@ if want eager1; then
 fi
 if want long; then
   SMALL=(--layers 4 --hidden 2048 --ffn 8192 --heads 16 --context 1024 --nvtx)
-  run small-long graph 1 "warm:50,capture:20:20:nvtx,rss:10000:500,capture:0:10000" "${SMALL[@]}"
+  # GAPSCOPE_INJECT_LONG_REPEAT=N: N such processes one after the other (small-long, small-long2,
+  # ...): the rank growth seen before was intermittent, so flat memory needs many captures.
+  for i in $(seq 1 "${GAPSCOPE_INJECT_LONG_REPEAT:-1}"); do
+    run "small-long$([ "$i" = 1 ] || echo "$i")" graph 1 "warm:50,capture:20:20:nvtx,rss:10000:500,capture:0:10000" "${SMALL[@]}"
+  done
   # GAPSCOPE_INJECT_LONG_KEYS="api=0 sync=0+memops=0 ...": one more 10,000-step capture per entry,
   # each in its own process with those record kinds left off (what makes the rank grow).
   i=0

@@ -164,16 +164,17 @@ def halves_pct(times):
     return abs(pct(statistics.median(times[h:]), statistics.median(times[:h]))) if h >= 2 else float("nan")
 
 
-def process_figures(tag, ranks):
+def process_figures(tag, ranks, key="times_ms"):
     """One process (both ranks): its median step over the first idle phase (median of the ranks'
-    medians), the drift between the halves of its steps, its cores."""
+    medians), the drift between the halves of its steps, its cores. key: times_ms (wall) or cpu_ms
+    (the launching thread's CPU time)."""
     meds, halves, steps = [], [], 0
     for r in ranks:
         p = first_idle(r)
-        if p:
-            meds.append(statistics.median(p["times_ms"]))
-            halves.append(halves_pct(p["times_ms"]))
-            steps = max(steps, len(p["times_ms"]))
+        if p and p.get(key):
+            meds.append(statistics.median(p[key]))
+            halves.append(halves_pct(p[key]))
+            steps = max(steps, len(p[key]))
     if not meds:
         return None
     return dict(tag=tag, median_ms=median(meds), rank_medians_ms=meds, halves_pct=max(halves), steps=steps,
@@ -184,14 +185,15 @@ def fmt(xs):
     return "[" + ", ".join(f"{x:.3f}" for x in xs) + "]"
 
 
-def idle_vs_not_injected(rep, mode, bases, injs):
+def idle_vs_not_injected(rep, mode, bases, injs, key="times_ms"):
     """Separate processes by nature: alternating runs, the median of the per-process medians per
     configuration, the noise being the spread between processes of one configuration and between
     the halves of each."""
-    pb = [f for f in (process_figures(t, r) for t, r in bases) if f]
-    pi = [f for f in (process_figures(t, r) for t, r in injs) if f]
+    pb = [f for f in (process_figures(t, r, key) for t, r in bases) if f]
+    pi = [f for f in (process_figures(t, r, key) for t, r in injs) if f]
+    what = KEY_LABEL[key]
     if not pb or not pi:
-        rep.row(f"{mode}: injected idle vs not injected", "runs missing", "present", False)
+        rep.row(f"{mode}: injected idle vs not injected{what}", "runs missing", "present", False)
         return {}
     mb, mi = median([f["median_ms"] for f in pb]), median([f["median_ms"] for f in pi])
     sb, si = spread([f["median_ms"] for f in pb]), spread([f["median_ms"] for f in pi])
@@ -200,7 +202,7 @@ def idle_vs_not_injected(rep, mode, bases, injs):
     diff = pct(mi, mb)
     thr = max(0.5, noise) if noise == noise else 0.5
     by = "noise" if noise == noise and noise > 0.5 else "0.5 % floor"
-    rep.row(f"{mode}: injected idle vs not injected (median of per-process medians, {len(pb)}+{len(pi)} processes "
+    rep.row(f"{mode}: injected idle vs not injected{what} (median of per-process medians, {len(pb)}+{len(pi)} processes "
             f"alternating)", f"{mi:.3f} vs {mb:.3f} ms ({diff:+.2f}%); per process: not injected "
             f"{fmt([f['median_ms'] for f in pb])}, injected {fmt([f['median_ms'] for f in pi])} ms; noise {noise:.2f}% "
             f"(between processes: not injected {sb:.2f}%, injected {si:.2f}%; halves max {hmax:.2f}%); "
@@ -211,10 +213,10 @@ def idle_vs_not_injected(rep, mode, bases, injs):
                 halves_max_pct=hmax, processes_not_injected=pb, processes_injected=pi)
 
 
-def in_window(phase, probe, rank):
+def in_window(phase, probe, rank, key="times_ms"):
     """The timed steps of a capture phase that lie inside that rank's recording window (from the
     probe's first/last recorded step boundary; a step's host start comes just before its boundary)."""
-    times, starts = phase.get("times_ms", []), phase.get("step_starts_ns", [])
+    times, starts = phase.get(key, []), phase.get("step_starts_ns", [])
     for r in (probe or {}).get("ranks", []):
         if r.get("rank") == rank and r.get("first_recording_boundary_ns"):
             lo, hi = r["first_recording_boundary_ns"] - 2_000_000, r["last_recording_boundary_ns"]
@@ -222,7 +224,7 @@ def in_window(phase, probe, rank):
     return []
 
 
-def block_sets(run_ranks, log):
+def block_sets(run_ranks, log, key="times_ms"):
     """{block_set: [blocks in order]}; a block: kind, per-rank times (capture: only the steps inside
     the recording window), timed steps, probe result."""
     sets = {}
@@ -236,10 +238,10 @@ def block_sets(run_ranks, log):
             if p["kind"] == "capture":
                 if b["probe"] is None:
                     b["probe"] = probe_for(log, p["name"]) or {}
-                b["times"][r["rank"]] = in_window(p, b["probe"], r["rank"])
+                b["times"][r["rank"]] = in_window(p, b["probe"], r["rank"], key)
                 b["started_by"][r["rank"]] = p.get("started_by")
             else:
-                b["times"][r["rank"]] = p.get("times_ms", [])
+                b["times"][r["rank"]] = p.get(key, [])
             b["timed"][r["rank"]] = len(p.get("times_ms", []))
     out = {}
     for k, blocks in sets.items():
@@ -253,9 +255,9 @@ def block_sets(run_ranks, log):
     return out
 
 
-def interleaved(rep, mode, inj_ranks, log):
+def interleaved(rep, mode, inj_ranks, log, key="times_ms"):
     """Capturing and torch.profiler against the idle blocks around each block, in one process."""
-    sets = block_sets(inj_ranks, log)
+    sets = block_sets(inj_ranks, log, key)
     per_kind = {}
     for seq in sets.values():
         idle = [b["median_ms"] for b in seq if b["kind"] == "idle"]
@@ -278,25 +280,65 @@ def interleaved(rep, mode, inj_ranks, log):
     return res
 
 
+# Host-bound loops (their step follows the launching thread): also compared by that thread's CPU
+# time per step, which leaves out what the machine takes from it (steal, run-queue waits) and keeps
+# what a tool adds on it (CUPTI callbacks, NVTX handlers, torch.profiler's op records).
+HOST_BOUND = ("eager", "eager1")
+KEY_LABEL = {"times_ms": "", "cpu_ms": ", launching thread CPU time"}
+
+
+def sched_row(rep, bench, mode, procs):
+    """What the machine took from the launching thread during each process's first idle phase."""
+    figs = []
+    for tag, ranks in procs:
+        for r in ranks:
+            p = first_idle(r)
+            if p and p.get("sched"):
+                sc = p["sched"]
+                figs.append(dict(tag=tag, rank=r["rank"], steps=len(p.get("times_ms", [])),
+                                 wall_ms=statistics.median(p["times_ms"]) if p.get("times_ms") else None,
+                                 cpu_ms=statistics.median(p["cpu_ms"]) if p.get("cpu_ms") else None, **sc))
+    if not figs:
+        return
+    bench[f"sched_{mode}"] = figs
+    rep.row(f"{mode}: what the machine took from the launching thread (first idle phase of each process)",
+            "; ".join(f"{f['tag']} r{f['rank']}: wall {f['wall_ms']:.3f} / CPU {f['cpu_ms']:.3f} ms per step, "
+                      f"steal {f.get('steal_pct_per_cpu', float('nan')):.2f}% per CPU, run-queue wait "
+                      f"{f.get('runq_wait_ms', float('nan')) / max(1, f['steps']):.3f} ms per step"
+                      for f in figs if f["wall_ms"] is not None and f["cpu_ms"] is not None), "report", True)
+
+
 def overhead(rep, bench, mode, bases, injs, log):
-    fig = idle_vs_not_injected(rep, mode, bases, injs)
+    """Step-time overhead by wall time; for host-bound loops also by the launching thread's CPU time."""
+    overhead_by(rep, bench, mode, bases, injs, log, "times_ms")
+    if mode in HOST_BOUND:
+        sched_row(rep, bench, mode, bases + injs)
+        if any(first_idle(r) and first_idle(r).get("cpu_ms") for _, rs in bases + injs for r in rs):
+            overhead_by(rep, bench, mode, bases, injs, log, "cpu_ms")
+
+
+def overhead_by(rep, bench, mode, bases, injs, log, key):
+    fig = idle_vs_not_injected(rep, mode, bases, injs, key)
     inj = injs[0][1] if injs else []
-    blocks = interleaved(rep, mode, inj, log) if inj else {}
+    blocks = interleaved(rep, mode, inj, log, key) if inj else {}
     cap, prof = blocks.get("capture"), blocks.get("profile")
+    what = KEY_LABEL[key]
     if not cap or not prof:
-        overhead_legacy(rep, bench, mode, fig, inj)
+        if key == "times_ms":
+            overhead_legacy(rep, bench, mode, fig, inj)
         return
     for name, k in (("capturing", cap), ("torch.profiler", prof)):
         each = ", ".join(f"{b['overhead_pct']:+.2f}" for b in k["blocks"])
-        rep.row(f"{mode}: {name} vs the idle blocks around it (one process, {len(k['blocks'])} blocks interleaved)",
+        rep.row(f"{mode}: {name} vs the idle blocks around it{what} (one process, {len(k['blocks'])} blocks interleaved)",
                 f"{k['median_ms']:.3f} ms vs idle {k['idle_median_ms']:.3f} ms: {k['overhead_pct']:+.2f}% "
                 f"(per block {each} %; idle blocks {fmt(k['idle_ms'])} ms, spread {k['idle_spread_pct']:.2f}%)",
                 ">= 2 valid blocks", k["valid_blocks"] >= 2)
     inside = sum(b["steps_inside"] for b in cap["blocks"])
     timed = sum(b["steps_timed"] for b in cap["blocks"])
     starts = sorted({v for b in cap["blocks"] for v in (b["started_by"] or {}).values() if v})
-    rep.row(f"{mode}: capture blocks: timed steps inside the recording window", f"{inside} of {timed} "
-            f"(timing started on: {', '.join(starts) or '?'})", ">= 90%", timed > 0 and inside >= 0.9 * timed)
+    if key == "times_ms":
+        rep.row(f"{mode}: capture blocks: timed steps inside the recording window", f"{inside} of {timed} "
+                f"(timing started on: {', '.join(starts) or '?'})", ">= 90%", timed > 0 and inside >= 0.9 * timed)
     oc, op = cap["overhead_pct"], prof["overhead_pct"]
     noise = max(x for x in (cap["idle_spread_pct"], prof["idle_spread_pct"], 0.0) if x == x)
     mi = cap["idle_median_ms"]
@@ -307,11 +349,12 @@ def overhead(rep, bench, mode, bases, injs, log):
     separated = bool(cb) and bool(pb) and max(cb) < min(pb)
     ok = oc < op and separated and (mode != "graph" or oc <= 3.0 or mi < 5.0)
     target = ("<= 3% at >= 5 ms per step, " if mode == "graph" else "") + "below torch.profiler in every block"
-    rep.row(f"{mode}: capturing vs torch.profiler, each against its own idle blocks (one process)",
+    rep.row(f"{mode}: capturing vs torch.profiler, each against its own idle blocks{what} (one process)",
             f"capturing {oc:+.2f}% vs torch.profiler {op:+.2f}% (difference {op - oc:.2f} points; capture blocks "
             f"up to {max(cb or [float('nan')]):+.2f}%, torch.profiler blocks from {min(pb or [float('nan')]):+.2f}%"
             f"{'' if separated else ': not separated'}; idle block spread up to {noise:.2f}%)", target, ok)
-    bench[f"overhead_{mode}"] = dict(fig, capturing_ms=cap["median_ms"], torch_profiler_ms=prof["median_ms"],
+    bench[f"overhead_{mode}" + ("_cpu" if key == "cpu_ms" else "")] = dict(
+                                     fig, capturing_ms=cap["median_ms"], torch_profiler_ms=prof["median_ms"],
                                      capturing_pct=oc, profiler_pct=op, interleaved_idle_ms=mi,
                                      interleaved_noise_pct=noise, interleaved=blocks,
                                      steps=[f["steps"] for f in fig.get("processes_not_injected", [])
@@ -476,6 +519,16 @@ def record_kinds(rep, bench, mode, log):
                           for x in rows), "report", True)
 
 
+def long_tags(log):
+    """small-long, small-long2, ... (GAPSCOPE_INJECT_LONG_REPEAT), in the order they ran."""
+    tags = set()
+    for p in glob.glob(os.path.join(log, "runs", "small-long*-rank*.json")):
+        m = re.fullmatch(r"small-long(\d*)-rank\d+\.json", os.path.basename(p))
+        if m:
+            tags.add(int(m.group(1) or 1))
+    return ["small-long" + ("" if i == 1 else str(i)) for i in sorted(tags)]
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--log", required=True)
@@ -537,41 +590,54 @@ def main():
     if processes(a.log, "eager1", "inj") or processes(a.log, "eager1", "base"):
         overhead(rep, bench, "eager1", processes(a.log, "eager1", "base"), processes(a.log, "eager1", "inj"), a.log)
 
-    small = runs(a.log, "small-long")
-    caps = [(p["name"], probe_for(a.log, p["name"])) for p in phases(small[0], "capture")] if small else []
-    if caps:
-        check_capture(rep, "nvtx rule: 20-step capture", caps[0][1], 20, bench, "capture20_nvtx")
-    if len(caps) > 1 and caps[1][1]:
-        res = caps[1][1]
-        rec = [r.get("steps_recorded") for r in res.get("ranks", [])]
-        rep.row("long capture: steps recorded per rank", f"{rec}", ">= 10000 each", len(rec) == 2 and all(x >= 10000 for x in rec))
-        for r in res.get("ranks", []):
-            losses = {k: v for k, v in r.get("counters", {}).items() if v and k not in ("activity_records", "cupti_enable_us")}
-            bench.setdefault("long_capture", {})[f"rank{r['rank']}"] = dict(counters=r.get("counters"),
-                                                                         chunk_bytes=r.get("chunk_bytes"),
-                                                                         kernels=r.get("kernels"))
-            rep.row(f"long capture: rank {r['rank']} counters", json.dumps(losses), "no data_loss counters",
-                    not any(v for k, v in losses.items() if k in ("cupti_dropped_records", "refused_buffers",
-                                                                   "rank_chunks_dropped", "pending_dropped")))
-    for run in small:
-        # The same loop for as many steps without a capture (after the 20-step one): what the
-        # process grows by on its own, to set the capture's growth against.
-        for p in phases(run, "rss"):
-            smp = p.get("samples", [])
-            if len(smp) >= 4:
-                settled = [s["rss_mb"] for s in smp[2:]]
-                bench.setdefault("long_idle_rss", {})[f"rank{run['rank']}"] = dict(samples=smp)
-                rep.row(f"long run without capture: rank {run['rank']} RSS", f"{settled[0]:.0f} -> {settled[-1]:.0f} MB "
-                        f"({settled[-1] - settled[0]:+.1f} MB over {smp[-1]['step']} steps)", "report", True)
-        for p in phases(run, "capture"):
-            rss = p.get("rss", []) if p.get("capture_steps", 0) >= 1000 else []
-            if len(rss) >= 4:
-                settled = [s["rss_mb"] for s in rss[2:]]
-                growth = settled[-1] - settled[0]
-                bench.setdefault("long_capture_rss", {})[f"rank{run['rank']}"] = dict(samples=rss)
-                rep.row(f"long capture: rank {run['rank']} RSS while recording", f"{settled[0]:.0f} -> {settled[-1]:.0f} MB "
-                        f"({growth:+.1f} MB over {rss[-1]['step']} steps){malloc_note(rss)}", "flat (< 20 MB growth)",
-                        growth < 20)
+    long_captures = []  # (tag, rank, growth MB) of every 10,000-step capture
+    for tag in long_tags(a.log):
+        small = runs(a.log, tag)
+        sfx = "" if tag == "small-long" else f" ({tag})"
+        caps = [(p["name"], probe_for(a.log, p["name"])) for p in phases(small[0], "capture")] if small else []
+        if caps:
+            check_capture(rep, f"nvtx rule: 20-step capture{sfx}", caps[0][1], 20, bench,
+                          "capture20_nvtx" + sfx.replace(" ", "_"))
+        if len(caps) > 1 and caps[1][1]:
+            res = caps[1][1]
+            rec = [r.get("steps_recorded") for r in res.get("ranks", [])]
+            rep.row(f"long capture{sfx}: steps recorded per rank", f"{rec}", ">= 10000 each",
+                    len(rec) == 2 and all(x >= 10000 for x in rec))
+            for r in res.get("ranks", []):
+                losses = {k: v for k, v in r.get("counters", {}).items() if v and k not in ("activity_records", "cupti_enable_us")}
+                bench.setdefault("long_capture", {})[f"{tag}-rank{r['rank']}"] = dict(counters=r.get("counters"),
+                                                                                     chunk_bytes=r.get("chunk_bytes"),
+                                                                                     kernels=r.get("kernels"))
+                rep.row(f"long capture{sfx}: rank {r['rank']} counters", json.dumps(losses), "no data_loss counters",
+                        not any(v for k, v in losses.items() if k in ("cupti_dropped_records", "refused_buffers",
+                                                                       "rank_chunks_dropped", "pending_dropped")))
+        for run in small:
+            # The same loop for as many steps without a capture (after the 20-step one): what the
+            # process grows by on its own, to set the capture's growth against.
+            for p in phases(run, "rss"):
+                smp = p.get("samples", [])
+                if len(smp) >= 4:
+                    settled = [s["rss_mb"] for s in smp[2:]]
+                    bench.setdefault("long_idle_rss", {})[f"{tag}-rank{run['rank']}"] = dict(samples=smp)
+                    rep.row(f"long run without capture{sfx}: rank {run['rank']} RSS", f"{settled[0]:.0f} -> {settled[-1]:.0f} MB "
+                            f"({settled[-1] - settled[0]:+.1f} MB over {smp[-1]['step']} steps)", "report", True)
+            for p in phases(run, "capture"):
+                rss = p.get("rss", []) if p.get("capture_steps", 0) >= 1000 else []
+                if len(rss) >= 4:
+                    settled = [s["rss_mb"] for s in rss[2:]]
+                    growth = settled[-1] - settled[0]
+                    long_captures.append((tag, run["rank"], growth))
+                    bench.setdefault("long_capture_rss", {})[f"{tag}-rank{run['rank']}"] = dict(samples=rss)
+                    rep.row(f"long capture{sfx}: rank {run['rank']} RSS while recording", f"{settled[0]:.0f} -> {settled[-1]:.0f} MB "
+                            f"({growth:+.1f} MB over {rss[-1]['step']} steps){malloc_note(rss)}", "flat (< 20 MB growth)",
+                            growth < 20)
+    if len(long_captures) > 2:
+        flat = [g for _, _, g in long_captures if g < 20]
+        rep.row("long captures: rank captures flat", f"{len(flat)} of {len(long_captures)} (growth "
+                f"{min(g for _, _, g in long_captures):+.1f} .. {max(g for _, _, g in long_captures):+.1f} MB)",
+                "all flat (< 20 MB growth)", len(flat) == len(long_captures))
+        bench["long_captures_flat"] = dict(flat=len(flat), of=len(long_captures),
+                                           growth_mb=[dict(tag=t, rank=r, mb=g) for t, r, g in long_captures])
     # GAPSCOPE_INJECT_LONG_KEYS: the same capture with record kinds left off, one process each.
     k = 1
     while os.path.exists(os.path.join(a.log, f"small-long-k{k}.keys")):

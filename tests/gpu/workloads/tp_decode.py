@@ -32,6 +32,9 @@ Phases, in order (timed steps record their host step time):
                       each block is its own capture), profile is profile:N:noexport. Every block
                       follows --settle untimed steps; its phase records block_set (the index of this
                       spec), block (position), block_kinds and settle.
+Timed steps record their wall time (times_ms) and the launching thread's CPU time (cpu_ms): on a
+host-bound loop the second leaves out what the machine takes from the thread (steal, run-queue
+waits; each phase records those under "sched"), and keeps what a tool adds on the thread.
 Phases that time steps run with the garbage collector off (collected before). Each rank pins itself to its own
 cores first (the CPUs local to its GPU, split if the GPUs share them; else disjoint parts of the
 allowed set) and records them under "affinity".
@@ -313,18 +316,51 @@ class Loop:
             torch.cuda.nvtx.range_pop()
 
     def timed(self, n, mark=None):
-        times = []
-        starts = []
-        t_prev = time.perf_counter()
+        """n steps: wall time per step (ms), the launching thread's CPU time per step (ms), host
+        start of each step (CLOCK_REALTIME ns)."""
+        times, cpu, starts = [], [], []
+        t_prev, c_prev = time.perf_counter(), time.thread_time_ns()
         for i in range(n):
             starts.append(time.time_ns())
             self.step()
-            t = time.perf_counter()
+            t, c = time.perf_counter(), time.thread_time_ns()
             times.append((t - t_prev) * 1e3)
-            t_prev = t
+            cpu.append((c - c_prev) / 1e6)
+            t_prev, c_prev = t, c
             if mark:
                 mark(i)
-        return times, starts
+        return times, cpu, starts
+
+
+def sched_snapshot():
+    """What the host took from this thread: the machine's steal time (/proc/stat, all CPUs), this
+    thread's run-queue wait (/proc/thread-self/schedstat) and involuntary context switches."""
+    snap = dict(t=time.perf_counter())
+    fields = read_sys("/proc/stat").split("\n", 1)[0].split()
+    if len(fields) > 8 and fields[0] == "cpu":
+        snap["steal_ticks"] = int(fields[8])
+    st = read_sys("/proc/thread-self/schedstat").split()
+    if len(st) >= 2:
+        snap["runq_wait_ns"] = int(st[1])
+    for line in read_sys("/proc/thread-self/status").splitlines():
+        if line.startswith("nonvoluntary_ctxt_switches:"):
+            snap["nonvoluntary"] = int(line.split()[1])
+    return snap
+
+
+def sched_delta(a, b, cpus):
+    """The figures between two snapshots: steal per CPU as a share of the wall time (%), this
+    thread's run-queue wait (ms) and involuntary switches."""
+    out = {}
+    wall = b["t"] - a["t"]
+    if "steal_ticks" in a and "steal_ticks" in b and wall > 0 and cpus:
+        hz = os.sysconf("SC_CLK_TCK")
+        out["steal_pct_per_cpu"] = 100.0 * (b["steal_ticks"] - a["steal_ticks"]) / hz / cpus / wall
+    if "runq_wait_ns" in a and "runq_wait_ns" in b:
+        out["runq_wait_ms"] = (b["runq_wait_ns"] - a["runq_wait_ns"]) / 1e6
+    if "nonvoluntary" in a and "nonvoluntary" in b:
+        out["nonvoluntary_switches"] = b["nonvoluntary"] - a["nonvoluntary"]
+    return out
 
 
 def control_flag(group, value):
@@ -373,7 +409,7 @@ def capture_phase(loop, a, cpu, name, timed_steps, steps, rule, pattern, extra="
     while not (reason := control_flag(cpu, why_start() if loop.rank == 0 else 0)):
         loop.step()
         waited += 1
-    times, starts = loop.timed(timed_steps)
+    times, cpu_ms, starts = loop.timed(timed_steps)
     after = 0
     while not control_flag(cpu, loop.rank == 0 and (os.path.exists(base + ".done")
                                                     or time.time() - t0 > a.timeout)):
@@ -386,7 +422,7 @@ def capture_phase(loop, a, cpu, name, timed_steps, steps, rule, pattern, extra="
                 recording_seen=os.path.exists(base + ".recording"),
                 started_by={1: "recording", 2: "done", 3: "settle", 4: "timeout"}.get(reason, str(reason)),
                 step_starts_ns=starts,
-                times_ms=times, rss=rss, **summary(times))
+                times_ms=times, cpu_ms=cpu_ms, rss=rss, **summary(times))
 
 
 def profcap_phase(loop, a, cpu, name):
@@ -412,17 +448,17 @@ def profcap_phase(loop, a, cpu, name):
 
 def profile_phase(loop, a, n, name, export=True):
     from torch.profiler import ProfilerActivity, profile, record_function
-    starts = []
-    times = []
+    starts, times, cpu = [], [], []
     with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
-        t_prev = time.perf_counter()
+        t_prev, c_prev = time.perf_counter(), time.thread_time_ns()
         for i in range(n):
             starts.append(time.time_ns())
             with record_function(f"gapscope_step_{i}"):
                 loop.step()
-            t = time.perf_counter()
+            t, c = time.perf_counter(), time.thread_time_ns()
             times.append((t - t_prev) * 1e3)
-            t_prev = t
+            cpu.append((c - c_prev) / 1e6)
+            t_prev, c_prev = t, c
     per_step = []
     if export:
         trace = os.path.join(a.out, f"{name}-rank{loop.rank}.trace.json")
@@ -432,7 +468,7 @@ def profile_phase(loop, a, n, name, export=True):
             os.remove(trace)
         except OSError:
             pass
-    return dict(kind="profile", name=name, times_ms=times, step_starts_ns=starts, per_step=per_step,
+    return dict(kind="profile", name=name, times_ms=times, cpu_ms=cpu, step_starts_ns=starts, per_step=per_step,
                 **summary(times))
 
 
@@ -500,8 +536,8 @@ def expand_phases(spec):
 def run_phase(loop, a, cpu, parts, name):
     kind, n = parts[0], int(parts[1])
     if kind == "idle":
-        times, starts = loop.timed(n)
-        return dict(kind="idle", name=name, times_ms=times, step_starts_ns=starts, **summary(times))
+        times, cpu, starts = loop.timed(n)
+        return dict(kind="idle", name=name, times_ms=times, cpu_ms=cpu, step_starts_ns=starts, **summary(times))
     if kind == "capture":
         steps = int(parts[2]) if len(parts) > 2 else n
         rule = parts[3] if len(parts) > 3 else ("graph" if a.mode == "graph" else "nvtx")
@@ -568,8 +604,10 @@ def main():
         name = f"{a.tag or a.mode}-{len(result['phases'])}-{kind}"
         # The collector stays on where no step is timed (the long capture's memory check).
         timed = kind in ("idle", "profile") or (kind == "capture" and n > 0)
+        s0 = sched_snapshot()
         with quiet() if timed else contextlib.nullcontext():
             phase = run_phase(loop, a, cpu, parts, name)
+        phase["sched"] = sched_delta(s0, sched_snapshot(), os.cpu_count())
         phase["gc_off"] = timed
         if block:
             phase.update(block, settle=a.settle)
