@@ -123,7 +123,8 @@ if want graph; then
 fi
 for series in eager eagergpu; do
   want $series || continue
-  extra=(--nvtx)
+  # GAPSCOPE_INJECT_EAGER_ARGS adds workload options to the host-bound eager loop, e.g. --canary-iters 5000.
+  extra=(--nvtx ${GAPSCOPE_INJECT_EAGER_ARGS:-})
   [ $series = eagergpu ] && extra=("${EAGERGPU[@]}")
   for i in $(seq 1 "$EPAIRS"); do
     sfx=$([ "$i" = 1 ] || echo "$i")
@@ -134,7 +135,7 @@ for series in eager eagergpu; do
   done
 done
 if want eager1; then
-  # GAPSCOPE_INJECT_EAGER1_ARGS adds workload options, e.g. --pin-main-core.
+  # GAPSCOPE_INJECT_EAGER1_ARGS adds workload options, e.g. --pin-main-core or --canary-iters 5000.
   EAGER1=(--hidden 4096 --ffn 14336 --heads 32 --nvtx ${GAPSCOPE_INJECT_EAGER1_ARGS:-})
   for i in $(seq 1 "$EPAIRS"); do
     sfx=$([ "$i" = 1 ] || echo "$i")

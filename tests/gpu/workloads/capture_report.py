@@ -59,6 +59,11 @@ def runs(log, tag):
     for r in (0, 1):
         d = load(os.path.join(log, "runs", f"{tag}-rank{r}.json"))
         if d:
+            for p in d.get("phases", []):
+                # --canary-iters: each step over the canary timed right after it (its CPU's speed then).
+                t, c = p.get("times_ms") or [], p.get("canary_ms") or []
+                if t and len(c) == len(t) and min(c) > 0:
+                    p["per_canary"] = [a / b for a, b in zip(t, c)]
             out.append(d)
     return out
 
@@ -284,7 +289,8 @@ def interleaved(rep, mode, inj_ranks, log, key="times_ms"):
 # time per step, which leaves out what the machine takes from it (steal, run-queue waits) and keeps
 # what a tool adds on it (CUPTI callbacks, NVTX handlers, torch.profiler's op records).
 HOST_BOUND = ("eager", "eager1")
-KEY_LABEL = {"times_ms": "", "cpu_ms": ", launching thread CPU time"}
+KEY_LABEL = {"times_ms": "", "cpu_ms": ", launching thread CPU time",
+             "per_canary": ", per canary (each step over the CPU-speed canary right after it; values in canary units)"}
 
 
 def sched_row(rep, bench, mode, procs):
@@ -297,12 +303,14 @@ def sched_row(rep, bench, mode, procs):
                 sc = p["sched"]
                 figs.append(dict(tag=tag, rank=r["rank"], steps=len(p.get("times_ms", [])),
                                  wall_ms=statistics.median(p["times_ms"]) if p.get("times_ms") else None,
-                                 cpu_ms=statistics.median(p["cpu_ms"]) if p.get("cpu_ms") else None, **sc))
+                                 cpu_ms=statistics.median(p["cpu_ms"]) if p.get("cpu_ms") else None,
+                                 canary_ms=statistics.median(p["canary_ms"]) if p.get("canary_ms") else None, **sc))
     if not figs:
         return
     bench[f"sched_{mode}"] = figs
     rep.row(f"{mode}: what the machine took from the launching thread (first idle phase of each process)",
-            "; ".join(f"{f['tag']} r{f['rank']}: wall {f['wall_ms']:.3f} / CPU {f['cpu_ms']:.3f} ms per step, "
+            "; ".join(f"{f['tag']} r{f['rank']}: wall {f['wall_ms']:.3f} / CPU {f['cpu_ms']:.3f} ms per step"
+                      + (f", canary {f['canary_ms']:.3f} ms" if f.get("canary_ms") else "") + ", "
                       f"steal {f.get('steal_pct_per_cpu', float('nan')):.2f}% per CPU, run-queue wait "
                       f"{f.get('runq_wait_ms', float('nan')) / max(1, f['steps']):.3f} ms per step"
                       for f in figs if f["wall_ms"] is not None and f["cpu_ms"] is not None), "report", True)
@@ -313,8 +321,9 @@ def overhead(rep, bench, mode, bases, injs, log):
     overhead_by(rep, bench, mode, bases, injs, log, "times_ms")
     if mode in HOST_BOUND:
         sched_row(rep, bench, mode, bases + injs)
-        if any(first_idle(r) and first_idle(r).get("cpu_ms") for _, rs in bases + injs for r in rs):
-            overhead_by(rep, bench, mode, bases, injs, log, "cpu_ms")
+        for key in ("cpu_ms", "per_canary"):
+            if any(first_idle(r) and first_idle(r).get(key) for _, rs in bases + injs for r in rs):
+                overhead_by(rep, bench, mode, bases, injs, log, key)
 
 
 def overhead_by(rep, bench, mode, bases, injs, log, key):
@@ -353,7 +362,7 @@ def overhead_by(rep, bench, mode, bases, injs, log, key):
             f"capturing {oc:+.2f}% vs torch.profiler {op:+.2f}% (difference {op - oc:.2f} points; capture blocks "
             f"up to {max(cb or [float('nan')]):+.2f}%, torch.profiler blocks from {min(pb or [float('nan')]):+.2f}%"
             f"{'' if separated else ': not separated'}; idle block spread up to {noise:.2f}%)", target, ok)
-    bench[f"overhead_{mode}" + ("_cpu" if key == "cpu_ms" else "")] = dict(
+    bench[f"overhead_{mode}" + {"times_ms": "", "cpu_ms": "_cpu", "per_canary": "_per_canary"}[key]] = dict(
                                      fig, capturing_ms=cap["median_ms"], torch_profiler_ms=prof["median_ms"],
                                      capturing_pct=oc, profiler_pct=op, interleaved_idle_ms=mi,
                                      interleaved_noise_pct=noise, interleaved=blocks,

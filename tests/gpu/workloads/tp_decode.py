@@ -34,7 +34,9 @@ Phases, in order (timed steps record their host step time):
                       spec), block (position), block_kinds and settle.
 Timed steps record their wall time (times_ms) and the launching thread's CPU time (cpu_ms): on a
 host-bound loop the second leaves out what the machine takes from the thread (steal, run-queue
-waits; each phase records those under "sched"), and keeps what a tool adds on the thread.
+waits; each phase records those under "sched"), and keeps what a tool adds on the thread. With
+--canary-iters each timed step is followed by a fixed pure-Python loop, timed apart (canary_ms):
+a host-bound step divided by it no longer follows how fast the CPU runs at the moment.
 Phases that time steps run with the garbage collector off (collected before). Each rank pins itself to its own
 cores first (the CPUs local to its GPU, split if the GPUs share them; else disjoint parts of the
 allowed set) and records them under "affinity".
@@ -76,6 +78,9 @@ def parse_args():
     p.add_argument("--pin-main-core", action="store_true",
                    help="also keep the main (launching) thread on the first of the rank's cores, so that "
                         "processes of a host-bound loop compare on the same core")
+    p.add_argument("--canary-iters", type=int, default=0,
+                   help="after each timed step, time this many iterations of a pure-Python loop (canary_ms): "
+                        "the thread's CPU speed at that moment, outside the step's time")
     p.add_argument("--settle", type=int, default=5, help="untimed steps before each interleaved block")
     p.add_argument("--capture-settle-s", type=float, default=0.6,
                    help="start timing a capture this long after the probe took the request even when "
@@ -315,21 +320,34 @@ class Loop:
         if self.a.nvtx:
             torch.cuda.nvtx.range_pop()
 
-    def timed(self, n, mark=None):
+    def canary(self):
+        """--canary-iters: a fixed piece of pure-Python work (no CUDA), timed in ms, run between
+        steps: how fast this thread's CPU runs just now, to set a host-bound step against."""
+        t = time.perf_counter()
+        acc = 0
+        for i in range(self.a.canary_iters):
+            acc = (acc + i * i) & 0xFFFF
+        return (time.perf_counter() - t) * 1e3
+
+    def timed(self, n, mark=None, wrap=None):
         """n steps: wall time per step (ms), the launching thread's CPU time per step (ms), host
-        start of each step (CLOCK_REALTIME ns)."""
-        times, cpu, starts = [], [], []
+        start of each step (CLOCK_REALTIME ns), and the canary's time after each step (ms; empty
+        without --canary-iters). wrap(i) gives a context for step i (torch.profiler's ranges)."""
+        times, cpu, starts, canary = [], [], [], []
         t_prev, c_prev = time.perf_counter(), time.thread_time_ns()
         for i in range(n):
             starts.append(time.time_ns())
-            self.step()
+            with wrap(i) if wrap else contextlib.nullcontext():
+                self.step()
             t, c = time.perf_counter(), time.thread_time_ns()
             times.append((t - t_prev) * 1e3)
             cpu.append((c - c_prev) / 1e6)
-            t_prev, c_prev = t, c
+            if self.a.canary_iters:
+                canary.append(self.canary())
             if mark:
                 mark(i)
-        return times, cpu, starts
+            t_prev, c_prev = time.perf_counter(), time.thread_time_ns()
+        return times, cpu, starts, canary
 
 
 def sched_snapshot():
@@ -409,7 +427,7 @@ def capture_phase(loop, a, cpu, name, timed_steps, steps, rule, pattern, extra="
     while not (reason := control_flag(cpu, why_start() if loop.rank == 0 else 0)):
         loop.step()
         waited += 1
-    times, cpu_ms, starts = loop.timed(timed_steps)
+    times, cpu_ms, starts, canary = loop.timed(timed_steps)
     after = 0
     while not control_flag(cpu, loop.rank == 0 and (os.path.exists(base + ".done")
                                                     or time.time() - t0 > a.timeout)):
@@ -422,7 +440,7 @@ def capture_phase(loop, a, cpu, name, timed_steps, steps, rule, pattern, extra="
                 recording_seen=os.path.exists(base + ".recording"),
                 started_by={1: "recording", 2: "done", 3: "settle", 4: "timeout"}.get(reason, str(reason)),
                 step_starts_ns=starts,
-                times_ms=times, cpu_ms=cpu_ms, rss=rss, **summary(times))
+                times_ms=times, cpu_ms=cpu_ms, canary_ms=canary, rss=rss, **summary(times))
 
 
 def profcap_phase(loop, a, cpu, name):
@@ -448,17 +466,8 @@ def profcap_phase(loop, a, cpu, name):
 
 def profile_phase(loop, a, n, name, export=True):
     from torch.profiler import ProfilerActivity, profile, record_function
-    starts, times, cpu = [], [], []
     with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
-        t_prev, c_prev = time.perf_counter(), time.thread_time_ns()
-        for i in range(n):
-            starts.append(time.time_ns())
-            with record_function(f"gapscope_step_{i}"):
-                loop.step()
-            t, c = time.perf_counter(), time.thread_time_ns()
-            times.append((t - t_prev) * 1e3)
-            cpu.append((c - c_prev) / 1e6)
-            t_prev, c_prev = t, c
+        times, cpu, starts, canary = loop.timed(n, wrap=lambda i: record_function(f"gapscope_step_{i}"))
     per_step = []
     if export:
         trace = os.path.join(a.out, f"{name}-rank{loop.rank}.trace.json")
@@ -468,8 +477,8 @@ def profile_phase(loop, a, n, name, export=True):
             os.remove(trace)
         except OSError:
             pass
-    return dict(kind="profile", name=name, times_ms=times, cpu_ms=cpu, step_starts_ns=starts, per_step=per_step,
-                **summary(times))
+    return dict(kind="profile", name=name, times_ms=times, cpu_ms=cpu, canary_ms=canary, step_starts_ns=starts,
+                per_step=per_step, **summary(times))
 
 
 def kernels_per_step(path):
@@ -536,8 +545,9 @@ def expand_phases(spec):
 def run_phase(loop, a, cpu, parts, name):
     kind, n = parts[0], int(parts[1])
     if kind == "idle":
-        times, cpu, starts = loop.timed(n)
-        return dict(kind="idle", name=name, times_ms=times, cpu_ms=cpu, step_starts_ns=starts, **summary(times))
+        times, cpu, starts, canary = loop.timed(n)
+        return dict(kind="idle", name=name, times_ms=times, cpu_ms=cpu, canary_ms=canary, step_starts_ns=starts,
+                    **summary(times))
     if kind == "capture":
         steps = int(parts[2]) if len(parts) > 2 else n
         rule = parts[3] if len(parts) > 3 else ("graph" if a.mode == "graph" else "nvtx")
