@@ -516,6 +516,15 @@ void RankSession::fillCounters(google::protobuf::RepeatedPtrField<pb::Counter>* 
         "NCCL events lost (queue full)");
     addCounter(
         out, "pending_dropped", m_rank, c.pendingDropped, "data_loss", "records that could not be placed in a step");
+    static_assert(StepWindow::kKeepBehindWork == 16384, "the counter's detail names the limit");
+    addCounter(out, "late_dropped", m_rank, c.lateDropped, "data_loss",
+        "records of a step over 16384 steps behind the newest work (its boundary was no longer kept)");
+    static_assert(StepWindow::kSettleNs == 1000000000, "the counter's detail names the settle time");
+    addCounter(out, "step_work_after_settle", m_rank, m_recorder.window().workAfterSettle(), "warning",
+        "kernels/copies of a step that came over 1 s of GPU time late: kept, but its step span misses them");
+    addCounter(out, "step_work_after_settle_max_us", m_rank,
+        uint64_t(std::max<int64_t>(0, m_recorder.window().workAfterSettleMaxNs()) / 1000), "info",
+        "the most GPU time such work trailed the newest work by");
     addCounter(out, "rank_chunks_dropped", m_rank, m_link ? m_link->framesDropped() - m_linkDroppedBase : 0,
         "data_loss", "chunks dropped: the agent socket was not draining");
     addCounter(out, "records_without_timestamps", m_rank, c.noTiming, "warning", "kernels/copies CUPTI could not time");

@@ -126,6 +126,9 @@ void Recorder::place(const GpuRecord& r)
     switch (m_window.placeGpu(r, &step)) {
     case StepWindow::Place::Before:
         return;
+    case StepWindow::Place::Late:
+        ++m_counters.lateDropped;
+        return;
     case StepWindow::Place::After:
         if (r.kind == GpuRecordKind::Kernel || r.kind == GpuRecordKind::Memcpy || r.kind == GpuRecordKind::Memset)
             m_sawAfter = true;

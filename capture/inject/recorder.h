@@ -40,6 +40,7 @@ public:
         uint64_t noTiming = 0; // kernels/memops without timestamps
         uint64_t skipped = 0; // record kinds not kept
         uint64_t pendingDropped = 0;
+        uint64_t lateDropped = 0; // inside the window, in a step already trimmed
         uint64_t buffers = 0;
     };
 

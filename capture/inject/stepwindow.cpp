@@ -8,7 +8,6 @@ namespace gapscope::capture::inject {
 namespace {
 
 constexpr size_t kMaxDuring = 1u << 16;
-constexpr uint64_t kKeepBehindWork = 1024; // bounds kept behind the newest step with GPU work
 
 double median(std::vector<double> v)
 {
@@ -106,6 +105,8 @@ bool StepWindow::startSteps(uint64_t startLocal, uint32_t steps, uint64_t global
     m_highestWork = -1;
     m_newestStart = 0;
     m_stepsEmitted = 0;
+    m_afterSettle = 0;
+    m_afterSettleMaxNs = 0;
     m_during.clear();
     const Bound* b = boundAt(startLocal);
     if (b && b->time < enabledAt)
@@ -166,13 +167,16 @@ StepWindow::Place StepWindow::placeGpu(const GpuRecord& r, uint64_t* step) const
     }
     if (r.correlation == 0)
         return placeHost(r.start, step);
-    const Bound* first = boundAt(m_startLocal);
+    // In a long window the oldest bounds are trimmed (kKeepBehindWork behind the newest step with
+    // work): the oldest bound kept stands for the window's start then.
+    const bool trimmed = m_base > m_startLocal;
+    const Bound* first = boundAt(trimmed ? m_base : m_startLocal);
     if (!first)
         return stepsSeen() <= m_startLocal ? Place::Before : Place::After;
     if (first->correlation == 0)
         return Place::Pending;
     if (r.correlation < first->correlation)
-        return Place::Before;
+        return trimmed ? Place::Late : Place::Before;
     if (const Bound* end = boundAt(m_startLocal + m_steps)) {
         if (end->correlation == 0)
             return Place::Pending;
@@ -204,24 +208,39 @@ StepWindow::Place StepWindow::placeHost(int64_t time, uint64_t* step) const
             *step = 0;
         return time < m_startNs ? Place::Before : time < m_stopNs ? Place::Inside : Place::After;
     }
-    const Bound* first = boundAt(m_startLocal);
-    if (!first || time < first->time)
-        return stepsSeen() <= m_startLocal || (first && time < first->time) ? Place::Before : Place::After;
+    const bool trimmed = m_base > m_startLocal;
+    const uint64_t firstKept = trimmed ? m_base : m_startLocal;
+    const Bound* first = boundAt(firstKept);
+    if (!first)
+        return stepsSeen() <= m_startLocal ? Place::Before : Place::After;
+    if (time < first->time)
+        return trimmed ? Place::Late : Place::Before;
     if (const Bound* end = boundAt(m_startLocal + m_steps); end && time >= end->time)
         return Place::After;
-    uint64_t k = m_startLocal;
-    const uint64_t last = std::min<uint64_t>(m_startLocal + m_steps, stepsSeen());
-    while (k + 1 < last && boundAt(k + 1) && boundAt(k + 1)->time <= time)
-        ++k;
+    // The last bound at or before `time` (bounds are in time order).
+    uint64_t lo = firstKept, hi = std::min<uint64_t>(m_startLocal + m_steps, stepsSeen()); // exclusive
+    while (lo + 1 < hi) {
+        const uint64_t mid = lo + (hi - lo) / 2;
+        if (boundAt(mid)->time <= time)
+            lo = mid;
+        else
+            hi = mid;
+    }
     if (step)
-        *step = k;
+        *step = lo;
     return Place::Inside;
 }
 
 void StepWindow::accountGpu(uint64_t localIndex, int64_t start, int64_t end)
 {
-    if (m_mode != Mode::Steps || localIndex < m_spanBase || localIndex >= m_startLocal + m_steps)
+    if (m_mode != Mode::Steps || localIndex < m_startLocal || localIndex >= m_startLocal + m_steps)
         return;
+    if (localIndex < m_spanBase) {
+        // The step was handed out already: this work came later than kSettleNs allowed for.
+        ++m_afterSettle;
+        m_afterSettleMaxNs = std::max(m_afterSettleMaxNs, m_newestStart - start);
+        return;
+    }
     const size_t i = size_t(localIndex - m_spanBase);
     if (i >= m_spans.size())
         m_spans.resize(i + 1);

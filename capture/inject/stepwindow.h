@@ -22,7 +22,8 @@
 // Overhead evidence: host intervals between markers while armed but not recording ("before") and
 // inside the window ("during"), as medians.
 //
-// Memory: bounded. Markers older than the window (or than the last kKeepMarkers) are trimmed; step
+// Memory: bounded. Markers older than the window (or than the last kKeepMarkers) are trimmed, and so
+// are markers inside the window kKeepBehindWork steps behind the newest step with GPU work; step
 // stats exist only for steps inside the window and are handed out as they complete.
 // Threading: used by the injection library's own thread only.
 
@@ -38,7 +39,9 @@ namespace gapscope::capture::inject {
 class StepWindow {
 public:
     enum class Mode : uint8_t { Detecting, Steps, Time };
-    enum class Place : uint8_t { Before, Inside, After, Pending };
+    // Late: inside the window, but in a step whose bound was trimmed (the event came more than
+    // kKeepBehindWork steps after newer work); it cannot be placed any more.
+    enum class Place : uint8_t { Before, Inside, After, Pending, Late };
 
     struct StepSpan {
         uint64_t localIndex = 0;
@@ -49,10 +52,13 @@ public:
     };
 
     static constexpr size_t kKeepMarkers = 512;
+    // Bounds kept inside a steps window behind the newest step that has GPU work.
+    static constexpr uint64_t kKeepBehindWork = 16384;
     static constexpr size_t kKeepIntervals = 256;
     // A step's span is final once GPU work this much later than the start of the step after it
-    // has been seen: CUPTI may hold back a buffer with earlier records for a while.
-    static constexpr int64_t kSettleNs = 250000000;
+    // has been seen: CUPTI may hold back a buffer with earlier records for a while (on the H200,
+    // 250 ms was too short for 2 to 6 steps in 1,000 of a 0.5 ms-step CUDA-graph loop).
+    static constexpr int64_t kSettleNs = 1000000000;
 
     StepWindow();
 
@@ -92,6 +98,10 @@ public:
     int64_t highestStepWithWork() const { return m_highestWork; }
     bool timeWindowOver(int64_t now) const { return m_mode == Mode::Time && now >= m_stopNs; }
     uint32_t stepsRecorded() const { return m_stepsEmitted; }
+    // GPU work of a step already handed out (its span misses it), and the most GPU time by which
+    // such work trailed the newest work seen, in ns.
+    uint64_t workAfterSettle() const { return m_afterSettle; }
+    int64_t workAfterSettleMaxNs() const { return m_afterSettleMaxNs; }
     uint64_t startLocal() const { return m_startLocal; }
     uint32_t stepCount() const { return m_steps; }
 
@@ -131,6 +141,8 @@ private:
     int64_t m_highestWork = -1;
     int64_t m_newestStart = 0; // latest GPU start accounted
     uint32_t m_stepsEmitted = 0;
+    uint64_t m_afterSettle = 0;
+    int64_t m_afterSettleMaxNs = 0;
 
     std::deque<double> m_before; // host step intervals (ms) while not recording
     std::vector<double> m_during;

@@ -128,8 +128,9 @@ wait $CAPPID
 caprc=$?
 wait $SIMPID
 "$CLI" info --json "$LOG/long.gapscope" >"$LOG/long.info.json" 2>"$LOG/long.info.err"
-python3 - "$LOG/long.rss.txt" "$LOG/long.info.json" "$caprc" "$LOG/long.gapscope" >>"$TABLE" <<'EOF'
-import json, os, sys
+"$CLI" summary --json "$LOG/long.gapscope" >"$LOG/long.summary.json" 2>"$LOG/long.summary.err"
+python3 - "$LOG/long.rss.txt" "$LOG/long.info.json" "$caprc" "$LOG/long.gapscope" "$LOG/long.summary.json" >>"$TABLE" <<'EOF'
+import json, os, statistics, sys
 rows = [l.split() for l in open(sys.argv[1]) if l.strip()]
 agent = [int(r[2]) for r in rows]; rank = [int(r[4]) for r in rows]
 try:
@@ -143,6 +144,21 @@ def flat(v):  # growth between the second fifth and the end of the capture, MB
     return (max(v[len(v)//5:]) - v[len(v)//5]) / 1024
 ok = sys.argv[3] == "0" and steps >= 10000
 print(f"e2e: long capture | {steps} steps, {os.path.getsize(sys.argv[4])/1e6 if os.path.exists(sys.argv[4]) else 0:.1f} MB, rc {sys.argv[3]} | >= 10,000 steps | {'PASS' if ok else 'FAIL'}")
+# Every step of the long capture holds its kernels (the graph replays the same kernels each step).
+try:
+    per = json.load(open(sys.argv[5])).get("steps", [])
+except Exception:
+    per = []
+for rank in sorted({p["rank"] for p in per}):
+    ks = [p["kernels"] for p in per if p["rank"] == rank]
+    med = statistics.median(ks)
+    empty = sum(1 for k in ks if k == 0)
+    ok = len(ks) >= 10000 and empty == 0 and sum(ks) >= 0.99 * med * len(ks)
+    print(f"e2e: long capture rank {rank}: kernels in every step | {len(ks)} steps, {empty} without kernels, "
+          f"kernels per step min {min(ks)} median {med:.0f} max {max(ks)}, total {sum(ks)} | every step, "
+          f"total >= 99% of median x steps | {'PASS' if ok else 'FAIL'}")
+if not per:
+    print("e2e: long capture: kernels in every step | no per-step summary | every step | FAIL")
 am = max(agent) / 1024 if agent else 0
 print(f"e2e: agent memory during the long capture | peak {am:.0f} MB, growth after warm-up {flat(agent):.1f} MB ({n} samples) | <= 256 MB, flat | {'PASS' if agent and am <= 256 and flat(agent) < 32 else 'FAIL'}")
 print(f"e2e: rank memory during the long capture | peak {max(rank)/1024 if rank else 0:.0f} MB, growth after warm-up {flat(rank):.1f} MB | flat | {'PASS' if rank and flat(rank) < 64 else 'FAIL'}")

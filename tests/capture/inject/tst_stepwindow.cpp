@@ -173,6 +173,11 @@ private slots:
         // Work outside the window is not accounted.
         w.accountGpu(9, kT0, kT0 + 1);
         QCOMPARE(w.highestStepWithWork(), int64_t(3));
+        // Work of a step already handed out is counted, with how far it trailed the newest work.
+        QCOMPARE(w.workAfterSettle(), uint64_t(0));
+        w.accountGpu(1, kT0 + kStep + 1000000, kT0 + kStep + 1500000);
+        QCOMPARE(w.workAfterSettle(), uint64_t(1));
+        QCOMPARE(w.workAfterSettleMaxNs(), kT0 + 2 * kStep + 2000000 + StepWindow::kSettleNs - (kT0 + kStep + 1000000));
     }
 
     void evidenceMedians()
@@ -210,6 +215,44 @@ private slots:
         QCOMPARE(w.markerTime(100000 - 1), kT0 + (100000 - 1) * kStep);
         QCOMPARE(w.markerTime(0), int64_t(0)); // trimmed
         QVERIFY(w.evidence().stepsBefore <= StepWindow::kKeepIntervals);
+    }
+
+    void longWindowPlacesPastTheKeptBounds()
+    {
+        // A long window: bounds behind the newest work are trimmed as the capture goes on, and
+        // work of every later step must still land in its own step (it once went to After from
+        // the first trim on, because the window's first bound was gone).
+        constexpr int kSteps = 2 * int(StepWindow::kKeepBehindWork) + 500;
+        StepWindow w;
+        w.addMarker(marker(0, 100));
+        QVERIFY(w.startSteps(1, kSteps, 0, kT0 + 1));
+        auto corr = [](int i) { return 100 * uint32_t(i + 1); };
+        for (int i = 1; i <= kSteps + 1; ++i) {
+            w.addMarker(marker(i, corr(i)));
+            uint64_t step = 0;
+            const auto place = w.placeGpu(kernel(corr(i) + 7, kT0 + i * kStep + 5), &step);
+            QCOMPARE(int(place), int(i <= kSteps ? StepWindow::Place::Inside : StepWindow::Place::After));
+            if (i > kSteps)
+                break;
+            QCOMPARE(step, uint64_t(i));
+            w.accountGpu(step, kT0 + i * kStep + 5, kT0 + i * kStep + 6);
+            if (i % 997 == 0) { // host events too, by time
+                QCOMPARE(int(w.placeHost(kT0 + i * kStep + 3, &step)), int(StepWindow::Place::Inside));
+                QCOMPARE(step, uint64_t(i));
+            }
+        }
+        QCOMPARE(w.markerTime(1), int64_t(0)); // trimmed: memory stays bounded
+        QVERIFY(w.markerTime(kSteps - int(StepWindow::kKeepBehindWork)) != 0);
+        // A record of a step whose bound is gone cannot be placed: Late (counted as lost).
+        QCOMPARE(int(w.placeGpu(kernel(corr(5) + 1, kT0 + 5 * kStep), nullptr)), int(StepWindow::Place::Late));
+        QCOMPARE(int(w.placeHost(kT0 + 5 * kStep, nullptr)), int(StepWindow::Place::Late));
+        // Before the window stays Before while the start bound is kept.
+        StepWindow v;
+        v.addMarker(marker(0, 100));
+        QVERIFY(v.startSteps(1, 3, 0, kT0 + 1));
+        v.addMarker(marker(1, 200));
+        QCOMPARE(int(v.placeGpu(kernel(150, kT0), nullptr)), int(StepWindow::Place::Before));
+        QCOMPARE(int(v.placeHost(kT0 + 5, nullptr)), int(StepWindow::Place::Before));
     }
 
     void backToDetectingKeepsNumbering()

@@ -51,7 +51,8 @@ def malloc_note(rss):
     m = [s.get("malloc_mb", -1) for s in rss[2:]]
     if not m or min(m) < 0:
         return ""
-    return f", malloc in use {m[0]:.0f} -> {m[-1]:.0f} MB"
+    g = [s["gpu_used_mb"] for s in rss[2:] if "gpu_used_mb" in s]
+    return f", malloc in use {m[0]:.0f} -> {m[-1]:.0f} MB" + (f", GPU in use {g[0]:.0f} -> {g[-1]:.0f} MB" if g else "")
 
 
 def runs(log, tag):
@@ -492,7 +493,7 @@ def captures_for_overhead(rep, bench, mode, items):
                                                             armed_error=r.get("armed_error")))
             agg = losses_by_rank.setdefault(r["rank"], {})
             for k, v in r.get("counters", {}).items():
-                if k in ("cupti_dropped_records", "refused_buffers", "rank_chunks_dropped", "pending_dropped") and v:
+                if k in ("cupti_dropped_records", "refused_buffers", "rank_chunks_dropped", "pending_dropped", "late_dropped") and v:
                     agg[k] = agg.get(k, 0) + v
     for rank in sorted(losses_by_rank):
         rec = [r.get("steps_recorded") for _, res in items for r in (res or {}).get("ranks", []) if r.get("rank") == rank]
@@ -613,13 +614,22 @@ def main():
             rep.row(f"long capture{sfx}: steps recorded per rank", f"{rec}", ">= 10000 each",
                     len(rec) == 2 and all(x >= 10000 for x in rec))
             for r in res.get("ranks", []):
+                # Every step holds its kernels (a CUDA graph: the same kernels each step).
+                ks = [s["kernels"] for s in r.get("steps", [])]
+                if ks:
+                    empty = sum(1 for k in ks if k == 0)
+                    rep.row(f"long capture{sfx}: rank {r['rank']} kernels in every step",
+                            f"{len(ks)} steps, {empty} without kernels, per step min {min(ks)} median "
+                            f"{statistics.median(ks):.0f} max {max(ks)}, {r.get('kernels')} kernels",
+                            "every step, min == max", empty == 0 and min(ks) == max(ks))
+            for r in res.get("ranks", []):
                 losses = {k: v for k, v in r.get("counters", {}).items() if v and k not in ("activity_records", "cupti_enable_us")}
                 bench.setdefault("long_capture", {})[f"{tag}-rank{r['rank']}"] = dict(counters=r.get("counters"),
                                                                                      chunk_bytes=r.get("chunk_bytes"),
                                                                                      kernels=r.get("kernels"))
                 rep.row(f"long capture{sfx}: rank {r['rank']} counters", json.dumps(losses), "no data_loss counters",
                         not any(v for k, v in losses.items() if k in ("cupti_dropped_records", "refused_buffers",
-                                                                       "rank_chunks_dropped", "pending_dropped")))
+                                                                       "rank_chunks_dropped", "pending_dropped", "late_dropped")))
         for run in small:
             # The same loop for as many steps without a capture (after the 20-step one): what the
             # process grows by on its own, to set the capture's growth against.

@@ -201,6 +201,12 @@ def quiet():
         gc.enable()
 
 
+def gpu_used_mb():
+    """Memory in use on this process's GPU (all of it, CUPTI's device buffers included), MB."""
+    free, total = torch.cuda.mem_get_info()
+    return (total - free) / 1048576.0
+
+
 def malloc_mb():
     """Bytes in use by this process's malloc (glibc mallinfo2: small blocks + mmapped ones), MB;
     -1 when unavailable. Set against RSS it tells a heap that grows from memory mapped otherwise."""
@@ -434,8 +440,8 @@ def capture_phase(loop, a, cpu, name, timed_steps, steps, rule, pattern, extra="
         loop.step()
         after += 1
         if after % 500 == 0:
-            rss.append(dict(step=after, t=time.time() - t0, rss_mb=rss_mb(), malloc_mb=malloc_mb()))
-    rss.append(dict(step=after, t=time.time() - t0, rss_mb=rss_mb(), malloc_mb=malloc_mb()))
+            rss.append(dict(step=after, t=time.time() - t0, rss_mb=rss_mb(), malloc_mb=malloc_mb(), gpu_used_mb=gpu_used_mb()))
+    rss.append(dict(step=after, t=time.time() - t0, rss_mb=rss_mb(), malloc_mb=malloc_mb(), gpu_used_mb=gpu_used_mb()))
     return dict(kind="capture", name=name, request=extra, waited_steps=waited, steps_after=after, capture_steps=steps,
                 recording_seen=os.path.exists(base + ".recording"),
                 started_by={1: "recording", 2: "done", 3: "settle", 4: "timeout"}.get(reason, str(reason)),
