@@ -422,7 +422,9 @@ void RankSession::finishRecording(const char*)
     std::vector<Recorder::NewMarker> markers;
     m_recorder.drainHost(markers);
     reportMarkers(markers);
+    m_recorder.window().closeMarkers();
     m_recorder.drainGpu([this] { sendChunk(false); });
+    m_recorder.dropPending();
     releaseCuptiBuffers();
     m_recorder.drainCollectives();
     m_recorder.emitSteps(true);

@@ -58,6 +58,12 @@ public:
     StepWindow& window() { return m_window; }
     const Counters& counters() const { return m_counters; }
     size_t pendingRecords() const { return m_pending.size(); }
+    // End of a window: records still waiting for a marker will never be placed (counted).
+    void dropPending()
+    {
+        m_counters.pendingDropped += m_pending.size();
+        m_pending.clear();
+    }
 
     struct NewMarker {
         uint64_t localIndex;

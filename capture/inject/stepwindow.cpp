@@ -107,6 +107,7 @@ bool StepWindow::startSteps(uint64_t startLocal, uint32_t steps, uint64_t global
     m_stepsEmitted = 0;
     m_afterSettle = 0;
     m_afterSettleMaxNs = 0;
+    m_markersClosed = false;
     m_during.clear();
     const Bound* b = boundAt(startLocal);
     if (b && b->time < enabledAt)
@@ -186,6 +187,15 @@ StepWindow::Place StepWindow::placeGpu(const GpuRecord& r, uint64_t* step) const
         return Place::After; // end bound trimmed long ago
     }
     const uint64_t k = stepOfCorrelation(r.correlation);
+    // The next step's marker may not have been seen yet (markers and GPU records come through
+    // different queues, drained in turn): then only the newest step's own launch id is certain;
+    // a later id may be the next step's (its graph's first kernels can complete before the
+    // marker is drained).
+    if (!m_markersClosed && k + 1 == stepsSeen() && k < m_startLocal + m_steps) {
+        const Bound* b = boundAt(k);
+        if (b && r.correlation > b->correlation)
+            return Place::Pending;
+    }
     // A later marker still waiting for its id could own this record.
     for (uint64_t j = k + 1; j < std::min<uint64_t>(m_startLocal + m_steps, stepsSeen()); ++j) {
         const Bound* b = boundAt(j);

@@ -81,6 +81,10 @@ public:
     // API records resolve the correlation id of markers that came without one (NVTX).
     void noteApi(const GpuRecord& api);
 
+    // No more markers will be drained for this window (its end): records after the newest marker
+    // are placed in the newest step instead of waiting for the next one.
+    void closeMarkers() { m_markersClosed = true; }
+
     // Where an event falls; `step` receives the local step index for Inside (steps mode).
     Place placeGpu(const GpuRecord& record, uint64_t* step) const;
     Place placeHost(int64_t time, uint64_t* step) const;
@@ -143,6 +147,7 @@ private:
     uint32_t m_stepsEmitted = 0;
     uint64_t m_afterSettle = 0;
     int64_t m_afterSettleMaxNs = 0;
+    bool m_markersClosed = false;
 
     std::deque<double> m_before; // host step intervals (ms) while not recording
     std::vector<double> m_during;

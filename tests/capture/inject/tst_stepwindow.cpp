@@ -99,17 +99,23 @@ private slots:
         w.noteApi(api(2005, kT0 + kStep + 300));
         uint64_t step = 0;
         QCOMPARE(int(w.placeGpu(kernel(1995, kT0 + kStep), &step)), int(StepWindow::Place::Before));
-        QCOMPARE(int(w.placeGpu(kernel(2001, kT0 + kStep + 5000), &step)), int(StepWindow::Place::Inside));
+        QCOMPARE(int(w.placeGpu(kernel(2000, kT0 + kStep + 5000), &step)), int(StepWindow::Place::Inside));
         QCOMPARE(step, uint64_t(1));
+        // Above step 1's id while step 1 is the newest marker: step 2's marker may still come.
+        QCOMPARE(int(w.placeGpu(kernel(2001, kT0 + kStep + 5000), &step)), int(StepWindow::Place::Pending));
         w.addMarker(marker(2, 0));
         // Step 2's id unknown: a record above step 1's first id might be step 2's.
         QCOMPARE(int(w.placeGpu(kernel(3001, kT0 + 2 * kStep + 5000), &step)), int(StepWindow::Place::Pending));
         w.noteApi(api(3000, kT0 + 2 * kStep + 100));
-        QCOMPARE(int(w.placeGpu(kernel(3001, kT0 + 2 * kStep + 5000), &step)), int(StepWindow::Place::Inside));
-        QCOMPARE(step, uint64_t(2));
+        QCOMPARE(int(w.placeGpu(kernel(2001, kT0 + kStep + 5000), &step)), int(StepWindow::Place::Inside));
+        QCOMPARE(step, uint64_t(1));
+        // Step 2 is the window's last: the end marker may still come.
+        QCOMPARE(int(w.placeGpu(kernel(3001, kT0 + 2 * kStep + 5000), &step)), int(StepWindow::Place::Pending));
         w.addMarker(marker(3, 0));
         w.noteApi(api(4000, kT0 + 3 * kStep + 100));
         QVERIFY(w.endMarkerSeen());
+        QCOMPARE(int(w.placeGpu(kernel(3001, kT0 + 2 * kStep + 5000), &step)), int(StepWindow::Place::Inside));
+        QCOMPARE(step, uint64_t(2));
         QCOMPARE(int(w.placeGpu(kernel(4001, kT0 + 3 * kStep + 5000), &step)), int(StepWindow::Place::After));
     }
 
@@ -230,7 +236,13 @@ private slots:
         for (int i = 1; i <= kSteps + 1; ++i) {
             w.addMarker(marker(i, corr(i)));
             uint64_t step = 0;
-            const auto place = w.placeGpu(kernel(corr(i) + 7, kT0 + i * kStep + 5), &step);
+            // The previous step's trailing work (an id after its launch) is placed now.
+            if (i > 1) {
+                QCOMPARE(int(w.placeGpu(kernel(corr(i - 1) + 7, kT0 + i * kStep - 5), &step)),
+                    int(StepWindow::Place::Inside));
+                QCOMPARE(step, uint64_t(i - 1));
+            }
+            const auto place = w.placeGpu(kernel(corr(i), kT0 + i * kStep + 5), &step);
             QCOMPARE(int(place), int(i <= kSteps ? StepWindow::Place::Inside : StepWindow::Place::After));
             if (i > kSteps)
                 break;
@@ -253,6 +265,31 @@ private slots:
         v.addMarker(marker(1, 200));
         QCOMPARE(int(v.placeGpu(kernel(150, kT0), nullptr)), int(StepWindow::Place::Before));
         QCOMPARE(int(v.placeHost(kT0 + 5, nullptr)), int(StepWindow::Place::Before));
+    }
+
+    void recordsPastTheNewestMarkerWaitForTheNext()
+    {
+        // Markers and GPU records are drained in turn: the first kernels of step 2's graph can
+        // come before step 2's marker. They must wait, not land in step 1.
+        StepWindow w;
+        w.addMarker(marker(0, 100));
+        QVERIFY(w.startSteps(1, 3, 0, kT0 + 1));
+        w.addMarker(marker(1, 200));
+        uint64_t step = 99;
+        QCOMPARE(int(w.placeGpu(kernel(200, kT0 + kStep), &step)), int(StepWindow::Place::Inside));
+        QCOMPARE(step, uint64_t(1));
+        QCOMPARE(int(w.placeGpu(kernel(300, kT0 + 2 * kStep), &step)), int(StepWindow::Place::Pending));
+        QCOMPARE(int(w.placeGpu(api(201, kT0 + kStep + 1), &step)), int(StepWindow::Place::Pending));
+        w.addMarker(marker(2, 300));
+        QCOMPARE(int(w.placeGpu(kernel(300, kT0 + 2 * kStep), &step)), int(StepWindow::Place::Inside));
+        QCOMPARE(step, uint64_t(2));
+        QCOMPARE(int(w.placeGpu(api(201, kT0 + kStep + 1), &step)), int(StepWindow::Place::Inside));
+        QCOMPARE(step, uint64_t(1));
+        // At the window's end no marker will come: the newest step takes what follows its launch.
+        QCOMPARE(int(w.placeGpu(kernel(350, kT0 + 2 * kStep + 5), &step)), int(StepWindow::Place::Pending));
+        w.closeMarkers();
+        QCOMPARE(int(w.placeGpu(kernel(350, kT0 + 2 * kStep + 5), &step)), int(StepWindow::Place::Inside));
+        QCOMPARE(step, uint64_t(2));
     }
 
     void backToDetectingKeepsNumbering()
