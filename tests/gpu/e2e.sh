@@ -149,12 +149,12 @@ try:
     per = json.load(open(sys.argv[5])).get("steps", [])
 except Exception:
     per = []
-for rank in sorted({p["rank"] for p in per}):
-    ks = [p["kernels"] for p in per if p["rank"] == rank]
+for rk in sorted({p["rank"] for p in per}):
+    ks = [p["kernels"] for p in per if p["rank"] == rk]
     med = statistics.median(ks)
     empty = sum(1 for k in ks if k == 0)
     ok = len(ks) >= 10000 and empty == 0 and sum(ks) >= 0.99 * med * len(ks)
-    print(f"e2e: long capture rank {rank}: kernels in every step | {len(ks)} steps, {empty} without kernels, "
+    print(f"e2e: long capture rank {rk}: kernels in every step | {len(ks)} steps, {empty} without kernels, "
           f"kernels per step min {min(ks)} median {med:.0f} max {max(ks)}, total {sum(ks)} | every step, "
           f"total >= 99% of median x steps | {'PASS' if ok else 'FAIL'}")
 if not per:
