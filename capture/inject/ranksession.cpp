@@ -8,8 +8,10 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <thread>
+#include <unistd.h>
 
 namespace gapscope::capture::inject {
 
@@ -17,6 +19,36 @@ namespace {
 
 constexpr int64_t kMs = 1000000;
 constexpr int64_t kStatusEveryNs = 1000 * kMs;
+constexpr uint64_t kDefaultRssGrowthLimitMb = 512;
+
+// Resident bytes of this process from /proc/self/statm (second field, pages); 0 when unreadable.
+uint64_t residentBytes()
+{
+    FILE* f = std::fopen("/proc/self/statm", "r");
+    if (!f)
+        return 0;
+    unsigned long long size = 0, resident = 0;
+    const int n = std::fscanf(f, "%llu %llu", &size, &resident);
+    std::fclose(f);
+    const long page = sysconf(_SC_PAGESIZE);
+    return n == 2 && page > 0 ? uint64_t(resident) * uint64_t(page) : 0;
+}
+
+// GAPSCOPE_RANK_RSS_GROWTH_LIMIT_MB: a whole number of MB, 0 for no limit; anything else keeps
+// the default (and says so).
+uint64_t rssGrowthLimitFromEnv()
+{
+    const char* v = std::getenv("GAPSCOPE_RANK_RSS_GROWTH_LIMIT_MB");
+    if (!v || !*v)
+        return kDefaultRssGrowthLimitMb << 20;
+    char* end = nullptr;
+    const unsigned long long mb = std::strtoull(v, &end, 10);
+    if (!end || *end || v[0] == '-') {
+        injectLog("GAPSCOPE_RANK_RSS_GROWTH_LIMIT_MB=%s ignored: expected a whole number of MB", v);
+        return kDefaultRssGrowthLimitMb << 20;
+    }
+    return uint64_t(mb) << 20;
+}
 constexpr int64_t kEndGraceNs = 2000 * kMs; // after the window's end marker, at most
 constexpr int64_t kNoStepsNs = 5000 * kMs; // no marker for this long while recording: give up
 constexpr int64_t kStopSettleNs = 200 * kMs; // at the end of a capture, in-flight GPU work may finish
@@ -61,7 +93,33 @@ RankSession::RankSession(Channels& channels, Tracer& tracer, IdentityFn identity
     , m_tracer(tracer)
     , m_identity(std::move(identity))
     , m_recorder(channels, tracer)
+    , m_rss(residentBytes)
+    , m_rssLimit(rssGrowthLimitFromEnv())
 {
+}
+
+void RankSession::setMemoryGuard(RssFn rss, uint64_t limitBytes)
+{
+    m_rss = std::move(rss);
+    m_rssLimit = limitBytes;
+}
+
+void RankSession::sampleMemory()
+{
+    const uint64_t now = m_rss ? m_rss() : 0;
+    if (now && m_rssBase)
+        m_rssGrowth = std::max<int64_t>(m_rssGrowth, int64_t(now) - int64_t(m_rssBase));
+}
+
+void RankSession::checkMemory()
+{
+    sampleMemory();
+    if (m_state == State::Recording && m_rssLimit && m_rssGrowth > int64_t(m_rssLimit)) {
+        injectLog("plan %u: the process grew by %lld MB while recording (limit %llu MB): stopping", m_plan,
+            (long long)(m_rssGrowth >> 20), (unsigned long long)(m_rssLimit >> 20));
+        m_stoppedForMemory = true;
+        finishRecording("memory growth");
+    }
 }
 
 RankSession::~RankSession()
@@ -281,6 +339,9 @@ void RankSession::onStart(const wire::StartRecording& start)
     m_channels.nvtxMode.store((all || m_settings.nvtx()) ? 2 : (m_recorder.rule() == StepRule::Nvtx ? 1 : 0));
     ncclSetRecording(all || m_settings.nccl());
     m_state = State::Recording;
+    m_rssBase = m_rss ? m_rss() : 0;
+    m_rssGrowth = 0;
+    m_stoppedForMemory = false;
     m_lastFlush = enabledAt;
     m_endSeenAt = 0;
     m_lastMarker = enabledAt;
@@ -393,6 +454,8 @@ void RankSession::tick(int64_t now)
     }
     if (now - m_lastStatus >= kStatusEveryNs) {
         m_lastStatus = now;
+        if (m_state == State::Recording)
+            checkMemory();
         sendStatus();
         if (m_state == State::Detecting)
             injectLog("detecting: %llu steps seen, %llu NVTX calls lost, %llu markers lost",
@@ -403,6 +466,7 @@ void RankSession::tick(int64_t now)
 
 void RankSession::finishRecording(const char*)
 {
+    sampleMemory();
     if (m_activityOn) {
         // Work launched before the switch-off is still running on the GPU, and CUPTI fills in its
         // timestamps as it completes. A forced flush right away hands those records out without
@@ -519,6 +583,10 @@ void RankSession::fillCounters(google::protobuf::RepeatedPtrField<pb::Counter>* 
     addCounter(
         out, "pending_dropped", m_rank, c.pendingDropped, "data_loss", "records that could not be placed in a step");
     static_assert(StepWindow::kKeepBehindWork == 16384, "the counter's detail names the limit");
+    addCounter(out, "stopped_for_memory_growth", m_rank, m_stoppedForMemory ? 1 : 0, "data_loss",
+        "recording stopped early: the process grew past GAPSCOPE_RANK_RSS_GROWTH_LIMIT_MB while recording");
+    addCounter(out, "rank_rss_growth_mb", m_rank, uint64_t(std::max<int64_t>(0, m_rssGrowth) >> 20), "info",
+        "the most this process's resident memory grew while recording (MB, read once a second)", m_rssBase != 0);
     addCounter(out, "late_dropped", m_rank, c.lateDropped, "data_loss",
         "records of a step over 16384 steps behind the newest work (its boundary was no longer kept)");
     static_assert(StepWindow::kSettleNs == 1000000000, "the counter's detail names the settle time");

@@ -11,6 +11,13 @@
 // for a step already passed when activity came on is answered with ARM_START_MISSED (activity stays
 // on for the next plan). Everything the capture lost is reported as counters.
 //
+// Memory guard: the process's resident memory is read once a second while recording (/proc, no
+// locks taken in the application). Its growth since StartRecording is reported with every capture
+// (`rank_rss_growth_mb`), and past GAPSCOPE_RANK_RSS_GROWTH_LIMIT_MB (default 512; 0: no limit)
+// recording stops early (`stopped_for_memory_growth`): CUPTI itself was seen to grow the heap of a
+// CUDA-graph process 4.6 MB per 100,000 kernel records in some captures, which must not be able to
+// take a server's memory.
+//
 // Threading: serve() runs on the injection library's own thread; nothing here runs in a callback.
 
 #include "capture/inject/agentlink.h"
@@ -39,8 +46,11 @@ struct RankIdentity {
 class RankSession {
 public:
     using IdentityFn = std::function<RankIdentity()>;
+    using RssFn = std::function<uint64_t()>; // resident bytes of this process (0: unknown)
 
     RankSession(Channels& channels, Tracer& tracer, IdentityFn identity);
+    // Tests: another source for the resident size, another growth limit (bytes; 0: none).
+    void setMemoryGuard(RssFn rss, uint64_t limitBytes);
     ~RankSession();
 
     // Registers and serves until the connection is lost or `stop` is set. Returns why it ended.
@@ -58,6 +68,8 @@ private:
     void reportMarkers(const std::vector<Recorder::NewMarker>& markers);
     void sendChunk(bool force);
     void finishRecording(const char* why);
+    void sampleMemory();
+    void checkMemory();
     void stopEverything();
     void releaseCuptiBuffers();
     void sendStatus();
@@ -95,6 +107,12 @@ private:
     uint64_t m_baseCuptiDropped = 0, m_baseRefused = 0, m_baseNvtx = 0, m_baseMarkers = 0, m_baseNccl = 0;
     uint64_t m_linkDroppedBase = 0;
     uint64_t m_buffersLeft = 0;
+
+    RssFn m_rss;
+    uint64_t m_rssLimit = 0;
+    uint64_t m_rssBase = 0; // at StartRecording
+    int64_t m_rssGrowth = 0; // the most seen while recording
+    bool m_stoppedForMemory = false;
 };
 
 } // namespace gapscope::capture::inject

@@ -155,6 +155,8 @@ struct Rank {
     std::string ended;
     std::atomic<bool> finished { false };
     std::thread thread;
+    RankSession::RssFn rss; // set: the memory guard reads this instead of /proc
+    uint64_t rssLimit = 0;
 
     void start(const std::string& socket)
     {
@@ -168,6 +170,8 @@ struct Rank {
                 id.gpu.set_uuid("GPU-test");
                 return id;
             });
+            if (rss)
+                session.setMemoryGuard(rss, rssLimit);
             AgentLink link;
             if (Status s = link.connect(socket); !s) {
                 ended = s.message();
@@ -245,10 +249,14 @@ private slots:
         QVERIFY(r.doneMsg.overhead().step_ms_median_before() > 2.5);
         QVERIFY(r.doneMsg.overhead().steps_during() >= 3);
         QVERIFY(r.doneMsg.overhead().arm_latency_ms() >= 0);
-        bool activity = false;
-        for (const auto& c : r.doneMsg.counters())
+        bool activity = false, rssGrowth = false;
+        for (const auto& c : r.doneMsg.counters()) {
             activity = activity || (c.name() == "activity_records" && c.value() >= 20);
+            rssGrowth = rssGrowth || c.name() == "rank_rss_growth_mb"; // reported with every capture
+            QVERIFY(c.name() != "stopped_for_memory_growth");
+        }
         QVERIFY(activity);
+        QVERIFY(rssGrowth);
         QVERIFY(agent.errors().empty());
         agent.disarm();
         QVERIFY(pumpUntil(agent, [&] { return r.disarmed; }));
@@ -326,6 +334,43 @@ private slots:
         QVERIFY(pumpUntil(agent, [&] { return agent.allDone(); }));
         agent.finishStats();
         QCOMPARE(agent.ranks()[0]->doneMsg.steps_recorded(), 3u);
+    }
+
+    void memoryGrowthStopsRecording()
+    {
+        // The process grows 64 MB between reads (as CUPTI's heap did in some CUDA-graph captures)
+        // against a 100 MB limit: recording stops at the second read, says why, and activity is off.
+        QTemporaryDir dir;
+        const std::string path = dir.filePath("agent.sock").toStdString();
+        probe::ProbeAgent agent;
+        QVERIFY(agent.listen(path));
+        Rank rank;
+        auto reads = std::make_shared<std::atomic<uint64_t>>(0);
+        rank.rss = [reads] { return (uint64_t(1) << 30) + (reads->fetch_add(1) << 26); };
+        rank.rssLimit = uint64_t(100) << 20;
+        rank.start(path);
+        QVERIFY(pumpUntil(agent, [&] { return agent.rankCount() == 1; }));
+        agent.arm(6, settings(100000), 5);
+        QVERIFY(pumpUntil(agent, [&] { return agent.allArmed(); }));
+        Workload load(rank.tracer);
+        QVERIFY(pumpUntil(agent, [&] { return agent.tryPlan(20000000) || agent.plan() > 0; }));
+        QVERIFY(pumpUntil(agent, [&] { return agent.allDone(); }, 8000));
+        QVERIFY(!rank.tracer.recording);
+        const auto& done = agent.ranks()[0]->doneMsg;
+        QVERIFY(done.steps_recorded() > 0);
+        QVERIFY(done.steps_recorded() < 100000);
+        uint64_t stopped = 0, growth = 0;
+        for (const auto& c : done.counters()) {
+            if (c.name() == "stopped_for_memory_growth") {
+                stopped = c.value();
+                QCOMPARE(c.severity(), std::string("data_loss"));
+            }
+            if (c.name() == "rank_rss_growth_mb")
+                growth = c.value();
+        }
+        QCOMPARE(stopped, uint64_t(1));
+        QVERIFY(growth >= 128);
+        QVERIFY(agent.errors().empty());
     }
 
     void noAgentStaysQuiet()

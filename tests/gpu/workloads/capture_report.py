@@ -493,7 +493,7 @@ def captures_for_overhead(rep, bench, mode, items):
                                                             armed_error=r.get("armed_error")))
             agg = losses_by_rank.setdefault(r["rank"], {})
             for k, v in r.get("counters", {}).items():
-                if k in ("cupti_dropped_records", "refused_buffers", "rank_chunks_dropped", "pending_dropped", "late_dropped") and v:
+                if k in ("cupti_dropped_records", "refused_buffers", "rank_chunks_dropped", "pending_dropped", "late_dropped", "stopped_for_memory_growth") and v:
                     agg[k] = agg.get(k, 0) + v
     for rank in sorted(losses_by_rank):
         rec = [r.get("steps_recorded") for _, res in items for r in (res or {}).get("ranks", []) if r.get("rank") == rank]
@@ -629,7 +629,7 @@ def main():
                                                                                      kernels=r.get("kernels"))
                 rep.row(f"long capture{sfx}: rank {r['rank']} counters", json.dumps(losses), "no data_loss counters",
                         not any(v for k, v in losses.items() if k in ("cupti_dropped_records", "refused_buffers",
-                                                                       "rank_chunks_dropped", "pending_dropped", "late_dropped")))
+                                                                       "rank_chunks_dropped", "pending_dropped", "late_dropped", "stopped_for_memory_growth")))
         for run in small:
             # The same loop for as many steps without a capture (after the 20-step one): what the
             # process grows by on its own, to set the capture's growth against.
