@@ -615,8 +615,8 @@ void RankSession::fillCounters(google::protobuf::RepeatedPtrField<pb::Counter>* 
         "lanes, names, configs, open ranges and correlations the rank keeps for this capture");
     addCounter(out, "rank_dictionary_strings", m_rank, b ? b->dictionaryStrings() : 0, "info",
         "strings in this capture's dictionary");
-    addCounter(out, "rank_pending_records", m_rank, m_recorder.pendingRecords(), "info",
-        "records waiting for their step");
+    addCounter(
+        out, "rank_pending_records", m_rank, m_recorder.pendingRecords(), "info", "records waiting for their step");
 }
 
 void RankSession::sendStatus()

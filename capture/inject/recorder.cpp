@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 #include "capture/inject/recorder.h"
+#include "capture/inject/nvtxhooks.h"
 
 namespace gapscope::capture::inject {
 
@@ -92,6 +93,8 @@ void Recorder::addMarker(const StepMarker& m, std::vector<NewMarker>& out)
 
 void Recorder::drainHost(std::vector<NewMarker>& newMarkers)
 {
+    // Markers queued from here on are not drained now (a step's work starts after its marker).
+    m_window.setMarkersDrainedAt(nowRealtimeNs());
     if (auto* q = m_channels.markers.load(std::memory_order_acquire)) {
         StepMarker m;
         while (q->tryPop(m)) {

@@ -190,8 +190,10 @@ StepWindow::Place StepWindow::placeGpu(const GpuRecord& r, uint64_t* step) const
     // The next step's marker may not have been seen yet (markers and GPU records come through
     // different queues, drained in turn): then only the newest step's own launch id is certain;
     // a later id may be the next step's (its graph's first kernels can complete before the
-    // marker is drained).
-    if (!m_markersClosed && k + 1 == stepsSeen() && k < m_startLocal + m_steps) {
+    // marker is drained). Work that began before the last marker drain cannot be: a marker is
+    // queued when its step is launched, before any of the step's work starts.
+    if (!m_markersClosed && k + 1 == stepsSeen() && k < m_startLocal + m_steps
+        && r.start >= m_markersDrainedAt - kDrainMarginNs) {
         const Bound* b = boundAt(k);
         if (b && r.correlation > b->correlation)
             return Place::Pending;

@@ -84,6 +84,10 @@ public:
     // No more markers will be drained for this window (its end): records after the newest marker
     // are placed in the newest step instead of waiting for the next one.
     void closeMarkers() { m_markersClosed = true; }
+    // Every marker queued before `t` (CLOCK_REALTIME ns) has been added: work that started before
+    // it (less a margin for the GPU clock's conversion) belongs to a step already seen.
+    void setMarkersDrainedAt(int64_t t) { m_markersDrainedAt = t; }
+    static constexpr int64_t kDrainMarginNs = 2000000;
 
     // Where an event falls; `step` receives the local step index for Inside (steps mode).
     Place placeGpu(const GpuRecord& record, uint64_t* step) const;
@@ -148,6 +152,7 @@ private:
     uint64_t m_afterSettle = 0;
     int64_t m_afterSettleMaxNs = 0;
     bool m_markersClosed = false;
+    int64_t m_markersDrainedAt = 0;
 
     std::deque<double> m_before; // host step intervals (ms) while not recording
     std::vector<double> m_during;

@@ -354,7 +354,8 @@ private slots:
         QVERIFY(pumpUntil(agent, [&] { return agent.allArmed(); }));
         Workload load(rank.tracer);
         QVERIFY(pumpUntil(agent, [&] { return agent.tryPlan(20000000) || agent.plan() > 0; }));
-        QVERIFY(pumpUntil(agent, [&] { return agent.allDone(); }, 8000));
+        QVERIFY(pumpUntil(
+            agent, [&] { return agent.allDone(); }, 8000));
         QVERIFY(!rank.tracer.recording);
         const auto& done = agent.ranks()[0]->doneMsg;
         QVERIFY(done.steps_recorded() > 0);

@@ -285,10 +285,16 @@ private slots:
         QCOMPARE(step, uint64_t(2));
         QCOMPARE(int(w.placeGpu(api(201, kT0 + kStep + 1), &step)), int(StepWindow::Place::Inside));
         QCOMPARE(step, uint64_t(1));
-        // At the window's end no marker will come: the newest step takes what follows its launch.
+        // Work that started before the last marker drain (less the margin) is the newest step's.
+        w.setMarkersDrainedAt(kT0 + 2 * kStep + 5 + StepWindow::kDrainMarginNs);
         QCOMPARE(int(w.placeGpu(kernel(350, kT0 + 2 * kStep + 5), &step)), int(StepWindow::Place::Pending));
-        w.closeMarkers();
+        w.setMarkersDrainedAt(kT0 + 2 * kStep + 6 + StepWindow::kDrainMarginNs);
         QCOMPARE(int(w.placeGpu(kernel(350, kT0 + 2 * kStep + 5), &step)), int(StepWindow::Place::Inside));
+        QCOMPARE(step, uint64_t(2));
+        QCOMPARE(int(w.placeGpu(kernel(360, kT0 + 2 * kStep + kStep), &step)), int(StepWindow::Place::Pending));
+        // At the window's end no marker will come: the newest step takes what follows its launch.
+        w.closeMarkers();
+        QCOMPARE(int(w.placeGpu(kernel(360, kT0 + 2 * kStep + kStep), &step)), int(StepWindow::Place::Inside));
         QCOMPARE(step, uint64_t(2));
     }
 
