@@ -19,7 +19,10 @@ namespace {
 
 constexpr int64_t kMs = 1000000;
 constexpr int64_t kStatusEveryNs = 1000 * kMs;
-constexpr uint64_t kDefaultRssGrowthLimitMb = 512;
+constexpr int64_t kEndGraceNs = 2000 * kMs; // after the window's end marker, at most
+constexpr int64_t kNoStepsNs = 5000 * kMs; // no marker for this long while recording: give up
+constexpr int64_t kStopSettleNs = 200 * kMs; // at the end of a capture, in-flight GPU work may finish
+constexpr uint64_t kDefaultRssGrowthLimitMb = 512; // GAPSCOPE_RANK_RSS_GROWTH_LIMIT_MB
 
 // Resident bytes of this process from /proc/self/statm (second field, pages); 0 when unreadable.
 uint64_t residentBytes()
@@ -49,9 +52,6 @@ uint64_t rssGrowthLimitFromEnv()
     }
     return uint64_t(mb) << 20;
 }
-constexpr int64_t kEndGraceNs = 2000 * kMs; // after the window's end marker, at most
-constexpr int64_t kNoStepsNs = 5000 * kMs; // no marker for this long while recording: give up
-constexpr int64_t kStopSettleNs = 200 * kMs; // at the end of a capture, in-flight GPU work may finish
 
 const char* stateName(RankSession::State s)
 {
@@ -582,11 +582,11 @@ void RankSession::fillCounters(google::protobuf::RepeatedPtrField<pb::Counter>* 
         "NCCL events lost (queue full)");
     addCounter(
         out, "pending_dropped", m_rank, c.pendingDropped, "data_loss", "records that could not be placed in a step");
-    static_assert(StepWindow::kKeepBehindWork == 16384, "the counter's detail names the limit");
     addCounter(out, "stopped_for_memory_growth", m_rank, m_stoppedForMemory ? 1 : 0, "data_loss",
         "recording stopped early: the process grew past GAPSCOPE_RANK_RSS_GROWTH_LIMIT_MB while recording");
     addCounter(out, "rank_rss_growth_mb", m_rank, uint64_t(std::max<int64_t>(0, m_rssGrowth) >> 20), "info",
         "the most this process's resident memory grew while recording (MB, read once a second)", m_rssBase != 0);
+    static_assert(StepWindow::kKeepBehindWork == 16384, "the counter's detail names the limit");
     addCounter(out, "late_dropped", m_rank, c.lateDropped, "data_loss",
         "records of a step over 16384 steps behind the newest work (its boundary was no longer kept)");
     static_assert(StepWindow::kSettleNs == 1000000000, "the counter's detail names the settle time");
