@@ -200,6 +200,16 @@ template <typename F> bool pumpUntil(probe::ProbeAgent& agent, F done, int ms = 
     return false;
 }
 
+// The probe agent listening on a socket in `dir`, and `rank` started against it and registered.
+bool connectRank(const QTemporaryDir& dir, probe::ProbeAgent& agent, Rank& rank)
+{
+    const std::string path = dir.filePath("agent.sock").toStdString();
+    if (!agent.listen(path))
+        return false;
+    rank.start(path);
+    return pumpUntil(agent, [&] { return agent.rankCount() == 1; });
+}
+
 pb::CaptureSettings settings(uint32_t steps)
 {
     pb::CaptureSettings s;
@@ -216,12 +226,9 @@ private slots:
     void wholeCapture()
     {
         QTemporaryDir dir;
-        const std::string path = dir.filePath("agent.sock").toStdString();
         probe::ProbeAgent agent;
-        QVERIFY(agent.listen(path));
         Rank rank;
-        rank.start(path);
-        QVERIFY(pumpUntil(agent, [&] { return agent.rankCount() == 1; }));
+        QVERIFY(connectRank(dir, agent, rank));
         QCOMPARE(agent.ranks()[0]->reg.gpu().uuid(), std::string("GPU-test"));
         QCOMPARE(agent.ranks()[0]->reg.pid(), 4242u);
         agent.arm(1, settings(4), 5);
@@ -268,12 +275,9 @@ private slots:
     void agentDeathDisarms()
     {
         QTemporaryDir dir;
-        const std::string path = dir.filePath("agent.sock").toStdString();
         probe::ProbeAgent agent;
-        QVERIFY(agent.listen(path));
         Rank rank;
-        rank.start(path);
-        QVERIFY(pumpUntil(agent, [&] { return agent.rankCount() == 1; }));
+        QVERIFY(connectRank(dir, agent, rank));
         agent.arm(2, settings(100000), 5);
         QVERIFY(pumpUntil(agent, [&] { return agent.allArmed(); }));
         Workload load(rank.tracer);
@@ -294,13 +298,10 @@ private slots:
     void otherCuptiClientIsReported()
     {
         QTemporaryDir dir;
-        const std::string path = dir.filePath("agent.sock").toStdString();
         probe::ProbeAgent agent;
-        QVERIFY(agent.listen(path));
         Rank rank;
         rank.tracer.failWith = "CUPTI for Nsight Systems";
-        rank.start(path);
-        QVERIFY(pumpUntil(agent, [&] { return agent.rankCount() == 1; }));
+        QVERIFY(connectRank(dir, agent, rank));
         agent.arm(3, settings(5));
         QVERIFY(pumpUntil(agent, [&] { return agent.allArmed(); }));
         const auto& armed = agent.ranks()[0]->armed;
@@ -317,12 +318,9 @@ private slots:
     void missedStartIsAnswered()
     {
         QTemporaryDir dir;
-        const std::string path = dir.filePath("agent.sock").toStdString();
         probe::ProbeAgent agent;
-        QVERIFY(agent.listen(path));
         Rank rank;
-        rank.start(path);
-        QVERIFY(pumpUntil(agent, [&] { return agent.rankCount() == 1; }));
+        QVERIFY(connectRank(dir, agent, rank));
         agent.arm(5, settings(3), 5);
         QVERIFY(pumpUntil(agent, [&] { return agent.allArmed(); }));
         Workload load(rank.tracer);
@@ -341,15 +339,12 @@ private slots:
         // The process grows 64 MB between reads (as CUPTI's heap did in some CUDA-graph captures)
         // against a 100 MB limit: recording stops at the second read, says why, and activity is off.
         QTemporaryDir dir;
-        const std::string path = dir.filePath("agent.sock").toStdString();
         probe::ProbeAgent agent;
-        QVERIFY(agent.listen(path));
         Rank rank;
         auto reads = std::make_shared<std::atomic<uint64_t>>(0);
         rank.rss = [reads] { return (uint64_t(1) << 30) + (reads->fetch_add(1) << 26); };
         rank.rssLimit = uint64_t(100) << 20;
-        rank.start(path);
-        QVERIFY(pumpUntil(agent, [&] { return agent.rankCount() == 1; }));
+        QVERIFY(connectRank(dir, agent, rank));
         agent.arm(6, settings(100000), 5);
         QVERIFY(pumpUntil(agent, [&] { return agent.allArmed(); }));
         Workload load(rank.tracer);
