@@ -57,6 +57,7 @@ fi
   echo "protobuf symbols exported by torch libs: $(nm -D --defined-only "$TL"/libtorch_cpu.so 2>/dev/null | grep -c _ZN6google8protobuf)"
   echo "libcupti used by torch: $(ldd "$TL"/libtorch_cuda.so 2>/dev/null | grep cupti)"
   echo "inject: $LIB"; ldd "$LIB"
+  echo "perf_event_paranoid $(cat /proc/sys/kernel/perf_event_paranoid 2>/dev/null), PMUs: $(ls /sys/bus/event_source/devices 2>/dev/null | tr '\n' ' ')"
 } >"$LOG/env.txt" 2>&1
 
 SOCK=/tmp/gapscope-inject-test/agent.sock
@@ -65,6 +66,11 @@ rm -rf "$CTRL" /tmp/gapscope-inject-test; mkdir -p "$CTRL" /tmp/gapscope-inject-
 "$PROBE" --socket "$SOCK" --control "$CTRL" --timeout 900 >"$LOG/probe.log" 2>&1 &
 PROBE_PID=$!
 
+# Two ranks where the box has two GPUs; one where it has one (every series but graph, eager and
+# eagergpu runs in one process then; those need the second rank).
+GPUS=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU')
+NPROC_DEFAULT=$([ "$GPUS" -ge 2 ] && echo 2 || echo 1)
+echo "GPUs: $GPUS, ranks per run: $NPROC_DEFAULT" >>"$LOG/runs.txt"
 port=29611
 run() { # tag mode injected phases [extra args...]
   local tag=$1 mode=$2 inj=$3 phases=$4; shift 4
@@ -75,7 +81,7 @@ run() { # tag mode injected phases [extra args...]
   fi
   port=$((port + 1))
   local t0=$(date +%s)
-  env "${envs[@]}" timeout 240 python3 -m torch.distributed.run --nproc_per_node "${NPROC:-2}" --master_port $port \
+  env "${envs[@]}" timeout 240 python3 -m torch.distributed.run --nproc_per_node "${NPROC:-$NPROC_DEFAULT}" --master_port $port \
     "$W/tp_decode.py" --mode "$mode" --phases "$phases" --control "$CTRL" --out "$LOG/runs" --tag "$tag" "$@" \
     >"$LOG/$tag.log" 2>&1
   echo "$tag: rc $? in $(( $(date +%s) - t0 )) s" | tee -a "$LOG/runs.txt"
@@ -110,7 +116,12 @@ KINDS=""
 # whose host jitter every all_reduce adds to the step; a model sized for one GPU with the same 518
 # launches); long (the small model's 10,000-step capture, GAPSCOPE_INJECT_LONG_REPEAT times;
 # GAPSCOPE_INJECT_LONG_KEYS adds captures with record kinds left off).
-SERIES=${GAPSCOPE_INJECT_SERIES:-graph,eager,eagergpu,eager1,long}
+# side: the host-bound one-process loop, not injected and injected idle run AT THE SAME TIME, side
+# by side on disjoint cores (and GPUs where there are two), meeting before their timed phase; the
+# CPU-speed swings that hide the idle overhead between processes run one after the other (37-62 %)
+# then hit both. Three pairs: base|base, inj|base, base|inj (cores X|Y), so the cores' own bias
+# cancels (capture_report.py side_by_side); GAPSCOPE_INJECT_SIDE_REPEAT sets of them.
+SERIES=${GAPSCOPE_INJECT_SERIES:-graph,eager,eagergpu,eager1,side,long}
 want() { [[ ",$SERIES," == *",$1,"* ]]; }
 EAGERGPU=(--layers 16 --ffn 57344 --context 16384 --nvtx)
 T_START=$(date +%s)
@@ -136,12 +147,42 @@ for series in eager eagergpu; do
 done
 if want eager1; then
   # GAPSCOPE_INJECT_EAGER1_ARGS adds workload options, e.g. --pin-main-core or --canary-iters 5000.
-  EAGER1=(--hidden 4096 --ffn 14336 --heads 32 --nvtx ${GAPSCOPE_INJECT_EAGER1_ARGS:-})
+  EAGER1=(--hidden 4096 --ffn 14336 --heads 32 --nvtx --count-instructions ${GAPSCOPE_INJECT_EAGER1_ARGS:-})
   for i in $(seq 1 "$EPAIRS"); do
     sfx=$([ "$i" = 1 ] || echo "$i")
     NPROC=1 run "eager1-base$sfx" eager 0 "$BASE" "${EAGER1[@]}"
     if [ "$i" = 1 ]; then NPROC=1 run eager1-inj eager 1 "warm:30,idle:300,$BLOCKS" "${EAGER1[@]}"
     else NPROC=1 run "eager1-inj$sfx" eager 1 "$BASE" "${EAGER1[@]}"; fi
+  done
+fi
+if want side; then
+  # Cores X and Y: the two halves of the allowed CPUs; GPU 0 and GPU 1 where there are two.
+  read -r CX CY < <(python3 -c "import os; c=sorted(os.sched_getaffinity(0)); h=len(c)//2; print(','.join(map(str,c[:h])), ','.join(map(str,c[h:])))")
+  GX=0; GY=$([ "$GPUS" -ge 2 ] && echo 1 || echo 0)
+  SIDE=(--hidden 4096 --ffn 14336 --heads 32 --nvtx --count-instructions --pin-main-core ${GAPSCOPE_INJECT_SIDE_ARGS:-})
+  SIDE_STEPS=${GAPSCOPE_INJECT_SIDE_STEPS:-2000}
+  side_one() { # tag injected gpu cpus port
+    local envs=()
+    [ "$2" = 1 ] && envs=(CUDA_INJECTION64_PATH="$LIB" NVTX_INJECTION64_PATH="$LIB" NCCL_PROFILER_PLUGIN="$LIB"
+                          GAPSCOPE_AGENT_SOCKET="$SOCK" GAPSCOPE_INJECT_LOG=1)
+    env "${envs[@]}" CUDA_VISIBLE_DEVICES=$3 timeout 240 python3 -m torch.distributed.run --nproc_per_node 1 \
+      --master_port "$5" "$W/tp_decode.py" --mode eager --phases "warm:30,meet:0,idle:$SIDE_STEPS" --cpus "$4" \
+      --control "$CTRL" --out "$LOG/runs" --tag "$1" "${SIDE[@]}" >"$LOG/$1.log" 2>&1
+    echo "$1: rc $?" >>"$LOG/runs.txt"
+  }
+  side_pair() { # tag injected-on-X injected-on-Y
+    rm -f "$CTRL"/meet-*.ready; echo 2 >"$CTRL/meet.want"
+    local t0=$(date +%s)
+    port=$((port + 2))
+    side_one "$1-x$([ "$2" = 1 ] && echo inj || echo base)" "$2" "$GX" "$CX" $((port - 1)) &
+    side_one "$1-y$([ "$3" = 1 ] && echo inj || echo base)" "$3" "$GY" "$CY" "$port" &
+    wait
+    echo "$1: side by side in $(( $(date +%s) - t0 )) s (X cpus $CX gpu $GX, Y cpus $CY gpu $GY)" | tee -a "$LOG/runs.txt"
+  }
+  for i in $(seq 1 "${GAPSCOPE_INJECT_SIDE_REPEAT:-1}"); do
+    side_pair "side$i-a" 0 0
+    side_pair "side$i-b" 1 0
+    side_pair "side$i-c" 0 1
   done
 fi
 if want long; then

@@ -291,6 +291,7 @@ def interleaved(rep, mode, inj_ranks, log, key="times_ms"):
 # what a tool adds on it (CUPTI callbacks, NVTX handlers, torch.profiler's op records).
 HOST_BOUND = ("eager", "eager1")
 KEY_LABEL = {"times_ms": "", "cpu_ms": ", launching thread CPU time",
+             "instr_m": ", launching thread user-space instructions (values in millions, not ms)",
              "per_canary": ", per canary (each step over the CPU-speed canary right after it; values in canary units)"}
 
 
@@ -322,7 +323,7 @@ def overhead(rep, bench, mode, bases, injs, log):
     overhead_by(rep, bench, mode, bases, injs, log, "times_ms")
     if mode in HOST_BOUND:
         sched_row(rep, bench, mode, bases + injs)
-        for key in ("cpu_ms", "per_canary"):
+        for key in ("cpu_ms", "per_canary", "instr_m"):
             if any(first_idle(r) and first_idle(r).get(key) for _, rs in bases + injs for r in rs):
                 overhead_by(rep, bench, mode, bases, injs, log, key)
 
@@ -363,7 +364,7 @@ def overhead_by(rep, bench, mode, bases, injs, log, key):
             f"capturing {oc:+.2f}% vs torch.profiler {op:+.2f}% (difference {op - oc:.2f} points; capture blocks "
             f"up to {max(cb or [float('nan')]):+.2f}%, torch.profiler blocks from {min(pb or [float('nan')]):+.2f}%"
             f"{'' if separated else ': not separated'}; idle block spread up to {noise:.2f}%)", target, ok)
-    bench[f"overhead_{mode}" + {"times_ms": "", "cpu_ms": "_cpu", "per_canary": "_per_canary"}[key]] = dict(
+    bench[f"overhead_{mode}" + {"times_ms": "", "cpu_ms": "_cpu", "per_canary": "_per_canary", "instr_m": "_instr"}[key]] = dict(
                                      fig, capturing_ms=cap["median_ms"], torch_profiler_ms=prof["median_ms"],
                                      capturing_pct=oc, profiler_pct=op, interleaved_idle_ms=mi,
                                      interleaved_noise_pct=noise, interleaved=blocks,
@@ -529,6 +530,110 @@ def record_kinds(rep, bench, mode, log):
                           for x in rows), "report", True)
 
 
+def windowed_ratio(px, py, key="times_ms", win_s=0.5):
+    """Two processes that ran their idle phases at the same time: the overlap cut into win_s windows
+    (by each step's host start, CLOCK_REALTIME), per window median(X) / median(Y) over the steps that
+    started in it (>= 5 of each). Returns (median ratio, its standard error, windows) or None."""
+    sx, sy = px.get("step_starts_ns") or [], py.get("step_starts_ns") or []
+    vx, vy = px.get(key) or [], py.get(key) or []
+    if len(sx) != len(vx) or len(sy) != len(vy) or not sx or not sy:
+        return None
+    lo, hi = max(sx[0], sy[0]), min(sx[-1], sy[-1])
+    w = int(win_s * 1e9)
+    if hi - lo < 4 * w:
+        return None
+    bins = {}
+    for s, v, side in [(s, v, 0) for s, v in zip(sx, vx)] + [(s, v, 1) for s, v in zip(sy, vy)]:
+        if lo <= s < hi:
+            bins.setdefault((s - lo) // w, ([], []))[side].append(v)
+    ratios = [statistics.median(a) / statistics.median(b) for _, (a, b) in sorted(bins.items())
+              if len(a) >= 5 and len(b) >= 5 and statistics.median(b) > 0]
+    if len(ratios) < 4:
+        return None
+    import math
+    logs = [math.log(r) for r in ratios]
+    # The standard error of a median: 1.2533 sigma / sqrt(n), on the log ratios.
+    se = 1.2533 * statistics.stdev(logs) / math.sqrt(len(logs))
+    return statistics.median(ratios), se, ratios
+
+
+def side_tags(log):
+    """{set: {pair letter: {"x"|"y": (tag, injected)}}} of the side-by-side runs."""
+    out = {}
+    for p in glob.glob(os.path.join(log, "runs", "side*-rank0.json")):
+        m = re.fullmatch(r"(side(\d+)-([abc])-([xy])(base|inj))-rank0\.json", os.path.basename(p))
+        if m:
+            out.setdefault(int(m.group(2)), {}).setdefault(m.group(3), {})[m.group(4)] = (m.group(1), m.group(5) == "inj")
+    return out
+
+
+def side_by_side(rep, bench, log):
+    """Injected idle vs not injected, measured side by side: per set, pair a (not injected on both
+    cores X and Y), b (injected on X), c (injected on Y), each ratio X / Y over windows of the time
+    both ran. b = o * bias, c = bias / o: the overhead o = sqrt(b / c), the cores' bias sqrt(b * c),
+    which pair a measures again; the noise is the larger of that disagreement and two standard errors
+    of o (from the windows' spread)."""
+    import math
+    sets = side_tags(log)
+    for key in ("times_ms", "cpu_ms", "instr_m"):
+        results = []
+        for i in sorted(sets):
+            pairs = sets[i]
+            got = {}
+            for letter in "abc":
+                sides = pairs.get(letter, {})
+                if "x" not in sides or "y" not in sides:
+                    break
+                rx, ry = runs(log, sides["x"][0]), runs(log, sides["y"][0])
+                px = first_idle(rx[0]) if rx else None
+                py = first_idle(ry[0]) if ry else None
+                wr = windowed_ratio(px, py, key) if px and py else None
+                if not wr:
+                    break
+                got[letter] = dict(ratio=wr[0], se=wr[1], windows=len(wr[2]), p10=sorted(wr[2])[len(wr[2]) // 10],
+                                   p90=sorted(wr[2])[(len(wr[2]) * 9) // 10],
+                                   x_ms=statistics.median(px[key]), y_ms=statistics.median(py[key]),
+                                   overlap_steps=min(len(px[key]), len(py[key])))
+            if len(got) < 3:
+                if key == "times_ms":
+                    rep.row(f"side by side set {i}: pairs", f"{sorted(got)} of a, b, c usable", "all three", False)
+                continue
+            a, b, c = got["a"]["ratio"], got["b"]["ratio"], got["c"]["ratio"]
+            o = math.sqrt(b / c)
+            se_o = 0.5 * math.sqrt(got["b"]["se"] ** 2 + got["c"]["se"] ** 2)
+            bias = math.sqrt(b * c)
+            disagree = 100.0 * abs(bias / a - 1.0)
+            results.append(dict(set=i, overhead_pct=100.0 * (o - 1.0), se_pct=100.0 * se_o, bias=bias,
+                                bias_pair_a=a, disagreement_pct=disagree, pairs=got))
+        if not results:
+            continue
+        import math as m2
+        # Sets combine by the mean of their log overheads; the noise is the larger of the bias
+        # disagreement (worst set) and two standard errors of that mean.
+        mean_log = statistics.fmean(m2.log1p(r["overhead_pct"] / 100.0) for r in results)
+        se = m2.sqrt(sum((r["se_pct"] / 100.0) ** 2 for r in results)) / len(results)
+        over = 100.0 * m2.expm1(mean_log)
+        disagree = max(r["disagreement_pct"] for r in results)
+        noise = max(disagree, 200.0 * se)
+        thr = max(0.5, noise)
+        what = KEY_LABEL[key]
+        per_set = ", ".join("%+.2f" % r["overhead_pct"] for r in results)
+        detail = []
+        for r in results:
+            pr = r["pairs"]
+            detail.append("set %d a %.4f b %.4f c %.4f (windows %d/%d/%d, window ratios p10-p90 %.3f-%.3f)" % (
+                r["set"], pr["a"]["ratio"], pr["b"]["ratio"], pr["c"]["ratio"], pr["a"]["windows"], pr["b"]["windows"],
+                pr["c"]["windows"], min(pr[k]["p10"] for k in "abc"), max(pr[k]["p90"] for k in "abc")))
+        rep.row(f"eager1 side by side: injected idle vs not injected{what} ({len(results)} set(s) of 3 pairs run at the "
+                f"same time, windows of 0.5 s)",
+                f"{over:+.2f}% (per set {per_set}); noise {noise:.2f}% (2 standard errors {200.0 * se:.2f}%, core bias "
+                f"disagreement {disagree:.2f}%); per pair X/Y: " + "; ".join(detail),
+                "|overhead| <= max(0.5%, noise), noise <= 2%", abs(over) <= thr and noise <= 2.0)
+        bench["side_by_side_eager1" + {"times_ms": "", "cpu_ms": "_cpu", "instr_m": "_instr"}[key]] = dict(
+            overhead_pct=over, noise_pct=noise, se2_pct=200.0 * se, disagreement_pct=disagree, threshold_pct=thr,
+            sets=results)
+
+
 def long_tags(log):
     """small-long, small-long2, ... (GAPSCOPE_INJECT_LONG_REPEAT), in the order they ran."""
     tags = set()
@@ -599,6 +704,11 @@ def main():
     # eager1: the host-bound eager loop in one process, overhead only (no collectives to compare).
     if processes(a.log, "eager1", "inj") or processes(a.log, "eager1", "base"):
         overhead(rep, bench, "eager1", processes(a.log, "eager1", "base"), processes(a.log, "eager1", "inj"), a.log)
+    side_by_side(rep, bench, a.log)
+    errs = sorted({d.get("instr_error") for d in (load(p) for p in glob.glob(os.path.join(a.log, "runs", "*-rank0.json")))
+                   if d and d.get("instr_error")})
+    if errs:
+        rep.row("instruction counts per step", "; ".join(errs), "report", True)
 
     long_captures = []  # (tag, rank, growth MB) of every 10,000-step capture
     for tag in long_tags(a.log):
@@ -611,8 +721,9 @@ def main():
         if len(caps) > 1 and caps[1][1]:
             res = caps[1][1]
             rec = [r.get("steps_recorded") for r in res.get("ranks", [])]
-            rep.row(f"long capture{sfx}: steps recorded per rank", f"{rec}", ">= 10000 each",
-                    len(rec) == 2 and all(x >= 10000 for x in rec))
+            world = small[0].get("world", 2)
+            rep.row(f"long capture{sfx}: steps recorded per rank", f"{rec}", f">= 10000 each, {world} rank(s)",
+                    len(rec) == world and all(x >= 10000 for x in rec))
             for r in res.get("ranks", []):
                 # Every step holds its kernels (a CUDA graph: the same kernels each step).
                 ks = [s["kernels"] for s in r.get("steps", [])]
@@ -623,6 +734,12 @@ def main():
                             f"{statistics.median(ks):.0f} max {max(ks)}, {r.get('kernels')} kernels",
                             "every step, min == max", empty == 0 and min(ks) == max(ks))
             for r in res.get("ranks", []):
+                # The library's own memory guard: the most RSS growth it saw while recording.
+                cs = r.get("counters", {})
+                rep.row(f"long capture{sfx}: rank {r['rank']} memory guard (rank_rss_growth_mb)",
+                        f"{cs.get('rank_rss_growth_mb', 'missing')} MB, stopped_for_memory_growth "
+                        f"{cs.get('stopped_for_memory_growth', 0)}", "reported, not stopped",
+                        "rank_rss_growth_mb" in cs and not cs.get("stopped_for_memory_growth"))
                 losses = {k: v for k, v in r.get("counters", {}).items() if v and k not in ("activity_records", "cupti_enable_us")}
                 bench.setdefault("long_capture", {})[f"{tag}-rank{r['rank']}"] = dict(counters=r.get("counters"),
                                                                                      chunk_bytes=r.get("chunk_bytes"),

@@ -81,6 +81,11 @@ def parse_args():
     p.add_argument("--canary-iters", type=int, default=0,
                    help="after each timed step, time this many iterations of a pure-Python loop (canary_ms): "
                         "the thread's CPU speed at that moment, outside the step's time")
+    p.add_argument("--cpus", default="",
+                   help="pin to these CPUs (e.g. 0-7) instead of the GPU-local split (side-by-side processes)")
+    p.add_argument("--count-instructions", action="store_true",
+                   help="count the launching thread's user-space instructions per step (instr, perf_event_open): "
+                        "the host work of a step, whatever speed the CPU runs at")
     p.add_argument("--settle", type=int, default=5, help="untimed steps before each interleaved block")
     p.add_argument("--capture-settle-s", type=float, default=0.6,
                    help="start timing a capture this long after the probe took the request even when "
@@ -232,6 +237,43 @@ def rss_mb():
     return 0.0
 
 
+class InstructionCounter:
+    """The calling thread's retired user-space instructions (perf_event_open, PERF_COUNT_HW_INSTRUCTIONS,
+    exclude_kernel and exclude_hv; needs perf_event_paranoid <= 2 and a PMU the kernel exposes).
+    error says why not when unavailable; read() returns the count so far."""
+
+    def __init__(self):
+        import ctypes
+        import platform
+        self.fd = -1
+        self.error = ""
+        nr = {"x86_64": 298, "aarch64": 241}.get(platform.machine())
+        if nr is None:
+            self.error = f"no perf_event_open syscall number for {platform.machine()}"
+            return
+        attr = (ctypes.c_uint8 * 128)()
+        ctypes.memmove(attr, (ctypes.c_uint32 * 2)(0, 128), 8)  # type PERF_TYPE_HARDWARE, size
+        ctypes.memmove(ctypes.byref(attr, 8), (ctypes.c_uint64 * 1)(1), 8)  # config PERF_COUNT_HW_INSTRUCTIONS
+        ctypes.memmove(ctypes.byref(attr, 40), (ctypes.c_uint64 * 1)((1 << 5) | (1 << 6)), 8)  # exclude_kernel, _hv
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.syscall.restype = ctypes.c_long
+        fd = libc.syscall(ctypes.c_long(nr), ctypes.byref(attr), ctypes.c_int(0), ctypes.c_int(-1),
+                          ctypes.c_int(-1), ctypes.c_ulong(8))  # this thread, any CPU, no group, CLOEXEC
+        if fd < 0:
+            self.error = f"perf_event_open: {os.strerror(ctypes.get_errno())}"
+            return
+        self.fd = fd
+        if self.read() == 0:  # a PMU that never counts (some VMs)
+            sum(range(10000))
+            if self.read() == 0:
+                self.error = "perf_event_open: the counter does not count (no PMU in this machine)"
+                os.close(fd)
+                self.fd = -1
+
+    def read(self):
+        return int.from_bytes(os.read(self.fd, 8), "little") if self.fd >= 0 else 0
+
+
 class TPDecoder:
     """The model's weights and one decode step (all tensors on this rank's GPU)."""
 
@@ -300,6 +342,7 @@ class Loop:
         self.m = model
         self.rank = rank
         self.graph = None
+        self.instr = InstructionCounter() if a.count_instructions else None
         self.host_tokens = torch.zeros(a.batch, dtype=torch.long, pin_memory=True)
         if a.mode == "graph":
             s = torch.cuda.Stream()
@@ -338,14 +381,21 @@ class Loop:
     def timed(self, n, mark=None, wrap=None):
         """n steps: wall time per step (ms), the launching thread's CPU time per step (ms), host
         start of each step (CLOCK_REALTIME ns), and the canary's time after each step (ms; empty
-        without --canary-iters). wrap(i) gives a context for step i (torch.profiler's ranges)."""
-        times, cpu, starts, canary = [], [], [], []
+        without --canary-iters). wrap(i) gives a context for step i (torch.profiler's ranges).
+        With --count-instructions, self.last_instr holds each step's user-space instructions
+        (millions; empty when the counter is unavailable)."""
+        times, cpu, starts, canary, instr = [], [], [], [], []
+        counter = self.instr if self.instr is not None and self.instr.fd >= 0 else None
         t_prev, c_prev = time.perf_counter(), time.thread_time_ns()
+        i_prev = counter.read() if counter else 0
         for i in range(n):
             starts.append(time.time_ns())
             with wrap(i) if wrap else contextlib.nullcontext():
                 self.step()
             t, c = time.perf_counter(), time.thread_time_ns()
+            if counter:
+                k = counter.read()
+                instr.append((k - i_prev) / 1e6)
             times.append((t - t_prev) * 1e3)
             cpu.append((c - c_prev) / 1e6)
             if self.a.canary_iters:
@@ -353,6 +403,8 @@ class Loop:
             if mark:
                 mark(i)
             t_prev, c_prev = time.perf_counter(), time.thread_time_ns()
+            i_prev = counter.read() if counter else 0
+        self.last_instr = instr
         return times, cpu, starts, canary
 
 
@@ -434,6 +486,7 @@ def capture_phase(loop, a, cpu, name, timed_steps, steps, rule, pattern, extra="
         loop.step()
         waited += 1
     times, cpu_ms, starts, canary = loop.timed(timed_steps)
+    instr = loop.last_instr
     after = 0
     while not control_flag(cpu, loop.rank == 0 and (os.path.exists(base + ".done")
                                                     or time.time() - t0 > a.timeout)):
@@ -446,7 +499,7 @@ def capture_phase(loop, a, cpu, name, timed_steps, steps, rule, pattern, extra="
                 recording_seen=os.path.exists(base + ".recording"),
                 started_by={1: "recording", 2: "done", 3: "settle", 4: "timeout"}.get(reason, str(reason)),
                 step_starts_ns=starts,
-                times_ms=times, cpu_ms=cpu_ms, canary_ms=canary, rss=rss, **summary(times))
+                times_ms=times, cpu_ms=cpu_ms, canary_ms=canary, instr_m=instr, rss=rss, **summary(times))
 
 
 def profcap_phase(loop, a, cpu, name):
@@ -474,6 +527,7 @@ def profile_phase(loop, a, n, name, export=True):
     from torch.profiler import ProfilerActivity, profile, record_function
     with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
         times, cpu, starts, canary = loop.timed(n, wrap=lambda i: record_function(f"gapscope_step_{i}"))
+    instr = loop.last_instr
     per_step = []
     if export:
         trace = os.path.join(a.out, f"{name}-rank{loop.rank}.trace.json")
@@ -484,7 +538,7 @@ def profile_phase(loop, a, n, name, export=True):
         except OSError:
             pass
     return dict(kind="profile", name=name, times_ms=times, cpu_ms=cpu, canary_ms=canary, step_starts_ns=starts,
-                per_step=per_step, **summary(times))
+                instr_m=instr, per_step=per_step, **summary(times))
 
 
 def kernels_per_step(path):
@@ -548,12 +602,35 @@ def expand_phases(spec):
     return out
 
 
+def meet_phase(a, name, timeout_s=300.0):
+    """meet:0 with --control DIR: processes started side by side (separate jobs, no group between
+    them) wait for each other here, so that their next timed phases run at the same time. Each writes
+    DIR/meet-<tag>.ready and waits for DIR/meet.want (the number of processes) such files."""
+    mine = os.path.join(a.control, f"meet-{a.tag}.ready")
+    with open(mine, "w") as f:
+        f.write(str(os.getpid()))
+    t0 = time.time()
+    while True:
+        try:
+            want = int(open(os.path.join(a.control, "meet.want")).read().strip() or 0)
+        except (OSError, ValueError):
+            want = 0
+        ready = [x for x in os.listdir(a.control) if x.startswith("meet-") and x.endswith(".ready")]
+        if want and len(ready) >= want:
+            return dict(kind="meet", name=name, waited_s=time.time() - t0, met=len(ready), t_ns=time.time_ns())
+        if time.time() - t0 > timeout_s:
+            return dict(kind="meet", name=name, waited_s=time.time() - t0, met=len(ready), timed_out=True)
+        time.sleep(0.0005)
+
+
 def run_phase(loop, a, cpu, parts, name):
     kind, n = parts[0], int(parts[1])
     if kind == "idle":
         times, cpu, starts, canary = loop.timed(n)
         return dict(kind="idle", name=name, times_ms=times, cpu_ms=cpu, canary_ms=canary, step_starts_ns=starts,
-                    **summary(times))
+                    instr_m=loop.last_instr, **summary(times))
+    if kind == "meet":
+        return meet_phase(a, name)
     if kind == "capture":
         steps = int(parts[2]) if len(parts) > 2 else n
         rule = parts[3] if len(parts) > 3 else ("graph" if a.mode == "graph" else "nvtx")
@@ -582,7 +659,10 @@ def main():
     local = int(os.environ.get("LOCAL_RANK", 0))
     local_world = int(os.environ.get("LOCAL_WORLD_SIZE", 1))
     affinity = dict(source="not pinned (--no-pin)", cpus=cpulist(os.sched_getaffinity(0)))
-    if not a.no_pin:
+    if a.cpus:
+        cores = parse_cpulist(a.cpus) & os.sched_getaffinity(0)
+        affinity = dict(source="--cpus", cpus=cpulist(cores), ncpus=len(cores), threads_pinned=pin_threads(cores))
+    elif not a.no_pin:
         affinity = pin_rank(local, local_world)
     torch.set_num_threads(a.threads)
     dist.init_process_group("nccl")
@@ -603,7 +683,8 @@ def main():
             os.sched_setaffinity(0, {main_core})
             affinity["main_core"] = main_core
     print(f"[rank {rank}] cores {affinity['cpus']} ({affinity['source']})", flush=True)
-    result = dict(rank=rank, world=world, mode=a.mode, tag=a.tag, layers=a.layers, hidden=a.hidden,
+    instr_error = loop.instr.error if loop.instr is not None else None
+    result = dict(instr_error=instr_error, rank=rank, world=world, mode=a.mode, tag=a.tag, layers=a.layers, hidden=a.hidden,
                   batch=a.batch, context=a.context, injected=bool(os.environ.get("CUDA_INJECTION64_PATH")),
                   init_s=time.time() - t_init, phases=[], rss_mb_start=rss_mb(), phase_spec=a.phases,
                   affinity=affinity, torch_threads=torch.get_num_threads())
