@@ -57,6 +57,7 @@ fi
   echo "protobuf symbols exported by torch libs: $(nm -D --defined-only "$TL"/libtorch_cpu.so 2>/dev/null | grep -c _ZN6google8protobuf)"
   echo "libcupti used by torch: $(ldd "$TL"/libtorch_cuda.so 2>/dev/null | grep cupti)"
   echo "inject: $LIB"; ldd "$LIB"
+  echo "cpu0 siblings $(cat /sys/devices/system/cpu/cpu0/topology/thread_siblings_list 2>/dev/null), cpu8 siblings $(cat /sys/devices/system/cpu/cpu8/topology/thread_siblings_list 2>/dev/null)"; lscpu | head -20
   echo "perf_event_paranoid $(cat /proc/sys/kernel/perf_event_paranoid 2>/dev/null), PMUs: $(ls /sys/bus/event_source/devices 2>/dev/null | tr '\n' ' ')"
 } >"$LOG/env.txt" 2>&1
 
@@ -119,8 +120,9 @@ KINDS=""
 # side: the host-bound one-process loop, not injected and injected idle run AT THE SAME TIME, side
 # by side on disjoint cores (and GPUs where there are two), meeting before their timed phase; the
 # CPU-speed swings that hide the idle overhead between processes run one after the other (37-62 %)
-# then hit both. Three pairs: base|base, inj|base, base|inj (cores X|Y), so the cores' own bias
-# cancels (capture_report.py side_by_side); GAPSCOPE_INJECT_SIDE_REPEAT sets of them.
+# then hit both. Pairs (cores X|Y): base|base, inj|base, base|inj, so the cores' own bias cancels,
+# then capturing|base and torch.profiler|base, each set against base|base (capture_report.py
+# side_by_side); GAPSCOPE_INJECT_SIDE_REPEAT sets of them.
 SERIES=${GAPSCOPE_INJECT_SERIES:-graph,eager,eagergpu,eager1,side,long}
 want() { [[ ",$SERIES," == *",$1,"* ]]; }
 EAGERGPU=(--layers 16 --ffn 57344 --context 16384 --nvtx)
@@ -161,28 +163,41 @@ if want side; then
   GX=0; GY=$([ "$GPUS" -ge 2 ] && echo 1 || echo 0)
   SIDE=(--hidden 4096 --ffn 14336 --heads 32 --nvtx --count-instructions --pin-main-core ${GAPSCOPE_INJECT_SIDE_ARGS:-})
   SIDE_STEPS=${GAPSCOPE_INJECT_SIDE_STEPS:-2000}
-  side_one() { # tag injected gpu cpus port
+  side_one() { # tag injected gpu cpus port phases
     local envs=()
     [ "$2" = 1 ] && envs=(CUDA_INJECTION64_PATH="$LIB" NVTX_INJECTION64_PATH="$LIB" NCCL_PROFILER_PLUGIN="$LIB"
                           GAPSCOPE_AGENT_SOCKET="$SOCK" GAPSCOPE_INJECT_LOG=1)
     env "${envs[@]}" CUDA_VISIBLE_DEVICES=$3 timeout 240 python3 -m torch.distributed.run --nproc_per_node 1 \
-      --master_port "$5" "$W/tp_decode.py" --mode eager --phases "warm:30,meet:0,idle:$SIDE_STEPS" --cpus "$4" \
+      --master_port "$5" "$W/tp_decode.py" --mode eager --phases "warm:30,meet:0,$6" --cpus "$4" --timeout 150 \
       --control "$CTRL" --out "$LOG/runs" --tag "$1" "${SIDE[@]}" >"$LOG/$1.log" 2>&1
     echo "$1: rc $?" >>"$LOG/runs.txt"
   }
-  side_pair() { # tag injected-on-X injected-on-Y
+  side_pair() { # tag X-role Y-role: base (not injected, idle), inj (injected, idle), cap (capturing), prof (torch.profiler)
     rm -f "$CTRL"/meet-*.ready; echo 2 >"$CTRL/meet.want"
-    local t0=$(date +%s)
+    local t0=$(date +%s) pids=() side role inj phases
     port=$((port + 2))
-    side_one "$1-x$([ "$2" = 1 ] && echo inj || echo base)" "$2" "$GX" "$CX" $((port - 1)) &
-    side_one "$1-y$([ "$3" = 1 ] && echo inj || echo base)" "$3" "$GY" "$CY" "$port" &
-    wait
+    for side in x y; do
+      role=$([ $side = x ] && echo "$2" || echo "$3")
+      inj=$([ "$role" = base ] || [ "$role" = prof ] && echo 0 || echo 1)
+      case $role in
+        cap) phases="capture:$SIDE_STEPS:$((SIDE_STEPS + 100)):nvtx:decode_step" ;;
+        prof) phases="profile:$((SIDE_STEPS / 2)):noexport" ;;
+        *) phases="idle:$SIDE_STEPS" ;;
+      esac
+      if [ $side = x ]; then side_one "$1-x$role" "$inj" "$GX" "$CX" $((port - 1)) "$phases" &
+      else side_one "$1-y$role" "$inj" "$GY" "$CY" "$port" "$phases" &
+      fi
+      pids+=($!)
+    done
+    wait "${pids[@]}"  # not the probe, which runs on
     echo "$1: side by side in $(( $(date +%s) - t0 )) s (X cpus $CX gpu $GX, Y cpus $CY gpu $GY)" | tee -a "$LOG/runs.txt"
   }
   for i in $(seq 1 "${GAPSCOPE_INJECT_SIDE_REPEAT:-1}"); do
-    side_pair "side$i-a" 0 0
-    side_pair "side$i-b" 1 0
-    side_pair "side$i-c" 0 1
+    side_pair "side$i-a" base base
+    side_pair "side$i-b" inj base
+    side_pair "side$i-c" base inj
+    side_pair "side$i-d" cap base
+    side_pair "side$i-e" prof base
   done
 fi
 if want long; then

@@ -530,10 +530,21 @@ def record_kinds(rep, bench, mode, log):
                           for x in rows), "report", True)
 
 
+def timed_after_meet(run):
+    """The first timed phase (idle, capture or profile) of a side-by-side process."""
+    for p in run.get("phases", []):
+        if p.get("kind") in ("idle", "capture", "profile") and p.get("times_ms") and p.get("step_starts_ns"):
+            return p
+    return None
+
+
 def windowed_ratio(px, py, key="times_ms", win_s=0.5):
-    """Two processes that ran their idle phases at the same time: the overlap cut into win_s windows
+    """Two processes that ran their timed phases at the same time: the overlap cut into win_s windows
     (by each step's host start, CLOCK_REALTIME), per window median(X) / median(Y) over the steps that
-    started in it (>= 5 of each). Returns (median ratio, its standard error, windows) or None."""
+    started in it (>= 5 of each). Returns (median ratio, its standard error as a share, ratios) or
+    None. The error is robust (from the median absolute deviation of the log ratios): a window where
+    the two processes' CPUs were slowed unequally for a moment does not widen it."""
+    import math
     sx, sy = px.get("step_starts_ns") or [], py.get("step_starts_ns") or []
     vx, vy = px.get(key) or [], py.get(key) or []
     if len(sx) != len(vx) or len(sy) != len(vy) or not sx or not sy:
@@ -550,88 +561,112 @@ def windowed_ratio(px, py, key="times_ms", win_s=0.5):
               if len(a) >= 5 and len(b) >= 5 and statistics.median(b) > 0]
     if len(ratios) < 4:
         return None
-    import math
     logs = [math.log(r) for r in ratios]
-    # The standard error of a median: 1.2533 sigma / sqrt(n), on the log ratios.
-    se = 1.2533 * statistics.stdev(logs) / math.sqrt(len(logs))
-    return statistics.median(ratios), se, ratios
+    mid = statistics.median(logs)
+    sigma = 1.4826 * statistics.median(abs(x - mid) for x in logs)
+    se = 1.2533 * sigma / math.sqrt(len(logs))  # the standard error of a median
+    return math.exp(mid), se, ratios
+
+
+SIDE_ROLES = ("base", "inj", "cap", "prof")
 
 
 def side_tags(log):
-    """{set: {pair letter: {"x"|"y": (tag, injected)}}} of the side-by-side runs."""
+    """{set: {pair letter: {"x"|"y": (tag, role)}}} of the side-by-side runs."""
     out = {}
     for p in glob.glob(os.path.join(log, "runs", "side*-rank0.json")):
-        m = re.fullmatch(r"(side(\d+)-([abc])-([xy])(base|inj))-rank0\.json", os.path.basename(p))
+        m = re.fullmatch(r"(side(\d+)-([a-e])-([xy])(base|inj|cap|prof))-rank0\.json", os.path.basename(p))
         if m:
-            out.setdefault(int(m.group(2)), {}).setdefault(m.group(3), {})[m.group(4)] = (m.group(1), m.group(5) == "inj")
+            out.setdefault(int(m.group(2)), {}).setdefault(m.group(3), {})[m.group(4)] = (m.group(1), m.group(5))
     return out
 
 
+def side_pair(log, sides, key):
+    """One pair's X / Y figures, or None."""
+    if "x" not in sides or "y" not in sides:
+        return None
+    rx, ry = runs(log, sides["x"][0]), runs(log, sides["y"][0])
+    px = timed_after_meet(rx[0]) if rx else None
+    py = timed_after_meet(ry[0]) if ry else None
+    wr = windowed_ratio(px, py, key) if px and py else None
+    if not wr:
+        return None
+    rs = sorted(wr[2])
+    return dict(ratio=wr[0], se=wr[1], windows=len(rs), p10=rs[len(rs) // 10], p90=rs[(len(rs) * 9) // 10],
+                x_ms=statistics.median(px[key]), y_ms=statistics.median(py[key]), x_steps=len(px[key]),
+                y_steps=len(py[key]), roles=f"{sides['x'][1]}|{sides['y'][1]}")
+
+
 def side_by_side(rep, bench, log):
-    """Injected idle vs not injected, measured side by side: per set, pair a (not injected on both
-    cores X and Y), b (injected on X), c (injected on Y), each ratio X / Y over windows of the time
-    both ran. b = o * bias, c = bias / o: the overhead o = sqrt(b / c), the cores' bias sqrt(b * c),
-    which pair a measures again; the noise is the larger of that disagreement and two standard errors
-    of o (from the windows' spread)."""
+    """Step-time overhead measured side by side: two one-process host-bound loops timed at the same
+    time on cores X and Y, each pair's ratio X / Y over windows of the time both ran. Per set, pairs
+    a (base|base), b (inj|base), c (base|inj), d (cap|base), e (prof|base). b = o * bias and
+    c = bias / o give the injected-idle overhead o = sqrt(b / c) and the cores' bias sqrt(b * c),
+    which a measures again; d / a and e / a give capturing's and torch.profiler's overhead. The idle
+    noise is the larger of that bias disagreement and two standard errors of o; capturing is below
+    torch.profiler when their difference exceeds two standard errors of it. Sets combine by the mean
+    of their log figures."""
     import math
     sets = side_tags(log)
-    for key in ("times_ms", "cpu_ms", "instr_m"):
-        results = []
+    for key in ("times_ms", "cpu_ms"):
+        idle, cap, prof = [], [], []
         for i in sorted(sets):
-            pairs = sets[i]
-            got = {}
-            for letter in "abc":
-                sides = pairs.get(letter, {})
-                if "x" not in sides or "y" not in sides:
-                    break
-                rx, ry = runs(log, sides["x"][0]), runs(log, sides["y"][0])
-                px = first_idle(rx[0]) if rx else None
-                py = first_idle(ry[0]) if ry else None
-                wr = windowed_ratio(px, py, key) if px and py else None
-                if not wr:
-                    break
-                got[letter] = dict(ratio=wr[0], se=wr[1], windows=len(wr[2]), p10=sorted(wr[2])[len(wr[2]) // 10],
-                                   p90=sorted(wr[2])[(len(wr[2]) * 9) // 10],
-                                   x_ms=statistics.median(px[key]), y_ms=statistics.median(py[key]),
-                                   overlap_steps=min(len(px[key]), len(py[key])))
-            if len(got) < 3:
+            got = {k: side_pair(log, v, key) for k, v in sets[i].items()}
+            got = {k: v for k, v in got.items() if v}
+            if key == "times_ms":
+                bench.setdefault("side_by_side_pairs", {})[str(i)] = got
+            if "a" not in got:
                 if key == "times_ms":
-                    rep.row(f"side by side set {i}: pairs", f"{sorted(got)} of a, b, c usable", "all three", False)
+                    rep.row(f"side by side set {i}: base|base pair", "missing", "present", False)
                 continue
-            a, b, c = got["a"]["ratio"], got["b"]["ratio"], got["c"]["ratio"]
-            o = math.sqrt(b / c)
-            se_o = 0.5 * math.sqrt(got["b"]["se"] ** 2 + got["c"]["se"] ** 2)
-            bias = math.sqrt(b * c)
-            disagree = 100.0 * abs(bias / a - 1.0)
-            results.append(dict(set=i, overhead_pct=100.0 * (o - 1.0), se_pct=100.0 * se_o, bias=bias,
-                                bias_pair_a=a, disagreement_pct=disagree, pairs=got))
-        if not results:
-            continue
-        import math as m2
-        # Sets combine by the mean of their log overheads; the noise is the larger of the bias
-        # disagreement (worst set) and two standard errors of that mean.
-        mean_log = statistics.fmean(m2.log1p(r["overhead_pct"] / 100.0) for r in results)
-        se = m2.sqrt(sum((r["se_pct"] / 100.0) ** 2 for r in results)) / len(results)
-        over = 100.0 * m2.expm1(mean_log)
-        disagree = max(r["disagreement_pct"] for r in results)
-        noise = max(disagree, 200.0 * se)
-        thr = max(0.5, noise)
+            a = got["a"]
+            if "b" in got and "c" in got:
+                b, c = got["b"], got["c"]
+                o = math.sqrt(b["ratio"] / c["ratio"])
+                bias = math.sqrt(b["ratio"] * c["ratio"])
+                idle.append(dict(set=i, log=math.log(o), se=0.5 * math.hypot(b["se"], c["se"]),
+                                 disagreement_pct=100.0 * abs(bias / a["ratio"] - 1.0), a=a["ratio"], b=b["ratio"],
+                                 c=c["ratio"], windows=[a["windows"], b["windows"], c["windows"]]))
+            for letter, into in (("d", cap), ("e", prof)):
+                if letter in got:
+                    g = got[letter]
+                    into.append(dict(set=i, log=math.log(g["ratio"] / a["ratio"]), se=math.hypot(g["se"], a["se"]),
+                                     windows=g["windows"], x_ms=g["x_ms"], y_ms=g["y_ms"]))
         what = KEY_LABEL[key]
-        per_set = ", ".join("%+.2f" % r["overhead_pct"] for r in results)
-        detail = []
-        for r in results:
-            pr = r["pairs"]
-            detail.append("set %d a %.4f b %.4f c %.4f (windows %d/%d/%d, window ratios p10-p90 %.3f-%.3f)" % (
-                r["set"], pr["a"]["ratio"], pr["b"]["ratio"], pr["c"]["ratio"], pr["a"]["windows"], pr["b"]["windows"],
-                pr["c"]["windows"], min(pr[k]["p10"] for k in "abc"), max(pr[k]["p90"] for k in "abc")))
-        rep.row(f"eager1 side by side: injected idle vs not injected{what} ({len(results)} set(s) of 3 pairs run at the "
-                f"same time, windows of 0.5 s)",
-                f"{over:+.2f}% (per set {per_set}); noise {noise:.2f}% (2 standard errors {200.0 * se:.2f}%, core bias "
-                f"disagreement {disagree:.2f}%); per pair X/Y: " + "; ".join(detail),
-                "|overhead| <= max(0.5%, noise), noise <= 2%", abs(over) <= thr and noise <= 2.0)
-        bench["side_by_side_eager1" + {"times_ms": "", "cpu_ms": "_cpu", "instr_m": "_instr"}[key]] = dict(
-            overhead_pct=over, noise_pct=noise, se2_pct=200.0 * se, disagreement_pct=disagree, threshold_pct=thr,
-            sets=results)
+        sfx = {"times_ms": "", "cpu_ms": "_cpu"}[key]
+
+        def combine(items):
+            n = len(items)
+            return (100.0 * math.expm1(statistics.fmean(x["log"] for x in items)),
+                    100.0 * math.sqrt(sum(x["se"] ** 2 for x in items)) / n)
+
+        if idle:
+            over, se = combine(idle)
+            disagree = max(x["disagreement_pct"] for x in idle)
+            noise = max(disagree, 2.0 * se)
+            thr = max(0.5, noise)
+            detail = "; ".join("set %d: a %.4f b %.4f c %.4f, windows %s" % (x["set"], x["a"], x["b"], x["c"], x["windows"])
+                               for x in idle)
+            rep.row(f"eager1 side by side: injected idle vs not injected{what} ({len(idle)} set(s), pairs run at the "
+                    f"same time, windows of 0.5 s)",
+                    f"{over:+.2f}% (per set {', '.join('%+.2f' % (100.0 * math.expm1(x['log'])) for x in idle)}); noise "
+                    f"{noise:.2f}% (2 standard errors {2.0 * se:.2f}%, core bias disagreement {disagree:.2f}%); X/Y {detail}",
+                    "|overhead| <= max(0.5%, noise), noise <= 2%", abs(over) <= thr and noise <= 2.0)
+            bench["side_by_side_idle" + sfx] = dict(overhead_pct=over, se_pct=se, noise_pct=noise,
+                                                    disagreement_pct=disagree, threshold_pct=thr, sets=idle)
+        if cap and prof:
+            oc, sc = combine(cap)
+            op, sp = combine(prof)
+            gap_se = math.hypot(sc, sp)
+            ok = op - oc > 2.0 * gap_se
+            rep.row(f"eager1 side by side: capturing vs torch.profiler, each against not injected{what}",
+                    f"capturing {oc:+.2f}% (+-{2 * sc:.2f}), torch.profiler {op:+.2f}% (+-{2 * sp:.2f}); difference "
+                    f"{op - oc:.2f} points, 2 standard errors {2 * gap_se:.2f}; per set capturing "
+                    f"{', '.join('%+.2f' % (100.0 * math.expm1(x['log'])) for x in cap)}, torch.profiler "
+                    f"{', '.join('%+.2f' % (100.0 * math.expm1(x['log'])) for x in prof)}",
+                    "capturing below torch.profiler by more than 2 standard errors", ok)
+            bench["side_by_side_capture" + sfx] = dict(capturing_pct=oc, capturing_se_pct=sc, profiler_pct=op,
+                                                       profiler_se_pct=sp, sets_capture=cap, sets_profiler=prof)
 
 
 def long_tags(log):
