@@ -99,14 +99,14 @@ def step_stats(rank):
             [s.get("compute_kernel_ns", 0) / 1e3 for s in steps])
 
 
-def check_capture(rep, name, res, steps_wanted, bench, key):
+def check_capture(rep, name, res, steps_wanted, bench, key, world=2):
     if not res:
         rep.row(f"{name}: probe result", "missing", "present", False)
         return None
     ranks = res.get("ranks", [])
     rep.row(f"{name}: ranks registered and recorded", f"{len(ranks)} ranks, steps "
-            f"{[r.get('steps_recorded') for r in ranks]}", f"2 ranks x {steps_wanted}",
-            len(ranks) == 2 and all(r.get("steps_recorded") == steps_wanted for r in ranks))
+            f"{[r.get('steps_recorded') for r in ranks]}", f"{world} rank(s) x {steps_wanted}",
+            len(ranks) == world and all(r.get("steps_recorded") == steps_wanted for r in ranks))
     per_rank = {}  # by rank: the probe lists ranks in the order they registered
     for r in ranks:
         counts, times, compute = step_stats(r)
@@ -752,7 +752,7 @@ def main():
         caps = [(p["name"], probe_for(a.log, p["name"])) for p in phases(small[0], "capture")] if small else []
         if caps:
             check_capture(rep, f"nvtx rule: 20-step capture{sfx}", caps[0][1], 20, bench,
-                          "capture20_nvtx" + sfx.replace(" ", "_"))
+                          "capture20_nvtx" + sfx.replace(" ", "_"), world=small[0].get("world", 2))
         if len(caps) > 1 and caps[1][1]:
             res = caps[1][1]
             rec = [r.get("steps_recorded") for r in res.get("ranks", [])]
