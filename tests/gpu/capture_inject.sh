@@ -194,11 +194,13 @@ if want side; then
     echo "$1: side by side in $(( $(date +%s) - t0 )) s (X cpus $CX gpu $GX, Y cpus $CY gpu $GY)" | tee -a "$LOG/runs.txt"
   }
   for i in $(seq 1 "${GAPSCOPE_INJECT_SIDE_REPEAT:-1}"); do
-    side_pair "side$i-a" base base
-    side_pair "side$i-b" inj base
-    side_pair "side$i-c" base inj
-    side_pair "side$i-d" cap base
-    side_pair "side$i-e" prof base
+    # GAPSCOPE_INJECT_SIDE_PAIRS picks pairs (default all: a b c d e).
+    for p in ${GAPSCOPE_INJECT_SIDE_PAIRS:-a b c d e}; do
+      case $p in
+        a) side_pair "side$i-a" base base ;; b) side_pair "side$i-b" inj base ;; c) side_pair "side$i-c" base inj ;;
+        d) side_pair "side$i-d" cap base ;; e) side_pair "side$i-e" prof base ;;
+      esac
+    done
   done
 fi
 if want long; then
