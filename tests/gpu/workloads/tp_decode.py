@@ -25,6 +25,8 @@ Phases, in order (timed steps record their host step time):
   profcap:0           torch.profiler active while a capture is asked for (must be refused, profiler
                       still records)
   rss:N:EVERY         N untimed steps, sampling this process's RSS every EVERY steps
+  meet:0              wait for the other side-by-side processes (files in --control: meet.want
+                      names how many; each writes meet-<tag>.ready)
   blocks:R:N:KINDS[:S]  interleaved blocks in this process, so that drift between processes cancels:
                       idle:N, then R times (for each KIND of KINDS, joined by '+': the KIND block of N
                       timed steps, idle:N), e.g. blocks:3:100:capture is idle, capture, idle,
