@@ -20,6 +20,7 @@ Overhead, per mode:
 import argparse
 import glob
 import json
+import math
 import os
 import re
 import statistics
@@ -544,7 +545,6 @@ def windowed_ratio(px, py, key="times_ms", win_s=0.5):
     started in it (>= 5 of each). Returns (median ratio, its standard error as a share, ratios) or
     None. The error is robust (from the median absolute deviation of the log ratios): a window where
     the two processes' CPUs were slowed unequally for a moment does not widen it."""
-    import math
     sx, sy = px.get("step_starts_ns") or [], py.get("step_starts_ns") or []
     vx, vy = px.get(key) or [], py.get(key) or []
     if len(sx) != len(vx) or len(sy) != len(vy) or not sx or not sy:
@@ -606,7 +606,6 @@ def side_by_side(rep, bench, log):
     noise is the larger of that bias disagreement and two standard errors of o; capturing is below
     torch.profiler when their difference exceeds two standard errors of it. Sets combine by the mean
     of their log figures."""
-    import math
     sets = side_tags(log)
     for key in ("times_ms", "cpu_ms"):
         idle, cap, prof = [], [], []
