@@ -6,16 +6,20 @@
 #   ./dev.sh build        install what is missing and build only
 #   ./dev.sh bench        build and run the benchmarks in tests/bench (results for BENCHMARKS.md)
 #   ./dev.sh setup        only install the packages
-# Environment: BUILD_DIR (default build/dev), JOBS (default: number of cores), GAPSCOPE_NO_APT=1 to skip apt-get.
+# Environment: BUILD_DIR (default build/dev), JOBS (default: number of cores), GAPSCOPE_NO_APT=1 to skip apt-get,
+# GAPSCOPE_GUI (default ON here: configure stops, naming the missing Qt module and its package, when the
+# viewer cannot be built; OFF builds the CLI, agent and injection library only).
 set -euo pipefail
 cd "$(dirname "$0")"
 ROOT=$(pwd)
 BUILD_DIR=${BUILD_DIR:-build/dev}
 JOBS=${JOBS:-$(nproc 2>/dev/null || echo 2)}
 
-# Debian 12 / Ubuntu 24.04 package names. Optional ones may be missing on some releases.
+# Debian 12 / Ubuntu 24.04 package names. Optional ones may be missing on some releases. The Qt packages
+# include those that the modules' CMake packages need but qt6-base-dev only recommends (Qt6Charts needs
+# Qt6OpenGL: libqt6opengl6-dev); cmake/GapscopeQt.cmake names any that is still missing.
 PACKAGES=(g++ cmake ninja-build pkg-config git python3
-  qt6-base-dev qt6-charts-dev qt6-svg-dev libgl-dev
+  qt6-base-dev qt6-charts-dev qt6-svg-dev libqt6opengl6-dev libgl-dev
   libprotobuf-dev protobuf-compiler libzstd-dev zlib1g-dev
   libsimdjson-dev libsqlite3-dev libbenchmark-dev
   clang)
@@ -23,10 +27,16 @@ OPTIONAL_PACKAGES=(ccache libclang-rt-dev xvfb xauth)
 
 log() { printf '\033[1m[dev.sh]\033[0m %s\n' "$*" >&2; }
 
+# A package counts as present when it is installed or an installed package provides it (Ubuntu 24.04's
+# qt6-base-dev provides libqt6opengl6-dev).
 missing_packages() {
-  local p
+  local p provided
+  provided=$(dpkg-query -W -f='${db:Status-Abbrev}|${Provides}\n' 2>/dev/null | awk -F'|' '$1 ~ /^ii/ {print $2}' \
+    | tr ',' '\n' | awk '{print $1}' | sort -u)
   for p in "$@"; do
-    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || echo "$p"
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' && continue
+    printf '%s\n' "$provided" | grep -qx -- "$p" && continue
+    echo "$p"
   done
 }
 
@@ -50,7 +60,8 @@ setup() {
 }
 
 configure() {
-  local args=(-S . -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=${BUILD_TYPE:-RelWithDebInfo})
+  local args=(-S . -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=${BUILD_TYPE:-RelWithDebInfo}
+    -DGAPSCOPE_GUI=${GAPSCOPE_GUI:-ON})
   # clang gives us libFuzzer in the same build; g++ works too (fuzz targets then replay their seeds only).
   if [ ! -f "$BUILD_DIR/CMakeCache.txt" ] && command -v clang++ >/dev/null; then
     args+=(-DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++)
@@ -79,10 +90,9 @@ case "$cmd" in
     log "opening ${file:-the viewer}"
     if [ -x "$BUILD_DIR/app/gapscope" ]; then
       exec "$BUILD_DIR/app/gapscope" ${file:+"$file"}
-    else
-      log "viewer not built (no Qt 6?); showing the trace with gapscope-cli"
-      exec "$BUILD_DIR/app/gapscope-cli" info ${file:+"$file"}
-    fi ;;
+    fi
+    log "the viewer was not built (GAPSCOPE_GUI=${GAPSCOPE_GUI:-ON}); showing the trace with gapscope-cli"
+    exec "$BUILD_DIR/app/gapscope-cli" info ${file:+"$file"} ;;
   test)
     setup; build
     export QT_QPA_PLATFORM=${QT_QPA_PLATFORM:-offscreen}

@@ -18,16 +18,8 @@ find_package(simdjson QUIET)
 find_package(SQLite3 QUIET)
 find_package(ZLIB QUIET)
 
-# Qt 6 (viewer).
-set(GAPSCOPE_HAVE_GUI OFF)
-if(NOT GAPSCOPE_GUI STREQUAL "OFF")
-  find_package(Qt6 6.2 QUIET COMPONENTS Core Gui Widgets Charts Svg Concurrent Test Network)
-  if(Qt6_FOUND)
-    set(GAPSCOPE_HAVE_GUI ON)
-  elseif(GAPSCOPE_GUI STREQUAL "ON")
-    message(FATAL_ERROR "GAPSCOPE_GUI=ON but Qt 6 (Core Gui Widgets Charts Svg Concurrent Test Network) was not found")
-  endif()
-endif()
+# Qt 6 (viewer): GAPSCOPE_HAVE_GUI, with the missing modules and their packages named.
+include(GapscopeQt)
 
 # CUDA toolkit (capture injection library with CUPTI, NCCL plugin, kernels/).
 set(GAPSCOPE_HAVE_CUDA OFF)
