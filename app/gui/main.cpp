@@ -100,7 +100,7 @@ int main(int argc, char** argv)
         return headless(p);
 
     MainWindow window;
-    window.show();
+    window.showAsRemembered();
     QStringList files = p.positionalArguments();
     if (files.isEmpty() && !MainWindow::samplePath().isEmpty())
         files << MainWindow::samplePath(); // the embedded default: the bundled sample, GLM-5 budget

@@ -401,7 +401,16 @@ void MainWindow::restoreSettings()
     o.showCollectives = s.value(QStringLiteral("lanes/collectives"), o.showCollectives).toBool();
     m_workspace->timeline()->setLayoutOptions(o);
     if (!s.contains(QStringLiteral("window/geometry")))
-        resize(1500, 900);
+        resize(1500, 900); // the size a later un-maximise returns to
+}
+
+void MainWindow::showAsRemembered()
+{
+    // restoreGeometry() has brought back a maximised or full-screen state with the rest.
+    if (QSettings().contains(QStringLiteral("window/geometry")))
+        show();
+    else
+        showMaximized();
 }
 
 void MainWindow::saveSettings() const

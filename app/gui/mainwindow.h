@@ -37,6 +37,8 @@ public:
 
     Workspace* workspace() const { return m_workspace; }
     TraceOpener* opener() const { return m_opener; }
+    // Shows the window: maximised on the first start (no saved geometry), else as it was last closed.
+    void showAsRemembered();
     // Opens one trace (or several files forming one trace) in the background.
     void openFiles(const QStringList& paths);
     // The bundled sample (resources/samples/*.gapscope), "" when there is none.
