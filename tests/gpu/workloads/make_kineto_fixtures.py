@@ -7,12 +7,20 @@ Runs on a GPU box with PyTorch (and, when present, transformers):
                        one record_function("decode_step") per step, a host sync and a DtoH copy per step;
   2. graph.json.gz     a small MLP captured in a CUDA graph and replayed once per "decode_step";
   3. rank0.json.gz,    two processes (one GPU each) running a matmul + NCCL all-reduce loop, one
-     rank1.json.gz     "decode_step" per iteration (distributedInfo carries rank / world size).
+     rank1.json.gz     "decode_step" per iteration (distributedInfo carries rank / world size);
+  4. crossrank-TP-R.trace.json.gz (one per rank, named as SGLang names them; GAPSCOPE_CROSSRANK_WORLD ranks,
+                       default every GPU up to 8, at least 2): a TP decode loop (16 layers, an AllReduce per
+                       layer on the world group, one on a second communicator every 4 layers), no host sync
+                       per step, so the host's "decode_step" ranges run ahead of the GPU; rank 0 starts its
+                       profiler 1 s before the others (the first profiled AllReduce of rank 0 waits ~1 s);
+                       the last rank sleeps ~2 ms on the GPU (torch.cuda._sleep) before its first AllReduce
+                       of the middle step; rank 0 runs one extra kernel in step 1. crossrank.truth.json holds
+                       what was injected (ranks, steps, skew, straggler rank and step).
 
 Each trace is written gzip-compressed under --out, with <name>.totals.json beside it (counts per category
 and the summed kernel time, computed by Python's json module from the written file).
 
-Usage: make_kineto_fixtures.py --out DIR [--steps N] [--only decode|graph|nccl]
+Usage: make_kineto_fixtures.py --out DIR [--steps N] [--only decode|graph|nccl|crossrank]
 """
 import argparse
 import ctypes
@@ -230,6 +238,73 @@ def nccl_fixture(out_dir, steps):
     mp.spawn(nccl_worker, args=(world, out_dir, steps, 29533), nprocs=world, join=True)
 
 
+CROSSRANK_LAYERS = 16
+CROSSRANK_SKEW_S = 1.0
+CROSSRANK_SLEEP_CYCLES = 4_000_000  # ~2 ms at the H200's ~1.98 GHz
+
+
+def crossrank_worker(rank, world, out_dir, steps, port):
+    os.environ["MASTER_ADDR"] = "127.0.0.1"
+    os.environ["MASTER_PORT"] = str(port)
+    import torch.distributed as dist
+    torch.cuda.set_device(rank)
+    dist.init_process_group("nccl", rank=rank, world_size=world, device_id=torch.device("cuda", rank))
+    second = dist.new_group(list(range(world)))  # a second communicator
+    dev = torch.device("cuda", rank)
+    torch.manual_seed(rank)
+    w = torch.randn(4096, 4096, device=dev, dtype=torch.bfloat16) * 0.01
+    small = torch.ones(64, device=dev, dtype=torch.float32)
+    x0 = torch.randn(1, 4096, device=dev, dtype=torch.bfloat16)
+
+    def step(i, straggle, extra):
+        x = x0
+        with record_function("decode_step"):
+            for layer in range(CROSSRANK_LAYERS):
+                y = x @ w
+                if straggle and layer == 0:
+                    torch.cuda._sleep(CROSSRANK_SLEEP_CYCLES)
+                dist.all_reduce(y)
+                if layer % 4 == 3:
+                    dist.all_reduce(small, group=second)
+                x = torch.nn.functional.layer_norm(y, (4096,))
+            if extra:
+                torch.zeros(1, device=dev).add_(1)  # one extra kernel on this rank
+            nxt = x.argmax(-1)  # stays on the GPU: no sync, the host runs ahead
+        return nxt
+
+    for i in range(5):  # warm-up: NCCL channels of both communicators, cuBLAS
+        step(i, False, False)
+    torch.cuda.synchronize()
+    dist.barrier()
+    if rank != 0:
+        time.sleep(CROSSRANK_SKEW_S)  # the profile request reaches the other ranks later
+    mid = steps // 2
+    with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
+        for i in range(steps):
+            step(i, rank == world - 1 and i == mid, rank == 0 and i == 1)
+        torch.cuda.synchronize()
+    export(prof, out_dir, f"crossrank-TP-{rank}.trace")
+    dist.barrier()
+    dist.destroy_process_group()
+    if rank == 0:
+        with open(os.path.join(out_dir, "crossrank.truth.json"), "w") as f:
+            json.dump({"world": world, "steps": steps, "layers": CROSSRANK_LAYERS, "skew_s": CROSSRANK_SKEW_S,
+                       "early_rank": 0, "straggler_rank": world - 1, "straggler_step": mid,
+                       "straggler_sleep_cycles": CROSSRANK_SLEEP_CYCLES, "extra_kernel": {"rank": 0, "step": 1},
+                       "collectives_per_step": CROSSRANK_LAYERS + CROSSRANK_LAYERS // 4,
+                       "torch": torch.__version__}, f, indent=1)
+
+
+def crossrank_fixture(out_dir, steps):
+    import torch.multiprocessing as mp
+    gpus = torch.cuda.device_count()
+    world = int(os.environ.get("GAPSCOPE_CROSSRANK_WORLD", min(gpus, 8)))
+    if world < 2 or gpus < world:
+        log(f"crossrank: {gpus} GPU(s), need {max(world, 2)}; skipped")
+        return
+    mp.spawn(crossrank_worker, args=(world, out_dir, steps, 29534), nprocs=world, join=True)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", required=True)
@@ -237,7 +312,8 @@ def main():
     ap.add_argument("--only", default="")
     a = ap.parse_args()
     os.makedirs(a.out, exist_ok=True)
-    fixtures = {"decode": decode_fixture, "graph": graph_fixture, "nccl": nccl_fixture}
+    fixtures = {"decode": decode_fixture, "graph": graph_fixture, "nccl": nccl_fixture,
+                "crossrank": crossrank_fixture}
     if a.only:  # one fixture, in this process
         t0 = time.time()
         fixtures[a.only](a.out, a.steps)
