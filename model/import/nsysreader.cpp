@@ -84,9 +84,10 @@ Status NsysReader::nothingImported() const
     std::string tables;
     for (const char* t : { kKernel, kMemcpy, kMemset, kRuntime, kSync, kNvtx })
         tables += std::string(tables.empty() ? "" : ", ") + t
-            + (!m_db.has(t)                 ? " missing"
-                    : m_db.rowCount(t) == 0 ? " empty"
-                                            : " " + std::to_string(m_db.rowCount(t)) + " rows of no CUDA process");
+            + (!m_db.has(t) ? " missing"
+                    : m_db.rowCount(t) == 0
+                    ? " empty"
+                    : " with " + std::to_string(m_db.rowCount(t)) + " row(s) of no CUDA process");
     const auto version = m_out.metadata.find("import.product_version");
     return Status::error(m_path + ": an Nsight Systems export"
         + (version != m_out.metadata.end() ? " (nsys " + version->second + ")" : std::string())

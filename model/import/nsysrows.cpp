@@ -336,7 +336,10 @@ void NsysRowConverter::finish()
         std::string tool = m_product.empty() ? "Nsight Systems" : m_product;
         if (tool.rfind("NVIDIA ", 0) == 0)
             tool = tool.substr(7);
-        tool += m_productVersion.empty() ? " (version not recorded)" : " " + m_productVersion;
+        if (!m_productVersion.empty())
+            tool += " " + m_productVersion;
+        else if (m_product.empty())
+            tool += " (version not recorded)";
         if (!m_schemaVersion.empty())
             tool += ", schema " + m_schemaVersion;
         m_out.metadata["tool"] = tool;

@@ -45,6 +45,11 @@ def _gpu_pids(db, tables, columns):
     return pids
 
 
+def is_sqlite(path):
+    with open(path, "rb") as f:
+        return f.read(16) == b"SQLite format 3\0"
+
+
 def expect_nsys(path):
     # Read-only, never through a URI built from the name (the file names may hold % # ?).
     db = sqlite3.connect("file:%s?mode=ro&immutable=1" % _uri_path(path), uri=True)
@@ -165,6 +170,13 @@ def _ns(micros):
 
 # ---- shared compare and report ----
 
+def _short(v):
+    """A figure for a report line: long lists cut to their first and last elements."""
+    if isinstance(v, list) and len(v) > 8:
+        return "[%s, ... %d more ..., %s]" % (", ".join(map(str, v[:3])), len(v) - 5, ", ".join(map(str, v[-2:])))
+    return v
+
+
 def compare(e, a):
     """Mismatches between expected figures `e` and gapscope's `a`, as strings."""
     if not e["importable"]:
@@ -176,11 +188,11 @@ def compare(e, a):
     bad = []
     for key in ("kernels", "kernel_ns", "memcpy", "memcpy_ns", "memset", "memset_ns", "ranks", "gpu_clock_mhz"):
         if e.get(key) is not None and e[key] != a.get(key):
-            bad.append("%s: expected %s, gapscope %s" % (key, e[key], a.get(key)))
+            bad.append("%s: expected %s, gapscope %s" % (key, _short(e[key]), _short(a.get(key))))
     if e.get("rank_kernels") is not None and e["rank_kernels"] != a["rank_kernels"]:
-        bad.append("kernels per rank: expected %s, gapscope %s" % (e["rank_kernels"], a["rank_kernels"]))
+        bad.append("kernels per rank: expected %s, gapscope %s" % (_short(e["rank_kernels"]), _short(a["rank_kernels"])))
     if a.get("rank_numbers") is not None and a["rank_numbers"] != list(range(a["ranks"])):
-        bad.append("ranks not numbered 0..n-1: %s" % a["rank_numbers"])
+        bad.append("ranks not numbered 0..n-1: %s" % _short(a["rank_numbers"]))
     if "summary_kernels" in a and (a["summary_kernels"], a["summary_kernel_ns"]) != (e["kernels"], e["kernel_ns"]):
         bad.append("summary kernels: %s, %s ns" % (a["summary_kernels"], a["summary_kernel_ns"]))
     if a.get("unnamed_kernels"):
@@ -190,9 +202,9 @@ def compare(e, a):
     return bad
 
 
-# Folder of the corpus -> function computing the expected figures of one of its files.
+# Folder of the corpus -> (which of its files are traces, the expected figures of one of them).
 FORMATS = {
-    "nsys": expect_nsys,
+    "nsys": (is_sqlite, expect_nsys),
 }
 
 
@@ -206,13 +218,13 @@ def main():
         return SKIP
     failures = checked = 0
     with tempfile.TemporaryDirectory() as tmp:
-        for folder, expect in FORMATS.items():
+        for folder, (accepts, expect) in FORMATS.items():
             d = os.path.join(args.corpus, folder)
             if not os.path.isdir(d):
                 continue
             for name in sorted(os.listdir(d)):
                 path = os.path.join(d, name)
-                if not os.path.isfile(path) or name.startswith(".") or name.endswith(".md"):
+                if not os.path.isfile(path) or not accepts(path):
                     continue
                 e = expect(path)
                 bad = compare(e, actual(args.cli, path, tmp))
