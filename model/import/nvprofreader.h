@@ -11,7 +11,8 @@
 // (`type`); _DEVICE (coreClockRate in kHz, globalMemoryBandwidth in kB/s, name a StringTable id);
 // Version. GPU rows carry no process: each takes the process of the API call with its correlation
 // id, else the file's first process (nvprof writes one file per profiled process). Times are
-// wall-clock ns. NVTX ranges are not read (nvprof keeps them as marker pairs).
+// wall-clock ns. NVTX ranges (CUPTI_ACTIVITY_KIND_MARKER pairs) and peer copies (_MEMCPY2) are not
+// read: their rows are counted as skipped.
 //
 // Threading: one reader per thread.
 
