@@ -117,7 +117,7 @@ uint16_t NsysRowConverter::processOf(int64_t globalId)
     StagedProcess p;
     p.pid = static_cast<uint32_t>(pid);
     if (m_out.processes().size() >= 0xFFFF) { // process indexes are 16-bit: the last one takes the rest
-        m_out.count("import_process_overflow", "warning", "processes past 65535, merged into the last one");
+        m_out.count("import_process_overflow", "warning", "rows of processes past the 65535th, given to the last one");
         return static_cast<uint16_t>(m_out.processes().size() - 1);
     }
     const uint16_t index = m_out.addProcess(std::move(p));
@@ -327,27 +327,23 @@ void NsysRowConverter::orderProcesses()
     }
 }
 
-void NsysRowConverter::finish()
+// "Nsight Systems 2024.6.2.25, schema 3.16.1" from the export's metadata rows.
+std::string NsysRowConverter::tool() const
 {
-    orderProcesses();
-    for (auto& [device, g] : m_gpus)
-        m_out.gpus.push_back(g);
-    {
-        std::string tool = m_product.empty() ? "Nsight Systems" : m_product;
-        if (tool.rfind("NVIDIA ", 0) == 0)
-            tool = tool.substr(7);
-        if (!m_productVersion.empty())
-            tool += " " + m_productVersion;
-        else if (m_product.empty())
-            tool += " (version not recorded)";
-        if (!m_schemaVersion.empty())
-            tool += ", schema " + m_schemaVersion;
-        m_out.metadata["tool"] = tool;
-    }
+    std::string tool = m_product.empty() ? "Nsight Systems" : m_product;
+    if (tool.rfind("NVIDIA ", 0) == 0)
+        tool = tool.substr(7);
     if (!m_productVersion.empty())
-        m_out.metadata["import.product_version"] = m_productVersion;
+        tool += " " + m_productVersion;
+    else if (m_product.empty())
+        tool += " (version not recorded)";
     if (!m_schemaVersion.empty())
-        m_out.metadata["import.schema_version"] = m_schemaVersion;
+        tool += ", schema " + m_schemaVersion;
+    return tool;
+}
+
+void NsysRowConverter::nameLanes()
+{
     for (uint32_t i = 0; i < m_out.lanes().size(); ++i) {
         LaneInfo& info = m_out.laneAt(i).info;
         const uint64_t s = info.stream;
@@ -361,6 +357,19 @@ void NsysRowConverter::finish()
         else if (info.kind == LaneKind::CpuApi)
             info.name = s == kSyncLaneStream ? "CUDA synchronization" : thread + " CUDA API";
     }
+}
+
+void NsysRowConverter::finish()
+{
+    orderProcesses();
+    for (auto& [device, g] : m_gpus)
+        m_out.gpus.push_back(g);
+    m_out.metadata["tool"] = tool();
+    if (!m_productVersion.empty())
+        m_out.metadata["import.product_version"] = m_productVersion;
+    if (!m_schemaVersion.empty())
+        m_out.metadata["import.schema_version"] = m_schemaVersion;
+    nameLanes();
     if (m_missingStrings)
         m_out.count(
             "import_missing_strings", "warning", "rows naming a StringIds id that does not exist", m_missingStrings);

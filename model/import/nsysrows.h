@@ -91,6 +91,8 @@ private:
     uint32_t name(int64_t stringId);
     uint32_t kernelName(const NsysKernelRow& r);
     void orderProcesses();
+    void nameLanes();
+    std::string tool() const;
     uint32_t gpuLane(uint16_t process, int64_t device, int64_t stream);
     bool checkTimes(int64_t start, int64_t end, const char* what);
 
