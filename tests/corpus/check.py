@@ -51,7 +51,7 @@ def is_sqlite(path):
 
 
 def expect_nsys(path):
-    # Read-only, never through a URI built from the name (the file names may hold % # ?).
+    # Read-only and immutable; the URI's path is percent-escaped (file names may hold % # ?).
     db = sqlite3.connect("file:%s?mode=ro&immutable=1" % _uri_path(path), uri=True)
     tables = _tables(db)
     if "StringTable" in tables and "StringIds" not in tables:
@@ -203,6 +203,10 @@ def compare(e, a):
 
 
 # Folder of the corpus -> (which of its files are traces, the expected figures of one of them).
+# An expect function returns a dict: importable (bool: False means gapscope-cli must fail saying
+# "nothing to import"), kernels, kernel_ns, memcpy, memcpy_ns, memset, memset_ns, ranks (processes
+# with GPU or CUDA work), rank_kernels (sorted kernel counts per rank), gpu_clock_mhz (per device,
+# in device order), tool (a text tool_version must contain). A key absent or None is not compared.
 FORMATS = {
     "nsys": (is_sqlite, expect_nsys),
 }
