@@ -138,6 +138,18 @@ Status importNsys(const std::string& path, StagedTrace& out)
 #endif
 }
 
+// The StagedTrace source name of a file: "kineto", "nsys" or "nvprof".
+std::string sourceName(const std::string& path)
+{
+    if (sniff(path) != Format::Nsys)
+        return "kineto";
+#ifdef GAPSCOPE_HAVE_SQLITE
+    return importer::NsysReader::sourceOf(path);
+#else
+    return "nsys";
+#endif
+}
+
 Status importOne(const std::string& path, StagedTrace& out, SharedProgress& progress, size_t index, unsigned workers)
 {
     switch (sniff(path)) {
@@ -165,7 +177,7 @@ Expected<Trace> importTraces(const std::vector<std::string>& paths, const ReadOp
         return Status::error("no trace file given");
     std::vector<StagedTrace> staged;
     for (const auto& p : paths)
-        staged.emplace_back(sniff(p) == Format::Nsys ? "nsys" : "kineto", p);
+        staged.emplace_back(sourceName(p), p);
     std::vector<std::optional<Status>> results(paths.size());
     SharedProgress progress(paths, options);
     const unsigned hw = std::max(1u, std::thread::hardware_concurrency());

@@ -2,49 +2,45 @@
 #pragma once
 
 // NsysReader: reads an Nsight Systems SQLite export (`nsys export --type sqlite`) into a StagedTrace
-// through NsysRowConverter.
+// through NsysRowConverter; an nvprof file (also SQLite, told apart by its StringTable) is handed to
+// NvprofReader.
 //
-// Tables read (each optional; tables are created lazily by nsys): StringIds, PROCESSES, ThreadNames,
-// TARGET_INFO_GPU, TARGET_INFO_SESSION_START_TIME, CUPTI_ACTIVITY_KIND_KERNEL, _MEMCPY, _MEMSET,
-// _RUNTIME, _SYNCHRONIZATION and NVTX_EVENTS. Columns are looked up by name (PRAGMA table_info), so
-// exports of other nsys versions with added or missing columns still read; a missing column reads as
-// NULL (0 for numbers). A database that is not an nsys export (no CUPTI or NVTX table) is an error naming what is missing.
-// The file is opened read-only and immutable.
+// Tables read (each optional; tables are created lazily by nsys): META_DATA_EXPORT (EXPORT_META_DATA
+// before 2023: the tool and schema version), StringIds, PROCESSES, ThreadNames, TARGET_INFO_GPU,
+// TARGET_INFO_CUDA_GPU (older exports keep the GPU details there), TARGET_INFO_SESSION_START_TIME,
+// CUPTI_ACTIVITY_KIND_KERNEL, _MEMCPY, _MEMSET, _RUNTIME, _SYNCHRONIZATION and, last (only processes
+// with CUDA activity keep theirs), NVTX_EVENTS. Columns are looked up by name, so exports of other
+// nsys versions with added or missing columns still read (graphId exists from 2025.5 on; a missing
+// column reads as NULL, 0 for numbers). Units as nsys writes them: TARGET_INFO_GPU.clockRate in Hz,
+// memoryBandwidth in bytes/s, totalMemory in bytes; TARGET_INFO_CUDA_GPU.coreClockRate in kHz,
+// globalMemoryBandwidth in kB/s.
+// Errors: a database that is not an nsys export (no nsys table at all) names what is missing; an
+// export without any CUDA activity says which tables are missing or empty.
 //
 // Threading: one reader per thread.
 
 #include "model/import/nsysrows.h"
+#include "model/import/sqlitedb.h"
 #include "model/import/stagedtrace.h"
 #include "model/status.h"
 
-#include <functional>
-#include <set>
 #include <string>
-#include <vector>
-
-struct sqlite3;
-struct sqlite3_stmt;
 
 namespace gapscope::model::importer {
 
 class NsysReader {
 public:
     NsysReader(std::string path, StagedTrace& out);
-    ~NsysReader();
-    NsysReader(const NsysReader&) = delete;
-    NsysReader& operator=(const NsysReader&) = delete;
 
     Status read();
-    // Cheap check used by format sniffing: an SQLite file with nsys' tables.
+    // Cheap check used by format sniffing: an SQLite file (nsys export or nvprof file).
     static bool looksLikeNsys(const std::string& path);
+    // "nvprof" for an nvprof file, else "nsys".
+    static std::string sourceOf(const std::string& path);
 
 private:
-    Status open();
-    std::set<std::string> columns(const std::string& table);
-    // Runs SELECT of the `wanted` columns of `table` (a missing column reads as NULL) and calls `row`
-    // for each row.
-    Status select(const std::string& table, const std::vector<std::string>& wanted,
-        const std::function<void(sqlite3_stmt*)>& row);
+    Status readNsys();
+    Status readMetadata();
     Status readStrings();
     Status readProcesses();
     Status readGpus();
@@ -53,11 +49,12 @@ private:
     Status readRuntime();
     Status readSync();
     Status readNvtx();
+    Status nothingImported() const;
 
     std::string m_path;
+    StagedTrace& m_out;
     NsysRowConverter m_rows;
-    sqlite3* m_db = nullptr;
-    std::set<std::string> m_tables;
+    SqliteDb m_db;
 };
 
 } // namespace gapscope::model::importer

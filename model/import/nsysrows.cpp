@@ -116,6 +116,10 @@ uint16_t NsysRowConverter::processOf(int64_t globalId)
         return it->second;
     StagedProcess p;
     p.pid = static_cast<uint32_t>(pid);
+    if (m_out.processes().size() >= 0xFFFF) { // process indexes are 16-bit: the last one takes the rest
+        m_out.count("import_process_overflow", "warning", "rows of processes past the 65535th, given to the last one");
+        return static_cast<uint16_t>(m_out.processes().size() - 1);
+    }
     const uint16_t index = m_out.addProcess(std::move(p));
     m_processes.emplace(pid, index);
     return index;
@@ -123,7 +127,7 @@ uint16_t NsysRowConverter::processOf(int64_t globalId)
 
 void NsysRowConverter::process(int64_t globalPid, std::string_view name)
 {
-    m_out.process(processOf(globalPid)).name = std::string(name);
+    m_processNames[pidOf(globalPid)] = std::string(name);
 }
 
 void NsysRowConverter::threadName(int64_t globalTid, int64_t nameId)
@@ -165,8 +169,16 @@ void NsysRowConverter::kernel(const NsysKernelRow& r)
     c.sharedDynamic = static_cast<uint32_t>(r.dynamicSharedMemory);
     c.graphId = static_cast<uint64_t>(r.graphId);
     c.graphNodeId = static_cast<uint64_t>(r.graphNodeId);
-    m_out.addKernel(lane, r.start, r.end - r.start, name(r.nameId), static_cast<uint32_t>(r.correlationId),
-        m_out.config(c));
+    m_out.addKernel(
+        lane, r.start, r.end - r.start, kernelName(r), static_cast<uint32_t>(r.correlationId), m_out.config(c));
+}
+
+uint32_t NsysRowConverter::kernelName(const NsysKernelRow& r)
+{
+    if (m_strings.count(r.nameId) || !m_strings.count(r.shortNameId))
+        return name(r.nameId);
+    ++m_shortNames;
+    return m_strings[r.shortNameId];
 }
 
 void NsysRowConverter::memop(const NsysMemopRow& r)
@@ -232,7 +244,12 @@ void NsysRowConverter::nvtx(const NsysNvtxRow& r)
     }
     if (!checkTimes(r.start, r.end, "NVTX"))
         return;
-    const uint16_t process = processOf(r.globalTid);
+    auto p = m_processes.find(pidOf(r.globalTid));
+    if (p == m_processes.end()) {
+        ++m_nvtxWithoutCuda;
+        return;
+    }
+    const uint16_t process = p->second;
     const uint32_t lane = m_out.lane(process, LaneKind::Nvtx, 0, static_cast<uint64_t>(tidOf(r.globalTid)));
     if (lane == StagedTrace::kNoLane)
         return;
@@ -242,18 +259,26 @@ void NsysRowConverter::nvtx(const NsysNvtxRow& r)
 
 void NsysRowConverter::gpu(const NsysGpuRow& r)
 {
-    pb::GpuInfo g;
+    pb::GpuInfo& g = m_gpus[r.id];
     g.set_device_index(static_cast<uint32_t>(r.id));
-    g.set_name(std::string(r.name));
-    g.set_uuid(std::string(r.uuid));
-    g.set_pci_bus_id(std::string(r.busLocation));
-    g.set_sm_count(static_cast<uint32_t>(r.smCount));
-    g.set_memory_bytes(static_cast<uint64_t>(std::max<int64_t>(0, r.totalMemory)));
-    g.set_cc_major(static_cast<uint32_t>(r.ccMajor));
-    g.set_cc_minor(static_cast<uint32_t>(r.ccMinor));
-    g.set_sm_clock_mhz(static_cast<uint32_t>(r.clockRateKhz / 1000));
-    g.set_peak_memory_bandwidth_gbs(r.memoryBandwidth / 1e9);
-    m_out.gpus.push_back(std::move(g));
+    if (g.name().empty())
+        g.set_name(std::string(r.name));
+    if (g.uuid().empty())
+        g.set_uuid(std::string(r.uuid));
+    if (g.pci_bus_id().empty())
+        g.set_pci_bus_id(std::string(r.busLocation));
+    if (!g.sm_count())
+        g.set_sm_count(static_cast<uint32_t>(std::clamp<int64_t>(r.smCount, 0, UINT32_MAX)));
+    if (!g.memory_bytes())
+        g.set_memory_bytes(static_cast<uint64_t>(std::max<int64_t>(0, r.totalMemory)));
+    if (!g.cc_major() && !g.cc_minor()) {
+        g.set_cc_major(static_cast<uint32_t>(std::clamp<int64_t>(r.ccMajor, 0, 255)));
+        g.set_cc_minor(static_cast<uint32_t>(std::clamp<int64_t>(r.ccMinor, 0, 255)));
+    }
+    if (!g.sm_clock_mhz())
+        g.set_sm_clock_mhz(static_cast<uint32_t>(std::clamp<int64_t>(r.smClockHz / 1000000, 0, UINT32_MAX)));
+    if (g.peak_memory_bandwidth_gbs() <= 0 && r.memoryBandwidth > 0)
+        g.set_peak_memory_bandwidth_gbs(r.memoryBandwidth / 1e9);
 }
 
 void NsysRowConverter::sessionStart(int64_t utcEpochNs)
@@ -262,9 +287,30 @@ void NsysRowConverter::sessionStart(int64_t utcEpochNs)
     m_out.absoluteClock = utcEpochNs > 0;
 }
 
-void NsysRowConverter::finish()
+void NsysRowConverter::epochTimes()
 {
-    // Ranks: processes that ran GPU work, by their lowest device then pid; the others after them.
+    m_out.timeOffsetNs = 0;
+    m_out.absoluteClock = true;
+}
+
+void NsysRowConverter::exportMetadata(std::string_view key, std::string_view value)
+{
+    if (key == "EXPORT_PRODUCT_NAME")
+        m_product = std::string(value);
+    else if (key == "EXPORT_PRODUCT_VERSION")
+        m_productVersion = std::string(value);
+    else if (key == "EXPORT_SCHEMA_VERSION")
+        m_schemaVersion = std::string(value);
+}
+
+size_t NsysRowConverter::rankCount() const
+{
+    return m_out.processes().size();
+}
+
+// GPU work first, by lowest device then pid; processes with only CUDA API rows after them, by pid.
+void NsysRowConverter::orderProcesses()
+{
     const auto& procs = m_out.processes();
     std::vector<uint16_t> order(procs.size());
     std::iota(order.begin(), order.end(), uint16_t(0));
@@ -272,15 +318,38 @@ void NsysRowConverter::finish()
         const uint32_t da = procs[a].device.value_or(UINT32_MAX), db = procs[b].device.value_or(UINT32_MAX);
         return da != db ? da < db : procs[a].pid < procs[b].pid;
     });
-    for (uint32_t r = 0; r < order.size(); ++r) {
-        m_out.process(order[r]).rank = r;
-        m_out.process(order[r]).worldSize = static_cast<uint32_t>(order.size());
+    m_out.reorderProcesses(order);
+    for (uint16_t i = 0; i < m_out.processes().size(); ++i) {
+        StagedProcess& p = m_out.process(i);
+        auto n = m_processNames.find(p.pid);
+        if (n != m_processNames.end())
+            p.name = n->second;
     }
+}
+
+// "Nsight Systems 2024.6.2.25, schema 3.16.1" from the export's metadata rows.
+std::string NsysRowConverter::tool() const
+{
+    std::string tool = m_product.empty() ? "Nsight Systems" : m_product;
+    if (tool.rfind("NVIDIA ", 0) == 0)
+        tool = tool.substr(7);
+    if (!m_productVersion.empty())
+        tool += " " + m_productVersion;
+    else if (m_product.empty())
+        tool += " (version not recorded)";
+    if (!m_schemaVersion.empty())
+        tool += ", schema " + m_schemaVersion;
+    return tool;
+}
+
+void NsysRowConverter::nameLanes()
+{
     for (uint32_t i = 0; i < m_out.lanes().size(); ++i) {
         LaneInfo& info = m_out.laneAt(i).info;
         const uint64_t s = info.stream;
         auto tn = m_threadNames.find(static_cast<int64_t>(s));
-        const std::string thread = "thread " + std::to_string(s) + (tn != m_threadNames.end() ? " (" + tn->second + ")" : "");
+        const std::string thread
+            = "thread " + std::to_string(s) + (tn != m_threadNames.end() ? " (" + tn->second + ")" : "");
         if (info.kind == LaneKind::GpuStream)
             info.name = "stream " + std::to_string(s);
         else if (info.kind == LaneKind::Nvtx)
@@ -288,13 +357,32 @@ void NsysRowConverter::finish()
         else if (info.kind == LaneKind::CpuApi)
             info.name = s == kSyncLaneStream ? "CUDA synchronization" : thread + " CUDA API";
     }
+}
+
+void NsysRowConverter::finish()
+{
+    orderProcesses();
+    for (auto& [device, g] : m_gpus)
+        m_out.gpus.push_back(g);
+    m_out.metadata["tool"] = tool();
+    if (!m_productVersion.empty())
+        m_out.metadata["import.product_version"] = m_productVersion;
+    if (!m_schemaVersion.empty())
+        m_out.metadata["import.schema_version"] = m_schemaVersion;
+    nameLanes();
     if (m_missingStrings)
-        m_out.count("import_missing_strings", "warning", "rows naming a StringIds id that does not exist",
-            m_missingStrings);
+        m_out.count(
+            "import_missing_strings", "warning", "rows naming a StringIds id that does not exist", m_missingStrings);
     if (m_unterminated)
         m_out.count("import_unterminated_ranges", "info", "NVTX ranges without an end", m_unterminated);
     if (m_marks)
         m_out.count("import_skipped_events", "info", "NVTX marks", m_marks);
+    if (m_nvtxWithoutCuda)
+        m_out.count(
+            "import_skipped_events", "info", "NVTX ranges of processes without CUDA activity", m_nvtxWithoutCuda);
+    if (m_shortNames)
+        m_out.count("import_kernel_short_names", "info",
+            "kernels whose demangled name is missing, named by their short name", m_shortNames);
 }
 
 } // namespace gapscope::model::importer

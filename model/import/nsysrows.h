@@ -7,13 +7,20 @@
 //
 // Identifiers: globalTid / globalPid are nsys' serialized ids, pid = (id >> 24) & 0xFFFFFF,
 // tid = id & 0xFFFFFF. Names are StringIds references (string()); NVTX text may also be inline.
-// Ranks: one process of the report per rank; finish() numbers them in the order of the lowest CUDA
-// device each used (tensor-parallel ranks own devices in rank order), then by pid.
+// Ranks: only processes with CUDA activity (kernels, memcpy/memset, CUDA API or synchronization rows)
+// become ranks; a report lists every process of the host in PROCESSES, and those are only names.
+// NVTX rows of a process without CUDA activity are skipped and counted, so nvtx() rows must come
+// after the CUDA rows. finish() stages the processes in the order of the lowest CUDA device each
+// used (tensor-parallel ranks own devices in rank order), then by pid, processes with only CUDA API
+// rows last; a report records no rank, so TraceAssembler numbers them densely in that order.
+// GPUs: rows of one device (TARGET_INFO_GPU, TARGET_INFO_CUDA_GPU) are merged, a field given by one
+// row filling what the other lacks.
 //
 // Threading: one converter per StagedTrace, one thread.
 
 #include "model/import/stagedtrace.h"
 
+#include <map>
 #include <string_view>
 #include <unordered_map>
 
@@ -21,7 +28,8 @@ namespace gapscope::model::importer {
 
 struct NsysKernelRow {
     int64_t start = 0, end = 0, deviceId = 0, streamId = 0, correlationId = 0, globalPid = 0;
-    int64_t nameId = 0; // demangledName, else shortName
+    int64_t nameId = 0; // demangledName
+    int64_t shortNameId = 0; // used when nameId names no string
     int64_t grid[3] = { 0, 0, 0 }, block[3] = { 0, 0, 0 };
     int64_t registersPerThread = 0, staticSharedMemory = 0, dynamicSharedMemory = 0;
     int64_t graphId = 0, graphNodeId = 0;
@@ -48,7 +56,8 @@ struct NsysNvtxRow {
 };
 
 struct NsysGpuRow {
-    int64_t id = 0, smCount = 0, totalMemory = 0, ccMajor = 0, ccMinor = 0, clockRateKhz = 0;
+    int64_t id = 0, smCount = 0, totalMemory = 0, ccMajor = 0, ccMinor = 0;
+    int64_t smClockHz = 0; // readers convert: TARGET_INFO_GPU.clockRate is in Hz, older tables kHz
     double memoryBandwidth = 0; // bytes/s
     std::string_view name, uuid, busLocation;
 };
@@ -67,24 +76,40 @@ public:
     void nvtx(const NsysNvtxRow& r);
     void gpu(const NsysGpuRow& r);
     void sessionStart(int64_t utcEpochNs);
-    // Ranks, lane names, counters. Call once, after every row.
+    // The rows' times are wall-clock (epoch) ns already (nvprof), not relative to a session start.
+    void epochTimes();
+    // A META_DATA_EXPORT / EXPORT_META_DATA row: EXPORT_PRODUCT_NAME, _VERSION and
+    // EXPORT_SCHEMA_VERSION make the source's tool ("Nsight Systems 2024.6.2.25, schema 3.16.1").
+    void exportMetadata(std::string_view key, std::string_view value);
+    // Ranks, lane names, GPUs, tool, counters. Call once, after every row.
     void finish();
+    // Processes with CUDA activity so far: the ranks of this source.
+    size_t rankCount() const;
 
 private:
     uint16_t processOf(int64_t globalPidOrTid);
     uint32_t name(int64_t stringId);
+    uint32_t kernelName(const NsysKernelRow& r);
+    void orderProcesses();
+    void nameLanes();
+    std::string tool() const;
     uint32_t gpuLane(uint16_t process, int64_t device, int64_t stream);
     bool checkTimes(int64_t start, int64_t end, const char* what);
 
     StagedTrace& m_out;
     std::unordered_map<int64_t, uint32_t> m_strings; // nsys string id -> pool id
     std::unordered_map<int64_t, uint16_t> m_processes; // pid -> process index
+    std::unordered_map<int64_t, std::string> m_processNames; // pid -> PROCESSES name
+    std::map<int64_t, pb::GpuInfo> m_gpus; // device -> merged rows
+    std::string m_product, m_productVersion, m_schemaVersion;
     std::unordered_map<int64_t, std::string> m_threadNames; // tid -> name
     std::unordered_map<int64_t, uint32_t> m_apiNames; // pool id -> pool id without "_v7000"
     uint64_t m_badRows = 0;
     uint64_t m_missingStrings = 0;
     uint64_t m_unterminated = 0;
     uint64_t m_marks = 0;
+    uint64_t m_shortNames = 0;
+    uint64_t m_nvtxWithoutCuda = 0;
 };
 
 } // namespace gapscope::model::importer

@@ -22,7 +22,8 @@ uint16_t StagedTrace::addProcess(StagedProcess p)
     return static_cast<uint16_t>(m_processes.size() - 1);
 }
 
-uint32_t StagedTrace::lane(uint16_t process, LaneKind kind, uint32_t device, uint64_t stream)
+namespace {
+std::string laneKey(uint16_t process, LaneKind kind, uint32_t device, uint64_t stream)
 {
     std::string key;
     key.reserve(24);
@@ -30,6 +31,31 @@ uint32_t StagedTrace::lane(uint16_t process, LaneKind kind, uint32_t device, uin
     key.push_back(static_cast<char>(kind));
     key.append(reinterpret_cast<const char*>(&device), sizeof device);
     key.append(reinterpret_cast<const char*>(&stream), sizeof stream);
+    return key;
+}
+} // namespace
+
+void StagedTrace::reorderProcesses(const std::vector<uint16_t>& order)
+{
+    std::vector<StagedProcess> processes;
+    std::vector<uint16_t> newIndex(m_processes.size(), 0);
+    processes.reserve(order.size());
+    for (uint16_t old : order) {
+        newIndex[old] = static_cast<uint16_t>(processes.size());
+        processes.push_back(std::move(m_processes[old]));
+    }
+    m_processes = std::move(processes);
+    m_laneIndex.clear();
+    for (uint32_t i = 0; i < m_lanes.size(); ++i) {
+        StagedLane& l = m_lanes[i];
+        l.process = newIndex[l.process];
+        m_laneIndex.emplace(laneKey(l.process, l.info.kind, l.info.device, l.info.stream), i);
+    }
+}
+
+uint32_t StagedTrace::lane(uint16_t process, LaneKind kind, uint32_t device, uint64_t stream)
+{
+    std::string key = laneKey(process, kind, device, stream);
     auto it = m_laneIndex.find(key);
     if (it != m_laneIndex.end())
         return it->second;

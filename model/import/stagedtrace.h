@@ -42,11 +42,11 @@ inline int64_t addTimes(int64_t a, int64_t b)
 enum class StagedKind : uint8_t { Kernel, Memcpy, Memset, Api, Sync, Range, Collective };
 
 struct StagedEvent {
-    int64_t start;        // ns, source clock (TraceAssembler adds the source's offset)
-    uint32_t duration;    // ns; kLongDuration: the real value is in the long-duration table
-    uint32_t name;        // StringPool id
+    int64_t start; // ns, source clock (TraceAssembler adds the source's offset)
+    uint32_t duration; // ns; kLongDuration: the real value is in the long-duration table
+    uint32_t name; // StringPool id
     uint32_t correlation; // CUDA correlation id, 0 = none
-    uint32_t aux;         // kind-specific: config / memop / sync / collective index, ApiKind
+    uint32_t aux; // kind-specific: config / memop / sync / collective index, ApiKind
     uint16_t lane;
     StagedKind kind;
     uint8_t flags;
@@ -91,6 +91,9 @@ public:
     uint16_t addProcess(StagedProcess p);
     StagedProcess& process(uint16_t i) { return m_processes[i]; }
     const std::vector<StagedProcess>& processes() const { return m_processes; }
+    // Puts the processes in `order` (a permutation: order[i] is the current index of the new i-th
+    // process) and renumbers the lanes' processes to match.
+    void reorderProcesses(const std::vector<uint16_t>& order);
     // Finds or creates the lane (kind, device, stream) of `process`; kNoLane when the source has more
     // than 65535 lanes (counted, events dropped).
     uint32_t lane(uint16_t process, LaneKind kind, uint32_t device, uint64_t stream);

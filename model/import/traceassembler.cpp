@@ -166,10 +166,18 @@ void TraceAssembler::fillHeader(TraceBuilder& b)
     for (const auto& k : kinds)
         source += (source.empty() ? "" : "+") + k;
     h.set_source(source);
+    std::set<std::string> tools; // the recording tools, as the sources name them
+    for (const auto& s : m_sources)
+        if (auto t = s.metadata.find("tool"); t != s.metadata.end())
+            tools.insert(t->second);
+    std::string tool;
+    for (const auto& t : tools)
+        tool += (tool.empty() ? "" : " + ") + t;
+    h.set_tool_version(tool);
     h.set_clock_domain("import:" + source);
-    h.set_created_unix_ns(std::chrono::duration_cast<std::chrono::nanoseconds>(
-        std::chrono::system_clock::now().time_since_epoch())
-                              .count());
+    h.set_created_unix_ns(
+        std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::system_clock::now().time_since_epoch())
+            .count());
     (*h.mutable_metadata())["import.clock_alignment"] = m_alignment;
     std::set<std::pair<std::string, uint32_t>> gpusSeen;
     for (const ProcessRef& ref : m_processes) {

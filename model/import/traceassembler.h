@@ -14,7 +14,8 @@
 //    events their per-communicator sequence number.
 // 4. Events are fed to a TraceBuilder in staging order, the staged blocks freed as they are consumed,
 //    so the peak memory is about the larger of the two representations, not their sum.
-// The header gets sources, GPUs, ranks (pid, device, versions), counters and metadata.
+// The header gets sources, the recording tools (metadata "tool" of each source), GPUs, ranks (pid,
+// device, versions), counters and metadata.
 //
 // Threading: single-threaded; consumes the staged traces.
 

@@ -2,7 +2,9 @@
 // libFuzzer target for the Nsight Systems importer. First byte even: the rest is an SQLite file (seeds
 // are real nsys-shaped reports, mutated into damaged databases) read by NsysReader. First byte odd: the
 // rest is a stream of rows (kind byte + little-endian fields) fed to NsysRowConverter directly, which
-// reaches value combinations a valid database rarely holds. Then the trace is assembled.
+// reaches value combinations a valid database rarely holds. Then the trace is assembled. The SQLite
+// seeds are the fixtures of make_nsys_fixture.py (nsys exports of several shapes, an nvprof file, an
+// export without CUDA activity) behind a 0 byte.
 #include "model/import/nsysreader.h"
 #include "model/import/nsysrows.h"
 #include "model/import/traceassembler.h"
@@ -37,7 +39,7 @@ void feedRows(Bytes in, NsysRowConverter& rows)
     while (in.n > 0) {
         const uint8_t kind = *in.p++;
         --in.n;
-        switch (kind % 8) {
+        switch (kind % 11) {
         case 0:
             text.assign(reinterpret_cast<const char*>(in.p), in.n < 12 ? in.n : 12);
             rows.string(in.next() % 64, text);
@@ -46,6 +48,7 @@ void feedRows(Bytes in, NsysRowConverter& rows)
             NsysKernelRow r;
             r.start = in.next(), r.end = in.next(), r.deviceId = in.next() % 16, r.streamId = in.next();
             r.correlationId = in.next(), r.globalPid = in.next(), r.nameId = in.next() % 64, r.grid[0] = in.next();
+            r.shortNameId = in.next() % 64, r.graphId = in.next();
             rows.kernel(r);
             break;
         }
@@ -79,6 +82,26 @@ void feedRows(Bytes in, NsysRowConverter& rows)
         }
         case 6:
             rows.sessionStart(in.next());
+            break;
+        case 7: {
+            NsysGpuRow g;
+            g.id = in.next() % 16, g.smCount = in.next(), g.totalMemory = in.next(), g.ccMajor = in.next();
+            g.smClockHz = in.next(), g.memoryBandwidth = double(in.next());
+            text.assign(reinterpret_cast<const char*>(in.p), in.n < 12 ? in.n : 12);
+            g.name = text;
+            rows.gpu(g);
+            break;
+        }
+        case 8: {
+            static const char* const keys[]
+                = { "EXPORT_PRODUCT_NAME", "EXPORT_PRODUCT_VERSION", "EXPORT_SCHEMA_VERSION" };
+            text.assign(reinterpret_cast<const char*>(in.p), in.n < 12 ? in.n : 12);
+            rows.exportMetadata(keys[uint64_t(in.next()) % 3], text);
+            break;
+        }
+        case 9:
+            text.assign(reinterpret_cast<const char*>(in.p), in.n < 12 ? in.n : 12);
+            rows.process(in.next(), text);
             break;
         default:
             rows.threadName(in.next(), in.next() % 64);

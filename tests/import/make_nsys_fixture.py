@@ -11,8 +11,20 @@ push/pop range with nested "layer" ranges, kernels launched through cudaLaunchKe
 all-reduce), an HtoD copy, a memset and a cudaStreamSynchronize with its synchronization record.
 The process with the higher pid runs on device 0, so rank order must come from devices, not pids.
 
-Writes OUT.sqlite and OUT.expected.json (the counts and total kernel time, computed here from the rows
-written, for the tests to compare against).  Usage: make_nsys_fixture.py OUT_BASENAME
+Also writes the shapes real exports have that the two-rank report lacks (each with an .expected.json
+of the figures computed here from the rows written):
+- idle_processes: one process with GPU work among 100 idle ones (real reports list every process
+  of the host in PROCESSES), one more process with only CUDA API rows, one with only NVTX ranges;
+  META_DATA_EXPORT (nsys 2025.5.2.266, schema 3.24.0); clockRate in Hz (1,590,000,000); a kernel
+  whose demangledName string is missing (its shortName names it); graphId on kernels; an NVTX
+  domain row with a negative start and a thread-name row.
+- per_rank0 / per_rank1: one report per rank (devices 0 and 1), each with idle processes too.
+- old_export: EXPORT_META_DATA (2022.1.3.3), no PROCESSES table, GPU details only in
+  TARGET_INFO_CUDA_GPU (coreClockRate in kHz, globalMemoryBandwidth in kB/s), NVTX text by textId.
+- nvprof.nvvp: an nvprof file (StringTable, CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL with mangled
+  names, _MEMCPY, _MEMSET, _RUNTIME / _DRIVER by callback id, _DEVICE, epoch times).
+- empty: an nsys export whose CUDA tables are empty or missing.
+Usage: make_nsys_fixture.py OUT_DIR
 """
 import json
 import os
@@ -72,6 +84,7 @@ class Db:
         if os.path.exists(path):
             os.remove(path)
         self.c = sqlite3.connect(path)
+        self.c.execute("PRAGMA page_size = 512")  # small files in the repository
         self.c.executescript(SCHEMA)
         self.strings = {}
 
@@ -147,15 +160,14 @@ def rank_rows(db, pid, device, offset, corr0, exp):
     return corr
 
 
-def main():
-    base = sys.argv[1]
+def two_ranks(base):
     db = Db(base + ".sqlite")
     db.c.execute("INSERT INTO TARGET_INFO_SESSION_START_TIME VALUES (?, '2026-10-01T00:00:00Z', '')",
                  (SESSION_START,))
     for dev in (0, 1):
         db.c.execute("INSERT INTO TARGET_INFO_GPU (vmId, id, name, busLocation, totalMemory, memoryBandwidth, "
                      "clockRate, smCount, uuid, cuDevice, computeMajor, computeMinor) VALUES "
-                     "(0, ?, 'NVIDIA H200', ?, 150109880320, 4800000000000, 1980000, 132, ?, ?, 9, 0)",
+                     "(0, ?, 'NVIDIA H200', ?, 150109880320, 4800000000000, 1980000000, 132, ?, ?, 9, 0)",
                      (dev, "0000:%02x:00.0" % (0x19 + dev), "GPU-fixture-%d" % dev, dev))
     per_rank = []
     corr = 0
@@ -174,6 +186,234 @@ def main():
                    "marks": 2, "unterminated_ranges": 2}, f, indent=1, sort_keys=True)
         f.write("\n")
     print(json.dumps(total))
+
+
+def write_expected(base, exp):
+    with open(base + ".expected.json", "w") as f:
+        json.dump(exp, f, indent=1, sort_keys=True)
+        f.write("\n")
+
+
+META = """CREATE TABLE META_DATA_EXPORT (name TEXT, value TEXT);"""
+
+
+def gpu_report(base, gpu_pid, device, idle, api_only=True, version="2025.5.2.266", schema="3.24.0"):
+    """A report with one GPU process among `idle` idle ones, an NVTX-only process and (`api_only`) a
+    process with only CUDA API rows."""
+    db = Db(base + ".sqlite")
+    db.c.executescript(META)
+    db.c.execute("ALTER TABLE CUPTI_ACTIVITY_KIND_KERNEL ADD COLUMN graphId INTEGER")
+    for k, v in (("EXPORT_PRODUCT_NAME", "NVIDIA Nsight Systems"), ("EXPORT_PRODUCT_VERSION", version),
+                 ("EXPORT_SCHEMA_VERSION", schema)):
+        db.c.execute("INSERT INTO META_DATA_EXPORT VALUES (?, ?)", (k, v))
+    db.c.execute("INSERT INTO TARGET_INFO_SESSION_START_TIME VALUES (?, '', '')", (SESSION_START,))
+    db.c.execute("INSERT INTO TARGET_INFO_GPU (vmId, id, name, busLocation, totalMemory, memoryBandwidth, clockRate, "
+                 "smCount, uuid, cuDevice, computeMajor, computeMinor) VALUES (0, ?, 'Tesla T4', '0000:00:04.0', "
+                 "15642329088, 320064000000, 1590000000, 40, 'd8ee7d6a-55aa-f67e-e078-03083ce324a8', ?, 7, 5)",
+                 (device, device))
+    for i in range(idle):  # the host's other processes: names and threads, nothing else
+        pid = 100 + i
+        db.c.execute("INSERT INTO PROCESSES VALUES (?, ?, ?)", (pid << 24, pid, "daemon%d" % i))
+        db.c.execute("INSERT INTO ThreadNames VALUES (?, 1, ?)", (db.sid("daemon%d" % i), pid << 24 | pid))
+    exp = {"ranks": 2 if api_only else 1, "gpu_pid": gpu_pid, "api_pid": gpu_pid + 1 if api_only else None, "kernels": 0, "kernel_ns": 0, "memcpy": 0,
+           "api": 0, "short_named": 1, "nvtx": 0, "nvtx_skipped": 2, "sm_clock_mhz": 1590, "device": device,
+           "tool": "Nsight Systems %s, schema %s" % (version, schema)}
+    for pid in (gpu_pid, gpu_pid + 1, gpu_pid + 2):
+        db.c.execute("INSERT INTO PROCESSES VALUES (?, ?, 'python3')", (pid << 24, pid))
+    gtid = gpu_pid << 24 | gpu_pid
+    t = 1000
+    for k, (name, dur) in enumerate(KERNELS[:3]):
+        corr = 10 + k
+        db.c.execute("INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME VALUES (?,?,0,?,?,?,0,0)",
+                     (t, t + 500, gtid, corr, db.sid("cudaLaunchKernel_v7000")))
+        demangled = db.sid(name) if k else 9999  # 9999: no such string, the short name stands in
+        db.c.execute("INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL (start, end, deviceId, contextId, streamId, "
+                     "correlationId, globalPid, demangledName, shortName, registersPerThread, gridX, gridY, gridZ, "
+                     "blockX, blockY, blockZ, staticSharedMemory, dynamicSharedMemory, localMemoryPerThread, "
+                     "localMemoryTotal, gridId, graphId) VALUES (?,?,?,1,7,?,?,?,?,32,1,1,1,128,1,1,0,0,0,0,0,?)",
+                     (t + 600, t + 600 + dur, device, corr, gpu_pid << 24, demangled, db.sid("short_kernel_%d" % k),
+                      5 + k))
+        exp["kernels"] += 1
+        exp["kernel_ns"] += dur
+        exp["api"] += 1
+        t += 600 + dur
+    db.c.execute("INSERT INTO CUPTI_ACTIVITY_KIND_MEMCPY (start, end, deviceId, contextId, streamId, correlationId, "
+                 "globalPid, bytes, copyKind) VALUES (?,?,?,1,7,20,?,4096,1)", (t, t + 700, device, gpu_pid << 24))
+    exp["memcpy"] += 1
+    exp["memcpy_ns"] = 700
+    # Only CUDA API calls (a process that initialised CUDA): a rank, after the one with GPU work.
+    if api_only:
+        api_tid = (gpu_pid + 1) << 24 | (gpu_pid + 1)
+        db.c.execute("INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME VALUES (?,?,0,?,30,?,0,0)",
+                     (200, 900, api_tid, db.sid("cudaGetDeviceCount_v3020")))
+        exp["api"] += 1
+    # NVTX: a range of the GPU process (kept), two of an NVTX-only process (skipped, counted), a domain
+    # row with a negative start and a thread-name row (metadata, skipped).
+    db.c.execute("INSERT INTO NVTX_EVENTS (start, end, eventType, text, globalTid) VALUES (900, ?, 59, 'step', ?)",
+                 (t + 800, gtid))
+    exp["nvtx"] += 1
+    nvtx_only = (gpu_pid + 2) << 24 | (gpu_pid + 2)
+    for i in range(2):
+        db.c.execute("INSERT INTO NVTX_EVENTS (start, end, eventType, textId, globalTid) VALUES (?, ?, 59, ?, ?)",
+                     (100 + i * 100, 150 + i * 100, db.sid("loader"), nvtx_only))
+    db.c.execute("INSERT INTO NVTX_EVENTS (start, end, eventType, text, globalTid, domainId) "
+                 "VALUES (-1, NULL, 75, 'my domain', ?, 1)", (gtid,))
+    db.c.execute("INSERT INTO NVTX_EVENTS (start, end, eventType, text, globalTid) VALUES (5, NULL, 39, 'worker', ?)",
+                 (gtid,))
+    db.c.commit()
+    db.c.execute("VACUUM")
+    db.c.close()
+    write_expected(base, exp)
+
+
+OLD_GPU = """
+DROP TABLE PROCESSES;
+DROP TABLE TARGET_INFO_GPU;
+CREATE TABLE TARGET_INFO_GPU (vmId INTEGER, deviceId INTEGER, name TEXT, busLocation TEXT, isDiscrete INTEGER);
+CREATE TABLE TARGET_INFO_CUDA_GPU (vmId INTEGER, name TEXT, pciBusId TEXT, globalMemoryBandwidth INTEGER,
+  globalMemorySize INTEGER, coreClockRate INTEGER, numMultiprocessors INTEGER, computeCapabilityMajor INTEGER,
+  computeCapabilityMinor INTEGER, deviceId INTEGER, pid INTEGER);
+CREATE TABLE EXPORT_META_DATA (name TEXT, value TEXT);
+"""
+
+
+def old_export(base):
+    db = Db(base + ".sqlite")
+    db.c.executescript(OLD_GPU)
+    for k, v in (("EXPORT_PRODUCT_NAME", "NVIDIA Nsight Systems"), ("EXPORT_PRODUCT_VERSION", "2022.1.3.3"),
+                 ("EXPORT_SCHEMA_VERSION", "2.9.1")):
+        db.c.execute("INSERT INTO EXPORT_META_DATA VALUES (?, ?)", (k, v))
+    db.c.execute("INSERT INTO TARGET_INFO_GPU VALUES (0, 0, 'NVIDIA GeForce RTX 3080', '0000:02:00.0', 1)")
+    db.c.execute("INSERT INTO TARGET_INFO_CUDA_GPU VALUES (0, 'NVIDIA GeForce RTX 3080', '0000:02:00.0', 760080000, "
+                 "10495524864, 1740000, 68, 8, 6, 0, 4242)")
+    pid = 4242
+    gtid = pid << 24 | pid
+    for k in range(2):
+        db.c.execute("INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME VALUES (?,?,0,?,?,?,0,0)",
+                     (100 + k * 2000, 400 + k * 2000, gtid, 1 + k, db.sid("cudaLaunchKernel_v7000")))
+        db.c.execute("INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL (start, end, deviceId, contextId, streamId, correlationId, "
+                     "globalPid, demangledName, shortName, registersPerThread, gridX, gridY, gridZ, blockX, blockY, "
+                     "blockZ, staticSharedMemory, dynamicSharedMemory, localMemoryPerThread, localMemoryTotal, "
+                     "gridId) VALUES (?,?,0,1,7,?,?,?,?,16,1,1,1,64,1,1,0,0,0,0,0)",
+                     (500 + k * 2000, 1500 + k * 2000, 1 + k, pid << 24, db.sid("acc_kernel(int)"),
+                      db.sid("acc_kernel")))
+    db.c.execute("INSERT INTO CUPTI_ACTIVITY_KIND_SYNCHRONIZATION VALUES (4000, 4100, 0, 1, 7, 3, ?, 3, 0)",
+                 (pid << 24,))
+    db.c.execute("INSERT INTO NVTX_EVENTS (start, end, eventType, textId, globalTid) VALUES (50, 4200, 59, ?, ?)",
+                 (db.sid("acc_region"), gtid))
+    db.c.commit()
+    db.c.close()
+    write_expected(base, {"ranks": 1, "pid": pid, "kernels": 2, "kernel_ns": 2000, "sync": 1, "nvtx": 1,
+                          "sm_clock_mhz": 1740, "bandwidth_gbs": 760.08, "sm_count": 68, "cc": [8, 6],
+                          "tool": "Nsight Systems 2022.1.3.3, schema 2.9.1"})
+
+
+NVPROF = """
+CREATE TABLE StringTable( _id_ INTEGER PRIMARY KEY AUTOINCREMENT, value TEXT NOT NULL UNIQUE );
+CREATE TABLE Version( version INTEGER);
+CREATE TABLE CUPTI_ACTIVITY_KIND_DEVICE(_id_ INTEGER PRIMARY KEY AUTOINCREMENT, flags INT NOT NULL,
+  globalMemoryBandwidth INT NOT NULL, globalMemorySize INT NOT NULL, coreClockRate INT NOT NULL,
+  numMultiprocessors INT NOT NULL, computeCapabilityMajor INT NOT NULL, computeCapabilityMinor INT NOT NULL,
+  id INT NOT NULL, uuid BLOB NOT NULL, name INT NOT NULL);
+CREATE TABLE CUPTI_ACTIVITY_KIND_RUNTIME(_id_ INTEGER PRIMARY KEY AUTOINCREMENT, cbid INT NOT NULL, start INT NOT NULL,
+  end INT NOT NULL, processId INT NOT NULL, threadId INT NOT NULL, correlationId INT NOT NULL,
+  returnValue INT NOT NULL);
+CREATE TABLE CUPTI_ACTIVITY_KIND_DRIVER(_id_ INTEGER PRIMARY KEY AUTOINCREMENT, cbid INT NOT NULL, start INT NOT NULL,
+  end INT NOT NULL, processId INT NOT NULL, threadId INT NOT NULL, correlationId INT NOT NULL,
+  returnValue INT NOT NULL);
+CREATE TABLE CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL(_id_ INTEGER PRIMARY KEY AUTOINCREMENT,
+  registersPerThread INT NOT NULL, start INT NOT NULL, end INT NOT NULL, deviceId INT NOT NULL, contextId INT NOT NULL,
+  streamId INT NOT NULL, gridX INT NOT NULL, gridY INT NOT NULL, gridZ INT NOT NULL, blockX INT NOT NULL,
+  blockY INT NOT NULL, blockZ INT NOT NULL, staticSharedMemory INT NOT NULL, dynamicSharedMemory INT NOT NULL,
+  correlationId INT NOT NULL, name INT NOT NULL, graphNodeId INT NOT NULL, graphId INT NOT NULL);
+CREATE TABLE CUPTI_ACTIVITY_KIND_MEMCPY(_id_ INTEGER PRIMARY KEY AUTOINCREMENT, copyKind INT NOT NULL,
+  bytes INT NOT NULL, start INT NOT NULL, end INT NOT NULL, deviceId INT NOT NULL, contextId INT NOT NULL,
+  streamId INT NOT NULL, correlationId INT NOT NULL);
+CREATE TABLE CUPTI_ACTIVITY_KIND_MEMSET(_id_ INTEGER PRIMARY KEY AUTOINCREMENT, value INT NOT NULL, bytes INT NOT NULL,
+  start INT NOT NULL, end INT NOT NULL, deviceId INT NOT NULL, contextId INT NOT NULL, streamId INT NOT NULL,
+  correlationId INT NOT NULL);
+CREATE TABLE CUPTI_ACTIVITY_KIND_SYNCHRONIZATION(_id_ INTEGER PRIMARY KEY AUTOINCREMENT, type INT NOT NULL,
+  start INT NOT NULL, end INT NOT NULL, correlationId INT NOT NULL, contextId INT NOT NULL, streamId INT NOT NULL,
+  cudaEventId INT NOT NULL);
+"""
+
+
+def nvprof(base):
+    path = base + ".nvvp"
+    if os.path.exists(path):
+        os.remove(path)
+    c = sqlite3.connect(path)
+    c.execute("PRAGMA page_size = 512")
+    c.executescript(NVPROF)
+    c.execute("INSERT INTO Version VALUES (18)")
+    for i, v in enumerate(("-- null --", "vectorAdd", "Tesla T4", "_Z6vecAddPdS_S_i")):
+        c.execute("INSERT INTO StringTable VALUES (?, ?)", (i, v))
+    c.execute("INSERT INTO CUPTI_ACTIVITY_KIND_DEVICE VALUES (1, 1, 320064000, 15642329088, 1590000, 40, 7, 5, 0, ?, 2)",
+              (bytes(range(16)),))
+    pid, tid, t0 = 33059, 1729413120, 1736031725994858362
+    exp = {"ranks": 1, "pid": pid, "kernels": 0, "kernel_ns": 0, "memcpy": 0, "memcpy_ns": 0, "memset": 0, "api": 0,
+           "sync": 0, "sm_clock_mhz": 1590, "bandwidth_gbs": 320.064, "start_ns": t0, "tool": "nvprof, schema 18",
+           "kernel_name": "vecAdd(double*, double*, double*, int)", "uuid": "00010203-0405-0607-0809-0a0b0c0d0e0f"}
+    c.execute("INSERT INTO CUPTI_ACTIVITY_KIND_DRIVER VALUES (1, 9, ?, ?, ?, ?, 1, 0)", (t0, t0 + 50, pid, tid))
+    exp["api"] += 1
+    corr, t = 100, t0 + 1000
+    for i in range(5):
+        corr += 1  # cudaMemcpyAsync (41) then cudaLaunchKernel (211), on streams 13 and 14
+        c.execute("INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME VALUES (NULL, 41, ?, ?, ?, ?, ?, 0)",
+                  (t, t + 300, pid, tid, corr))
+        c.execute("INSERT INTO CUPTI_ACTIVITY_KIND_MEMCPY VALUES (NULL, 1, 8000, ?, ?, 0, 1, ?, ?)",
+                  (t + 400, t + 2400, 13 + i % 2, corr))
+        corr += 1
+        c.execute("INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME VALUES (NULL, 211, ?, ?, ?, ?, ?, 0)",
+                  (t + 500, t + 900, pid, tid, corr))
+        c.execute("INSERT INTO CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL VALUES (NULL, 16, ?, ?, 0, 1, ?, 4, 1, 1, 256, 1, 1, "
+                  "0, 0, ?, 3, 0, 0)", (t + 2500, t + 2500 + 5000 + i, 13 + i % 2, corr))
+        exp["api"] += 2
+        exp["memcpy"] += 1
+        exp["memcpy_ns"] += 2000
+        exp["kernels"] += 1
+        exp["kernel_ns"] += 5000 + i
+        t += 10000
+    corr += 1
+    c.execute("INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME VALUES (NULL, 51, ?, ?, ?, ?, ?, 0)",
+              (t, t + 100, pid, tid, corr))  # cudaMemsetAsync
+    c.execute("INSERT INTO CUPTI_ACTIVITY_KIND_MEMSET VALUES (NULL, 0, 4096, ?, ?, 0, 1, 13, ?)", (t + 200, t + 500, corr))
+    corr += 1
+    c.execute("INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME VALUES (NULL, 131, ?, ?, ?, ?, ?, 0)",
+              (t + 600, t + 900, pid, tid, corr))  # cudaStreamSynchronize
+    c.execute("INSERT INTO CUPTI_ACTIVITY_KIND_SYNCHRONIZATION VALUES (NULL, 3, ?, ?, ?, 1, 13, -1)",
+              (t + 650, t + 850, corr))
+    exp["api"] += 2
+    exp["memset"] += 1
+    exp["memset_ns"] = 300
+    exp["sync"] += 1
+    c.commit()
+    c.close()
+    write_expected(base, exp)
+
+
+def empty(base):
+    db = Db(base + ".sqlite")
+    db.c.executescript(META)
+    db.c.execute("INSERT INTO META_DATA_EXPORT VALUES ('EXPORT_PRODUCT_VERSION', '2023.3.1.92')")
+    db.c.execute("DROP TABLE CUPTI_ACTIVITY_KIND_RUNTIME")
+    for pid in range(10, 15):
+        db.c.execute("INSERT INTO PROCESSES VALUES (?, ?, 'bash')", (pid << 24, pid))
+    db.c.execute("INSERT INTO NVTX_EVENTS (start, end, eventType, text, globalTid) VALUES (5, NULL, 39, 'thread', ?)",
+                 (10 << 24 | 10,))
+    db.c.commit()
+    db.c.close()
+
+
+def main():
+    out = sys.argv[1]
+    two_ranks(os.path.join(out, "two_ranks"))
+    gpu_report(os.path.join(out, "idle_processes"), 5000, 0, 100)
+    gpu_report(os.path.join(out, "per_rank0"), 7000, 0, 20, api_only=False)
+    gpu_report(os.path.join(out, "per_rank1"), 6000, 1, 20, api_only=False)
+    old_export(os.path.join(out, "old_export"))
+    nvprof(os.path.join(out, "nvprof"))
+    empty(os.path.join(out, "empty"))
 
 
 if __name__ == "__main__":

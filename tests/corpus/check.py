@@ -1,0 +1,246 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+"""Check gapscope's importers on a corpus of real traces against an independent reading of the files.
+
+For every file of each format's folder (CORPUS/nsys, ...), a reader of that format written here from
+the raw file alone (Python sqlite3, not gapscope's code) computes the expected figures: kernel,
+memcpy and memset counts and total times, the processes with GPU or CUDA work (= the ranks), the GPU
+clocks and the recording tool. Then gapscope-cli reads the same file (`info --json`, `summary --json`,
+`convert` to Chrome JSON for the memcpy/memset times) and every figure must match exactly. A file
+that holds nothing importable must make gapscope-cli fail with a message saying so.
+
+Usage: check.py CORPUS_DIR [--cli PATH_TO_gapscope-cli]
+Exit: 0 all match; 1 a mismatch (each printed); 77 (CTest's skip code) when CORPUS_DIR does not exist.
+"""
+import argparse
+import json
+import os
+import sqlite3
+import subprocess
+import sys
+import tempfile
+
+SKIP = 77
+
+
+# ---- nsys (Nsight Systems SQLite exports, and nvprof files, which are SQLite too) ----
+
+def _tables(db):
+    return {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+
+
+def _count_time(db, tables, table):
+    if table not in tables:
+        return 0, 0
+    n, t = db.execute('SELECT count(*), coalesce(sum("end" - start), 0) FROM "%s"' % table).fetchone()
+    return n, t
+
+
+def _gpu_pids(db, tables, columns):
+    """Distinct pids (globalPid/globalTid >> 24) of the rows of `columns` = [(table, column)]."""
+    pids = set()
+    for table, col in columns:
+        if table in tables:
+            pids |= {r[0] for r in db.execute('SELECT DISTINCT ("%s" >> 24) & 16777215 FROM "%s"' % (col, table))}
+    return pids
+
+
+def is_sqlite(path):
+    with open(path, "rb") as f:
+        return f.read(16) == b"SQLite format 3\0"
+
+
+def expect_nsys(path):
+    # Read-only and immutable; the URI's path is percent-escaped (file names may hold % # ?).
+    db = sqlite3.connect("file:%s?mode=ro&immutable=1" % _uri_path(path), uri=True)
+    tables = _tables(db)
+    if "StringTable" in tables and "StringIds" not in tables:
+        return _expect_nvprof(db, tables)
+    e = {}
+    e["kernels"], e["kernel_ns"] = _count_time(db, tables, "CUPTI_ACTIVITY_KIND_KERNEL")
+    e["memcpy"], e["memcpy_ns"] = _count_time(db, tables, "CUPTI_ACTIVITY_KIND_MEMCPY")
+    e["memset"], e["memset_ns"] = _count_time(db, tables, "CUPTI_ACTIVITY_KIND_MEMSET")
+    # Ranks: processes with kernels, memory operations, CUDA API calls or synchronisation rows.
+    gpu = [("CUPTI_ACTIVITY_KIND_" + t, "globalPid") for t in ("KERNEL", "MEMCPY", "MEMSET", "SYNCHRONIZATION")]
+    pids = _gpu_pids(db, tables, gpu + [("CUPTI_ACTIVITY_KIND_RUNTIME", "globalTid")])
+    e["ranks"] = len(pids)
+    per_pid = {}
+    if "CUPTI_ACTIVITY_KIND_KERNEL" in tables:
+        per_pid = dict(db.execute("SELECT (globalPid >> 24) & 16777215, count(*) FROM CUPTI_ACTIVITY_KIND_KERNEL "
+                                  "GROUP BY 1"))
+    e["rank_kernels"] = sorted(per_pid.get(p, 0) for p in pids)
+    # GPU clocks in MHz: TARGET_INFO_GPU.clockRate is in Hz; older exports: TARGET_INFO_CUDA_GPU, kHz.
+    clocks = {}
+    if "TARGET_INFO_CUDA_GPU" in tables:
+        for dev, khz in db.execute("SELECT deviceId, coreClockRate FROM TARGET_INFO_CUDA_GPU"):
+            clocks[dev] = khz // 1000
+    if "TARGET_INFO_GPU" in tables:
+        cols = {r[1] for r in db.execute("PRAGMA table_info(TARGET_INFO_GPU)")}
+        if "clockRate" in cols:
+            dev = "cuDevice" if "cuDevice" in cols else "id"
+            for d, hz in db.execute("SELECT %s, clockRate FROM TARGET_INFO_GPU" % dev):
+                clocks.setdefault(d, (hz or 0) // 1000000)
+    e["gpu_clock_mhz"] = [clocks[d] for d in sorted(clocks)]
+    version = None
+    for t in ("META_DATA_EXPORT", "EXPORT_META_DATA"):
+        if t in tables:
+            for (v,) in db.execute("SELECT value FROM %s WHERE name = 'EXPORT_PRODUCT_VERSION'" % t):
+                version = v
+    e["tool"] = version
+    e["importable"] = e["ranks"] > 0
+    return e
+
+
+def _expect_nvprof(db, tables):
+    e = {}
+    e["kernels"], e["kernel_ns"] = [a + b for a, b in zip(
+        _count_time(db, tables, "CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL"),
+        _count_time(db, tables, "CUPTI_ACTIVITY_KIND_KERNEL"))]
+    e["memcpy"], e["memcpy_ns"] = _count_time(db, tables, "CUPTI_ACTIVITY_KIND_MEMCPY")
+    e["memset"], e["memset_ns"] = _count_time(db, tables, "CUPTI_ACTIVITY_KIND_MEMSET")
+    pids = set()
+    for t in ("CUPTI_ACTIVITY_KIND_RUNTIME", "CUPTI_ACTIVITY_KIND_DRIVER"):
+        if t in tables:
+            pids |= {r[0] for r in db.execute("SELECT DISTINCT processId FROM %s" % t)}
+    if not pids and e["kernels"] + e["memcpy"] + e["memset"]:
+        pids = {0}
+    e["ranks"] = len(pids)
+    e["rank_kernels"] = [e["kernels"]] if len(pids) == 1 else None
+    clocks = []
+    if "CUPTI_ACTIVITY_KIND_DEVICE" in tables:
+        clocks = [khz // 1000 for (khz,) in db.execute(
+            "SELECT coreClockRate FROM CUPTI_ACTIVITY_KIND_DEVICE ORDER BY id")]
+    e["gpu_clock_mhz"] = clocks
+    e["tool"] = "nvprof"
+    e["importable"] = e["ranks"] > 0
+    return e
+
+
+_URI_SAFE = set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789/._-~")
+
+
+def _uri_path(path):
+    return "".join(chr(b) if chr(b) in _URI_SAFE else "%%%02X" % b for b in os.fsencode(os.path.abspath(path)))
+
+
+# ---- what gapscope reads ----
+
+def _cli(cli, *args):
+    p = subprocess.run([cli] + list(args), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    return p.returncode, p.stdout, p.stderr
+
+
+def actual(cli, path, tmp):
+    rc, out, err = _cli(cli, "info", "--json", path)
+    if rc != 0:
+        return {"importable": False, "error": err.strip()}
+    info = json.loads(out)
+    a = {"importable": True, "kernels": info["events"]["kernel"], "kernel_ns": info["kernel_time_ns"],
+         "memcpy": info["events"]["memcpy"], "memset": info["events"]["memset"]}
+    a["ranks"] = len(info["ranks"])
+    a["rank_numbers"] = [r["rank"] for r in info["ranks"]]
+    a["rank_kernels"] = sorted(r["kernel_count"] for r in info["ranks"])
+    a["gpu_clock_mhz"] = [g["sm_clock_mhz"] for g in sorted(info["gpus"], key=lambda g: g["device"])]
+    a["tool_version"] = info["tool_version"]
+    rc, out, err = _cli(cli, "summary", "--json", "--top", "1000000000", path)
+    if rc != 0:
+        return {"importable": False, "error": "summary: " + err.strip()}
+    kernels = json.loads(out)["kernels"]
+    a["summary_kernels"] = sum(k["count"] for k in kernels)
+    a["summary_kernel_ns"] = sum(k["total_ns"] for k in kernels)
+    a["unnamed_kernels"] = sum(k["count"] for k in kernels if k["name"].startswith("<string "))
+    chrome = os.path.join(tmp, "out.json")
+    rc, out, err = _cli(cli, "convert", "--no-flows", path, chrome)
+    if rc != 0:
+        return {"importable": False, "error": "convert: " + err.strip()}
+    with open(chrome) as f:
+        events = json.load(f)
+    events = events["traceEvents"] if isinstance(events, dict) else events
+    for kind in ("memcpy", "memset"):
+        a[kind + "_ns"] = sum(_ns(e["dur"]) for e in events if e.get("ph") == "X" and e.get("cat") == kind)
+    return a
+
+
+def _ns(micros):
+    """Chrome JSON microseconds with three decimals, back to integer ns without float rounding."""
+    s = repr(micros) if isinstance(micros, float) else str(micros)
+    whole, _, frac = s.partition(".")
+    return int(whole) * 1000 + int((frac + "000")[:3])
+
+
+# ---- shared compare and report ----
+
+def _short(v):
+    """A figure for a report line: long lists cut to their first and last elements."""
+    if isinstance(v, list) and len(v) > 8:
+        return "[%s, ... %d more ..., %s]" % (", ".join(map(str, v[:3])), len(v) - 5, ", ".join(map(str, v[-2:])))
+    return v
+
+
+def compare(e, a):
+    """Mismatches between expected figures `e` and gapscope's `a`, as strings."""
+    if not e["importable"]:
+        if a["importable"]:
+            return ["holds nothing importable, but gapscope-cli imported it"]
+        return [] if "nothing to import" in a["error"] else ["error does not say nothing to import: " + a["error"]]
+    if not a["importable"]:
+        return ["gapscope-cli failed: " + a["error"]]
+    bad = []
+    for key in ("kernels", "kernel_ns", "memcpy", "memcpy_ns", "memset", "memset_ns", "ranks", "gpu_clock_mhz"):
+        if e.get(key) is not None and e[key] != a.get(key):
+            bad.append("%s: expected %s, gapscope %s" % (key, _short(e[key]), _short(a.get(key))))
+    if e.get("rank_kernels") is not None and e["rank_kernels"] != a["rank_kernels"]:
+        bad.append("kernels per rank: expected %s, gapscope %s" % (_short(e["rank_kernels"]), _short(a["rank_kernels"])))
+    if a.get("rank_numbers") is not None and a["rank_numbers"] != list(range(a["ranks"])):
+        bad.append("ranks not numbered 0..n-1: %s" % _short(a["rank_numbers"]))
+    if "summary_kernels" in a and (a["summary_kernels"], a["summary_kernel_ns"]) != (e["kernels"], e["kernel_ns"]):
+        bad.append("summary kernels: %s, %s ns" % (a["summary_kernels"], a["summary_kernel_ns"]))
+    if a.get("unnamed_kernels"):
+        bad.append("%d kernels without a name" % a["unnamed_kernels"])
+    if e.get("tool") and e["tool"] not in a["tool_version"]:
+        bad.append("tool: expected %r in %r" % (e["tool"], a["tool_version"]))
+    return bad
+
+
+# Folder of the corpus -> (which of its files are traces, the expected figures of one of them).
+# An expect function returns a dict: importable (bool: False means gapscope-cli must fail saying
+# "nothing to import"), kernels, kernel_ns, memcpy, memcpy_ns, memset, memset_ns, ranks (processes
+# with GPU or CUDA work), rank_kernels (sorted kernel counts per rank), gpu_clock_mhz (per device,
+# in device order), tool (a text tool_version must contain). A key absent or None is not compared.
+FORMATS = {
+    "nsys": (is_sqlite, expect_nsys),
+}
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("corpus")
+    ap.add_argument("--cli", default=os.environ.get("GAPSCOPE_CLI", "gapscope-cli"))
+    args = ap.parse_args()
+    if not os.path.isdir(args.corpus):
+        print("skipped: no corpus at %s" % args.corpus)
+        return SKIP
+    failures = checked = 0
+    with tempfile.TemporaryDirectory() as tmp:
+        for folder, (accepts, expect) in FORMATS.items():
+            d = os.path.join(args.corpus, folder)
+            if not os.path.isdir(d):
+                continue
+            for name in sorted(os.listdir(d)):
+                path = os.path.join(d, name)
+                if not os.path.isfile(path) or not accepts(path):
+                    continue
+                e = expect(path)
+                bad = compare(e, actual(args.cli, path, tmp))
+                checked += 1
+                what = ("%d kernels, %d ranks" % (e["kernels"], e["ranks"])) if e["importable"] else "nothing importable"
+                print("%s %s/%s (%s)" % ("FAIL" if bad else "ok  ", folder, name, what))
+                for b in bad:
+                    print("     " + b)
+                failures += bool(bad)
+    print("%d files, %d mismatched" % (checked, failures))
+    return 1 if failures or not checked else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

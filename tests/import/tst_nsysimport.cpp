@@ -1,0 +1,223 @@
+// SPDX-License-Identifier: MIT
+// The Nsight Systems / nvprof SQLite importer on the shapes real exports have (fixtures from
+// make_nsys_fixture.py, expected figures computed there from the rows written): 100 idle processes
+// that must not become ranks, two per-rank reports opened together, clocks in Hz, an old export
+// (EXPORT_META_DATA, TARGET_INFO_CUDA_GPU in kHz / kB/s), an nvprof file, an export without CUDA
+// activity, and file names that an SQLite URI would misread.
+#include "model/import/importer.h"
+#include "model/json.h"
+
+#include <QTemporaryDir>
+#include <QTest>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+using namespace gapscope;
+using namespace gapscope::model;
+
+namespace {
+
+std::string fixture(const std::string& name)
+{
+    return std::string(GAPSCOPE_TEST_DATA) + "/import/fixtures/nsys/" + name;
+}
+
+json::Value expected(const std::string& name)
+{
+    std::ifstream in(fixture(name + ".expected.json"));
+    std::stringstream ss;
+    ss << in.rdbuf();
+    auto v = json::parse(ss.str(), name);
+    return v ? *v : json::Value();
+}
+
+Trace load(const std::vector<std::string>& paths)
+{
+    auto t = importTraces(paths, ReadOptions());
+    if (!t)
+        qFatal("%s", t.error().c_str());
+    return std::move(*t);
+}
+
+uint64_t counter(const Trace& t, const std::string& name, const std::string& detailPart = "")
+{
+    uint64_t n = 0;
+    for (const auto& c : t.header().counters())
+        if (c.name() == name && c.detail().find(detailPart) != std::string::npos)
+            n += c.value();
+    return n;
+}
+
+TimeNs kindTime(const Trace& t, EventKind kind)
+{
+    TimeNs sum = 0;
+    for (const Lane& l : t.lanes())
+        for (size_t i = 0; i < l.events.size(); ++i)
+            if (t.kindOf(l.id, i) == kind)
+                sum += l.events.duration(i);
+    return sum;
+}
+
+// The first kernel of the first GPU lane of `rank`.
+std::pair<LaneId, size_t> firstKernel(const Trace& t, uint32_t rank)
+{
+    const LaneId lane = t.lanesOf(rank, LaneKind::GpuStream).at(0);
+    size_t k = 0;
+    while (t.kindOf(lane, k) != EventKind::Kernel)
+        ++k;
+    return { lane, k };
+}
+
+} // namespace
+
+class TstNsysImport : public QObject {
+    Q_OBJECT
+private slots:
+    void idleProcessesAreNoRanks();
+    void perRankReportsTogether();
+    void oldExport();
+    void nvprofFile();
+    void nothingToImport();
+    void oddFileNames_data();
+    void oddFileNames();
+};
+
+void TstNsysImport::idleProcessesAreNoRanks()
+{
+    const json::Value want = expected("idle_processes");
+    Trace t = load({ fixture("idle_processes.sqlite") });
+    QCOMPARE(int64_t(t.header().ranks_size()), want["ranks"].toInt()); // not 100 + 3
+    QCOMPARE(int64_t(t.header().ranks(0).pid()), want["gpu_pid"].toInt()); // GPU work first
+    QCOMPARE(t.header().ranks(0).rank(), 0u);
+    QCOMPARE(int64_t(t.header().ranks(1).pid()), want["api_pid"].toInt()); // CUDA API only: after it
+    QCOMPARE(t.header().ranks(1).rank(), 1u);
+    QCOMPARE(t.header().ranks(0).world_size(), 2u);
+    QCOMPARE(t.header().ranks(0).process_name(), std::string("python3"));
+    QCOMPARE(int64_t(t.eventCount(EventKind::Kernel)), want["kernels"].toInt());
+    QCOMPARE(kindTime(t, EventKind::Kernel), want["kernel_ns"].toInt());
+    QCOMPARE(int64_t(t.eventCount(EventKind::Memcpy)), want["memcpy"].toInt());
+    QCOMPARE(kindTime(t, EventKind::Memcpy), want["memcpy_ns"].toInt());
+    QCOMPARE(int64_t(t.eventCount(EventKind::Api)), want["api"].toInt());
+    QCOMPARE(int64_t(t.eventCount(EventKind::Nvtx)), want["nvtx"].toInt()); // domain and thread-name rows skipped
+    QCOMPARE(int64_t(counter(t, "import_skipped_events", "without CUDA activity")), want["nvtx_skipped"].toInt());
+    QCOMPARE(counter(t, "import_bad_events"), uint64_t(0)); // the domain row's negative start is no error
+    QCOMPARE(int64_t(counter(t, "import_kernel_short_names")), want["short_named"].toInt());
+    QCOMPARE(counter(t, "import_missing_strings"), uint64_t(0));
+    const auto [lane, k] = firstKernel(t, 0);
+    QCOMPARE(t.str(t.lane(lane).events.name(k)), std::string_view("short_kernel_0"));
+    QCOMPARE(t.kernelConfig(lane, k)->graphId, uint64_t(5));
+    QCOMPARE(t.header().gpus_size(), 1);
+    QCOMPARE(int64_t(t.header().gpus(0).sm_clock_mhz()), want["sm_clock_mhz"].toInt()); // Hz, not kHz
+    QCOMPARE(t.header().gpus(0).peak_memory_bandwidth_gbs(), 320.064);
+    QCOMPARE(t.header().tool_version(), want["tool"].toString());
+    QCOMPARE(t.header().metadata().at("import.product_version"), std::string("2025.5.2.266"));
+}
+
+void TstNsysImport::perRankReportsTogether()
+{
+    const json::Value r0 = expected("per_rank0"), r1 = expected("per_rank1");
+    Trace t = load({ fixture("per_rank0.sqlite"), fixture("per_rank1.sqlite") });
+    QCOMPARE(t.header().ranks_size(), 2);
+    for (int i = 0; i < 2; ++i) {
+        QCOMPARE(t.header().ranks(i).rank(), uint32_t(i));
+        QCOMPARE(t.header().ranks(i).world_size(), 2u);
+        QCOMPARE(int64_t(t.header().ranks(i).pid()), (i ? r1 : r0)["gpu_pid"].toInt());
+        QCOMPARE(int64_t(t.header().ranks(i).device_index()), (i ? r1 : r0)["device"].toInt());
+    }
+    QVERIFY2(t.warnings().empty(), t.warnings().empty() ? "" : t.warnings()[0].c_str()); // nothing renumbered
+    QCOMPARE(int64_t(t.eventCount(EventKind::Kernel)), r0["kernels"].toInt() + r1["kernels"].toInt());
+}
+
+void TstNsysImport::oldExport()
+{
+    const json::Value want = expected("old_export");
+    Trace t = load({ fixture("old_export.sqlite") });
+    QCOMPARE(int64_t(t.header().ranks_size()), want["ranks"].toInt());
+    QCOMPARE(int64_t(t.header().ranks(0).pid()), want["pid"].toInt());
+    QCOMPARE(int64_t(t.eventCount(EventKind::Kernel)), want["kernels"].toInt());
+    QCOMPARE(kindTime(t, EventKind::Kernel), want["kernel_ns"].toInt());
+    QCOMPARE(int64_t(t.eventCount(EventKind::Sync)), want["sync"].toInt()); // SYNCHRONIZATION has no globalTid
+    QCOMPARE(int64_t(t.eventCount(EventKind::Nvtx)), want["nvtx"].toInt());
+    const LaneId nvtx = t.lanesOf(0, LaneKind::Nvtx).at(0);
+    QCOMPARE(t.str(t.lane(nvtx).events.name(0)), std::string_view("acc_region")); // by textId
+    QCOMPARE(t.header().gpus_size(), 1);
+    const pb::GpuInfo& g = t.header().gpus(0);
+    QCOMPARE(int64_t(g.sm_clock_mhz()), want["sm_clock_mhz"].toInt()); // coreClockRate in kHz
+    QCOMPARE(g.peak_memory_bandwidth_gbs(), want["bandwidth_gbs"].toDouble()); // kB/s
+    QCOMPARE(int64_t(g.sm_count()), want["sm_count"].toInt());
+    QCOMPARE(int64_t(g.cc_major()), want["cc"].at(0).toInt());
+    QCOMPARE(int64_t(g.cc_minor()), want["cc"].at(1).toInt());
+    QCOMPARE(g.name(), std::string("NVIDIA GeForce RTX 3080"));
+    QCOMPARE(t.header().tool_version(), want["tool"].toString()); // from EXPORT_META_DATA
+}
+
+void TstNsysImport::nvprofFile()
+{
+    const json::Value want = expected("nvprof");
+    Trace t = load({ fixture("nvprof.nvvp") });
+    QCOMPARE(t.header().source(), std::string("nvprof"));
+    QCOMPARE(t.header().tool_version(), want["tool"].toString());
+    QCOMPARE(int64_t(t.header().ranks_size()), want["ranks"].toInt());
+    QCOMPARE(int64_t(t.header().ranks(0).pid()), want["pid"].toInt());
+    QCOMPARE(int64_t(t.eventCount(EventKind::Kernel)), want["kernels"].toInt());
+    QCOMPARE(kindTime(t, EventKind::Kernel), want["kernel_ns"].toInt());
+    QCOMPARE(int64_t(t.eventCount(EventKind::Memcpy)), want["memcpy"].toInt());
+    QCOMPARE(kindTime(t, EventKind::Memcpy), want["memcpy_ns"].toInt());
+    QCOMPARE(int64_t(t.eventCount(EventKind::Memset)), want["memset"].toInt());
+    QCOMPARE(kindTime(t, EventKind::Memset), want["memset_ns"].toInt());
+    QCOMPARE(int64_t(t.eventCount(EventKind::Api)), want["api"].toInt());
+    QCOMPARE(int64_t(t.eventCount(EventKind::Sync)), want["sync"].toInt());
+    QCOMPARE(int64_t(t.startTime()), want["start_ns"].toInt()); // epoch times kept as they are
+    QCOMPARE(counter(t, "import_missing_strings"), uint64_t(0));
+    QCOMPARE(counter(t, "import_unknown_api_ids"), uint64_t(0));
+    const auto [lane, k] = firstKernel(t, 0);
+    QCOMPARE(std::string(t.str(t.lane(lane).events.name(k))), want["kernel_name"].toString()); // demangled
+    const EventRef api = t.launchOf(lane, k);
+    QVERIFY(api.valid());
+    QCOMPARE(t.str(t.lane(api.lane).events.name(api.index)), std::string_view("cudaLaunchKernel")); // cbid 211
+    QCOMPARE(t.header().gpus_size(), 1);
+    QCOMPARE(int64_t(t.header().gpus(0).sm_clock_mhz()), want["sm_clock_mhz"].toInt());
+    QCOMPARE(t.header().gpus(0).peak_memory_bandwidth_gbs(), want["bandwidth_gbs"].toDouble());
+    QCOMPARE(t.header().gpus(0).name(), std::string("Tesla T4"));
+    QCOMPARE(t.header().gpus(0).uuid(), want["uuid"].toString());
+}
+
+void TstNsysImport::nothingToImport()
+{
+    auto t = importTraces({ fixture("empty.sqlite") }, ReadOptions());
+    QVERIFY(!t);
+    QVERIFY2(t.error().find("empty.sqlite") != std::string::npos, t.error().c_str());
+    QVERIFY2(t.error().find("nothing to import") != std::string::npos, t.error().c_str());
+    QVERIFY2(t.error().find("2023.3.1.92") != std::string::npos, t.error().c_str());
+    QVERIFY2(t.error().find("CUPTI_ACTIVITY_KIND_KERNEL empty") != std::string::npos, t.error().c_str());
+    QVERIFY2(t.error().find("CUPTI_ACTIVITY_KIND_RUNTIME missing") != std::string::npos, t.error().c_str());
+}
+
+void TstNsysImport::oddFileNames_data()
+{
+    QTest::addColumn<QString>("name");
+    for (const char* n : { "report%41.sqlite", "a#b.sqlite", "a?b.sqlite", "with space.sqlite", "file:x.sqlite",
+             "r%3Fimmutable=0.sqlite" })
+        QTest::newRow(n) << n;
+}
+
+// Each name holds the two-rank report; `reportA.sqlite` next to it (what `%41` would decode to) holds
+// the empty export, so opening the wrong file fails the import.
+void TstNsysImport::oddFileNames()
+{
+    QFETCH(QString, name);
+    QTemporaryDir dir;
+    const std::string d = dir.path().toStdString() + "/";
+    std::filesystem::copy_file(fixture("two_ranks.sqlite"), d + name.toStdString());
+    std::filesystem::copy_file(fixture("empty.sqlite"), d + "reportA.sqlite");
+    std::filesystem::copy_file(fixture("empty.sqlite"), d + "a");
+    std::filesystem::copy_file(fixture("empty.sqlite"), d + "r?immutable=0.sqlite");
+    auto t = importTraces({ d + name.toStdString() }, ReadOptions());
+    QVERIFY2(t.hasValue(), t ? "" : t.error().c_str());
+    QCOMPARE(int64_t(t->eventCount(EventKind::Kernel)), expected("two_ranks")["total"]["kernels"].toInt());
+}
+
+QTEST_GUILESS_MAIN(TstNsysImport)
+#include "tst_nsysimport.moc"
