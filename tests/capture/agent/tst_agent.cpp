@@ -565,6 +565,8 @@ private slots:
         o.outputDir = base + "/out-links";
         QCOMPARE(::mkdir(o.outputDir.c_str(), 0700), 0);
         QCOMPARE(::symlink(victim.c_str(), (o.outputDir + "/planted.gapscope").c_str()), 0);
+        const std::string target = base + "/created-through-a-link"; // a dangling link: would be created
+        QCOMPARE(::symlink(target.c_str(), (o.outputDir + "/dangling.gapscope").c_str()), 0);
         {
             AgentThread agent(o);
             QVERIFY(agent.start().isOk());
@@ -581,6 +583,13 @@ private slots:
             struct stat st { };
             QCOMPARE(::lstat((o.outputDir + "/planted.gapscope").c_str(), &st), 0);
             QVERIFY(S_ISLNK(st.st_mode));
+            lo.agentOutputName = "dangling.gapscope";
+            Recorder viaDangling = capture(agent.address(), steps(3), lo);
+            QCOMPARE(int(viaDangling.finished.size()), 1);
+            QCOMPARE(QString::fromStdString(viaDangling.finished[0].output_path()),
+                QString::fromStdString(o.outputDir + "/dangling-2.gapscope"));
+            QVERIFY(::lstat(target.c_str(), &st) != 0); // nothing created at the link's target
+            lo.agentOutputName = "planted.gapscope";
             // The folder made writable by others: the next capture is refused, nothing is written.
             QCOMPARE(::chmod(o.outputDir.c_str(), 0777), 0);
             Recorder refused = capture(agent.address(), steps(3), lo);
