@@ -34,7 +34,7 @@ struct AgentOptions {
     double handshakeTimeoutS = 5; // a client's valid Hello, a rank's Register must come within this
     uint32_t maxRanks = 256; // registered rank connections
     uint32_t maxUnregistered = 32; // rank connections before Register (the oldest makes room)
-    size_t rankInputBytes = size_t(256) << 20; // receive buffers of all rank connections together
+    size_t rankInputBytes = size_t(256) << 20; // receive buffers of all rank connections (32 MiB at least)
 };
 
 } // namespace gapscope::capture

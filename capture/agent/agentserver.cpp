@@ -87,7 +87,7 @@ Status AgentServer::start()
     limits.maxRanks = m_opt.maxRanks;
     limits.maxUnregistered = std::max(1u, m_opt.maxUnregistered);
     limits.registerTimeoutNs = int64_t(m_opt.handshakeTimeoutS * 1e9);
-    limits.inputBudgetBytes = m_opt.rankInputBytes;
+    limits.inputBudgetBytes = std::max(m_opt.rankInputBytes, size_t(2) * kMaxRankFrameBytes); // room for a whole frame
     m_ranks = std::make_unique<RankHub>(static_cast<RankHub::Events&>(*this), m_opt.host, limits);
     if (m_opt.rankSocket) {
         m_socketPath = m_opt.socketPath.empty() ? defaultAgentSocketPath() : m_opt.socketPath;

@@ -51,8 +51,8 @@ options:
   --arm-timeout S      give up arming/aligning after S seconds (default 30)
   --handshake-timeout S  close a client without a valid Hello, a rank without Register, after S
                        seconds (default 5)
-  --rank-input-mb N    receive buffers of all rank connections together (default 256); over it the
-                       connection holding the largest unfinished message is closed
+  --rank-input-mb N    receive buffers of all rank connections together (default 256, at least 32);
+                       over it the connection holding the largest unfinished message is closed
   --version, --help
 launch options:
   --inject LIB         libgapscope-inject.so to load (default: found next to this executable)

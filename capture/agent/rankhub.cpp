@@ -301,8 +301,7 @@ void RankHub::reap()
 void RankHub::expire(int64_t nowNs)
 {
     for (auto& c : m_conns)
-        if (!c->dead && !c->registered && !c->peer->closing()
-            && nowNs - c->peer->openedNs() > m_limits.registerTimeoutNs) {
+        if (!c->dead && !c->registered && nowNs - c->peer->openedNs() > m_limits.registerTimeoutNs) {
             ++m_unregisteredDrops;
             closeConn(*c, "did not register within " + std::to_string(m_limits.registerTimeoutNs / 1000000) + " ms");
         }

@@ -14,10 +14,10 @@
 // down or lock ranks out): before Register a frame may have kMaxRankRegisterFrameBytes; a connection
 // that has not registered within `registerTimeoutNs` is closed, and at most `maxUnregistered` of
 // them are kept (the oldest goes first when another arrives); `maxRanks` registered connections;
-// the receive buffers of all connections together stay within `inputBudgetBytes` (plus one read):
-// when a read would go over it, idle buffers are given back first, then the connection holding the
-// largest unfinished frame is closed (`budgetDrops()`), and a connection is not read while there is
-// no room (its bytes wait in the socket). No limit makes the agent wait or abort.
+// the receive buffers of all connections together stay within `inputBudgetBytes` (plus the growth
+// of one buffer in one read): when a read would go over it, idle buffers are given back first, then
+// the connection holding the largest unfinished frame is closed (`budgetDrops()`), and a connection is not read while
+// there is no room (its bytes wait in the socket). No limit makes the agent wait or abort.
 //
 // Threading: the agent's I/O thread only.
 
