@@ -321,7 +321,8 @@ void AgentServer::serviceClient(ClientLink& c, short revents)
     }
     if (!(revents & (POLLIN | POLLHUP | POLLERR)) || c.peer().closing())
         return;
-    const auto io = c.peer().readAvailable(1u << 20, err);
+    // Before Hello one frame of kMaxHandshakeFrameBytes is all a client may send: read no more.
+    const auto io = c.peer().readAvailable(c.authed ? 1u << 20 : kMaxHandshakeFrameBytes + kFrameHeaderBytes, err);
     std::string_view payload;
     for (;;) {
         const auto res = c.peer().decoder().next(payload);
