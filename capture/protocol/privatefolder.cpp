@@ -73,7 +73,9 @@ Status preparePrivateFolder(const std::string& dir, const std::string& purpose)
     char real[PATH_MAX];
     if (!::realpath(abs.c_str(), real))
         return Status::error(dir + ": " + std::strerror(errno));
-    const std::vector<std::string> chain = prefixes(real);
+    std::vector<std::string> chain = prefixes(real);
+    if (chain.empty())
+        chain.push_back("/");
     for (size_t i = 0; i < chain.size(); ++i) {
         const std::string& p = chain[i];
         const bool last = i + 1 == chain.size();
