@@ -29,8 +29,12 @@ struct AgentOptions {
     double armTimeoutS = 30;
     double finishTimeoutS = 10; // wait this long for ranks to deliver their last data
     int64_t alignLeadMs = 100; // StartRecording must reach every rank before this much time
-    uint32_t maxClients = 32;
-    uint32_t maxRanks = 256;
+    uint32_t maxClients = 32; // authenticated clients
+    uint32_t maxUnauthenticated = 16; // clients before a valid Hello (the oldest makes room)
+    double handshakeTimeoutS = 5; // a client's valid Hello, a rank's Register must come within this
+    uint32_t maxRanks = 256; // registered rank connections
+    uint32_t maxUnregistered = 32; // rank connections before Register (the oldest makes room)
+    size_t rankInputBytes = size_t(256) << 20; // receive buffers of all rank connections (32 MiB at least)
 };
 
 } // namespace gapscope::capture

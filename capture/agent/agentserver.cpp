@@ -9,6 +9,7 @@
 #include "capture/agent/rankhub.h"
 #include "capture/agent/replaysource.h"
 #include "capture/protocol/framing.h"
+#include "capture/protocol/privatefolder.h"
 #include "capture/protocol/socketpath.h"
 #include "capture/protocol/tokenauth.h"
 
@@ -18,7 +19,6 @@
 #include <cstring>
 #include <ctime>
 #include <fcntl.h>
-#include <fstream>
 #include <poll.h>
 #include <random>
 #include <sys/eventfd.h>
@@ -81,7 +81,14 @@ Status AgentServer::start()
         m_replay = std::move(*r);
         m_opt.rankSocket = m_opt.rankSocket && !m_opt.socketPath.empty();
     }
-    m_ranks = std::make_unique<RankHub>(static_cast<RankHub::Events&>(*this), m_opt.host, m_opt.maxRanks);
+    if (Status s = preparePrivateFolder(m_opt.outputDir, "capture files"); !s)
+        return s.withContext("--output-dir");
+    RankHub::Limits limits;
+    limits.maxRanks = m_opt.maxRanks;
+    limits.maxUnregistered = std::max(1u, m_opt.maxUnregistered);
+    limits.registerTimeoutNs = int64_t(m_opt.handshakeTimeoutS * 1e9);
+    limits.inputBudgetBytes = std::max(m_opt.rankInputBytes, size_t(2) * kMaxRankFrameBytes); // room for a whole frame
+    m_ranks = std::make_unique<RankHub>(static_cast<RankHub::Events&>(*this), m_opt.host, limits);
     if (m_opt.rankSocket) {
         m_socketPath = m_opt.socketPath.empty() ? defaultAgentSocketPath() : m_opt.socketPath;
         if (Status s = m_ranks->listen(m_socketPath); !s)
@@ -107,10 +114,17 @@ Status AgentServer::start()
         (void)!::write(wakeFd, &one, sizeof one);
     });
     if (!m_opt.portFile.empty()) {
-        std::ofstream pf(m_opt.portFile + ".tmp");
-        pf << m_port << "\n";
-        pf.close();
-        ::rename((m_opt.portFile + ".tmp").c_str(), m_opt.portFile.c_str());
+        // A new file, never through a link (the port file may be in a shared folder), renamed into place.
+        const std::string tmp = m_opt.portFile + ".tmp";
+        ::unlink(tmp.c_str());
+        const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+        if (fd < 0)
+            return Status::error(tmp + ": cannot create the port file: " + std::strerror(errno));
+        const std::string line = std::to_string(m_port) + "\n";
+        const bool ok = ::write(fd, line.data(), line.size()) == ssize_t(line.size());
+        ::close(fd);
+        if (!ok || ::rename(tmp.c_str(), m_opt.portFile.c_str()) != 0)
+            return Status::error(m_opt.portFile + ": cannot write the port file: " + std::strerror(errno));
     }
     return Status::ok();
 }
@@ -190,9 +204,20 @@ void AgentServer::acceptClients()
         const int fd = ::accept4(m_tcp.get(), nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
         if (fd < 0)
             return;
-        if (m_clients.size() >= m_opt.maxClients) {
-            ::close(fd);
-            continue;
+        // Unauthenticated connections have a quota of their own; the oldest of them makes room, so
+        // idle connections cannot lock out a client that sends its Hello at once.
+        ClientLink* oldest = nullptr;
+        uint32_t waiting = 0;
+        for (auto& c : m_clients)
+            if (!c->dead && !c->authed) {
+                ++waiting;
+                if (!oldest || c->peer().openedNs() < oldest->peer().openedNs())
+                    oldest = c.get();
+            }
+        if (oldest && waiting >= std::max(1u, m_opt.maxUnauthenticated)) {
+            ++m_unauthenticatedEvicted;
+            sendError(*oldest, wire::ERR_BUSY, "closed to make room: no valid Hello yet", true);
+            closeClient(*oldest, "evicted before Hello");
         }
         setNoDelay(fd);
         const uint32_t id = m_nextConn++;
@@ -296,7 +321,8 @@ void AgentServer::serviceClient(ClientLink& c, short revents)
     }
     if (!(revents & (POLLIN | POLLHUP | POLLERR)) || c.peer().closing())
         return;
-    const auto io = c.peer().readAvailable(1u << 20, err);
+    // Before Hello one frame of kMaxHandshakeFrameBytes is all a client may send: read no more.
+    const auto io = c.peer().readAvailable(c.authed ? 1u << 20 : kMaxHandshakeFrameBytes + kFrameHeaderBytes, err);
     std::string_view payload;
     for (;;) {
         const auto res = c.peer().decoder().next(payload);
@@ -431,6 +457,14 @@ void AgentServer::onHello(ClientLink& c, const wire::Hello& h)
         sendError(c, wire::ERR_AUTH, "invalid or missing token (the agent was started with --token-file)", true);
         return;
     }
+    size_t authed = 0;
+    for (const auto& o : m_clients)
+        authed += !o->dead && o->authed;
+    if (authed >= m_opt.maxClients) {
+        ++m_refusedFull;
+        sendError(c, wire::ERR_BUSY, "the agent serves " + std::to_string(m_opt.maxClients) + " clients already", true);
+        return;
+    }
     c.authed = true;
     c.name = h.client_name().empty() ? c.peer().name() : h.client_name().substr(0, 64);
     c.peer().decoder().setLimit(kClientInLimit);
@@ -456,6 +490,18 @@ wire::AgentIdentity AgentServer::identity() const
         id.set_replay_speed(m_replay->speed());
     }
     id.set_socket_path(m_socketPath);
+    auto counter = [&](const char* name, uint64_t value) {
+        auto* c = id.add_connection_counters();
+        c->set_name(name);
+        c->set_rank(-1);
+        c->set_value(value);
+        c->set_severity("warning");
+    };
+    counter("clients_handshake_timeout", m_handshakeTimeouts);
+    counter("clients_unauthenticated_evicted", m_unauthenticatedEvicted);
+    counter("clients_refused_full", m_refusedFull);
+    counter("rank_connections_unregistered_dropped", m_ranks ? m_ranks->unregisteredDrops() : 0);
+    counter("rank_connections_budget_dropped", m_ranks ? m_ranks->budgetDrops() : 0);
     return id;
 }
 
@@ -666,9 +712,18 @@ void AgentServer::periodic()
             sendToClients(m_session->id(), m);
         }
     }
+    m_ranks->expire(now);
+    const int64_t handshakeNs = int64_t(m_opt.handshakeTimeoutS * 1e9);
     for (auto& c : m_clients) {
         if (c->dead)
             continue;
+        if (!c->authed && now - c->peer().openedNs() > handshakeNs) {
+            ++m_handshakeTimeouts;
+            sendError(*c, wire::ERR_UNEXPECTED,
+                "no valid Hello within " + std::to_string(handshakeNs / 1000000) + " ms", true);
+            closeClient(*c, "no Hello in time"); // whether the error went out or not
+            continue;
+        }
         pumpFetch(*c);
         std::string err;
         if (c->peer().wantsWrite() && c->peer().writeQueued(err) != PeerConnection::Io::Ok)

@@ -10,7 +10,10 @@
 //
 // Guarantees: the agent never blocks on a peer (all sockets are non-blocking; a rank is never made
 // to wait: when the merge queue is full its events are dropped and counted); a malformed or
-// oversized message closes that one connection; a slow client's stream is cut (StreamCut) once
+// oversized message closes that one connection; a client that has not sent a valid Hello within
+// `handshakeTimeoutS` is closed, and unauthenticated clients have a quota of their own
+// (`maxUnauthenticated`, the oldest makes room), so idle connections never lock real clients out
+// (the rank side has the same rules, see RankHub); a slow client's stream is cut (StreamCut) once
 // `clientQueueBytes` are waiting for it, while the capture and the file go on; memory is bounded by
 // the merge queue, the largest client queue (stream frames are shared between clients) and the
 // encoder's pending chunk.
@@ -108,6 +111,7 @@ private:
     uint64_t m_instance = 0;
     int64_t m_lastProgress = 0;
     uint64_t m_clientsCut = 0;
+    uint64_t m_handshakeTimeouts = 0, m_unauthenticatedEvicted = 0, m_refusedFull = 0;
 };
 
 } // namespace gapscope::capture

@@ -1,9 +1,14 @@
 // SPDX-License-Identifier: MIT
 #include "capture/agent/capturearchive.h"
 
+#include "capture/protocol/privatefolder.h"
+
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <ctime>
-#include <sys/stat.h>
+#include <fcntl.h>
+#include <unistd.h>
 
 namespace gapscope::capture {
 
@@ -30,22 +35,23 @@ Expected<std::string> CaptureArchive::pathFor(const std::string& requestedName, 
     if (name.find('/') != std::string::npos || name == "." || name == ".." || name.size() > 200)
         return Status::error(
             "output name '" + requestedName + "' must be a plain file name (the agent writes into " + m_dir + ")");
-    for (size_t pos = 0; pos != std::string::npos;) {
-        pos = m_dir.find('/', pos + 1);
-        const std::string dir = m_dir.substr(0, pos);
-        if (!dir.empty())
-            ::mkdir(dir.c_str(), 0700);
+    if (Status s = preparePrivateFolder(m_dir, "capture files"); !s)
+        return s;
+    // The file is created here, new and never through a link (O_EXCL | O_NOFOLLOW); the writer then
+    // opens that same file by name, which nobody else can swap in a private folder.
+    const auto dot = name.rfind(".gapscope");
+    const std::string stem = dot == std::string::npos ? name : name.substr(0, dot);
+    for (int n = 1; n < 1000; ++n) { // never overwrite a capture (or anything else)
+        const std::string path = m_dir + "/" + (n == 1 ? name : stem + "-" + std::to_string(n) + ".gapscope");
+        const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+        if (fd >= 0) {
+            ::close(fd);
+            return path;
+        }
+        if (errno != EEXIST)
+            return Status::error(path + ": cannot create the capture file: " + std::strerror(errno));
     }
-    struct stat st { };
-    if (::stat(m_dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode))
-        return Status::error(m_dir + ": cannot create the output folder");
-    std::string path = m_dir + "/" + name;
-    for (int n = 2; ::stat(path.c_str(), &st) == 0 && n < 1000; ++n) { // never overwrite a capture
-        const auto dot = name.rfind(".gapscope");
-        path = m_dir + "/" + (dot == std::string::npos ? name : name.substr(0, dot)) + "-" + std::to_string(n)
-            + ".gapscope";
-    }
-    return path;
+    return Status::error(m_dir + "/" + name + ": 999 files of that name exist already");
 }
 
 void CaptureArchive::add(uint64_t id, const std::string& path, const wire::CaptureDone& done)

@@ -55,7 +55,7 @@ static Status startBackgroundAgent(const LaunchOptions& o, const std::string& so
         ::setsid();
         if (::fork() != 0)
             ::_exit(0);
-        const int fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+        const int fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_CLOEXEC, 0600);
         const int devnull = ::open("/dev/null", O_RDONLY);
         if (devnull >= 0)
             ::dup2(devnull, 0);

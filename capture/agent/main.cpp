@@ -49,6 +49,10 @@ options:
   --flush-ms N         longest time events wait before they go to the file and clients (default 10)
   --chunk-events N     events per chunk at most (default 65536)
   --arm-timeout S      give up arming/aligning after S seconds (default 30)
+  --handshake-timeout S  close a client without a valid Hello, a rank without Register, after S
+                       seconds (default 5)
+  --rank-input-mb N    receive buffers of all rank connections together (default 256, at least 32);
+                       over it the connection holding the largest unfinished message is closed
   --version, --help
 launch options:
   --inject LIB         libgapscope-inject.so to load (default: found next to this executable)
@@ -110,13 +114,17 @@ int parseAgentOption(const std::vector<std::string>& args, size_t& i, AgentOptio
         return o.chunkEvents = uint32_t(std::max(1.0, d)), 0;
     if (a == "--arm-timeout" && num(d))
         return o.armTimeoutS = d, 0;
+    if (a == "--handshake-timeout" && num(d))
+        return o.handshakeTimeoutS = d, 0;
+    if (a == "--rank-input-mb" && num(d))
+        return o.rankInputBytes = size_t(d * 1048576), 0;
     if (a == "--help" || a == "-h") {
         std::fputs(kUsage, stdout);
         return -1;
     }
     if (a.rfind("--", 0) == 0
         && (a == "--queue-mb" || a == "--client-queue-mb" || a == "--flush-ms" || a == "--chunk-events"
-            || a == "--arm-timeout"))
+            || a == "--arm-timeout" || a == "--handshake-timeout" || a == "--rank-input-mb"))
         return 2; // bad value, already reported
     std::fprintf(stderr, "gapscope-agent: unknown option '%s' (see --help)\n", a.c_str());
     return 2;

@@ -3,6 +3,7 @@
 
 #include "capture/protocol/framing.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <sys/socket.h>
@@ -14,21 +15,22 @@ PeerConnection::PeerConnection(UniqueFd fd, uint32_t maxFrameBytes, std::string 
     : m_fd(std::move(fd))
     , m_decoder(maxFrameBytes)
     , m_name(std::move(name))
+    , m_openedNs(monotonicNs())
 {
 }
 
 PeerConnection::Io PeerConnection::readAvailable(size_t budget, std::string& error)
 {
-    constexpr size_t kRead = 256 << 10;
+    const size_t chunk = std::min(size_t(256) << 10, std::max(budget, size_t(1)));
     size_t total = 0;
     while (total < budget) {
-        char* p = m_decoder.prepare(kRead);
-        const ssize_t n = ::recv(m_fd.get(), p, kRead, MSG_DONTWAIT);
+        char* p = m_decoder.prepare(chunk);
+        const ssize_t n = ::recv(m_fd.get(), p, chunk, MSG_DONTWAIT);
         m_decoder.commit(n > 0 ? size_t(n) : 0);
         if (n > 0) {
             total += size_t(n);
             m_bytesIn += uint64_t(n);
-            if (size_t(n) < kRead)
+            if (size_t(n) < chunk)
                 return Io::Ok;
             continue;
         }

@@ -38,7 +38,8 @@ public:
     const std::string& name() const { return m_name; }
     FrameDecoder& decoder() { return m_decoder; }
 
-    // Reads what the socket has (up to `budget` bytes, so one peer cannot starve the others).
+    // Reads what the socket has (up to `budget` bytes, so one peer cannot starve the others; reads
+    // of at most `budget` bytes each, so a small budget also keeps the buffer small).
     Io readAvailable(size_t budget, std::string& error);
     // Writes queued frames until the socket would block.
     Io writeQueued(std::string& error);
@@ -60,6 +61,7 @@ public:
     bool closing() const { return m_closeAfterFlush; }
     uint64_t bytesIn() const { return m_bytesIn; }
     uint64_t bytesOut() const { return m_bytesOut; }
+    int64_t openedNs() const { return m_openedNs; } // monotonicNs() when accepted
 
 private:
     struct Out {
@@ -78,6 +80,7 @@ private:
     bool m_closeAfterFlush = false;
     uint64_t m_bytesIn = 0;
     uint64_t m_bytesOut = 0;
+    int64_t m_openedNs = 0;
 };
 
 } // namespace gapscope::capture

@@ -18,6 +18,7 @@ namespace gapscope::capture {
 namespace {
 constexpr size_t kReadBudget = 8u << 20; // per poll round, so one rank cannot starve the rest
 constexpr size_t kQueueLimit = 1u << 20; // control messages only; more means the rank is stuck
+constexpr size_t kMinRead = 64u << 10; // a read smaller than this waits for room in the budget
 constexpr uint8_t kChunkDataTag = (4 << 3) | 2; // RankToAgent.chunk, length-delimited
 } // namespace
 
@@ -29,10 +30,10 @@ struct RankHub::Conn {
     RankRecord rec;
 };
 
-RankHub::RankHub(Events& events, std::string host, uint32_t maxRanks)
+RankHub::RankHub(Events& events, std::string host, Limits limits)
     : m_events(events)
     , m_host(std::move(host))
-    , m_maxRanks(maxRanks)
+    , m_limits(limits)
 {
 }
 
@@ -60,15 +61,27 @@ void RankHub::accept(uint32_t& nextId)
         const int fd = ::accept4(m_listen.get(), nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
         if (fd < 0)
             return;
-        if (m_conns.size() >= m_maxRanks) {
-            ::close(fd);
-            continue;
+        // Connections that have not registered get a small quota of their own: the oldest one makes
+        // room, so idle connections cannot lock real ranks out.
+        Conn* oldest = nullptr;
+        uint32_t waiting = 0;
+        for (auto& o : m_conns)
+            if (!o->dead && !o->registered) {
+                ++waiting;
+                if (!oldest || o->peer->openedNs() < oldest->peer->openedNs())
+                    oldest = o.get();
+            }
+        if (oldest && waiting >= m_limits.maxUnregistered) {
+            ++m_unregisteredDrops;
+            closeConn(*oldest,
+                "not registered yet, closed to make room (" + std::to_string(m_limits.maxUnregistered)
+                    + " unregistered connections at most)");
         }
         setBufferSizes(fd, 0, 4 << 20);
         auto c = std::make_unique<Conn>();
         c->id = nextId++;
         c->peer = std::make_unique<PeerConnection>(
-            UniqueFd(fd), kMaxRankFrameBytes, "rank connection " + std::to_string(c->id));
+            UniqueFd(fd), kMaxRankRegisterFrameBytes, "rank connection " + std::to_string(c->id));
         m_conns.push_back(std::move(c));
     }
 }
@@ -102,7 +115,13 @@ void RankHub::serviceOne(Conn& c, short revents)
     }
     if (!(revents & (POLLIN | POLLHUP | POLLERR)))
         return;
-    const auto io = c.peer->readAvailable(kReadBudget, err);
+    const size_t want = c.registered ? kReadBudget : kMaxRankRegisterFrameBytes + kFrameHeaderBytes;
+    const size_t room = makeRoom(std::min(want, kMinRead));
+    if (c.dead || room == 0)
+        return; // closed for the budget, or no room now: the bytes wait in the socket
+    const size_t memBefore = c.peer->decoder().memoryBytes();
+    const auto io = c.peer->readAvailable(std::min(want, room), err);
+    m_inputBytes = m_inputBytes - std::min(m_inputBytes, memBefore) + c.peer->decoder().memoryBytes();
     std::string_view payload;
     for (;;) {
         const auto res = c.peer->decoder().next(payload);
@@ -111,7 +130,7 @@ void RankHub::serviceOne(Conn& c, short revents)
         if (res == FrameDecoder::Result::TooLarge) {
             closeConn(c,
                 "message of " + std::to_string(c.peer->decoder().rejectedLength()) + " bytes exceeds the limit of "
-                    + std::to_string(kMaxRankFrameBytes));
+                    + std::to_string(c.peer->decoder().limit()) + (c.registered ? "" : " before Register"));
             return;
         }
         handleFrame(c, payload);
@@ -195,6 +214,16 @@ void RankHub::onRegister(Conn& c, const wire::Register& reg)
         c.peer->closeAfterFlush();
         return;
     }
+    size_t ranks = 0;
+    for (const auto& o : m_conns)
+        ranks += o->registered && !o->dead;
+    if (ranks >= m_limits.maxRanks) {
+        wl->set_accepted(false);
+        wl->set_error("the agent serves " + std::to_string(m_limits.maxRanks) + " ranks already");
+        send(c.id, w);
+        c.peer->closeAfterFlush();
+        return;
+    }
     uint32_t rank = 0;
     if (reg.rank() >= 0) {
         rank = uint32_t(reg.rank());
@@ -204,6 +233,7 @@ void RankHub::onRegister(Conn& c, const wire::Register& reg)
                 rank = std::max(rank, o->rec.rank + 1);
     }
     c.registered = true;
+    c.peer->decoder().setLimit(kMaxRankFrameBytes);
     c.rec.connId = c.id;
     c.rec.rank = rank;
     c.rec.reg = reg;
@@ -265,6 +295,53 @@ void RankHub::goodbyeAll(const std::string& reason)
 void RankHub::reap()
 {
     m_conns.erase(std::remove_if(m_conns.begin(), m_conns.end(), [](const auto& c) { return c->dead; }), m_conns.end());
+    m_inputBytes = countInputBytes();
+}
+
+void RankHub::expire(int64_t nowNs)
+{
+    for (auto& c : m_conns)
+        if (!c->dead && !c->registered && nowNs - c->peer->openedNs() > m_limits.registerTimeoutNs) {
+            ++m_unregisteredDrops;
+            closeConn(*c, "did not register within " + std::to_string(m_limits.registerTimeoutNs / 1000000) + " ms");
+        }
+}
+
+size_t RankHub::countInputBytes() const
+{
+    size_t n = 0;
+    for (const auto& c : m_conns)
+        if (!c->dead)
+            n += c->peer->decoder().memoryBytes();
+    return n;
+}
+
+size_t RankHub::makeRoom(size_t want)
+{
+    const size_t budget = m_limits.inputBudgetBytes;
+    if (m_inputBytes + want <= budget)
+        return budget - m_inputBytes;
+    for (auto& c : m_conns)
+        if (!c->dead)
+            c->peer->decoder().releaseIdle();
+    m_inputBytes = countInputBytes();
+    while (m_inputBytes + want > budget) {
+        Conn* largest = nullptr; // the largest unfinished frame
+        for (auto& c : m_conns)
+            if (!c->dead && c->peer->decoder().buffered() > 0
+                && (!largest || c->peer->decoder().memoryBytes() > largest->peer->decoder().memoryBytes()))
+                largest = c.get();
+        if (!largest)
+            break;
+        const size_t held = largest->peer->decoder().buffered();
+        ++m_budgetDrops;
+        closeConn(*largest,
+            "the input memory budget of all rank connections (" + std::to_string(budget >> 20)
+                + " MiB) is used up; this connection held " + std::to_string(held) + " bytes of an unfinished message");
+        largest->peer->decoder().discard();
+        m_inputBytes = countInputBytes();
+    }
+    return m_inputBytes + want <= budget ? budget - m_inputBytes : 0;
 }
 
 std::vector<RankRecord> RankHub::records() const

@@ -10,6 +10,15 @@
 // A malformed or oversized frame, a first message that is not Register, or a rank that does not read
 // what the agent sends closes that rank's connection only.
 //
+// Limits (a process of the agent's user can connect; a buggy or hostile one must not take the agent
+// down or lock ranks out): before Register a frame may have kMaxRankRegisterFrameBytes; a connection
+// that has not registered within `registerTimeoutNs` is closed, and at most `maxUnregistered` of
+// them are kept (the oldest goes first when another arrives); `maxRanks` registered connections;
+// the receive buffers of all connections together stay within `inputBudgetBytes` (plus the growth
+// of one buffer in one read): when a read would go over it, idle buffers are given back first, then
+// the connection holding the largest unfinished frame is closed (`budgetDrops()`), and a connection is not read while
+// there is no room (its bytes wait in the socket). No limit makes the agent wait or abort.
+//
 // Threading: the agent's I/O thread only.
 
 #include "capture/agent/peerconnection.h"
@@ -34,7 +43,14 @@ public:
         virtual void rankGone(const RankRecord& rank, const std::string& reason) = 0;
     };
 
-    RankHub(Events& events, std::string host, uint32_t maxRanks);
+    struct Limits {
+        uint32_t maxRanks = 256;
+        uint32_t maxUnregistered = 32;
+        int64_t registerTimeoutNs = 5'000'000'000;
+        size_t inputBudgetBytes = size_t(256) << 20;
+    };
+
+    RankHub(Events& events, std::string host, Limits limits);
     ~RankHub();
 
     Status listen(const std::string& socketPath);
@@ -50,7 +66,12 @@ public:
     void close(uint32_t connId, const std::string& reason);
     void goodbyeAll(const std::string& reason);
     void reap();
+    // Closes connections that did not register in time (call periodically).
+    void expire(int64_t nowNs);
     std::vector<RankRecord> records() const; // registered and alive, by rank
+    size_t inputBytes() const { return m_inputBytes; } // receive buffers, all connections
+    uint64_t budgetDrops() const { return m_budgetDrops; }
+    uint64_t unregisteredDrops() const { return m_unregisteredDrops; }
 
 private:
     struct Conn;
@@ -58,10 +79,16 @@ private:
     void handleFrame(Conn& c, std::string_view payload);
     void onRegister(Conn& c, const wire::Register& reg);
     void closeConn(Conn& c, const std::string& reason);
+    // Room for a read of up to `want` bytes within the input budget (0: none now); may close `c`.
+    size_t makeRoom(size_t want);
+    size_t countInputBytes() const;
 
     Events& m_events;
     std::string m_host;
-    uint32_t m_maxRanks;
+    Limits m_limits;
+    size_t m_inputBytes = 0;
+    uint64_t m_budgetDrops = 0;
+    uint64_t m_unregisteredDrops = 0;
     std::string m_path;
     UniqueFd m_listen;
     std::vector<std::unique_ptr<Conn>> m_conns;

@@ -19,6 +19,19 @@ void FrameDecoder::compact()
     }
 }
 
+void FrameDecoder::releaseIdle()
+{
+    if (buffered() == 0)
+        discard();
+}
+
+void FrameDecoder::discard()
+{
+    std::string().swap(m_buf);
+    m_pos = 0;
+    m_prepared = 0;
+}
+
 void FrameDecoder::append(const char* data, size_t size)
 {
     compact();

@@ -4,7 +4,8 @@
 // FrameDecoder splits a byte stream into frame payloads (u32 LE length + payload, see framing.h).
 // Bytes are appended as they arrive; next() hands out whole payloads in order. A length above the
 // limit is an error the decoder stays in (the connection must be closed): it never buffers more
-// than limit + one read of bytes.
+// than limit + one read of bytes. The limit can change between frames (a larger one once a peer
+// has authenticated or registered).
 //
 // Invariants: the view returned by next() stays valid until the next append()/next() call.
 // Threading: one instance per connection, used by one thread.
@@ -35,6 +36,11 @@ public:
     // Length announced by the frame that exceeded the limit (after TooLarge).
     uint32_t rejectedLength() const { return m_rejected; }
     size_t buffered() const { return m_buf.size() - m_pos; }
+    // Memory the decoder holds (its buffer's capacity), and giving it back when nothing is buffered.
+    size_t memoryBytes() const { return m_buf.capacity(); }
+    void releaseIdle();
+    // Drops everything buffered (the connection is being closed) and gives the memory back.
+    void discard();
 
 private:
     void compact();

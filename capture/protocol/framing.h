@@ -25,6 +25,8 @@ constexpr uint16_t kDefaultAgentPort = 7433;
 
 // Rank -> agent frames carry one Chunk each (the injection library keeps them below 4 MiB).
 constexpr uint32_t kMaxRankFrameBytes = 16u << 20;
+// Before a rank connection's Register has been accepted (Register itself is a few hundred bytes).
+constexpr uint32_t kMaxRankRegisterFrameBytes = 64u << 10;
 // Agent <-> client frames after the handshake (StreamChunk, FileData of at most kFileDataPiece).
 constexpr uint32_t kMaxClientFrameBytes = 32u << 20;
 // Before a client's Hello has been accepted: nothing large may arrive from an unauthenticated peer.

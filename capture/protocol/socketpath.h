@@ -13,8 +13,7 @@ namespace gapscope::capture {
 
 std::string defaultAgentSocketPath();
 
-// Creates the socket's parent folder (mode 0700) when missing; fails when it exists but belongs to
-// another user or is writable by others.
+// Creates the socket's parent folder (mode 0700) when missing and checks it (preparePrivateFolder).
 Status prepareSocketDirectory(const std::string& socketPath);
 
 } // namespace gapscope::capture

@@ -1,11 +1,12 @@
 // SPDX-License-Identifier: MIT
 #include "capture/protocol/tokenauth.h"
 
+#include "capture/protocol/netutil.h"
+#include "capture/protocol/privatefolder.h"
+
 #include <cerrno>
 #include <cstring>
 #include <fcntl.h>
-#include <fstream>
-#include <sstream>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -49,18 +50,42 @@ static Expected<std::string> createToken(const std::string& path)
 
 Expected<std::string> loadToken(const std::string& path, bool create)
 {
-    struct stat st { };
-    if (::stat(path.c_str(), &st) != 0) {
+    // Open first and check what was opened (no race with a file swapped in between); O_NONBLOCK so
+    // a FIFO cannot hang the open.
+    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+    if (fd < 0) {
         if (errno == ENOENT && create)
             return createToken(path);
         return Status::error(path + ": cannot read the token file: " + std::strerror(errno));
     }
-    std::ifstream in(path, std::ios::binary);
-    if (!in)
-        return Status::error(path + ": cannot open the token file");
-    std::stringstream ss;
-    ss << in.rdbuf();
-    std::string token = trim(ss.str());
+    UniqueFd file(fd);
+    struct stat st { };
+    if (::fstat(fd, &st) != 0)
+        return Status::error(path + ": cannot read the token file: " + std::strerror(errno));
+    if (!S_ISREG(st.st_mode))
+        return Status::error(path + ": the token file is not a regular file");
+    // As ssh does for private keys: a token others can read (or replace) protects nothing.
+    if (st.st_uid != ::geteuid())
+        return Status::error(path + ": the token file belongs to another user (uid " + std::to_string(st.st_uid)
+            + ", this process runs as uid " + std::to_string(::geteuid()) + "); refusing to use it");
+    if (st.st_mode & 077)
+        return Status::error(path + ": the token file's permissions " + modeText(st.st_mode)
+            + " are too open (group or others may read or write it); refusing to use it; run chmod 600 " + path);
+    std::string text;
+    char buf[4096];
+    for (;;) {
+        const ssize_t n = ::read(fd, buf, sizeof buf);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0)
+            return Status::error(path + ": cannot read the token file: " + std::strerror(errno));
+        if (n == 0)
+            break;
+        text.append(buf, size_t(n));
+        if (text.size() > 8192)
+            break;
+    }
+    std::string token = trim(text);
     if (token.size() < 16)
         return Status::error(path + ": the token is too short (" + std::to_string(token.size())
             + " characters; use at least 16 random characters)");

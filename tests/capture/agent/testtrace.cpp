@@ -4,6 +4,10 @@
 #include "model/format/tracereader.h"
 #include "model/format/tracewriter.h"
 
+#include "capture/protocol/framing.h"
+
+#include <chrono>
+#include <fstream>
 #include <tuple>
 
 namespace gapscope::capture::test {
@@ -178,6 +182,58 @@ void RankThread::stop()
         m_rank->stop();
         m_thread.join();
     }
+}
+
+bool readUntilClosed(int fd, int timeoutMs, std::string& got)
+{
+    const auto end = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeoutMs);
+    char buf[4096];
+    while (std::chrono::steady_clock::now() < end) {
+        long n = 0;
+        if (!readSome(fd, buf, sizeof buf, 20, n))
+            return true; // reset
+        if (n == 0)
+            return true;
+        if (n > 0)
+            got.append(buf, size_t(n));
+    }
+    return false;
+}
+
+std::string firstErrorMessage(const std::string& bytes)
+{
+    for (size_t pos = 0; pos + kFrameHeaderBytes <= bytes.size();) {
+        const uint32_t len = getU32LE(bytes.data() + pos);
+        if (pos + kFrameHeaderBytes + len > bytes.size())
+            break;
+        wire::AgentToClient m;
+        if (m.ParseFromArray(bytes.data() + pos + kFrameHeaderBytes, int(len)) && m.has_error())
+            return m.error().message();
+        pos += kFrameHeaderBytes + len;
+    }
+    return {};
+}
+
+std::string registerFrame()
+{
+    wire::RankToAgent m;
+    m.mutable_register_rank()->set_protocol_version(kProtocolVersion);
+    m.mutable_register_rank()->set_rank(-1);
+    m.mutable_register_rank()->set_process_name("raw-test-connection");
+    std::string out;
+    (void)appendFrame(m, out, kMaxRankRegisterFrameBytes);
+    return out;
+}
+
+uint64_t procStatusKb(long pid, const char* field)
+{
+    std::ifstream in("/proc/" + std::to_string(pid) + "/status");
+    const std::string key = std::string(field) + ":";
+    std::string line;
+    while (std::getline(in, line))
+        if (line.rfind(key, 0) == 0)
+            return std::stoull(line.substr(key.size()));
+    return 0;
 }
 
 } // namespace gapscope::capture::test

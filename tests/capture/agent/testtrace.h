@@ -81,6 +81,16 @@ private:
     std::thread m_thread;
 };
 
+// Raw sockets for hostile-peer tests. readUntilClosed reads until the peer closes `fd` (true; a
+// reset counts as closed) or timeoutMs pass (false), appending what arrived to `got`.
+bool readUntilClosed(int fd, int timeoutMs, std::string& got);
+// The message of the first Error in `bytes` (agent -> client frames), or "" when there is none.
+std::string firstErrorMessage(const std::string& bytes);
+// A frame with a Register message (protocol version 1, rank -1: the agent numbers it).
+std::string registerFrame();
+// VmRSS / VmHWM of a process, in KiB (0 when unknown).
+uint64_t procStatusKb(long pid, const char* field);
+
 // Polls `pred` every 10 ms up to timeoutMs.
 template <typename Pred> bool waitFor(Pred pred, int timeoutMs)
 {

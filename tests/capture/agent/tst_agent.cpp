@@ -9,6 +9,7 @@
 #include <QtTest>
 
 #include <QElapsedTimer>
+#include <QFileInfo>
 
 #include <fstream>
 #include <map>
@@ -410,6 +411,274 @@ private slots:
         QVERIFY(c.listRanks().hasValue());
         QVERIFY(tokenMatches("abc", "abc") && !tokenMatches("abc", "abd") && !tokenMatches("abc", "ab")
             && !tokenMatches("", ""));
+    }
+
+    void idleClientsCannotLockClientsOut()
+    {
+        // With a token on every address: 40 connections that never send Hello, then a real client.
+        AgentOptions o = options();
+        o.listen = "0.0.0.0:0";
+        o.tokenFile = m_dir.path().toStdString() + "/token-idle";
+        o.handshakeTimeoutS = 1.5;
+        AgentThread agent(o);
+        QVERIFY(agent.start().isOk());
+        auto token = loadToken(o.tokenFile, false);
+        QVERIFY(token.hasValue());
+        std::vector<UniqueFd> idle;
+        for (int i = 0; i < 40; ++i) {
+            auto fd = connectTcp(*Endpoint::parse(agent.address()), 2000);
+            QVERIFY(fd.hasValue());
+            idle.push_back(std::move(*fd));
+        }
+        QElapsedTimer t;
+        t.start();
+        ClientOptions co;
+        co.address = agent.address();
+        co.token = *token;
+        AgentClient c(co);
+        QVERIFY(c.connect().isOk());
+        QVERIFY(c.listRanks().hasValue());
+        qInfo("real client served in %lld ms next to 40 idle connections", (long long)t.elapsed());
+        QVERIFY(t.elapsed() < 1000); // let in at once, not after the idle ones timed out
+        // Every idle connection is closed: the oldest to make room, the rest after the timeout.
+        size_t evicted = 0, timedOut = 0;
+        for (auto& fd : idle) {
+            std::string got;
+            QVERIFY2(readUntilClosed(fd.get(), 4000, got), "the agent kept an idle connection open");
+            const QString msg = QString::fromStdString(firstErrorMessage(got));
+            evicted += msg.contains("closed to make room: no valid Hello yet");
+            timedOut += msg.contains("no valid Hello within 1500 ms");
+        }
+        QCOMPARE(evicted, size_t(40 + 1 - 16)); // 16 may wait; the real client made room too
+        QCOMPARE(timedOut, size_t(15));
+        ClientOptions again = co;
+        AgentClient d(again);
+        QVERIFY(d.connect().isOk());
+        std::map<std::string, uint64_t> counters;
+        for (const auto& k : d.hello().agent().connection_counters())
+            counters[k.name()] = k.value();
+        QCOMPARE(counters["clients_unauthenticated_evicted"], uint64_t(25));
+        QCOMPARE(counters["clients_handshake_timeout"], uint64_t(15));
+        QVERIFY(c.listRanks().hasValue()); // the authenticated client was never touched
+    }
+
+    void hostileRankConnectionsAreBounded()
+    {
+        AgentOptions o = options();
+        o.handshakeTimeoutS = 1.5;
+        o.rankInputBytes = 32u << 20;
+        AgentThread agent(o);
+        QVERIFY(agent.start().isOk());
+        // Before Register: a frame above 64 KiB closes the connection at once.
+        std::string half(4, '\0');
+        putU32LE(&half[0], kMaxRankFrameBytes);
+        half += std::string(32 << 10, 'x');
+        std::vector<UniqueFd> bigFirst;
+        for (int i = 0; i < 64; ++i) {
+            auto fd = connectUnix(o.socketPath);
+            QVERIFY(fd.hasValue());
+            QVERIFY(writeAll(fd->get(), half.data(), half.size(), 2000).isOk());
+            bigFirst.push_back(std::move(*fd));
+        }
+        for (auto& fd : bigFirst) {
+            std::string got;
+            QVERIFY2(readUntilClosed(fd.get(), 3000, got), "a 16 MiB frame before Register was held");
+        }
+        // 40 idle connections cannot keep a real rank out, and are closed after the timeout.
+        std::vector<UniqueFd> idle;
+        for (int i = 0; i < 40; ++i) {
+            auto fd = connectUnix(o.socketPath);
+            QVERIFY(fd.hasValue());
+            idle.push_back(std::move(*fd));
+        }
+        RankThread r0(rankOptions(o, 0, 1));
+        QVERIFY(waitFor([&] { return registered(agent.address()) == 1; }, 3000));
+        for (auto& fd : idle) {
+            std::string got;
+            QVERIFY2(readUntilClosed(fd.get(), 4000, got), "an unregistered connection was kept open");
+        }
+        // Registered connections holding half of a 16 MiB frame each: over the 32 MiB budget the
+        // largest unfinished frames are dropped; the real rank (whole frames only) stays.
+        std::string register1 = registerFrame();
+        std::string bulk(4, '\0');
+        putU32LE(&bulk[0], kMaxRankFrameBytes);
+        bulk += std::string(8u << 20, 'y');
+        std::vector<UniqueFd> heavy;
+        for (int i = 0; i < 8; ++i) {
+            auto fd = connectUnix(o.socketPath);
+            QVERIFY(fd.hasValue());
+            QVERIFY(writeAll(fd->get(), register1.data(), register1.size(), 2000).isOk());
+            (void)writeAll(fd->get(), bulk.data(), bulk.size(), 3000); // fails once the agent drops it
+            heavy.push_back(std::move(*fd));
+        }
+        auto closedCount = [&] {
+            size_t n = 0;
+            for (auto& fd : heavy) {
+                std::string got;
+                n += readUntilClosed(fd.get(), 20, got);
+            }
+            return n;
+        };
+        std::map<std::string, uint64_t> counters;
+        auto readCounters = [&] {
+            ClientOptions co;
+            co.address = agent.address();
+            AgentClient c(co);
+            counters.clear();
+            if (c.connect().isOk())
+                for (const auto& k : c.hello().agent().connection_counters())
+                    counters[k.name()] = k.value();
+        };
+        size_t closed = 0;
+        QVERIFY(waitFor(
+            [&] {
+                closed = closedCount();
+                readCounters();
+                return closed >= 4 && counters["rank_connections_budget_dropped"] == closed;
+            },
+            5000)); // 8 x 8 MiB against 32 MiB: most are dropped, each one counted
+        QVERIFY(counters["rank_connections_unregistered_dropped"] >= 40);
+        ClientOptions co;
+        co.address = agent.address();
+        AgentClient c(co);
+        QVERIFY(c.connect().isOk());
+        auto ranks = c.listRanks();
+        QVERIFY(ranks.hasValue());
+        bool real = false;
+        for (const auto& r : ranks->ranks())
+            real = real || r.info().pid() == uint32_t(::getpid());
+        QVERIFY(real);
+    }
+
+    void outputFolderRefusesLinksAndSharedFolders()
+    {
+        const std::string base = m_dir.path().toStdString();
+        const std::string victim = base + "/victim";
+        std::ofstream(victim) << "precious\n";
+        auto victimText = [&] {
+            std::ifstream in(victim);
+            std::string t;
+            std::getline(in, t);
+            return t;
+        };
+        AgentOptions o = options();
+        o.outputDir = base + "/out-links";
+        QCOMPARE(::mkdir(o.outputDir.c_str(), 0700), 0);
+        QCOMPARE(::symlink(victim.c_str(), (o.outputDir + "/planted.gapscope").c_str()), 0);
+        const std::string target = base + "/created-through-a-link"; // a dangling link: would be created
+        QCOMPARE(::symlink(target.c_str(), (o.outputDir + "/dangling.gapscope").c_str()), 0);
+        {
+            AgentThread agent(o);
+            QVERIFY(agent.start().isOk());
+            RankThread r0(rankOptions(o, 0, 1));
+            QVERIFY(waitFor([&] { return registered(agent.address()) == 1; }, 3000));
+            LiveCaptureOptions lo;
+            lo.agentOutputName = "planted.gapscope";
+            Recorder rec = capture(agent.address(), steps(3), lo);
+            QCOMPARE(int(rec.finished.size()), 1);
+            QVERIFY2(rec.finished[0].ok(), rec.finished[0].error().c_str());
+            QCOMPARE(QString::fromStdString(rec.finished[0].output_path()),
+                QString::fromStdString(o.outputDir + "/planted-2.gapscope"));
+            QCOMPARE(victimText(), std::string("precious"));
+            struct stat st { };
+            QCOMPARE(::lstat((o.outputDir + "/planted.gapscope").c_str(), &st), 0);
+            QVERIFY(S_ISLNK(st.st_mode));
+            lo.agentOutputName = "dangling.gapscope";
+            Recorder viaDangling = capture(agent.address(), steps(3), lo);
+            QCOMPARE(int(viaDangling.finished.size()), 1);
+            QCOMPARE(QString::fromStdString(viaDangling.finished[0].output_path()),
+                QString::fromStdString(o.outputDir + "/dangling-2.gapscope"));
+            QVERIFY(::lstat(target.c_str(), &st) != 0); // nothing created at the link's target
+            lo.agentOutputName = "planted.gapscope";
+            // The folder made writable by others: the next capture is refused, nothing is written.
+            QCOMPARE(::chmod(o.outputDir.c_str(), 0777), 0);
+            Recorder refused = capture(agent.address(), steps(3), lo);
+            QVERIFY(refused.finished.empty());
+            QString all;
+            for (const auto& e : refused.errors)
+                all += QString::fromStdString(e) + "\n";
+            QVERIFY2(all.contains(QString::fromStdString(
+                         o.outputDir + ": writable by other users (mode 0777); refusing to put capture files there")),
+                qPrintable(all));
+            QVERIFY(!QFileInfo::exists(QString::fromStdString(o.outputDir + "/planted-3.gapscope")));
+        }
+        // At start: a world-writable folder, a link planted by another user in a sticky shared
+        // folder, a folder of another user.
+        auto refusedAt = [&](const std::string& dir) {
+            AgentOptions a = options();
+            a.outputDir = dir;
+            AgentServer s(a);
+            const Status st = s.start();
+            return st.isOk() ? std::string() : st.message();
+        };
+        const std::string open = base + "/open";
+        QCOMPARE(::mkdir(open.c_str(), 0700), 0);
+        QCOMPARE(::chmod(open.c_str(), 0777), 0);
+        QString msg = QString::fromStdString(refusedAt(open));
+        QVERIFY2(
+            msg.contains("writable by other users (mode 0777); refusing to put capture files there"), qPrintable(msg));
+        const std::string shared = base + "/shared";
+        QCOMPARE(::mkdir(shared.c_str(), 0700), 0);
+        QCOMPARE(::chmod(shared.c_str(), 01777), 0);
+        const std::string elsewhere = base + "/elsewhere";
+        QCOMPARE(::mkdir(elsewhere.c_str(), 0700), 0);
+        QCOMPARE(::symlink(elsewhere.c_str(), (shared + "/captures").c_str()), 0);
+        if (::geteuid() == 0) {
+            QCOMPARE(::lchown((shared + "/captures").c_str(), 65534, 65534), 0);
+            msg = QString::fromStdString(refusedAt(shared + "/captures"));
+            QVERIFY2(msg.contains("captures: a symbolic link owned by another user (uid 65534)"), qPrintable(msg));
+            const std::string theirs = base + "/theirs";
+            QCOMPARE(::mkdir(theirs.c_str(), 0700), 0);
+            QCOMPARE(::chown(theirs.c_str(), 65534, 65534), 0);
+            msg = QString::fromStdString(refusedAt(theirs));
+            QVERIFY2(msg.contains("theirs: belongs to another user (uid 65534)"), qPrintable(msg));
+        }
+        // A folder below the shared sticky one, of this user, is fine.
+        QVERIFY(refusedAt(shared + "/mine").empty());
+    }
+
+    void tokenFileOpenToOthersIsRefused()
+    {
+        const std::string path = m_dir.path().toStdString() + "/loose-token";
+        std::ofstream(path) << "0123456789abcdef0123456789abcdef\n";
+        QCOMPARE(::chmod(path.c_str(), 0644), 0);
+        AgentOptions o = options();
+        o.listen = "0.0.0.0:0";
+        o.tokenFile = path;
+        auto startError = [&] {
+            AgentServer s(o);
+            const Status st = s.start();
+            return st.isOk() ? QString() : QString::fromStdString(st.message());
+        };
+        QString msg = startError();
+        QVERIFY2(msg.contains(QString::fromStdString(path)
+                     + ": the token file's permissions 0644 are too open (group or others may read or write it)"),
+            qPrintable(msg));
+        QVERIFY(msg.contains("chmod 600"));
+        // The client side refuses it too.
+        auto client = loadToken(path, false);
+        QVERIFY(!client.hasValue());
+        QVERIFY(QString::fromStdString(client.error()).contains("permissions 0644 are too open"));
+        QCOMPARE(::chmod(path.c_str(), 0640), 0);
+        QVERIFY(startError().contains("permissions 0640 are too open"));
+        if (::geteuid() == 0) {
+            QCOMPARE(::chmod(path.c_str(), 0600), 0);
+            QCOMPARE(::chown(path.c_str(), 65534, 65534), 0);
+            msg = startError();
+            QVERIFY2(msg.contains("the token file belongs to another user (uid 65534, this process runs as uid 0)"),
+                qPrintable(msg));
+        }
+        // Not a regular file (a FIFO must not hang the agent).
+        const std::string fifo = m_dir.path().toStdString() + "/fifo-token";
+        QCOMPARE(::mkfifo(fifo.c_str(), 0600), 0);
+        o.tokenFile = fifo;
+        QVERIFY(startError().contains("the token file is not a regular file"));
+        // 0600 of this user is used.
+        const std::string good = m_dir.path().toStdString() + "/good-token";
+        std::ofstream(good) << "0123456789abcdef0123456789abcdef\n";
+        QCOMPARE(::chmod(good.c_str(), 0600), 0);
+        o.tokenFile = good;
+        QVERIFY(startError().isEmpty());
     }
 
     void badMessagesCloseOnlyThatConnection_data()

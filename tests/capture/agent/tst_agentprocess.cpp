@@ -3,11 +3,13 @@
 // with SIGKILL (file still readable, ranks disarm, clients and ranks find the restarted agent), and
 // flooding ranks against an agent whose memory must stay bounded while every event is accounted for.
 #include "capture/agent/client/livecapture.h"
+#include "capture/protocol/framing.h"
 #include "testtrace.h"
 
 #include <QtTest>
 
 #include <QDir>
+#include <QElapsedTimer>
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QProcess>
@@ -40,12 +42,7 @@ uint16_t freePort()
 
 uint64_t vmHwmKb(qint64 pid)
 {
-    std::ifstream in("/proc/" + std::to_string(pid) + "/status");
-    std::string line;
-    while (std::getline(in, line))
-        if (line.rfind("VmHWM:", 0) == 0)
-            return std::stoull(line.substr(6));
-    return 0;
+    return procStatusKb(long(pid), "VmHWM");
 }
 
 size_t registered(const std::string& address)
@@ -241,6 +238,76 @@ private slots:
         c.close();
         QCOMPARE(::kill(agentPid, SIGTERM), 0);
         QVERIFY(waitFor([&] { return ::kill(agentPid, 0) != 0; }, 5000));
+    }
+
+    void servesARealClientWhileHostilePeersHoldConnections()
+    {
+        // The agent with its default limits; 40 idle client connections and 256 rank connections
+        // that each hold half of a 16 MiB frame (half of them registered first), held open
+        // while a real rank registers and a real client is served.
+        const uint16_t port = freePort();
+        const std::string addr = "127.0.0.1:" + std::to_string(port);
+        const std::string socket = sock("hostile").toStdString();
+        QProcess agent;
+        QVERIFY(startAgent(agent, sock("hostile"), port));
+        const uint64_t baseKb = procStatusKb(long(agent.processId()), "VmRSS");
+        std::vector<UniqueFd> idle;
+        for (int i = 0; i < 40; ++i) {
+            auto fd = connectTcp(*Endpoint::parse(addr), 2000);
+            QVERIFY(fd.hasValue());
+            idle.push_back(std::move(*fd));
+        }
+        const std::string reg = registerFrame();
+        std::string half(4, '\0');
+        putU32LE(&half[0], kMaxRankFrameBytes);
+        half += std::string(2u << 20, 'h'); // 2 MiB written of the 16 MiB announced
+        std::vector<UniqueFd> ranks;
+        uint64_t peakKb = 0;
+        for (int i = 0; i < 256; ++i) {
+            auto fd = connectUnix(socket);
+            QVERIFY(fd.hasValue());
+            if (i % 2 == 0)
+                QVERIFY(writeAll(fd->get(), reg.data(), reg.size(), 2000).isOk());
+            (void)writeAll(fd->get(), half.data(), half.size(), 2000); // fails where the agent closed it
+            ranks.push_back(std::move(*fd));
+            peakKb = std::max(peakKb, procStatusKb(long(agent.processId()), "VmRSS"));
+        }
+        QElapsedTimer t;
+        t.start();
+        RankThread real([&] {
+            FakeRankOptions f;
+            f.socket = socket;
+            f.rank = 7;
+            f.worldSize = 8;
+            f.stepMs = 3;
+            return f;
+        }());
+        bool served = false;
+        while (!served && t.elapsed() < 10000) {
+            ClientOptions co;
+            co.address = addr;
+            co.connectTimeoutMs = 1000;
+            AgentClient c(co);
+            if (c.connect().isOk())
+                if (auto list = c.listRanks(2000))
+                    for (const auto& r : list->ranks())
+                        served = served || (r.info().rank() == 7 && r.info().pid() == uint32_t(::getpid()));
+            peakKb = std::max(peakKb, procStatusKb(long(agent.processId()), "VmRSS"));
+        }
+        const qint64 servedMs = t.elapsed();
+        const uint64_t hwmKb = procStatusKb(long(agent.processId()), "VmHWM");
+        qInfo("real client served in %lld ms; agent RSS %.1f MB at start, %.1f MB peak sampled, VmHWM %.1f MB",
+            (long long)servedMs, double(baseKb) / 1024, double(peakKb) / 1024, double(hwmKb) / 1024);
+        QVERIFY2(served, "no real client served within 10 s");
+        // 256 x 2 MiB would be 512 MiB: the budget (256 MiB, capacity counted) and the 64 KiB limit
+        // before Register keep the agent far below.
+        QVERIFY(hwmKb > 0 && hwmKb < 384 * 1024);
+        QCOMPARE(agent.state(), QProcess::Running);
+        idle.clear();
+        ranks.clear();
+        agent.terminate();
+        QVERIFY(agent.waitForFinished(10000));
+        QCOMPARE(agent.exitCode(), 0);
     }
 
     void floodKeepsAgentMemoryBounded()

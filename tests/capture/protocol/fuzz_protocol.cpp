@@ -1,7 +1,11 @@
 // SPDX-License-Identifier: MIT
 // libFuzzer target: decoding of capture protocol messages from an untrusted peer. The first byte
 // picks the direction (client->agent, rank->agent, agent->client); the rest is a byte stream cut into
-// frames by FrameDecoder (fed in two pieces to exercise partial frames). Every parsed chunk goes
+// frames by FrameDecoder (fed in two pieces to exercise partial frames) with the receiver's limits:
+// a client's frames are held to the handshake limit until a Hello parses, a rank's to the Register
+// limit until a Register parses; then the limits rise, as in the agent (the decoder gives its
+// memory back between the pieces when idle, as the agent does under memory pressure; the larger
+// limits are capped at 1 MiB here so a run stays cheap). Every parsed chunk goes
 // through ChunkRemapper, as in the agent and the client, which must reject bad ids and columns
 // without crashing or allocating without bound.
 #include "capture/agent/client/chunkremapper.h"
@@ -38,14 +42,19 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size)
     if (size < 2)
         return 0;
     const int direction = data[0] % 3;
-    const uint32_t limit = direction == 0 ? kMaxHandshakeFrameBytes : (1u << 20);
-    FrameDecoder dec(limit);
+    constexpr uint32_t kAfter = 1u << 20;
+    const uint32_t first = direction == 0 ? kMaxHandshakeFrameBytes
+        : direction == 1                  ? kMaxRankRegisterFrameBytes
+                                          : kAfter;
+    FrameDecoder dec(first);
+    bool greeted = direction == 2;
     format::ChunkEncoder target;
     ChunkRemapper remap(target);
     EncoderSink sink(target);
     const size_t split = 1 + (size - 1) / 2;
     for (int part = 0; part < 2; ++part) {
         const size_t from = part == 0 ? 1 : split, to = part == 0 ? split : size;
+        dec.releaseIdle();
         dec.append(reinterpret_cast<const char*>(data + from), to - from);
         std::string_view payload;
         for (;;) {
@@ -60,10 +69,14 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size)
                                                             : static_cast<google::protobuf::Message*>(&a);
             if (!parseFrame(payload, *msg, "fuzz").isOk())
                 continue;
+            if (!greeted && (direction == 0 ? c.has_hello() : rk.has_register_rank())) {
+                greeted = true;
+                dec.setLimit(kAfter);
+            }
             if (const pb::Chunk* chunk = chunkOf(direction, *msg))
                 (void)remap.apply(*chunk, sink);
             std::string re; // what we accepted must serialize again within the limit
-            (void)appendFrame(*msg, re, limit * 2 + 64);
+            (void)appendFrame(*msg, re, dec.limit() * 2 + 64);
         }
     }
     if (target.pendingEvents() > 0) {

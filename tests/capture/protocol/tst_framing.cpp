@@ -11,6 +11,7 @@
 #include <QtTest>
 
 #include <fstream>
+#include <sys/stat.h>
 
 using namespace gapscope;
 using namespace gapscope::capture;
@@ -116,6 +117,34 @@ private slots:
         QCOMPARE(e->isLoopback(), loopback);
     }
 
+    void decoderLimitsAndMemory()
+    {
+        // A rank's first frame may have 64 KiB; after Register the limit rises to 16 MiB.
+        FrameDecoder dec(kMaxRankRegisterFrameBytes);
+        std::string big(4, '\0');
+        putU32LE(&big[0], 100000);
+        big += std::string(100000, 'z');
+        dec.append(big.data(), big.size());
+        std::string_view payload;
+        QCOMPARE(dec.next(payload), FrameDecoder::Result::TooLarge);
+        QCOMPARE(dec.rejectedLength(), uint32_t(100000));
+        FrameDecoder raised(kMaxRankRegisterFrameBytes);
+        raised.setLimit(kMaxRankFrameBytes);
+        raised.append(big.data(), big.size());
+        QCOMPARE(raised.next(payload), FrameDecoder::Result::Frame);
+        QCOMPARE(payload.size(), size_t(100000));
+        QCOMPARE(raised.next(payload), FrameDecoder::Result::NeedMore);
+        QVERIFY(raised.memoryBytes() >= 100000);
+        raised.releaseIdle(); // nothing buffered: the memory goes back
+        QVERIFY(raised.memoryBytes() < 64); // what an empty string keeps inline
+        raised.append(big.data(), 10); // a partial frame is kept by releaseIdle, dropped by discard
+        raised.releaseIdle();
+        QCOMPARE(raised.buffered(), size_t(10));
+        raised.discard();
+        QCOMPARE(raised.buffered(), size_t(0));
+        QVERIFY(raised.memoryBytes() < 64); // what an empty string keeps inline
+    }
+
     void tokens()
     {
         QTemporaryDir dir;
@@ -130,6 +159,7 @@ private slots:
         QCOMPARE(*again, *created);
         const std::string shortPath = dir.path().toStdString() + "/short";
         std::ofstream(shortPath) << "abc\n";
+        ::chmod(shortPath.c_str(), 0600);
         auto tooShort = loadToken(shortPath, false);
         QVERIFY(!tooShort.hasValue());
         QVERIFY(QString::fromStdString(tooShort.error()).contains("too short"));
@@ -151,6 +181,14 @@ private slots:
         const std::string sock = dir.path().toStdString() + "/sub/agent.sock";
         QVERIFY(prepareSocketDirectory(sock).isOk());
         QVERIFY(QFileInfo(dir.path() + "/sub").isDir());
+        QCOMPARE(int(QFileInfo(dir.path() + "/sub").permissions() & 0x0077), 0); // 0700
+        // A folder others can write to is refused, naming its mode.
+        QCOMPARE(::chmod((dir.path() + "/sub").toLocal8Bit().constData(), 0775), 0);
+        const Status refused = prepareSocketDirectory(sock);
+        QVERIFY(!refused.isOk());
+        QVERIFY2(QString::fromStdString(refused.message())
+                     .contains("/sub: writable by other users (mode 0775); refusing to put the agent socket there"),
+            refused.message().c_str());
     }
 };
 
