@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 # .json.gz against plain .json, side by side: tests/bench/bench_import_gz.sh BUILD_DIR
-# Generates one kernels-only Kineto trace (gen_kineto.py, BENCH_GZ_EVENTS kernels, default 1.2M: about
-# 950 MB) and its gzip (gzip -6, what `gzip` and most tools write) under BUILD_DIR/benchdata, then imports
+# Generates one kernels-only Kineto trace (gen_kineto.py --jitter, so it compresses about as well as a real
+# trace: 13-14x; BENCH_GZ_EVENTS kernels, default 1.2M: about 950 MB) and its gzip (gzip -6, what `gzip`
+# and most tools write) under BUILD_DIR/benchdata, then imports
 # them in turns, BENCH_REPEAT rounds (default 5): plain .json, .json.gz with the build's inflater
 # (ISA-L when it was found), .json.gz with zlib (GAPSCOPE_IMPORT_INFLATE=zlib), and the inflaters alone
 # (bench_import --read-only). Prints the medians, the load average of each round and the ratio of .json.gz
@@ -15,11 +16,11 @@ BIN="$BUILD/tests/bench/bench_import"
 DATA="$BUILD/benchdata"
 N=${BENCH_GZ_EVENTS:-1200000}
 REPEAT=${BENCH_REPEAT:-5}
-F="$DATA/kineto_gz_$N.json"
+F="$DATA/kineto_jitter_$N.json"
 mkdir -p "$DATA"
 if [ ! -s "$F.meta" ]; then
   echo "generating $F ($N kernel events) and its gzip" >&2
-  python3 "$HERE/gen_kineto.py" "$F" --events "$N" --kernels-only >"$F.meta"
+  python3 "$HERE/gen_kineto.py" "$F" --events "$N" --kernels-only --jitter >"$F.meta"
   gzip -6 -c "$F" >"$F.gz"
 fi
 OUTS="$DATA/gz.runs"
