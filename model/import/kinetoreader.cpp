@@ -126,7 +126,7 @@ Status KinetoReader::nothingImported() const
         if (c.name() == "import_skipped_events" || c.name() == "import_unknown_event_kinds"
             || c.name() == "import_bad_events")
             kinds.emplace_back(c.value(), c.detail() + (c.name() == "import_skipped_events" ? "" : " (unknown)"));
-    std::sort(kinds.begin(), kinds.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
+    std::stable_sort(kinds.begin(), kinds.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
     std::string what;
     for (size_t i = 0; i < kinds.size() && i < 4; ++i)
         what += (i ? ", " : ": ") + std::to_string(kinds[i].first) + " " + kinds[i].second;
