@@ -122,10 +122,14 @@ Status KinetoReader::notKineto() const
 Status KinetoReader::nothingImported() const
 {
     std::vector<std::pair<uint64_t, std::string>> kinds;
-    for (const auto& [key, c] : m_out.counters())
-        if (c.name() == "import_skipped_events" || c.name() == "import_unknown_event_kinds"
-            || c.name() == "import_bad_events")
-            kinds.emplace_back(c.value(), c.detail() + (c.name() == "import_skipped_events" ? "" : " (unknown)"));
+    for (const auto& [key, c] : m_out.counters()) {
+        if (c.name() == "import_skipped_events")
+            kinds.emplace_back(c.value(), c.detail());
+        else if (c.name() == "import_unknown_event_kinds")
+            kinds.emplace_back(c.value(), c.detail() + " (unknown)");
+        else if (c.name() == "import_bad_events")
+            kinds.emplace_back(c.value(), c.detail() + " (unreadable)");
+    }
     std::stable_sort(kinds.begin(), kinds.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
     std::string what;
     for (size_t i = 0; i < kinds.size() && i < 4; ++i)
