@@ -17,6 +17,9 @@ endif()
 find_package(simdjson QUIET)
 find_package(SQLite3 QUIET)
 find_package(ZLIB QUIET)
+# ISA-L (libisal-dev): a faster gzip inflater for .json.gz imports; optional, zlib is the fallback.
+find_path(ISAL_INCLUDE_DIR isa-l/igzip_lib.h)
+find_library(ISAL_LIBRARY NAMES isal)
 
 # Qt 6 (viewer): GAPSCOPE_HAVE_GUI, with the missing modules and their packages named.
 include(GapscopeQt)

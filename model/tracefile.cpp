@@ -155,6 +155,9 @@ Status writeTraceFile(const Trace& trace, const std::string& path, const WriteOp
         header.set_tool_version(GAPSCOPE_VERSION);
     header.set_start_ns(trace.startTime());
     header.set_end_ns(trace.endTime());
+    header.clear_warnings(); // the trace's warnings include those its source file recorded
+    for (const auto& w : trace.warnings())
+        header.add_warnings(w);
     format::WriterOptions wo;
     wo.zstdLevel = options.zstdLevel;
     wo.eventsPerChunk = options.eventsPerChunk;

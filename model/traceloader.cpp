@@ -275,6 +275,9 @@ Expected<Trace> TraceLoader::load()
     for (const auto& c : m_counters)
         *t.m_header.add_counters() = c;
     addReadCounters(t.m_header);
+    for (const auto& w : t.m_header.warnings()) // recorded by whoever wrote the file (an importer, say)
+        t.m_warnings.push_back(w);
+    t.m_header.clear_warnings();
     for (const auto& w : m_reader.warnings())
         t.m_warnings.push_back(w);
     for (auto& w : m_warnings)

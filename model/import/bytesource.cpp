@@ -5,8 +5,13 @@
 #ifdef GAPSCOPE_HAVE_ZLIB
 #include "model/import/gzipbytesource.h"
 #endif
+#ifdef GAPSCOPE_HAVE_ISAL
+#include "model/import/isalbytesource.h"
+#endif
 
 #include <cstdio>
+#include <cstdlib>
+#include <cstring>
 
 namespace gapscope::model::importer {
 
@@ -25,6 +30,12 @@ Expected<std::unique_ptr<ByteSource>> ByteSource::open(const std::string& path)
 {
     if (!isGzip(path))
         return FileByteSource::open(path);
+#ifdef GAPSCOPE_HAVE_ISAL
+    // GAPSCOPE_IMPORT_INFLATE=zlib picks the fallback (benchmarks and tests compare the two).
+    const char* inflater = std::getenv("GAPSCOPE_IMPORT_INFLATE");
+    if (!inflater || std::strcmp(inflater, "zlib") != 0)
+        return IsalByteSource::open(path);
+#endif
 #ifdef GAPSCOPE_HAVE_ZLIB
     return GzipByteSource::open(path);
 #else

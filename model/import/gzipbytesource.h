@@ -2,7 +2,8 @@
 #pragma once
 
 // GzipByteSource: streams the decompressed bytes of a gzip file with zlib, 256 KiB of compressed
-// input at a time, so memory stays constant whatever the file size. Concatenated gzip members are
+// input at a time, so memory stays constant whatever the file size. ByteSource::open uses it when the
+// build has no ISA-L (IsalByteSource, faster) or GAPSCOPE_IMPORT_INFLATE=zlib is set. Concatenated gzip members are
 // read one after the other. A stream cut short reads as ended and reports truncated(); corrupt
 // compressed data is an error naming the compressed byte offset.
 // Threading: one thread at a time.

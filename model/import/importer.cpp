@@ -111,6 +111,7 @@ Status importJson(const std::string& path, StagedTrace& out, SharedProgress& pro
         source = std::make_unique<importer::PrefetchByteSource>(std::move(source));
     importer::KinetoReader::Options options;
     options.workers = workers;
+    options.failWhenEmpty = true;
     options.progress = [&progress, index](uint64_t bytes) { return progress.update(index, bytes); };
     importer::KinetoReader reader(*source, out, options);
     return reader.read();

@@ -3,6 +3,7 @@
 
 #include "model/import/stringpool.h"
 
+#include <cctype>
 #include <cstring>
 
 namespace gapscope::model::importer {
@@ -20,6 +21,7 @@ enum Category : int {
     kSync,
     kUserAnnotation,
     kGpuUserAnnotation,
+    kDeviceEvent, // another accelerator's device activity (MTIA): a kernel-like event on its stream's lane
     kCpuOp,
     kPython,
     kFlow,
@@ -65,16 +67,24 @@ Category classify(std::string_view c)
             return kMemset;
         return kUnknown;
     case 11:
+        if (c == "xpu_runtime")
+            return kRuntime;
         return c == "cuda_driver" ? kDriver : kUnknown;
     case 12:
-        return c == "cuda_runtime" ? kRuntime : kUnknown;
+        return c == "cuda_runtime" || c == "mtia_runtime" || c == "glow_runtime" ? kRuntime : kUnknown;
     case 15:
         if (c == "user_annotation")
             return kUserAnnotation;
+        if (c == "mtia_ccp_events")
+            return kDeviceEvent;
         return c == "python_function" ? kPython : kUnknown;
     case 17:
         return c == "cpu_instant_event" ? kSkipped : kUnknown;
+    case 18:
+        return c == "privateuse1_driver" ? kDriver : kUnknown;
     case 19:
+        if (c == "privateuse1_runtime")
+            return kRuntime;
         return c == "gpu_user_annotation" ? kGpuUserAnnotation : kUnknown;
     default:
         return kUnknown;
@@ -126,6 +136,20 @@ uint64_t dtypeBytes(std::string_view t)
 uint64_t hashText(std::string_view s)
 {
     return StringPool::hash(s);
+}
+
+bool isCudaApi(std::string_view cat)
+{
+    return cat.rfind("cuda_", 0) == 0 || cat == "Runtime" || cat == "Driver";
+}
+
+// The accelerator a non-CUDA category belongs to, for its lanes' names: "mtia_runtime" -> "MTIA".
+std::string acceleratorOf(std::string_view cat)
+{
+    std::string a(cat.substr(0, cat.find('_')));
+    for (char& ch : a)
+        ch = char(std::toupper(static_cast<unsigned char>(ch)));
+    return a;
 }
 
 } // namespace
@@ -198,7 +222,8 @@ KinetoEventParser::Result KinetoEventParser::dispatch(const KinetoRawEvent& r)
         tally(m_unknown, r.cat.empty() ? std::string_view("event without cat") : r.cat);
     } else if (cat == kCpuOp || cat == kPython) {
         tally(m_skipped, r.cat); // operator and Python frames: see the header comment
-    } else if (cat == kKernel || cat == kMemcpy || cat == kMemset || cat == kSync || cat == kGpuUserAnnotation) {
+    } else if (cat == kKernel || cat == kMemcpy || cat == kMemset || cat == kSync || cat == kGpuUserAnnotation
+        || cat == kDeviceEvent) {
         addGpuEvent(r, dur, cat);
     } else {
         addCpuEvent(r, dur, cat);
@@ -235,6 +260,17 @@ void KinetoEventParser::addGpuEvent(const KinetoRawEvent& r, int64_t dur, int ca
     const uint32_t name = m_out.strings().intern(r.name, r.nameHash);
     const auto corr = static_cast<uint32_t>(r.correlation);
     uint32_t lane;
+    if (cat == kDeviceEvent) {
+        lane = laneFor(m_gpuLanes, LaneKind::GpuStream, device, stream, dev, uint64_t(stream));
+        if (lane == StagedTrace::kNoLane)
+            return;
+        labelLane(lane, r.cat);
+        // Flow ends name the event's pid/tid, not its device/stream as CUDA kernels' do.
+        if (r.hasPid && r.hasTid)
+            m_deviceFlowLanes[{ r.pid, r.tid }] = lane;
+        m_out.addKernel(lane, r.ts, dur, name, corr, m_out.config(KernelConfig {}));
+        return;
+    }
     if (cat == kKernel) {
         lane = laneFor(m_gpuLanes, LaneKind::GpuStream, device, stream, dev, uint64_t(stream));
         if (lane == StagedTrace::kNoLane)
@@ -291,6 +327,8 @@ void KinetoEventParser::addCpuEvent(const KinetoRawEvent& r, int64_t dur, int ca
     const uint32_t name = m_out.strings().intern(r.name, r.nameHash);
     if (cat == kRuntime || cat == kDriver) {
         const uint32_t lane = laneFor(m_apiLanes, LaneKind::CpuApi, r.pid, r.tid, 0, tid);
+        if (lane != StagedTrace::kNoLane && !isCudaApi(r.cat))
+            labelLane(lane, r.cat);
         if (lane != StagedTrace::kNoLane)
             m_out.addApi(lane, r.ts, dur, name, static_cast<uint32_t>(r.correlation),
                 cat == kDriver ? ApiKind::Driver : ApiKind::Runtime);
@@ -307,10 +345,14 @@ void KinetoEventParser::addFlow(const KinetoRawEvent& r)
 {
     if (r.ph[0] != 'f' || !r.hasId || !r.hasTs)
         return;
-    auto it = m_gpuLanes.find({ r.pid, r.tid });
-    if (it == m_gpuLanes.end() || it->second == StagedTrace::kNoLane)
+    uint32_t lane = StagedTrace::kNoLane;
+    if (auto it = m_gpuLanes.find({ r.pid, r.tid }); it != m_gpuLanes.end())
+        lane = it->second;
+    else if (auto dt = m_deviceFlowLanes.find({ r.pid, r.tid }); dt != m_deviceFlowLanes.end())
+        lane = dt->second;
+    if (lane == StagedTrace::kNoLane)
         return; // a flow into a host-side event: nothing to correlate
-    const uint64_t last = m_out.lastEventOf(it->second);
+    const uint64_t last = m_out.lastEventOf(lane);
     if (last != UINT64_MAX) {
         StagedEvent& e = m_out.event(last);
         if (e.start == r.ts && (e.correlation == 0 || e.correlation == uint32_t(r.id))) {
@@ -320,6 +362,12 @@ void KinetoEventParser::addFlow(const KinetoRawEvent& r)
         }
     }
     ++m_flowsUnmatched;
+}
+
+void KinetoEventParser::labelLane(uint32_t lane, std::string_view cat)
+{
+    if (m_laneLabels.count(lane) == 0)
+        m_laneLabels.emplace(lane, acceleratorOf(cat));
 }
 
 void KinetoEventParser::addMetadata(const KinetoRawEvent& r)
@@ -354,16 +402,20 @@ void KinetoEventParser::finish()
     for (uint32_t i = 0; i < m_out.lanes().size(); ++i) {
         LaneInfo& info = m_out.laneAt(i).info;
         const uint64_t s = info.stream;
+        auto label = m_laneLabels.find(i); // another accelerator's lane ("MTIA stream 108")
+        const std::string accelerator = label == m_laneLabels.end() ? std::string() : label->second;
         switch (info.kind) {
         case LaneKind::GpuStream:
-            info.name = "stream " + std::to_string(s);
+            info.name = (accelerator.empty() ? "" : accelerator + " ") + "stream " + std::to_string(s);
             break;
         case LaneKind::Nvtx:
             info.name = (s & kGpuRangeBit) ? "stream " + std::to_string(s & 0xFFFFFFFFull) + " annotations"
                                            : threadLabel(m_threadNames, s);
             break;
         case LaneKind::CpuApi:
-            info.name = s == kSyncLaneStream ? "CUDA synchronization" : threadLabel(m_threadNames, s) + " CUDA API";
+            info.name = s == kSyncLaneStream
+                ? "CUDA synchronization"
+                : threadLabel(m_threadNames, s) + " " + (accelerator.empty() ? "CUDA" : accelerator) + " API";
             break;
         case LaneKind::Collective:
             info.name = "collectives";

@@ -15,6 +15,10 @@
 //   user_annotation             -> NVTX-like ranges on the host thread's range lane (a record_function
 //                                  per decode step ends up here, for step detection)
 //   gpu_user_annotation         -> NVTX-like ranges on the GPU stream's range lane
+//   mtia_ccp_events             -> another accelerator's device activity: a kernel-like event (no launch
+//                                  config) on the lane of its device and stream ("MTIA stream 108")
+//   mtia_runtime, glow_runtime, xpu_runtime, privateuse1_runtime/_driver
+//                               -> runtime API calls on the thread's "<accelerator> API" lane
 //   ac2g flows                  -> fill a GPU event's correlation when its args lack one
 //   ph "M"                      -> lane names (process_name, thread_name)
 // cpu_op and python_function ranges (one per ATen operator / Python frame, several per kernel) are
@@ -40,8 +44,8 @@ namespace gapscope::model::importer {
 class KinetoEventParser {
 public:
     enum class Result {
-        Ok,       // imported, or skipped and counted
-        Bad,      // well-formed JSON, but not a usable event (counted)
+        Ok, // imported, or skipped and counted
+        Bad, // well-formed JSON, but not a usable event (counted)
         JsonError // simdjson reported a structural error; see error()
     };
 
@@ -74,11 +78,14 @@ private:
     static void tally(std::map<std::string, uint64_t, std::less<>>& m, std::string_view key);
     uint32_t laneFor(LaneMap& map, LaneKind kind, int64_t a, int64_t b, uint32_t device, uint64_t stream);
     void noteHostPid(int64_t pid);
+    void labelLane(uint32_t lane, std::string_view category);
 
     StagedTrace& m_out;
     KinetoFieldReader m_reader;
     uint16_t m_process = 0;
     LaneMap m_gpuLanes, m_rangeLanes, m_gpuRangeLanes, m_apiLanes, m_syncLanes, m_collLanes;
+    LaneMap m_deviceFlowLanes; // (pid, tid) of other accelerators' device events -> their lane
+    std::unordered_map<uint32_t, std::string> m_laneLabels; // lanes of another accelerator -> "MTIA"
     std::unordered_map<int64_t, std::string> m_processNames;
     std::unordered_map<int64_t, std::string> m_threadNames; // by tid
     std::map<std::string, uint64_t, std::less<>> m_skipped;

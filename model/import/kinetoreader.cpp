@@ -8,7 +8,9 @@
 
 #include <simdjson.h>
 
+#include <algorithm>
 #include <cstring>
+#include <vector>
 
 namespace gapscope::model::importer {
 
@@ -95,11 +97,48 @@ Status KinetoReader::read()
         return st;
     if (m_source.truncated() && !m_truncated)
         truncated("the gzip stream ends early");
+    if (*c == '{' && !m_sawEvents && !m_truncated)
+        return notKineto();
     m_impl->events.finish();
     m_out.metadata["import.trace_events"] = std::to_string(m_elements);
     if (m_units)
         m_out.metadata["import.parallel_units"] = std::to_string(m_units);
+    if (m_options.failWhenEmpty && m_out.eventCount() == 0)
+        return nothingImported();
     return Status::ok();
+}
+
+Status KinetoReader::notKineto() const
+{
+    if (m_sawNodes)
+        return Status::error(m_source.path()
+            + ": a PyTorch execution trace (top-level \"nodes\"), not a Kineto / Chrome trace: it holds no "
+              "timed GPU events; open the trace torch.profiler wrote (the one with \"traceEvents\")");
+    return Status::error(
+        m_source.path() + ": not a Kineto / Chrome trace: the top-level object has no \"traceEvents\" array");
+}
+
+// What the trace events were, when none became an event: the largest skipped and unknown kinds.
+Status KinetoReader::nothingImported() const
+{
+    std::vector<std::pair<uint64_t, std::string>> kinds;
+    for (const auto& [key, c] : m_out.counters()) {
+        if (c.name() == "import_skipped_events")
+            kinds.emplace_back(c.value(), c.detail());
+        else if (c.name() == "import_unknown_event_kinds")
+            kinds.emplace_back(c.value(), c.detail() + " (unknown)");
+        else if (c.name() == "import_bad_events")
+            kinds.emplace_back(c.value(), c.detail() + " (unreadable)");
+    }
+    std::stable_sort(kinds.begin(), kinds.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
+    std::string what;
+    for (size_t i = 0; i < kinds.size() && i < 4; ++i)
+        what += (i ? ", " : ": ") + std::to_string(kinds[i].first) + " " + kinds[i].second;
+    if (kinds.size() > 4)
+        what += ", ...";
+    return Status::error(m_source.path()
+        + ": nothing to import: no GPU kernels, memory copies, API calls or annotations among its "
+        + std::to_string(m_elements) + " trace events" + what + (m_truncated ? " (the file is cut short)" : ""));
 }
 
 // The next non-blank byte (0 at the end of the stream), left in the window.
@@ -188,6 +227,8 @@ Status KinetoReader::readKey(std::string& key)
 
 Status KinetoReader::member(const std::string& key)
 {
+    if (key == "nodes")
+        m_sawNodes = true;
     if (key == "traceEvents") {
         auto c = peek();
         if (!c)

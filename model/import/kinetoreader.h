@@ -16,7 +16,10 @@
 //
 // Errors: malformed JSON fails with the byte offset (of the decompressed stream for .gz) and what was
 // wrong; a file that ends early keeps what parsed and records a warning plus an "import_truncated"
-// counter; invalid UTF-8 inside strings is replaced by '?' and counted. Threading: one thread.
+// counter; invalid UTF-8 inside strings is replaced by '?' and counted. A whole top-level object without
+// a "traceEvents" array (a PyTorch execution trace, `{}`, any other JSON) is not a Kineto trace: an
+// error saying so. With Options::failWhenEmpty, a trace that yields no event is an error naming what
+// its trace events were (CPU operators only, unknown kinds). Threading: one thread.
 // simdjson stays out of this header (Impl): its types differ with the library's build options.
 
 #include "model/import/bytesource.h"
@@ -34,7 +37,8 @@ public:
     struct Options {
         size_t windowBytes = 1u << 20;
         unsigned workers = 0; // threads parsing traceEvents beside this one (0: all on this thread)
-        size_t maxEventBytes = 256u << 20;                // one traceEvents element larger than this is an error
+        size_t maxEventBytes = 256u << 20; // one traceEvents element larger than this is an error
+        bool failWhenEmpty = false; // a file that yields no event at all is an error naming what it held
         std::function<bool(uint64_t fileBytesRead)> progress; // return false to cancel
     };
 
@@ -62,6 +66,8 @@ private:
     bool moveCutBeforeQuote(size_t& cut);
     void truncated(const std::string& where);
     Status malformed(uint64_t offset, const std::string& what) const;
+    Status notKineto() const;
+    Status nothingImported() const;
     std::string where(uint64_t offset) const;
 
     ByteSource& m_source;
@@ -73,6 +79,7 @@ private:
     uint64_t m_elements = 0;
     uint64_t m_units = 0; // parsed by the workers
     bool m_sawEvents = false;
+    bool m_sawNodes = false; // a top-level "nodes" member: PyTorch's execution trace, not Kineto's
     bool m_truncated = false;
 };
 

@@ -4,6 +4,8 @@
 // this process (getrusage), which includes the finished Trace. One import per process, so the peak
 // belongs to that import alone.
 //   bench_import [--threads N] [--no-steps] FILE...
+//   bench_import --read-only FILE   only reads the file through its ByteSource (the gzip inflater alone)
+#include "model/import/bytesource.h"
 #include "model/import/importer.h"
 
 #include <chrono>
@@ -14,8 +16,48 @@
 
 using namespace gapscope::model;
 
+namespace {
+
+double cpuSeconds()
+{
+    struct rusage ru { };
+    getrusage(RUSAGE_SELF, &ru);
+    return double(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) + double(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
+}
+
+// Reads FILE to its end through the importers' ByteSource, 1 MiB at a time, as the Kineto reader does.
+int readOnly(const std::string& path)
+{
+    const auto t0 = std::chrono::steady_clock::now();
+    auto src = importer::ByteSource::open(path);
+    if (!src) {
+        std::fprintf(stderr, "bench_import: %s\n", src.status().message().c_str());
+        return 1;
+    }
+    std::vector<char> buf(1u << 20);
+    uint64_t total = 0;
+    for (;;) {
+        auto n = (*src)->read(buf.data(), buf.size());
+        if (!n) {
+            std::fprintf(stderr, "bench_import: %s\n", n.status().message().c_str());
+            return 1;
+        }
+        if (*n == 0)
+            break;
+        total += *n;
+    }
+    const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    std::printf("{\"bytes\": %llu, \"output_bytes\": %llu, \"seconds\": %.3f, \"cpu_seconds\": %.3f, \"MBps\": %.1f}\n",
+        (unsigned long long)(*src)->fileSize(), (unsigned long long)total, s, cpuSeconds(), double(total) / s / 1e6);
+    return 0;
+}
+
+} // namespace
+
 int main(int argc, char** argv)
 {
+    if (argc == 3 && std::string(argv[1]) == "--read-only")
+        return readOnly(argv[2]);
     std::vector<std::string> files;
     ReadOptions options;
     options.detectSteps = false;
@@ -34,7 +76,7 @@ int main(int argc, char** argv)
     }
     uint64_t bytes = 0;
     for (const auto& f : files) {
-        struct stat st {};
+        struct stat st { };
         if (::stat(f.c_str(), &st) == 0)
             bytes += uint64_t(st.st_size);
     }
@@ -45,7 +87,7 @@ int main(int argc, char** argv)
         std::fprintf(stderr, "bench_import: %s\n", trace.error().c_str());
         return 1;
     }
-    struct rusage ru {};
+    struct rusage ru { };
     getrusage(RUSAGE_SELF, &ru);
     const uint64_t events = trace->eventCount();
     const uint64_t kernels = trace->eventCount(EventKind::Kernel);

@@ -2,7 +2,8 @@
 // libFuzzer target: arbitrary bytes as a Kineto / Chrome-trace JSON file, read in small windows (so
 // window cuts land everywhere), with or without a worker thread (element-aligned units and the
 // fallback when a unit does not parse), staged and assembled into a Trace. Must never crash, hang or
-// leak; errors are values. First byte: bit 0 = one worker, bits 1-7 = window size.
+// leak; errors are values. First byte: bit 0 = one worker, bits 1-7 = window size, bit 1 also asks for
+// an error when nothing is imported (failWhenEmpty).
 #include "model/import/kinetoreader.h"
 #include "model/import/memorybytesource.h"
 #include "model/import/traceassembler.h"
@@ -24,6 +25,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size)
     options.windowBytes = window;
     options.maxEventBytes = 1u << 20;
     options.workers = data[0] & 1;
+    options.failWhenEmpty = (data[0] & 2) != 0;
     KinetoReader reader(src, staged[0], options);
     if (!reader.read().isOk())
         return 0;

@@ -2,12 +2,15 @@
 // KinetoReader + KinetoEventParser on inline documents and the real fixtures: event mapping, windowing
 // (any window size and a minified single-line file give the same events), every prefix of a document
 // imports without error as a truncated file, malformed JSON names its byte offset, exact timestamps,
-// unknown kinds counted, flows, metadata, invalid UTF-8.
+// unknown kinds counted, flows, metadata, invalid UTF-8, JSON that is not a Kineto trace or yields no
+// event, another accelerator's (MTIA) device events.
 #include "model/import/bytesource.h"
 #include "model/import/kinetoreader.h"
 #include "model/import/memorybytesource.h"
 
 #include <QTest>
+
+#include <map>
 
 using namespace gapscope;
 using namespace gapscope::model;
@@ -21,17 +24,22 @@ struct Staged {
     uint64_t elements = 0;
 };
 
-std::unique_ptr<Staged> stage(std::string json, size_t window = 1u << 20, unsigned workers = 0)
+std::unique_ptr<Staged> stageWith(std::string json, const KinetoReader::Options& o)
 {
     auto s = std::make_unique<Staged>();
     MemoryByteSource src(std::move(json), "test.json");
-    KinetoReader::Options o;
-    o.windowBytes = window;
-    o.workers = workers;
     KinetoReader reader(src, s->trace, o);
     s->status = reader.read();
     s->elements = reader.elements();
     return s;
+}
+
+std::unique_ptr<Staged> stage(std::string json, size_t window = 1u << 20, unsigned workers = 0)
+{
+    KinetoReader::Options o;
+    o.windowBytes = window;
+    o.workers = workers;
+    return stageWith(std::move(json), o);
 }
 
 std::string readAll(const std::string& path)
@@ -97,10 +105,10 @@ uint64_t counter(const StagedTrace& t, const std::string& name)
 
 std::string kernel(int ts, int corr, const std::string& name = "k")
 {
-    return "{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"" + name + "\", \"pid\": 0, \"tid\": 7, \"ts\": "
-        + std::to_string(ts) + ".500, \"dur\": 2.25, \"args\": {\"device\": 0, \"stream\": 7, \"correlation\": "
-        + std::to_string(corr) + ", \"grid\": [4, 2, 1], \"block\": [128, 1, 1], \"registers per thread\": 32, "
-        + "\"shared memory\": 1024}}";
+    return "{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"" + name
+        + "\", \"pid\": 0, \"tid\": 7, \"ts\": " + std::to_string(ts)
+        + ".500, \"dur\": 2.25, \"args\": {\"device\": 0, \"stream\": 7, \"correlation\": " + std::to_string(corr)
+        + ", \"grid\": [4, 2, 1], \"block\": [128, 1, 1], \"registers per thread\": 32, " + "\"shared memory\": 1024}}";
 }
 
 std::string doc3()
@@ -130,6 +138,11 @@ private slots:
     void invalidUtf8Replaced();
     void stringIds();
     void rootArrayWithoutClosingBracket();
+    void notKineto_data();
+    void notKineto();
+    void nothingImported_data();
+    void nothingImported();
+    void mtiaDeviceEvents();
 };
 
 void TstKinetoReader::kernelFieldsKept()
@@ -164,7 +177,7 @@ void TstKinetoReader::exactMicroseconds()
                    "\"dur\":0.0015}]");
     QVERIFY(s->status.isOk());
     QCOMPARE(s->trace.event(0).start, int64_t(1733301620213914250LL)); // a double would lose the 250 ns
-    QCOMPARE(s->trace.duration(0), int64_t(2));                         // 1.5 ns rounds to 2
+    QCOMPARE(s->trace.duration(0), int64_t(2)); // 1.5 ns rounds to 2
 }
 
 void TstKinetoReader::windowSizesAgree_data()
@@ -188,8 +201,8 @@ void TstKinetoReader::windowSizesAgree()
     QFETCH(bool, minified);
     QFETCH(int, window);
     QFETCH(int, workers);
-    std::string json = readAll(std::string(GAPSCOPE_TEST_DATA) + "/import/fixtures/kineto/" + fixture.toStdString()
-        + ".json.gz");
+    std::string json
+        = readAll(std::string(GAPSCOPE_TEST_DATA) + "/import/fixtures/kineto/" + fixture.toStdString() + ".json.gz");
     QVERIFY(json.size() > 10000);
     auto reference = stage(json);
     QVERIFY2(reference->status.isOk(), reference->status.message().c_str());
@@ -237,16 +250,24 @@ void TstKinetoReader::malformed_data()
     QTest::addColumn<QString>("marker"); // the error's byte offset is where this text starts
     QTest::addColumn<QString>("message");
     const QString k = QString::fromStdString(kernel(1, 1));
-    QTest::newRow("missing comma between events") << "{\"traceEvents\": [" + k + " {\"ph\": \"X\"}]}" << "{\"ph\": \"X\"}]"
+    QTest::newRow("missing comma between events") << "{\"traceEvents\": [" + k + " {\"ph\": \"X\"}]}"
+                                                  << "{\"ph\": \"X\"}]"
                                                   << "malformed JSON";
     QTest::newRow("mismatched bracket") << "{\"traceEvents\": [" + k + ", {\"a\": [1, 2}]}"
-                                        << "}]}" << "unexpected '}'";
-    QTest::newRow("missing colon") << "{\"schemaVersion\" 1, \"traceEvents\": []}" << "1, \"traceEvents\""
+                                        << "}]}"
+                                        << "unexpected '}'";
+    QTest::newRow("missing colon") << "{\"schemaVersion\" 1, \"traceEvents\": []}"
+                                   << "1, \"traceEvents\""
                                    << "expected ':'";
-    QTest::newRow("not json") << "hello" << "hello" << "expected '{' or '['";
-    QTest::newRow("bad separator") << "{\"a\": 1 \"b\": 2}" << "\"b\"" << "expected ',' or '}'";
+    QTest::newRow("not json") << "hello"
+                              << "hello"
+                              << "expected '{' or '['";
+    QTest::newRow("bad separator") << "{\"a\": 1 \"b\": 2}"
+                                   << "\"b\""
+                                   << "expected ',' or '}'";
     QTest::newRow("trailing comma in event") << "{\"traceEvents\": [" + k + ", {\"ph\": \"X\",}, " + k + "]}"
-                                             << "{\"ph\": \"X\",}" << "malformed JSON";
+                                             << "{\"ph\": \"X\",}"
+                                             << "malformed JSON";
 }
 
 void TstKinetoReader::malformed()
@@ -256,18 +277,18 @@ void TstKinetoReader::malformed()
     QFETCH(QString, message);
     for (unsigned workers : { 0u, 2u })
         for (size_t window : { size_t(16), size_t(1) << 20 }) {
-        auto s = stage(json.toStdString(), window, workers);
-        QVERIFY(!s->status.isOk());
-        const std::string& m = s->status.message();
-        QVERIFY2(m.find(message.toStdString()) != std::string::npos, m.c_str());
-        const size_t at = json.toStdString().find(marker.toStdString());
-        const std::string expected = "byte " + std::to_string(at);
-        const size_t got = m.find("byte ");
-        QVERIFY2(got != std::string::npos, m.c_str());
-        // The offset points into the offending event, at or after its start.
-        const auto offset = std::stoul(m.substr(got + 5));
-        QVERIFY2(offset >= at && offset <= at + marker.size(), (m + " / expected near " + expected).c_str());
-    }
+            auto s = stage(json.toStdString(), window, workers);
+            QVERIFY(!s->status.isOk());
+            const std::string& m = s->status.message();
+            QVERIFY2(m.find(message.toStdString()) != std::string::npos, m.c_str());
+            const size_t at = json.toStdString().find(marker.toStdString());
+            const std::string expected = "byte " + std::to_string(at);
+            const size_t got = m.find("byte ");
+            QVERIFY2(got != std::string::npos, m.c_str());
+            // The offset points into the offending event, at or after its start.
+            const auto offset = std::stoul(m.substr(got + 5));
+            QVERIFY2(offset >= at && offset <= at + marker.size(), (m + " / expected near " + expected).c_str());
+        }
 }
 
 void TstKinetoReader::damageDeepInsideFound_data()
@@ -308,20 +329,23 @@ void TstKinetoReader::damageDeepInsideFound()
 void TstKinetoReader::unknownKindsCounted()
 {
     auto s = stage("{\"traceEvents\": [" + kernel(1, 1)
-        + ", {\"ph\":\"X\",\"cat\":\"mystery\",\"ts\":1,\"dur\":1}, {\"ph\":\"X\",\"cat\":\"mystery\",\"ts\":2,\"dur\":1},"
-          "{\"ph\":\"B\",\"name\":\"b\",\"ts\":1}, {\"ph\":\"i\",\"name\":\"i\",\"ts\":1}, {\"ph\":\"X\",\"cat\":\"kernel\"}, 7]}");
+        + ", {\"ph\":\"X\",\"cat\":\"mystery\",\"ts\":1,\"dur\":1}, "
+          "{\"ph\":\"X\",\"cat\":\"mystery\",\"ts\":2,\"dur\":1},"
+          "{\"ph\":\"B\",\"name\":\"b\",\"ts\":1}, {\"ph\":\"i\",\"name\":\"i\",\"ts\":1}, "
+          "{\"ph\":\"X\",\"cat\":\"kernel\"}, 7]}");
     QVERIFY2(s->status.isOk(), s->status.message().c_str());
     QCOMPARE(s->trace.eventCount(), uint64_t(1));
     QCOMPARE(counter(s->trace, "import_unknown_event_kinds"), uint64_t(3)); // 2x cat=mystery, ph=B
-    QCOMPARE(counter(s->trace, "import_skipped_events"), uint64_t(1));     // the instant
-    QCOMPARE(counter(s->trace, "import_bad_events"), uint64_t(2));         // no ts, not an object
+    QCOMPARE(counter(s->trace, "import_skipped_events"), uint64_t(1)); // the instant
+    QCOMPARE(counter(s->trace, "import_bad_events"), uint64_t(2)); // no ts, not an object
 }
 
 void TstKinetoReader::flowFillsCorrelation()
 {
-    auto s = stage("[{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"k\",\"pid\":0,\"tid\":7,\"ts\":5,\"dur\":1},"
-                   "{\"ph\":\"f\",\"id\":77,\"pid\":0,\"tid\":7,\"ts\":5,\"cat\":\"ac2g\",\"name\":\"ac2g\",\"bp\":\"e\"},"
-                   "{\"ph\":\"f\",\"id\":78,\"pid\":0,\"tid\":7,\"ts\":99,\"cat\":\"ac2g\",\"name\":\"ac2g\",\"bp\":\"e\"}]");
+    auto s = stage(
+        "[{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"k\",\"pid\":0,\"tid\":7,\"ts\":5,\"dur\":1},"
+        "{\"ph\":\"f\",\"id\":77,\"pid\":0,\"tid\":7,\"ts\":5,\"cat\":\"ac2g\",\"name\":\"ac2g\",\"bp\":\"e\"},"
+        "{\"ph\":\"f\",\"id\":78,\"pid\":0,\"tid\":7,\"ts\":99,\"cat\":\"ac2g\",\"name\":\"ac2g\",\"bp\":\"e\"}]");
     QVERIFY(s->status.isOk());
     QCOMPARE(s->trace.event(0).correlation, 77u);
     QCOMPARE(counter(s->trace, "import_flow_correlations"), uint64_t(1));
@@ -330,10 +354,11 @@ void TstKinetoReader::flowFillsCorrelation()
 
 void TstKinetoReader::metadata()
 {
-    auto s = stage("{\"deviceProperties\": [{\"id\": 1, \"name\": \"NVIDIA H200\", \"totalGlobalMem\": 150109880320, "
-                   "\"computeMajor\": 9, \"computeMinor\": 0, \"numSms\": 132}], \"distributedInfo\": {\"backend\": "
-                   "\"nccl\", \"rank\": 3, \"world_size\": 8, \"nccl_version\": \"2.21.5\"}, \"cuda_driver_version\": 12040,"
-                   " \"traceEvents\": [], \"traceName\": \"x\"}");
+    auto s = stage(
+        "{\"deviceProperties\": [{\"id\": 1, \"name\": \"NVIDIA H200\", \"totalGlobalMem\": 150109880320, "
+        "\"computeMajor\": 9, \"computeMinor\": 0, \"numSms\": 132}], \"distributedInfo\": {\"backend\": "
+        "\"nccl\", \"rank\": 3, \"world_size\": 8, \"nccl_version\": \"2.21.5\"}, \"cuda_driver_version\": 12040,"
+        " \"traceEvents\": [], \"traceName\": \"x\"}");
     QVERIFY2(s->status.isOk(), s->status.message().c_str());
     const StagedProcess& p = s->trace.processes()[0];
     QCOMPARE(p.rank.value_or(99), 3u);
@@ -357,9 +382,10 @@ void TstKinetoReader::invalidUtf8Replaced()
 
 void TstKinetoReader::stringIds()
 {
-    auto s = stage("[{\"ph\":\"X\",\"cat\":\"user_annotation\",\"name\":\"step \\\"1\\\"\",\"pid\":\"Spans\",\"tid\":\"a\","
-                   "\"ts\":1,\"dur\":3}, {\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"k\",\"pid\":0,\"tid\":\"stream 9\","
-                   "\"ts\":1,\"dur\":3}]");
+    auto s = stage(
+        "[{\"ph\":\"X\",\"cat\":\"user_annotation\",\"name\":\"step \\\"1\\\"\",\"pid\":\"Spans\",\"tid\":\"a\","
+        "\"ts\":1,\"dur\":3}, {\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"k\",\"pid\":0,\"tid\":\"stream 9\","
+        "\"ts\":1,\"dur\":3}]");
     QVERIFY2(s->status.isOk(), s->status.message().c_str());
     QCOMPARE(s->trace.strings().str(s->trace.event(0).name), std::string_view("step \"1\"")); // escapes decoded
     QCOMPARE(s->trace.lanes()[s->trace.event(1).lane].info.stream, uint64_t(9)); // older Kineto "stream 9"
@@ -371,6 +397,112 @@ void TstKinetoReader::rootArrayWithoutClosingBracket()
     QVERIFY(s->status.isOk());
     QCOMPARE(s->trace.eventCount(), uint64_t(2));
     QCOMPARE(counter(s->trace, "import_truncated"), uint64_t(0)); // Chrome's array format may omit ']'
+}
+
+void TstKinetoReader::notKineto_data()
+{
+    QTest::addColumn<QString>("json");
+    QTest::addColumn<QString>("message"); // empty: imports (a cut file keeps what it read)
+    QTest::newRow("empty object") << "{}"
+                                  << "not a Kineto / Chrome trace: the top-level object has no \"traceEvents\"";
+    QTest::newRow("other JSON") << "{\"a\": [1, 2], \"b\": {\"c\": 3}}"
+                                << "no \"traceEvents\" array";
+    QTest::newRow("traceEvents not an array") << "{\"traceEvents\": 7}"
+                                              << "no \"traceEvents\" array";
+    QTest::newRow("execution trace")
+        << "{\"schema\": \"1.0.1\", \"pid\": 1, \"nodes\": [{\"name\": \"aten::add\", \"id\": 5}], \"finish_ts\": 9}"
+        << "a PyTorch execution trace (top-level \"nodes\"), not a Kineto / Chrome trace";
+    QTest::newRow("cut before traceEvents") << "{\"schemaVersion\": 1, \"deviceProp"
+                                            << "";
+    QTest::newRow("empty events") << "{\"traceEvents\": []}"
+                                  << "";
+    QTest::newRow("root array") << "[]"
+                                << "";
+}
+
+// A whole object without traceEvents is not a Kineto trace; without failWhenEmpty, an empty one is fine.
+void TstKinetoReader::notKineto()
+{
+    QFETCH(QString, json);
+    QFETCH(QString, message);
+    auto s = stage(json.toStdString());
+    if (message.isEmpty()) {
+        QVERIFY2(s->status.isOk(), s->status.message().c_str());
+        QCOMPARE(s->trace.eventCount(), uint64_t(0));
+        return;
+    }
+    QVERIFY(!s->status.isOk());
+    const std::string& m = s->status.message();
+    QVERIFY2(m.rfind("test.json: ", 0) == 0, m.c_str());
+    QVERIFY2(m.find(message.toStdString()) != std::string::npos, m.c_str());
+}
+
+void TstKinetoReader::nothingImported_data()
+{
+    QTest::addColumn<QString>("json");
+    QTest::addColumn<QString>("message"); // empty: the file yields events
+    const std::string cpuOp
+        = "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"aten::mm\",\"pid\":1,\"tid\":1,\"ts\":1,\"dur\":1}";
+    const std::string odd = "{\"ph\":\"X\",\"cat\":\"odd\",\"name\":\"o\",\"pid\":1,\"tid\":1,\"ts\":1,\"dur\":1}";
+    QTest::newRow("no events") << "{\"traceEvents\": []}"
+                               << "nothing to import: no GPU kernels, memory copies, "
+                                  "API calls or annotations among its 0 trace events";
+    QTest::newRow("cpu ops only") << QString::fromStdString("[" + cpuOp + "," + cpuOp + "," + odd + "]")
+                                  << "among its 3 trace events: 2 cpu_op, 1 odd (unknown)";
+    QTest::newRow("metadata only")
+        << "{\"traceEvents\": [{\"name\": \"process_name\", \"ph\": \"M\", \"pid\": 1, \"args\": {\"name\": \"p\"}}]}"
+        << "among its 1 trace events";
+    QTest::newRow("cut inside the first event") << "{\"traceEvents\": [{\"ph\": \"X\", \"cat\": \"ker"
+                                                << "0 trace events (the file is cut short)";
+    QTest::newRow("one kernel") << QString::fromStdString("[" + kernel(1, 1) + "]") << "";
+}
+
+void TstKinetoReader::nothingImported()
+{
+    QFETCH(QString, json);
+    QFETCH(QString, message);
+    KinetoReader::Options o;
+    o.failWhenEmpty = true;
+    auto s = stageWith(json.toStdString(), o);
+    if (message.isEmpty()) {
+        QVERIFY2(s->status.isOk(), s->status.message().c_str());
+        QCOMPARE(s->trace.eventCount(), uint64_t(1));
+        return;
+    }
+    QVERIFY(!s->status.isOk());
+    QVERIFY2(s->status.message().find(message.toStdString()) != std::string::npos, s->status.message().c_str());
+}
+
+// MTIA: device events become kernel-like events on "MTIA stream N" lanes, their runtime calls API calls
+// on the thread's "MTIA API" lane; a flow names the correlation of a device event whose args lack one.
+void TstKinetoReader::mtiaDeviceEvents()
+{
+    auto s = stage(readAll(std::string(GAPSCOPE_TEST_DATA) + "/import/fixtures/kineto/mtia.json"));
+    QVERIFY2(s->status.isOk(), s->status.message().c_str());
+    const StagedTrace& t = s->trace;
+    QCOMPARE(t.eventCount(StagedKind::Kernel), uint64_t(5));
+    QCOMPARE(t.eventCount(StagedKind::Api), uint64_t(2));
+    QCOMPARE(t.eventCount(StagedKind::Range), uint64_t(2));
+    QCOMPARE(counter(t, "import_unknown_event_kinds"), uint64_t(0));
+    QCOMPARE(counter(t, "import_flow_correlations"), uint64_t(1));
+    std::map<std::string, uint64_t> kernelsByLane;
+    for (uint64_t i = 0; i < t.eventCount(); ++i)
+        if (t.event(i).kind == StagedKind::Kernel)
+            ++kernelsByLane[t.lanes()[t.event(i).lane].info.name];
+    const std::map<std::string, uint64_t> expected { { "MTIA stream 108", 2 }, { "MTIA stream 112", 3 } };
+    QCOMPARE(kernelsByLane, expected);
+    bool apiLane = false;
+    for (const StagedLane& l : t.lanes())
+        apiLane |= l.info.kind == LaneKind::CpuApi && l.info.name == "thread 1837 (_M_merge-0-5-10) MTIA API";
+    QVERIFY(apiLane);
+    // dma_request: 701805173020.250 us after the base, 15.5 us long, correlation 501 from its flow.
+    const StagedEvent& dma = t.event(2);
+    QCOMPARE(t.strings().str(dma.name), std::string_view("dma_request"));
+    QCOMPARE(dma.start, int64_t(701805173020250));
+    QCOMPARE(t.duration(2), int64_t(15500));
+    QCOMPARE(dma.correlation, 501u);
+    QCOMPARE(t.lanes()[dma.lane].info.device, 17u);
+    QCOMPARE(t.processes()[0].device.value_or(0), 17u);
 }
 
 QTEST_GUILESS_MAIN(TstKinetoReader)
