@@ -4,6 +4,7 @@
 #include "model/chunkimporter.h"
 #include "model/eventaux.h"
 #include "model/format/columnwalker.h"
+#include "model/format/memorybudget.h"
 #include "model/format/messagearena.h"
 #include "model/parallel.h"
 #include "model/stepdetector.h"
@@ -204,32 +205,42 @@ void TraceLoader::readSections()
         t.m_header = m_reader.index().header();
 }
 
-bool TraceLoader::indexUsable() const
+bool TraceLoader::indexUsable(std::string& why) const
 {
     if (!m_reader.hasIndex())
         return false;
-    // The index's counts size the columns before anything is decoded: refuse counts the file cannot
-    // hold (a damaged or hostile index), so no input can make us allocate without bound.
-    uint64_t events = 0, stored = 0;
-    for (const auto& f : m_reader.frames()) {
-        if (f.header.type == uint8_t(FrameType::Chunk)) {
-            events += m_reader.index().frames(int(f.indexEntry)).event_count();
-            stored += f.header.storedBytes;
-        }
-    }
-    if (events > 1024 * 1024 + stored * 256)
-        return false;
+    // The index's counts size the columns before anything is decoded. Each is checked against what
+    // the frames can back (the CRC-protected frame header's event count, its raw length: an event
+    // takes at least one byte), so a damaged or hostile index cannot make us allocate: the frames
+    // are then read in order instead.
     for (const auto& f : m_reader.frames()) {
         if (f.header.type != uint8_t(FrameType::Chunk))
             continue;
         const auto& e = m_reader.index().frames(int(f.indexEntry));
+        auto bad = [&](const std::string& what) {
+            why = m_reader.where(f.offset, "index entry " + std::to_string(f.indexEntry) + ": " + what);
+            return false;
+        };
+        if (e.event_count() != f.header.events)
+            return bad("says " + std::to_string(e.event_count()) + " events, the frame holds "
+                + std::to_string(f.header.events));
+        if (e.event_count() > uint64_t(f.header.rawBytes))
+            return bad("more events than the frame has bytes");
         if (e.lane_ids_size() != e.lane_event_counts_size())
-            return false;
+            return bad("lane columns differ in length");
         uint64_t sum = 0;
-        for (uint64_t c : e.lane_event_counts())
+        for (uint64_t c : e.lane_event_counts()) {
+            if (c > e.event_count())
+                return bad("a lane count exceeds the chunk's events");
             sum += c;
-        if (sum != e.event_count() || e.event_count() > uint64_t(f.header.rawBytes)) // an event takes >= 1 byte
-            return false;
+        }
+        if (sum != e.event_count())
+            return bad("lane counts do not add up to the chunk's events");
+        if (e.memop_count() > e.event_count() || e.sync_count() > e.event_count()
+            || e.collective_count() > e.event_count() || e.kernel_count() > e.event_count()
+            || e.memop_count() + e.sync_count() + e.collective_count() + e.kernel_count() > e.event_count()
+            || e.step_count() > uint64_t(f.header.rawBytes))
+            return bad("per-kind counts exceed the chunk's events");
     }
     return true;
 }
@@ -250,7 +261,11 @@ void TraceLoader::addReadCounters(pb::FileHeader& header) const
     add("read_truncated_bytes", m_reader.missingBytes(), "the file is cut short");
     add("read_truncated_events", m_reader.missingEvents(), "events of the cut chunk");
     add("read_damaged_bytes", m_reader.damagedBytes(), "damaged bytes skipped between frames");
-    add("read_index_damaged", m_reader.indexDamaged() ? 1 : 0, "the index was unusable; frames read in order");
+    add("read_index_damaged", m_reader.indexDamaged() || m_indexInconsistent ? 1 : 0,
+        "the index was unusable; frames read in order");
+    add("read_index_missing", m_reader.indexMissing() && m_reader.missingBytes() == 0 ? 1 : 0,
+        "no index or footer: the writer did not finish");
+    add("read_header_damaged", m_reader.headerDamaged() ? 1 : 0, "file header fields that must be 0 are not");
     add("read_frames_skipped", m_skippedChunks, "frames that failed their checksum or did not decode");
     add("read_events_lost", m_lostEvents, "events in the skipped frames (when known)");
 }
@@ -266,7 +281,13 @@ void TraceLoader::noteUnknownFields()
 Expected<Trace> TraceLoader::load()
 {
     readSections();
-    Status s = indexUsable() ? loadParallel() : loadInOrder();
+    std::string why;
+    bool parallel = indexUsable(why);
+    if (!parallel && m_reader.hasIndex()) {
+        m_indexInconsistent = true;
+        m_warnings.push_back(why + "; the index is damaged, frames read in order instead");
+    }
+    Status s = parallel ? loadParallel() : loadInOrder();
     if (!s)
         return s;
     if (m_cancelled)
@@ -306,6 +327,11 @@ Status TraceLoader::loadInOrder()
             return Status::ok();
         if (f.header.type != uint8_t(FrameType::Chunk))
             continue;
+        const uint64_t claimed = std::min<uint64_t>(f.header.events, f.header.rawBytes);
+        if (Status s
+            = format::MemoryBudget::check((importer.events() + claimed) * format::kTraceBytesPerEvent, m_reader.name());
+            !s)
+            return s;
         pb::Chunk& chunk = *arena.fresh<pb::Chunk>();
         if (Status s = m_reader.readMessage(f, zstd, raw, chunk); !s) {
             ++m_skippedChunks;
@@ -333,7 +359,7 @@ Status TraceLoader::loadInOrder()
 
 namespace gapscope::model {
 
-void TraceLoader::planLanes(std::vector<Plan>& plans)
+Status TraceLoader::planLanes(std::vector<Plan>& plans)
 {
     Shared& sh = *m_shared;
     Trace& t = *m_builder.m_trace;
@@ -367,9 +393,15 @@ void TraceLoader::planLanes(std::vector<Plan>& plans)
         colls += p.entry->collective_count();
         plans.push_back(std::move(p));
     }
+    uint64_t events = 0;
+    for (uint64_t n : sh.totals)
+        events += n;
+    if (Status s = format::MemoryBudget::check(events * format::kTraceBytesPerEvent, m_reader.name()); !s)
+        return s;
     t.m_memops.resize(memops);
     t.m_syncs.resize(syncs);
     t.m_collectives.resize(colls);
+    return Status::ok();
 }
 
 Status TraceLoader::loadParallel()
@@ -383,17 +415,26 @@ Status TraceLoader::loadParallel()
     t.m_strings.insert(t.m_strings.end(), index.strings().begin(), index.strings().end());
     t.m_impl->strings.rebuild(t.m_strings);
     std::vector<Plan> plans;
-    planLanes(plans);
+    if (Status s = planLanes(plans); !s)
+        return s;
 
+    std::atomic<bool> outOfMemory { false };
     parallelFor(t.m_lanes.size(), m_threads, [&](size_t l) {
         LaneEvents& e = t.m_lanes[l].events;
         const size_t n = sh.totals[l];
-        sizeColumn(e.m_start, n);
-        sizeColumn(e.m_dur, n);
-        sizeColumn(e.m_name, n);
-        sizeColumn(e.m_corr, n);
-        sizeColumn(e.m_aux, n);
+        try { // within the budget, yet the system may still refuse
+            sizeColumn(e.m_start, n);
+            sizeColumn(e.m_dur, n);
+            sizeColumn(e.m_name, n);
+            sizeColumn(e.m_corr, n);
+            sizeColumn(e.m_aux, n);
+        } catch (const std::bad_alloc&) {
+            outOfMemory = true;
+        }
     });
+    if (outOfMemory)
+        return Status::error(m_reader.name() + ": out of memory while sizing the lanes; "
+            + format::MemoryBudget::exceeded(0) + " (or lower it below what the system can give)");
     sh.cols.resize(sh.laneMap.size());
     for (size_t fl = 0; fl < sh.laneMap.size(); ++fl) {
         LaneEvents& e = t.m_lanes[sh.laneMap[fl]].events;
@@ -410,11 +451,16 @@ Status TraceLoader::loadParallel()
         w.count.assign(sh.laneMap.size(), 0);
         for (size_t i; !m_cancelled && (i = next.fetch_add(1)) < plans.size();) {
             Plan& p = plans[i];
-            pb::Chunk* chunk = w.arena.fresh<pb::Chunk>();
-            Status s = p.failed ? Status::error(m_reader.where(p.frame->offset, "index names an unknown lane"))
-                                : m_reader.readMessage(*p.frame, w.zstd, w.raw, *chunk);
-            if (s && !p.failed)
-                s = decodeChunk(*chunk, p, w);
+            Status s;
+            try { // an exception must not leave a worker thread: it becomes this chunk's error
+                pb::Chunk* chunk = w.arena.fresh<pb::Chunk>();
+                s = p.failed ? Status::error(m_reader.where(p.frame->offset, "index names an unknown lane"))
+                             : m_reader.readMessage(*p.frame, w.zstd, w.raw, *chunk);
+                if (s && !p.failed)
+                    s = decodeChunk(*chunk, p, w);
+            } catch (const std::exception& e) {
+                s = Status::error(m_reader.where(p.frame->offset, std::string("out of memory decoding: ") + e.what()));
+            }
             if (!s) {
                 p.failed = true;
                 std::lock_guard<std::mutex> lock(m_mutex);

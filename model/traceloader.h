@@ -34,14 +34,14 @@ private:
     void noteUnknownFields();
     void addReadCounters(pb::FileHeader& header) const;
     void readSections();
-    bool indexUsable() const;
+    bool indexUsable(std::string& why) const;
     Status loadParallel();
     Status loadInOrder();
     Status decodeChunk(const pb::Chunk& chunk, const Plan& plan, Worker& w);
     Status checkCounts(const pb::Chunk& chunk, const Plan& plan, Worker& w);
     template <typename Put> void decodeOthers(const pb::Chunk& chunk, const Plan& plan, Worker& w, Put& put);
     uint32_t configIndex(uint32_t cfg, uint64_t graph, uint64_t node, Worker& w);
-    void planLanes(std::vector<Plan>& plans);
+    Status planLanes(std::vector<Plan>& plans);
     void removeFailed(const std::vector<Plan>& plans);
     bool reportProgress(size_t done, size_t total);
 
@@ -58,6 +58,7 @@ private:
     std::unique_ptr<Shared> m_shared;
     uint64_t m_skippedChunks = 0; // under m_mutex while decoding in parallel
     uint64_t m_lostEvents = 0;
+    bool m_indexInconsistent = false; // the index's counts do not match the frames
 };
 
 } // namespace gapscope::model
