@@ -30,7 +30,7 @@ namespace gapscope::format {
 
 constexpr char kFileMagic[8] = { 'G', 'A', 'P', 'S', 'C', 'O', 'P', 'E' };
 constexpr uint16_t kVersionMajor = 1;
-constexpr uint16_t kVersionMinor = 0;
+constexpr uint16_t kVersionMinor = 1; // 1.1: chunks repeat the dictionary entries they use
 constexpr size_t kFileHeaderSize = 16;
 constexpr size_t kFrameHeaderSize = 32;
 constexpr size_t kFooterSize = 32;
