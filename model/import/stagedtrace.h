@@ -15,6 +15,7 @@
 // Invariants: every event's lane < laneCount(); lane's process < processCount(); aux indexes the side
 // table of its kind. Threading: one thread fills one StagedTrace; different ones are independent.
 
+#include "model/format/memorybudget.h"
 #include "model/import/stringpool.h"
 #include "model/trace.h"
 
@@ -42,11 +43,11 @@ inline int64_t addTimes(int64_t a, int64_t b)
 enum class StagedKind : uint8_t { Kernel, Memcpy, Memset, Api, Sync, Range, Collective };
 
 struct StagedEvent {
-    int64_t start;        // ns, source clock (TraceAssembler adds the source's offset)
-    uint32_t duration;    // ns; kLongDuration: the real value is in the long-duration table
-    uint32_t name;        // StringPool id
+    int64_t start; // ns, source clock (TraceAssembler adds the source's offset)
+    uint32_t duration; // ns; kLongDuration: the real value is in the long-duration table
+    uint32_t name; // StringPool id
     uint32_t correlation; // CUDA correlation id, 0 = none
-    uint32_t aux;         // kind-specific: config / memop / sync / collective index, ApiKind
+    uint32_t aux; // kind-specific: config / memop / sync / collective index, ApiKind
     uint16_t lane;
     StagedKind kind;
     uint8_t flags;
@@ -139,6 +140,11 @@ public:
     std::vector<std::string> warnings;
 
     size_t memoryBytes() const;
+    // The events staged so far are taken out of format::MemoryBudget (kTraceBytesPerEvent each, the
+    // size of the trace they become) block by block; once the budget is spent, further events are
+    // dropped and overBudget() says so (the importer then fails with the budget message).
+    bool overBudget() const { return m_overBudget; }
+    uint64_t budgetBytesNeeded() const { return (m_count + m_overBudgetDropped) * format::kTraceBytesPerEvent; }
 
 private:
     StagedEvent& push(uint32_t lane, int64_t start, int64_t dur, StagedKind kind);
@@ -168,6 +174,10 @@ private:
     int64_t m_minStart = INT64_MAX;
     int64_t m_maxEnd = INT64_MIN;
     std::map<std::string, pb::Counter> m_counters;
+    format::MemoryBudget::Reservation m_budget;
+    bool m_overBudget = false;
+    uint64_t m_overBudgetDropped = 0;
+    StagedEvent m_discard {}; // where events over the budget go
 };
 
 } // namespace gapscope::model::importer
