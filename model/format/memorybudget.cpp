@@ -83,8 +83,9 @@ bool MemoryBudget::parse(const std::string& text, uint64_t& bytes)
 
 std::string MemoryBudget::exceeded(uint64_t need, bool atLeast)
 {
-    return "trace larger than the " + sizeText(limit()) + " memory budget (it needs "
-        + (atLeast ? "more than " : "about ") + sizeText(need) + "); open fewer files, or raise --max-memory";
+    const std::string size = atLeast ? "reading stopped when it was spent" : "it needs about " + sizeText(need);
+    return "trace larger than the " + sizeText(limit()) + " memory budget (" + size
+        + "); open fewer files, or raise --max-memory";
 }
 
 Status MemoryBudget::check(uint64_t bytes, const std::string& what)
