@@ -169,7 +169,7 @@ void TraceLoader::readSections()
 {
     format::ZstdDecompressor zstd;
     std::string raw;
-    Trace& t = *m_builder.m_trace;
+    Trace& t = *m_builder->m_trace;
     for (const auto& f : m_reader.frames()) {
         auto type = FrameType(f.header.type);
         google::protobuf::Message* msg = nullptr;
@@ -288,11 +288,27 @@ Expected<Trace> TraceLoader::load()
         m_warnings.push_back(why + "; the index is damaged, frames read in order instead");
     }
     Status s = parallel ? loadParallel() : loadInOrder();
+    if (s && parallel && m_indexMismatch && !m_cancelled) {
+        // Chunks that read fine did not match their index entries: the index placed them wrongly.
+        // Start over in order, where each chunk describes itself.
+        m_builder = std::make_unique<TraceBuilder>();
+        m_shared.reset();
+        m_warnings.clear();
+        m_counters.clear();
+        m_counterMap.clear();
+        m_skippedChunks = m_lostEvents = 0;
+        m_unknownFieldChunks = 0;
+        readSections();
+        m_indexInconsistent = true;
+        m_warnings.push_back(m_reader.name() + ": chunks do not match their index entries; the index is damaged, "
+            + "frames read in order instead");
+        s = loadInOrder();
+    }
     if (!s)
         return s;
     if (m_cancelled)
         return Status::error(m_reader.name() + ": cancelled");
-    Trace& t = *m_builder.m_trace;
+    Trace& t = *m_builder->m_trace;
     for (const auto& c : m_counters)
         *t.m_header.add_counters() = c;
     addReadCounters(t.m_header);
@@ -300,7 +316,7 @@ Expected<Trace> TraceLoader::load()
         t.m_warnings.push_back(w);
     for (auto& w : m_warnings)
         t.m_warnings.push_back(std::move(w));
-    Trace trace = m_builder.finish();
+    Trace trace = m_builder->finish();
 #ifdef __GLIBC__
     // The workers' scratch (arenas, buffers) lived in per-thread malloc arenas: hand it back, so
     // what stays resident is the trace.
@@ -315,7 +331,7 @@ Expected<Trace> TraceLoader::load()
 
 Status TraceLoader::loadInOrder()
 {
-    ChunkImporter importer(m_builder);
+    ChunkImporter importer(*m_builder);
     if (m_reader.hasIndex())
         importer.loadDictionaries(m_reader.index());
     format::ZstdDecompressor zstd;
@@ -362,11 +378,11 @@ namespace gapscope::model {
 Status TraceLoader::planLanes(std::vector<Plan>& plans)
 {
     Shared& sh = *m_shared;
-    Trace& t = *m_builder.m_trace;
+    Trace& t = *m_builder->m_trace;
     const pb::Index& index = m_reader.index();
     sh.laneMap.resize(sh.decoder.lanes().size());
     for (size_t i = 0; i < sh.laneMap.size(); ++i)
-        sh.laneMap[i] = m_builder.lane(ChunkImporter::laneInfo(sh.decoder.lanes()[i]));
+        sh.laneMap[i] = m_builder->lane(ChunkImporter::laneInfo(sh.decoder.lanes()[i]));
     sh.totals.assign(t.m_lanes.size(), 0);
     uint64_t memops = 0, syncs = 0, colls = 0;
     for (const auto& f : m_reader.frames()) {
@@ -410,7 +426,7 @@ Status TraceLoader::loadParallel()
     Shared& sh = *m_shared;
     const pb::Index& index = m_reader.index();
     sh.decoder.load(index);
-    Trace& t = *m_builder.m_trace;
+    Trace& t = *m_builder->m_trace;
     t.m_strings.assign(1, std::string());
     t.m_strings.insert(t.m_strings.end(), index.strings().begin(), index.strings().end());
     t.m_impl->strings.rebuild(t.m_strings);
@@ -456,8 +472,13 @@ Status TraceLoader::loadParallel()
                 pb::Chunk* chunk = w.arena.fresh<pb::Chunk>();
                 s = p.failed ? Status::error(m_reader.where(p.frame->offset, "index names an unknown lane"))
                              : m_reader.readMessage(*p.frame, w.zstd, w.raw, *chunk);
-                if (s && !p.failed)
+                if (p.failed)
+                    m_indexMismatch = true;
+                if (s && !p.failed) {
                     s = decodeChunk(*chunk, p, w);
+                    if (!s)
+                        m_indexMismatch = true; // the chunk read fine: its index entry or dictionary is wrong
+                }
             } catch (const std::exception& e) {
                 s = Status::error(m_reader.where(p.frame->offset, std::string("out of memory decoding: ") + e.what()));
             }
@@ -486,7 +507,7 @@ Status TraceLoader::loadParallel()
         for (const auto& [where, d] : w->longDurations)
             t.m_lanes[where.first].events.m_longDur[uint32_t(where.second)] = d;
         for (const auto& [rank, step] : w->steps)
-            m_builder.addStep(rank, step);
+            m_builder->addStep(rank, step);
         for (const auto& [k, c] : w->counters)
             addCounter(m_counterMap, c);
     }
@@ -526,7 +547,7 @@ uint32_t TraceLoader::configIndex(uint32_t cfg, uint64_t graph, uint64_t node, W
     uint32_t idx;
     {
         std::lock_guard<std::mutex> lock(m_mutex);
-        idx = m_builder.config(kc);
+        idx = m_builder->config(kc);
     }
     w.configs.insert(cfg, graph, node, idx);
     recent = { graph, node, cfg, idx };
@@ -611,7 +632,7 @@ namespace gapscope::model {
 
 template <typename Put> void TraceLoader::decodeOthers(const pb::Chunk& ch, const Plan& plan, Worker& w, Put& put)
 {
-    Trace& t = *m_builder.m_trace;
+    Trace& t = *m_builder->m_trace;
     const int64_t base = ch.base_time_ns();
     const size_t lanes = m_shared->decoder.lanes().size(), strings = m_shared->decoder.strings().size();
     auto walk = [&](const pb::Columns& c, int64_t b, auto&& f) { w.walker.walk(c, b, lanes, strings, f); };
@@ -662,7 +683,7 @@ template <typename Put> void TraceLoader::decodeOthers(const pb::Chunk& ch, cons
 
 void TraceLoader::removeFailed(const std::vector<Plan>& plans)
 {
-    Trace& t = *m_builder.m_trace;
+    Trace& t = *m_builder->m_trace;
     const Shared& sh = *m_shared;
     // Mark the slots of failed chunks, then compact each lane (rare path: damaged files only).
     std::vector<std::vector<uint8_t>> dead(t.m_lanes.size());

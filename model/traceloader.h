@@ -6,8 +6,10 @@
 // With an intact index (which lists each chunk's events per lane), every chunk's events have a known
 // place in the final lane columns before it is decoded, so chunks decode in parallel, straight into
 // place, with no per-event allocation; summaries are built in one pass per lane afterwards. Without
-// an index (cut or damaged file), chunks decode in order through ChunkImporter. A chunk that fails
-// (checksum, parse, shape) is left out with a warning naming its offset; the rest is kept.
+// an index (cut or damaged file), chunks decode in order through ChunkImporter. An index whose counts
+// the frames cannot back, or whose entries a chunk that reads fine does not match, is damaged: the
+// file is then read in order. A chunk that fails (checksum, parse, shape) is left out with a warning
+// naming its offset; the rest is kept.
 //
 // Threading: load() uses ReadOptions::threads threads; the loader itself is used by one thread.
 
@@ -48,7 +50,7 @@ private:
     const format::TraceReader& m_reader;
     ReadOptions m_options;
     unsigned m_threads;
-    TraceBuilder m_builder;
+    std::unique_ptr<TraceBuilder> m_builder = std::make_unique<TraceBuilder>();
     std::mutex m_mutex; // guards the builder's config table and m_warnings during parallel decode
     std::vector<std::string> m_warnings;
     std::vector<pb::Counter> m_counters;
@@ -59,6 +61,7 @@ private:
     uint64_t m_skippedChunks = 0; // under m_mutex while decoding in parallel
     uint64_t m_lostEvents = 0;
     bool m_indexInconsistent = false; // the index's counts do not match the frames
+    std::atomic<bool> m_indexMismatch { false }; // a chunk that read fine did not match its index entry
 };
 
 } // namespace gapscope::model

@@ -111,13 +111,19 @@ void ChunkDecoder::load(const pb::Index& index)
 {
     reset();
     m_strings.assign(index.strings().begin(), index.strings().end());
+    // Ids are dense in an index this project wrote; an id far past the entries is damage, skipped
+    // (the chunks that use it then fail alone) rather than sized for.
+    const size_t maxLanes = size_t(index.lanes_size()) + 100000;
+    const size_t maxConfigs = size_t(index.configs_size()) + 1000000;
     for (const auto& l : index.lanes()) {
+        if (l.id() >= maxLanes)
+            continue;
         if (l.id() >= m_lanes.size())
             m_lanes.resize(l.id() + 1);
         m_lanes[l.id()] = l;
     }
     for (const auto& c : index.configs()) {
-        if (c.id() == 0)
+        if (c.id() == 0 || c.id() > maxConfigs)
             continue;
         if (c.id() > m_configs.size())
             m_configs.resize(c.id());
