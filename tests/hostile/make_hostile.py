@@ -274,11 +274,40 @@ def kineto_cases(c):
                         note="%d events" % (repeats * 1000 + 1)))
 
 
+def index_seeds(cli, out):
+    """Seeds of tests/fuzz/fuzz_index: the index of the synth capture that fuzz target builds."""
+    os.makedirs(out, exist_ok=True)
+    src = os.path.join(out, "synth.tmp")
+    subprocess.run([cli, "synth", "--ranks", "2", "--steps", "4", "--kernels-per-step", "60", "--seed", "7", "-o", src],
+                   check=True, stdout=subprocess.DEVNULL)
+    with open(src, "rb") as fh:
+        c = Crafter(fh.read(), out)
+    os.remove(src)
+    stored = payload(c.good, c.index)
+    raw = c.index_message()
+    bomb = (b"\x12\x01a") * ((64 << 20) // 3)
+    seeds = {
+        "index-raw.bin": b"\x00" + raw,
+        "index-zstd.bin": b"\x01" + struct.pack("<I", len(raw)) + stored,
+        "index-zstd-lying-length.bin": b"\x01" + struct.pack("<I", 512 << 20) + stored,
+        "index-memops-2e40.bin": b"\x00" + c.tamper_chunk_entry(0, 11, 1 << 40),
+        "index-events-150M.bin": b"\x00" + c.tamper_chunk_entry(0, 6, 150_000_000),
+        "index-bomb.bin": b"\x01" + struct.pack("<I", len(bomb)) + zstd(bomb, level=19),
+    }
+    for name, data in seeds.items():
+        with open(os.path.join(out, name), "wb") as fh:
+            fh.write(data)
+    print("wrote %d index seeds to %s" % (len(seeds), out))
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--cli", required=True)
     ap.add_argument("--out", required=True)
+    ap.add_argument("--index-seeds", action="store_true", help="write tests/fuzz/seeds/index instead")
     a = ap.parse_args()
+    if a.index_seeds:
+        return index_seeds(a.cli, a.out)
     os.makedirs(a.out, exist_ok=True)
     src = os.path.join(a.out, "synth.gapscope")
     subprocess.run([a.cli, "synth", "--ranks", "2", "--steps", "250", "--kernels-per-step", "400", "--seed", "3",
