@@ -72,8 +72,11 @@ void TstJsonScanner::repairUtf8_data()
     QTest::addColumn<int>("replaced");
     QTest::addColumn<bool>("cutTail");
     QTest::newRow("ascii") << QByteArray("abc") << QByteArray("abc") << 0 << false;
-    QTest::newRow("valid multibyte") << QByteArray("\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80") << QByteArray("\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80") << 0 << false;
-    QTest::newRow("stray bytes") << QByteArray("a\xff\xfe" "b") << QByteArray("a??b") << 2 << false;
+    QTest::newRow("valid multibyte") << QByteArray("\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80")
+                                     << QByteArray("\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80") << 0 << false;
+    QTest::newRow("stray bytes") << QByteArray("a\xff\xfe"
+                                               "b")
+                                 << QByteArray("a??b") << 2 << false;
     QTest::newRow("overlong") << QByteArray("\xc0\xaf") << QByteArray("??") << 2 << false;
     QTest::newRow("surrogate") << QByteArray("\xed\xa0\x80") << QByteArray("???") << 3 << false;
     QTest::newRow("cut at the end") << QByteArray("ab\xe2\x82") << QByteArray("ab\xe2\x82") << 0 << true;
@@ -100,8 +103,7 @@ void TstJsonScanner::repairSurrogates_data()
     QTest::newRow("no escapes") << QByteArray(R"({"a":"b"})") << QByteArray(R"({"a":"b"})") << 0;
     QTest::newRow("lone high") << QByteArray(R"({"a":"x\ud800y"})") << QByteArray(R"({"a":"x\ufffdy"})") << 1;
     QTest::newRow("lone low") << QByteArray(R"({"a":"\uDC01"})") << QByteArray(R"({"a":"\ufffd"})") << 1;
-    QTest::newRow("pair kept") << QByteArray(R"({"a":"\ud83d\ude00"})") << QByteArray(R"({"a":"\ud83d\ude00"})")
-                               << 0;
+    QTest::newRow("pair kept") << QByteArray(R"({"a":"\ud83d\ude00"})") << QByteArray(R"({"a":"\ud83d\ude00"})") << 0;
     QTest::newRow("high then high") << QByteArray(R"(["\ud800\ud83d\ude00"])")
                                     << QByteArray(R"(["\ufffd\ud83d\ude00"])") << 1;
     QTest::newRow("escaped backslash") << QByteArray(R"(["\\ud800"])") << QByteArray(R"(["\\ud800"])") << 0;
