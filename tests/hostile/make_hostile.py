@@ -319,7 +319,8 @@ def main():
         sys.exit("the synth capture should have at least 4 chunks, has %d" % len(c.chunks))
     c.make()
     kineto_cases(c)
-    # 5/8. paths that are no regular readable file.
+    # 5/8. paths that are no regular readable file (and, for other users than root, one without read
+    # permission).
     fifo = os.path.join(a.out, "fifo.gapscope")
     if not os.path.exists(fifo):
         os.mkfifo(fifo)
@@ -328,6 +329,15 @@ def main():
     os.makedirs(os.path.join(a.out, "folder.gapscope"), exist_ok=True)
     c.cases.append(dict(name="directory", file="folder.gapscope", kept=None, validate_fails=None, expect=[],
                         error="is a directory"))
+    if os.geteuid() != 0:  # root reads any file: the case only means something for other users
+        unreadable = os.path.join(a.out, "unreadable.gapscope")
+        if os.path.exists(unreadable):
+            os.remove(unreadable)
+        with open(unreadable, "wb") as fh:
+            fh.write(good)
+        os.chmod(unreadable, 0)
+        c.cases.append(dict(name="unreadable", file="unreadable.gapscope", kept=None, validate_fails=None, expect=[],
+                            error="Permission denied"))
     with open(os.path.join(a.out, "manifest.json"), "w") as fh:
         json.dump(dict(total=c.total, chunks=[f["events"] for f in c.chunks], cases=c.cases), fh, indent=1)
     print("wrote %d cases to %s (%d events in %d chunks)" % (len(c.cases), a.out, c.total, len(c.chunks)))
