@@ -109,6 +109,9 @@ Status ChunkImporter::add(const pb::Chunk& chunk)
     // A redefined string or lane (after a lost chunk) must be looked up again.
     if (chunk.strings_size() && chunk.first_string_id() < m_strings.size())
         m_strings.resize(chunk.first_string_id(), UINT32_MAX);
+    for (uint32_t id : chunk.reused_string_ids())
+        if (id < m_strings.size())
+            m_strings[id] = UINT32_MAX;
     for (const auto& l : chunk.lanes())
         if (l.id() < m_lanes.size())
             m_lanes[l.id()] = kNoLane;

@@ -4,6 +4,7 @@
 #include "model/chunkimporter.h"
 #include "model/eventaux.h"
 #include "model/format/columnwalker.h"
+#include "model/format/memorybudget.h"
 #include "model/format/messagearena.h"
 #include "model/parallel.h"
 #include "model/stepdetector.h"
@@ -168,7 +169,7 @@ void TraceLoader::readSections()
 {
     format::ZstdDecompressor zstd;
     std::string raw;
-    Trace& t = *m_builder.m_trace;
+    Trace& t = *m_builder->m_trace;
     for (const auto& f : m_reader.frames()) {
         auto type = FrameType(f.header.type);
         google::protobuf::Message* msg = nullptr;
@@ -204,32 +205,42 @@ void TraceLoader::readSections()
         t.m_header = m_reader.index().header();
 }
 
-bool TraceLoader::indexUsable() const
+bool TraceLoader::indexUsable(std::string& why) const
 {
     if (!m_reader.hasIndex())
         return false;
-    // The index's counts size the columns before anything is decoded: refuse counts the file cannot
-    // hold (a damaged or hostile index), so no input can make us allocate without bound.
-    uint64_t events = 0, stored = 0;
-    for (const auto& f : m_reader.frames()) {
-        if (f.header.type == uint8_t(FrameType::Chunk)) {
-            events += m_reader.index().frames(int(f.indexEntry)).event_count();
-            stored += f.header.storedBytes;
-        }
-    }
-    if (events > 1024 * 1024 + stored * 256)
-        return false;
+    // The index's counts size the columns before anything is decoded. Each is checked against what
+    // the frames can back (the CRC-protected frame header's event count, its raw length: an event
+    // takes at least one byte), so a damaged or hostile index cannot make us allocate: the frames
+    // are then read in order instead.
     for (const auto& f : m_reader.frames()) {
         if (f.header.type != uint8_t(FrameType::Chunk))
             continue;
         const auto& e = m_reader.index().frames(int(f.indexEntry));
+        auto bad = [&](const std::string& what) {
+            why = m_reader.where(f.offset, "index entry " + std::to_string(f.indexEntry) + ": " + what);
+            return false;
+        };
+        if (e.event_count() != f.header.events)
+            return bad("says " + std::to_string(e.event_count()) + " events, the frame holds "
+                + std::to_string(f.header.events));
+        if (e.event_count() > uint64_t(f.header.rawBytes))
+            return bad("more events than the frame has bytes");
         if (e.lane_ids_size() != e.lane_event_counts_size())
-            return false;
+            return bad("lane columns differ in length");
         uint64_t sum = 0;
-        for (uint64_t c : e.lane_event_counts())
+        for (uint64_t c : e.lane_event_counts()) {
+            if (c > e.event_count())
+                return bad("a lane count exceeds the chunk's events");
             sum += c;
-        if (sum != e.event_count() || e.event_count() > uint64_t(f.header.rawBytes)) // an event takes >= 1 byte
-            return false;
+        }
+        if (sum != e.event_count())
+            return bad("lane counts do not add up to the chunk's events");
+        if (e.memop_count() > e.event_count() || e.sync_count() > e.event_count()
+            || e.collective_count() > e.event_count() || e.kernel_count() > e.event_count()
+            || e.memop_count() + e.sync_count() + e.collective_count() + e.kernel_count() > e.event_count()
+            || e.step_count() > uint64_t(f.header.rawBytes))
+            return bad("per-kind counts exceed the chunk's events");
     }
     return true;
 }
@@ -250,7 +261,11 @@ void TraceLoader::addReadCounters(pb::FileHeader& header) const
     add("read_truncated_bytes", m_reader.missingBytes(), "the file is cut short");
     add("read_truncated_events", m_reader.missingEvents(), "events of the cut chunk");
     add("read_damaged_bytes", m_reader.damagedBytes(), "damaged bytes skipped between frames");
-    add("read_index_damaged", m_reader.indexDamaged() ? 1 : 0, "the index was unusable; frames read in order");
+    add("read_index_damaged", m_reader.indexDamaged() || m_indexInconsistent ? 1 : 0,
+        "the index was unusable; frames read in order");
+    add("read_index_missing", m_reader.indexMissing() && m_reader.missingBytes() == 0 ? 1 : 0,
+        "no index or footer: the writer did not finish");
+    add("read_header_damaged", m_reader.headerDamaged() ? 1 : 0, "file header fields that must be 0 are not");
     add("read_frames_skipped", m_skippedChunks, "frames that failed their checksum or did not decode");
     add("read_events_lost", m_lostEvents, "events in the skipped frames (when known)");
 }
@@ -266,12 +281,34 @@ void TraceLoader::noteUnknownFields()
 Expected<Trace> TraceLoader::load()
 {
     readSections();
-    Status s = indexUsable() ? loadParallel() : loadInOrder();
+    std::string why;
+    bool parallel = indexUsable(why);
+    if (!parallel && m_reader.hasIndex()) {
+        m_indexInconsistent = true;
+        m_warnings.push_back(why + "; the index is damaged, frames read in order instead");
+    }
+    Status s = parallel ? loadParallel() : loadInOrder();
+    if (s && parallel && m_indexMismatch && !m_cancelled) {
+        // Chunks that read fine did not match their index entries: the index placed them wrongly.
+        // Start over in order, where each chunk describes itself.
+        m_builder = std::make_unique<TraceBuilder>();
+        m_shared.reset();
+        m_warnings.clear();
+        m_counters.clear();
+        m_counterMap.clear();
+        m_skippedChunks = m_lostEvents = 0;
+        m_unknownFieldChunks = 0;
+        readSections();
+        m_indexInconsistent = true;
+        m_warnings.push_back(m_reader.name() + ": chunks do not match their index entries; the index is damaged, "
+            + "frames read in order instead");
+        s = loadInOrder();
+    }
     if (!s)
         return s;
     if (m_cancelled)
         return Status::error(m_reader.name() + ": cancelled");
-    Trace& t = *m_builder.m_trace;
+    Trace& t = *m_builder->m_trace;
     for (const auto& c : m_counters)
         *t.m_header.add_counters() = c;
     addReadCounters(t.m_header);
@@ -282,7 +319,7 @@ Expected<Trace> TraceLoader::load()
         t.m_warnings.push_back(w);
     for (auto& w : m_warnings)
         t.m_warnings.push_back(std::move(w));
-    Trace trace = m_builder.finish();
+    Trace trace = m_builder->finish();
 #ifdef __GLIBC__
     // The workers' scratch (arenas, buffers) lived in per-thread malloc arenas: hand it back, so
     // what stays resident is the trace.
@@ -297,7 +334,7 @@ Expected<Trace> TraceLoader::load()
 
 Status TraceLoader::loadInOrder()
 {
-    ChunkImporter importer(m_builder);
+    ChunkImporter importer(*m_builder);
     if (m_reader.hasIndex())
         importer.loadDictionaries(m_reader.index());
     format::ZstdDecompressor zstd;
@@ -309,6 +346,11 @@ Status TraceLoader::loadInOrder()
             return Status::ok();
         if (f.header.type != uint8_t(FrameType::Chunk))
             continue;
+        const uint64_t claimed = std::min<uint64_t>(f.header.events, f.header.rawBytes);
+        if (Status s
+            = format::MemoryBudget::check((importer.events() + claimed) * format::kTraceBytesPerEvent, m_reader.name());
+            !s)
+            return s;
         pb::Chunk& chunk = *arena.fresh<pb::Chunk>();
         if (Status s = m_reader.readMessage(f, zstd, raw, chunk); !s) {
             ++m_skippedChunks;
@@ -336,14 +378,14 @@ Status TraceLoader::loadInOrder()
 
 namespace gapscope::model {
 
-void TraceLoader::planLanes(std::vector<Plan>& plans)
+Status TraceLoader::planLanes(std::vector<Plan>& plans)
 {
     Shared& sh = *m_shared;
-    Trace& t = *m_builder.m_trace;
+    Trace& t = *m_builder->m_trace;
     const pb::Index& index = m_reader.index();
     sh.laneMap.resize(sh.decoder.lanes().size());
     for (size_t i = 0; i < sh.laneMap.size(); ++i)
-        sh.laneMap[i] = m_builder.lane(ChunkImporter::laneInfo(sh.decoder.lanes()[i]));
+        sh.laneMap[i] = m_builder->lane(ChunkImporter::laneInfo(sh.decoder.lanes()[i]));
     sh.totals.assign(t.m_lanes.size(), 0);
     uint64_t memops = 0, syncs = 0, colls = 0;
     for (const auto& f : m_reader.frames()) {
@@ -370,9 +412,15 @@ void TraceLoader::planLanes(std::vector<Plan>& plans)
         colls += p.entry->collective_count();
         plans.push_back(std::move(p));
     }
+    uint64_t events = 0;
+    for (uint64_t n : sh.totals)
+        events += n;
+    if (Status s = format::MemoryBudget::check(events * format::kTraceBytesPerEvent, m_reader.name()); !s)
+        return s;
     t.m_memops.resize(memops);
     t.m_syncs.resize(syncs);
     t.m_collectives.resize(colls);
+    return Status::ok();
 }
 
 Status TraceLoader::loadParallel()
@@ -381,22 +429,31 @@ Status TraceLoader::loadParallel()
     Shared& sh = *m_shared;
     const pb::Index& index = m_reader.index();
     sh.decoder.load(index);
-    Trace& t = *m_builder.m_trace;
+    Trace& t = *m_builder->m_trace;
     t.m_strings.assign(1, std::string());
     t.m_strings.insert(t.m_strings.end(), index.strings().begin(), index.strings().end());
     t.m_impl->strings.rebuild(t.m_strings);
     std::vector<Plan> plans;
-    planLanes(plans);
+    if (Status s = planLanes(plans); !s)
+        return s;
 
+    std::atomic<bool> outOfMemory { false };
     parallelFor(t.m_lanes.size(), m_threads, [&](size_t l) {
         LaneEvents& e = t.m_lanes[l].events;
         const size_t n = sh.totals[l];
-        sizeColumn(e.m_start, n);
-        sizeColumn(e.m_dur, n);
-        sizeColumn(e.m_name, n);
-        sizeColumn(e.m_corr, n);
-        sizeColumn(e.m_aux, n);
+        try { // within the budget, yet the system may still refuse
+            sizeColumn(e.m_start, n);
+            sizeColumn(e.m_dur, n);
+            sizeColumn(e.m_name, n);
+            sizeColumn(e.m_corr, n);
+            sizeColumn(e.m_aux, n);
+        } catch (const std::bad_alloc&) {
+            outOfMemory = true;
+        }
     });
+    if (outOfMemory)
+        return Status::error(m_reader.name() + ": out of memory while sizing the lanes; "
+            + format::MemoryBudget::exceeded(0) + " (or lower it below what the system can give)");
     sh.cols.resize(sh.laneMap.size());
     for (size_t fl = 0; fl < sh.laneMap.size(); ++fl) {
         LaneEvents& e = t.m_lanes[sh.laneMap[fl]].events;
@@ -413,11 +470,21 @@ Status TraceLoader::loadParallel()
         w.count.assign(sh.laneMap.size(), 0);
         for (size_t i; !m_cancelled && (i = next.fetch_add(1)) < plans.size();) {
             Plan& p = plans[i];
-            pb::Chunk* chunk = w.arena.fresh<pb::Chunk>();
-            Status s = p.failed ? Status::error(m_reader.where(p.frame->offset, "index names an unknown lane"))
-                                : m_reader.readMessage(*p.frame, w.zstd, w.raw, *chunk);
-            if (s && !p.failed)
-                s = decodeChunk(*chunk, p, w);
+            Status s;
+            try { // an exception must not leave a worker thread: it becomes this chunk's error
+                pb::Chunk* chunk = w.arena.fresh<pb::Chunk>();
+                s = p.failed ? Status::error(m_reader.where(p.frame->offset, "index names an unknown lane"))
+                             : m_reader.readMessage(*p.frame, w.zstd, w.raw, *chunk);
+                if (p.failed)
+                    m_indexMismatch = true;
+                if (s && !p.failed) {
+                    s = decodeChunk(*chunk, p, w);
+                    if (!s)
+                        m_indexMismatch = true; // the chunk read fine: its index entry or dictionary is wrong
+                }
+            } catch (const std::exception& e) {
+                s = Status::error(m_reader.where(p.frame->offset, std::string("out of memory decoding: ") + e.what()));
+            }
             if (!s) {
                 p.failed = true;
                 std::lock_guard<std::mutex> lock(m_mutex);
@@ -443,7 +510,7 @@ Status TraceLoader::loadParallel()
         for (const auto& [where, d] : w->longDurations)
             t.m_lanes[where.first].events.m_longDur[uint32_t(where.second)] = d;
         for (const auto& [rank, step] : w->steps)
-            m_builder.addStep(rank, step);
+            m_builder->addStep(rank, step);
         for (const auto& [k, c] : w->counters)
             addCounter(m_counterMap, c);
     }
@@ -483,7 +550,7 @@ uint32_t TraceLoader::configIndex(uint32_t cfg, uint64_t graph, uint64_t node, W
     uint32_t idx;
     {
         std::lock_guard<std::mutex> lock(m_mutex);
-        idx = m_builder.config(kc);
+        idx = m_builder->config(kc);
     }
     w.configs.insert(cfg, graph, node, idx);
     recent = { graph, node, cfg, idx };
@@ -568,7 +635,7 @@ namespace gapscope::model {
 
 template <typename Put> void TraceLoader::decodeOthers(const pb::Chunk& ch, const Plan& plan, Worker& w, Put& put)
 {
-    Trace& t = *m_builder.m_trace;
+    Trace& t = *m_builder->m_trace;
     const int64_t base = ch.base_time_ns();
     const size_t lanes = m_shared->decoder.lanes().size(), strings = m_shared->decoder.strings().size();
     auto walk = [&](const pb::Columns& c, int64_t b, auto&& f) { w.walker.walk(c, b, lanes, strings, f); };
@@ -619,7 +686,7 @@ template <typename Put> void TraceLoader::decodeOthers(const pb::Chunk& ch, cons
 
 void TraceLoader::removeFailed(const std::vector<Plan>& plans)
 {
-    Trace& t = *m_builder.m_trace;
+    Trace& t = *m_builder->m_trace;
     const Shared& sh = *m_shared;
     // Mark the slots of failed chunks, then compact each lane (rare path: damaged files only).
     std::vector<std::vector<uint8_t>> dead(t.m_lanes.size());

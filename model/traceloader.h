@@ -6,8 +6,10 @@
 // With an intact index (which lists each chunk's events per lane), every chunk's events have a known
 // place in the final lane columns before it is decoded, so chunks decode in parallel, straight into
 // place, with no per-event allocation; summaries are built in one pass per lane afterwards. Without
-// an index (cut or damaged file), chunks decode in order through ChunkImporter. A chunk that fails
-// (checksum, parse, shape) is left out with a warning naming its offset; the rest is kept.
+// an index (cut or damaged file), chunks decode in order through ChunkImporter. An index whose counts
+// the frames cannot back, or whose entries a chunk that reads fine does not match, is damaged: the
+// file is then read in order. A chunk that fails (checksum, parse, shape) is left out with a warning
+// naming its offset; the rest is kept.
 //
 // Threading: load() uses ReadOptions::threads threads; the loader itself is used by one thread.
 
@@ -34,21 +36,21 @@ private:
     void noteUnknownFields();
     void addReadCounters(pb::FileHeader& header) const;
     void readSections();
-    bool indexUsable() const;
+    bool indexUsable(std::string& why) const;
     Status loadParallel();
     Status loadInOrder();
     Status decodeChunk(const pb::Chunk& chunk, const Plan& plan, Worker& w);
     Status checkCounts(const pb::Chunk& chunk, const Plan& plan, Worker& w);
     template <typename Put> void decodeOthers(const pb::Chunk& chunk, const Plan& plan, Worker& w, Put& put);
     uint32_t configIndex(uint32_t cfg, uint64_t graph, uint64_t node, Worker& w);
-    void planLanes(std::vector<Plan>& plans);
+    Status planLanes(std::vector<Plan>& plans);
     void removeFailed(const std::vector<Plan>& plans);
     bool reportProgress(size_t done, size_t total);
 
     const format::TraceReader& m_reader;
     ReadOptions m_options;
     unsigned m_threads;
-    TraceBuilder m_builder;
+    std::unique_ptr<TraceBuilder> m_builder = std::make_unique<TraceBuilder>();
     std::mutex m_mutex; // guards the builder's config table and m_warnings during parallel decode
     std::vector<std::string> m_warnings;
     std::vector<pb::Counter> m_counters;
@@ -58,6 +60,8 @@ private:
     std::unique_ptr<Shared> m_shared;
     uint64_t m_skippedChunks = 0; // under m_mutex while decoding in parallel
     uint64_t m_lostEvents = 0;
+    bool m_indexInconsistent = false; // the index's counts do not match the frames
+    std::atomic<bool> m_indexMismatch { false }; // a chunk that read fine did not match its index entry
 };
 
 } // namespace gapscope::model

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include "model/traceopen.h"
 
+#include "model/format/regularfile.h"
 #include "model/format/tracereader.h"
 
 #include <fstream>
@@ -25,6 +26,9 @@ Expected<Trace> openTrace(const std::vector<std::string>& paths, const ReadOptio
 {
     if (paths.empty())
         return Status::error("no trace file given");
+    for (const auto& p : paths) // before anything opens it: a FIFO would block, a directory is no trace
+        if (Status s = format::checkRegularFile(p); !s)
+            return s;
     size_t ours = 0;
     for (const auto& p : paths)
         ours += isGapscopeFile(p) ? 1 : 0;

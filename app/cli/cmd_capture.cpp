@@ -21,6 +21,7 @@
 #include <csignal>
 #include <cstdio>
 #include <memory>
+#include <map>
 #include <set>
 #include <sstream>
 #include <unistd.h>
@@ -143,10 +144,25 @@ public:
     {
         m_in.step(r, i, s, d, src);
     }
-    void counter(const pb::Counter& c) override { m_in.counter(c); }
+    void counter(const pb::Counter& c) override
+    {
+        auto [it, inserted] = m_counters.emplace(std::make_pair(c.name(), c.rank()), c);
+        if (!inserted)
+            it->second.set_value(it->second.value() + c.value());
+        m_in.counter(c);
+    }
+    // Counters that came with the stream's chunks (added up), for the report.
+    std::vector<pb::Counter> streamedCounters() const
+    {
+        std::vector<pb::Counter> out;
+        for (const auto& [k, c] : m_counters)
+            out.push_back(c);
+        return out;
+    }
 
 private:
     capture::EventSink& m_in;
+    std::map<std::pair<std::string, int32_t>, pb::Counter> m_counters;
     std::vector<uint64_t> m_hist;
     int64_t m_arrival = 0;
     uint64_t m_count = 0;
@@ -274,7 +290,11 @@ void report(const capture::LiveCapture& lc, const pb::FileHeader& h, const std::
                              : "")
                   << "\n";
     bool anyLoss = false;
-    for (const auto& c : h.counters())
+    std::vector<pb::Counter> counters(h.counters().begin(), h.counters().end());
+    if (latency)
+        for (const auto& c : latency->streamedCounters())
+            counters.push_back(c);
+    for (const auto& c : counters)
         if (c.value() > 0 && (c.severity() == "data_loss" || c.severity() == "error" || c.severity() == "warning")) {
             std::cout << c.severity() << ": " << c.name()
                       << (c.rank() >= 0 ? " (rank " + std::to_string(c.rank()) + ")" : "") << " = " << c.value()

@@ -5,11 +5,13 @@
 
 #include "app/gui/headlessexport.h"
 #include "app/gui/mainwindow.h"
+#include "model/format/memorybudget.h"
 
 #include <QApplication>
 #include <QCommandLineParser>
 #include <QTimer>
 
+#include <cstdio>
 #include <cstring>
 
 namespace {
@@ -94,8 +96,20 @@ int main(int argc, char** argv)
         { QStringLiteral("precision"), QStringLiteral("Export: precision spec, e.g. all=nvfp4,lm_head=bf16."),
             QStringLiteral("SPEC") },
         { QStringLiteral("tp"), QStringLiteral("Export: tensor-parallel degree of the budget."), QStringLiteral("N") },
+        { QStringLiteral("max-memory"),
+            QStringLiteral("Memory budget for loading a trace (e.g. 8G, 512M; default 3/4 of RAM or of ulimit -v)."),
+            QStringLiteral("SIZE") },
     });
     p.process(app);
+    if (p.isSet(QStringLiteral("max-memory"))) {
+        uint64_t bytes = 0;
+        if (!gapscope::format::MemoryBudget::parse(p.value(QStringLiteral("max-memory")).toStdString(), bytes)) {
+            std::fprintf(stderr, "gapscope: --max-memory %s: expected a size, e.g. 8G or 512M\n",
+                qPrintable(p.value(QStringLiteral("max-memory"))));
+            return 2;
+        }
+        gapscope::format::MemoryBudget::setLimit(bytes); // openTrace checks every load against it
+    }
     if (exporting)
         return headless(p);
 

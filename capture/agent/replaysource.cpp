@@ -30,6 +30,41 @@ struct Pending {
     Kind kind;
     bool operator>(const Pending& o) const { return end > o.end; }
 };
+pb::Counter lossCounter(const char* name, uint64_t value, const std::string& detail)
+{
+    pb::Counter c;
+    c.set_name(name);
+    c.set_rank(-1);
+    c.set_value(value);
+    c.set_severity("data_loss");
+    c.set_detail(detail);
+    return c;
+}
+
+// Keeps the step records of `chunk` whose index is at most last[rank] (ranks not in `last` keep all),
+// so a replay cut at chunk granularity records no step beyond the ones asked for.
+void dropStepsAfter(pb::Chunk& chunk, const std::map<uint32_t, uint32_t>& last)
+{
+    const pb::StepBlock in = chunk.steps();
+    pb::StepBlock& out = *chunk.mutable_steps();
+    out.Clear();
+    auto at = [](const auto& col, int i) { return col.size() ? uint64_t(col.Get(i)) : 0; };
+    uint64_t t = uint64_t(chunk.base_time_ns()), prev = t;
+    for (int i = 0; i < in.rank_size(); ++i) {
+        t += at(in.start_delta(), i);
+        const uint32_t index = uint32_t(at(in.index(), i));
+        auto it = last.find(in.rank(i));
+        if (it != last.end() && index > it->second)
+            continue;
+        out.add_rank(in.rank(i));
+        out.add_index(index);
+        out.add_start_delta(int64_t(t - prev));
+        prev = t;
+        out.add_duration(at(in.duration(), i));
+        out.add_source(uint32_t(at(in.source(), i)));
+    }
+}
+
 } // namespace
 
 // Collects a chunk's events with replay times (scaled and shifted), and releases them by end time.
@@ -311,6 +346,31 @@ void ReplaySource::setError(const std::string& e)
         m_progress.error = e;
 }
 
+void ReplaySource::lostChunk(uint32_t frameEvents, const std::string& why)
+{
+    ++m_lostChunks;
+    m_lostEvents += frameEvents;
+    setError(why);
+}
+
+std::vector<pb::Counter> ReplaySource::lossCounters() const
+{
+    std::vector<pb::Counter> out;
+    if (m_lostChunks)
+        out.push_back(lossCounter("replay_chunks_skipped", m_lostChunks,
+            "chunks of the replayed file that did not read or decode (" + std::to_string(m_lostEvents)
+                + " events, as their frames say)"));
+    if (m_lostEvents)
+        out.push_back(lossCounter("replay_events_lost", m_lostEvents, "events in the skipped chunks"));
+    if (m_reader->missingEvents())
+        out.push_back(
+            lossCounter("replay_truncated_events", m_reader->missingEvents(), "the replayed file is cut short"));
+    if (m_reader->damagedBytes())
+        out.push_back(lossCounter("replay_damaged_bytes", m_reader->damagedBytes(),
+            "damaged bytes of the replayed file, skipped between frames"));
+    return out;
+}
+
 bool ReplaySource::push(MergeWorker& merger, uint32_t plan, std::unique_ptr<pb::Chunk> chunk)
 {
     const uint64_t events = ChunkRemapper::eventCount(*chunk);
@@ -343,7 +403,7 @@ void ReplaySource::runUnpaced(uint32_t plan, uint32_t steps, MergeWorker* merger
             continue;
         auto in = std::make_unique<pb::Chunk>();
         if (Status s = m_reader->readMessage(f, z, scratch, *in); !s) {
-            setError(s.message());
+            lostChunk(f.header.events, s.message());
             continue;
         }
         if (!defined) {
@@ -355,17 +415,32 @@ void ReplaySource::runUnpaced(uint32_t plan, uint32_t steps, MergeWorker* merger
         const auto& st = in->steps();
         for (int i = 0; i < st.rank_size(); ++i)
             stepsSeen[st.rank(i)].insert(i < st.index_size() ? st.index(i) : 0);
+        size_t minSteps = SIZE_MAX;
+        for (const auto& [r, set] : stepsSeen)
+            minSteps = std::min(minSteps, set.size());
+        const bool done = steps > 0 && !stepsSeen.empty() && minSteps >= steps;
+        if (done) {
+            // At chunk granularity the last chunk's events may go a little beyond; its step records
+            // may not, or the file would hold more steps than were asked for.
+            std::map<uint32_t, uint32_t> last;
+            for (const auto& [r, set] : stepsSeen)
+                last[r] = *std::next(set.begin(), long(steps) - 1);
+            dropStepsAfter(*in, last);
+        }
         if (!push(*merger, plan, std::move(in)))
             return;
         if (steps > 0 && !stepsSeen.empty()) {
-            size_t minSteps = SIZE_MAX;
-            for (const auto& [r, set] : stepsSeen)
-                minSteps = std::min(minSteps, set.size());
             std::lock_guard<std::mutex> lock(m_mutex);
             m_progress.steps = uint32_t(std::min<size_t>(minSteps, steps));
-            if (minSteps >= steps)
-                break; // at chunk granularity: the steps of the last chunk may go a little beyond
         }
+        if (done)
+            break;
+    }
+    if (auto counters = lossCounters(); !counters.empty() && defined) {
+        auto chunk = std::make_unique<pb::Chunk>();
+        for (auto& c : counters)
+            *chunk->add_counters() = std::move(c);
+        push(*merger, plan, std::move(chunk));
     }
 }
 
@@ -405,9 +480,10 @@ void ReplaySource::run(uint32_t plan, uint32_t steps, MergeWorker* merger)
                 break;
             }
             pb::Chunk in;
-            Status s = m_reader->readMessage(*frames[fi++], z, scratch, in);
+            const format::FrameInfo& frame = *frames[fi++];
+            Status s = m_reader->readMessage(frame, z, scratch, in);
             if (!s) {
-                setError(s.message());
+                lostChunk(frame.header.events, s.message());
                 continue;
             }
             if (!pacer) {
@@ -415,7 +491,7 @@ void ReplaySource::run(uint32_t plan, uint32_t steps, MergeWorker* merger)
                 pacer = std::make_unique<Pacer>(wallStart, first, m_speed);
             }
             if (Status s2 = remap.apply(in, *pacer); !s2)
-                setError(s2.message());
+                lostChunk(frame.header.events, s2.message());
             for (const auto& c : pacer->counters())
                 enc.addCounter(c);
             pacer->counters().clear();
@@ -431,6 +507,9 @@ void ReplaySource::run(uint32_t plan, uint32_t steps, MergeWorker* merger)
             m_progress.steps = std::min<uint32_t>(released / rankCount, steps ? steps : UINT32_MAX);
         }
         const bool last = fi >= frames.size() && pacer->empty();
+        if (last)
+            for (const auto& c : lossCounters())
+                enc.addCounter(c);
         if (enc.pendingEvents() >= kBatchEvents || (enc.pendingEvents() > 0 && now - lastFlush >= kBatchNs) || last) {
             auto chunk = std::make_unique<pb::Chunk>();
             enc.flush(*chunk);

@@ -65,6 +65,10 @@ private:
     void runUnpaced(uint32_t plan, uint32_t steps, MergeWorker* merger);
     bool push(MergeWorker& merger, uint32_t plan, std::unique_ptr<pb::Chunk> chunk);
     void setError(const std::string& e);
+    // A chunk of the file that did not read or decode: counted, and reported as data loss.
+    void lostChunk(uint32_t frameEvents, const std::string& why);
+    // The data-loss counters of this replay (lost chunks, and what the reader found cut or damaged).
+    std::vector<pb::Counter> lossCounters() const;
 
     std::string m_path;
     double m_speed = 1.0;
@@ -76,6 +80,8 @@ private:
     std::atomic<bool> m_finished { false };
     mutable std::mutex m_mutex;
     Progress m_progress;
+    uint64_t m_lostChunks = 0; // replay thread only
+    uint64_t m_lostEvents = 0;
 };
 
 } // namespace gapscope::capture

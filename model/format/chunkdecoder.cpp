@@ -41,20 +41,39 @@ void ChunkDecoder::reset()
     m_notes.clear();
 }
 
+void ChunkDecoder::padStrings(size_t count, bool note)
+{
+    if (m_strings.size() >= count)
+        return;
+    if (note)
+        m_notes.push_back("string ids " + std::to_string(m_strings.size() + 1) + ".." + std::to_string(count)
+            + " are missing (an earlier chunk was lost)");
+    while (m_strings.size() < count)
+        m_strings.push_back("<string " + std::to_string(m_strings.size() + 1) + " lost>");
+}
+
 Status ChunkDecoder::absorb(const pb::Chunk& chunk)
 {
+    if (chunk.reused_string_ids_size() != chunk.reused_strings_size())
+        return Status::error("chunk's reused string ids and strings differ in number");
+    for (int i = 0; i < chunk.reused_string_ids_size(); ++i) {
+        const uint32_t id = chunk.reused_string_ids(i);
+        if (id == 0 || id > m_strings.size() + 1000000)
+            return Status::error("reused string id " + std::to_string(id) + " is out of range");
+        if (id > m_strings.size()) {
+            padStrings(id - 1, false); // the ids between are not used by this chunk
+            m_strings.push_back(chunk.reused_strings(i));
+        } else {
+            m_strings[id - 1] = chunk.reused_strings(i);
+        }
+    }
     if (chunk.strings_size()) {
         uint64_t first = chunk.first_string_id();
         if (first == 0)
             return Status::error("chunk strings start at id 0 (ids start at 1)");
         if (first > m_strings.size() + 1000000)
             return Status::error("string id " + std::to_string(first) + " is absurd");
-        if (first > m_strings.size() + 1) {
-            m_notes.push_back("string ids " + std::to_string(m_strings.size() + 1) + ".." + std::to_string(first - 1)
-                + " are missing (an earlier chunk was lost)");
-            while (m_strings.size() + 1 < first)
-                m_strings.push_back("<string " + std::to_string(m_strings.size() + 1) + " lost>");
-        }
+        padStrings(size_t(first - 1), true);
         size_t id = size_t(first);
         for (const auto& s : chunk.strings()) {
             if (id <= m_strings.size())
@@ -92,13 +111,19 @@ void ChunkDecoder::load(const pb::Index& index)
 {
     reset();
     m_strings.assign(index.strings().begin(), index.strings().end());
+    // Ids are dense in an index this project wrote; an id far past the entries is damage, skipped
+    // (the chunks that use it then fail alone) rather than sized for.
+    const size_t maxLanes = size_t(index.lanes_size()) + 100000;
+    const size_t maxConfigs = size_t(index.configs_size()) + 1000000;
     for (const auto& l : index.lanes()) {
+        if (l.id() >= maxLanes)
+            continue;
         if (l.id() >= m_lanes.size())
             m_lanes.resize(l.id() + 1);
         m_lanes[l.id()] = l;
     }
     for (const auto& c : index.configs()) {
-        if (c.id() == 0)
+        if (c.id() == 0 || c.id() > maxConfigs)
             continue;
         if (c.id() > m_configs.size())
             m_configs.resize(c.id());

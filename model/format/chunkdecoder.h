@@ -23,7 +23,8 @@ namespace gapscope::format {
 
 class ChunkDecoder {
 public:
-    // Takes the dictionary entries a chunk defines. Ids must continue the existing ones; a gap (an
+    // Takes the dictionary entries a chunk defines or repeats (reused_strings, lanes and configs it
+    // uses: a chunk of format 1.1 decodes alone). New ids must continue the existing ones; a gap (an
     // earlier chunk was lost) is filled with placeholders ("<string N lost>") and reported.
     Status absorb(const pb::Chunk& chunk);
     void load(const pb::Index& index);
@@ -68,6 +69,7 @@ public:
     void forEach(const pb::Chunk& chunk, Visitor& visitor) const;
 
 private:
+    void padStrings(size_t count, bool note); // placeholders up to `count` strings
     Status checkColumns(const pb::Columns& c, size_t n, const char* block, bool names) const;
     std::vector<std::string> m_strings;
     std::vector<pb::LaneDef> m_lanes;

@@ -261,6 +261,9 @@ struct ChunkEncoder::Impl {
     std::vector<uint8_t> scratch;
     Predictors predictors;
     std::vector<uint64_t> laneCount; // by lane id, for stats
+    // Which earlier dictionary entries the pending events use (stamped per flush).
+    std::vector<uint32_t> stringStamp, laneStamp, configStamp, usedIds;
+    uint32_t useStamp = 0;
 
     // Sorts a block's columns in place; returns the permutation used (empty if already sorted).
     template <typename... V> void sortBlock(Common& c, V&... extra)
@@ -283,6 +286,7 @@ struct ChunkEncoder::Impl {
     void writeCollectives(pb::Chunk& out, int64_t base);
     void writeSteps(pb::Chunk& out, int64_t base);
     void writeDictionaries(pb::Chunk& out);
+    void writeReused(pb::Chunk& out);
     void finishStats();
 };
 
@@ -553,8 +557,55 @@ void ChunkEncoder::Impl::writeSteps(pb::Chunk& out, int64_t base)
     stats.steps = s.rank.size();
 }
 
+void ChunkEncoder::Impl::writeReused(pb::Chunk& out)
+{
+    // Entries of earlier chunks that this chunk uses, so it decodes alone if one of them is lost.
+    if (++useStamp == 0) { // wrapped: old stamps could match again
+        for (auto* v : { &stringStamp, &laneStamp, &configStamp })
+            std::fill(v->begin(), v->end(), 0u);
+        useStamp = 1;
+    }
+    auto mark = [this](std::vector<uint32_t>& stamps, std::vector<uint32_t>& used, size_t limit, uint32_t id) {
+        if (id >= limit)
+            return; // defined by this chunk itself
+        if (stamps.size() < limit)
+            stamps.resize(limit, 0);
+        if (stamps[id] != useStamp) {
+            stamps[id] = useStamp;
+            used.push_back(id);
+        }
+    };
+    usedIds.clear();
+    const size_t oldStrings = flushedStrings + 1; // string ids 1..flushedStrings
+    for (const std::vector<uint32_t>* col : { &kernels.c.name, &api.c.name, &nvtx.c.name, &nvtx.domain, &colls.c.name,
+             &colls.datatype, &colls.algorithm, &colls.protocol })
+        for (uint32_t id : *col)
+            if (id != 0)
+                mark(stringStamp, usedIds, oldStrings, id);
+    std::sort(usedIds.begin(), usedIds.end());
+    for (uint32_t id : usedIds) {
+        out.add_reused_string_ids(id);
+        out.add_reused_strings(strings[id - 1]);
+    }
+    usedIds.clear();
+    for (const Common* c : { &kernels.c, &memops.c, &api.c, &syncs.c, &nvtx.c, &colls.c })
+        for (uint32_t l : c->lane)
+            mark(laneStamp, usedIds, flushedLanes, l);
+    std::sort(usedIds.begin(), usedIds.end());
+    for (uint32_t id : usedIds)
+        *out.add_lanes() = lanes[id];
+    usedIds.clear();
+    for (uint32_t id : kernels.config)
+        if (id != 0)
+            mark(configStamp, usedIds, flushedConfigs + 1, id);
+    std::sort(usedIds.begin(), usedIds.end());
+    for (uint32_t id : usedIds)
+        *out.add_configs() = configs[id - 1];
+}
+
 void ChunkEncoder::Impl::writeDictionaries(pb::Chunk& out)
 {
+    writeReused(out);
     if (flushedStrings < strings.size()) {
         out.set_first_string_id(uint32_t(flushedStrings + 1));
         for (size_t i = flushedStrings; i < strings.size(); ++i)

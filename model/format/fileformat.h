@@ -20,7 +20,14 @@
 // the last one wins), INDEX Index (last frame). Readers skip frame types they do not know.
 //
 // Versioning: the major version changes only when an older reader could misread a file; a reader
-// rejects a major version it does not know. Minor versions add frame types or fields only.
+// rejects a major version it does not know. Minor versions add frame types or fields only
+// (1.1: every chunk repeats the dictionary entries it uses, so it decodes without the chunks before it).
+// Header bytes 12-15 (flags) must be 0: a reader warns and validate fails otherwise.
+//
+// Trust: nothing a file says is allocated before it is checked against what the file can hold. A
+// frame expands at most TraceReader::kMaxCompressionRatio times; index counts must match the frame
+// headers (else the index is damaged and frames are read in order); every buffer and the trace
+// itself are checked against the MemoryBudget.
 
 #include <cstddef>
 #include <cstdint>
@@ -30,7 +37,7 @@ namespace gapscope::format {
 
 constexpr char kFileMagic[8] = { 'G', 'A', 'P', 'S', 'C', 'O', 'P', 'E' };
 constexpr uint16_t kVersionMajor = 1;
-constexpr uint16_t kVersionMinor = 0;
+constexpr uint16_t kVersionMinor = 1; // 1.1: chunks repeat the dictionary entries they use
 constexpr size_t kFileHeaderSize = 16;
 constexpr size_t kFrameHeaderSize = 32;
 constexpr size_t kFooterSize = 32;

@@ -2,6 +2,8 @@
 #include "model/format/tracereader.h"
 
 #include "model/format/crc32c.h"
+#include "model/format/memorybudget.h"
+#include "model/format/regularfile.h"
 
 #include <algorithm>
 #include <cerrno>
@@ -27,6 +29,11 @@ std::string hex(uint32_t v)
     return b;
 }
 
+// Parsed messages take up to this many times their raw bytes (packed varints become 8-byte values).
+constexpr uint64_t kParseExpansion = 8;
+// An index of many tiny strings takes more per raw byte.
+constexpr uint64_t kIndexExpansion = 40;
+
 std::string frameName(uint8_t type)
 {
     return isKnownFrameType(type) ? toString(FrameType(type)) : "type " + std::to_string(type);
@@ -38,6 +45,11 @@ TraceReader::~TraceReader()
 {
     if (m_fd >= 0)
         ::close(m_fd);
+}
+
+uint64_t TraceReader::maxRawBytes(uint64_t storedBytes)
+{
+    return std::max<uint64_t>(uint64_t(1) << 20, storedBytes * kMaxCompressionRatio);
 }
 
 bool TraceReader::hasMagic(const void* bytes, size_t size)
@@ -54,7 +66,13 @@ Expected<std::unique_ptr<TraceReader>> TraceReader::open(const std::string& path
 {
     std::unique_ptr<TraceReader> r(new TraceReader);
     r->m_name = path;
-    r->m_fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (Status s = checkRegularFile(path); !s) {
+        if (error)
+            *error = FormatError::Io;
+        return s;
+    }
+    // O_NONBLOCK: should the path turn into a FIFO after the check, open() still returns at once.
+    r->m_fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
     struct stat st { };
     if (r->m_fd < 0 || ::fstat(r->m_fd, &st) != 0) {
         if (error)
@@ -134,6 +152,14 @@ Status TraceReader::init(FormatError* error)
                 "format version " + std::to_string(major) + "." + std::to_string(m_minor)
                     + (major > kVersionMajor ? " is newer than" : " is not known to") + " this build (reads "
                     + std::to_string(kVersionMajor) + ".x)" + (major > kVersionMajor ? "; update gapscope" : "")));
+    if (m_minor > kVersionMinor)
+        m_warnings.push_back(where(10,
+            "format version 1." + std::to_string(m_minor) + " is newer than this build (1."
+                + std::to_string(kVersionMinor) + "); what it added is skipped"));
+    if (uint32_t flags = loadU32(h + 12); flags != 0) {
+        m_headerDamaged = true;
+        m_warnings.push_back(where(12, "file header flags are " + hex(flags) + ", not 0 (damaged header)"));
+    }
     std::string why;
     bool footerPresent = false;
     m_hasIndex = loadIndex(why, footerPresent);
@@ -173,6 +199,12 @@ bool TraceReader::loadIndex(std::string& why, bool& footerPresent)
     if (!hb || !decodeFrameHeader(hb, idx.header, &why) || idx.header.type != uint8_t(FrameType::Index)
         || idx.end() != indexEnd) {
         why = "index frame unreadable" + (why.empty() ? std::string() : " (" + why + ")");
+        return false;
+    }
+    // A parsed index takes up to about kIndexExpansion times its raw bytes (small repeated strings).
+    if (Status s = MemoryBudget::check(uint64_t(idx.header.rawBytes) * kIndexExpansion, where(idx.offset, "index"));
+        !s) {
+        why = s.message();
         return false;
     }
     ZstdDecompressor zstd;
@@ -289,6 +321,7 @@ void TraceReader::scan(uint64_t from, uint64_t to)
         off = fi.end();
     }
     if (m_frames.empty() || m_frames.back().header.type != uint8_t(FrameType::Index)) {
+        m_indexMissing = true;
         if (m_missingBytes == 0)
             m_warnings.push_back(m_name + ": no index at the end (the writer did not finish); read "
                 + std::to_string(m_frames.size()) + " whole frames");
@@ -314,6 +347,14 @@ std::vector<const FrameInfo*> TraceReader::chunksOverlapping(int64_t t0, int64_t
 Status TraceReader::readPayload(const FrameInfo& frame, ZstdDecompressor& zstd, std::string& out) const
 {
     const FrameHeader& h = frame.header;
+    if (h.codec != uint8_t(Codec::None) && uint64_t(h.rawBytes) > maxRawBytes(h.storedBytes))
+        return Status::error(where(frame.offset,
+            frameName(h.type) + " frame claims " + std::to_string(h.rawBytes) + " bytes from "
+                + std::to_string(h.storedBytes) + " compressed, more than a .gapscope frame ever expands (damaged "
+                + "length or a decompression bomb)"));
+    MemoryBudget::Reservation reservation;
+    if (Status s = MemoryBudget::reserve(uint64_t(h.rawBytes) + h.storedBytes, reservation); !s)
+        return Status::error(where(frame.offset, frameName(h.type) + " frame: " + s.message()));
     std::string scratch;
     Status st;
     const uint8_t* p = bytesAt(frame.offset + kFrameHeaderSize, h.storedBytes, m_fd >= 0 ? out : scratch, st);
@@ -360,6 +401,9 @@ Status TraceReader::readMessage(
 {
     if (Status s = readPayload(frame, zstd, scratch); !s)
         return s;
+    MemoryBudget::Reservation reservation;
+    if (Status s = MemoryBudget::reserve(uint64_t(scratch.size()) * kParseExpansion, reservation); !s)
+        return Status::error(where(frame.offset, frameName(frame.header.type) + " frame: " + s.message()));
     if (!message.ParseFromArray(scratch.data(), int(scratch.size())))
         return Status::error(where(
             frame.offset, frameName(frame.header.type) + " frame: payload does not parse as " + message.GetTypeName()));

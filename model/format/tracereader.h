@@ -8,7 +8,8 @@
 // Damage in the middle (bad frame header) is skipped by searching for the next valid frame header,
 // with a warning naming the offset and the bytes skipped. Frames of unknown types are listed with a
 // note and otherwise ignored. Lengths are capped by the file size and kMaxFrameBytes, so no input
-// makes the reader allocate without bound. Messages read "FILE: offset N: what".
+// makes the reader allocate without bound: a frame may expand at most kMaxCompressionRatio times,
+// and every decompression buffer is taken out of the MemoryBudget while it lives. Messages read "FILE: offset N: what".
 //
 // Threading: after open(), the reader is immutable; readPayload() may run from several threads at
 // once, each with its own ZstdDecompressor.
@@ -41,6 +42,10 @@ public:
     static Expected<std::unique_ptr<TraceReader>> open(const std::string& path, FormatError* error = nullptr);
     static Expected<std::unique_ptr<TraceReader>> fromBuffer(
         std::string bytes, const std::string& name, FormatError* error = nullptr);
+    // Frames never expand more than this when decompressed (events compress 2-5x); a frame that
+    // claims more is damaged or a decompression bomb, and is refused before anything is allocated.
+    static constexpr uint64_t kMaxCompressionRatio = 64;
+    static uint64_t maxRawBytes(uint64_t storedBytes); // at least 1 MiB
     // True when `bytes` start with the .gapscope magic.
     static bool hasMagic(const void* bytes, size_t size);
 
@@ -63,6 +68,8 @@ public:
     uint64_t missingEvents() const { return m_missingEvents; } // events of a cut chunk, when known
     uint64_t damagedBytes() const { return m_damagedBytes; } // skipped between frames
     bool indexDamaged() const { return m_indexDamaged; } // a footer was there, its index unusable
+    bool indexMissing() const { return m_indexMissing; } // no footer or no index frame at the end
+    bool headerDamaged() const { return m_headerDamaged; } // file header fields that must be 0 are not
 
     // The payload of a frame, checksum-verified and decompressed.
     Status readPayload(const FrameInfo& frame, ZstdDecompressor& zstd, std::string& out) const;
@@ -98,6 +105,8 @@ private:
     uint64_t m_missingEvents = 0;
     uint64_t m_damagedBytes = 0;
     bool m_indexDamaged = false;
+    bool m_indexMissing = false;
+    bool m_headerDamaged = false;
 };
 
 } // namespace gapscope::format

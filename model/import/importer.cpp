@@ -1,6 +1,9 @@
 // SPDX-License-Identifier: MIT
 #include "model/import/importer.h"
 
+#include "model/format/memorybudget.h"
+#include "model/format/regularfile.h"
+
 #include "model/import/bytesource.h"
 #include "model/import/prefetchbytesource.h"
 #include "model/import/stagedtrace.h"
@@ -112,7 +115,9 @@ Status importJson(const std::string& path, StagedTrace& out, SharedProgress& pro
     importer::KinetoReader::Options options;
     options.workers = workers;
     options.failWhenEmpty = true;
-    options.progress = [&progress, index](uint64_t bytes) { return progress.update(index, bytes); };
+    options.progress = [&progress, &out, index](uint64_t bytes) {
+        return !out.overBudget() && progress.update(index, bytes); // over the budget: stop reading
+    };
     importer::KinetoReader reader(*source, out, options);
     return reader.read();
 #else
@@ -153,6 +158,8 @@ std::string sourceName(const std::string& path)
 
 Status importOne(const std::string& path, StagedTrace& out, SharedProgress& progress, size_t index, unsigned workers)
 {
+    if (Status s = format::checkRegularFile(path); !s)
+        return s;
     switch (sniff(path)) {
     case Format::Json:
         return importJson(path, out, progress, index, workers);
@@ -188,8 +195,12 @@ Expected<Trace> importTraces(const std::vector<std::string>& paths, const ReadOp
     const unsigned workers = budget > 1 ? std::max<unsigned>(1, budget / unsigned(threads)) : 0;
     std::atomic<size_t> next { 0 };
     auto worker = [&] {
-        for (size_t i; (i = next.fetch_add(1)) < paths.size();)
+        for (size_t i; (i = next.fetch_add(1)) < paths.size();) {
             results[i] = importOne(paths[i], staged[i], progress, i, workers);
+            if (staged[i].overBudget())
+                results[i] = Status::error(
+                    paths[i] + ": " + format::MemoryBudget::exceeded(staged[i].budgetBytesNeeded(), true));
+        }
     };
     std::vector<std::thread> pool;
     for (size_t t = 1; t < threads; ++t)

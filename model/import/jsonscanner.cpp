@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 #include "model/import/jsonscanner.h"
 
+#include <cstring>
+
 namespace gapscope::model::importer {
 
 namespace {
@@ -111,13 +113,66 @@ size_t JsonScanner::repairUtf8(char* data, size_t n, bool& cutTail)
             cp = (cp << 6) | (p[i + k] & 0x3F);
         }
         if (ok) // reject overlong forms, surrogates and values past U+10FFFF
-            ok = !(len == 3 && (cp < 0x800 || (cp >= 0xD800 && cp <= 0xDFFF))) && !(len == 4 && (cp < 0x10000 || cp > 0x10FFFF));
+            ok = !(len == 3 && (cp < 0x800 || (cp >= 0xD800 && cp <= 0xDFFF)))
+                && !(len == 4 && (cp < 0x10000 || cp > 0x10FFFF));
         if (ok) {
             i += len;
             continue;
         }
         p[i++] = '?';
         ++replaced;
+    }
+    return replaced;
+}
+
+namespace {
+
+// The code unit of a \uXXXX escape at data[i] (the backslash), or -1.
+int32_t escapedUnit(const char* data, size_t i, size_t n)
+{
+    if (i + 6 > n || data[i] != '\\' || data[i + 1] != 'u')
+        return -1;
+    int32_t v = 0;
+    for (size_t k = i + 2; k < i + 6; ++k) {
+        const char c = data[k];
+        const int d = c >= '0' && c <= '9' ? c - '0'
+            : c >= 'a' && c <= 'f'         ? c - 'a' + 10
+            : c >= 'A' && c <= 'F'         ? c - 'A' + 10
+                                           : -1;
+        if (d < 0)
+            return -1;
+        v = v * 16 + d;
+    }
+    return v;
+}
+
+} // namespace
+
+size_t JsonScanner::repairSurrogates(char* data, size_t n)
+{
+    size_t replaced = 0;
+    for (size_t i = 0; i < n;) {
+        const void* hit = std::memchr(data + i, '\\', n - i);
+        if (!hit)
+            break;
+        i = size_t(static_cast<const char*>(hit) - data);
+        const int32_t u = escapedUnit(data, i, n);
+        if (u < 0xD800 || u > 0xDFFF) { // not a surrogate (or not \u): skip the escaped character
+            i += 2;
+            continue;
+        }
+        if (u <= 0xDBFF) {
+            if (i + 6 >= n || (data[i + 6] == '\\' && i + 12 > n))
+                break; // its partner may lie past the data
+            const int32_t low = escapedUnit(data, i + 6, n);
+            if (low >= 0xDC00 && low <= 0xDFFF) {
+                i += 12;
+                continue;
+            }
+        }
+        std::memcpy(data + i + 2, "fffd", 4);
+        ++replaced;
+        i += 6;
     }
     return replaced;
 }

@@ -38,6 +38,11 @@ public:
     // Replaces each byte of an invalid UTF-8 sequence in data[0, n) by '?' and returns how many were
     // replaced. A sequence cut short by the end of the data is left alone and reported in `cutTail`.
     static size_t repairUtf8(char* data, size_t n, bool& cutTail);
+    // Replaces, in place, each \u escape of a lone UTF-16 surrogate in data[0, n) (a high one not
+    // followed by a low one, or a low one alone: what Python's json.dumps writes for broken text) by
+    // \ufffd, and returns how many were replaced. data[0] must be outside any string. A high
+    // surrogate whose partner would lie past n is left alone.
+    static size_t repairSurrogates(char* data, size_t n);
 
 private:
     std::string m_stack; // open brackets

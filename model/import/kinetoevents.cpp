@@ -215,7 +215,7 @@ KinetoEventParser::Result KinetoEventParser::dispatch(const KinetoRawEvent& r)
         tally(m_bad, "complete event without ts");
         return Result::Bad;
     }
-    const int64_t dur = r.dur < 0 ? 0 : r.dur;
+    const int64_t dur = r.dur; // StagedTrace counts and clamps a negative one
     if (cat == kSkipped) {
         tally(m_skipped, r.cat);
     } else if (cat == kUnknown || cat == kFlow) {

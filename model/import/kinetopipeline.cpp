@@ -115,7 +115,12 @@ void KinetoPipeline::work()
                 return;
             u = m_units[m_next++].get();
         }
-        u->ok = parseUnit(*u, parser, reader);
+        try { // an exception must not leave the worker: the unit is then parsed again in order
+            u->ok = parseUnit(*u, parser, reader);
+        } catch (const std::exception&) {
+            u->events.clear();
+            u->ok = false;
+        }
         {
             std::lock_guard<std::mutex> lock(m_mutex);
             u->done = true;

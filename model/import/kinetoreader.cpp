@@ -95,6 +95,16 @@ Status KinetoReader::read()
     }
     if (!st)
         return st;
+    if (!m_truncated) {
+        auto rest = peek();
+        if (!rest)
+            return rest.status();
+        if (*rest != 0) {
+            const std::string w = where(m_window.offset()) + ": data after the end of the JSON document, ignored";
+            m_out.warnings.push_back(w);
+            m_out.count("import_trailing_data", "warning", w);
+        }
+    }
     if (m_source.truncated() && !m_truncated)
         truncated("the gzip stream ends early");
     if (*c == '{' && !m_sawEvents && !m_truncated)
@@ -425,6 +435,9 @@ Expected<KinetoReader::WindowEnd> KinetoReader::parseWindow()
     size_t cut = chooseCut();
     simdjson::ondemand::document doc;
     char saved = 0, savedNext = 0;
+    if (size_t fixed = JsonScanner::repairSurrogates(d, cut))
+        m_out.count(
+            "import_lone_surrogates", "warning", "lone UTF-16 surrogate escapes in strings, replaced by U+FFFD", fixed);
     for (int attempt = 0;; ++attempt) {
         saved = d[cut];
         savedNext = d[cut + 1];

@@ -111,8 +111,16 @@ uint32_t StagedTrace::config(const KernelConfig& c)
 
 StagedEvent& StagedTrace::push(uint32_t lane, int64_t start, int64_t dur, StagedKind kind)
 {
-    if (m_count % kBlockEvents == 0 && m_count / kBlockEvents == m_blocks.size())
+    if (m_count % kBlockEvents == 0 && m_count / kBlockEvents == m_blocks.size()) {
+        if (m_overBudget || !m_budget.grow(kBlockEvents * format::kTraceBytesPerEvent)) {
+            m_overBudget = true;
+            ++m_overBudgetDropped;
+            return m_discard;
+        }
         m_blocks.push_back(std::make_unique<StagedEvent[]>(kBlockEvents));
+    }
+    if (start < 0)
+        count("import_negative_times", "warning", "events that start before the clock's origin (kept)");
     if (dur < 0) {
         count("import_negative_durations", "warning", "events whose end precedes their start (duration set to 0)");
         dur = 0;
@@ -157,6 +165,8 @@ void StagedTrace::addMemop(
     uint32_t lane, int64_t start, int64_t dur, uint32_t name, uint32_t corr, const MemopInfo& info)
 {
     StagedEvent& e = push(lane, start, dur, info.kind == pb::MEMOP_MEMSET ? StagedKind::Memset : StagedKind::Memcpy);
+    if (&e == &m_discard)
+        return;
     e.name = name;
     e.correlation = corr;
     e.aux = static_cast<uint32_t>(m_memops.size());
@@ -174,6 +184,8 @@ void StagedTrace::addApi(uint32_t lane, int64_t start, int64_t dur, uint32_t nam
 void StagedTrace::addSync(uint32_t lane, int64_t start, int64_t dur, uint32_t name, uint32_t corr, const SyncInfo& info)
 {
     StagedEvent& e = push(lane, start, dur, StagedKind::Sync);
+    if (&e == &m_discard)
+        return;
     e.name = name;
     e.correlation = corr;
     e.aux = static_cast<uint32_t>(m_syncs.size());
@@ -188,6 +200,8 @@ void StagedTrace::addRange(uint32_t lane, int64_t start, int64_t dur, uint32_t n
 void StagedTrace::addCollective(uint32_t lane, int64_t start, int64_t dur, uint32_t name, const CollectiveInfo& info)
 {
     StagedEvent& e = push(lane, start, dur, StagedKind::Collective);
+    if (&e == &m_discard)
+        return;
     e.name = name;
     e.aux = static_cast<uint32_t>(m_collectives.size());
     m_collectives.push_back(info);

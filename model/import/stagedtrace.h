@@ -15,6 +15,7 @@
 // Invariants: every event's lane < laneCount(); lane's process < processCount(); aux indexes the side
 // table of its kind. Threading: one thread fills one StagedTrace; different ones are independent.
 
+#include "model/format/memorybudget.h"
 #include "model/import/stringpool.h"
 #include "model/trace.h"
 
@@ -142,6 +143,11 @@ public:
     std::vector<std::string> warnings;
 
     size_t memoryBytes() const;
+    // The events staged so far are taken out of format::MemoryBudget (kTraceBytesPerEvent each, the
+    // size of the trace they become) block by block; once the budget is spent, further events are
+    // dropped and overBudget() says so (the importer then fails with the budget message).
+    bool overBudget() const { return m_overBudget; }
+    uint64_t budgetBytesNeeded() const { return (m_count + m_overBudgetDropped) * format::kTraceBytesPerEvent; }
 
 private:
     StagedEvent& push(uint32_t lane, int64_t start, int64_t dur, StagedKind kind);
@@ -171,6 +177,10 @@ private:
     int64_t m_minStart = INT64_MAX;
     int64_t m_maxEnd = INT64_MIN;
     std::map<std::string, pb::Counter> m_counters;
+    format::MemoryBudget::Reservation m_budget;
+    bool m_overBudget = false;
+    uint64_t m_overBudgetDropped = 0;
+    StagedEvent m_discard {}; // where events over the budget go
 };
 
 } // namespace gapscope::model::importer

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 // libFuzzer target for the .gapscope reader: any bytes either fail with a message or give a trace whose
 // every query (summaries, folds, launch lookup, steps) is safe to run.
+#include "fuzzbudget.h"
+
 #include "model/tracefile.h"
 
 #include <cstdint>

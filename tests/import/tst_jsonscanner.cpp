@@ -16,6 +16,8 @@ private slots:
     void valueEnd();
     void repairUtf8_data();
     void repairUtf8();
+    void repairSurrogates_data();
+    void repairSurrogates();
 };
 
 void TstJsonScanner::valueEnd_data()
@@ -70,8 +72,11 @@ void TstJsonScanner::repairUtf8_data()
     QTest::addColumn<int>("replaced");
     QTest::addColumn<bool>("cutTail");
     QTest::newRow("ascii") << QByteArray("abc") << QByteArray("abc") << 0 << false;
-    QTest::newRow("valid multibyte") << QByteArray("\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80") << QByteArray("\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80") << 0 << false;
-    QTest::newRow("stray bytes") << QByteArray("a\xff\xfe" "b") << QByteArray("a??b") << 2 << false;
+    QTest::newRow("valid multibyte") << QByteArray("\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80")
+                                     << QByteArray("\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80") << 0 << false;
+    QTest::newRow("stray bytes") << QByteArray("a\xff\xfe"
+                                               "b")
+                                 << QByteArray("a??b") << 2 << false;
     QTest::newRow("overlong") << QByteArray("\xc0\xaf") << QByteArray("??") << 2 << false;
     QTest::newRow("surrogate") << QByteArray("\xed\xa0\x80") << QByteArray("???") << 3 << false;
     QTest::newRow("cut at the end") << QByteArray("ab\xe2\x82") << QByteArray("ab\xe2\x82") << 0 << true;
@@ -88,6 +93,32 @@ void TstJsonScanner::repairUtf8()
     QCOMPARE(int(JsonScanner::repairUtf8(data.data(), size_t(data.size()), tail)), replaced);
     QCOMPARE(data, output);
     QCOMPARE(tail, cutTail);
+}
+
+void TstJsonScanner::repairSurrogates_data()
+{
+    QTest::addColumn<QByteArray>("input");
+    QTest::addColumn<QByteArray>("output");
+    QTest::addColumn<int>("replaced");
+    QTest::newRow("no escapes") << QByteArray(R"({"a":"b"})") << QByteArray(R"({"a":"b"})") << 0;
+    QTest::newRow("lone high") << QByteArray(R"({"a":"x\ud800y"})") << QByteArray(R"({"a":"x\ufffdy"})") << 1;
+    QTest::newRow("lone low") << QByteArray(R"({"a":"\uDC01"})") << QByteArray(R"({"a":"\ufffd"})") << 1;
+    QTest::newRow("pair kept") << QByteArray(R"({"a":"\ud83d\ude00"})") << QByteArray(R"({"a":"\ud83d\ude00"})") << 0;
+    QTest::newRow("high then high") << QByteArray(R"(["\ud800\ud83d\ude00"])")
+                                    << QByteArray(R"(["\ufffd\ud83d\ude00"])") << 1;
+    QTest::newRow("escaped backslash") << QByteArray(R"(["\\ud800"])") << QByteArray(R"(["\\ud800"])") << 0;
+    QTest::newRow("other escapes") << QByteArray(R"(["\n\u00e9\""])") << QByteArray(R"(["\n\u00e9\""])") << 0;
+    QTest::newRow("partner past the end") << QByteArray(R"(["\ud800\ud)") << QByteArray(R"(["\ud800\ud)") << 0;
+}
+
+void TstJsonScanner::repairSurrogates()
+{
+    QFETCH(QByteArray, input);
+    QFETCH(QByteArray, output);
+    QFETCH(int, replaced);
+    QByteArray data = input;
+    QCOMPARE(int(JsonScanner::repairSurrogates(data.data(), size_t(data.size()))), replaced);
+    QCOMPARE(data, output);
 }
 
 QTEST_GUILESS_MAIN(TstJsonScanner)
