@@ -10,6 +10,10 @@ namespace gapscope::model {
 namespace {
 
 constexpr const char* kDefaultNvtxPattern = "decode|step|forward";
+// The period rule refuses periods shorter than this many kernels, or covering less than this part of
+// the busiest stream's kernels: such "steps" are a repeated op, not a decode step.
+constexpr size_t kMinStepKernels = 8;
+constexpr double kMinPeriodCoverage = 0.5;
 
 // Name ids matching a regex, memoised (names repeat, regexes are slow).
 class NameMatcher {
@@ -159,36 +163,57 @@ StepDetector::StepDetector(StepRule rule)
 {
 }
 
-std::vector<Step> StepDetector::byNvtx(const Trace& trace, uint32_t rank) const
+std::vector<Step> StepDetector::byNvtx(const Trace& trace, uint32_t rank, std::vector<std::string>& notes) const
 {
     const std::string pattern = m_rule.pattern.empty() || m_rule.kind != StepRule::Kind::Nvtx
         ? std::string(kDefaultNvtxPattern)
         : m_rule.pattern;
     NameMatcher match(trace, pattern);
-    const std::vector<LaneId> api = trace.lanesOf(rank, LaneKind::CpuApi);
-    std::vector<CorrRange> ranges;
-    std::vector<TimeNs> starts;
+    struct Range {
+        TimeNs start, end;
+    };
+    std::vector<Range> found;
     for (LaneId id : trace.lanesOf(rank, LaneKind::Nvtx)) {
+        if (trace.lane(id).info.isGpuAnnotationLane())
+            continue; // where the GPU ran a range's work: the host range itself says what the step is
         const LaneEvents& ev = trace.lane(id).events;
         TimeNs coveredUntil = INT64_MIN;
         for (size_t i = 0; i < ev.size(); ++i) {
             if (ev.start(i) < coveredUntil || !match(ev.name(i)))
                 continue;
             coveredUntil = ev.end(i);
-            starts.push_back(ev.start(i));
-            CorrRange r;
-            if (apiSpan(trace, api, ev.start(i), ev.end(i), r))
-                ranges.push_back(r);
+            found.push_back({ ev.start(i), ev.end(i) });
         }
     }
-    if (starts.size() < 2)
+    // Matching ranges of several host threads: one inside another is part of the same step.
+    std::sort(found.begin(), found.end(),
+        [](const Range& a, const Range& b) { return a.start != b.start ? a.start < b.start : a.end > b.end; });
+    std::vector<Range> outer;
+    for (const Range& r : found)
+        if (outer.empty() || r.end > outer.back().end)
+            outer.push_back(r);
+    if (outer.size() < 2)
         return {};
-    std::sort(starts.begin(), starts.end());
-    if (!ranges.empty()) {
-        std::sort(ranges.begin(), ranges.end(), [](const CorrRange& a, const CorrRange& b) { return a.lo < b.lo; });
-        return windowsFromCorr(trace, rank, ranges, pb::STEP_NVTX);
+    const std::vector<LaneId> api = trace.lanesOf(rank, LaneKind::CpuApi);
+    std::vector<CorrRange> ranges;
+    for (const Range& r : outer) {
+        CorrRange c;
+        if (apiSpan(trace, api, r.start, r.end, c))
+            ranges.push_back(c);
     }
-    return windowsFromStarts(trace, rank, starts, pb::STEP_NVTX);
+    if (ranges.empty()) { // launches not recorded: the GPU work that starts inside each range
+        std::vector<TimeNs> starts;
+        for (const Range& r : outer)
+            starts.push_back(r.start);
+        return windowsFromStarts(trace, rank, starts, pb::STEP_NVTX);
+    }
+    // The step is the GPU work its range launched, wherever and whenever it ran.
+    std::sort(ranges.begin(), ranges.end(), [](const CorrRange& a, const CorrRange& b) { return a.lo < b.lo; });
+    std::vector<Step> steps = windowsFromCorr(trace, rank, ranges, pb::STEP_NVTX);
+    if (steps.size() < outer.size())
+        notes.push_back("rank " + std::to_string(rank) + ": " + std::to_string(outer.size() - steps.size()) + " of "
+            + std::to_string(outer.size()) + " step ranges launched no GPU work: not steps");
+    return steps;
 }
 
 std::vector<Step> StepDetector::byGraph(const Trace& trace, uint32_t rank) const
@@ -228,7 +253,7 @@ std::vector<Step> StepDetector::byAnchor(const Trace& trace, uint32_t rank, cons
     return windowsFromStarts(trace, rank, starts, pb::STEP_ANCHOR);
 }
 
-std::vector<Step> StepDetector::byPeriod(const Trace& trace, uint32_t rank) const
+std::vector<Step> StepDetector::byPeriod(const Trace& trace, uint32_t rank, std::vector<std::string>& notes) const
 {
     const LaneId id = busiestStream(trace, rank);
     if (id == kNoLane || trace.lane(id).events.size() < 8)
@@ -259,6 +284,13 @@ std::vector<Step> StepDetector::byPeriod(const Trace& trace, uint32_t rank) cons
     }
     if (!anchor || bestPeriod < 2)
         return {};
+    const std::string rankText = "rank " + std::to_string(rank) + ": ";
+    if (bestPeriod < kMinStepKernels) {
+        notes.push_back(rankText + "the kernel sequence repeats every " + std::to_string(bestPeriod)
+            + " kernels: too few for a decode step (at least " + std::to_string(kMinStepKernels)
+            + "), so no steps were made (name a step rule: nvtx:PATTERN, graph or anchor:PATTERN)");
+        return {};
+    }
     // Phase: the offset from the anchor whose kernel follows the longest median idle gap.
     size_t bestPhase = 0;
     TimeNs bestGap = INT64_MIN;
@@ -290,6 +322,13 @@ std::vector<Step> StepDetector::byPeriod(const Trace& trace, uint32_t rank) cons
         first -= bestPeriod;
         idx.insert(idx.begin(), first);
     }
+    const size_t covered = std::min(n, idx.back() + bestPeriod) - idx.front();
+    if (double(covered) < kMinPeriodCoverage * double(n)) {
+        notes.push_back(rankText + "the kernel sequence repeats every " + std::to_string(bestPeriod) + " kernels in "
+            + std::to_string(100 * covered / n) + "% of the kernels only: too small a part of the work for decode "
+            + "steps, so no steps were made (name a step rule: nvtx:PATTERN, graph or anchor:PATTERN)");
+        return {};
+    }
     std::vector<TimeNs> starts;
     for (size_t i : idx)
         if (starts.empty() || ev.start(i) > starts.back())
@@ -297,19 +336,22 @@ std::vector<Step> StepDetector::byPeriod(const Trace& trace, uint32_t rank) cons
     return windowsFromStarts(trace, rank, starts, pb::STEP_AUTO);
 }
 
-std::vector<Step> StepDetector::detectRank(const Trace& trace, uint32_t rank, pb::StepSource& source) const
+std::vector<Step> StepDetector::detectRank(
+    const Trace& trace, uint32_t rank, pb::StepSource& source, std::vector<std::string>* notes) const
 {
+    std::vector<std::string> scratch;
+    std::vector<std::string>& why = notes ? *notes : scratch;
     using K = StepRule::Kind;
     std::vector<Step> steps;
     const K kind = m_rule.kind;
     if (kind == K::Nvtx || kind == K::Auto)
-        steps = byNvtx(trace, rank);
+        steps = byNvtx(trace, rank, why);
     if (steps.empty() && (kind == K::Graph || kind == K::Auto))
         steps = byGraph(trace, rank);
     if (steps.empty() && (kind == K::Anchor || (kind == K::Auto && !m_rule.pattern.empty())))
         steps = byAnchor(trace, rank, m_rule.pattern);
     if (steps.empty() && (kind == K::Period || kind == K::Auto))
-        steps = byPeriod(trace, rank);
+        steps = byPeriod(trace, rank, why);
     source = steps.empty() ? pb::STEP_UNKNOWN : steps.front().source;
     number(steps);
     return steps;
@@ -322,7 +364,10 @@ pb::StepSource StepDetector::detect(Trace& trace) const
     size_t ref = SIZE_MAX;
     for (uint32_t rank : trace.ranks()) {
         pb::StepSource s;
-        auto steps = detectRank(trace, rank, s);
+        std::vector<std::string> notes;
+        auto steps = detectRank(trace, rank, s, &notes);
+        for (auto& n : notes)
+            trace.addWarning("steps: " + n);
         if (steps.empty())
             continue;
         source = s;

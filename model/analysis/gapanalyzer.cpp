@@ -276,6 +276,9 @@ void GapAnalyzer::computeCritical()
 
 void GapAnalyzer::addNotes()
 {
+    for (const auto& w : m_trace.warnings())
+        if (w.rfind("steps: ", 0) == 0) // why a step rule made no steps (StepDetector)
+            m_notes.push_back(w.substr(7));
     for (uint32_t rank : m_trace.ranks())
         if (m_trace.steps(rank).empty())
             m_notes.push_back("rank " + std::to_string(rank) + " has no decode steps: not analysed");

@@ -27,8 +27,7 @@ enum Category : int {
     kUnknown
 };
 
-// Streams of GPU-side annotation lanes carry this bit so they never share a key with a host thread id.
-constexpr uint64_t kGpuRangeBit = 1ull << 32;
+constexpr uint64_t kGpuRangeBit = kGpuAnnotationStreamBit; // GPU-side annotation lanes (model/trace.h)
 constexpr uint64_t kSyncLaneStream = ~0ull;
 
 Category classify(std::string_view c)
