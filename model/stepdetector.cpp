@@ -1,8 +1,13 @@
 // SPDX-License-Identifier: MIT
 #include "model/stepdetector.h"
 
+#include "model/analysis/collectivekeys.h"
+#include "model/analysis/kernelclassifier.h"
+
 #include <algorithm>
 #include <climits>
+#include <limits>
+#include <map>
 #include <regex>
 #include <unordered_map>
 
@@ -361,7 +366,6 @@ pb::StepSource StepDetector::detect(Trace& trace) const
 {
     std::vector<std::pair<uint32_t, std::vector<Step>>> perRank;
     pb::StepSource source = pb::STEP_UNKNOWN;
-    size_t ref = SIZE_MAX;
     for (uint32_t rank : trace.ranks()) {
         pb::StepSource s;
         std::vector<std::string> notes;
@@ -371,14 +375,26 @@ pb::StepSource StepDetector::detect(Trace& trace) const
         if (steps.empty())
             continue;
         source = s;
-        if (ref == SIZE_MAX || steps.size() > perRank[ref].second.size())
-            ref = perRank.size();
         perRank.emplace_back(rank, std::move(steps));
     }
     if (perRank.empty())
         return pb::STEP_UNKNOWN;
-    // Align by index: each rank's first step takes the index of the reference step nearest in time.
-    const auto& refSteps = perRank[ref].second;
+    if (perRank.size() < 2 || !alignByCollectives(trace, perRank))
+        alignByTime(perRank);
+    for (auto& [rank, steps] : perRank)
+        trace.setSteps(rank, std::move(steps));
+    return source;
+}
+
+// Each rank's first step takes the index of the reference rank's (the one with most steps) step
+// that starts nearest in time.
+void StepDetector::alignByTime(std::vector<std::pair<uint32_t, std::vector<Step>>>& perRank)
+{
+    size_t ref = 0;
+    for (size_t i = 1; i < perRank.size(); ++i)
+        if (perRank[i].second.size() > perRank[ref].second.size())
+            ref = i;
+    const std::vector<Step> refSteps = perRank[ref].second;
     for (auto& [rank, steps] : perRank) {
         auto it = std::lower_bound(
             refSteps.begin(), refSteps.end(), steps.front().start, [](const Step& s, TimeNs t) { return s.start < t; });
@@ -388,9 +404,104 @@ pb::StepSource StepDetector::detect(Trace& trace) const
             --k;
         for (auto& s : steps)
             s.index += uint32_t(k);
-        trace.setSteps(rank, std::move(steps));
     }
-    return source;
+}
+
+// Steps of different ranks are the same step when they hold the same collective operations
+// (CollectiveKeys: communicator and sequence). Each step joins the aligned step that holds most of
+// its collectives (unless that one already has a step of its rank); aligned steps are numbered by
+// their earliest start. False (nothing changed) when no step holds a collective seen on two ranks.
+bool StepDetector::alignByCollectives(const Trace& trace, std::vector<std::pair<uint32_t, std::vector<Step>>>& perRank)
+{
+    const KernelClassifier& classifier = KernelClassifier::builtinDefault();
+    const int coll = classifier.collectivesClass();
+    if (coll < 0)
+        return false;
+    std::unordered_map<StringId, bool> isColl;
+    std::vector<uint32_t> ranks;
+    std::vector<std::vector<CollectiveKeys::Item>> items(perRank.size());
+    for (size_t r = 0; r < perRank.size(); ++r) {
+        ranks.push_back(perRank[r].first);
+        for (LaneId id : trace.lanesOf(perRank[r].first, LaneKind::GpuStream)) {
+            const LaneEvents& ev = trace.lane(id).events;
+            for (size_t i = 0; i < ev.size(); ++i) {
+                auto [it, fresh] = isColl.try_emplace(ev.name(i), false);
+                if (fresh)
+                    it->second = classifier.classify(trace.str(ev.name(i))) == coll;
+                if (it->second && trace.kindOf(id, i) == EventKind::Kernel)
+                    items[r].push_back(CollectiveKeys::Item { ev.start(i), ev.end(i), ev.name(i) });
+            }
+        }
+        std::stable_sort(items[r].begin(), items[r].end(),
+            [](const CollectiveKeys::Item& a, const CollectiveKeys::Item& b) { return a.start < b.start; });
+    }
+    CollectiveKeys::assign(trace, ranks, items);
+    struct Aligned {
+        TimeNs start;
+        std::vector<std::pair<size_t, size_t>> members; // (rank slot, step position)
+    };
+    std::vector<Aligned> aligned;
+    std::map<std::pair<uint64_t, uint64_t>, size_t> owner; // collective key -> aligned step
+    std::map<std::pair<uint64_t, uint64_t>, size_t> seen; // key -> ranks holding it
+    for (const auto& v : items)
+        for (const auto& it : v)
+            ++seen[{ it.comm, it.seq }];
+    bool shared = false;
+    for (size_t r = 0; r < perRank.size(); ++r) {
+        const std::vector<Step>& steps = perRank[r].second;
+        size_t k = 0;
+        for (size_t s = 0; s < steps.size(); ++s) {
+            // The step's collectives: those starting in [its start, the next step's start).
+            const TimeNs end = s + 1 < steps.size() ? steps[s + 1].start : std::numeric_limits<TimeNs>::max();
+            while (k < items[r].size() && items[r][k].start < steps[s].start)
+                ++k;
+            std::map<size_t, size_t> hits;
+            std::vector<std::pair<uint64_t, uint64_t>> keys;
+            for (; k < items[r].size() && items[r][k].start < end; ++k) {
+                const auto key = std::make_pair(items[r][k].comm, items[r][k].seq);
+                keys.push_back(key);
+                shared = shared || seen[key] > 1;
+                auto o = owner.find(key);
+                if (o != owner.end())
+                    ++hits[o->second];
+            }
+            size_t target = aligned.size();
+            for (const auto& [a, n] : hits) {
+                bool hasRank = false;
+                for (const auto& m : aligned[a].members)
+                    hasRank = hasRank || m.first == r;
+                if (!hasRank && (target == aligned.size() || n > hits[target]))
+                    target = a;
+            }
+            if (target == aligned.size())
+                aligned.push_back(Aligned { steps[s].start, {} });
+            aligned[target].members.emplace_back(r, s);
+            aligned[target].start = std::min(aligned[target].start, steps[s].start);
+            for (const auto& key : keys)
+                owner.emplace(key, target);
+        }
+    }
+    if (!shared)
+        return false;
+    std::vector<size_t> order(aligned.size());
+    for (size_t i = 0; i < order.size(); ++i)
+        order[i] = i;
+    std::stable_sort(
+        order.begin(), order.end(), [&](size_t a, size_t b) { return aligned[a].start < aligned[b].start; });
+    for (size_t i = 0; i < order.size(); ++i)
+        for (const auto& [r, s] : aligned[order[i]].members)
+            perRank[r].second[s].index = uint32_t(i);
+    // Indices must grow along each rank; where they would not (aligned steps that interleave), the
+    // order is not trustworthy: keep time alignment.
+    for (const auto& [rank, steps] : perRank)
+        for (size_t s = 1; s < steps.size(); ++s)
+            if (steps[s].index <= steps[s - 1].index) {
+                for (auto& [rk, st] : perRank)
+                    for (size_t j = 0; j < st.size(); ++j)
+                        st[j].index = uint32_t(j);
+                return false;
+            }
+    return true;
 }
 
 } // namespace gapscope::model

@@ -22,8 +22,12 @@
 //
 // A step's GPU window: start = the first GPU event of the step on any stream of the rank; end = the
 // end of its last GPU event. Analysis uses [start_i, start_{i+1}) (CONTRACTS.md); the last step
-// ends at its end. Steps are aligned across ranks by index: rank r's first step takes the index of
-// the reference rank's step that starts nearest to it.
+// ends at its end. Steps are aligned across ranks by the collectives they hold: the k-th collective
+// of a communicator is the same operation on every rank (CollectiveKeys), so steps of two ranks that
+// hold the same collectives are one step, whatever their index on each rank or their time (ranks
+// whose captures started seconds apart align; a step some rank did not capture is absent on it).
+// Without collectives shared by two ranks, rank r's first step takes the index of the reference
+// rank's (most steps) step that starts nearest to it.
 //
 // Pure function of the trace; thread-safe.
 
@@ -60,6 +64,8 @@ private:
     std::vector<Step> byGraph(const Trace& trace, uint32_t rank) const;
     std::vector<Step> byAnchor(const Trace& trace, uint32_t rank, const std::string& pattern) const;
     std::vector<Step> byPeriod(const Trace& trace, uint32_t rank, std::vector<std::string>& notes) const;
+    static void alignByTime(std::vector<std::pair<uint32_t, std::vector<Step>>>& perRank);
+    static bool alignByCollectives(const Trace& trace, std::vector<std::pair<uint32_t, std::vector<Step>>>& perRank);
     StepRule m_rule;
 };
 
