@@ -195,6 +195,7 @@ std::vector<CollectiveMatcher::RankStats> CollectiveMatcher::stats(
 {
     auto skipped = [&](uint32_t step) { return std::binary_search(skip.begin(), skip.end(), step); };
     std::vector<RankStats> out(m_ranks.size());
+    std::vector<std::vector<TimeNs>> lateness(m_ranks.size());
     for (size_t r = 0; r < m_ranks.size(); ++r)
         for (const auto& e : m_ranks[r])
             if (e.step >= firstStep && e.step <= lastStep && e.step != kNoStep && !skipped(e.step)) {
@@ -209,7 +210,17 @@ std::vector<CollectiveMatcher::RankStats> CollectiveMatcher::stats(
             ++st.lateCount;
             st.lateSum += l.lateness;
             st.lateMax = std::max(st.lateMax, l.lateness);
+            if (st.lateSteps.empty() || st.lateSteps.back() != s.step)
+                st.lateSteps.push_back(s.step); // m_late is sorted by step
+            lateness[l.rankSlot].push_back(l.lateness);
         }
+    }
+    for (size_t r = 0; r < out.size(); ++r) {
+        auto& v = lateness[r];
+        if (v.empty())
+            continue;
+        std::nth_element(v.begin(), v.begin() + long((v.size() - 1) / 2), v.end());
+        out[r].lateMedian = v[(v.size() - 1) / 2];
     }
     return out;
 }

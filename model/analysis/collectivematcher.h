@@ -48,6 +48,8 @@ public:
         uint64_t lateCount = 0;
         TimeNs lateSum = 0;
         TimeNs lateMax = 0;
+        TimeNs lateMedian = 0; // the lower median of its lateness when late
+        std::vector<uint32_t> lateSteps; // steps where it was late, ascending, unique
     };
 
     static constexpr TimeNs kMinLatenessNs = 1000;

@@ -113,6 +113,8 @@ public:
         uint64_t lateCount = 0;
         TimeNs lateSum = 0, lateMax = 0;
         std::string op; // "AllReduce" when all its late collectives are, else "collective"
+        TimeNs lateMedian = 0;
+        std::vector<uint32_t> lateSteps; // the steps where it arrived late
         double meanLateMs() const { return lateCount ? double(lateSum) / double(lateCount) / 1e6 : 0; }
     };
     std::vector<Straggler> stragglers(uint32_t firstStep = 0, uint32_t lastStep = kAllSteps) const; // per rank

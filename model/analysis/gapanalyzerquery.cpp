@@ -232,7 +232,7 @@ std::vector<GapAnalyzer::Straggler> GapAnalyzer::stragglers(uint32_t firstStep, 
     for (size_t i = 0; i < out.size(); ++i) {
         const auto& st = stats[i];
         out[i] = Straggler { m_ranks[i], st.matched, st.unmatched, st.lateCount, st.lateSum, st.lateMax,
-            ops[i].size() == 1 ? *ops[i].begin() : std::string("collective") };
+            ops[i].size() == 1 ? *ops[i].begin() : std::string("collective"), st.lateMedian, st.lateSteps };
     }
     return out;
 }

@@ -131,6 +131,22 @@ def main(paths):
                 owner[g] = k
     aligned.sort(key=lambda a: a["start"])
     aligned_of = {(r, i): k for k, a in enumerate(aligned) for r, i in a["members"].items()}
+    # Late arrivals over the groups of complete aligned steps (a group's step: the lowest aligned
+    # step among its participants).
+    complete = {k for k, a in enumerate(aligned) if len(a["members"]) == len(ranks)}
+    late_complete = {r: {"late": 0, "late_raw": 0, "lateness_ns": []} for r in ids}
+    for pg, g in full:
+        steps = [aligned_of[(r, c["step"])] for _, r, c in g if c["step"] is not None]
+        if not steps or min(steps) not in complete:
+            continue
+        last = max(c["start"] for _, _, c in g)
+        lr = max(g, key=lambda t: (t[2]["start"], -t[1]))[1]
+        lateness = last - statistics.mean(c["start"] for _, r, c in g if r != lr)
+        med = sorted(c["dur"] for _, _, c in g)[len(g) // 2]
+        late_complete[lr]["late_raw"] += 1
+        if lateness > max(1000, 0.05 * med):
+            late_complete[lr]["late"] += 1
+            late_complete[lr]["lateness_ns"].append(int(round(lateness)))
     first = {r["rank"]: r["first"] for r in ranks}
     steps_out = []
     for k, a in enumerate(aligned):
@@ -156,6 +172,11 @@ def main(paths):
                           "max_ms": max(v["lateness_ns"]) / 1e6 if v["lateness_ns"] else 0.0,
                           "steps": sorted(aligned_of[(r, s)] for s in v["steps"] if s is not None)}
                  for r, v in late.items()},
+        "late_in_complete_steps": {str(r): {"late": v["late"], "late_raw": v["late_raw"],
+                                            "median_ms": statistics.median_low(v["lateness_ns"]) / 1e6
+                                            if v["lateness_ns"] else 0.0,
+                                            "max_ms": max(v["lateness_ns"]) / 1e6 if v["lateness_ns"] else 0.0}
+                                   for r, v in late_complete.items()},
         "wait_ns": {str(r): w for r, w in wait.items()},
         "per_step": [{"rank": r, "host_step": s, "step": aligned_of.get((r, s)), **d} for (r, s), d in sorted(per_step.items(),
                                                                                key=lambda t: (t[0][0], t[0][1] if t[0][1] is not None else -1))],

@@ -134,18 +134,19 @@ def simulate(cfg):
                     kind, cpu, kernel, mean = ops[pos[i]]
                     factor = cfg["slow_factor"] if (rk.r == cfg["slow_rank"] and kernel == GEMM) else 1.0
                     dur = mean if kernel == SPIN else mean * factor * (1.0 + (rng.random() - 0.5) * 0.06)
-                    start = max(rk.gpu, launches[pos[i]][0] + LAUNCH_LATENCY)
-                    gpu_rec[i].append((pos[i], start, dur))
-                    rk.gpu = start + dur
+                    start = q(max(rk.gpu, launches[pos[i]][0] + LAUNCH_LATENCY))
+                    end = q(start + dur)
+                    gpu_rec[i].append((pos[i], start, end - start))
+                    rk.gpu = end
                     pos[i] += 1
             if all(pos[i] >= len(plan[i][1]) for i in range(n)):
                 break
             kinds = {plan[i][1][pos[i]][0] for i in range(n)}
             assert len(kinds) == 1, "ranks disagree on the next collective"
             kind = kinds.pop()
-            arrivals = [max(plan[i][0].gpu, plan[i][4][pos[i]][0] + LAUNCH_LATENCY) for i in range(n)]
+            arrivals = [q(max(plan[i][0].gpu, plan[i][4][pos[i]][0] + LAUNCH_LATENCY)) for i in range(n)]
             wire = plan[0][1][pos[0]][3] * (1.0 + rng.random() * 0.1)
-            end = max(arrivals) + wire
+            end = q(max(arrivals) + wire)
             for i in range(n):
                 gpu_rec[i].append((pos[i], arrivals[i], end - arrivals[i]))
                 plan[i][0].gpu = end
@@ -208,6 +209,11 @@ def emit_step(cfg, rk, step, ops, s0, step_ext, launches, gpu):
     first = min(s for _, s, _ in gpu)
     last = max(s + d for _, s, d in gpu)
     ev.append(x("gpu_user_annotation", "decode_step", r, 7, first, last - first, {"External id": step_ext}, step=step))
+
+
+def q(t):
+    """GPU times fall on whole nanoseconds (as CUPTI's do), so back-to-back kernels touch exactly."""
+    return round(t * 1000.0) / 1000.0
 
 
 def rnd(t):
