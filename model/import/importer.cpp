@@ -3,6 +3,7 @@
 
 #include "model/import/bytesource.h"
 #include "model/import/prefetchbytesource.h"
+#include "model/import/sglangranks.h"
 #include "model/import/stagedtrace.h"
 #include "model/import/traceassembler.h"
 #include "model/stepdetector.h"
@@ -138,6 +139,27 @@ Status importNsys(const std::string& path, StagedTrace& out)
 #endif
 }
 
+// Files that do not say their rank (no distributedInfo), named the way SGLang names its per-rank
+// files ("...-TP-3.trace.json.gz", also DP/PP/EP): the rank from the name (SglangRanks).
+void ranksFromFileNames(const std::vector<std::string>& paths, std::vector<importer::StagedTrace>& staged)
+{
+    std::vector<importer::SglangRanks::Label> labels;
+    std::vector<size_t> which;
+    for (size_t i = 0; i < paths.size(); ++i) {
+        importer::SglangRanks::Label l;
+        const auto& procs = staged[i].processes();
+        if (procs.size() == 1 && !procs[0].rank && importer::SglangRanks::parseFileName(paths[i], l)) {
+            labels.push_back(l);
+            which.push_back(i);
+        }
+    }
+    const std::vector<uint32_t> ranks = importer::SglangRanks::ranksOf(labels);
+    for (size_t k = 0; k < which.size(); ++k) {
+        staged[which[k]].process(0).rank = ranks[k];
+        staged[which[k]].count("import_rank_from_file_name", "info", "rank taken from the SGLang file name");
+    }
+}
+
 Status importOne(const std::string& path, StagedTrace& out, SharedProgress& progress, size_t index, unsigned workers)
 {
     switch (sniff(path)) {
@@ -189,6 +211,7 @@ Expected<Trace> importTraces(const std::vector<std::string>& paths, const ReadOp
             return *r;
     if (options.progress && !options.progress(0.9))
         return Status::error("import cancelled");
+    ranksFromFileNames(paths, staged);
     Trace trace = importer::TraceAssembler(std::move(staged)).assemble();
     if (options.detectSteps && trace.stepCount() == 0)
         StepDetector().detect(trace);

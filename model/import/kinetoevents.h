@@ -17,6 +17,8 @@
 //   gpu_user_annotation         -> NVTX-like ranges on the GPU stream's range lane
 //   ac2g flows                  -> fill a GPU event's correlation when its args lack one
 //   ph "M"                      -> lane names (process_name, thread_name)
+// A file whose pids carry SGLang rank labels ("[TP01] 1234", its merged files) gives one process
+// (rank) per label (SglangRanks).
 // cpu_op and python_function ranges (one per ATen operator / Python frame, several per kernel) are
 // counted as skipped: on the range lanes they would outnumber the kernels and their names
 // ("aten::_flash_attention_forward") would pass for decode steps in NVTX step detection. Trace spans,
@@ -27,6 +29,7 @@
 
 #include "model/import/kinetofieldreader.h"
 #include "model/import/kinetorawevent.h"
+#include "model/import/sglangranks.h"
 #include "model/import/stagedtrace.h"
 #include "model/status.h"
 
@@ -74,6 +77,7 @@ private:
     static void tally(std::map<std::string, uint64_t, std::less<>>& m, std::string_view key);
     uint32_t laneFor(LaneMap& map, LaneKind kind, int64_t a, int64_t b, uint32_t device, uint64_t stream);
     void noteHostPid(int64_t pid);
+    const KinetoRawEvent& rankOf(const KinetoRawEvent& r, KinetoRawEvent& relabelled);
 
     StagedTrace& m_out;
     KinetoFieldReader m_reader;
@@ -86,7 +90,10 @@ private:
     std::map<std::string, uint64_t, std::less<>> m_bad;
     uint64_t m_flowsMatched = 0;
     uint64_t m_flowsUnmatched = 0;
-    bool m_hostPidKnown = false;
+    // SGLang's merged files: one process per rank label in the pids (SglangRanks); m_process is the
+    // current event's. Lane keys carry the process above bit 40.
+    std::vector<std::pair<SglangRanks::Label, uint16_t>> m_labels;
+    std::vector<uint8_t> m_hostPidSeen; // per process
 };
 
 } // namespace gapscope::model::importer

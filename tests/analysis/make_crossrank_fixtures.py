@@ -24,7 +24,12 @@ The story of each fixture (world steps 0..12):
   all-reduce): every other rank waits for it there;
 - one rank runs its GEMMs 6% slower (it arrives last at most collectives).
 
-Usage: make_crossrank_fixtures.py OUTDIR  (writes tp2/rank{0,1}.json.gz and tp8/rank{0..7}.json.gz)
+Each fixture also comes as SGLang writes it (tp2_sglang/, tp8_sglang/): per-rank files named
+`{id}-TP-{t}.trace.json.gz` (tp8: `-TP-{t}-DP-{d}`, four TP ranks per DP group) without
+distributedInfo, and the merged file of its merge_profiles option.
+
+Usage: make_crossrank_fixtures.py OUTDIR  (writes tp2/rank{0,1}.json.gz, tp8/rank{0..7}.json.gz and
+the *_sglang/ variants)
 Deterministic: a fixed seed per fixture.
 """
 import gzip
@@ -242,6 +247,7 @@ def recorded(e, window):
 def write(cfg, ranks, capture, outdir):
     os.makedirs(outdir, exist_ok=True)
     n = cfg["ranks"]
+    docs = []
     for rk in ranks:
         r = rk.r
         c0, c1 = capture[r]
@@ -285,13 +291,49 @@ def write(cfg, ranks, capture, outdir):
         path = os.path.join(outdir, "rank%d.json.gz" % r)
         with gzip.GzipFile(path, "wb", mtime=0) as f:
             f.write(json.dumps(doc, separators=(",", ":")).encode())
+        docs.append(doc)
+    return docs
+
+
+def label(r, tp_size):
+    """SGLang's rank label of rank r with tp_size ranks per TP group ("TP01", or "TP01-DP01")."""
+    return "TP%02d" % r if tp_size is None else "TP%02d-DP%02d" % (r % tp_size, r // tp_size)
+
+
+def write_sglang(docs, outdir, profile_id, tp_size=None):
+    """SGLang's files of the same run: per-rank files named {id}-TP-{t}[-DP-{d}].trace.json.gz without
+    distributedInfo, and the file its merge_profiles option writes (profile_merger.py): every pid
+    prefixed with the rank label, deviceProperties concatenated, the other top-level keys the first
+    rank's."""
+    os.makedirs(outdir, exist_ok=True)
+    merged = {"traceEvents": []}
+    devices = []
+    for r, doc in enumerate(docs):
+        own = {k: v for k, v in doc.items() if k != "distributedInfo"}
+        suffix = "TP-%d" % r if tp_size is None else "TP-%d-DP-%d" % (r % tp_size, r // tp_size)
+        with gzip.GzipFile(os.path.join(outdir, "%s-%s.trace.json.gz" % (profile_id, suffix)), "wb", mtime=0) as f:
+            f.write(json.dumps(own).encode())
+        tag = "[%s]" % label(r, tp_size)
+        for e in doc["traceEvents"]:
+            e = dict(e)
+            if e.get("name") == "process_sort_index" and isinstance(e.get("pid"), int) and e["pid"] < 1000:
+                e["args"] = {"sort_index": r * 100 + e["pid"]}
+            e["pid"] = "%s %s" % (tag, e["pid"])
+            merged["traceEvents"].append(e)
+        devices += doc.get("deviceProperties", [])
+        for k, v in doc.items():
+            if k not in ("traceEvents", "deviceProperties") and k not in merged:
+                merged[k] = v
+    merged["deviceProperties"] = devices
+    with gzip.GzipFile(os.path.join(outdir, "merged-%s.trace.json.gz" % profile_id), "wb", mtime=0) as f:
+        f.write(json.dumps(merged).encode())
 
 
 FIXTURES = [
     {"name": "tp2", "ranks": 2, "seed": 2, "late_rank": 1, "extra_rank": 1, "extra_step": 5, "sleep_rank": 0,
      "sleep_step": 7, "sleep_us": 2000.0, "slow_rank": 1, "slow_factor": 1.06},
     {"name": "tp8", "ranks": 8, "seed": 8, "late_rank": 5, "extra_rank": 2, "extra_step": 5, "sleep_rank": 3,
-     "sleep_step": 7, "sleep_us": 2000.0, "slow_rank": 6, "slow_factor": 1.06},
+     "sleep_step": 7, "sleep_us": 2000.0, "slow_rank": 6, "slow_factor": 1.06, "sglang_tp": 4},
 ]
 
 
@@ -299,7 +341,8 @@ def main():
     out = sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.path.dirname(__file__), "fixtures")
     for cfg in FIXTURES:
         ranks, capture = simulate(cfg)
-        write(cfg, ranks, capture, os.path.join(out, cfg["name"]))
+        docs = write(cfg, ranks, capture, os.path.join(out, cfg["name"]))
+        write_sglang(docs, os.path.join(out, cfg["name"] + "_sglang"), "1790857026", cfg.get("sglang_tp"))
 
 
 if __name__ == "__main__":
