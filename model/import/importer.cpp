@@ -140,7 +140,8 @@ Status importNsys(const std::string& path, StagedTrace& out)
 }
 
 // Files that do not say their rank (no distributedInfo), named the way SGLang names its per-rank
-// files ("...-TP-3.trace.json.gz", also DP/PP/EP): the rank from the name (SglangRanks).
+// files ("...-TP-3.trace.json.gz", also DP/PP/EP): the rank from the name (SglangRanks). Several
+// other such Kineto files on distinct devices: the rank is the device.
 void ranksFromFileNames(const std::vector<std::string>& paths, std::vector<importer::StagedTrace>& staged)
 {
     std::vector<importer::SglangRanks::Label> labels;
@@ -157,6 +158,25 @@ void ranksFromFileNames(const std::vector<std::string>& paths, std::vector<impor
     for (size_t k = 0; k < which.size(); ++k) {
         staged[which[k]].process(0).rank = ranks[k];
         staged[which[k]].count("import_rank_from_file_name", "info", "rank taken from the SGLang file name");
+    }
+    // Several Kineto files of one host that say nothing else: each rank drives its own GPU.
+    std::vector<size_t> rest;
+    std::vector<uint32_t> devices;
+    for (size_t i = 0; i < staged.size(); ++i) {
+        const auto& procs = staged[i].processes();
+        if (staged[i].source() == "kineto" && procs.size() == 1 && !procs[0].rank) {
+            rest.push_back(i);
+            devices.push_back(procs[0].device ? *procs[0].device : UINT32_MAX);
+        }
+    }
+    std::vector<uint32_t> sorted = devices;
+    std::sort(sorted.begin(), sorted.end());
+    const bool distinct = std::adjacent_find(sorted.begin(), sorted.end()) == sorted.end();
+    if (rest.size() < 2 || !distinct || sorted.back() == UINT32_MAX)
+        return;
+    for (size_t k = 0; k < rest.size(); ++k) {
+        staged[rest[k]].process(0).rank = devices[k];
+        staged[rest[k]].count("import_rank_from_device", "info", "rank taken from the CUDA device");
     }
 }
 
