@@ -28,7 +28,9 @@ std::vector<Record> recordsOf(const Trace& trace, uint32_t rank)
             if (const CollectiveInfo* c = trace.collective(id, i))
                 out.push_back({ ev.start(i), c->comm, c->sequence });
     }
-    std::stable_sort(out.begin(), out.end(), [](const Record& a, const Record& b) { return a.start < b.start; });
+    auto earlier = [](const Record& a, const Record& b) { return a.start < b.start; };
+    if (!std::is_sorted(out.begin(), out.end(), earlier)) // one lane is sorted already
+        std::stable_sort(out.begin(), out.end(), earlier);
     return out;
 }
 
@@ -98,10 +100,11 @@ void CollectiveKeys::assign(
         recorded[r].assign(items.size(), 0);
         const std::vector<Record> recs = recordsOf(trace, ranks[r]);
         size_t exact = 0;
+        auto rec = recs.begin(); // both sorted by start: one walk
         for (size_t k = 0; k < items.size(); ++k) {
             auto& it = items[k];
-            auto rec = std::lower_bound(
-                recs.begin(), recs.end(), it.start, [](const Record& a, TimeNs t) { return a.start < t; });
+            while (rec != recs.end() && rec->start < it.start)
+                ++rec;
             const bool same = rec != recs.end() && rec->start == it.start && rec->comm;
             it.comm = same ? rec->comm : 0;
             if (same && rec->seq) {

@@ -63,26 +63,41 @@ CollectiveMatcher::StepLate& CollectiveMatcher::lateOf(uint32_t stepIndex)
     return *it;
 }
 
-// Groups the keyed occurrences of all ranks by (comm, seq): one sort of references, then one pass.
+// Groups the keyed occurrences of all ranks by (comm, seq): each rank's references sorted by key
+// (usually they already are: one communicator numbers its collectives in time order), then merged
+// across ranks, so equal keys come together.
 void CollectiveMatcher::matchKeyed()
 {
-    std::vector<Ref> refs;
-    for (uint32_t r = 0; r < m_ranks.size(); ++r)
+    std::vector<std::vector<Ref>> perRank(m_ranks.size());
+    for (uint32_t r = 0; r < m_ranks.size(); ++r) {
+        auto& refs = perRank[r];
         for (auto& e : m_ranks[r])
             for (size_t k = 0; k < e.occ.size(); ++k)
                 if (e.occ[k].keyed)
-                    refs.push_back(Ref { r, e.step, &e, k });
-    auto key = [](const Ref& a) { return std::make_pair(a.entry->occ[a.k].comm, a.entry->occ[a.k].seq); };
-    std::stable_sort(refs.begin(), refs.end(), [&](const Ref& a, const Ref& b) { return key(a) < key(b); });
+                    refs.push_back(Ref { e.occ[k].comm, e.occ[k].seq, r, e.step, &e, k });
+        auto byKey = [](const Ref& a, const Ref& b) { return a.comm != b.comm ? a.comm < b.comm : a.seq < b.seq; };
+        if (!std::is_sorted(refs.begin(), refs.end(), byKey))
+            std::stable_sort(refs.begin(), refs.end(), byKey);
+    }
+    std::vector<size_t> pos(perRank.size(), 0);
     std::vector<Ref> group;
     std::vector<TimeNs> durations;
-    for (size_t i = 0; i < refs.size();) {
-        size_t j = i;
+    for (;;) {
+        const Ref* least = nullptr;
+        for (size_t r = 0; r < perRank.size(); ++r)
+            if (pos[r] < perRank[r].size()) {
+                const Ref& c = perRank[r][pos[r]];
+                if (!least || c.comm < least->comm || (c.comm == least->comm && c.seq < least->seq))
+                    least = &c;
+            }
+        if (!least)
+            break;
+        const uint64_t comm = least->comm, seq = least->seq;
         group.clear();
-        while (j < refs.size() && key(refs[j]) == key(refs[i]))
-            group.push_back(refs[j++]);
+        for (size_t r = 0; r < perRank.size(); ++r)
+            while (pos[r] < perRank[r].size() && perRank[r][pos[r]].comm == comm && perRank[r][pos[r]].seq == seq)
+                group.push_back(perRank[r][pos[r]++]);
         matchGroup(group, durations);
-        i = j;
     }
 }
 

@@ -86,6 +86,7 @@ private:
     const StepEntry* find(uint32_t rankSlot, uint32_t stepIndex) const;
     void matchStep(uint32_t stepIndex, std::vector<std::pair<uint32_t, StepEntry*>>& ranks);
     struct Ref {
+        uint64_t comm, seq;
         uint32_t slot;
         uint32_t step;
         StepEntry* entry;

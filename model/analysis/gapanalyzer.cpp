@@ -274,32 +274,33 @@ void GapAnalyzer::applyWaits(RankData& r)
 // operation, not by step index.
 void GapAnalyzer::keyCollectives()
 {
+    // Each rank's occurrences in start order: those before its first step, its steps', those after.
+    std::vector<std::vector<CollectiveMatcher::Occurrence*>> order(m_rankData.size());
     std::vector<std::vector<CollectiveKeys::Item>> items(m_rankData.size());
-    auto forEachOcc = [](RankData& r, auto&& fn) {
-        std::vector<CollectiveMatcher::Occurrence*> all;
+    forEachRank([&](RankData& r) {
+        auto& all = order[r.slot];
+        size_t o = 0;
+        while (o < r.outside.size() && !r.windows.empty() && r.outside[o].start < r.windows.front().w0)
+            all.push_back(&r.outside[o++]);
         for (auto& w : r.collectives)
-            for (auto& o : w)
-                all.push_back(&o);
-        for (auto& o : r.outside)
-            all.push_back(&o);
-        std::stable_sort(all.begin(), all.end(), [](const auto* a, const auto* b) { return a->start < b->start; });
-        for (auto* o : all)
-            fn(*o);
-    };
-    for (size_t i = 0; i < m_rankData.size(); ++i)
-        forEachOcc(m_rankData[i], [&](CollectiveMatcher::Occurrence& o) {
-            items[i].push_back(CollectiveKeys::Item { o.start, o.start + o.duration, o.name });
-        });
+            for (auto& occ : w)
+                all.push_back(&occ);
+        for (; o < r.outside.size(); ++o)
+            all.push_back(&r.outside[o]);
+        auto earlier = [](const auto* a, const auto* b) { return a->start < b->start; };
+        if (!std::is_sorted(all.begin(), all.end(), earlier))
+            std::stable_sort(all.begin(), all.end(), earlier);
+        items[r.slot].reserve(all.size());
+        for (const auto* occ : all)
+            items[r.slot].push_back(CollectiveKeys::Item { occ->start, occ->start + occ->duration, occ->name });
+    });
     CollectiveKeys::assign(m_trace, m_ranks, items);
-    for (size_t i = 0; i < m_rankData.size(); ++i) {
-        size_t k = 0;
-        forEachOcc(m_rankData[i], [&](CollectiveMatcher::Occurrence& o) {
-            o.keyed = true;
-            o.comm = items[i][k].comm;
-            o.seq = items[i][k].seq;
-            ++k;
-        });
-    }
+    for (size_t i = 0; i < m_rankData.size(); ++i)
+        for (size_t k = 0; k < order[i].size(); ++k) {
+            order[i][k]->keyed = true;
+            order[i][k]->comm = items[i][k].comm;
+            order[i][k]->seq = items[i][k].seq;
+        }
 }
 
 bool GapAnalyzer::isIncomplete(uint32_t stepIndex) const
