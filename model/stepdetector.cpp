@@ -135,6 +135,32 @@ LaneId busiestStream(const Trace& trace, uint32_t rank)
     return best;
 }
 
+// The collective kernels of each rank (the built-in classifier's collectives class), by start.
+std::vector<std::vector<CollectiveKeys::Item>> collectiveKernels(const Trace& trace, const std::vector<uint32_t>& ranks)
+{
+    const KernelClassifier& classifier = KernelClassifier::builtinDefault();
+    const int coll = classifier.collectivesClass();
+    if (coll < 0)
+        return {};
+    std::unordered_map<StringId, bool> isColl;
+    std::vector<std::vector<CollectiveKeys::Item>> items(ranks.size());
+    for (size_t r = 0; r < ranks.size(); ++r) {
+        for (LaneId id : trace.lanesOf(ranks[r], LaneKind::GpuStream)) {
+            const LaneEvents& ev = trace.lane(id).events;
+            for (size_t i = 0; i < ev.size(); ++i) {
+                auto [it, fresh] = isColl.try_emplace(ev.name(i), false);
+                if (fresh)
+                    it->second = classifier.classify(trace.str(ev.name(i))) == coll;
+                if (it->second && trace.kindOf(id, i) == EventKind::Kernel)
+                    items[r].push_back(CollectiveKeys::Item { ev.start(i), ev.end(i), ev.name(i) });
+            }
+        }
+        std::stable_sort(items[r].begin(), items[r].end(),
+            [](const CollectiveKeys::Item& a, const CollectiveKeys::Item& b) { return a.start < b.start; });
+    }
+    return items;
+}
+
 void number(std::vector<Step>& steps)
 {
     for (uint32_t i = 0; i < steps.size(); ++i)
@@ -413,28 +439,12 @@ void StepDetector::alignByTime(std::vector<std::pair<uint32_t, std::vector<Step>
 // their earliest start. False (nothing changed) when no step holds a collective seen on two ranks.
 bool StepDetector::alignByCollectives(const Trace& trace, std::vector<std::pair<uint32_t, std::vector<Step>>>& perRank)
 {
-    const KernelClassifier& classifier = KernelClassifier::builtinDefault();
-    const int coll = classifier.collectivesClass();
-    if (coll < 0)
-        return false;
-    std::unordered_map<StringId, bool> isColl;
     std::vector<uint32_t> ranks;
-    std::vector<std::vector<CollectiveKeys::Item>> items(perRank.size());
-    for (size_t r = 0; r < perRank.size(); ++r) {
-        ranks.push_back(perRank[r].first);
-        for (LaneId id : trace.lanesOf(perRank[r].first, LaneKind::GpuStream)) {
-            const LaneEvents& ev = trace.lane(id).events;
-            for (size_t i = 0; i < ev.size(); ++i) {
-                auto [it, fresh] = isColl.try_emplace(ev.name(i), false);
-                if (fresh)
-                    it->second = classifier.classify(trace.str(ev.name(i))) == coll;
-                if (it->second && trace.kindOf(id, i) == EventKind::Kernel)
-                    items[r].push_back(CollectiveKeys::Item { ev.start(i), ev.end(i), ev.name(i) });
-            }
-        }
-        std::stable_sort(items[r].begin(), items[r].end(),
-            [](const CollectiveKeys::Item& a, const CollectiveKeys::Item& b) { return a.start < b.start; });
-    }
+    for (const auto& [rank, steps] : perRank)
+        ranks.push_back(rank);
+    std::vector<std::vector<CollectiveKeys::Item>> items = collectiveKernels(trace, ranks);
+    if (items.empty())
+        return false;
     CollectiveKeys::assign(trace, ranks, items);
     struct Aligned {
         TimeNs start;
