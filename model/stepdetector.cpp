@@ -1,8 +1,13 @@
 // SPDX-License-Identifier: MIT
 #include "model/stepdetector.h"
 
+#include "model/analysis/collectivekeys.h"
+#include "model/analysis/kernelclassifier.h"
+
 #include <algorithm>
 #include <climits>
+#include <limits>
+#include <map>
 #include <regex>
 #include <unordered_map>
 
@@ -10,6 +15,10 @@ namespace gapscope::model {
 namespace {
 
 constexpr const char* kDefaultNvtxPattern = "decode|step|forward";
+// The period rule refuses periods shorter than this many kernels, or covering less than this part of
+// the busiest stream's kernels: such "steps" are a repeated op, not a decode step.
+constexpr size_t kMinStepKernels = 8;
+constexpr double kMinPeriodCoverage = 0.5;
 
 // Name ids matching a regex, memoised (names repeat, regexes are slow).
 class NameMatcher {
@@ -126,6 +135,32 @@ LaneId busiestStream(const Trace& trace, uint32_t rank)
     return best;
 }
 
+// The collective kernels of each rank (the built-in classifier's collectives class), by start.
+std::vector<std::vector<CollectiveKeys::Item>> collectiveKernels(const Trace& trace, const std::vector<uint32_t>& ranks)
+{
+    const KernelClassifier& classifier = KernelClassifier::builtinDefault();
+    const int coll = classifier.collectivesClass();
+    if (coll < 0)
+        return {};
+    std::unordered_map<StringId, bool> isColl;
+    std::vector<std::vector<CollectiveKeys::Item>> items(ranks.size());
+    for (size_t r = 0; r < ranks.size(); ++r) {
+        for (LaneId id : trace.lanesOf(ranks[r], LaneKind::GpuStream)) {
+            const LaneEvents& ev = trace.lane(id).events;
+            for (size_t i = 0; i < ev.size(); ++i) {
+                auto [it, fresh] = isColl.try_emplace(ev.name(i), false);
+                if (fresh)
+                    it->second = classifier.classify(trace.str(ev.name(i))) == coll;
+                if (it->second && trace.kindOf(id, i) == EventKind::Kernel)
+                    items[r].push_back(CollectiveKeys::Item { ev.start(i), ev.end(i), ev.name(i) });
+            }
+        }
+        std::stable_sort(items[r].begin(), items[r].end(),
+            [](const CollectiveKeys::Item& a, const CollectiveKeys::Item& b) { return a.start < b.start; });
+    }
+    return items;
+}
+
 void number(std::vector<Step>& steps)
 {
     for (uint32_t i = 0; i < steps.size(); ++i)
@@ -159,36 +194,57 @@ StepDetector::StepDetector(StepRule rule)
 {
 }
 
-std::vector<Step> StepDetector::byNvtx(const Trace& trace, uint32_t rank) const
+std::vector<Step> StepDetector::byNvtx(const Trace& trace, uint32_t rank, std::vector<std::string>& notes) const
 {
     const std::string pattern = m_rule.pattern.empty() || m_rule.kind != StepRule::Kind::Nvtx
         ? std::string(kDefaultNvtxPattern)
         : m_rule.pattern;
     NameMatcher match(trace, pattern);
-    const std::vector<LaneId> api = trace.lanesOf(rank, LaneKind::CpuApi);
-    std::vector<CorrRange> ranges;
-    std::vector<TimeNs> starts;
+    struct Range {
+        TimeNs start, end;
+    };
+    std::vector<Range> found;
     for (LaneId id : trace.lanesOf(rank, LaneKind::Nvtx)) {
+        if (trace.lane(id).info.isGpuAnnotationLane())
+            continue; // where the GPU ran a range's work: the host range itself says what the step is
         const LaneEvents& ev = trace.lane(id).events;
         TimeNs coveredUntil = INT64_MIN;
         for (size_t i = 0; i < ev.size(); ++i) {
             if (ev.start(i) < coveredUntil || !match(ev.name(i)))
                 continue;
             coveredUntil = ev.end(i);
-            starts.push_back(ev.start(i));
-            CorrRange r;
-            if (apiSpan(trace, api, ev.start(i), ev.end(i), r))
-                ranges.push_back(r);
+            found.push_back({ ev.start(i), ev.end(i) });
         }
     }
-    if (starts.size() < 2)
+    // Matching ranges of several host threads: one inside another is part of the same step.
+    std::sort(found.begin(), found.end(),
+        [](const Range& a, const Range& b) { return a.start != b.start ? a.start < b.start : a.end > b.end; });
+    std::vector<Range> outer;
+    for (const Range& r : found)
+        if (outer.empty() || r.end > outer.back().end)
+            outer.push_back(r);
+    if (outer.size() < 2)
         return {};
-    std::sort(starts.begin(), starts.end());
-    if (!ranges.empty()) {
-        std::sort(ranges.begin(), ranges.end(), [](const CorrRange& a, const CorrRange& b) { return a.lo < b.lo; });
-        return windowsFromCorr(trace, rank, ranges, pb::STEP_NVTX);
+    const std::vector<LaneId> api = trace.lanesOf(rank, LaneKind::CpuApi);
+    std::vector<CorrRange> ranges;
+    for (const Range& r : outer) {
+        CorrRange c;
+        if (apiSpan(trace, api, r.start, r.end, c))
+            ranges.push_back(c);
     }
-    return windowsFromStarts(trace, rank, starts, pb::STEP_NVTX);
+    if (ranges.empty()) { // launches not recorded: the GPU work that starts inside each range
+        std::vector<TimeNs> starts;
+        for (const Range& r : outer)
+            starts.push_back(r.start);
+        return windowsFromStarts(trace, rank, starts, pb::STEP_NVTX);
+    }
+    // The step is the GPU work its range launched, wherever and whenever it ran.
+    std::sort(ranges.begin(), ranges.end(), [](const CorrRange& a, const CorrRange& b) { return a.lo < b.lo; });
+    std::vector<Step> steps = windowsFromCorr(trace, rank, ranges, pb::STEP_NVTX);
+    if (steps.size() < outer.size())
+        notes.push_back("rank " + std::to_string(rank) + ": " + std::to_string(outer.size() - steps.size()) + " of "
+            + std::to_string(outer.size()) + " step ranges launched no GPU work: not steps");
+    return steps;
 }
 
 std::vector<Step> StepDetector::byGraph(const Trace& trace, uint32_t rank) const
@@ -228,7 +284,7 @@ std::vector<Step> StepDetector::byAnchor(const Trace& trace, uint32_t rank, cons
     return windowsFromStarts(trace, rank, starts, pb::STEP_ANCHOR);
 }
 
-std::vector<Step> StepDetector::byPeriod(const Trace& trace, uint32_t rank) const
+std::vector<Step> StepDetector::byPeriod(const Trace& trace, uint32_t rank, std::vector<std::string>& notes) const
 {
     const LaneId id = busiestStream(trace, rank);
     if (id == kNoLane || trace.lane(id).events.size() < 8)
@@ -259,6 +315,13 @@ std::vector<Step> StepDetector::byPeriod(const Trace& trace, uint32_t rank) cons
     }
     if (!anchor || bestPeriod < 2)
         return {};
+    const std::string rankText = "rank " + std::to_string(rank) + ": ";
+    if (bestPeriod < kMinStepKernels) {
+        notes.push_back(rankText + "the kernel sequence repeats every " + std::to_string(bestPeriod)
+            + " kernels: too few for a decode step (at least " + std::to_string(kMinStepKernels)
+            + "), so no steps were made (name a step rule: nvtx:PATTERN, graph or anchor:PATTERN)");
+        return {};
+    }
     // Phase: the offset from the anchor whose kernel follows the longest median idle gap.
     size_t bestPhase = 0;
     TimeNs bestGap = INT64_MIN;
@@ -290,6 +353,13 @@ std::vector<Step> StepDetector::byPeriod(const Trace& trace, uint32_t rank) cons
         first -= bestPeriod;
         idx.insert(idx.begin(), first);
     }
+    const size_t covered = std::min(n, idx.back() + bestPeriod) - idx.front();
+    if (double(covered) < kMinPeriodCoverage * double(n)) {
+        notes.push_back(rankText + "the kernel sequence repeats every " + std::to_string(bestPeriod) + " kernels in "
+            + std::to_string(100 * covered / n) + "% of the kernels only: too small a part of the work for decode "
+            + "steps, so no steps were made (name a step rule: nvtx:PATTERN, graph or anchor:PATTERN)");
+        return {};
+    }
     std::vector<TimeNs> starts;
     for (size_t i : idx)
         if (starts.empty() || ev.start(i) > starts.back())
@@ -297,19 +367,22 @@ std::vector<Step> StepDetector::byPeriod(const Trace& trace, uint32_t rank) cons
     return windowsFromStarts(trace, rank, starts, pb::STEP_AUTO);
 }
 
-std::vector<Step> StepDetector::detectRank(const Trace& trace, uint32_t rank, pb::StepSource& source) const
+std::vector<Step> StepDetector::detectRank(
+    const Trace& trace, uint32_t rank, pb::StepSource& source, std::vector<std::string>* notes) const
 {
+    std::vector<std::string> scratch;
+    std::vector<std::string>& why = notes ? *notes : scratch;
     using K = StepRule::Kind;
     std::vector<Step> steps;
     const K kind = m_rule.kind;
     if (kind == K::Nvtx || kind == K::Auto)
-        steps = byNvtx(trace, rank);
+        steps = byNvtx(trace, rank, why);
     if (steps.empty() && (kind == K::Graph || kind == K::Auto))
         steps = byGraph(trace, rank);
     if (steps.empty() && (kind == K::Anchor || (kind == K::Auto && !m_rule.pattern.empty())))
         steps = byAnchor(trace, rank, m_rule.pattern);
     if (steps.empty() && (kind == K::Period || kind == K::Auto))
-        steps = byPeriod(trace, rank);
+        steps = byPeriod(trace, rank, why);
     source = steps.empty() ? pb::STEP_UNKNOWN : steps.front().source;
     number(steps);
     return steps;
@@ -319,21 +392,35 @@ pb::StepSource StepDetector::detect(Trace& trace) const
 {
     std::vector<std::pair<uint32_t, std::vector<Step>>> perRank;
     pb::StepSource source = pb::STEP_UNKNOWN;
-    size_t ref = SIZE_MAX;
     for (uint32_t rank : trace.ranks()) {
         pb::StepSource s;
-        auto steps = detectRank(trace, rank, s);
+        std::vector<std::string> notes;
+        auto steps = detectRank(trace, rank, s, &notes);
+        for (auto& n : notes)
+            trace.addWarning("steps: " + n);
         if (steps.empty())
             continue;
         source = s;
-        if (ref == SIZE_MAX || steps.size() > perRank[ref].second.size())
-            ref = perRank.size();
         perRank.emplace_back(rank, std::move(steps));
     }
     if (perRank.empty())
         return pb::STEP_UNKNOWN;
-    // Align by index: each rank's first step takes the index of the reference step nearest in time.
-    const auto& refSteps = perRank[ref].second;
+    if (perRank.size() < 2 || !alignByCollectives(trace, perRank))
+        alignByTime(perRank);
+    for (auto& [rank, steps] : perRank)
+        trace.setSteps(rank, std::move(steps));
+    return source;
+}
+
+// Each rank's first step takes the index of the reference rank's (the one with most steps) step
+// that starts nearest in time.
+void StepDetector::alignByTime(std::vector<std::pair<uint32_t, std::vector<Step>>>& perRank)
+{
+    size_t ref = 0;
+    for (size_t i = 1; i < perRank.size(); ++i)
+        if (perRank[i].second.size() > perRank[ref].second.size())
+            ref = i;
+    const std::vector<Step> refSteps = perRank[ref].second;
     for (auto& [rank, steps] : perRank) {
         auto it = std::lower_bound(
             refSteps.begin(), refSteps.end(), steps.front().start, [](const Step& s, TimeNs t) { return s.start < t; });
@@ -343,9 +430,88 @@ pb::StepSource StepDetector::detect(Trace& trace) const
             --k;
         for (auto& s : steps)
             s.index += uint32_t(k);
-        trace.setSteps(rank, std::move(steps));
     }
-    return source;
+}
+
+// Steps of different ranks are the same step when they hold the same collective operations
+// (CollectiveKeys: communicator and sequence). Each step joins the aligned step that holds most of
+// its collectives (unless that one already has a step of its rank); aligned steps are numbered by
+// their earliest start. False (nothing changed) when no step holds a collective seen on two ranks.
+bool StepDetector::alignByCollectives(const Trace& trace, std::vector<std::pair<uint32_t, std::vector<Step>>>& perRank)
+{
+    std::vector<uint32_t> ranks;
+    for (const auto& [rank, steps] : perRank)
+        ranks.push_back(rank);
+    std::vector<std::vector<CollectiveKeys::Item>> items = collectiveKernels(trace, ranks);
+    if (items.empty())
+        return false;
+    CollectiveKeys::assign(trace, ranks, items);
+    struct Aligned {
+        TimeNs start;
+        std::vector<std::pair<size_t, size_t>> members; // (rank slot, step position)
+    };
+    std::vector<Aligned> aligned;
+    std::map<std::pair<uint64_t, uint64_t>, size_t> owner; // collective key -> aligned step
+    std::map<std::pair<uint64_t, uint64_t>, size_t> seen; // key -> ranks holding it
+    for (const auto& v : items)
+        for (const auto& it : v)
+            ++seen[{ it.comm, it.seq }];
+    bool shared = false;
+    for (size_t r = 0; r < perRank.size(); ++r) {
+        const std::vector<Step>& steps = perRank[r].second;
+        size_t k = 0;
+        for (size_t s = 0; s < steps.size(); ++s) {
+            // The step's collectives: those starting in [its start, the next step's start).
+            const TimeNs end = s + 1 < steps.size() ? steps[s + 1].start : std::numeric_limits<TimeNs>::max();
+            while (k < items[r].size() && items[r][k].start < steps[s].start)
+                ++k;
+            std::map<size_t, size_t> hits;
+            std::vector<std::pair<uint64_t, uint64_t>> keys;
+            for (; k < items[r].size() && items[r][k].start < end; ++k) {
+                const auto key = std::make_pair(items[r][k].comm, items[r][k].seq);
+                keys.push_back(key);
+                shared = shared || seen[key] > 1;
+                auto o = owner.find(key);
+                if (o != owner.end())
+                    ++hits[o->second];
+            }
+            size_t target = aligned.size();
+            for (const auto& [a, n] : hits) {
+                bool hasRank = false;
+                for (const auto& m : aligned[a].members)
+                    hasRank = hasRank || m.first == r;
+                if (!hasRank && (target == aligned.size() || n > hits[target]))
+                    target = a;
+            }
+            if (target == aligned.size())
+                aligned.push_back(Aligned { steps[s].start, {} });
+            aligned[target].members.emplace_back(r, s);
+            aligned[target].start = std::min(aligned[target].start, steps[s].start);
+            for (const auto& key : keys)
+                owner.emplace(key, target);
+        }
+    }
+    if (!shared)
+        return false;
+    std::vector<size_t> order(aligned.size());
+    for (size_t i = 0; i < order.size(); ++i)
+        order[i] = i;
+    std::stable_sort(
+        order.begin(), order.end(), [&](size_t a, size_t b) { return aligned[a].start < aligned[b].start; });
+    for (size_t i = 0; i < order.size(); ++i)
+        for (const auto& [r, s] : aligned[order[i]].members)
+            perRank[r].second[s].index = uint32_t(i);
+    // Indices must grow along each rank; where they would not (aligned steps that interleave), the
+    // order is not trustworthy: keep time alignment.
+    for (const auto& [rank, steps] : perRank)
+        for (size_t s = 1; s < steps.size(); ++s)
+            if (steps[s].index <= steps[s - 1].index) {
+                for (auto& [rk, st] : perRank)
+                    for (size_t j = 0; j < st.size(); ++j)
+                        st[j].index = uint32_t(j);
+                return false;
+            }
+    return true;
 }
 
 } // namespace gapscope::model

@@ -40,6 +40,11 @@ enum class LaneKind : uint8_t { Unknown = 0, GpuStream = 1, Nvtx = 2, CpuApi = 3
 enum class EventKind : uint8_t { Kernel, Memcpy, Memset, Api, Sync, Nvtx, Collective };
 
 const char* toString(LaneKind kind);
+
+// NVTX lanes that copy host ranges onto a GPU stream (Kineto's gpu_user_annotation) carry this bit
+// in LaneInfo::stream, so they never share a key with a host thread id. They show where the GPU ran
+// a range's work; they never delimit steps (isGpuAnnotationLane).
+constexpr uint64_t kGpuAnnotationStreamBit = 1ull << 32;
 const char* toString(EventKind kind);
 
 // Identity of a lane. Two lanes with equal keys are the same lane.
@@ -54,6 +59,7 @@ struct LaneInfo {
 
     // Stable text key "r<rank>/<kind>/d<device>/<stream>", used by annotations and exports.
     std::string key() const;
+    bool isGpuAnnotationLane() const { return kind == LaneKind::Nvtx && (stream & kGpuAnnotationStreamBit); }
 };
 
 struct KernelConfig {

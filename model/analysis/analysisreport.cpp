@@ -145,6 +145,8 @@ json::Value AnalysisReport::rankJson(uint32_t rank) const
             o.set("start_ns", static_cast<int64_t>(rec.start)); // the trace's clock (captures: CLOCK_REALTIME)
             o.set("measured_ms", ms(b.measuredNs));
             o.set("measured_ns", b.measuredNs);
+            if (m_analyzer.isIncomplete(rec.index))
+                o.set("incomplete", true); // partly outside some rank's capture: in no summary
             o.set("bars", barsJson(b, 1));
             steps.push(std::move(o));
         }
@@ -251,6 +253,11 @@ json::Value AnalysisReport::toJson() const
         o.set("late_count", s.lateCount);
         o.set("mean_late_ms", s.meanLateMs());
         o.set("max_late_ms", ms(s.lateMax));
+        o.set("median_late_ms", ms(s.lateMedian));
+        json::Value lateSteps = json::Value::array();
+        for (uint32_t i : s.lateSteps)
+            lateSteps.push(i);
+        o.set("late_steps", std::move(lateSteps));
         o.set("matched", s.matched);
         o.set("unmatched", s.unmatched);
         o.set("late_fraction", s.matched ? double(s.lateCount) / double(s.matched) : 0.0);
@@ -258,6 +265,14 @@ json::Value AnalysisReport::toJson() const
         st.push(std::move(o));
     }
     doc.set("stragglers", std::move(st));
+    json::Value incomplete = json::Value::array();
+    for (const auto& i : m_analyzer.incompleteSteps()) {
+        json::Value o = json::Value::object();
+        o.set("index", i.index);
+        o.set("why", i.why);
+        incomplete.push(std::move(o));
+    }
+    doc.set("incomplete_steps", std::move(incomplete));
     json::Value gaps = json::Value::array();
     for (const auto& g : m_gaps) {
         json::Value o = json::Value::object();

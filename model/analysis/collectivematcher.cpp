@@ -34,15 +34,108 @@ const CollectiveMatcher::StepEntry* CollectiveMatcher::find(uint32_t rankSlot, u
 void CollectiveMatcher::match()
 {
     std::map<uint32_t, std::vector<std::pair<uint32_t, StepEntry*>>> byStep;
+    bool keyed = false;
     for (uint32_t r = 0; r < m_ranks.size(); ++r) {
         auto& v = m_ranks[r];
         std::stable_sort(v.begin(), v.end(), [](const StepEntry& a, const StepEntry& b) { return a.step < b.step; });
-        for (auto& e : v)
+        for (auto& e : v) {
             byStep[e.step].emplace_back(r, &e);
+            for (const auto& o : e.occ)
+                keyed = keyed || o.keyed;
+        }
     }
     m_late.clear();
+    if (keyed) {
+        matchKeyed();
+        return;
+    }
     for (auto& [step, ranks] : byStep)
-        matchStep(step, ranks);
+        if (step != kNoStep)
+            matchStep(step, ranks);
+}
+
+CollectiveMatcher::StepLate& CollectiveMatcher::lateOf(uint32_t stepIndex)
+{
+    auto it = std::lower_bound(
+        m_late.begin(), m_late.end(), stepIndex, [](const StepLate& e, uint32_t s) { return e.step < s; });
+    if (it == m_late.end() || it->step != stepIndex)
+        it = m_late.insert(it, StepLate { stepIndex, {} });
+    return *it;
+}
+
+// Groups the keyed occurrences of all ranks by (comm, seq): each rank's references sorted by key
+// (usually they already are: one communicator numbers its collectives in time order), then merged
+// across ranks, so equal keys come together.
+void CollectiveMatcher::matchKeyed()
+{
+    std::vector<std::vector<Ref>> perRank(m_ranks.size());
+    for (uint32_t r = 0; r < m_ranks.size(); ++r) {
+        auto& refs = perRank[r];
+        for (auto& e : m_ranks[r])
+            for (size_t k = 0; k < e.occ.size(); ++k)
+                if (e.occ[k].keyed)
+                    refs.push_back(Ref { e.occ[k].comm, e.occ[k].seq, r, e.step, &e, k });
+        auto byKey = [](const Ref& a, const Ref& b) { return a.comm != b.comm ? a.comm < b.comm : a.seq < b.seq; };
+        if (!std::is_sorted(refs.begin(), refs.end(), byKey))
+            std::stable_sort(refs.begin(), refs.end(), byKey);
+    }
+    std::vector<size_t> pos(perRank.size(), 0);
+    std::vector<Ref> group;
+    std::vector<TimeNs> durations;
+    for (;;) {
+        const Ref* least = nullptr;
+        for (size_t r = 0; r < perRank.size(); ++r)
+            if (pos[r] < perRank[r].size()) {
+                const Ref& c = perRank[r][pos[r]];
+                if (!least || c.comm < least->comm || (c.comm == least->comm && c.seq < least->seq))
+                    least = &c;
+            }
+        if (!least)
+            break;
+        const uint64_t comm = least->comm, seq = least->seq;
+        group.clear();
+        for (size_t r = 0; r < perRank.size(); ++r)
+            while (pos[r] < perRank[r].size() && perRank[r][pos[r]].comm == comm && perRank[r][pos[r]].seq == seq)
+                group.push_back(perRank[r][pos[r]++]);
+        matchGroup(group, durations);
+    }
+}
+
+void CollectiveMatcher::matchGroup(const std::vector<Ref>& group, std::vector<TimeNs>& durations)
+{
+    if (group.size() < 2) {
+        for (const Ref& g : group)
+            ++g.entry->unmatched;
+        return;
+    }
+    TimeNs latest = std::numeric_limits<TimeNs>::min();
+    size_t last = 0;
+    uint32_t step = kNoStep;
+    __int128 startSum = 0;
+    durations.clear();
+    for (size_t i = 0; i < group.size(); ++i) {
+        const Occurrence& o = group[i].entry->occ[group[i].k];
+        startSum += o.start;
+        durations.push_back(o.duration);
+        step = std::min(step, group[i].step);
+        if (o.start > latest) {
+            latest = o.start;
+            last = i;
+        }
+    }
+    for (const Ref& g : group) {
+        Occurrence& o = g.entry->occ[g.k];
+        o.wait = std::min(o.duration, std::max<TimeNs>(0, latest - o.start));
+        ++g.entry->matched;
+    }
+    std::nth_element(durations.begin(), durations.begin() + long(durations.size() / 2), durations.end());
+    const TimeNs median = durations[durations.size() / 2];
+    const size_t n = group.size();
+    const double lateness = double(__int128(latest) * __int128(n - 1) - (startSum - latest)) / double(n - 1);
+    const double threshold = std::max<double>(double(kMinLatenessNs), kLatenessFraction * double(median));
+    if (lateness > threshold && step != kNoStep)
+        lateOf(step).late.push_back(
+            Late { group[last].slot, TimeNs(std::llround(lateness)), group[last].entry->occ[group[last].k].name });
 }
 
 void CollectiveMatcher::matchStep(uint32_t stepIndex, std::vector<std::pair<uint32_t, StepEntry*>>& ranks)
@@ -112,24 +205,37 @@ const std::vector<CollectiveMatcher::Late>& CollectiveMatcher::late(uint32_t ste
     return it != m_late.end() && it->step == stepIndex ? it->late : kEmpty;
 }
 
-std::vector<CollectiveMatcher::RankStats> CollectiveMatcher::stats(uint32_t firstStep, uint32_t lastStep) const
+std::vector<CollectiveMatcher::RankStats> CollectiveMatcher::stats(
+    uint32_t firstStep, uint32_t lastStep, const std::vector<uint32_t>& skip) const
 {
+    auto skipped = [&](uint32_t step) { return std::binary_search(skip.begin(), skip.end(), step); };
     std::vector<RankStats> out(m_ranks.size());
+    std::vector<std::vector<TimeNs>> lateness(m_ranks.size());
     for (size_t r = 0; r < m_ranks.size(); ++r)
         for (const auto& e : m_ranks[r])
-            if (e.step >= firstStep && e.step <= lastStep) {
+            if (e.step >= firstStep && e.step <= lastStep && e.step != kNoStep && !skipped(e.step)) {
                 out[r].matched += e.matched;
                 out[r].unmatched += e.unmatched;
             }
     for (const auto& s : m_late) {
-        if (s.step < firstStep || s.step > lastStep)
+        if (s.step < firstStep || s.step > lastStep || skipped(s.step))
             continue;
         for (const auto& l : s.late) {
             RankStats& st = out[l.rankSlot];
             ++st.lateCount;
             st.lateSum += l.lateness;
             st.lateMax = std::max(st.lateMax, l.lateness);
+            if (st.lateSteps.empty() || st.lateSteps.back() != s.step)
+                st.lateSteps.push_back(s.step); // m_late is sorted by step
+            lateness[l.rankSlot].push_back(l.lateness);
         }
+    }
+    for (size_t r = 0; r < out.size(); ++r) {
+        auto& v = lateness[r];
+        if (v.empty())
+            continue;
+        std::nth_element(v.begin(), v.begin() + long((v.size() - 1) / 2), v.end());
+        out[r].lateMedian = v[(v.size() - 1) / 2];
     }
     return out;
 }

@@ -187,6 +187,9 @@ std::vector<Finding> makeFindings(const GapAnalyzer& a, const GapAnalyzer::Break
         }
         out.push_back(Finding { text, "largest_gap", double(g.duration()) / 1e6 });
     }
+    // Steps partly outside some rank's capture are in none of the figures above: say which.
+    for (const auto& i : a.incompleteSteps())
+        out.push_back(Finding { i.why, "incomplete_step", 0 });
     return out;
 }
 

@@ -6,7 +6,9 @@
 //   "rank 1 arrives 0.80 ms late at 61% of AllReduces (612 of 1000; worst 2.10 ms)"
 //   "largest gap: 2.10 ms launch/host gap on rank 0 in step 17, before fused_moe_kernel"
 // Stragglers get a sentence when last at >= 10% of their collectives and late by >= 1% of the
-// step in total; the largest gaps named are gaps inside steps (the step gap has its own bar).
+// step in total; the largest gaps named are gaps inside steps (the step gap has its own bar); last,
+// each step left out because it lies partly outside some rank's capture
+//   "capture started 824 ms apart on ranks 0 and 1; step 0 left out".
 // Built from the critical-path breakdown of the selected steps (mean per step), the stragglers and
 // the largest idle gaps. Pure functions; thread-safe.
 
@@ -19,7 +21,7 @@ namespace gapscope::model {
 
 struct Finding {
     std::string text;
-    std::string kind; // "gap", "inefficiency", "straggler", "largest_gap", "budget"
+    std::string kind; // "gap", "inefficiency", "straggler", "largest_gap", "budget", "incomplete_step"
     double ms = 0; // the amount the sentence is about (per step for gap bars)
 };
 

@@ -4,6 +4,9 @@
 // gapanalyzerquery.cpp.
 #include "model/analysis/gapanalyzer.h"
 
+#include "model/analysis/collectivekeys.h"
+#include "model/analysis/findings.h"
+
 #include <algorithm>
 #include <map>
 #include <thread>
@@ -75,14 +78,18 @@ GapAnalyzer::GapAnalyzer(const Trace& trace, KernelClassifier classifier, StepBu
         prepareRank(r);
         sweepRank(r);
     });
+    if (m_rankData.size() > 1)
+        keyCollectives();
     m_matcher = CollectiveMatcher(m_ranks.size());
     for (auto& r : m_rankData) {
         for (size_t w = 0; w < r.windows.size(); ++w)
             m_matcher.add(r.slot, r.windows[w].index, std::move(r.collectives[w]));
+        m_matcher.add(r.slot, CollectiveMatcher::kNoStep, std::move(r.outside));
         r.collectives.clear();
     }
     m_matcher.match();
     forEachRank([this](RankData& r) { applyWaits(r); });
+    findIncomplete();
     computeCritical();
     addNotes();
 }
@@ -161,6 +168,15 @@ void GapAnalyzer::prepareRank(RankData& r)
         }
     }
     r.syncs = mergeIntervals(std::move(syncs));
+    r.firstEvent = std::numeric_limits<TimeNs>::max();
+    r.lastEvent = std::numeric_limits<TimeNs>::min();
+    for (LaneId id : r.gpuLanes) {
+        const LaneEvents& ev = m_trace.lane(id).events;
+        if (ev.empty())
+            continue;
+        r.firstEvent = std::min(r.firstEvent, ev.start(0));
+        r.lastEvent = std::max(r.lastEvent, ev.end(ev.size() - 1)); // one stream runs in order
+    }
     // Collective kernels outside every window cannot be matched: count them.
     const int coll = m_classifier.collectivesClass();
     if (coll < 0 || r.windows.empty())
@@ -171,12 +187,18 @@ void GapAnalyzer::prepareRank(RankData& r)
         const size_t after = std::max(before, ev.lowerBound(r.windows.back().w1));
         auto count = [&](size_t from, size_t to) {
             for (size_t i = from; i < to; ++i)
-                if (classOf(ev.name(i)) == coll && m_trace.kindOf(id, i) == EventKind::Kernel)
+                if (classOf(ev.name(i)) == coll && m_trace.kindOf(id, i) == EventKind::Kernel) {
                     ++r.outsideCollectives;
+                    r.outside.push_back(CollectiveMatcher::Occurrence { ev.start(i), ev.duration(i), ev.name(i) });
+                }
         };
         count(0, before);
         count(after, ev.size());
     }
+    std::sort(r.outside.begin(), r.outside.end(),
+        [](const CollectiveMatcher::Occurrence& a, const CollectiveMatcher::Occurrence& b) {
+            return a.start < b.start;
+        });
 }
 
 void GapAnalyzer::sweepRank(RankData& r)
@@ -248,6 +270,99 @@ void GapAnalyzer::applyWaits(RankData& r)
         }
 }
 
+// Names every collective (in steps or not) by communicator and sequence, so that ranks match by the
+// operation, not by step index.
+void GapAnalyzer::keyCollectives()
+{
+    // Each rank's occurrences in start order: those before its first step, its steps', those after.
+    std::vector<std::vector<CollectiveMatcher::Occurrence*>> order(m_rankData.size());
+    std::vector<std::vector<CollectiveKeys::Item>> items(m_rankData.size());
+    forEachRank([&](RankData& r) {
+        auto& all = order[r.slot];
+        size_t o = 0;
+        while (o < r.outside.size() && !r.windows.empty() && r.outside[o].start < r.windows.front().w0)
+            all.push_back(&r.outside[o++]);
+        for (auto& w : r.collectives)
+            for (auto& occ : w)
+                all.push_back(&occ);
+        for (; o < r.outside.size(); ++o)
+            all.push_back(&r.outside[o]);
+        auto earlier = [](const auto* a, const auto* b) { return a->start < b->start; };
+        if (!std::is_sorted(all.begin(), all.end(), earlier))
+            std::stable_sort(all.begin(), all.end(), earlier);
+        items[r.slot].reserve(all.size());
+        for (const auto* occ : all)
+            items[r.slot].push_back(CollectiveKeys::Item { occ->start, occ->start + occ->duration, occ->name });
+    });
+    CollectiveKeys::assign(m_trace, m_ranks, items);
+    for (size_t i = 0; i < m_rankData.size(); ++i)
+        for (size_t k = 0; k < order[i].size(); ++k) {
+            order[i][k]->keyed = true;
+            order[i][k]->comm = items[i][k].comm;
+            order[i][k]->seq = items[i][k].seq;
+        }
+}
+
+bool GapAnalyzer::isIncomplete(uint32_t stepIndex) const
+{
+    return std::binary_search(m_incompleteIndex.begin(), m_incompleteIndex.end(), stepIndex);
+}
+
+// A step some rank lacks while others have it lies partly outside that rank's capture.
+void GapAnalyzer::findIncomplete()
+{
+    if (m_rankData.size() < 2)
+        return;
+    struct Seen {
+        std::vector<const RankData*> ranks;
+        TimeNs start = std::numeric_limits<TimeNs>::max(), end = std::numeric_limits<TimeNs>::min();
+    };
+    std::map<uint32_t, Seen> byStep;
+    for (const auto& r : m_rankData)
+        for (const auto& w : r.windows) {
+            Seen& s = byStep[w.index];
+            s.ranks.push_back(&r);
+            s.start = std::min(s.start, w.w0);
+            s.end = std::max(s.end, w.w1);
+        }
+    auto ms = [](TimeNs ns) { return formatDuration(double(ns) / 1e6); };
+    for (const auto& [index, seen] : byStep) {
+        if (seen.ranks.size() == m_rankData.size())
+            continue;
+        const RankData* early = &m_rankData.front(); // earliest capture start among all
+        const RankData* lateStop = &m_rankData.front(); // latest capture end among all
+        for (const auto& r : m_rankData) {
+            early = r.firstEvent < early->firstEvent ? &r : early;
+            lateStop = r.lastEvent > lateStop->lastEvent ? &r : lateStop;
+        }
+        const RankData *started = nullptr, *stopped = nullptr;
+        for (const auto& r : m_rankData) {
+            if (std::find(seen.ranks.begin(), seen.ranks.end(), &r) != seen.ranks.end())
+                continue;
+            if (r.firstEvent > seen.start && (!started || r.firstEvent > started->firstEvent))
+                started = &r;
+            else if (r.lastEvent < seen.end && (!stopped || r.lastEvent < stopped->lastEvent))
+                stopped = &r;
+        }
+        const std::string left = "; step " + std::to_string(index) + " left out";
+        std::string why;
+        if (started)
+            why = "capture started " + ms(started->firstEvent - early->firstEvent) + " apart on ranks "
+                + std::to_string(std::min(early->rank, started->rank)) + " and "
+                + std::to_string(std::max(early->rank, started->rank)) + left;
+        else if (stopped)
+            why = "capture stopped " + ms(lateStop->lastEvent - stopped->lastEvent) + " apart on ranks "
+                + std::to_string(std::min(stopped->rank, lateStop->rank)) + " and "
+                + std::to_string(std::max(stopped->rank, lateStop->rank)) + left;
+        else
+            why = "step " + std::to_string(index) + " is missing on "
+                + std::to_string(m_rankData.size() - seen.ranks.size()) + " of " + std::to_string(m_rankData.size())
+                + " ranks: left out";
+        m_incomplete.push_back(Incomplete { index, why });
+        m_incompleteIndex.push_back(index);
+    }
+}
+
 void GapAnalyzer::computeCritical()
 {
     struct Candidate {
@@ -276,6 +391,9 @@ void GapAnalyzer::computeCritical()
 
 void GapAnalyzer::addNotes()
 {
+    for (const auto& w : m_trace.warnings())
+        if (w.rfind("steps: ", 0) == 0) // why a step rule made no steps (StepDetector)
+            m_notes.push_back(w.substr(7));
     for (uint32_t rank : m_trace.ranks())
         if (m_trace.steps(rank).empty())
             m_notes.push_back("rank " + std::to_string(rank) + " has no decode steps: not analysed");
@@ -287,7 +405,7 @@ void GapAnalyzer::addNotes()
                   "steps is shown as launch/host gaps and sync stalls cannot be told apart");
         if (r.outsideCollectives)
             m_notes.push_back(rank + ": " + std::to_string(r.outsideCollectives)
-                + " collective kernels run before the first or after the last step and were not matched");
+                + " collective kernels run before the first or after the last step (in no step)");
     }
     auto stats = m_matcher.stats(0, kAllSteps);
     uint64_t matched = 0;
@@ -295,17 +413,11 @@ void GapAnalyzer::addNotes()
         matched += stats[i].matched + stats[i].unmatched;
         if (stats[i].unmatched)
             m_notes.push_back("rank " + std::to_string(m_ranks[i]) + ": " + std::to_string(stats[i].unmatched)
-                + " collective kernels have no counterpart on some other rank (collective counts differ per step)");
+                + " collective kernels have no counterpart on the other ranks (outside their capture, or on a "
+                  "communicator whose other ranks were not traced)");
     }
-    std::map<uint32_t, size_t> ranksPerStep;
-    for (const auto& r : m_rankData)
-        for (const auto& w : r.windows)
-            ++ranksPerStep[w.index];
-    size_t partial = 0;
-    for (const auto& [step, n] : ranksPerStep)
-        partial += n < m_rankData.size() ? 1 : 0;
-    if (partial)
-        m_notes.push_back(std::to_string(partial) + " steps are missing on some ranks");
+    for (const auto& i : m_incomplete)
+        m_notes.push_back(i.why);
     if (m_rankData.size() > 1 && m_classifier.collectivesClass() >= 0 && matched == 0)
         m_notes.push_back("no collective kernels found in the steps: waiting for other ranks cannot be measured");
 }

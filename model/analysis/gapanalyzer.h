@@ -8,9 +8,11 @@
 //   2. every (rank, step) window is decomposed by WindowSweep into slots (SlotLayout), classifying
 //      each distinct kernel name once on first sight; collective kernels count whole for now and
 //      are recorded;
-//   3. collective kernels are matched across ranks per step (CollectiveMatcher: wait vs wire,
-//      stragglers); each wait then moves from the collectives slot to "collective wait" (windows
-//      where streams overlapped, whose shares depend on the split, are swept again).
+//   3. collective kernels are matched across ranks by (communicator, sequence) (CollectiveKeys,
+//      CollectiveMatcher: wait vs wire, stragglers), those outside every step included; each wait
+//      then moves from the collectives slot to "collective wait" (windows where streams overlapped,
+//      whose shares depend on the split, are swept again);
+//   4. steps some rank lacks are marked incomplete and kept out of every summary.
 // Queries then only add up stored slots (analyze()), except when the members of each bar are asked
 // for (the events and idle intervals that make it up, for the viewer): those steps are swept again.
 //
@@ -111,6 +113,8 @@ public:
         uint64_t lateCount = 0;
         TimeNs lateSum = 0, lateMax = 0;
         std::string op; // "AllReduce" when all its late collectives are, else "collective"
+        TimeNs lateMedian = 0;
+        std::vector<uint32_t> lateSteps; // the steps where it arrived late
         double meanLateMs() const { return lateCount ? double(lateSum) / double(lateCount) / 1e6 : 0; }
     };
     std::vector<Straggler> stragglers(uint32_t firstStep = 0, uint32_t lastStep = kAllSteps) const; // per rank
@@ -134,6 +138,15 @@ public:
         uint64_t count = 0;
     };
     std::vector<NameTime> unclassifiedKernels() const;
+
+    // Steps some analysed rank lacks (its capture started after or stopped before them): shown, but
+    // kept out of medians, means, the critical path, stragglers and findings. Sorted by index.
+    struct Incomplete {
+        uint32_t index = 0;
+        std::string why; // "capture started 824 ms apart on ranks 0 and 1; step 0 left out"
+    };
+    const std::vector<Incomplete>& incompleteSteps() const { return m_incomplete; }
+    bool isIncomplete(uint32_t stepIndex) const;
 
     // Problems with the data, in words (missing API lanes, unmatched collectives, ...).
     const std::vector<std::string>& notes() const { return m_notes; }
@@ -160,6 +173,8 @@ private:
         std::vector<uint8_t> overlapped; // per window: events of several streams ran at once
         std::vector<std::vector<CollectiveMatcher::Occurrence>> collectives; // per window, until matched
         uint64_t outsideCollectives = 0; // collective kernels before the first / after the last window
+        std::vector<CollectiveMatcher::Occurrence> outside; // those kernels, matched but in no step
+        TimeNs firstEvent = 0, lastEvent = 0; // the rank's GPU events: where its capture began and ended
         std::vector<NameTime> unclassified; // by name (first pass), unsorted
     };
     struct Scratch { // per-thread buffers of one window sweep
@@ -189,6 +204,8 @@ private:
     int classOf(StringId name) const;
     bool isSyncApi(StringId name) const;
     TimeNs waitOf(const RankData& r, size_t w, uint32_t laneSlot, uint32_t index, TimeNs start) const;
+    void keyCollectives();
+    void findIncomplete();
     void computeCritical();
     void addNotes();
     const RankData* rankData(uint32_t rank) const;
@@ -210,6 +227,8 @@ private:
     std::vector<RankData> m_rankData; // parallel to m_ranks
     CollectiveMatcher m_matcher;
     std::vector<std::pair<uint32_t, int>> m_critical; // (step index, critical rank), sorted
+    std::vector<Incomplete> m_incomplete;
+    std::vector<uint32_t> m_incompleteIndex; // the indices of m_incomplete
     std::vector<std::string> m_notes;
 };
 

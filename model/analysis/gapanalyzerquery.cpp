@@ -78,7 +78,7 @@ GapAnalyzer::Critical GapAnalyzer::critical(uint32_t firstStep, uint32_t lastSte
     std::map<int, uint32_t> count;
     Critical c;
     for (const auto& [step, rank] : m_critical)
-        if (inRange(step, firstStep, lastStep)) {
+        if (inRange(step, firstStep, lastStep) && !isIncomplete(step)) {
             ++count[rank];
             ++c.total;
         }
@@ -96,6 +96,8 @@ std::vector<std::pair<const GapAnalyzer::RankData*, size_t>> GapAnalyzer::select
     uint32_t first = sel.firstStep, last = sel.kind == Selection::Kind::Step ? sel.firstStep : sel.lastStep;
     auto take = [&](const RankData& r, size_t w) {
         const Window& win = r.windows[w];
+        if (sel.kind != Selection::Kind::Step && isIncomplete(win.index))
+            return; // partly outside some rank's capture: shown on its own, never summed
         bool wanted
             = sel.kind == Selection::Kind::Range ? win.w1 > sel.t0 && win.w0 < sel.t1 : inRange(win.index, first, last);
         if (wanted)
@@ -215,13 +217,13 @@ std::vector<GapAnalyzer::NameTime> GapAnalyzer::unclassifiedKernels() const
 
 std::vector<GapAnalyzer::Straggler> GapAnalyzer::stragglers(uint32_t firstStep, uint32_t lastStep) const
 {
-    auto stats = m_matcher.stats(firstStep, lastStep);
+    auto stats = m_matcher.stats(firstStep, lastStep, m_incompleteIndex);
     std::vector<Straggler> out(m_ranks.size());
     std::vector<std::set<std::string>> ops(m_ranks.size());
     std::set<uint32_t> stepIndices;
     for (const auto& r : m_rankData)
         for (const auto& w : r.windows)
-            if (inRange(w.index, firstStep, lastStep))
+            if (inRange(w.index, firstStep, lastStep) && !isIncomplete(w.index))
                 stepIndices.insert(w.index);
     for (uint32_t step : stepIndices)
         for (const auto& l : m_matcher.late(step))
@@ -230,7 +232,7 @@ std::vector<GapAnalyzer::Straggler> GapAnalyzer::stragglers(uint32_t firstStep, 
     for (size_t i = 0; i < out.size(); ++i) {
         const auto& st = stats[i];
         out[i] = Straggler { m_ranks[i], st.matched, st.unmatched, st.lateCount, st.lateSum, st.lateMax,
-            ops[i].size() == 1 ? *ops[i].begin() : std::string("collective") };
+            ops[i].size() == 1 ? *ops[i].begin() : std::string("collective"), st.lateMedian, st.lateSteps };
     }
     return out;
 }
@@ -243,7 +245,7 @@ std::vector<GapAnalyzer::IdleGap> GapAnalyzer::largestGaps(
         if (rank != kCriticalRank && r.rank != uint32_t(rank))
             continue;
         for (size_t w = 0; w < r.windows.size(); ++w) {
-            if (!inRange(r.windows[w].index, firstStep, lastStep))
+            if (!inRange(r.windows[w].index, firstStep, lastStep) || isIncomplete(r.windows[w].index))
                 continue;
             for (size_t g = 0; g < kTopGaps; ++g) {
                 const IdleGap& gap = r.gaps[w * kTopGaps + g];

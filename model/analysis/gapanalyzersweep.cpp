@@ -132,8 +132,7 @@ void GapAnalyzer::sweepWindow(const RankData& r, size_t w, const SweepMode& mode
                 if (c >= 0 && c == coll) {
                     const uint64_t key = uint64_t(li) << 32 | uint64_t(i);
                     if (mode.record && rawStart >= w0)
-                        mode.record->push_back(
-                            CollectiveMatcher::Occurrence { rawStart, en - rawStart, name, 0, key });
+                        mode.record->push_back(CollectiveMatcher::Occurrence { rawStart, en - rawStart, name, 0, key });
                     if (mode.waitsKnown)
                         wait = std::max<TimeNs>(0, waitOf(r, w, uint32_t(li), uint32_t(i), rawStart) - (st - rawStart));
                 }

@@ -6,6 +6,7 @@
 
 #include "model/import/bytesource.h"
 #include "model/import/prefetchbytesource.h"
+#include "model/import/sglangranks.h"
 #include "model/import/stagedtrace.h"
 #include "model/import/traceassembler.h"
 #include "model/stepdetector.h"
@@ -156,6 +157,47 @@ std::string sourceName(const std::string& path)
 #endif
 }
 
+// Files that do not say their rank (no distributedInfo), named the way SGLang names its per-rank
+// files ("...-TP-3.trace.json.gz", also DP/PP/EP): the rank from the name (SglangRanks). Several
+// other such Kineto files on distinct devices: the rank is the device.
+void ranksFromFileNames(const std::vector<std::string>& paths, std::vector<importer::StagedTrace>& staged)
+{
+    std::vector<importer::SglangRanks::Label> labels;
+    std::vector<size_t> which;
+    for (size_t i = 0; i < paths.size(); ++i) {
+        importer::SglangRanks::Label l;
+        const auto& procs = staged[i].processes();
+        if (procs.size() == 1 && !procs[0].rank && importer::SglangRanks::parseFileName(paths[i], l)) {
+            labels.push_back(l);
+            which.push_back(i);
+        }
+    }
+    const std::vector<uint32_t> ranks = importer::SglangRanks::ranksOf(labels);
+    for (size_t k = 0; k < which.size(); ++k) {
+        staged[which[k]].process(0).rank = ranks[k];
+        staged[which[k]].count("import_rank_from_file_name", "info", "rank taken from the SGLang file name");
+    }
+    // Several Kineto files of one host that say nothing else: each rank drives its own GPU.
+    std::vector<size_t> rest;
+    std::vector<uint32_t> devices;
+    for (size_t i = 0; i < staged.size(); ++i) {
+        const auto& procs = staged[i].processes();
+        if (staged[i].source() == "kineto" && procs.size() == 1 && !procs[0].rank) {
+            rest.push_back(i);
+            devices.push_back(procs[0].device ? *procs[0].device : UINT32_MAX);
+        }
+    }
+    std::vector<uint32_t> sorted = devices;
+    std::sort(sorted.begin(), sorted.end());
+    const bool distinct = std::adjacent_find(sorted.begin(), sorted.end()) == sorted.end();
+    if (rest.size() < 2 || !distinct || sorted.back() == UINT32_MAX)
+        return;
+    for (size_t k = 0; k < rest.size(); ++k) {
+        staged[rest[k]].process(0).rank = devices[k];
+        staged[rest[k]].count("import_rank_from_device", "info", "rank taken from the CUDA device");
+    }
+}
+
 Status importOne(const std::string& path, StagedTrace& out, SharedProgress& progress, size_t index, unsigned workers)
 {
     if (Status s = format::checkRegularFile(path); !s)
@@ -213,6 +255,7 @@ Expected<Trace> importTraces(const std::vector<std::string>& paths, const ReadOp
             return *r;
     if (options.progress && !options.progress(0.9))
         return Status::error("import cancelled");
+    ranksFromFileNames(paths, staged);
     Trace trace = importer::TraceAssembler(std::move(staged)).assemble();
     if (options.detectSteps && trace.stepCount() == 0)
         StepDetector().detect(trace);

@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: MIT
 #include "model/import/kinetoevents.h"
 
+#include "model/import/decimal.h"
 #include "model/import/stringpool.h"
 
+#include <algorithm>
 #include <cctype>
 #include <cstring>
 
@@ -29,8 +31,7 @@ enum Category : int {
     kUnknown
 };
 
-// Streams of GPU-side annotation lanes carry this bit so they never share a key with a host thread id.
-constexpr uint64_t kGpuRangeBit = 1ull << 32;
+constexpr uint64_t kGpuRangeBit = kGpuAnnotationStreamBit; // GPU-side annotation lanes (model/trace.h)
 constexpr uint64_t kSyncLaneStream = ~0ull;
 
 Category classify(std::string_view c)
@@ -177,8 +178,34 @@ KinetoEventParser::Result KinetoEventParser::parse(od::value element)
     return dispatch(r);
 }
 
-KinetoEventParser::Result KinetoEventParser::dispatch(const KinetoRawEvent& r)
+// The event as its rank's process sees it: a pid "[TP01] 1234" selects (creates) the process of that
+// label and reads as 1234.
+const KinetoRawEvent& KinetoEventParser::rankOf(const KinetoRawEvent& r, KinetoRawEvent& relabelled)
 {
+    SglangRanks::Label label;
+    std::string_view rest;
+    if (!r.pidString || !SglangRanks::parsePid(r.pidText, label, rest))
+        return r;
+    auto it = std::find_if(m_labels.begin(), m_labels.end(), [&](const auto& l) { return l.first == label; });
+    if (it == m_labels.end()) {
+        // The first label takes the file's own process (which the top-level distributedInfo describes).
+        const uint16_t p = m_labels.empty() ? m_process : m_out.addProcess(StagedProcess {});
+        m_labels.emplace_back(label, p);
+        it = m_labels.end() - 1;
+    }
+    m_process = it->second;
+    relabelled = r;
+    int64_t pid = 0;
+    relabelled.pidString = !parseInteger(rest, pid);
+    relabelled.pid = relabelled.pidString ? int64_t(hashText(rest) & 0x7FFFFFFFFFFFFFFFull) : pid;
+    relabelled.pidText = rest;
+    return relabelled;
+}
+
+KinetoEventParser::Result KinetoEventParser::dispatch(const KinetoRawEvent& raw)
+{
+    KinetoRawEvent relabelled;
+    const KinetoRawEvent& r = rankOf(raw, relabelled);
     if (r.bad) {
         tally(m_bad, r.bad);
         return Result::Bad;
@@ -233,6 +260,7 @@ KinetoEventParser::Result KinetoEventParser::dispatch(const KinetoRawEvent& r)
 
 uint32_t KinetoEventParser::laneFor(LaneMap& map, LaneKind kind, int64_t a, int64_t b, uint32_t device, uint64_t stream)
 {
+    a ^= int64_t(m_process) << 40; // ranks of a merged file may share pids and devices
     auto it = map.find({ a, b });
     if (it != map.end())
         return it->second;
@@ -243,9 +271,11 @@ uint32_t KinetoEventParser::laneFor(LaneMap& map, LaneKind kind, int64_t a, int6
 
 void KinetoEventParser::noteHostPid(int64_t pid)
 {
-    if (m_hostPidKnown)
+    if (m_hostPidSeen.size() <= m_process)
+        m_hostPidSeen.resize(m_process + 1u, 0);
+    if (m_hostPidSeen[m_process])
         return;
-    m_hostPidKnown = true;
+    m_hostPidSeen[m_process] = 1;
     m_out.process(m_process).pid = static_cast<uint32_t>(pid);
 }
 
@@ -267,7 +297,7 @@ void KinetoEventParser::addGpuEvent(const KinetoRawEvent& r, int64_t dur, int ca
         labelLane(lane, r.cat);
         // Flow ends name the event's pid/tid, not its device/stream as CUDA kernels' do.
         if (r.hasPid && r.hasTid)
-            m_deviceFlowLanes[{ r.pid, r.tid }] = lane;
+            m_deviceFlowLanes[{ r.pid ^ (int64_t(m_process) << 40), r.tid }] = lane;
         m_out.addKernel(lane, r.ts, dur, name, corr, m_out.config(KernelConfig {}));
         return;
     }
@@ -345,10 +375,11 @@ void KinetoEventParser::addFlow(const KinetoRawEvent& r)
 {
     if (r.ph[0] != 'f' || !r.hasId || !r.hasTs)
         return;
+    const std::pair<int64_t, int64_t> key { r.pid ^ (int64_t(m_process) << 40), r.tid }; // as laneFor keys it
     uint32_t lane = StagedTrace::kNoLane;
-    if (auto it = m_gpuLanes.find({ r.pid, r.tid }); it != m_gpuLanes.end())
+    if (auto it = m_gpuLanes.find(key); it != m_gpuLanes.end())
         lane = it->second;
-    else if (auto dt = m_deviceFlowLanes.find({ r.pid, r.tid }); dt != m_deviceFlowLanes.end())
+    else if (auto dt = m_deviceFlowLanes.find(key); dt != m_deviceFlowLanes.end())
         lane = dt->second;
     if (lane == StagedTrace::kNoLane)
         return; // a flow into a host-side event: nothing to correlate
@@ -424,9 +455,20 @@ void KinetoEventParser::finish()
             break;
         }
     }
-    auto it = m_processNames.find(m_out.process(m_process).pid);
-    if (it != m_processNames.end())
-        m_out.process(m_process).name = it->second;
+    for (uint16_t p = 0; p < m_out.processes().size(); ++p) {
+        auto it = m_processNames.find(m_out.process(p).pid);
+        if (it != m_processNames.end())
+            m_out.process(p).name = it->second;
+    }
+    // Merged SGLang file: each label's rank (its distributedInfo was only the first rank's).
+    std::vector<SglangRanks::Label> labels;
+    for (const auto& l : m_labels)
+        labels.push_back(l.first);
+    const std::vector<uint32_t> ranks = SglangRanks::ranksOf(labels);
+    for (size_t i = 0; i < m_labels.size(); ++i)
+        m_out.process(m_labels[i].second).rank = ranks[i];
+    if (m_labels.size() > 1)
+        m_out.count("import_sglang_ranks", "info", "ranks read from SGLang rank labels in the pids", m_labels.size());
     for (const auto& [k, n] : m_skipped)
         m_out.count("import_skipped_events", "info", k, n);
     for (const auto& [k, n] : m_unknown)

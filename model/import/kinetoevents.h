@@ -21,6 +21,8 @@
 //                               -> runtime API calls on the thread's "<accelerator> API" lane
 //   ac2g flows                  -> fill a GPU event's correlation when its args lack one
 //   ph "M"                      -> lane names (process_name, thread_name)
+// A file whose pids carry SGLang rank labels ("[TP01] 1234", its merged files) gives one process
+// (rank) per label (SglangRanks).
 // cpu_op and python_function ranges (one per ATen operator / Python frame, several per kernel) are
 // counted as skipped: on the range lanes they would outnumber the kernels and their names
 // ("aten::_flash_attention_forward") would pass for decode steps in NVTX step detection. Trace spans,
@@ -31,6 +33,7 @@
 
 #include "model/import/kinetofieldreader.h"
 #include "model/import/kinetorawevent.h"
+#include "model/import/sglangranks.h"
 #include "model/import/stagedtrace.h"
 #include "model/status.h"
 
@@ -79,6 +82,7 @@ private:
     uint32_t laneFor(LaneMap& map, LaneKind kind, int64_t a, int64_t b, uint32_t device, uint64_t stream);
     void noteHostPid(int64_t pid);
     void labelLane(uint32_t lane, std::string_view category);
+    const KinetoRawEvent& rankOf(const KinetoRawEvent& r, KinetoRawEvent& relabelled);
 
     StagedTrace& m_out;
     KinetoFieldReader m_reader;
@@ -93,7 +97,10 @@ private:
     std::map<std::string, uint64_t, std::less<>> m_bad;
     uint64_t m_flowsMatched = 0;
     uint64_t m_flowsUnmatched = 0;
-    bool m_hostPidKnown = false;
+    // SGLang's merged files: one process per rank label in the pids (SglangRanks); m_process is the
+    // current event's. Lane keys carry the process above bit 40.
+    std::vector<std::pair<SglangRanks::Label, uint16_t>> m_labels;
+    std::vector<uint8_t> m_hostPidSeen; // per process
 };
 
 } // namespace gapscope::model::importer

@@ -153,8 +153,12 @@ bool KinetoFieldReader::readField(const char* k, od::value v, KinetoRawEvent& r)
     case 'p':
         if (keyIs(k, "ph\""))
             r.ph = unquote(v.raw_json_token());
-        else if (keyIs(k, "pid\""))
+        else if (keyIs(k, "pid\"")) {
+            t = v.raw_json_token();
             r.hasPid = readId(v, r.pid, r.pidString);
+            if (r.pidString)
+                r.pidText = unquote(t); // SGLang's merged files: "[TP01] 1234" (SglangRanks)
+        }
         return true;
     case 'c':
         if (keyIs(k, "cat\""))

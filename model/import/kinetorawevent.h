@@ -13,6 +13,7 @@ namespace gapscope::model::importer {
 
 struct KinetoRawEvent {
     std::string_view ph, cat, name, bp, tidText, collective, dtype, pgName, metaName, labels;
+    std::string_view pidText; // a pid given as a string, unquoted
     uint64_t nameHash = 0; // StringPool::hash(name), computed where the event was read
     int64_t ts = 0, dur = -1, pid = 0, tid = 0, id = 0;
     bool hasTs = false, hasPid = false, hasTid = false, hasId = false, pidString = false, tidString = false;
