@@ -20,8 +20,8 @@
 #include <atomic>
 #include <csignal>
 #include <cstdio>
-#include <memory>
 #include <map>
+#include <memory>
 #include <set>
 #include <sstream>
 #include <unistd.h>
