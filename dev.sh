@@ -20,7 +20,7 @@ JOBS=${JOBS:-$(nproc 2>/dev/null || echo 2)}
 # Qt6OpenGL: libqt6opengl6-dev); cmake/GapscopeQt.cmake names any that is still missing.
 PACKAGES=(g++ cmake ninja-build pkg-config git python3
   qt6-base-dev qt6-charts-dev qt6-svg-dev libqt6opengl6-dev libgl-dev
-  libprotobuf-dev protobuf-compiler libzstd-dev zlib1g-dev
+  libprotobuf-dev protobuf-compiler libzstd-dev zstd zlib1g-dev
   libsimdjson-dev libsqlite3-dev libbenchmark-dev libisal-dev
   clang)
 OPTIONAL_PACKAGES=(ccache libclang-rt-dev xvfb xauth)

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: MIT
 """Runs every gapscope-cli command on each crafted file of make_hostile.py under a memory limit.
 
-    run_hostile.py --cli gapscope-cli --dir DIR [--limit-mb 1024]
+    run_hostile.py --cli gapscope-cli --dir DIR [--limit-mb 1024] [--viewer gapscope]
 
 For each case of DIR/manifest.json and each command (info, summary, analyze --threads 8, validate,
 convert to .gapscope) it checks: the command ends by itself (no signal, no hang, no "internal
@@ -10,6 +10,8 @@ error") with its address space limited to --limit-mb (RLIMIT_AS, as `ulimit -v`)
 below it; the events kept (info --json, and info of the converted file) are the ones the manifest
 computed from the surviving chunks; validate fails every broken .gapscope file and passes the good
 one; the counters named by the case are reported; paths that are no trace fail with the real error.
+With --viewer, the viewer's headless export (offscreen) runs on each case too, under the same limit: it
+ends by itself, writes the picture when the case keeps events, and fails with the real error otherwise.
 Prints one line per run and exits 1 on any failure.
 """
 import argparse
@@ -56,6 +58,7 @@ def main():
     ap.add_argument("--cli", required=True)
     ap.add_argument("--dir", required=True)
     ap.add_argument("--limit-mb", type=int, default=1024)
+    ap.add_argument("--viewer", help="the gapscope viewer: also run its headless export on each case")
     a = ap.parse_args()
     limit = a.limit_mb << 20
     with open(os.path.join(a.dir, "manifest.json")) as fh:
@@ -80,6 +83,8 @@ def main():
             "validate": ["validate", f],
             "convert": ["convert", f, converted],
         }
+        if a.viewer:  # the CLI commands are hostile_cli's; here only the viewer runs
+            commands = {}
         for cmd, args in commands.items():
             rc, out, err, rss, secs = run([a.cli] + args[:1] + extra + args[1:], limit, a.dir)
             label = "%s %s" % (cmd, name)
@@ -114,6 +119,23 @@ def main():
                         kept = json.loads(out2)["event_count"]
                         check(kept == case["kept"], label,
                               "converted file holds %d events, expected %d" % (kept, case["kept"]))
+        if a.viewer:
+            png = os.path.join(a.dir, "viewer-" + name.replace("/", "_") + ".png")
+            if os.path.exists(png):
+                os.remove(png)
+            rc, out, err, rss, secs = run([a.viewer, f, "--export-png", png, "--size", "800x600"] + extra, limit,
+                                          a.dir)
+            label = "viewer %s" % name
+            print("%-44s rc=%-3d rss=%4d MB %.2f s" % (label, rc, rss >> 20, secs))
+            check(rc >= 0, label, "killed by signal %d" % -rc)
+            check(secs < TIMEOUT_S, label, "did not finish in %d s" % TIMEOUT_S)
+            check(rss < limit, label, "peak RSS %d MB over the limit" % (rss >> 20))
+            if case.get("error"):
+                check(rc != 0, label, "exit 0 on a path that is no trace")
+                check(case["error"] in err, label, "error does not say '%s': %s" % (case["error"], err.strip()))
+            elif case["kept"]:
+                check(rc == 0 and os.path.getsize(png) > 0 if os.path.exists(png) else False, label,
+                      "no picture (exit %d): %s" % (rc, err.strip()[-300:]))
     for f in failures:
         print("FAIL " + f)
     print("%d failures" % len(failures))
