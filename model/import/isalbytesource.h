@@ -2,8 +2,8 @@
 #pragma once
 
 // IsalByteSource: streams the decompressed bytes of a gzip file with ISA-L's igzip inflater
-// (isal_inflate, about three times zlib's speed), 256 KiB of compressed input at a time, so memory
-// stays constant whatever the file size. Same contract as GzipByteSource (zlib), which remains the
+// (isal_inflate: about 2.4x less CPU than zlib on a real-looking trace), 256 KiB of compressed input
+// at a time, so memory stays constant whatever the file size. Same contract as GzipByteSource (zlib), which remains the
 // fallback when ISA-L is absent at configure time or GAPSCOPE_IMPORT_INFLATE=zlib is set: concatenated
 // gzip members are read one after the other (each member's CRC and size are checked), a stream cut
 // short reads as ended and reports truncated(), corrupt data is an error naming the compressed byte

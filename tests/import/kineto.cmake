@@ -1,8 +1,9 @@
 # SPDX-License-Identifier: MIT
 # Kineto import tests beyond the shared fixtures (included from CMakeLists.txt): importTraces end to end
 # on files that are not Kineto traces, an MTIA-like device trace, warnings kept through convert and the
-# two gzip inflaters (a differential fuzzer too); gapscope-cli on those fixtures (goldens, refusals with a non-zero exit); and the
-# independent check (tests/corpus/kineto_check.py) on the fixtures and, when it is there, the corpus.
+# two gzip inflaters (a differential fuzzer too); gapscope-cli on those fixtures (goldens, refusals with
+# a non-zero exit); and the independent check (tests/corpus/kineto_check.py) on the fixtures and, when
+# it is there, the corpus.
 gapscope_add_qtest(tst_kinetoimport SOURCES tst_kinetoimport.cpp LIBS gapscope_model LABELS import)
 # The gzip readers (ISA-L, zlib) on arbitrary bytes, each against the other.
 gapscope_add_fuzzer(fuzz_gzip SOURCE fuzz_gzip.cpp LIBS gapscope_model
