@@ -103,7 +103,8 @@ struct JobResult {
 
 // Per-slot scratch, reused by the jobs that run in that slot.
 struct Slot {
-    std::string raw, out, zscratch;
+    format::ByteBuffer raw, out;
+    std::string zscratch;
     Seen seen;
     std::vector<TimeNs> stack;
     std::unique_ptr<format::ZstdCompressor> zstd;
@@ -197,7 +198,7 @@ private:
     Status writeMeta(PerfettoExportStats& st);
     void collectItems(std::vector<Item>& items, PerfettoExportStats& st) const;
     void emitItems(std::vector<Item>& items, PerfettoEncoder& enc, uint64_t& clamped) const;
-    Status write(const std::string& bytes);
+    Status write(std::string_view bytes);
 
     const Trace& m_t;
     const PerfettoExportOptions& m_opt;
@@ -209,7 +210,7 @@ private:
     mutable std::atomic<uint32_t> m_stamp { 0 };
 };
 
-Status Exporter::write(const std::string& bytes)
+Status Exporter::write(std::string_view bytes)
 {
     if (bytes.empty())
         return Status::ok();
@@ -313,7 +314,7 @@ void Exporter::runJob(const Job& job, Slot& slot) const
         if (!m_opt.compress || (!force && slot.raw.size() < PerfettoEncoder::kMaxRawChunk))
             return;
         slot.result.rawBytes += slot.raw.size();
-        if (Status s = PerfettoEncoder::compress(slot.raw, *slot.zstd, slot.out, slot.zscratch); !s)
+        if (Status s = PerfettoEncoder::compress(slot.raw.view(), *slot.zstd, slot.out, slot.zscratch); !s)
             slot.status = s;
         slot.raw.clear();
     };
@@ -353,7 +354,7 @@ void Exporter::runJob(const Job& job, Slot& slot) const
         flush(true);
     else {
         slot.result.rawBytes += slot.raw.size();
-        slot.out.swap(slot.raw);
+        std::swap(slot.out, slot.raw);
     }
 }
 
@@ -403,6 +404,8 @@ void Exporter::collectItems(std::vector<Item>& items, PerfettoExportStats& st) c
             const GapAnalyzer::Breakdown b = an.analyze(sel);
             TimeNs t = rec.start;
             for (const Bar& bar : b.bars) {
+                if (bar.ns == 0)
+                    continue;
                 Item it;
                 it.start = t;
                 it.end = t + std::max<TimeNs>(0, bar.ns);
@@ -468,7 +471,7 @@ void Exporter::emitItems(std::vector<Item>& items, PerfettoEncoder& enc, uint64_
 
 Status Exporter::writeMeta(PerfettoExportStats& st)
 {
-    std::string raw;
+    format::ByteBuffer raw;
     PerfettoEncoder enc(raw);
     const uint64_t t0 = ts(std::max(m_t.startTime(), std::min(m_opt.from, m_t.endTime())));
     enc.primaryClock(kMetaSequence, PerfettoEncoder::kClockRealtime, t0);
@@ -498,12 +501,13 @@ Status Exporter::writeMeta(PerfettoExportStats& st)
     emitItems(items, enc, st.clamped);
     st.rawBytes += raw.size();
     if (!m_opt.compress)
-        return write(raw);
+        return write(raw.view());
     format::ZstdCompressor zstd(m_opt.zstdLevel);
-    std::string out, scratch;
-    if (Status s = PerfettoEncoder::compress(raw, zstd, out, scratch); !s)
+    format::ByteBuffer out;
+    std::string scratch;
+    if (Status s = PerfettoEncoder::compress(raw.view(), zstd, out, scratch); !s)
         return s;
-    return write(out);
+    return write(out.view());
 }
 
 Status Exporter::run(PerfettoExportStats& st)
@@ -520,7 +524,7 @@ Status Exporter::run(PerfettoExportStats& st)
             const Slot& s = slots[k];
             if (!s.status)
                 return s.status;
-            if (Status w = write(s.out); !w)
+            if (Status w = write(s.out.view()); !w)
                 return w;
             st.events += s.result.events;
             st.kernels += s.result.kernels;

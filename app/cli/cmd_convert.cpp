@@ -12,6 +12,7 @@
 
 #include <chrono>
 #include <cinttypes>
+#include <ctime>
 #include <cstdio>
 #include <iostream>
 
@@ -50,19 +51,24 @@ Output outputOf(const std::string& path)
     return Output::Unknown;
 }
 
-double secondsSince(std::chrono::steady_clock::time_point t0)
-{
-    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-}
+// Wall and CPU time (all threads of the process) since construction.
+struct Stopwatch {
+    std::chrono::steady_clock::time_point wall = std::chrono::steady_clock::now();
+    std::clock_t cpu = std::clock();
+    double wallSeconds() const { return std::chrono::duration<double>(std::chrono::steady_clock::now() - wall).count(); }
+    double cpuSeconds() const { return double(std::clock() - cpu) / CLOCKS_PER_SEC; }
+};
 
-void report(const std::string& out, uint64_t events, uint64_t kernels, uint64_t flows, uint64_t bytes, double s)
+void report(const std::string& out, uint64_t events, uint64_t kernels, uint64_t flows, uint64_t bytes,
+    const Stopwatch& sw)
 {
-    char line[256];
+    const double s = sw.wallSeconds();
+    char line[320];
     std::snprintf(line, sizeof line,
         ": %" PRIu64 " events (%" PRIu64 " kernels), %" PRIu64 " flows, %" PRIu64
-        " bytes (%.1f per kernel) in %.3f s (%.2fM events/s)",
+        " bytes (%.1f per kernel) in %.3f s (%.2fM events/s), CPU %.3f s",
         events, kernels, flows, bytes, kernels ? double(bytes) / double(kernels) : 0.0, s,
-        s > 0 ? double(events) / s / 1e6 : 0.0);
+        s > 0 ? double(events) / s / 1e6 : 0.0, sw.cpuSeconds());
     std::cerr << "wrote " << out << line << "\n";
 }
 
@@ -105,13 +111,13 @@ int writePerfetto(const ArgParser& p, const BudgetOptions& options, const Conver
     po.compress = !f.noCompress;
     po.threads = unsigned(std::max<int64_t>(0, f.threads));
     po.analysis = analysis->get();
-    const auto t0 = std::chrono::steady_clock::now();
+    const Stopwatch sw;
     auto st = model::exportPerfetto(trace, out, po);
     if (!st) {
         std::cerr << "gapscope-cli convert: " << st.error() << "\n";
         return kExitFailure;
     }
-    report(out, st->events, st->kernels, st->flows, st->bytes, secondsSince(t0));
+    report(out, st->events, st->kernels, st->flows, st->bytes, sw);
     std::cerr << "  " << st->steps << " steps, " << st->annotations << " annotations, " << st->waterfallBars
               << " waterfall bars, " << st->blocks << " sequence blocks, " << st->rawBytes << " bytes before compression\n";
     if (st->clamped)
@@ -176,13 +182,13 @@ int runConvert(const std::vector<std::string>& args)
     co.flows = !f.noFlows;
     co.from = from;
     co.to = to;
-    const auto t0 = std::chrono::steady_clock::now();
+    const Stopwatch sw;
     auto st = model::exportChromeJson(*trace, out, co);
     if (!st) {
         std::cerr << "gapscope-cli convert: " << st.error() << "\n";
         return kExitFailure;
     }
-    report(out, st->events, trace->eventCount(model::EventKind::Kernel), st->flows, st->bytes, secondsSince(t0));
+    report(out, st->events, trace->eventCount(model::EventKind::Kernel), st->flows, st->bytes, sw);
     return kExitOk;
 }
 

@@ -4,6 +4,9 @@
 #include "model/format/perfetto_trace_subset.pb.h"
 #include "model/format/zstdcodec.h"
 
+#include <algorithm>
+#include <cstring>
+
 namespace gapscope::format {
 namespace {
 
@@ -11,40 +14,81 @@ namespace pp = perfetto::protos;
 
 enum Wire : uint32_t { kVarint = 0, kFixed64 = 1, kBytes = 2 };
 
-inline void varint(std::string& s, uint64_t v)
-{
-    char b[10];
-    size_t n = 0;
-    while (v >= 0x80) {
-        b[n++] = char(uint8_t(v) | 0x80);
-        v >>= 7;
+// Writes fields into a ByteBuffer through a raw cursor (the hot path writes a few bytes per field).
+class Put {
+public:
+    explicit Put(ByteBuffer& b, size_t reserve = 32)
+        : m_b(b)
+        , m_p(b.reserve(reserve))
+        , m_end(m_p + reserve)
+    {
     }
-    b[n++] = char(v);
-    s.append(b, n);
-}
+    ~Put() { m_b.commit(m_p); }
+    void varint(uint64_t v)
+    {
+        ensure(10);
+        while (v >= 0x80) {
+            *m_p++ = char(uint8_t(v) | 0x80);
+            v >>= 7;
+        }
+        *m_p++ = char(v);
+    }
+    void raw(const void* d, size_t n)
+    {
+        ensure(n);
+        std::memcpy(m_p, d, n);
+        m_p += n;
+    }
 
-inline void tag(std::string& s, uint32_t field, Wire wire) { varint(s, (uint64_t(field) << 3) | wire); }
+private:
+    void ensure(size_t n)
+    {
+        if (size_t(m_end - m_p) >= n)
+            return;
+        m_b.commit(m_p);
+        const size_t want = std::max<size_t>(n, 64);
+        m_p = m_b.reserve(want);
+        m_end = m_p + want;
+    }
+    ByteBuffer& m_b;
+    char* m_p;
+    char* m_end;
+};
 
-inline void field(std::string& s, uint32_t f, uint64_t v)
+inline void tag(Put& s, uint32_t field, uint32_t wire) { s.varint((uint64_t(field) << 3) | wire); }
+
+inline void field(Put& s, uint32_t f, uint64_t v)
 {
     tag(s, f, kVarint);
-    varint(s, v);
+    s.varint(v);
 }
 
-inline void bytes(std::string& s, uint32_t f, std::string_view v)
+inline void bytes(Put& s, uint32_t f, std::string_view v)
 {
     tag(s, f, kBytes);
-    varint(s, v.size());
-    s.append(v);
+    s.varint(v.size());
+    s.raw(v.data(), v.size());
 }
 
-inline void fixed64(std::string& s, uint32_t f, uint64_t v)
+inline void fixed64(Put& s, uint32_t f, uint64_t v)
 {
     tag(s, f, kFixed64);
     char b[8];
     for (int i = 0; i < 8; ++i)
         b[i] = char(uint8_t(v >> (8 * i)));
-    s.append(b, 8);
+    s.raw(b, 8);
+}
+
+// One-shot forms for the rare fields.
+inline void field(ByteBuffer& s, uint32_t f, uint64_t v)
+{
+    Put p(s);
+    field(p, f, v);
+}
+inline void bytes(ByteBuffer& s, uint32_t f, std::string_view v)
+{
+    Put p(s, v.size() + 12);
+    bytes(p, f, v);
 }
 
 inline size_t varintSize(uint64_t v)
@@ -59,24 +103,26 @@ inline size_t varintSize(uint64_t v)
 
 // An entry {iid, name} of an interned table (EventName, EventCategory, DebugAnnotationName and
 // InternedString all number iid 1 and the text 2).
-void internEntry(std::string& s, uint32_t table, uint64_t iid, std::string_view text)
+void internEntry(ByteBuffer& str, uint32_t table, uint64_t iid, std::string_view text)
 {
+    Put s(str, text.size() + 24);
     static_assert(pp::EventName::kIidFieldNumber == 1 && pp::EventName::kNameFieldNumber == 2);
     static_assert(pp::EventCategory::kIidFieldNumber == 1 && pp::EventCategory::kNameFieldNumber == 2);
     static_assert(pp::DebugAnnotationName::kIidFieldNumber == 1 && pp::DebugAnnotationName::kNameFieldNumber == 2);
     static_assert(pp::InternedString::kIidFieldNumber == 1 && pp::InternedString::kStrFieldNumber == 2);
     tag(s, table, kBytes);
-    varint(s, 1 + varintSize(iid) + 1 + varintSize(text.size()) + text.size());
+    s.varint(1 + varintSize(iid) + 1 + varintSize(text.size()) + text.size());
     field(s, 1, iid);
     bytes(s, 2, text);
 }
 
 // A DebugAnnotation {name_iid, <value field>: varint}.
-void annotation(std::string& s, uint64_t nameIid, uint32_t valueField, uint64_t value)
+void annotation(ByteBuffer& str, uint64_t nameIid, uint32_t valueField, uint64_t value)
 {
+    Put s(str);
     const size_t len = 1 + varintSize(nameIid) + varintSize(uint64_t(valueField) << 3) + varintSize(value);
     tag(s, pp::TrackEvent::kDebugAnnotationsFieldNumber, kBytes);
-    varint(s, len);
+    s.varint(len);
     field(s, pp::DebugAnnotation::kNameIidFieldNumber, nameIid);
     field(s, valueField, value);
 }
@@ -114,16 +160,22 @@ void PerfettoEncoder::argStringIid(uint64_t nameIid, uint64_t valueIid)
 void PerfettoEncoder::argString(uint64_t nameIid, std::string_view value)
 {
     const size_t valueTag = varintSize(uint64_t(pp::DebugAnnotation::kStringValueFieldNumber) << 3);
-    tag(m_event, pp::TrackEvent::kDebugAnnotationsFieldNumber, kBytes);
-    varint(m_event, 1 + varintSize(nameIid) + valueTag + varintSize(value.size()) + value.size());
-    field(m_event, pp::DebugAnnotation::kNameIidFieldNumber, nameIid);
-    bytes(m_event, pp::DebugAnnotation::kStringValueFieldNumber, value);
+    Put s(m_event, value.size() + 24);
+    tag(s, pp::TrackEvent::kDebugAnnotationsFieldNumber, kBytes);
+    s.varint(1 + varintSize(nameIid) + valueTag + varintSize(value.size()) + value.size());
+    field(s, pp::DebugAnnotation::kNameIidFieldNumber, nameIid);
+    bytes(s, pp::DebugAnnotation::kStringValueFieldNumber, value);
 }
 
-void PerfettoEncoder::flow(uint64_t id) { fixed64(m_event, pp::TrackEvent::kFlowIdsFieldNumber, id); }
+void PerfettoEncoder::flow(uint64_t id)
+{
+    Put s(m_event);
+    fixed64(s, pp::TrackEvent::kFlowIdsFieldNumber, id);
+}
 void PerfettoEncoder::terminatingFlow(uint64_t id)
 {
-    fixed64(m_event, pp::TrackEvent::kTerminatingFlowIdsFieldNumber, id);
+    Put s(m_event);
+    fixed64(s, pp::TrackEvent::kTerminatingFlowIdsFieldNumber, id);
 }
 void PerfettoEncoder::counterValue(int64_t v) { field(m_event, pp::TrackEvent::kCounterValueFieldNumber, uint64_t(v)); }
 
@@ -147,19 +199,26 @@ void PerfettoEncoder::internArgString(uint64_t iid, std::string_view v)
 void PerfettoEncoder::endEvent(uint32_t sequence, uint32_t flags, uint32_t clockId)
 {
     m_packet.clear();
-    field(m_packet, pp::TracePacket::kTimestampFieldNumber, m_timestamp);
-    if (clockId)
-        field(m_packet, pp::TracePacket::kTimestampClockIdFieldNumber, clockId);
-    bytes(m_packet, pp::TracePacket::kTrackEventFieldNumber, m_event);
-    field(m_packet, pp::TracePacket::kTrustedPacketSequenceIdFieldNumber, sequence);
-    if (!m_interned.empty())
-        bytes(m_packet, pp::TracePacket::kInternedDataFieldNumber, m_interned);
-    if (flags)
-        field(m_packet, pp::TracePacket::kSequenceFlagsFieldNumber, flags);
-    appendPacket(m_packet);
+    {
+        Put s(m_packet, m_event.size() + m_interned.size() + 48);
+        field(s, pp::TracePacket::kTimestampFieldNumber, m_timestamp);
+        if (clockId)
+            field(s, pp::TracePacket::kTimestampClockIdFieldNumber, clockId);
+        bytes(s, pp::TracePacket::kTrackEventFieldNumber, m_event.view());
+        field(s, pp::TracePacket::kTrustedPacketSequenceIdFieldNumber, sequence);
+        if (!m_interned.empty())
+            bytes(s, pp::TracePacket::kInternedDataFieldNumber, m_interned.view());
+        if (flags)
+            field(s, pp::TracePacket::kSequenceFlagsFieldNumber, flags);
+    }
+    appendPacket(m_packet.view());
 }
 
-void PerfettoEncoder::appendPacket(const std::string& body) { bytes(m_out, pp::Trace::kPacketFieldNumber, body); }
+void PerfettoEncoder::appendPacket(std::string_view body)
+{
+    Put s(m_out, body.size() + 12);
+    bytes(s, pp::Trace::kPacketFieldNumber, body);
+}
 
 void PerfettoEncoder::startSequence(
     uint32_t sequence, uint64_t trackUuid, uint32_t clockId, uint32_t referenceClock, uint64_t start)
@@ -223,7 +282,7 @@ void PerfettoEncoder::primaryClock(uint32_t sequence, uint32_t clock, uint64_t t
     appendPacket(p.SerializeAsString());
 }
 
-Status PerfettoEncoder::compress(std::string_view raw, ZstdCompressor& zstd, std::string& out, std::string& scratch)
+Status PerfettoEncoder::compress(std::string_view raw, ZstdCompressor& zstd, ByteBuffer& out, std::string& scratch)
 {
     size_t pos = 0;
     while (pos < raw.size()) {
@@ -247,9 +306,9 @@ Status PerfettoEncoder::compress(std::string_view raw, ZstdCompressor& zstd, std
         }
         if (Status s = zstd.compress(raw.data() + pos, end - pos, scratch); !s)
             return s;
-        std::string body;
+        ByteBuffer body;
         bytes(body, pp::TracePacket::kZstdCompressedPacketsFieldNumber, scratch);
-        bytes(out, pp::Trace::kPacketFieldNumber, body);
+        bytes(out, pp::Trace::kPacketFieldNumber, body.view());
         pos = end;
     }
     return Status::ok();

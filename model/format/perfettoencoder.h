@@ -16,6 +16,7 @@
 //
 // Threading: one encoder per thread; an encoder appends to the buffer it was given.
 
+#include "model/format/bytebuffer.h"
 #include "model/status.h"
 
 #include <cstdint>
@@ -35,7 +36,7 @@ public:
     static constexpr uint32_t kClockBoottime = 6; // BUILTIN_CLOCK_BOOTTIME
     static constexpr uint32_t kFirstSequenceClock = 64; // clock ids 64..127 are sequence-scoped
 
-    explicit PerfettoEncoder(std::string& out)
+    explicit PerfettoEncoder(ByteBuffer& out)
         : m_out(out)
     {
     }
@@ -75,16 +76,16 @@ public:
 
     // Packs the packets in `raw` into `out` (appended) as zstd-compressed packets; false (with the
     // error) when compression fails.
-    static Status compress(std::string_view raw, ZstdCompressor& zstd, std::string& out, std::string& scratch);
+    static Status compress(std::string_view raw, ZstdCompressor& zstd, ByteBuffer& out, std::string& scratch);
     // Largest raw size compress() packs into one compressed packet.
     static constexpr size_t kMaxRawChunk = 448 * 1024;
 
 private:
-    void appendPacket(const std::string& body);
-    std::string& m_out;
-    std::string m_event; // TrackEvent body
-    std::string m_interned; // InternedData body
-    std::string m_packet; // TracePacket body
+    void appendPacket(std::string_view body);
+    ByteBuffer& m_out;
+    ByteBuffer m_event; // TrackEvent body
+    ByteBuffer m_interned; // InternedData body
+    ByteBuffer m_packet; // TracePacket body
     uint64_t m_timestamp = 0;
 };
 
