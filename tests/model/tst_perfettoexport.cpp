@@ -322,6 +322,30 @@ private slots:
         }
     }
 
+    // Slices must nest per track: a kernel overlapping the end of the one before is cut there, counted.
+    void overlapIsCutAndCounted()
+    {
+        TraceBuilder b;
+        LaneInfo info;
+        info.kind = LaneKind::GpuStream;
+        info.stream = 7;
+        info.name = "stream 7";
+        const LaneId lane = b.lane(info);
+        const StringId k = b.intern("k");
+        const TimeNs t0 = 1764460800000000000;
+        b.addKernel(lane, t0, 100, k, 1, KernelConfig {});
+        b.addKernel(lane, t0 + 50, 100, k, 2, KernelConfig {});
+        b.addKernel(lane, t0 + 200, 10, k, 3, KernelConfig {});
+        const Trace t = b.finish();
+        const Exported e = exportAndDecode(t, PerfettoExportOptions {});
+        checkWellFormed(e);
+        QCOMPARE(e.stats.clamped, uint64_t(1));
+        QCOMPARE(e.decoded.slices.size(), size_t(3));
+        QCOMPARE(e.decoded.slices[1].start, uint64_t(t0 + 50));
+        QCOMPARE(e.decoded.slices[1].end, uint64_t(t0 + 100));
+        QCOMPARE(e.decoded.slices[2].end, uint64_t(t0 + 210));
+    }
+
     // A real torch.profiler trace, checked against totals computed with Python's json module.
     void kinetoFixture()
     {
