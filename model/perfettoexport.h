@@ -43,7 +43,7 @@ struct PerfettoExportOptions {
     TimeNs to = INT64_MAX;
     bool flows = true;
     bool compress = true; // zstd_compressed_packets; false: plain packets
-    int zstdLevel = 1;
+    int zstdLevel = -1; // zstd's fast mode: about 14 B per kernel, encoding stays the bigger cost
     unsigned threads = 0; // 0: defaultThreads()
     uint32_t blockEvents = 32768; // events per sequence block (at least)
     const GapAnalyzer* analysis = nullptr; // adds the "budget waterfall" tracks

@@ -110,6 +110,8 @@ int writePerfetto(const ArgParser& p, const BudgetOptions& options, const Conver
     po.flows = !f.noFlows;
     po.compress = !f.noCompress;
     po.threads = unsigned(std::max<int64_t>(0, f.threads));
+    if (p.given("--zstd-level"))
+        po.zstdLevel = int(f.level);
     po.analysis = analysis->get();
     const Stopwatch sw;
     auto st = model::exportPerfetto(trace, out, po);
@@ -144,7 +146,7 @@ int runConvert(const std::vector<std::string>& args)
     p.option("--classifier", "FILE", "Perfetto output: kernel classification table for the waterfall", f.classifier);
     p.flag("--achievable", "Perfetto output: waterfall against the budget's achievable column", f.achievable);
     p.option("--threads", "N", "Perfetto output: encoding threads (default: up to 2)", f.threads);
-    p.option("--zstd-level", "L", "zstd level (.gapscope output, default 3)", f.level);
+    p.option("--zstd-level", "L", "zstd level (.gapscope output: default 3; Perfetto output: default -1)", f.level);
     options.addTo(p);
     p.setPositionals(2, SIZE_MAX);
     if (int rc = p.parse(args); rc >= 0)

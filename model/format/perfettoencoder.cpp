@@ -24,7 +24,7 @@ public:
     {
     }
     ~Put() { m_b.commit(m_p); }
-    void varint(uint64_t v)
+    __attribute__((always_inline)) void varint(uint64_t v)
     {
         ensure(10);
         while (v >= 0x80) {
@@ -33,18 +33,23 @@ public:
         }
         *m_p++ = char(v);
     }
-    void raw(const void* d, size_t n)
+    __attribute__((always_inline)) void raw(const void* d, size_t n)
     {
         ensure(n);
         std::memcpy(m_p, d, n);
         m_p += n;
     }
 
-private:
-    void ensure(size_t n)
+    __attribute__((always_inline)) void ensure(size_t n)
     {
-        if (size_t(m_end - m_p) >= n)
-            return;
+        if (__builtin_expect(size_t(m_end - m_p) < n, 0))
+            refill(n);
+    }
+    __attribute__((always_inline)) void byte(uint8_t b) { *m_p++ = char(b); } // after ensure()
+
+private:
+    __attribute__((noinline)) void refill(size_t n)
+    {
         m_b.commit(m_p);
         const size_t want = std::max<size_t>(n, 64);
         m_p = m_b.reserve(want);
@@ -120,6 +125,17 @@ void internEntry(ByteBuffer& str, uint32_t table, uint64_t iid, std::string_view
 void annotation(ByteBuffer& str, uint64_t nameIid, uint32_t valueField, uint64_t value)
 {
     Put s(str);
+    const uint64_t valueTag = uint64_t(valueField) << 3;
+    if (nameIid < 0x80 && valueTag < 0x80) { // the usual case: one-byte name id and value tag
+        s.ensure(16);
+        s.byte(uint8_t(pp::TrackEvent::kDebugAnnotationsFieldNumber << 3 | kBytes));
+        s.byte(uint8_t(3 + varintSize(value)));
+        s.byte(uint8_t(pp::DebugAnnotation::kNameIidFieldNumber << 3 | kVarint));
+        s.byte(uint8_t(nameIid));
+        s.byte(uint8_t(valueTag));
+        s.varint(value);
+        return;
+    }
     const size_t len = 1 + varintSize(nameIid) + varintSize(uint64_t(valueField) << 3) + varintSize(value);
     tag(s, pp::TrackEvent::kDebugAnnotationsFieldNumber, kBytes);
     s.varint(len);
