@@ -1,11 +1,26 @@
 // SPDX-License-Identifier: MIT
 #include "model/exportrules.h"
 
+#include <algorithm>
+
 namespace gapscope::model {
 
 std::pair<size_t, size_t> exportedRange(const LaneEvents& events, TimeNs from, TimeNs to)
 {
     return events.overlapping(from, to);
+}
+
+bool stepWindow(const Trace& trace, int64_t first, int64_t last, TimeNs& from, TimeNs& to)
+{
+    from = INT64_MAX;
+    to = INT64_MIN;
+    for (uint32_t r : trace.ranks())
+        for (const Step& s : trace.steps(r))
+            if (int64_t(s.index) >= first && int64_t(s.index) <= last) {
+                from = std::min(from, s.start);
+                to = std::max(to, s.end);
+            }
+    return from < to;
 }
 
 std::string rankTitle(const Trace& trace, uint32_t rank)

@@ -3,7 +3,8 @@
 
 // The rules every trace export follows (Chrome JSON, Perfetto protobuf), declared once so that the
 // formats agree on what they show:
-//   - which events of a lane an export covers for a time window [from, to) (exportedRange(),
+//   - the window of a step range (stepWindow()), and which events of a lane an export covers for a
+//     time window [from, to) (exportedRange(),
 //     isExported()): the events overlapping it; an event ending exactly at `from` is left out unless
 //     it has no duration;
 //   - display names: a rank's title ("rank N · host · GPU"), a lane's title ("GPU " + stream name
@@ -27,6 +28,9 @@ inline bool isExported(const LaneEvents& events, size_t i, TimeNs from)
 {
     return events.end(i) > from || events.duration(i) == 0;
 }
+
+// The window [from, to) of steps first..last (inclusive) over every rank; false when no rank has any.
+bool stepWindow(const Trace& trace, int64_t first, int64_t last, TimeNs& from, TimeNs& to);
 
 std::string rankTitle(const Trace& trace, uint32_t rank);
 std::string laneTitle(const LaneInfo& info);

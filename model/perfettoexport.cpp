@@ -374,7 +374,8 @@ void Exporter::collectItems(std::vector<Item>& items, PerfettoExportStats& st) c
             items.push_back(std::move(it));
             ++st.steps;
         }
-    for (const pb::Annotation& a : m_t.annotations().annotations()) {
+    const pb::AnnotationSet& annotations = m_opt.annotations ? *m_opt.annotations : m_t.annotations();
+    for (const pb::Annotation& a : annotations.annotations()) {
         const TimeNs end = std::max(a.start_ns(), a.end_ns());
         if (!inWindow(a.start_ns(), end))
             continue;

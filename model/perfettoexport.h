@@ -47,6 +47,7 @@ struct PerfettoExportOptions {
     unsigned threads = 0; // 0: defaultThreads()
     uint32_t blockEvents = 32768; // events per sequence block (at least)
     const GapAnalyzer* analysis = nullptr; // adds the "budget waterfall" tracks
+    const pb::AnnotationSet* annotations = nullptr; // instead of the trace's (the viewer's edited ones)
 };
 
 struct PerfettoExportStats {

@@ -6,6 +6,7 @@
 #include "command.h"
 
 #include "model/chromeexport.h"
+#include "model/exportrules.h"
 #include "model/perfettoexport.h"
 #include "model/tracefile.h"
 #include "model/traceopen.h"
@@ -22,20 +23,6 @@ namespace {
 bool endsWith(const std::string& s, const std::string& tail)
 {
     return s.size() >= tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0;
-}
-
-// [from, to) covering steps a..b (inclusive) of every rank; false when the trace has none of them.
-bool stepRange(const model::Trace& t, int64_t a, int64_t b, model::TimeNs& from, model::TimeNs& to)
-{
-    from = INT64_MAX;
-    to = INT64_MIN;
-    for (uint32_t r : t.ranks())
-        for (const auto& s : t.steps(r))
-            if (int64_t(s.index) >= a && int64_t(s.index) <= b) {
-                from = std::min(from, s.start);
-                to = std::max(to, s.end);
-            }
-    return from < to;
 }
 
 enum class Output { Perfetto, Json, Gapscope, Unknown };
@@ -174,7 +161,7 @@ int runConvert(const std::vector<std::string>& args)
         return kExitOk;
     }
     model::TimeNs from = INT64_MIN, to = INT64_MAX;
-    if (!f.steps.empty() && !stepRange(*trace, a, b, from, to)) {
+    if (!f.steps.empty() && !model::stepWindow(*trace, a, b, from, to)) {
         std::cerr << "gapscope-cli convert: the trace has no steps " << f.steps << "\n";
         return kExitFailure;
     }
