@@ -42,7 +42,10 @@ const char* extraArgName(ExtraArg a)
     return kNames[size_t(a)];
 }
 
-uint64_t flowId(LaneId gpuLane, size_t index) { return (uint64_t(gpuLane) + 1) << 32 | uint64_t(index); }
+uint64_t flowId(LaneId gpuLane, size_t index)
+{
+    return (uint64_t(gpuLane) + 1) << 32 | uint64_t(index);
+}
 
 // The interning ids of the whole file (stable across sequences, as Perfetto requires).
 class Iids {

@@ -51,8 +51,7 @@ Expected<model::StepBudget> pickBudget(const ArgParser& p, const BudgetOptions& 
     pb::BudgetSettings s;
     model::toBudgetSettings(inputs.value(), &s);
     settings = s;
-    return model::makeStepBudget(
-        budget.value(), achievable, describe(inputs.value(), tpFromTrace, achievable, stored));
+    return model::makeStepBudget(budget.value(), achievable, describe(inputs.value(), tpFromTrace, achievable, stored));
 }
 
 } // namespace gapscope::cli

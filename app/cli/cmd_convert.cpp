@@ -13,8 +13,8 @@
 
 #include <chrono>
 #include <cinttypes>
-#include <ctime>
 #include <cstdio>
+#include <ctime>
 #include <iostream>
 
 namespace gapscope::cli {
@@ -42,12 +42,15 @@ Output outputOf(const std::string& path)
 struct Stopwatch {
     std::chrono::steady_clock::time_point wall = std::chrono::steady_clock::now();
     std::clock_t cpu = std::clock();
-    double wallSeconds() const { return std::chrono::duration<double>(std::chrono::steady_clock::now() - wall).count(); }
+    double wallSeconds() const
+    {
+        return std::chrono::duration<double>(std::chrono::steady_clock::now() - wall).count();
+    }
     double cpuSeconds() const { return double(std::clock() - cpu) / CLOCKS_PER_SEC; }
 };
 
-void report(const std::string& out, uint64_t events, uint64_t kernels, uint64_t flows, uint64_t bytes,
-    const Stopwatch& sw)
+void report(
+    const std::string& out, uint64_t events, uint64_t kernels, uint64_t flows, uint64_t bytes, const Stopwatch& sw)
 {
     const double s = sw.wallSeconds();
     char line[320];
@@ -108,7 +111,8 @@ int writePerfetto(const ArgParser& p, const BudgetOptions& options, const Conver
     }
     report(out, st->events, st->kernels, st->flows, st->bytes, sw);
     std::cerr << "  " << st->steps << " steps, " << st->annotations << " annotations, " << st->waterfallBars
-              << " waterfall bars, " << st->blocks << " sequence blocks, " << st->rawBytes << " bytes before compression\n";
+              << " waterfall bars, " << st->blocks << " sequence blocks, " << st->rawBytes
+              << " bytes before compression\n";
     if (st->clamped)
         std::cerr << "  " << st->clamped
                   << " events overlapped the end of an enclosing event on their track and were cut there\n";
@@ -142,7 +146,8 @@ int runConvert(const std::vector<std::string>& args)
     const std::string out = p.positionals().back();
     const Output kind = outputOf(out);
     if (kind == Output::Unknown)
-        return p.usageError("OUT must end in .pftrace or .perfetto-trace (Perfetto), .json (Chrome trace) or .gapscope");
+        return p.usageError(
+            "OUT must end in .pftrace or .perfetto-trace (Perfetto), .json (Chrome trace) or .gapscope");
     int64_t a = 0, b = INT64_MAX;
     if (!f.steps.empty() && !parseRange(f.steps, a, b))
         return p.usageError("--steps takes A:B");

@@ -60,7 +60,10 @@ private:
     char* m_end;
 };
 
-inline void tag(Put& s, uint32_t field, uint32_t wire) { s.varint((uint64_t(field) << 3) | wire); }
+inline void tag(Put& s, uint32_t field, uint32_t wire)
+{
+    s.varint((uint64_t(field) << 3) | wire);
+}
 
 inline void field(Put& s, uint32_t f, uint64_t v)
 {
@@ -153,10 +156,22 @@ void PerfettoEncoder::beginEvent(uint64_t timestamp, EventType type)
     field(m_event, pp::TrackEvent::kTypeFieldNumber, uint64_t(type));
 }
 
-void PerfettoEncoder::trackUuid(uint64_t uuid) { field(m_event, pp::TrackEvent::kTrackUuidFieldNumber, uuid); }
-void PerfettoEncoder::nameIid(uint64_t iid) { field(m_event, pp::TrackEvent::kNameIidFieldNumber, iid); }
-void PerfettoEncoder::name(std::string_view n) { bytes(m_event, pp::TrackEvent::kNameFieldNumber, n); }
-void PerfettoEncoder::categoryIid(uint64_t iid) { field(m_event, pp::TrackEvent::kCategoryIidsFieldNumber, iid); }
+void PerfettoEncoder::trackUuid(uint64_t uuid)
+{
+    field(m_event, pp::TrackEvent::kTrackUuidFieldNumber, uuid);
+}
+void PerfettoEncoder::nameIid(uint64_t iid)
+{
+    field(m_event, pp::TrackEvent::kNameIidFieldNumber, iid);
+}
+void PerfettoEncoder::name(std::string_view n)
+{
+    bytes(m_event, pp::TrackEvent::kNameFieldNumber, n);
+}
+void PerfettoEncoder::categoryIid(uint64_t iid)
+{
+    field(m_event, pp::TrackEvent::kCategoryIidsFieldNumber, iid);
+}
 
 void PerfettoEncoder::argUint(uint64_t nameIid, uint64_t value)
 {
@@ -193,7 +208,10 @@ void PerfettoEncoder::terminatingFlow(uint64_t id)
     Put s(m_event);
     fixed64(s, pp::TrackEvent::kTerminatingFlowIdsFieldNumber, id);
 }
-void PerfettoEncoder::counterValue(int64_t v) { field(m_event, pp::TrackEvent::kCounterValueFieldNumber, uint64_t(v)); }
+void PerfettoEncoder::counterValue(int64_t v)
+{
+    field(m_event, pp::TrackEvent::kCounterValueFieldNumber, uint64_t(v));
+}
 
 void PerfettoEncoder::internEventName(uint64_t iid, std::string_view n)
 {

@@ -51,8 +51,8 @@ private:
     std::map<uint64_t, std::vector<size_t>> m_open; // per track: open slices (indices)
 };
 
-void Decoder::define(const char* table, std::map<uint64_t, std::string>& global,
-    std::map<uint64_t, std::string>& local, uint64_t iid, const std::string& value)
+void Decoder::define(const char* table, std::map<uint64_t, std::string>& global, std::map<uint64_t, std::string>& local,
+    uint64_t iid, const std::string& value)
 {
     auto [it, inserted] = global.emplace(iid, value);
     if (!inserted && it->second != value)

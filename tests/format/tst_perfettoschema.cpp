@@ -155,8 +155,8 @@ std::string shortName(const std::string& full)
     return full.rfind(prefix, 0) == 0 ? full.substr(prefix.size()) : full;
 }
 
-void collect(const google::protobuf::Descriptor* d, std::map<std::string, const google::protobuf::FieldDescriptor*>& fields,
-    std::map<std::string, int>& values)
+void collect(const google::protobuf::Descriptor* d,
+    std::map<std::string, const google::protobuf::FieldDescriptor*>& fields, std::map<std::string, int>& values)
 {
     for (int i = 0; i < d->field_count(); ++i)
         fields[shortName(d->full_name()) + "." + d->field(i)->name()] = d->field(i);
@@ -187,13 +187,15 @@ private slots:
                     = file->enum_type(e)->value(v)->number();
         for (const auto& [name, f] : fields) {
             auto it = publicFields().find(name);
-            QVERIFY2(it != publicFields().end(), qPrintable("no public number pinned for " + QString::fromStdString(name)));
+            QVERIFY2(
+                it != publicFields().end(), qPrintable("no public number pinned for " + QString::fromStdString(name)));
             QVERIFY2(f->number() == it->second, qPrintable(QString::fromStdString(name)));
         }
         QCOMPARE(fields.size(), publicFields().size()); // and every pinned field is declared
         for (const auto& [name, n] : values) {
             auto it = publicEnumValues().find(name);
-            QVERIFY2(it != publicEnumValues().end(), qPrintable("no public value pinned for " + QString::fromStdString(name)));
+            QVERIFY2(it != publicEnumValues().end(),
+                qPrintable("no public value pinned for " + QString::fromStdString(name)));
             QVERIFY2(n == it->second, qPrintable(QString::fromStdString(name)));
         }
         QCOMPARE(values.size(), publicEnumValues().size());

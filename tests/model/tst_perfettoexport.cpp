@@ -71,8 +71,7 @@ public:
     void uintArg(ArgKey k, uint64_t v) override { args[argName(k)] = std::to_string(v); }
     void dimArg(ArgKey k, const uint32_t (&x)[3], uint32_t) override
     {
-        args[argName(k)]
-            = "[" + std::to_string(x[0]) + "," + std::to_string(x[1]) + "," + std::to_string(x[2]) + "]";
+        args[argName(k)] = "[" + std::to_string(x[0]) + "," + std::to_string(x[1]) + "," + std::to_string(x[2]) + "]";
     }
     void stringArg(ArgKey k, StringId v) override { args[argName(k)] = std::string(m_t.str(v)); }
     std::map<std::string, std::string> args;

@@ -207,7 +207,6 @@ void TstExport::headlessProcess()
     QVERIFY(near(img.pixel(4, 4), QColor(38, 50, 56)));
 }
 
-
 // File > Export > Perfetto trace: the whole trace, then the selected steps only, with the edited
 // annotation and the waterfall of the analysis that ran.
 void TstExport::perfettoTrace()
