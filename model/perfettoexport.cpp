@@ -312,7 +312,8 @@ void Exporter::runJob(const Job& job, Slot& slot) const
     if (i == job.last)
         return;
     uint64_t last = ts(ev.start(i));
-    enc.startSequence(seq, kLaneTrack + job.lane, kIncrementalClock, PerfettoEncoder::kClockRealtime, last);
+    enc.startSequence(seq, kLaneTrack + job.lane, kIncrementalClock, PerfettoEncoder::kClockRealtime, last,
+        job.first == m_ranges[job.lane].first);
     auto flush = [&](bool force) {
         if (!m_opt.compress || (!force && slot.raw.size() < PerfettoEncoder::kMaxRawChunk))
             return;
@@ -479,7 +480,7 @@ Status Exporter::writeMeta(PerfettoExportStats& st)
     PerfettoEncoder enc(raw);
     const uint64_t t0 = ts(std::max(m_t.startTime(), std::min(m_opt.from, m_t.endTime())));
     enc.primaryClock(kMetaSequence, PerfettoEncoder::kClockRealtime, t0);
-    enc.startSequence(kMetaSequence, 0, PerfettoEncoder::kClockRealtime, PerfettoEncoder::kClockRealtime, t0);
+    enc.startSequence(kMetaSequence, 0, PerfettoEncoder::kClockRealtime, PerfettoEncoder::kClockRealtime, t0, false);
     std::vector<Item> items;
     collectItems(items, st);
     std::vector<bool> hasAnnotations(m_t.ranks().empty() ? 1 : m_t.ranks().back() + 1);

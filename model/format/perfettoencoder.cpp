@@ -255,12 +255,13 @@ void PerfettoEncoder::appendPacket(std::string_view body)
 }
 
 void PerfettoEncoder::startSequence(
-    uint32_t sequence, uint64_t trackUuid, uint32_t clockId, uint32_t referenceClock, uint64_t start)
+    uint32_t sequence, uint64_t trackUuid, uint32_t clockId, uint32_t referenceClock, uint64_t start, bool first)
 {
     pp::TracePacket p;
     p.set_trusted_packet_sequence_id(sequence);
     p.set_sequence_flags(kStateCleared);
-    p.set_first_packet_on_sequence(true);
+    if (first)
+        p.set_first_packet_on_sequence(true);
     p.set_timestamp(start);
     p.set_timestamp_clock_id(referenceClock);
     pp::TracePacketDefaults* d = p.mutable_trace_packet_defaults();
@@ -301,6 +302,7 @@ void PerfettoEncoder::primaryClock(uint32_t sequence, uint32_t clock, uint64_t t
 {
     pp::TracePacket p;
     p.set_trusted_packet_sequence_id(sequence);
+    p.set_first_packet_on_sequence(true);
     p.set_timestamp(timestamp);
     p.set_timestamp_clock_id(clock);
     pp::ClockSnapshot* cs = p.mutable_clock_snapshot();

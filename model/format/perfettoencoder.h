@@ -66,12 +66,13 @@ public:
     // Starts (or restarts) sequence `sequence`: clears its incremental state, sets its defaults
     // (timestamps on `clockId`, events on `trackUuid`) and, when `clockId` is a sequence clock,
     // declares it incremental and equal to `referenceClock` at `start`: the next packet's timestamp
-    // is then a delta from `start`.
-    void startSequence(
-        uint32_t sequence, uint64_t trackUuid, uint32_t clockId, uint32_t referenceClock, uint64_t start);
+    // is then a delta from `start`. `first`: the sequence's first packet in the file.
+    void startSequence(uint32_t sequence, uint64_t trackUuid, uint32_t clockId, uint32_t referenceClock, uint64_t start,
+        bool first = true);
     // A track: a process track when `pid` > 0 (named `name`), else a child of `parent`.
     void trackDescriptor(uint64_t uuid, uint64_t parent, std::string_view name, int32_t pid, bool counter = false);
     // The trace's clock: `clock` is the primary trace clock, and equal to BOOTTIME at `timestamp`.
+    // Written as the first packet of `sequence`.
     void primaryClock(uint32_t sequence, uint32_t clock, uint64_t timestamp);
 
     // Packs the packets in `raw` into `out` (appended) as zstd-compressed packets; false (with the

@@ -163,7 +163,11 @@ void Decoder::packet(const pp::TracePacket& p)
         problem("packet without a sequence id");
         return;
     }
+    const bool known = m_seqs.count(p.trusted_packet_sequence_id()) > 0;
     Sequence& seq = m_seqs[p.trusted_packet_sequence_id()];
+    if (p.first_packet_on_sequence() && known)
+        problem(
+            "first_packet_on_sequence on a later packet of sequence " + std::to_string(p.trusted_packet_sequence_id()));
     const uint32_t flags = p.sequence_flags();
     if (flags & pp::TracePacket::SEQ_INCREMENTAL_STATE_CLEARED) {
         seq = Sequence {};
