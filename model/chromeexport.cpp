@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include "model/chromeexport.h"
 
+#include "model/exportrules.h"
 #include "model/json.h"
 
 #include <cerrno>
@@ -111,7 +112,9 @@ void Exporter::metadata()
 {
     for (uint32_t r : m_t.ranks()) {
         sep();
-        m_o.printf("{\"ph\":\"M\",\"pid\":%u,\"name\":\"process_name\",\"args\":{\"name\":\"rank %u\"}}", r, r);
+        m_o.printf("{\"ph\":\"M\",\"pid\":%u,\"name\":\"process_name\",\"args\":{\"name\":", r);
+        m_o.string(rankTitle(m_t, r));
+        m_o.put("}}");
         sep();
         m_o.printf("{\"ph\":\"M\",\"pid\":%u,\"name\":\"process_sort_index\",\"args\":{\"sort_index\":%u}}", r, r);
     }
@@ -119,48 +122,58 @@ void Exporter::metadata()
         sep();
         m_o.printf("{\"ph\":\"M\",\"pid\":%u,\"tid\":%" PRIu64 ",\"name\":\"thread_name\",\"args\":{\"name\":",
             l.info.rank, tidOf(l.info, l.id));
-        m_o.string((l.info.kind == LaneKind::GpuStream ? "GPU " : "") + l.info.name);
+        m_o.string(laneTitle(l.info));
         m_o.put("}}");
     }
 }
 
+// Writes the arguments visitEventArgs() reports as one "args" object.
+class JsonArgs final : public EventArgSink {
+public:
+    JsonArgs(const Trace& t, Out& o)
+        : m_t(t)
+        , m_o(o)
+    {
+    }
+    void uintArg(ArgKey key, uint64_t value) override
+    {
+        this->key(key);
+        m_o.printf("%" PRIu64, value);
+    }
+    void dimArg(ArgKey key, const uint32_t (&xyz)[3], uint32_t) override
+    {
+        this->key(key);
+        m_o.printf("[%u,%u,%u]", xyz[0], xyz[1], xyz[2]);
+    }
+    void stringArg(ArgKey key, StringId value) override
+    {
+        this->key(key);
+        m_o.string(m_t.str(value));
+    }
+    void close()
+    {
+        if (!m_first)
+            m_o.put("}");
+    }
+
+private:
+    void key(ArgKey k)
+    {
+        m_o.put(m_first ? ",\"args\":{\"" : ",\"");
+        m_first = false;
+        m_o.put(argName(k));
+        m_o.put("\":");
+    }
+    const Trace& m_t;
+    Out& m_o;
+    bool m_first = true;
+};
+
 void Exporter::args(const Lane& lane, size_t i)
 {
-    const LaneEvents& ev = lane.events;
-    switch (m_t.kindOf(lane.id, i)) {
-    case EventKind::Kernel:
-        if (const KernelConfig* c = m_t.kernelConfig(lane.id, i))
-            m_o.printf(",\"args\":{\"correlation\":%u,\"grid\":[%u,%u,%u],\"block\":[%u,%u,%u],\"registers\":%u,"
-                       "\"shared_memory\":%u,\"graph_id\":%" PRIu64 ",\"graph_node_id\":%" PRIu64 "}",
-                ev.correlation(i), c->grid[0], c->grid[1], c->grid[2], c->block[0], c->block[1], c->block[2],
-                c->registers, c->sharedStatic + c->sharedDynamic, c->graphId, c->graphNodeId);
-        break;
-    case EventKind::Memcpy:
-    case EventKind::Memset:
-        if (const MemopInfo* m = m_t.memop(lane.id, i))
-            m_o.printf(",\"args\":{\"correlation\":%u,\"bytes\":%" PRIu64 ",\"copy_kind\":%d}", ev.correlation(i),
-                m->bytes, int(m->copyKind));
-        break;
-    case EventKind::Api:
-    case EventKind::Sync:
-        m_o.printf(",\"args\":{\"correlation\":%u}", ev.correlation(i));
-        break;
-    case EventKind::Collective:
-        if (const CollectiveInfo* c = m_t.collective(lane.id, i)) {
-            m_o.printf(
-                ",\"args\":{\"bytes\":%" PRIu64 ",\"sequence\":%" PRIu64 ",\"datatype\":", c->bytes, c->sequence);
-            m_o.string(m_t.str(c->datatype));
-            m_o.put(",\"algorithm\":");
-            m_o.string(m_t.str(c->algorithm));
-            m_o.put(",\"protocol\":");
-            m_o.string(m_t.str(c->protocol));
-            m_o.put("}");
-        }
-        break;
-    case EventKind::Nvtx:
-        m_o.printf(",\"args\":{\"depth\":%u}", m_t.nvtxDepth(lane.id, i));
-        break;
-    }
+    JsonArgs sink(m_t, m_o);
+    visitEventArgs(m_t, lane, i, sink);
+    sink.close();
 }
 
 void Exporter::event(const Lane& lane, size_t i)
@@ -170,12 +183,7 @@ void Exporter::event(const Lane& lane, size_t i)
     sep();
     m_o.printf("{\"ph\":\"X\",\"pid\":%u,\"tid\":%" PRIu64 ",\"cat\":\"%s\",\"name\":", lane.info.rank,
         tidOf(lane.info, lane.id), toString(kind));
-    std::string_view name = m_t.str(ev.name(i));
-    if (kind == EventKind::Memcpy || kind == EventKind::Memset)
-        name = kind == EventKind::Memcpy ? "Memcpy" : "Memset";
-    else if (kind == EventKind::Sync)
-        name = "Synchronization";
-    m_o.string(name);
+    m_o.string(exportedName(m_t, lane, i));
     micros(m_o, "ts", ev.start(i) - m_base);
     micros(m_o, "dur", ev.duration(i));
     args(lane, i);
@@ -224,9 +232,9 @@ void Exporter::run(ChromeExportStats& st)
     m_o.printf(",\"start_ns\":%" PRId64 "},\n\"traceEvents\":[\n", m_base);
     metadata();
     for (const Lane& lane : m_t.lanes()) {
-        auto [first, last] = lane.events.overlapping(m_opt.from, m_opt.to);
+        auto [first, last] = exportedRange(lane.events, m_opt.from, m_opt.to);
         for (size_t i = first; i < last; ++i) {
-            if (lane.events.end(i) <= m_opt.from && lane.events.duration(i) > 0)
+            if (!isExported(lane.events, i, m_opt.from))
                 continue;
             event(lane, i);
             if (m_opt.flows && lane.info.kind == LaneKind::GpuStream)

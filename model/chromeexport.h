@@ -4,7 +4,8 @@
 // ChromeExport: writes a Trace as Chrome trace-event JSON (chrome://tracing, Perfetto UI), streamed:
 // no document is built in memory, so traces of any size export in constant memory.
 //
-// Mapping: process = rank ("rank N"), thread = lane (GPU stream id, host thread id for CPU API and
+// Mapping (names and the events covered follow exportrules.h, as the Perfetto export does):
+// process = rank ("rank N · host · GPU"), thread = lane (GPU stream id, host thread id for CPU API and
 // NVTX, a separate track for NCCL collectives); complete events ("ph":"X") with ts/dur in
 // microseconds relative to the trace start (3 decimals: nanosecond precision survives the doubles);
 // kernel grid/block, correlation ids, memop sizes and collective details in args; launch -> GPU

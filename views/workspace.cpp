@@ -1,8 +1,11 @@
 // SPDX-License-Identifier: MIT
 #include "views/workspace.h"
 
+#include "model/exportrules.h"
+#include "model/perfettoexport.h"
 #include "model/tracesummary.h"
 
+#include "views/analysisrunner.h"
 #include "views/annotationdialog.h"
 #include "views/annotationmodel.h"
 #include "views/annotationpanel.h"
@@ -127,6 +130,8 @@ void Workspace::connectPanels()
     connect(m_analysis, &AnalysisRunner::membersReady, this, &Workspace::onMembers);
     connect(m_stats, &StatsPanel::stepActivated, this, &Workspace::showStep);
     connect(m_stats, &StatsPanel::stepsSelected, m_waterfall, &WaterfallPanel::setSelectedSteps);
+    connect(m_stats, &StatsPanel::stepsSelected, this,
+        [this](uint32_t first, uint32_t last) { m_selectedSteps = std::make_pair(first, last); });
     connect(m_stats, &StatsPanel::memberActivated, this, [this](const BarMember& m) {
         if (m.event.valid())
             m_timeline->selectEvent(m.event, true);
@@ -273,6 +278,21 @@ QString Workspace::exportImage(const QString& path, const QSize& size, bool svg)
     if (svg)
         return ExportRenderer::saveSvg(path, size, scene);
     return ExportRenderer::savePng(path, size, scene);
+}
+
+QString Workspace::exportPerfetto(const QString& path, bool selectedSteps) const
+{
+    if (!m_doc || !m_doc->trace)
+        return tr("No trace is open");
+    const gapscope::model::Trace& trace = *m_doc->trace;
+    gapscope::model::PerfettoExportOptions o;
+    if (selectedSteps && m_selectedSteps
+        && !gapscope::model::stepWindow(trace, m_selectedSteps->first, m_selectedSteps->second, o.from, o.to))
+        return tr("The trace has no steps %1 to %2").arg(m_selectedSteps->first).arg(m_selectedSteps->second);
+    o.annotations = &m_annotations->annotations();
+    o.analysis = m_analysis->analyzer();
+    auto st = gapscope::model::exportPerfetto(trace, path.toStdString(), o);
+    return st ? QString() : QString::fromStdString(st.error());
 }
 
 QString Workspace::saveAnnotations(QString* where)

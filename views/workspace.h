@@ -19,6 +19,9 @@
 #include "views/exportrenderer.h"
 #include "views/tracedocument.h"
 
+#include <optional>
+#include <utility>
+
 #include <QWidget>
 
 #include <memory>
@@ -68,6 +71,13 @@ public:
     // Writes a PNG (or, with svg, an SVG) of `size` pixels; "" on success, else the error.
     QString exportImage(const QString& path, const QSize& size, bool svg) const;
 
+    // Writes a Perfetto trace (model/perfettoexport.h) of the whole trace, or of the steps selected
+    // in the step table when `selectedSteps` and there are some; with the annotations as edited and
+    // the budget waterfall when the analysis is built. "" on success, else the error.
+    QString exportPerfetto(const QString& path, bool selectedSteps) const;
+    // The steps selected in the step table (first, last), if any.
+    std::optional<std::pair<uint32_t, uint32_t>> selectedSteps() const { return m_selectedSteps; }
+
     // Saves the annotations (trace file or sidecar); returns an error text ("" on success).
     QString saveAnnotations(QString* where = nullptr);
     void addAnnotation(
@@ -106,5 +116,6 @@ private:
     QSplitter* m_outer;
     QSplitter* m_top;
     int m_selectedBar = -1;
+    std::optional<std::pair<uint32_t, uint32_t>> m_selectedSteps;
     size_t m_liveRanks = 0; // ranks of the last live snapshot (the waterfall's rank list)
 };

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 // gapscope-cli analyze: where the time of each decode step went, against the theoretical budget.
+#include "analysissetup.h"
 #include "budgetoptions.h"
 #include "command.h"
 
@@ -20,54 +21,6 @@ struct Flags {
     bool json = false, achievable = false, noSteps = false, save = false;
     int64_t threads = 0, gaps = 3;
 };
-
-Expected<model::KernelClassifier> pickClassifier(const Flags& f, const model::Trace& trace)
-{
-    if (!f.classifier.empty())
-        return model::KernelClassifier::fromFile(f.classifier);
-    if (trace.classifierTable())
-        return model::KernelClassifier::fromProto(*trace.classifierTable());
-    return model::KernelClassifier::builtinDefault();
-}
-
-std::string describe(const model::BudgetInputs& in, bool tpFromTrace, bool achievable, bool stored)
-{
-    std::string precision = model::precisionSpec(in);
-    return in.model.name + " on " + in.hardware.name + ", TP " + std::to_string(in.tp)
-        + (tpFromTrace ? " (the trace's rank count)" : "") + ", EP " + std::to_string(in.ep) + ", batch "
-        + std::to_string(in.batch) + ", context " + std::to_string(in.context)
-        + (precision.empty() ? "" : ", precision " + precision) + ", engine " + model::toString(in.engine) + ", "
-        + (achievable ? "achievable" : "ideal") + " column" + (stored ? " (settings stored in the trace)" : "");
-}
-
-// The budget from the flags, else from the settings stored in the trace, else none. `settings`
-// receives what was used (for --save).
-Expected<model::StepBudget> pickBudget(const ArgParser& p, const BudgetOptions& options, const Flags& f,
-    const model::Trace& trace, std::optional<pb::BudgetSettings>& settings)
-{
-    if (!options.modelGiven() && !options.hardwareGiven() && !trace.budgetSettings())
-        return model::StepBudget {};
-    if (options.modelGiven() != options.hardwareGiven())
-        return Status::error("--model and --hw go together");
-    bool stored = !options.modelGiven();
-    bool tpFromTrace = false;
-    Expected<model::BudgetInputs> inputs
-        = stored ? model::fromBudgetSettings(*trace.budgetSettings()) : options.resolve();
-    if (!inputs)
-        return inputs.status().withContext(stored ? "stored budget settings" : "budget");
-    if (!stored && !p.given("--tp") && trace.ranks().size() > 1) {
-        inputs->tp = uint32_t(trace.ranks().size());
-        tpFromTrace = true;
-    }
-    auto budget = model::computeBudget(inputs.value());
-    if (!budget)
-        return budget.status().withContext("budget");
-    pb::BudgetSettings s;
-    model::toBudgetSettings(inputs.value(), &s);
-    settings = s;
-    return model::makeStepBudget(
-        budget.value(), f.achievable, describe(inputs.value(), tpFromTrace, f.achievable, stored));
-}
 
 // Fills the report options from --steps / --range. Returns an error message, empty when fine.
 std::string selection(const Flags& f, const model::Trace& trace, model::AnalysisReport::Options& o)
@@ -130,13 +83,13 @@ int runAnalyze(const std::vector<std::string>& args)
     model::AnalysisReport::Options ropt;
     if (std::string e = selection(f, trace.value(), ropt); !e.empty())
         return p.usageError(e);
-    auto classifier = pickClassifier(f, trace.value());
+    auto classifier = pickClassifier(f.classifier, trace.value());
     if (!classifier) {
         std::cerr << kName << classifier.error() << "\n";
         return kExitProblems;
     }
     std::optional<pb::BudgetSettings> settings;
-    auto budget = pickBudget(p, options, f, trace.value(), settings);
+    auto budget = pickBudget(p, options, f.achievable, trace.value(), settings);
     if (!budget) {
         std::cerr << kName << budget.error() << "\n";
         return kExitProblems;

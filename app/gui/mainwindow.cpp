@@ -117,7 +117,9 @@ void MainWindow::buildMenus()
         const QString err = m_workspace->saveAnnotations(&where);
         statusBar()->showMessage(err.isEmpty() ? tr("Annotations saved to %1").arg(where) : err, 8000);
     });
-    file->addAction(tr("&Export image…"), QKeySequence(Qt::CTRL | Qt::Key_E), this, &MainWindow::exportDialog);
+    QMenu* exports = file->addMenu(tr("&Export"));
+    exports->addAction(tr("&Image…"), QKeySequence(Qt::CTRL | Qt::Key_E), this, &MainWindow::exportDialog);
+    exports->addAction(tr("&Perfetto trace…"), this, &MainWindow::exportPerfettoDialog);
 #ifdef GAPSCOPE_HAVE_LIVE
     file->addAction(tr("Save trace &as .gapscope…"), QKeySequence::SaveAs, this, &MainWindow::saveTraceDialog);
     file->addAction(tr("&Connect to agent…"), this, &MainWindow::connectToAgent);
@@ -387,6 +389,36 @@ void MainWindow::exportDialog()
         QMessageBox::warning(this, tr("Export failed"), err);
     else
         statusBar()->showMessage(tr("Exported %1").arg(path), 8000);
+}
+
+// The whole trace, or the steps selected in the step table (asked when some are), for ui.perfetto.dev.
+void MainWindow::exportPerfettoDialog()
+{
+    if (!m_workspace->document())
+        return;
+    bool selected = false;
+    if (const auto steps = m_workspace->selectedSteps(); steps && steps->first <= steps->second) {
+        const auto answer = QMessageBox::question(this, tr("Export Perfetto trace"),
+            tr("Export the selected steps %1 to %2 only? (No: the whole trace)").arg(steps->first).arg(steps->second),
+            QMessageBox::Yes | QMessageBox::No | QMessageBox::Cancel, QMessageBox::Yes);
+        if (answer == QMessageBox::Cancel)
+            return;
+        selected = answer == QMessageBox::Yes;
+    }
+    QSettings settings;
+    const QString suggested = settings.value(QStringLiteral("exportDir"), QDir::homePath()).toString()
+        + QLatin1Char('/') + QFileInfo(m_workspace->document()->displayName()).completeBaseName()
+        + QStringLiteral(".pftrace");
+    const QString path = QFileDialog::getSaveFileName(
+        this, tr("Export Perfetto trace"), suggested, tr("Perfetto trace (*.pftrace *.perfetto-trace)"));
+    if (path.isEmpty())
+        return;
+    settings.setValue(QStringLiteral("exportDir"), QFileInfo(path).absolutePath());
+    const QString err = m_workspace->exportPerfetto(path, selected);
+    if (!err.isEmpty())
+        QMessageBox::warning(this, tr("Export failed"), err);
+    else
+        statusBar()->showMessage(tr("Exported %1 (open it in ui.perfetto.dev)").arg(path), 8000);
 }
 
 void MainWindow::restoreSettings()

@@ -51,6 +51,7 @@ public:
 public slots:
     void openDialog();
     void exportDialog();
+    void exportPerfettoDialog();
     void connectToAgent();
     // Writes the shown trace (or the live capture) as a .gapscope file.
     void saveTraceDialog();

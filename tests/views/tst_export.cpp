@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 // Image export: the picture has the requested size, and lanes, waterfall bars, the annotation, the
 // caption and the legend are where they should be (checked on pixels). Also the headless
-// `gapscope FILE --export-png` entry point, run as a process without a display.
+// `gapscope FILE --export-png` entry point, run as a process without a display. And the Perfetto
+// trace export, read back.
 #include "views/annotationmodel.h"
 #include "views/eventcolors.h"
 #include "views/exportrenderer.h"
@@ -10,8 +11,10 @@
 #include "views/tracedocument.h"
 #include "views/workspace.h"
 
+#include "../format/perfettodecode.h"
 #include "model/tracefile.h"
 #include "testtrace.h"
+#include "views/statspanel.h"
 
 #include <QFile>
 #include <QImage>
@@ -30,6 +33,7 @@ private slots:
     void badSizeIsRefused();
     void headlessProcess_data();
     void headlessProcess();
+    void perfettoTrace();
 
 private:
     QPoint eventPixel(const ExportRenderer::Layout& l, const TimelineView& v, LaneId lane, uint32_t index) const;
@@ -201,6 +205,41 @@ void TstExport::headlessProcess()
     QImage img(out);
     QCOMPARE(img.size(), size);
     QVERIFY(near(img.pixel(4, 4), QColor(38, 50, 56)));
+}
+
+// File > Export > Perfetto trace: the whole trace, then the selected steps only, with the edited
+// annotation and the waterfall of the analysis that ran.
+void TstExport::perfettoTrace()
+{
+    const Trace& t = *m_doc->trace;
+    auto decode = [&](bool selected) {
+        const QString path = m_dir.filePath(selected ? QStringLiteral("steps.pftrace") : QStringLiteral("all.pftrace"));
+        const QString err = m_ws->exportPerfetto(path, selected);
+        if (!err.isEmpty())
+            qFatal("%s", qPrintable(err));
+        auto d = gapscope::testing::decodePerfetto(gapscope::testing::readFile(path.toStdString()));
+        if (!d || !d->problems.empty())
+            qFatal("bad Perfetto trace");
+        return std::move(d).value();
+    };
+    auto count = [](const gapscope::testing::DecodedTrace& d, const std::string& category, const std::string& name) {
+        size_t n = 0;
+        for (const auto& s : d.slices)
+            n += (category.empty() || s.category == category) && (name.empty() || s.name == name);
+        return n;
+    };
+    auto all = decode(false);
+    QCOMPARE(count(all, "kernel", ""), size_t(t.eventCount(EventKind::Kernel)));
+    QCOMPARE(count(all, "", "look here"), size_t(1));
+    bool waterfall = false;
+    for (const auto& [uuid, track] : all.tracks)
+        waterfall |= track.name == "budget waterfall";
+    QVERIFY(waterfall);
+    emit m_ws->statsPanel()->stepsSelected(1, 1);
+    auto one = decode(true);
+    const size_t kernels = count(one, "kernel", "");
+    QVERIFY(kernels > 0);
+    QVERIFY(kernels < size_t(t.eventCount(EventKind::Kernel)) / 2);
 }
 
 QTEST_MAIN(TstExport)

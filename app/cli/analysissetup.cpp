@@ -1,0 +1,57 @@
+// SPDX-License-Identifier: MIT
+#include "analysissetup.h"
+
+#include "model/budget/budgetsettings.h"
+
+namespace gapscope::cli {
+
+Expected<model::KernelClassifier> pickClassifier(const std::string& file, const model::Trace& trace)
+{
+    if (!file.empty())
+        return model::KernelClassifier::fromFile(file);
+    if (trace.classifierTable())
+        return model::KernelClassifier::fromProto(*trace.classifierTable());
+    return model::KernelClassifier::builtinDefault();
+}
+
+namespace {
+
+std::string describe(const model::BudgetInputs& in, bool tpFromTrace, bool achievable, bool stored)
+{
+    std::string precision = model::precisionSpec(in);
+    return in.model.name + " on " + in.hardware.name + ", TP " + std::to_string(in.tp)
+        + (tpFromTrace ? " (the trace's rank count)" : "") + ", EP " + std::to_string(in.ep) + ", batch "
+        + std::to_string(in.batch) + ", context " + std::to_string(in.context)
+        + (precision.empty() ? "" : ", precision " + precision) + ", engine " + model::toString(in.engine) + ", "
+        + (achievable ? "achievable" : "ideal") + " column" + (stored ? " (settings stored in the trace)" : "");
+}
+
+} // namespace
+
+Expected<model::StepBudget> pickBudget(const ArgParser& p, const BudgetOptions& options, bool achievable,
+    const model::Trace& trace, std::optional<pb::BudgetSettings>& settings)
+{
+    if (!options.modelGiven() && !options.hardwareGiven() && !trace.budgetSettings())
+        return model::StepBudget {};
+    if (options.modelGiven() != options.hardwareGiven())
+        return Status::error("--model and --hw go together");
+    bool stored = !options.modelGiven();
+    bool tpFromTrace = false;
+    Expected<model::BudgetInputs> inputs
+        = stored ? model::fromBudgetSettings(*trace.budgetSettings()) : options.resolve();
+    if (!inputs)
+        return inputs.status().withContext(stored ? "stored budget settings" : "budget");
+    if (!stored && !p.given("--tp") && trace.ranks().size() > 1) {
+        inputs->tp = uint32_t(trace.ranks().size());
+        tpFromTrace = true;
+    }
+    auto budget = model::computeBudget(inputs.value());
+    if (!budget)
+        return budget.status().withContext("budget");
+    pb::BudgetSettings s;
+    model::toBudgetSettings(inputs.value(), &s);
+    settings = s;
+    return model::makeStepBudget(budget.value(), achievable, describe(inputs.value(), tpFromTrace, achievable, stored));
+}
+
+} // namespace gapscope::cli

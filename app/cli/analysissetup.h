@@ -1,0 +1,27 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+
+// The classifier and budget a gap analysis runs with, chosen the same way by every subcommand that
+// analyses (`analyze`, and `convert` for the Perfetto export's budget waterfall): the flags first,
+// else what the trace stores, else the built-in classifier and no budget.
+
+#include "args.h"
+#include "budgetoptions.h"
+
+#include "model/analysis/gapanalyzer.h"
+#include "model/trace.h"
+
+#include <optional>
+#include <string>
+
+namespace gapscope::cli {
+
+// `file`: --classifier (empty: the trace's table, else the built-in one).
+Expected<model::KernelClassifier> pickClassifier(const std::string& file, const model::Trace& trace);
+
+// The budget from the flags, else from the settings stored in the trace, else none. `settings`
+// receives what was used (for --save).
+Expected<model::StepBudget> pickBudget(const ArgParser& p, const BudgetOptions& options, bool achievable,
+    const model::Trace& trace, std::optional<pb::BudgetSettings>& settings);
+
+} // namespace gapscope::cli

@@ -1,0 +1,87 @@
+// SPDX-License-Identifier: MIT
+// The Chrome trace JSON export, parsed back: one complete event per trace event with the arguments
+// of exportrules.h, a process per rank named like the Perfetto export's, a thread per lane (GPU
+// streams, CPU API threads, NVTX, collectives), and one "s"/"f" flow pair per launch -> GPU event.
+#include "model/chromeexport.h"
+#include "model/exportrules.h"
+#include "model/json.h"
+#include "model/synth.h"
+
+#include <QtTest>
+
+#include <cstdio>
+#include <map>
+#include <set>
+
+using namespace gapscope;
+using namespace gapscope::model;
+
+class TestChromeExport : public QObject {
+    Q_OBJECT
+private slots:
+    void eventsLanesAndFlows_data()
+    {
+        QTest::addColumn<bool>("graphs");
+        QTest::newRow("graphs") << true;
+        QTest::newRow("eager") << false;
+    }
+    void eventsLanesAndFlows()
+    {
+        QFETCH(bool, graphs);
+        SynthOptions so;
+        so.ranks = 2;
+        so.steps = 3;
+        so.kernelsPerStep = 40;
+        so.graphMode = graphs;
+        so.syncStallUs = 20;
+        auto t = synthesize(so);
+        QVERIFY(t.hasValue());
+        std::FILE* f = std::tmpfile();
+        auto st = exportChromeJson(*t, f);
+        QVERIFY(st.hasValue());
+        std::rewind(f);
+        std::string text(size_t(st->bytes), '\0');
+        QCOMPARE(std::fread(text.data(), 1, text.size(), f), text.size());
+        std::fclose(f);
+        auto doc = json::parse(text);
+        QVERIFY2(doc.hasValue(), doc.hasValue() ? "" : doc.error().c_str());
+
+        std::map<std::string, size_t> byCat;
+        std::set<std::string> processes, threads;
+        std::map<int64_t, std::pair<int, int>> flows; // id -> (starts, finishes)
+        for (const json::Value& e : (*doc)["traceEvents"].items()) {
+            const std::string ph = e["ph"].toString();
+            if (ph == "X")
+                ++byCat[e["cat"].toString()];
+            else if (ph == "M" && e["name"].toString() == "process_name")
+                processes.insert(e["args"]["name"].toString());
+            else if (ph == "M" && e["name"].toString() == "thread_name")
+                threads.insert(std::to_string(e["pid"].toInt()) + "/" + e["args"]["name"].toString());
+            else if (ph == "s")
+                ++flows[e["id"].toInt()].first;
+            else if (ph == "f")
+                ++flows[e["id"].toInt()].second;
+        }
+        for (EventKind k : { EventKind::Kernel, EventKind::Api, EventKind::Nvtx, EventKind::Collective,
+                 EventKind::Memcpy, EventKind::Sync })
+            QCOMPARE(uint64_t(byCat[toString(k)]), t->eventCount(k));
+        for (uint32_t r : t->ranks())
+            QVERIFY(processes.count(rankTitle(*t, r)));
+        QCOMPARE(threads.size(), t->laneCount());
+        for (const Lane& l : t->lanes())
+            QVERIFY(threads.count(std::to_string(l.info.rank) + "/" + laneTitle(l.info)));
+        uint64_t expected = 0;
+        for (const Lane& l : t->lanes())
+            if (l.info.kind == LaneKind::GpuStream)
+                for (size_t i = 0; i < l.events.size(); ++i)
+                    expected += t->launchOf(l.id, i).valid();
+        QVERIFY(expected > 0);
+        QCOMPARE(uint64_t(flows.size()), expected);
+        QCOMPARE(st->flows, expected);
+        for (const auto& [id, n] : flows)
+            QVERIFY(n.first == 1 && n.second == 1);
+    }
+};
+
+QTEST_GUILESS_MAIN(TestChromeExport)
+#include "tst_chromeexport.moc"
