@@ -32,12 +32,16 @@ StatsPanel::StatsPanel(QWidget* parent)
     , m_tabs(new QTabWidget)
     , m_scope(new QLabel)
 {
-    auto* kernelTable = new StatsTable(m_kernels, KernelTableModel::Name);
+    auto* kernelTable = m_kernelTable = new StatsTable(m_kernels, KernelTableModel::Name);
     kernelTable->view()->horizontalHeader()->setSectionResizeMode(KernelTableModel::Name, QHeaderView::Interactive);
     kernelTable->view()->setColumnWidth(KernelTableModel::Name, 420);
     auto* componentTable = new StatsTable(m_components, KernelTableModel::Name);
     auto* stepTable = new StatsTable(m_steps, 0);
     m_memberTable = new StatsTable(m_members, MemberTableModel::What);
+    // The full names are for the CSV; the view shows them on hover.
+    kernelTable->view()->hideColumn(KernelTableModel::FullName);
+    componentTable->view()->hideColumn(KernelTableModel::FullName);
+    m_memberTable->view()->hideColumn(MemberTableModel::FullName);
     auto* stepSplit = new QSplitter(Qt::Horizontal);
     stepSplit->addWidget(stepTable);
     stepSplit->addWidget(m_histogram);

@@ -28,7 +28,9 @@ StatsTable::StatsTable(QAbstractItemModel* model, int filterColumn, QWidget* par
     m_proxy->setFilterCaseSensitivity(Qt::CaseInsensitive);
     m_filter->setPlaceholderText(tr("Filter (regular expression)"));
     m_filter->setClearButtonEnabled(true);
-    connect(m_filter, &QLineEdit::textChanged, this, [this](const QString& text) {
+    connect(m_filter, &QLineEdit::textChanged, this, [this, model, filterColumn](const QString& text) {
+        const bool answers = model->rowCount() > 0 && model->index(0, filterColumn).data(FilterRole).isValid();
+        m_proxy->setFilterRole(answers ? FilterRole : Qt::DisplayRole);
         m_proxy->setFilterRegularExpression(QRegularExpression(text, QRegularExpression::CaseInsensitiveOption));
     });
     m_view->setModel(m_proxy);

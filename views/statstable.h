@@ -4,7 +4,9 @@
 // StatsTable: a table view with a filter box, numeric sorting (through a QSortFilterProxyModel on
 // Qt::UserRole) and "Copy as CSV" (Ctrl+C copies the selected rows, or all rows when none is
 // selected; the context menu offers both). Used for the kernel, component, step and bar-member
-// tables. Emits rowActivated with the source-model row on double-click / Enter.
+// tables. Emits rowActivated with the source-model row on double-click / Enter. The filter matches
+// the filter column's FilterRole where the model answers it (a kernel's short and full name), else
+// its display text.
 //
 // Threading: GUI thread.
 
@@ -18,6 +20,9 @@ class QTableView;
 class StatsTable : public QWidget {
     Q_OBJECT
 public:
+    // Item data role a model may answer with all the text the filter should match in a cell.
+    static constexpr int FilterRole = Qt::UserRole + 1;
+
     explicit StatsTable(QAbstractItemModel* model, int filterColumn, QWidget* parent = nullptr);
 
     QTableView* view() const { return m_view; }

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include "views/timelinerenderer.h"
 
+#include "model/kernelname.h"
 #include "views/eventcolors.h"
 #include "views/lanelayout.h"
 #include "views/timeformat.h"
@@ -59,32 +60,7 @@ QRect TimelineRenderer::plotRect(const QSize& size)
 
 QString TimelineRenderer::shortName(const std::string_view& full)
 {
-    // Plain names ("decode step 3", "cudaLaunchKernel", "AllReduce") stay as they are.
-    if (full.find_first_of("(<") == std::string_view::npos)
-        return QString::fromUtf8(full.data(), qsizetype(full.size()));
-    // Strip the return type, template arguments and parameter list of a C++ signature.
-    std::string out;
-    out.reserve(full.size());
-    int angle = 0;
-    for (size_t i = 0; i < full.size(); ++i) {
-        const char c = full[i];
-        if (c == '<') {
-            ++angle;
-        } else if (c == '>') {
-            angle = std::max(0, angle - 1);
-        } else if (angle == 0) {
-            if (c == '(' && !out.empty())
-                break;
-            out.push_back(c);
-        }
-    }
-    // Drop a leading return type ("void ", "__global__ void ").
-    const size_t space = out.rfind(' ');
-    if (space != std::string::npos && space + 1 < out.size())
-        out = out.substr(space + 1);
-    if (out.empty())
-        out.assign(full.substr(0, std::min<size_t>(full.size(), 80)));
-    return QString::fromStdString(out);
+    return QString::fromStdString(gapscope::model::shortKernelName(full));
 }
 
 const QString& TimelineRenderer::displayName(StringId id) const

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include "views/timelinewidget.h"
 
+#include "model/kernelname.h"
 #include "views/eventcolors.h"
 #include "views/timeformat.h"
 
@@ -226,7 +227,15 @@ int TimelineWidget::setSearch(const QString& text)
             const std::string_view s = m_trace->str(id);
             lower.assign(s.begin(), s.end());
             std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char c) { return std::tolower(c); });
-            if (lower.find(needle) != std::string::npos) {
+            bool hit = lower.find(needle) != std::string::npos;
+            if (!hit) {
+                // The short form shown on the lanes matches too ("gemv<…>(…)").
+                lower = shortKernelName(s);
+                std::transform(
+                    lower.begin(), lower.end(), lower.begin(), [](unsigned char c) { return std::tolower(c); });
+                hit = lower.find(needle) != std::string::npos;
+            }
+            if (hit) {
                 m_matches[id] = 1;
                 ++names;
             }
@@ -516,7 +525,7 @@ void TimelineWidget::showTooltip(const QPoint& globalPos, EventRef ev, const Fol
                    .arg(TimelineRenderer::shortName(m_trace->str(events.name(ev.index))).toHtmlEscaped(),
                        timeformat::duration(double(events.duration(ev.index))),
                        timeformat::duration(double(events.start(ev.index) - m_trace->startTime()), 6));
-        if (name.size() > 60)
+        if (TimelineRenderer::shortName(m_trace->str(events.name(ev.index))) != name)
             text += QStringLiteral("<br><small>%1</small>").arg(name.left(300).toHtmlEscaped());
     }
     QToolTip::showText(globalPos + QPoint(12, 12), text, this);
