@@ -33,11 +33,12 @@ StatsPanel::StatsPanel(QWidget* parent)
     , m_scope(new QLabel)
 {
     auto* kernelTable = m_kernelTable = new StatsTable(m_kernels, KernelTableModel::Name);
-    kernelTable->view()->horizontalHeader()->setSectionResizeMode(KernelTableModel::Name, QHeaderView::Interactive);
-    kernelTable->view()->setColumnWidth(KernelTableModel::Name, 420);
     auto* componentTable = new StatsTable(m_components, KernelTableModel::Name);
     auto* stepTable = new StatsTable(m_steps, 0);
     m_memberTable = new StatsTable(m_members, MemberTableModel::What);
+    kernelTable->setNameColumn(KernelTableModel::Name);
+    componentTable->setNameColumn(KernelTableModel::Name);
+    m_memberTable->setNameColumn(MemberTableModel::What);
     // The full names are for the CSV; the view shows them on hover.
     kernelTable->view()->hideColumn(KernelTableModel::FullName);
     componentTable->view()->hideColumn(KernelTableModel::FullName);
