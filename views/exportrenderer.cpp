@@ -72,7 +72,7 @@ TimelineView ExportRenderer::exportView(const ExportScene& scene, const QSize& s
 {
     const Layout l = layoutFor(size, scene.waterfall != nullptr);
     TimelineView v = scene.view;
-    const int plotWidth = std::max(1, l.timeline.width() - TimelineRenderer::kHeaderWidth);
+    const int plotWidth = std::max(1, l.timeline.width() - v.headerWidth);
     v.mapping = v.mapping.width > 0 ? v.mapping.resized(plotWidth) : v.mapping;
     v.mapping.width = plotWidth;
     v.hovered = {};

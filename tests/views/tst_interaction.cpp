@@ -30,6 +30,7 @@ class TstInteraction : public QObject {
 private slots:
     void init();
     void cleanup();
+    void laneLabelColumnResizes();
     void wheelZoomsAroundCursor();
     void keysZoomAndPan();
     void dragPans();
@@ -70,7 +71,7 @@ QPoint TstInteraction::pointOf(uint32_t step, uint32_t k, LaneId lane) const
 {
     const TimeNs t = testtrace::kernelStart({}, step, k) + 5'000;
     const LaneRow& row = m_tl->laneLayout().rows()[size_t(m_tl->laneLayout().rowOfLane(lane))];
-    return QPoint(int(TimelineRenderer::kHeaderWidth + m_tl->view().mapping.toX(t)),
+    return QPoint(int(m_tl->headerWidth() + m_tl->view().mapping.toX(t)),
         TimelineRenderer::widgetY(row.y + row.height / 2, m_tl->view()));
 }
 
@@ -78,6 +79,47 @@ static void wheel(QWidget* w, QPoint pos, int delta, Qt::KeyboardModifiers mods 
 {
     QWheelEvent e(pos, w->mapToGlobal(pos), QPoint(), QPoint(0, delta), Qt::NoButton, mods, Qt::NoScrollPhase, false);
     QApplication::sendEvent(w, &e);
+}
+
+void TstInteraction::laneLabelColumnResizes()
+{
+    QCOMPARE(m_tl->headerWidth(), TimelineRenderer::kHeaderWidth);
+    const TimeNs first = m_tl->view().mapping.firstVisible();
+    const TimeNs last = m_tl->view().mapping.lastVisible();
+    const int y = TimelineRenderer::kRulerHeight + 30;
+    QVERIFY(m_tl->onHeaderEdge(QPoint(TimelineRenderer::kHeaderWidth, y)));
+    // Drag the column's edge to 360 px: wider labels, the same time window in a narrower plot.
+    QTest::mousePress(m_tl, Qt::LeftButton, {}, QPoint(TimelineRenderer::kHeaderWidth + 1, y));
+    QMouseEvent move(QEvent::MouseMove, QPointF(360, y), m_tl->mapToGlobal(QPointF(360, y)), Qt::NoButton,
+        Qt::LeftButton, Qt::NoModifier);
+    QApplication::sendEvent(m_tl, &move);
+    QTest::mouseRelease(m_tl, Qt::LeftButton, {}, QPoint(360, y));
+    QCOMPARE(m_tl->headerWidth(), 360);
+    QCOMPARE(m_tl->view().mapping.width, m_tl->canvasSize().width() - 360);
+    const double npp = m_tl->view().mapping.nsPerPixel;
+    QVERIFY(std::llabs(m_tl->view().mapping.firstVisible() - first) <= TimeNs(npp) + 1);
+    QVERIFY(std::llabs(m_tl->view().mapping.lastVisible() - last) <= 2 * TimeNs(npp) + 2);
+    // Events are hit where they are drawn.
+    QTest::mouseClick(m_tl, Qt::LeftButton, {}, pointOf(0, 2));
+    QCOMPARE(m_tl->view().selected.index, 2u);
+    // Narrow: a long label elides in the middle (its start and its end stay), and shows whole on hover.
+    m_tl->setHeaderWidth(10);
+    QCOMPARE(m_tl->headerWidth(), TimelineRenderer::kMinHeaderWidth);
+    m_tl->grab();
+    const auto& rows = m_tl->laneLayout().rows();
+    int elided = 0;
+    for (int r = 0; r < int(rows.size()); ++r) {
+        const QString painted = m_tl->renderer().paintedHeaderLabel(r);
+        if (rows[size_t(r)].type != LaneRow::Type::Lane || !painted.contains(QChar(0x2026)))
+            continue;
+        ++elided;
+        const QString whole = rows[size_t(r)].label;
+        QVERIFY2(whole.startsWith(painted.left(2)) && whole.endsWith(painted.right(2)), qPrintable(painted));
+        const QPoint at(20, TimelineRenderer::widgetY(rows[size_t(r)].y + rows[size_t(r)].height / 2, m_tl->view()));
+        QCOMPARE(m_tl->renderer().headerLabelAt(at, m_tl->view()), whole);
+    }
+    QVERIFY(elided > 0);
+    m_tl->setHeaderWidth(TimelineRenderer::kHeaderWidth);
 }
 
 void TstInteraction::wheelZoomsAroundCursor()
