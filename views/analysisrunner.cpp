@@ -16,6 +16,7 @@ using namespace gapscope::model;
 struct AnalysisRunner::State {
     std::shared_ptr<const Trace> trace;
     std::unique_ptr<GapAnalyzer> analyzer;
+    std::vector<uint8_t> slotEverUsed; // per slot: > 0 ns in some step of some rank
 };
 
 namespace {
@@ -103,6 +104,15 @@ std::shared_ptr<const AnalysisRunner::State> AnalysisRunner::buildState() const
     auto st = std::make_shared<State>();
     st->trace = m_trace;
     st->analyzer = std::make_unique<GapAnalyzer>(*m_trace, classifierFor(*m_trace), m_budget);
+    // A slot empty in the sum over every step of every rank is empty in each step (slots are >= 0).
+    st->slotEverUsed.assign(st->analyzer->layout().slotCount(), 0);
+    for (uint32_t rank : st->analyzer->ranks()) {
+        GapAnalyzer::Selection all;
+        all.rank = int(rank);
+        const GapAnalyzer::Breakdown b = st->analyzer->analyze(all);
+        for (size_t s = 0; s < b.slotNs.size() && s < st->slotEverUsed.size(); ++s)
+            st->slotEverUsed[s] |= b.slotNs[s] != 0;
+    }
     return st;
 }
 
@@ -257,6 +267,11 @@ void AnalysisRunner::rebuildBars()
             : bar.kind == BarKind::Gap       ? WaterfallBar::Kind::Gap
                                              : WaterfallBar::Kind::Measured;
         w.ms = double(bar.ns) / 1e6 / divisor;
+        // A budget bar is the same in every step; a measured or gap bar of an unused slot is 0 in every
+        // step once its budget is 0 too.
+        const bool slotUnused = bar.slot < 0
+            || (size_t(bar.slot) < m_state->slotEverUsed.size() && !m_state->slotEverUsed[size_t(bar.slot)]);
+        w.zeroInEveryStep = bar.ns == 0 && (bar.kind == BarKind::Budget || slotUnused);
         if (bar.kind == BarKind::Gap && bar.slot >= 0 && size_t(bar.slot) < m_breakdown.slotNs.size())
             w.detail = tr("measured %1 per step")
                            .arg(timeformat::ms(double(m_breakdown.slotNs[size_t(bar.slot)]) / 1e6 / divisor));

@@ -133,7 +133,7 @@ void ExportRenderer::paintWaterfall(QPainter& p, const QRect& r, const ExportSce
     chart->setMargins(QMargins(4, 4, 4, 4));
     chart->setAnimationOptions(QChart::NoAnimation);
     gs.addItem(chart);
-    WaterfallChart::populate(chart, scene.waterfall->columns(), scene.waterfall->title, scene.selectedBar);
+    WaterfallChart::populate(chart, scene.waterfall->columns(true), scene.waterfall->title, scene.selectedBar);
     chart->setGeometry(QRectF(0, 0, r.width(), r.height()));
     gs.setSceneRect(0, 0, r.width(), r.height());
     p.save();

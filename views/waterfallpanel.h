@@ -12,6 +12,7 @@
 
 #include <QWidget>
 
+class QCheckBox;
 class QComboBox;
 class QLabel;
 class QSpinBox;
@@ -23,6 +24,7 @@ public:
     explicit WaterfallPanel(QWidget* parent = nullptr);
 
     WaterfallChart* chart() const { return m_chart; }
+    QCheckBox* hideEmptyBox() const { return m_hideEmpty; }
     // Ranks and step range of the open trace (fills the controls).
     void setTraceInfo(const std::vector<uint32_t>& ranks, uint32_t firstStep, uint32_t lastStep);
     // The request the controls describe.
@@ -48,6 +50,7 @@ private:
     QComboBox* m_column;
     QLabel* m_status;
     WaterfallChart* m_chart;
+    QCheckBox* m_hideEmpty;
     gapscope::model::TimeNs m_t0 = 0, m_t1 = 0;
     uint32_t m_first = 0, m_last = gapscope::model::GapAnalyzer::kAllSteps;
 };

@@ -15,6 +15,7 @@
 
 #include "testtrace.h"
 
+#include <QCheckBox>
 #include <QLineEdit>
 #include <QSignalSpy>
 #include <QSpinBox>
@@ -40,6 +41,7 @@ private slots:
     void clickingABarHighlightsItsKernels();
     void editingTheBudgetRecomputesTheWaterfall();
     void captureOverheadIsShownUnderTheWaterfall();
+    void emptyBarsHideAndShow();
 
 private:
     QPoint pointOf(uint32_t step, uint32_t k, LaneId lane = 0) const;
@@ -274,6 +276,29 @@ void TstInteraction::editingTheBudgetRecomputesTheWaterfall()
     const double expected = m_ws->waterfallPanel()->achievable() ? b.achievableMs : b.idealMs;
     QVERIFY2(std::abs(chart->data().budgetMs() - expected) < 1e-6 * expected,
         qPrintable(QStringLiteral("%1 vs %2").arg(chart->data().budgetMs()).arg(expected)));
+}
+
+void TstInteraction::emptyBarsHideAndShow()
+{
+    WaterfallChart* chart = m_ws->waterfallPanel()->chart();
+    QTRY_VERIFY_WITH_TIMEOUT(!chart->columns().empty(), 20'000);
+    QCheckBox* hide = m_ws->waterfallPanel()->hideEmptyBox();
+    QVERIFY(hide->isChecked());
+    int empty = 0;
+    for (const WaterfallBar& b : chart->data().bars)
+        empty += b.zeroInEveryStep && b.ms == 0;
+    QVERIFY(empty > 0); // the test trace has no memory operations and no sync calls
+    const size_t shown = chart->columns().size();
+    for (const WaterfallColumn& c : chart->columns())
+        QVERIFY2(c.bar < 0 || !chart->data().bars[size_t(c.bar)].zeroInEveryStep, qPrintable(c.label));
+    const double measured = chart->columns().back().value;
+    QTest::mouseClick(hide, Qt::LeftButton);
+    QVERIFY(!hide->isChecked());
+    QCOMPARE(chart->columns().size(), shown + size_t(empty));
+    QCOMPARE(WaterfallChart::labelItems(chart->chart()).size(), shown + size_t(empty));
+    QCOMPARE(chart->columns().back().value, measured);
+    QTest::mouseClick(hide, Qt::LeftButton);
+    QCOMPARE(chart->columns().size(), shown);
 }
 
 void TstInteraction::captureOverheadIsShownUnderTheWaterfall()

@@ -1,7 +1,22 @@
 // SPDX-License-Identifier: MIT
 // The main window's first impression: the first start (no saved settings) fills the screen's available
-// area; a later start comes back at the size and state the window was closed with.
+// area; a later start comes back at the size and state the window was closed with. At 1366x768 with
+// the bundled sample every waterfall label is whole (none elided), each bar carries its value, and
+// the kernel table's name column shows kernel names, not their return type.
 #include "app/gui/mainwindow.h"
+#include "model/kernelname.h"
+#include "views/kerneltablemodel.h"
+#include "views/statspanel.h"
+#include "views/statstable.h"
+#include "views/timeformat.h"
+#include "views/waterfallchart.h"
+#include "views/waterfallpanel.h"
+#include "views/workspace.h"
+
+#include <QChart>
+#include <QGraphicsSimpleTextItem>
+#include <QSignalSpy>
+#include <QTableView>
 
 #include <QApplication>
 #include <QScreen>
@@ -57,6 +72,58 @@ private slots:
         QVERIFY(QTest::qWaitForWindowExposed(&w));
         QVERIFY(!w.isMaximized());
         QCOMPARE(w.size(), closed);
+    }
+
+    void readableAt1366x768()
+    {
+        MainWindow w;
+        w.showNormal();
+        w.resize(1366, 768);
+        QVERIFY(QTest::qWaitForWindowExposed(&w));
+        QSignalSpy shown(&w, &MainWindow::documentShown);
+        w.openFiles({ QStringLiteral(GAPSCOPE_RESOURCE_DIR "/samples/glm5-tp2-decode.gapscope") });
+        QTRY_VERIFY_WITH_TIMEOUT(!shown.isEmpty(), 60000);
+        WaterfallChart* chart = w.workspace()->waterfallPanel()->chart();
+        QTRY_VERIFY_WITH_TIMEOUT(chart->columns().size() > 2, 60000);
+        QTest::qWait(50); // layout settles
+        QCOMPARE(w.size(), QSize(1366, 768));
+        const auto labels = WaterfallChart::labelItems(chart->chart());
+        const auto values = WaterfallChart::valueItems(chart->chart());
+        QCOMPARE(labels.size(), chart->columns().size());
+        QCOMPARE(values.size(), chart->columns().size());
+        const QRectF plot = chart->chart()->plotArea();
+        for (size_t i = 0; i < labels.size(); ++i) {
+            const WaterfallColumn& col = chart->columns()[i];
+            // Whole (not elided), inside the chart, left of the plot, on its bar's row.
+            QCOMPARE(labels[i]->text(), col.label);
+            const QRectF r = labels[i]->mapRectToItem(chart->chart(), labels[i]->boundingRect());
+            QVERIFY2(r.left() >= 0 && r.right() <= plot.left() + 0.5, qPrintable(col.label));
+            const QPointF centre = chart->mapToScene(chart->columnCenter(int(i)).toPoint());
+            QVERIFY2(std::abs(r.center().y() - chart->chart()->mapFromScene(centre).y()) < 3, qPrintable(col.label));
+            // The value beside (or on) the bar, inside the plot.
+            QCOMPARE(values[i]->text(), timeformat::ms(col.value));
+            const QRectF v = values[i]->mapRectToItem(chart->chart(), values[i]->boundingRect());
+            QVERIFY2(v.left() >= plot.left() && v.right() <= plot.right() + 0.5, qPrintable(col.label));
+        }
+        // The kernel table: names in their short form, wide enough to be read whole.
+        StatsPanel* stats = w.workspace()->statsPanel();
+        QTRY_VERIFY_WITH_TIMEOUT(stats->kernelModel()->rowCount() > 0 && !stats->computing(), 60000);
+        stats->tabs()->setCurrentIndex(0);
+        QTableView* view = stats->kernelTable()->view();
+        QTRY_VERIFY(view->isVisible());
+        stats->kernelTable()->fitColumns();
+        const QFontMetrics fm(view->font());
+        const int nameWidth = view->columnWidth(KernelTableModel::Name);
+        for (int r = 0; r < std::min(10, view->model()->rowCount()); ++r) {
+            const QModelIndex idx = view->model()->index(r, KernelTableModel::Name);
+            const QString shown = idx.data().toString();
+            QVERIFY2(!shown.startsWith(QLatin1String("void ")), qPrintable(shown));
+            QCOMPARE(shown,
+                QString::fromStdString(
+                    gapscope::model::shortKernelName(idx.data(Qt::ToolTipRole).toString().toStdString())));
+            QVERIFY2(fm.horizontalAdvance(shown) + 8 <= nameWidth, qPrintable(shown));
+        }
+        w.close();
     }
 
 private:
