@@ -99,11 +99,12 @@ const GapAnalyzer* AnalysisRunner::analyzer() const
     return m_state ? m_state->analyzer.get() : nullptr;
 }
 
-std::shared_ptr<const AnalysisRunner::State> AnalysisRunner::buildState() const
+std::shared_ptr<const AnalysisRunner::State> AnalysisRunner::makeState(
+    std::shared_ptr<const Trace> trace, const StepBudget& budget)
 {
     auto st = std::make_shared<State>();
-    st->trace = m_trace;
-    st->analyzer = std::make_unique<GapAnalyzer>(*m_trace, classifierFor(*m_trace), m_budget);
+    st->trace = trace;
+    st->analyzer = std::make_unique<GapAnalyzer>(*trace, classifierFor(*trace), budget);
     // A slot empty in the sum over every step of every rank is empty in each step (slots are >= 0).
     st->slotEverUsed.assign(st->analyzer->layout().slotCount(), 0);
     for (uint32_t rank : st->analyzer->ranks()) {
@@ -114,6 +115,11 @@ std::shared_ptr<const AnalysisRunner::State> AnalysisRunner::buildState() const
             st->slotEverUsed[s] |= b.slotNs[s] != 0;
     }
     return st;
+}
+
+std::shared_ptr<const AnalysisRunner::State> AnalysisRunner::buildState() const
+{
+    return makeState(m_trace, m_budget);
 }
 
 void AnalysisRunner::setTrace(std::shared_ptr<const Trace> trace)
@@ -194,10 +200,7 @@ void AnalysisRunner::startBuild()
     auto trace = m_trace;
     auto budget = m_budget;
     jobPool()->start([self, ticket, trace, budget] {
-        auto st = std::make_shared<State>();
-        st->trace = trace;
-        st->analyzer = std::make_unique<GapAnalyzer>(*trace, classifierFor(*trace), budget);
-        std::shared_ptr<const State> result = std::move(st);
+        std::shared_ptr<const State> result = makeState(trace, budget);
         postToGui([self, ticket, result]() mutable {
             if (!self || ticket.stale()) {
                 TraceOpener::releaseLater(std::move(result));

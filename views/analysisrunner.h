@@ -82,6 +82,8 @@ signals:
 private:
     struct State;
     std::shared_ptr<const State> buildState() const;
+    static std::shared_ptr<const State> makeState(
+        std::shared_ptr<const gapscope::model::Trace> trace, const gapscope::model::StepBudget& budget);
     void rebuild();
     void startBuild();
     void recompute();

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include "views/waterfallpanel.h"
 
+#include "views/budgetprompt.h"
 #include "views/waterfallchart.h"
 
 #include <QCheckBox>
@@ -25,7 +26,9 @@ WaterfallPanel::WaterfallPanel(QWidget* parent)
     , m_status(new QLabel)
     , m_chart(new WaterfallChart)
     , m_hideEmpty(new QCheckBox(tr("hide empty bars")))
+    , m_prompt(new BudgetPrompt)
 {
+    m_prompt->hide();
     m_hideEmpty->setChecked(m_chart->hideEmpty());
     m_hideEmpty->setToolTip(tr("Leave out the bars that are zero in every step (a budget component the model does "
                                "not have, a class in which no kernel ran)"));
@@ -52,6 +55,7 @@ WaterfallPanel::WaterfallPanel(QWidget* parent)
     auto* layout = new QVBoxLayout(this);
     layout->setContentsMargins(2, 2, 2, 2);
     layout->addLayout(controls);
+    layout->addWidget(m_prompt);
     layout->addWidget(m_chart, 1);
     layout->addWidget(m_status);
     auto changed = [this] {
@@ -167,4 +171,10 @@ void WaterfallPanel::setStatus(const QString& text)
 QString WaterfallPanel::status() const
 {
     return m_status->text();
+}
+
+void WaterfallPanel::setBudgetPresent(bool present)
+{
+    m_prompt->setVisible(!present);
+    m_column->setEnabled(present);
 }

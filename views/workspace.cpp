@@ -8,6 +8,8 @@
 #include "views/annotationpanel.h"
 #include "views/annotationstore.h"
 #include "views/budgetpanel.h"
+#include "views/budgetprompt.h"
+#include "views/budgetstore.h"
 #include "views/detailspane.h"
 #include "views/searchbar.h"
 #include "views/statspanel.h"
@@ -96,6 +98,7 @@ void Workspace::connectTimeline()
 void Workspace::connectPanels()
 {
     connect(m_budget, &BudgetPanel::budgetChanged, this, &Workspace::applyBudget);
+    connect(m_waterfall->budgetPrompt(), &BudgetPrompt::chosen, this, &Workspace::chooseBudget);
     connect(m_waterfall, &WaterfallPanel::budgetColumnChanged, this, &Workspace::applyBudget);
     connect(
         m_waterfall, &WaterfallPanel::requestChanged, this, [this] { m_analysis->setRequest(m_waterfall->request()); });
@@ -167,11 +170,19 @@ void Workspace::setDocument(std::shared_ptr<const TraceDocument> doc)
     }
     m_waterfall->setTraceInfo(trace->ranks(), 0, last);
     m_analysis->setRequest(m_waterfall->request());
+    // The budget the user stored (sidecar, else the file's section); without one there is none: the
+    // waterfall shows the measured breakdown and asks for a model and hardware.
     QString error;
-    if (!trace->budgetSettings() || !m_budget->applySettings(*trace->budgetSettings(), &error))
-        m_budget->applyDefaults(m_doc->gpuName(), int(std::max<size_t>(1, trace->ranks().size())));
+    const QString path = m_doc->paths.isEmpty() ? QString() : m_doc->paths.first();
+    auto stored = path.isEmpty() ? std::nullopt : budgetstore::loadSidecar(path, &error);
+    if (!stored && trace->budgetSettings())
+        stored = *trace->budgetSettings();
+    const int ranks = int(std::max<size_t>(1, trace->ranks().size()));
+    if (!stored || !m_budget->applySettings(*stored, &error))
+        m_budget->prepareForTrace(m_doc->gpuName(), ranks);
+    m_waterfall->budgetPrompt()->setTrace(m_doc->gpuName(), m_budget->hardwareFor(m_doc->gpuName()), ranks);
     if (!error.isEmpty())
-        emit statusMessage(tr("The trace's budget settings were not usable (%1); using the default budget").arg(error));
+        emit statusMessage(tr("The stored budget settings were not usable (%1): no budget").arg(error));
     applyBudget();
 }
 
@@ -189,9 +200,37 @@ void Workspace::loadAnnotations()
         emit statusMessage(error);
 }
 
+void Workspace::chooseBudget(const QString& model, const QString& hardware)
+{
+    m_budget->setModel(model);
+    m_budget->setHardware(hardware);
+    if (!m_budget->recompute()) {
+        emit statusMessage(tr("No budget from %1 on %2: %3").arg(model, hardware, m_budget->error()));
+        return;
+    }
+    if (!m_doc || m_doc->paths.isEmpty() || m_liveRanks > 0)
+        return;
+    gapscope::pb::BudgetSettings settings;
+    m_budget->toSettings(&settings);
+    QString error;
+    const QString path = m_doc->paths.first();
+    switch (budgetstore::save(path, settings, &error)) {
+    case budgetstore::SavedTo::TraceFile:
+        emit statusMessage(tr("Budget stored in %1").arg(path));
+        break;
+    case budgetstore::SavedTo::Sidecar:
+        emit statusMessage(tr("Budget stored in %1").arg(budgetstore::sidecarPath(path)));
+        break;
+    case budgetstore::SavedTo::None:
+        emit statusMessage(tr("The budget could not be stored: %1").arg(error));
+        break;
+    }
+}
+
 void Workspace::applyBudget()
 {
     const auto& b = m_budget->budget();
+    m_waterfall->setBudgetPresent(b.has_value());
     m_analysis->setBudget(b, m_waterfall->achievable(),
         b ? m_budget->modelLabel() + QStringLiteral(" on ") + m_budget->hardwareLabel() : QString());
     if (b)
@@ -238,6 +277,8 @@ ExportCaption Workspace::caption() const
         c.model = m_budget->modelLabel();
         c.hardware = m_budget->hardwareLabel();
         c.budgetMs = m_waterfall->achievable() ? m_budget->budget()->achievableMs : m_budget->budget()->idealMs;
+    } else {
+        c.model = tr("no budget (measured breakdown)");
     }
     if (!w.bars.empty())
         c.measuredMs = w.barsTotalMs();
@@ -375,8 +416,11 @@ void Workspace::setLiveSnapshot(std::shared_ptr<const TraceDocument> snapshot, b
                 last = std::max(last, trace.steps(r).back().index);
         }
         m_waterfall->setTraceInfo(trace.ranks(), 0, last);
-        if (m_liveRanks == 0)
-            m_budget->applyDefaults(snapshot->gpuName(), int(std::max<size_t>(1, ranks)));
+        if (m_liveRanks == 0) {
+            m_budget->prepareForTrace(snapshot->gpuName(), int(std::max<size_t>(1, ranks)));
+            m_waterfall->budgetPrompt()->setTrace(
+                snapshot->gpuName(), m_budget->hardwareFor(snapshot->gpuName()), int(std::max<size_t>(1, ranks)));
+        }
         m_liveRanks = ranks;
     }
     m_analysis->setRequest(m_waterfall->request());

@@ -40,7 +40,8 @@ public:
     ~Workspace() override;
 
     // Shows a document. Annotations come from its sidecar when one exists, else from the file.
-    // The budget comes from the file's budget section, else the default (GLM-5, see BudgetPanel).
+    // The budget comes from the stored settings (FILE.budget, else the file's budget section); without
+    // them there is none until the user picks a model and hardware (then they are stored, budgetstore).
     void setDocument(std::shared_ptr<const TraceDocument> doc);
     const TraceDocument* document() const { return m_doc.get(); }
 
@@ -73,6 +74,8 @@ public:
     void addAnnotation(
         gapscope::model::TimeNs t0, gapscope::model::TimeNs t1, const QString& laneKey, const QString& text);
     void editAnnotation(int row);
+    // Computes the budget of `model` on `hardware` (TP from the trace) and stores it with the trace.
+    void chooseBudget(const QString& model, const QString& hardware);
     void jumpToAnnotation(int row);
 
     // Live capture (LiveSession): the timeline and the details pane show `doc`, whose trace grows on

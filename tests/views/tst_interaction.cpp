@@ -2,7 +2,10 @@
 // Interaction with QTest mouse/key events: wheel zoom around the cursor, W/S/A/D, drag to pan,
 // shift-drag to select, click and double-click an event, Ctrl+F search, and a click on a waterfall
 // bar lighting up its kernels on the timeline; the capture's own cost shown under the waterfall.
+#include "model/tracefile.h"
 #include "views/budgetpanel.h"
+#include "views/budgetprompt.h"
+#include "views/budgetstore.h"
 #include "views/eventcolors.h"
 #include "views/membertablemodel.h"
 #include "views/searchbar.h"
@@ -16,9 +19,14 @@
 #include "testtrace.h"
 
 #include <QCheckBox>
+#include <QComboBox>
+#include <QFile>
+#include <QLabel>
 #include <QLineEdit>
+#include <QPushButton>
 #include <QSignalSpy>
 #include <QSpinBox>
+#include <QTemporaryDir>
 #include <QTest>
 #include <QWheelEvent>
 
@@ -42,9 +50,15 @@ private slots:
     void editingTheBudgetRecomputesTheWaterfall();
     void captureOverheadIsShownUnderTheWaterfall();
     void emptyBarsHideAndShow();
+    void noBudgetShowsTheMeasuredBreakdown();
+    void choosingABudgetStoresIt();
 
 private:
     QPoint pointOf(uint32_t step, uint32_t k, LaneId lane = 0) const;
+    // Writes the test trace to a .gapscope file in a temporary folder and shows it from there (so a
+    // stored budget goes into that file, never next to the tests).
+    QString showFromFile();
+    QTemporaryDir m_tmp;
     std::shared_ptr<TraceDocument> m_doc;
     std::unique_ptr<Workspace> m_ws;
     TimelineWidget* m_tl = nullptr;
@@ -62,6 +76,21 @@ void TstInteraction::init()
     m_tl = m_ws->timeline();
     m_tl->zoomToAll();
     QVERIFY(m_tl->view().mapping.width > 300);
+}
+
+QString TstInteraction::showFromFile()
+{
+    const QString path = m_tmp.filePath(QStringLiteral("decode.gapscope"));
+    QFile::remove(path);
+    QFile::remove(path + QStringLiteral(".budget"));
+    const gapscope::Status s = writeTraceFile(testtrace::make(), path.toStdString());
+    if (!s)
+        return QString::fromStdString(s.message());
+    auto trace = readTraceFile(path.toStdString());
+    if (!trace)
+        return QString::fromStdString(trace.error());
+    m_ws->setDocument(TraceDocument::fromTrace(std::move(*trace), path));
+    return {};
 }
 
 void TstInteraction::cleanup()
@@ -258,11 +287,12 @@ void TstInteraction::clickingABarHighlightsItsKernels()
 void TstInteraction::editingTheBudgetRecomputesTheWaterfall()
 {
     WaterfallChart* chart = m_ws->waterfallPanel()->chart();
-    QTRY_VERIFY_WITH_TIMEOUT(!chart->columns().empty(), 20'000);
+    QCOMPARE(showFromFile(), QString());
+    m_ws->chooseBudget(QStringLiteral("glm-5"), QStringLiteral("h200-sxm"));
     BudgetPanel* panel = m_ws->budgetPanel();
     QVERIFY(panel->budget());
+    QTRY_VERIFY_WITH_TIMEOUT(chart->data().budgetMs() > 0, 20'000);
     const double before = chart->data().budgetMs();
-    QVERIFY(before > 0); // the default budget (GLM-5) is in the waterfall
     // Type a 16x longer context, as a user would: more KV cache to read per step.
     auto* context = panel->findChild<QSpinBox*>(QStringLiteral("context"));
     QVERIFY(context);
@@ -299,6 +329,87 @@ void TstInteraction::emptyBarsHideAndShow()
     QCOMPARE(chart->columns().back().value, measured);
     QTest::mouseClick(hide, Qt::LeftButton);
     QCOMPARE(chart->columns().size(), shown);
+}
+
+void TstInteraction::noBudgetShowsTheMeasuredBreakdown()
+{
+    // The test trace stores no budget: no model is assumed, the bars are what was measured.
+    WaterfallChart* chart = m_ws->waterfallPanel()->chart();
+    QTRY_VERIFY_WITH_TIMEOUT(!chart->columns().empty(), 20'000);
+    QVERIFY(!m_ws->budgetPanel()->budget());
+    QVERIFY(m_ws->budgetPanel()->error().isEmpty());
+    QStringList names;
+    for (const WaterfallBar& b : chart->data().bars) {
+        QVERIFY2(b.kind != WaterfallBar::Kind::Budget, qPrintable(b.name));
+        names << b.name;
+    }
+    for (const char* gap : { "collective wait", "launch/host gaps", "sync stalls", "step gap" })
+        QVERIFY2(names.contains(QLatin1String(gap)), gap);
+    QVERIFY(std::any_of(chart->data().bars.begin(), chart->data().bars.end(),
+        [](const WaterfallBar& b) { return b.kind == WaterfallBar::Kind::Measured && b.ms > 0; }));
+    for (const WaterfallColumn& c : chart->columns())
+        QVERIFY2(c.label != QLatin1String("budget"), "no budget column");
+    const QString caption = m_ws->caption().text();
+    QVERIFY2(!caption.contains(QLatin1String("glm"), Qt::CaseInsensitive), qPrintable(caption));
+    QVERIFY2(!caption.contains(QLatin1String("RTX"), Qt::CaseInsensitive), qPrintable(caption));
+    QVERIFY2(caption.contains(QLatin1String("no budget")), qPrintable(caption));
+    // The prompt: presets and "Open config.json…" for the model, TP from the two ranks, nothing chosen.
+    BudgetPrompt* prompt = m_ws->waterfallPanel()->budgetPrompt();
+    QVERIFY(prompt->isVisible());
+    QVERIFY(prompt->modelBox()->findText(QStringLiteral("glm-5")) > 0);
+    QVERIFY(prompt->modelBox()->findText(QStringLiteral("Open config.json…")) > 0);
+    QVERIFY(prompt->hardwareBox()->findText(QStringLiteral("h200-sxm")) > 0);
+    QVERIFY(prompt->findChild<QLabel*>() != nullptr);
+    bool tp = false;
+    for (QLabel* l : prompt->findChildren<QLabel*>())
+        tp = tp || l->text().startsWith(QLatin1String("TP 2"));
+    QVERIFY(tp);
+    QVERIFY(prompt->model().isEmpty());
+    QVERIFY(!prompt->compareButton()->isEnabled());
+}
+
+void TstInteraction::choosingABudgetStoresIt()
+{
+    QCOMPARE(showFromFile(), QString());
+    const QString path = m_tmp.filePath(QStringLiteral("decode.gapscope"));
+    BudgetPrompt* prompt = m_ws->waterfallPanel()->budgetPrompt();
+    QTRY_VERIFY(prompt->isVisible());
+    // A GPU the presets know is offered first, marked as the trace's.
+    prompt->setTrace(QStringLiteral("NVIDIA H200"), m_ws->budgetPanel()->hardwareFor(QStringLiteral("NVIDIA H200")), 2);
+    QCOMPARE(prompt->hardware(), QStringLiteral("h200-sxm"));
+    QVERIFY(prompt->hardwareBox()->currentText().contains(QLatin1String("this trace's GPU: NVIDIA H200")));
+    prompt->modelBox()->setCurrentIndex(prompt->modelBox()->findText(QStringLiteral("glm-5")));
+    QVERIFY(prompt->compareButton()->isEnabled());
+    QTest::mouseClick(prompt->compareButton(), Qt::LeftButton);
+    QVERIFY(m_ws->budgetPanel()->budget());
+    QCOMPARE(m_ws->budgetPanel()->inputs().tp, 2u);
+    WaterfallChart* chart = m_ws->waterfallPanel()->chart();
+    QTRY_VERIFY_WITH_TIMEOUT(chart->data().budgetMs() > 0, 20'000);
+    QVERIFY(!prompt->isVisible());
+    // Stored in the trace file's budget section (no sidecar), and used when the file is opened again.
+    QVERIFY(!QFile::exists(path + QStringLiteral(".budget")));
+    auto again = readTraceFile(path.toStdString());
+    QVERIFY(again);
+    QVERIFY(again->budgetSettings());
+    QCOMPARE(again->budgetSettings()->model(), std::string("glm-5"));
+    QCOMPARE(again->budgetSettings()->hardware(), std::string("h200-sxm"));
+    QCOMPARE(again->budgetSettings()->tp(), 2u);
+    Workspace other;
+    other.setDocument(TraceDocument::fromTrace(std::move(*again), path));
+    QVERIFY(other.budgetPanel()->budget());
+    QTRY_VERIFY_WITH_TIMEOUT(other.waterfallPanel()->chart()->data().budgetMs() > 0, 20'000);
+    // An imported trace cannot hold it: it goes beside the file, and wins when opened again.
+    const QString json = m_tmp.filePath(QStringLiteral("rank0.json"));
+    m_ws->setDocument(TraceDocument::fromTrace(testtrace::make(), json));
+    QTRY_VERIFY(prompt->isVisible());
+    m_ws->chooseBudget(QStringLiteral("qwen3-30b-a3b"), QStringLiteral("h100-sxm"));
+    QString error;
+    const auto sidecar = budgetstore::loadSidecar(json, &error);
+    QVERIFY2(sidecar, qPrintable(error));
+    QCOMPARE(sidecar->model(), std::string("qwen3-30b-a3b"));
+    m_ws->setDocument(TraceDocument::fromTrace(testtrace::make(), json));
+    QVERIFY(m_ws->budgetPanel()->budget());
+    QCOMPARE(m_ws->budgetPanel()->inputs().modelSource, std::string("qwen3-30b-a3b"));
 }
 
 void TstInteraction::captureOverheadIsShownUnderTheWaterfall()
