@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 #include "model/analysis/findings.h"
 
+#include "model/kernelname.h"
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -24,17 +26,6 @@ std::string formatDuration(double ms)
     char buf[64];
     std::snprintf(buf, sizeof buf, "%.1f us", ms * 1000);
     return buf;
-}
-
-std::string shortKernelName(std::string_view name)
-{
-    std::string n(name.substr(0, 5) == "void " ? name.substr(5) : name);
-    for (size_t p; (p = n.find("(anonymous namespace)::")) != std::string::npos;)
-        n.erase(p, 23);
-    std::string s = n.substr(0, n.find_first_of("<("));
-    if (s.empty())
-        s = n.substr(0, 60);
-    return s.size() > 80 ? s.substr(0, 77) + "..." : s;
 }
 
 namespace {

@@ -30,7 +30,5 @@ std::vector<Finding> makeFindings(const GapAnalyzer& analyzer, const GapAnalyzer
 std::string formatMs(double ms);
 // "41.2 ms", "0.80 ms", "12.5 us".
 std::string formatDuration(double ms);
-// The kernel name shortened for a sentence: "void ns::foo<...>(...)" -> "ns::foo".
-std::string shortKernelName(std::string_view name);
 
 } // namespace gapscope::model
