@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 #include "views/analysisrunner.h"
 
+#include "model/analysis/analysisreport.h"
+
 #include "views/eventcolors.h"
 #include "views/timeformat.h"
 #include "views/traceopener.h"
@@ -17,6 +19,7 @@ struct AnalysisRunner::State {
     std::shared_ptr<const Trace> trace;
     std::unique_ptr<GapAnalyzer> analyzer;
     std::vector<uint8_t> slotEverUsed; // per slot: > 0 ns in some step of some rank
+    std::vector<Finding> findings; // as `gapscope-cli analyze` gives them (all steps)
 };
 
 namespace {
@@ -114,6 +117,7 @@ std::shared_ptr<const AnalysisRunner::State> AnalysisRunner::makeState(
         for (size_t s = 0; s < b.slotNs.size() && s < st->slotEverUsed.size(); ++s)
             st->slotEverUsed[s] |= b.slotNs[s] != 0;
     }
+    st->findings = AnalysisReport(*st->analyzer, AnalysisReport::Options {}).findings();
     return st;
 }
 
@@ -365,4 +369,10 @@ bool AnalysisRunner::membersNow(int bar, TimelineHighlight& highlight, std::vect
     if (m_bars[size_t(bar)].slot >= 0)
         membersOf(*m_state, m_state->analyzer->analyze(sel), m_bars[size_t(bar)].slot, highlight, list);
     return true;
+}
+
+const std::vector<Finding>& AnalysisRunner::findings() const
+{
+    static const std::vector<Finding> none;
+    return m_state ? m_state->findings : none;
 }

@@ -178,8 +178,8 @@ void StatsPanel::setMembers(const QString& bar, std::vector<BarMember> members)
     if (idle.endsWith(QLatin1String("s")))
         idle.chop(1); // "launch/host gaps" -> "launch/host gap"
     m_members->setMembers(m_trace.get(), std::move(members), idle);
-    m_tabs->setTabText(3, tr("Bar members: %1 (%2)").arg(bar).arg(m_members->rowCount()));
-    m_tabs->setCurrentIndex(3);
+    m_tabs->setTabText(m_tabs->indexOf(m_memberTable), tr("Bar members: %1 (%2)").arg(bar).arg(m_members->rowCount()));
+    m_tabs->setCurrentWidget(m_memberTable);
 }
 
 void StatsPanel::setBandwidthCeiling(double gbs)

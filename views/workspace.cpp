@@ -11,6 +11,7 @@
 #include "views/budgetprompt.h"
 #include "views/budgetstore.h"
 #include "views/detailspane.h"
+#include "views/findingspanel.h"
 #include "views/searchbar.h"
 #include "views/statspanel.h"
 #include "views/steptablemodel.h"
@@ -22,6 +23,7 @@
 #include <QFileInfo>
 #include <QLineEdit>
 #include <QSplitter>
+#include <QTabWidget>
 #include <QVBoxLayout>
 
 using namespace gapscope::model;
@@ -32,6 +34,7 @@ Workspace::Workspace(QWidget* parent)
     , m_search(new SearchBar(m_timeline))
     , m_waterfall(new WaterfallPanel)
     , m_stats(new StatsPanel)
+    , m_findings(new FindingsPanel)
     , m_details(new DetailsPane)
     , m_budget(new BudgetPanel)
     , m_annotations(new AnnotationModel(this))
@@ -52,6 +55,8 @@ Workspace::Workspace(QWidget* parent)
     m_top->setStretchFactor(0, 3);
     m_top->setStretchFactor(1, 1);
     m_outer->addWidget(m_top);
+    m_stats->tabs()->insertTab(0, m_findings, tr("Findings"));
+    m_stats->tabs()->setCurrentIndex(0);
     m_outer->addWidget(m_stats);
     m_outer->setStretchFactor(0, 3);
     m_outer->setStretchFactor(1, 1);
@@ -124,8 +129,19 @@ void Workspace::connectPanels()
                                  .arg(captureOverheadPct(*e) >= 0 ? QStringLiteral("+") : QString())
                                  .arg(captureOverheadPct(*e), 0, 'f', 1);
             m_waterfall->setStatus(notes.join(QLatin1Char('\n')));
+            // The findings first, then the notes (data problems, the capture's own cost) as rows of their own.
+            std::vector<Finding> rows = m_analysis->findings();
+            for (const QString& n : notes) {
+                Finding note;
+                note.text = n.toStdString();
+                note.kind = "note";
+                rows.push_back(std::move(note));
+            }
+            m_findings->setFindings(std::move(rows));
+            m_stats->tabs()->setCurrentWidget(m_findings);
         }
     });
+    connect(m_findings, &FindingsPanel::findingActivated, this, &Workspace::showFinding);
     connect(m_waterfall->chart(), &WaterfallChart::barClicked, this, &Workspace::selectBar);
     connect(m_analysis, &AnalysisRunner::membersReady, this, &Workspace::onMembers);
     connect(m_stats, &StatsPanel::stepActivated, this, &Workspace::showStep);
@@ -255,6 +271,34 @@ void Workspace::onMembers(int bar, const TimelineHighlight& highlight, const std
                            .arg(highlight.label)
                            .arg(highlight.eventCount())
                            .arg(highlight.spanCount()));
+}
+
+void Workspace::showFinding(const Finding& f)
+{
+    if (f.t1 > f.t0) {
+        m_timeline->zoomToRange(f.t0, f.t1, 3.0); // the gap with what is around it
+        m_timeline->setSelection(f.t0, f.t1);
+    } else if (f.step >= 0) {
+        showStep(uint32_t(f.step));
+    }
+    if (f.rank >= 0 && m_doc && m_doc->trace) {
+        const Trace& t = *m_doc->trace;
+        for (LaneId lane = 0; lane < t.laneCount(); ++lane) {
+            if (t.lane(lane).info.rank == uint32_t(f.rank) && t.lane(lane).info.kind == LaneKind::GpuStream) {
+                m_timeline->scrollToLane(lane);
+                break;
+            }
+        }
+    }
+    if (!f.bar.empty()) {
+        const auto& bars = m_analysis->waterfall().bars;
+        for (size_t i = 0; i < bars.size(); ++i) {
+            if (bars[i].name.toStdString() == f.bar) {
+                selectBar(int(i));
+                break;
+            }
+        }
+    }
 }
 
 void Workspace::showStep(uint32_t index)

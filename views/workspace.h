@@ -2,8 +2,8 @@
 #pragma once
 
 // Workspace: everything shown for one open trace, wired together: the timeline (with its search
-// bar), the waterfall panel, the statistics tabs, the details pane, the budget panel and the
-// annotation list, plus the AnalysisRunner and the AnnotationModel behind them.
+// bar), the waterfall panel, the findings (first tab) and the statistics tabs, the details pane, the budget panel and
+// the annotation list, plus the AnalysisRunner and the AnnotationModel behind them.
 //   - budget edits -> analysis -> waterfall; a bar click -> its kernels and gaps lit up on the
 //     timeline and listed in the "Bar members" table;
 //   - a range selected on the timeline -> range statistics, details, the waterfall's "selected range";
@@ -27,6 +27,7 @@ class AnnotationModel;
 class AnnotationPanel;
 class BudgetPanel;
 class DetailsPane;
+class FindingsPanel;
 class QSplitter;
 class SearchBar;
 class StatsPanel;
@@ -58,6 +59,9 @@ public:
 
     // Waterfall bar click (as the chart does it): highlight its members.
     void selectBar(int bar);
+    // Jumps to where a finding points: its time range (or step), its rank's lanes, its bar lit up.
+    void showFinding(const gapscope::model::Finding& finding);
+    FindingsPanel* findingsPanel() const { return m_findings; }
     // Zooms the timeline to step `index` (its window over all ranks).
     void showStep(uint32_t index);
 
@@ -101,6 +105,7 @@ private:
     SearchBar* m_search;
     WaterfallPanel* m_waterfall;
     StatsPanel* m_stats;
+    FindingsPanel* m_findings;
     DetailsPane* m_details;
     BudgetPanel* m_budget;
     AnnotationModel* m_annotations;

@@ -7,6 +7,7 @@
 #include "views/budgetprompt.h"
 #include "views/budgetstore.h"
 #include "views/eventcolors.h"
+#include "views/findingspanel.h"
 #include "views/membertablemodel.h"
 #include "views/searchbar.h"
 #include "views/statspanel.h"
@@ -21,8 +22,13 @@
 #include <QCheckBox>
 #include <QComboBox>
 #include <QFile>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
 #include <QLabel>
 #include <QLineEdit>
+#include <QListWidget>
+#include <QProcess>
 #include <QPushButton>
 #include <QSignalSpy>
 #include <QSpinBox>
@@ -52,6 +58,7 @@ private slots:
     void emptyBarsHideAndShow();
     void noBudgetShowsTheMeasuredBreakdown();
     void choosingABudgetStoresIt();
+    void findingsAreTheCliFindingsAndJump();
 
 private:
     QPoint pointOf(uint32_t step, uint32_t k, LaneId lane = 0) const;
@@ -410,6 +417,60 @@ void TstInteraction::choosingABudgetStoresIt()
     m_ws->setDocument(TraceDocument::fromTrace(testtrace::make(), json));
     QVERIFY(m_ws->budgetPanel()->budget());
     QCOMPARE(m_ws->budgetPanel()->inputs().modelSource, std::string("qwen3-30b-a3b"));
+}
+
+void TstInteraction::findingsAreTheCliFindingsAndJump()
+{
+    QCOMPARE(showFromFile(), QString());
+    FindingsPanel* panel = m_ws->findingsPanel();
+    QTRY_VERIFY_WITH_TIMEOUT(!panel->findings().empty(), 20'000);
+    QCOMPARE(m_ws->statsPanel()->tabs()->currentWidget(), panel); // shown first
+    // The same sentences as gapscope-cli analyze on the same file (no budget on either side).
+    QProcess cli;
+    cli.start(QStringLiteral(GAPSCOPE_CLI_BIN),
+        { QStringLiteral("analyze"), QStringLiteral("--json"), m_tmp.filePath(QStringLiteral("decode.gapscope")) });
+    QVERIFY(cli.waitForFinished(60'000));
+    const QJsonDocument doc = QJsonDocument::fromJson(cli.readAllStandardOutput());
+    QVERIFY(doc.isObject());
+    QStringList expected;
+    for (const QJsonValue& v : doc.object().value(QStringLiteral("findings")).toArray())
+        expected << v.toString();
+    QVERIFY(!expected.isEmpty());
+    QStringList shown;
+    for (const Finding& f : panel->findings())
+        if (f.kind != "note")
+            shown << QString::fromStdString(f.text);
+    QCOMPARE(shown, expected);
+    QCOMPARE(panel->list()->count(), int(panel->findings().size()));
+    // A largest gap: clicking it shows its time range on its rank.
+    int gap = -1;
+    for (size_t i = 0; i < panel->findings().size(); ++i)
+        if (panel->findings()[i].kind == "largest_gap" && gap < 0)
+            gap = int(i);
+    QVERIFY(gap >= 0);
+    const Finding f = panel->findings()[size_t(gap)];
+    QVERIFY(f.t1 > f.t0 && f.rank >= 0 && f.step >= 0);
+    QVERIFY(panel->list()->item(gap)->text().contains(QStringLiteral("rank %1 · step %2").arg(f.rank).arg(f.step)));
+    QListWidgetItem* item = panel->list()->item(gap);
+    panel->list()->scrollToItem(item);
+    QTest::mouseClick(panel->list()->viewport(), Qt::LeftButton, {}, panel->list()->visualItemRect(item).center());
+    QVERIFY(m_tl->view().hasSelection);
+    QCOMPARE(m_tl->view().selStart, f.t0);
+    QCOMPARE(m_tl->view().selEnd, f.t1);
+    QVERIFY(m_tl->view().mapping.firstVisible() <= f.t0 && m_tl->view().mapping.lastVisible() >= f.t1);
+    QVERIFY(m_tl->view().mapping.lastVisible() - m_tl->view().mapping.firstVisible() < 20 * (f.t1 - f.t0));
+    // A bar's finding lights the bar up.
+    for (size_t i = 0; i < panel->findings().size(); ++i) {
+        if (panel->findings()[i].bar.empty())
+            continue;
+        panel->list()->scrollToItem(panel->list()->item(int(i)));
+        QTest::mouseClick(panel->list()->viewport(), Qt::LeftButton, {},
+            panel->list()->visualItemRect(panel->list()->item(int(i))).center());
+        const int bar = m_ws->waterfallPanel()->chart()->selectedBar();
+        QVERIFY(bar >= 0);
+        QCOMPARE(m_ws->analysis()->waterfall().bars[size_t(bar)].name.toStdString(), panel->findings()[i].bar);
+        break;
+    }
 }
 
 void TstInteraction::captureOverheadIsShownUnderTheWaterfall()

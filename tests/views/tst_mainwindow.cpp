@@ -108,7 +108,9 @@ private slots:
         // The kernel table: names in their short form, wide enough to be read whole.
         StatsPanel* stats = w.workspace()->statsPanel();
         QTRY_VERIFY_WITH_TIMEOUT(stats->kernelModel()->rowCount() > 0 && !stats->computing(), 60000);
-        stats->tabs()->setCurrentIndex(0);
+        // The findings come first; the kernels are a tab away.
+        QCOMPARE(stats->tabs()->tabText(0), QStringLiteral("Findings"));
+        stats->tabs()->setCurrentWidget(stats->kernelTable());
         QTableView* view = stats->kernelTable()->view();
         QTRY_VERIFY(view->isVisible());
         stats->kernelTable()->fitColumns();
