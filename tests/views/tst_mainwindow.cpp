@@ -13,10 +13,17 @@
 #include "views/waterfallpanel.h"
 #include "views/workspace.h"
 
+#include "views/traceopener.h"
+
 #include <QChart>
+#include <QFile>
 #include <QGraphicsSimpleTextItem>
+#include <QMessageBox>
+#include <QProgressBar>
 #include <QSignalSpy>
 #include <QTableView>
+#include <QThread>
+#include <QToolButton>
 
 #include <QApplication>
 #include <QScreen>
@@ -125,6 +132,60 @@ private slots:
                     gapscope::model::shortKernelName(idx.data(Qt::ToolTipRole).toString().toStdString())));
             QVERIFY2(fm.horizontalAdvance(shown) + 8 <= nameWidth, qPrintable(shown));
         }
+        w.close();
+    }
+
+    void loadingShowsProgressAndCancels()
+    {
+        MainWindow w;
+        w.showNormal();
+        QVERIFY(QTest::qWaitForWindowExposed(&w));
+        QVERIFY(!w.loadProgress()->isVisible());
+        // An open function that reports progress until it is asked to stop, as the readers do.
+        auto stopped = std::make_shared<std::atomic<bool>>(false);
+        TraceOpener::OpenFn open
+            = [stopped](const TraceOpener::Progress& progress) -> gapscope::Expected<gapscope::model::Trace> {
+            for (int i = 0; i < 20'000; ++i) {
+                if (!progress(std::min(0.99, i / 200.0))) {
+                    stopped->store(true);
+                    return gapscope::Status::error("canceled");
+                }
+                QThread::msleep(1);
+            }
+            return gapscope::Status::error("never asked to stop");
+        };
+        QSignalSpy canceled(w.opener(), &TraceOpener::canceled);
+        QSignalSpy shown(&w, &MainWindow::documentShown);
+        w.opener()->load({ QStringLiteral("big.json.gz") }, open);
+        QTRY_VERIFY(w.loadProgress()->isVisible() && w.cancelLoadButton()->isVisible());
+        QTRY_VERIFY_WITH_TIMEOUT(w.loadProgress()->value() > 0, 10'000); // it moves
+        QTest::mouseClick(w.cancelLoadButton(), Qt::LeftButton);
+        QCOMPARE(canceled.size(), 1);
+        QVERIFY(!w.loadProgress()->isVisible());
+        QVERIFY(!w.cancelLoadButton()->isVisible());
+        QTRY_VERIFY_WITH_TIMEOUT(stopped->load(), 10'000); // the worker was told to stop
+        QTest::qWait(50);
+        QVERIFY(shown.isEmpty());
+        QVERIFY(!w.errorDialog()); // a cancel is no error
+        w.close();
+    }
+
+    void loadErrorNamesFileAndOffset()
+    {
+        QTemporaryDir dir;
+        const QString path = dir.filePath(QStringLiteral("malformed.json"));
+        QVERIFY(QFile::copy(QStringLiteral(GAPSCOPE_TEST_DATA "/import/fixtures/kineto/malformed.json"), path));
+        MainWindow w;
+        w.showNormal();
+        QVERIFY(QTest::qWaitForWindowExposed(&w));
+        w.openFiles({ path });
+        QTRY_VERIFY_WITH_TIMEOUT(w.errorDialog() && w.errorDialog()->isVisible(), 30'000);
+        const QString text = w.errorDialog()->text() + QLatin1Char('\n') + w.errorDialog()->informativeText();
+        QVERIFY2(text.contains(QLatin1String("malformed.json")), qPrintable(text));
+        QVERIFY2(text.contains(QLatin1String("byte 2647")), qPrintable(text)); // where the JSON breaks
+        QVERIFY(!w.loadProgress()->isVisible());
+        w.errorDialog()->close();
+        QTRY_VERIFY(!w.errorDialog());
         w.close();
     }
 
