@@ -37,6 +37,8 @@
 #include <QStatusBar>
 #include <QToolButton>
 
+#include <algorithm>
+
 MainWindow::MainWindow(QWidget* parent)
     : QMainWindow(parent)
     , m_workspace(new Workspace)
@@ -59,6 +61,7 @@ MainWindow::MainWindow(QWidget* parent)
     statusBar()->addPermanentWidget(m_progress);
     statusBar()->addPermanentWidget(m_cancel);
     buildDocks();
+    m_defaultState = saveState(); // what View > Reset layout goes back to
     restoreSettings(); // before the menus, whose lane toggles show the restored options
     buildMenus();
     connect(
@@ -162,6 +165,8 @@ void MainWindow::buildMenus()
     view->addSeparator();
     for (QDockWidget* d : findChildren<QDockWidget*>())
         view->addAction(d->toggleViewAction());
+    view->addSeparator();
+    view->addAction(tr("&Reset layout"), this, &MainWindow::resetLayout);
 
     QMenu* live = menuBar()->addMenu(tr("&Live"));
     m_connectAction = live->addAction(tr("&Connect to agent…"), this, &MainWindow::connectToAgent);
@@ -417,6 +422,15 @@ void MainWindow::exportDialog()
         QMessageBox::warning(this, tr("Export failed"), err);
     else
         statusBar()->showMessage(tr("Exported %1").arg(path), 8000);
+}
+
+void MainWindow::resetLayout()
+{
+    restoreState(m_defaultState);
+    // The timeline and waterfall get three quarters of the height, the tables the rest (as at first).
+    QSplitter* split = m_workspace->splitter();
+    const int h = std::max(4, split->height());
+    split->setSizes({ h * 3 / 4, h - h * 3 / 4 });
 }
 
 void MainWindow::restoreSettings()

@@ -62,6 +62,8 @@ public slots:
     void connectToAgent();
     // Writes the shown trace (or the live capture) as a .gapscope file.
     void saveTraceDialog();
+    // Docks and the timeline/tables split as on a first start (View > Reset layout).
+    void resetLayout();
 
 signals:
     void documentShown();
@@ -94,6 +96,7 @@ private:
     LiveSession* m_live = nullptr;
     LivePanel* m_livePanel = nullptr;
     QDockWidget* m_liveDock = nullptr;
+    QByteArray m_defaultState; // the dock layout before any saved one was restored
     std::shared_ptr<const TraceDocument> m_doc;
     QElapsedTimer m_openTimer;
     qint64 m_firstPaintMs = -1;

@@ -15,12 +15,15 @@
 
 #include "views/traceopener.h"
 
+#include <QAction>
 #include <QChart>
+#include <QDockWidget>
 #include <QFile>
 #include <QGraphicsSimpleTextItem>
 #include <QMessageBox>
 #include <QProgressBar>
 #include <QSignalSpy>
+#include <QSplitter>
 #include <QTableView>
 #include <QThread>
 #include <QToolButton>
@@ -132,6 +135,35 @@ private slots:
                     gapscope::model::shortKernelName(idx.data(Qt::ToolTipRole).toString().toStdString())));
             QVERIFY2(fm.horizontalAdvance(shown) + 8 <= nameWidth, qPrintable(shown));
         }
+        w.close();
+    }
+
+    void resetLayoutBringsTheDocksBack()
+    {
+        MainWindow w;
+        w.showNormal();
+        QVERIFY(QTest::qWaitForWindowExposed(&w));
+        const auto docks = w.findChildren<QDockWidget*>();
+        QVERIFY(!docks.isEmpty());
+        QList<bool> visible;
+        for (QDockWidget* d : docks)
+            visible << d->isVisible();
+        for (QDockWidget* d : docks)
+            d->hide();
+        w.workspace()->splitter()->setSizes({ 10, 1000 });
+        QAction* reset = nullptr;
+        for (QAction* a : w.findChildren<QAction*>())
+            if (a->text() == QLatin1String("&Reset layout"))
+                reset = a;
+        QVERIFY(reset);
+        reset->trigger();
+        QList<bool> after;
+        for (QDockWidget* d : docks)
+            after << d->isVisible();
+        QCOMPARE(after, visible);
+        const QList<int> sizes = w.workspace()->splitter()->sizes();
+        QCOMPARE(sizes.size(), 2);
+        QVERIFY2(sizes[0] > 2 * sizes[1], qPrintable(QStringLiteral("%1 %2").arg(sizes[0]).arg(sizes[1])));
         w.close();
     }
 

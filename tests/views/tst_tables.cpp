@@ -7,7 +7,9 @@
 #include "views/csvexport.h"
 #include "views/eventcolors.h"
 #include "views/kerneltablemodel.h"
+#ifdef GAPSCOPE_HAVE_LIVE
 #include "views/livepanel.h"
+#endif
 #include "views/membertablemodel.h"
 #include "views/statspanel.h"
 #include "views/statstable.h"
@@ -193,6 +195,7 @@ void TstTables::memberColumnsFitContent()
 
 void TstTables::everyTableHasCsv()
 {
+#ifdef GAPSCOPE_HAVE_LIVE
     // The live panel's agent table (a QTableWidget) has the same CSV actions as the statistics.
     LivePanel live;
     QTableWidget* agents = live.agentTable();
@@ -211,6 +214,7 @@ void TstTables::everyTableHasCsv()
     QCOMPARE(csv.section(QLatin1Char('\n'), 2, 2), QStringLiteral("10.0.0.2:7433,\"node1, rack 2\",,,"));
     agents->selectRow(0);
     QCOMPARE(csvexport::viewCsv(*agents, true).count(QLatin1Char('\n')), 2);
+#endif
     // And a CSV file written from a table reads back the same.
     const QString path = QDir::temp().filePath(QStringLiteral("gapscope_tst_tables.csv"));
     QString error;
@@ -219,7 +223,7 @@ void TstTables::everyTableHasCsv()
     QVERIFY(f.open(QIODevice::ReadOnly));
     QCOMPARE(QString::fromUtf8(f.readAll()), m_panel->kernelTable()->csv(false));
     f.remove();
-    QVERIFY(!csvexport::saveCsv(QStringLiteral("/nonexistent-dir/x.csv"), csv, &error));
+    QVERIFY(!csvexport::saveCsv(QStringLiteral("/nonexistent-dir/x.csv"), QStringLiteral("a\n"), &error));
     QVERIFY(!error.isEmpty());
 }
 
