@@ -459,7 +459,9 @@ void TstInteraction::findingsAreTheCliFindingsAndJump()
     QCOMPARE(m_tl->view().selEnd, f.t1);
     QVERIFY(m_tl->view().mapping.firstVisible() <= f.t0 && m_tl->view().mapping.lastVisible() >= f.t1);
     QVERIFY(m_tl->view().mapping.lastVisible() - m_tl->view().mapping.firstVisible() < 20 * (f.t1 - f.t0));
-    // A bar's finding lights the bar up.
+    // A bar's finding lights the bar up (once the waterfall, computed after the findings, is there).
+    QTRY_VERIFY_WITH_TIMEOUT(!m_ws->analysis()->waterfall().bars.empty(), 20'000);
+    QTRY_VERIFY_WITH_TIMEOUT(!m_ws->waterfallPanel()->chart()->columns().empty(), 20'000);
     for (size_t i = 0; i < panel->findings().size(); ++i) {
         if (panel->findings()[i].bar.empty())
             continue;
