@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 #include "views/analysisrunner.h"
 
+#include "model/analysis/analysisreport.h"
+
 #include "views/eventcolors.h"
 #include "views/timeformat.h"
 #include "views/traceopener.h"
@@ -16,6 +18,8 @@ using namespace gapscope::model;
 struct AnalysisRunner::State {
     std::shared_ptr<const Trace> trace;
     std::unique_ptr<GapAnalyzer> analyzer;
+    std::vector<uint8_t> slotEverUsed; // per slot: > 0 ns in some step of some rank
+    std::vector<Finding> findings; // as `gapscope-cli analyze` gives them (all steps)
 };
 
 namespace {
@@ -98,12 +102,28 @@ const GapAnalyzer* AnalysisRunner::analyzer() const
     return m_state ? m_state->analyzer.get() : nullptr;
 }
 
-std::shared_ptr<const AnalysisRunner::State> AnalysisRunner::buildState() const
+std::shared_ptr<const AnalysisRunner::State> AnalysisRunner::makeState(
+    std::shared_ptr<const Trace> trace, const StepBudget& budget)
 {
     auto st = std::make_shared<State>();
-    st->trace = m_trace;
-    st->analyzer = std::make_unique<GapAnalyzer>(*m_trace, classifierFor(*m_trace), m_budget);
+    st->trace = trace;
+    st->analyzer = std::make_unique<GapAnalyzer>(*trace, classifierFor(*trace), budget);
+    // A slot empty in the sum over every step of every rank is empty in each step (slots are >= 0).
+    st->slotEverUsed.assign(st->analyzer->layout().slotCount(), 0);
+    for (uint32_t rank : st->analyzer->ranks()) {
+        GapAnalyzer::Selection all;
+        all.rank = int(rank);
+        const GapAnalyzer::Breakdown b = st->analyzer->analyze(all);
+        for (size_t s = 0; s < b.slotNs.size() && s < st->slotEverUsed.size(); ++s)
+            st->slotEverUsed[s] |= b.slotNs[s] != 0;
+    }
+    st->findings = AnalysisReport(*st->analyzer, AnalysisReport::Options {}).findings();
     return st;
+}
+
+std::shared_ptr<const AnalysisRunner::State> AnalysisRunner::buildState() const
+{
+    return makeState(m_trace, m_budget);
 }
 
 void AnalysisRunner::setTrace(std::shared_ptr<const Trace> trace)
@@ -184,10 +204,7 @@ void AnalysisRunner::startBuild()
     auto trace = m_trace;
     auto budget = m_budget;
     jobPool()->start([self, ticket, trace, budget] {
-        auto st = std::make_shared<State>();
-        st->trace = trace;
-        st->analyzer = std::make_unique<GapAnalyzer>(*trace, classifierFor(*trace), budget);
-        std::shared_ptr<const State> result = std::move(st);
+        std::shared_ptr<const State> result = makeState(trace, budget);
         postToGui([self, ticket, result]() mutable {
             if (!self || ticket.stale()) {
                 TraceOpener::releaseLater(std::move(result));
@@ -257,6 +274,11 @@ void AnalysisRunner::rebuildBars()
             : bar.kind == BarKind::Gap       ? WaterfallBar::Kind::Gap
                                              : WaterfallBar::Kind::Measured;
         w.ms = double(bar.ns) / 1e6 / divisor;
+        // A budget bar is the same in every step; a measured or gap bar of an unused slot is 0 in every
+        // step once its budget is 0 too.
+        const bool slotUnused = bar.slot < 0
+            || (size_t(bar.slot) < m_state->slotEverUsed.size() && !m_state->slotEverUsed[size_t(bar.slot)]);
+        w.zeroInEveryStep = bar.ns == 0 && (bar.kind == BarKind::Budget || slotUnused);
         if (bar.kind == BarKind::Gap && bar.slot >= 0 && size_t(bar.slot) < m_breakdown.slotNs.size())
             w.detail = tr("measured %1 per step")
                            .arg(timeformat::ms(double(m_breakdown.slotNs[size_t(bar.slot)]) / 1e6 / divisor));
@@ -347,4 +369,10 @@ bool AnalysisRunner::membersNow(int bar, TimelineHighlight& highlight, std::vect
     if (m_bars[size_t(bar)].slot >= 0)
         membersOf(*m_state, m_state->analyzer->analyze(sel), m_bars[size_t(bar)].slot, highlight, list);
     return true;
+}
+
+const std::vector<Finding>& AnalysisRunner::findings() const
+{
+    static const std::vector<Finding> none;
+    return m_state ? m_state->findings : none;
 }

@@ -15,6 +15,7 @@
 //
 // Threading: the object lives on the GUI thread and emits its signals there.
 
+#include "model/analysis/findings.h"
 #include "model/analysis/gapanalyzer.h"
 #include "model/budget/budget.h"
 #include "views/jobtracker.h"
@@ -71,6 +72,9 @@ public:
     const gapscope::model::GapAnalyzer::Breakdown& breakdown() const { return m_breakdown; }
     const std::vector<gapscope::model::Bar>& bars() const { return m_bars; }
     double budgetTotalMs() const { return m_budget.present ? m_budget.totalMs() : -1; }
+    // The analysis' findings over all steps, the same as `gapscope-cli analyze` (AnalysisReport),
+    // built with the analyzer (empty until analyzerReady).
+    const std::vector<gapscope::model::Finding>& findings() const;
 
 signals:
     void busyChanged(bool busy);
@@ -82,6 +86,8 @@ signals:
 private:
     struct State;
     std::shared_ptr<const State> buildState() const;
+    static std::shared_ptr<const State> makeState(
+        std::shared_ptr<const gapscope::model::Trace> trace, const gapscope::model::StepBudget& budget);
     void rebuild();
     void startBuild();
     void recompute();

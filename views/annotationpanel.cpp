@@ -18,7 +18,7 @@ AnnotationPanel::AnnotationPanel(AnnotationModel* model, QWidget* parent)
     , m_table(new StatsTable(model, AnnotationModel::Text))
 {
     m_table->view()->setEditTriggers(QAbstractItemView::EditKeyPressed | QAbstractItemView::SelectedClicked);
-    m_table->view()->horizontalHeader()->setSectionResizeMode(AnnotationModel::Lane, QHeaderView::ResizeToContents);
+    m_table->setNameColumn(AnnotationModel::Text);
     auto* edit = new QPushButton(tr("Edit…"));
     auto* remove = new QPushButton(tr("Delete"));
     auto* save = new QPushButton(tr("Save"));

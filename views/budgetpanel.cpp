@@ -13,6 +13,7 @@
 #include <QGroupBox>
 #include <QHBoxLayout>
 #include <QLabel>
+#include <QLineEdit>
 #include <QSpinBox>
 #include <QTimer>
 #include <QToolButton>
@@ -79,7 +80,9 @@ void BudgetPanel::buildForm()
     browseModelButton->setToolTip(tr("Open a Hugging Face config.json (or its folder)"));
     connect(browseModelButton, &QToolButton::clicked, this, &BudgetPanel::browseModel);
     form->addRow(tr("Model"), withBrowse(m_model, browseModelButton));
+    m_model->lineEdit()->setPlaceholderText(tr("pick a model"));
     m_hardware = presetCombo("hardware");
+    m_hardware->lineEdit()->setPlaceholderText(tr("pick the hardware"));
     auto* browseHwButton = new QToolButton;
     browseHwButton->setText(QStringLiteral("…"));
     browseHwButton->setToolTip(tr("Open a hardware preset JSON or a gapscope-calibrate profile"));
@@ -232,6 +235,16 @@ bool BudgetPanel::recompute()
     BudgetInputs in;
     in.modelSource = m_model->currentText().trimmed().toStdString();
     in.hardwareSource = m_hardware->currentText().trimmed().toStdString();
+    if (in.modelSource.empty() || in.hardwareSource.empty()) {
+        // Nothing chosen yet: no budget, and no invented one either.
+        m_budget.reset();
+        m_error.clear();
+        m_result->setText(tr("<b>No budget.</b> Pick a model (a preset, or … to open a config.json) and the "
+                             "hardware to compare the measured time with a theoretical budget."));
+        m_result->setToolTip(QString());
+        emit budgetChanged();
+        return false;
+    }
     auto m = model(in.modelSource);
     if (!m)
         return fail(QString::fromStdString(m.error()));
@@ -367,25 +380,34 @@ void BudgetPanel::toSettings(pb::BudgetSettings* out) const
     toBudgetSettings(m_inputs, out);
 }
 
-void BudgetPanel::applyDefaults(const QString& gpuName, int ranks)
+QString BudgetPanel::hardwareFor(const QString& gpuName)
 {
-    // GLM-5 with the brief's assumptions (every linear layer NVFP4, lm_head BF16).
-    QString hw = QStringLiteral("rtx-pro-6000");
+    if (gpuName.isEmpty())
+        return {};
     for (const auto& name : listPresets("hardware")) {
         auto h = hardware(name);
         if (!h)
             continue;
         for (const auto& dev : h->deviceNames) {
-            if (!gpuName.isEmpty() && gpuName.contains(QString::fromStdString(dev), Qt::CaseInsensitive))
-                hw = QString::fromStdString(name);
+            if (gpuName.contains(QString::fromStdString(dev), Qt::CaseInsensitive))
+                return QString::fromStdString(name);
         }
     }
+    return {};
+}
+
+bool BudgetPanel::hasModel() const
+{
+    return !m_model->currentText().trimmed().isEmpty();
+}
+
+void BudgetPanel::prepareForTrace(const QString& gpuName, int ranks)
+{
     m_loading = true;
-    m_model->setCurrentText(QStringLiteral("glm-5"));
-    m_hardware->setCurrentText(hw);
-    setPrecisionSpec(QStringLiteral("all=nvfp4,lm_head=bf16"));
+    m_model->setCurrentText(QString());
+    m_hardware->setCurrentText(hardwareFor(gpuName));
     setParallelism(std::max(1, ranks), 1);
-    m_engine->setCurrentText(QStringLiteral("sglang"));
+    setPrecisionSpec(QStringLiteral("all=bf16"));
     m_loading = false;
     recompute();
 }

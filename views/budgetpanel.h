@@ -6,7 +6,8 @@
 // batch, context, collective latency, engine replication, CUDA graphs, speculative decoding) and
 // the resulting totals. Every edit recomputes the budget (computeBudget is microseconds) after a
 // short debounce and emits budgetChanged(); errors are shown in the panel, naming the bad input.
-// Model configs and hardware profiles are loaded once per source and cached.
+// Model configs and hardware profiles are loaded once per source and cached. With no model chosen
+// there is no budget (not an error): the panel says so and asks for a model.
 //
 // Threading: GUI thread.
 
@@ -52,8 +53,12 @@ public:
     void setEngine(const QString& engine);
     void setAllreduceUs(double us); // < 0: the hardware table
     void toSettings(gapscope::pb::BudgetSettings* out) const;
-    // The default budget for a trace: GLM-5, hardware matched to the trace's GPU name, TP = ranks.
-    void applyDefaults(const QString& gpuName, int ranks);
+    // For a trace without a stored budget: no model (so no budget until one is picked), the hardware
+    // preset matching the trace's GPU name (none when no preset matches), TP = ranks.
+    void prepareForTrace(const QString& gpuName, int ranks);
+    // The hardware preset whose device names occur in `gpuName` ("" when none does).
+    QString hardwareFor(const QString& gpuName);
+    bool hasModel() const;
     // Recomputes now (skipping the debounce); returns whether a budget came out.
     bool recompute();
 

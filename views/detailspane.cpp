@@ -4,6 +4,7 @@
 #include "views/eventcolors.h"
 #include "views/lanelayout.h"
 #include "views/timeformat.h"
+#include "views/timelinerenderer.h"
 
 #include <QUrl>
 
@@ -164,7 +165,7 @@ QString DetailsPane::eventHtml(EventRef ev) const
                 QStringLiteral("<a href='event:%1:%2'>%3</a>")
                     .arg(k.lane)
                     .arg(k.index)
-                    .arg(esc(m_trace->str(ke.name(k.index))).left(120)));
+                    .arg(TimelineRenderer::shortName(m_trace->str(ke.name(k.index))).toHtmlEscaped()));
         }
     }
     return html + QStringLiteral("</table>");

@@ -72,7 +72,7 @@ TimelineView ExportRenderer::exportView(const ExportScene& scene, const QSize& s
 {
     const Layout l = layoutFor(size, scene.waterfall != nullptr);
     TimelineView v = scene.view;
-    const int plotWidth = std::max(1, l.timeline.width() - TimelineRenderer::kHeaderWidth);
+    const int plotWidth = std::max(1, l.timeline.width() - v.headerWidth);
     v.mapping = v.mapping.width > 0 ? v.mapping.resized(plotWidth) : v.mapping;
     v.mapping.width = plotWidth;
     v.hovered = {};
@@ -133,7 +133,7 @@ void ExportRenderer::paintWaterfall(QPainter& p, const QRect& r, const ExportSce
     chart->setMargins(QMargins(4, 4, 4, 4));
     chart->setAnimationOptions(QChart::NoAnimation);
     gs.addItem(chart);
-    WaterfallChart::populate(chart, scene.waterfall->columns(), scene.waterfall->title, scene.selectedBar);
+    WaterfallChart::populate(chart, scene.waterfall->columns(true), scene.waterfall->title, scene.selectedBar);
     chart->setGeometry(QRectF(0, 0, r.width(), r.height()));
     gs.setSceneRect(0, 0, r.width(), r.height());
     p.save();

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include "views/kernelstats.h"
 
+#include "model/kernelname.h"
 #include "views/eventcolors.h"
 
 #include <algorithm>
@@ -51,6 +52,7 @@ NameStats finish(const QString& name, const QString& component, Bucket& b, doubl
 {
     NameStats s;
     s.name = name;
+    s.shortName = QString::fromStdString(gapscope::model::shortKernelName(name.toStdString()));
     s.component = component;
     s.count = b.durations.size();
     s.totalNs = b.total;

@@ -29,6 +29,7 @@ struct StatsScope {
 
 struct NameStats {
     QString name; // full name (or "memcpy HtoD" for unnamed memory operations)
+    QString shortName; // model::shortKernelName of the name (what tables show)
     QString component; // budget component, "memory ops" or "" (unclassified)
     uint64_t count = 0;
     double totalNs = 0;

@@ -2,6 +2,7 @@
 #include "views/kerneltablemodel.h"
 
 #include "views/eventcolors.h"
+#include "views/statstable.h"
 #include "views/timeformat.h"
 
 #include <QColor>
@@ -46,6 +47,8 @@ QVariant KernelTableModel::rawData(const NameStats& s, int column) const
 {
     switch (column) {
     case Name:
+        return m_mode == Mode::Names && !s.shortName.isEmpty() ? s.shortName : s.name;
+    case FullName:
         return s.name;
     case Component:
         return s.component;
@@ -115,6 +118,9 @@ QVariant KernelTableModel::data(const QModelIndex& index, int role) const
         return rawData(s, index.column());
     case Qt::ToolTipRole:
         return index.column() == Name ? s.name : QVariant();
+    case StatsTable::FilterRole:
+        return index.column() == Name ? QString(rawData(s, Name).toString() + QLatin1Char('\n') + s.name)
+                                      : rawData(s, index.column());
     case Qt::TextAlignmentRole:
         return index.column() >= Count ? QVariant(Qt::AlignRight | Qt::AlignVCenter) : QVariant();
     case Qt::DecorationRole:
@@ -135,7 +141,7 @@ QVariant KernelTableModel::headerData(int section, Qt::Orientation orientation, 
     if (orientation != Qt::Horizontal || role != Qt::DisplayRole)
         return {};
     static const char* names[] = { "name", "component", "count", "total", "own total", "mean", "p50", "p99", "max",
-        "% of step", "bytes", "achieved bandwidth" };
+        "% of step", "bytes", "achieved bandwidth", "full name" };
     if (section < 0 || section >= ColumnCount)
         return {};
     if (section == Name && m_mode == Mode::Components)

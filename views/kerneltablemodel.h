@@ -3,9 +3,11 @@
 
 // KernelTableModel: per kernel name (or per component) statistics as a table: name, component,
 // count, total, own total, mean, p50, p99, max, % of step, bytes and achieved GB/s (with the
-// ceiling, when a bandwidth ceiling is set). Display text uses sensible units; Qt::UserRole returns
-// the raw number (ns, bytes, GB/s) so a QSortFilterProxyModel sorts numerically (sortRole =
-// Qt::UserRole).
+// ceiling, when a bandwidth ceiling is set), and the full name last (hidden in the view, kept in
+// CSV). The name column shows the short form (model::shortKernelName), the full demangled name on
+// hover; StatsTable::FilterRole gives both, so a filter matches either. Display text uses sensible
+// units; Qt::UserRole returns the raw number (ns, bytes, GB/s) so a QSortFilterProxyModel sorts
+// numerically (sortRole = Qt::UserRole).
 //
 // Threading: GUI thread (a Qt item model); the statistics are computed elsewhere (computeKernelStats).
 
@@ -29,6 +31,7 @@ public:
         PercentOfStep,
         Bytes,
         Bandwidth,
+        FullName,
         ColumnCount
     };
     enum class Mode { Names, Components };

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include "views/livepanel.h"
 
+#include "views/csvexport.h"
 #include "views/livesession.h"
 #include "views/timeformat.h"
 
@@ -67,6 +68,7 @@ LivePanel::LivePanel(QWidget* parent)
     m_agents->verticalHeader()->hide();
     m_agents->setEditTriggers(QAbstractItemView::NoEditTriggers);
     m_agents->setMaximumHeight(110);
+    csvexport::addCsvActions(m_agents, m_agents);
     m_log->setReadOnly(true);
     m_log->setMaximumBlockCount(200);
     m_log->setMaximumHeight(90);

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include "views/membertablemodel.h"
 
+#include "views/statstable.h"
 #include "views/timeformat.h"
 #include "views/timelinerenderer.h"
 
@@ -42,11 +43,16 @@ QVariant MemberTableModel::data(const QModelIndex& index, int role) const
     const BarMember& m = m_members[size_t(index.row())];
     const TimeNs origin = m_trace->startTime();
     QString what = m_idleLabel;
+    QString full = m_idleLabel;
     if (m.event.valid() && m.event.lane < m_trace->laneCount()) {
         const LaneEvents& ev = m_trace->lane(m.event.lane).events;
-        what = role == Qt::ToolTipRole ? QString::fromStdString(std::string(m_trace->str(ev.name(m.event.index))))
-                                       : TimelineRenderer::shortName(m_trace->str(ev.name(m.event.index)));
+        full = QString::fromStdString(std::string(m_trace->str(ev.name(m.event.index))));
+        what = TimelineRenderer::shortName(m_trace->str(ev.name(m.event.index)));
     }
+    if (index.column() == FullName && (role == Qt::DisplayRole || role == Qt::UserRole))
+        return full;
+    if (role == StatsTable::FilterRole)
+        return index.column() == What ? QString(what + QLatin1Char('\n') + full) : QVariant();
     if (role == Qt::UserRole) {
         switch (index.column()) {
         case Rank:
@@ -60,7 +66,7 @@ QVariant MemberTableModel::data(const QModelIndex& index, int role) const
         }
     }
     if (role == Qt::ToolTipRole && index.column() == What)
-        return what;
+        return full;
     if (role != Qt::DisplayRole)
         return {};
     switch (index.column()) {
@@ -80,6 +86,6 @@ QVariant MemberTableModel::headerData(int section, Qt::Orientation orientation, 
 {
     if (orientation != Qt::Horizontal || role != Qt::DisplayRole)
         return {};
-    static const char* names[] = { "rank", "kernel / gap", "start", "duration" };
+    static const char* names[] = { "rank", "kernel / gap", "start", "duration", "full name" };
     return section >= 0 && section < ColumnCount ? tr(names[section]) : QVariant();
 }

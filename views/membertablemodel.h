@@ -14,7 +14,7 @@
 class MemberTableModel : public QAbstractTableModel {
     Q_OBJECT
 public:
-    enum Column { Rank, What, Start, Duration, ColumnCount };
+    enum Column { Rank, What, Start, Duration, FullName, ColumnCount };
     explicit MemberTableModel(QObject* parent = nullptr);
 
     // `idleLabel` names the idle rows (e.g. "launch/host gap").

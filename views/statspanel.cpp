@@ -32,12 +32,17 @@ StatsPanel::StatsPanel(QWidget* parent)
     , m_tabs(new QTabWidget)
     , m_scope(new QLabel)
 {
-    auto* kernelTable = new StatsTable(m_kernels, KernelTableModel::Name);
-    kernelTable->view()->horizontalHeader()->setSectionResizeMode(KernelTableModel::Name, QHeaderView::Interactive);
-    kernelTable->view()->setColumnWidth(KernelTableModel::Name, 420);
+    auto* kernelTable = m_kernelTable = new StatsTable(m_kernels, KernelTableModel::Name);
     auto* componentTable = new StatsTable(m_components, KernelTableModel::Name);
     auto* stepTable = new StatsTable(m_steps, 0);
     m_memberTable = new StatsTable(m_members, MemberTableModel::What);
+    kernelTable->setNameColumn(KernelTableModel::Name);
+    componentTable->setNameColumn(KernelTableModel::Name);
+    m_memberTable->setNameColumn(MemberTableModel::What);
+    // The full names are for the CSV; the view shows them on hover.
+    kernelTable->view()->hideColumn(KernelTableModel::FullName);
+    componentTable->view()->hideColumn(KernelTableModel::FullName);
+    m_memberTable->view()->hideColumn(MemberTableModel::FullName);
     auto* stepSplit = new QSplitter(Qt::Horizontal);
     stepSplit->addWidget(stepTable);
     stepSplit->addWidget(m_histogram);
@@ -173,8 +178,8 @@ void StatsPanel::setMembers(const QString& bar, std::vector<BarMember> members)
     if (idle.endsWith(QLatin1String("s")))
         idle.chop(1); // "launch/host gaps" -> "launch/host gap"
     m_members->setMembers(m_trace.get(), std::move(members), idle);
-    m_tabs->setTabText(3, tr("Bar members: %1 (%2)").arg(bar).arg(m_members->rowCount()));
-    m_tabs->setCurrentIndex(3);
+    m_tabs->setTabText(m_tabs->indexOf(m_memberTable), tr("Bar members: %1 (%2)").arg(bar).arg(m_members->rowCount()));
+    m_tabs->setCurrentWidget(m_memberTable);
 }
 
 void StatsPanel::setBandwidthCeiling(double gbs)

@@ -45,6 +45,7 @@ public:
     StepTableModel* stepModel() const { return m_steps; }
     MemberTableModel* memberModel() const { return m_members; }
     StatsTable* memberTable() const { return m_memberTable; }
+    StatsTable* kernelTable() const { return m_kernelTable; }
     StepHistogram* histogram() const { return m_histogram; }
     QTabWidget* tabs() const { return m_tabs; }
     bool computing() const { return m_computing; }
@@ -68,6 +69,7 @@ private:
     StepTableModel* m_steps;
     MemberTableModel* m_members;
     StatsTable* m_memberTable = nullptr;
+    StatsTable* m_kernelTable = nullptr;
     StepHistogram* m_histogram;
     QTabWidget* m_tabs;
     QLabel* m_scope;

@@ -12,6 +12,7 @@
 #include <QMenu>
 #include <QSortFilterProxyModel>
 #include <QTableView>
+#include <QTimer>
 #include <QVBoxLayout>
 
 #include <algorithm>
@@ -28,7 +29,9 @@ StatsTable::StatsTable(QAbstractItemModel* model, int filterColumn, QWidget* par
     m_proxy->setFilterCaseSensitivity(Qt::CaseInsensitive);
     m_filter->setPlaceholderText(tr("Filter (regular expression)"));
     m_filter->setClearButtonEnabled(true);
-    connect(m_filter, &QLineEdit::textChanged, this, [this](const QString& text) {
+    connect(m_filter, &QLineEdit::textChanged, this, [this, model, filterColumn](const QString& text) {
+        const bool answers = model->rowCount() > 0 && model->index(0, filterColumn).data(FilterRole).isValid();
+        m_proxy->setFilterRole(answers ? FilterRole : Qt::DisplayRole);
         m_proxy->setFilterRegularExpression(QRegularExpression(text, QRegularExpression::CaseInsensitiveOption));
     });
     m_view->setModel(m_proxy);
@@ -38,18 +41,13 @@ StatsTable::StatsTable(QAbstractItemModel* model, int filterColumn, QWidget* par
     m_view->verticalHeader()->hide();
     m_view->verticalHeader()->setDefaultSectionSize(20);
     m_view->horizontalHeader()->setStretchLastSection(true);
-    m_view->setContextMenuPolicy(Qt::CustomContextMenu);
-    connect(m_view, &QTableView::customContextMenuRequested, this, [this](const QPoint& pos) {
-        QMenu menu(this);
-        menu.addAction(tr("Copy selected rows as CSV"), this, [this] { copyCsv(true); });
-        menu.addAction(tr("Copy all rows as CSV"), this, [this] { copyCsv(false); });
-        menu.exec(m_view->viewport()->mapToGlobal(pos));
-    });
-    auto* copy = new QAction(this);
-    copy->setShortcut(QKeySequence::Copy);
-    copy->setShortcutContext(Qt::WidgetWithChildrenShortcut);
-    connect(copy, &QAction::triggered, this, [this] { copyCsv(true); });
-    addAction(copy);
+    m_view->setTextElideMode(Qt::ElideMiddle);
+    m_view->setWordWrap(false);
+    connect(m_proxy, &QAbstractItemModel::modelReset, this, &StatsTable::scheduleFit);
+    connect(m_proxy, &QAbstractItemModel::layoutChanged, this, &StatsTable::scheduleFit);
+    connect(m_proxy, &QAbstractItemModel::rowsInserted, this, &StatsTable::scheduleFit);
+    connect(m_proxy, &QAbstractItemModel::dataChanged, this, &StatsTable::scheduleFit);
+    csvexport::addCsvActions(m_view, this);
     auto activate = [this](const QModelIndex& idx) {
         if (idx.isValid())
             emit rowActivated(m_proxy->mapToSource(idx).row());
@@ -65,20 +63,54 @@ StatsTable::StatsTable(QAbstractItemModel* model, int filterColumn, QWidget* par
 
 QString StatsTable::csv(bool selectedOnly) const
 {
-    QList<int> rows;
-    QList<int> viewRows;
-    if (selectedOnly && m_view->selectionModel()) {
-        for (const QModelIndex& idx : m_view->selectionModel()->selectedRows())
-            viewRows << idx.row();
-        std::sort(viewRows.begin(), viewRows.end());
+    return csvexport::viewCsv(*m_view, selectedOnly);
+}
+
+void StatsTable::setNameColumn(int column)
+{
+    m_nameColumn = column;
+    m_view->horizontalHeader()->setStretchLastSection(column < 0);
+    scheduleFit();
+}
+
+void StatsTable::scheduleFit()
+{
+    if (m_fitPending)
+        return;
+    m_fitPending = true;
+    QTimer::singleShot(0, this, [this] {
+        m_fitPending = false;
+        fitColumns();
+    });
+}
+
+void StatsTable::resizeEvent(QResizeEvent* event)
+{
+    QWidget::resizeEvent(event);
+    scheduleFit();
+}
+
+void StatsTable::fitColumns()
+{
+    // Names can be very long (lambdas in template arguments): past this the name elides in the
+    // middle and shows whole on hover, instead of pushing the numbers out of sight.
+    constexpr int kNameCap = 900;
+    QHeaderView* header = m_view->horizontalHeader();
+    int others = 0;
+    int widest = 0;
+    for (int c = 0; c < m_proxy->columnCount(); ++c) {
+        if (c == m_nameColumn || m_view->isColumnHidden(c))
+            continue;
+        m_view->resizeColumnToContents(c);
+        others += header->sectionSize(c);
+        widest = std::max(widest, header->sectionSize(c));
     }
-    if (viewRows.isEmpty()) {
-        for (int r = 0; r < m_proxy->rowCount(); ++r)
-            viewRows << r;
-    }
-    for (int r : viewRows)
-        rows << m_proxy->mapToSource(m_proxy->index(r, 0)).row();
-    return csvexport::toCsv(*m_proxy->sourceModel(), rows);
+    if (m_nameColumn < 0 || m_nameColumn >= m_proxy->columnCount())
+        return;
+    const QAbstractItemView* items = m_view; // sizeHintForColumn is public there
+    const int content = std::max(items->sizeHintForColumn(m_nameColumn), header->sectionSizeHint(m_nameColumn));
+    const int room = m_view->viewport()->width() - others;
+    m_view->setColumnWidth(m_nameColumn, std::max({ room, widest + 1, std::min(content, kNameCap) }));
 }
 
 void StatsTable::copyCsv(bool selectedOnly) const

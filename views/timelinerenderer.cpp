@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include "views/timelinerenderer.h"
 
+#include "model/kernelname.h"
 #include "views/eventcolors.h"
 #include "views/lanelayout.h"
 #include "views/timeformat.h"
@@ -51,40 +52,15 @@ void TimelineRenderer::setTrace(const Trace* trace, const LaneLayout* layout, co
     }
 }
 
-QRect TimelineRenderer::plotRect(const QSize& size)
+QRect TimelineRenderer::plotRect(const QSize& size, const TimelineView& v)
 {
-    return QRect(kHeaderWidth, kRulerHeight, std::max(0, size.width() - kHeaderWidth),
+    return QRect(v.headerWidth, kRulerHeight, std::max(0, size.width() - v.headerWidth),
         std::max(0, size.height() - kRulerHeight));
 }
 
 QString TimelineRenderer::shortName(const std::string_view& full)
 {
-    // Plain names ("decode step 3", "cudaLaunchKernel", "AllReduce") stay as they are.
-    if (full.find_first_of("(<") == std::string_view::npos)
-        return QString::fromUtf8(full.data(), qsizetype(full.size()));
-    // Strip the return type, template arguments and parameter list of a C++ signature.
-    std::string out;
-    out.reserve(full.size());
-    int angle = 0;
-    for (size_t i = 0; i < full.size(); ++i) {
-        const char c = full[i];
-        if (c == '<') {
-            ++angle;
-        } else if (c == '>') {
-            angle = std::max(0, angle - 1);
-        } else if (angle == 0) {
-            if (c == '(' && !out.empty())
-                break;
-            out.push_back(c);
-        }
-    }
-    // Drop a leading return type ("void ", "__global__ void ").
-    const size_t space = out.rfind(' ');
-    if (space != std::string::npos && space + 1 < out.size())
-        out = out.substr(space + 1);
-    if (out.empty())
-        out.assign(full.substr(0, std::min<size_t>(full.size(), 80)));
-    return QString::fromStdString(out);
+    return QString::fromStdString(gapscope::model::shortKernelName(full));
 }
 
 const QString& TimelineRenderer::displayName(StringId id) const
@@ -134,7 +110,7 @@ QRgb TimelineRenderer::itemColor(LaneId lane, uint32_t index, LaneKind kind) con
 void TimelineRenderer::paint(QPainter& p, const QSize& size, const TimelineView& view)
 {
     p.save();
-    const QRect plot = plotRect(size);
+    const QRect plot = plotRect(size, view);
     if (!m_trace || !m_layout)
         p.fillRect(QRect(QPoint(0, 0), size), kBackground); // else the rows, headers and ruler cover it all
     if (m_trace && m_layout) {
@@ -167,7 +143,7 @@ void TimelineRenderer::prepare(const QSize& size, const TimelineView& view)
 {
     if (!m_trace || !m_layout)
         return;
-    const int top = view.scrollY, bottom = view.scrollY + plotRect(size).height();
+    const int top = view.scrollY, bottom = view.scrollY + plotRect(size, view).height();
     if (m_frameValid && m_frame.mapping() == view.mapping && m_frameTop == top && m_frameBottom == bottom)
         return;
     m_frame.build(*m_trace, *m_layout, view.mapping, top, bottom);
@@ -363,8 +339,8 @@ QRectF TimelineRenderer::eventRect(EventRef ev, const TimelineView& v) const
     const LaneRow& row = m_layout->rows()[size_t(r)];
     const uint8_t depth
         = row.kind == LaneKind::Nvtx ? uint8_t(std::min(255u, m_trace->nvtxDepth(ev.lane, ev.index))) : 0;
-    const double x0 = kHeaderWidth + v.mapping.toX(events.start(ev.index));
-    const double x1 = std::max(x0 + 1, kHeaderWidth + v.mapping.toX(events.end(ev.index)));
+    const double x0 = v.headerWidth + v.mapping.toX(events.start(ev.index));
+    const double x1 = std::max(x0 + 1, v.headerWidth + v.mapping.toX(events.end(ev.index)));
     return QRectF(x0, widgetY(row.y, v) + itemLevelY(row, depth), x1 - x0, itemHeight(row));
 }
 
@@ -398,9 +374,9 @@ QRectF TimelineRenderer::annotationRect(int index, const TimelineView& v, const 
     if (!m_annotations || index < 0 || index >= m_annotations->annotations_size())
         return {};
     const auto& a = m_annotations->annotations(index);
-    const QRect plot = plotRect(size);
-    const double x0 = kHeaderWidth + v.mapping.toX(a.start_ns());
-    const double x1 = std::max(x0 + 2, kHeaderWidth + v.mapping.toX(std::max(a.start_ns(), a.end_ns())));
+    const QRect plot = plotRect(size, v);
+    const double x0 = v.headerWidth + v.mapping.toX(a.start_ns());
+    const double x1 = std::max(x0 + 2, v.headerWidth + v.mapping.toX(std::max(a.start_ns(), a.end_ns())));
     if (a.lane_key().empty() || !m_trace || !m_layout)
         return QRectF(x0, plot.top(), x1 - x0, plot.height());
     const auto lane = m_trace->findLane(a.lane_key());
@@ -459,7 +435,7 @@ int TimelineRenderer::annotationAt(const QPoint& pos, const TimelineView& v) con
 {
     if (!m_annotations)
         return -1;
-    const QSize size(kHeaderWidth + v.mapping.width, 1 << 20);
+    const QSize size(v.headerWidth + v.mapping.width, 1 << 20);
     for (int i = m_annotations->annotations_size() - 1; i >= 0; --i) {
         const QRectF r = annotationRect(i, v, size).adjusted(-3, 0, 3, 0);
         // Only the flag at the top and the edges are hot, so events under a range stay clickable.
@@ -487,16 +463,29 @@ const QString& TimelineRenderer::headerLabel(QPainter& p, int r, int width)
         if (row.type == LaneRow::Type::RankHeader)
             label = (m_layout->options().collapsedRanks.count(row.rank) ? QStringLiteral("▸ ") : QStringLiteral("▾ "))
                 + label;
-        label = p.fontMetrics().elidedText(label, Qt::ElideRight, width);
+        // The middle goes: both the kind ("rank 0 · GPU 0") and the end (the GPU model) stay.
+        label = p.fontMetrics().elidedText(label, Qt::ElideMiddle, width);
         if (label.isNull())
             label = QStringLiteral("");
     }
     return label;
 }
 
+QString TimelineRenderer::headerLabelAt(const QPoint& pos, const TimelineView& v) const
+{
+    if (!m_layout || pos.x() < 0 || pos.x() >= v.headerWidth || pos.y() < kRulerHeight)
+        return {};
+    const int r = m_layout->rowAt(contentY(pos.y(), v));
+    return r < 0 ? QString() : m_layout->rows()[size_t(r)].label;
+}
+
 void TimelineRenderer::paintHeaders(QPainter& p, const QSize& size, const TimelineView& v)
 {
-    const QRect column(0, kRulerHeight, kHeaderWidth, size.height() - kRulerHeight);
+    const QRect column(0, kRulerHeight, v.headerWidth, size.height() - kRulerHeight);
+    if (m_headerLabelWidth != v.headerWidth) {
+        m_headerLabels.clear(); // elided for another column width
+        m_headerLabelWidth = v.headerWidth;
+    }
     p.save();
     p.setClipRect(column);
     p.fillRect(column, kHeaderBg);
@@ -506,7 +495,7 @@ void TimelineRenderer::paintHeaders(QPainter& p, const QSize& size, const Timeli
     const QFont normal = p.font();
     for (int r = first; r < last; ++r) {
         const LaneRow& row = m_layout->rows()[size_t(r)];
-        const QRect box(0, widgetY(row.y, v), kHeaderWidth - 4, row.height);
+        const QRect box(0, widgetY(row.y, v), v.headerWidth - 4, row.height);
         if (row.type == LaneRow::Type::HostHeader)
             p.fillRect(box.adjusted(0, 0, 4, 0), kHostBg);
         p.setFont(row.type == LaneRow::Type::Lane ? normal : bold);
@@ -515,10 +504,10 @@ void TimelineRenderer::paintHeaders(QPainter& p, const QSize& size, const Timeli
         p.drawText(
             box.adjusted(indent, 0, 0, 0), Qt::AlignVCenter | Qt::AlignLeft, headerLabel(p, r, box.width() - indent));
         p.setPen(kGrid);
-        p.drawLine(0, box.bottom(), kHeaderWidth, box.bottom());
+        p.drawLine(0, box.bottom(), v.headerWidth, box.bottom());
     }
     p.setPen(QColor(190, 195, 205));
-    p.drawLine(kHeaderWidth - 1, column.top(), kHeaderWidth - 1, column.bottom());
+    p.drawLine(v.headerWidth - 1, column.top(), v.headerWidth - 1, column.bottom());
     p.restore();
 }
 
@@ -533,9 +522,9 @@ void TimelineRenderer::paintRuler(QPainter& p, const QSize& size, const Timeline
     std::vector<timeformat::Tick>& ticks = m_tickBuffer;
     timeformat::ticks(v.mapping.origin, v.mapping.offset, v.mapping.nsPerPixel, v.mapping.width, 110, ticks, &step);
     p.save();
-    p.setClipRect(QRect(kHeaderWidth, 0, size.width() - kHeaderWidth, kRulerHeight));
+    p.setClipRect(QRect(v.headerWidth, 0, size.width() - v.headerWidth, kRulerHeight));
     for (const auto& t : ticks) {
-        const double x = kHeaderWidth + t.x;
+        const double x = v.headerWidth + t.x;
         p.setPen(QColor(120, 125, 135));
         p.drawLine(QPointF(x, t.major ? 8 : 17), QPointF(x, kRulerHeight - 1));
         if (t.major) {
@@ -545,8 +534,8 @@ void TimelineRenderer::paintRuler(QPainter& p, const QSize& size, const Timeline
         }
     }
     if (v.hasSelection) {
-        const double x0 = kHeaderWidth + v.mapping.toX(std::min(v.selStart, v.selEnd));
-        const double x1 = kHeaderWidth + v.mapping.toX(std::max(v.selStart, v.selEnd));
+        const double x0 = v.headerWidth + v.mapping.toX(std::min(v.selStart, v.selEnd));
+        const double x1 = v.headerWidth + v.mapping.toX(std::max(v.selStart, v.selEnd));
         const QString len = timeformat::duration(double(std::llabs(v.selEnd - v.selStart)));
         const QRectF box((x0 + x1) / 2 - 45, 2, 90, 16);
         p.fillRect(box, kSelectionEdge);
@@ -555,13 +544,13 @@ void TimelineRenderer::paintRuler(QPainter& p, const QSize& size, const Timeline
     }
     p.restore();
     p.setPen(kText);
-    p.drawText(QRect(6, 0, kHeaderWidth - 10, kRulerHeight), Qt::AlignVCenter | Qt::AlignLeft,
+    p.drawText(QRect(6, 0, v.headerWidth - 10, kRulerHeight), Qt::AlignVCenter | Qt::AlignLeft,
         QStringLiteral("%1 / px").arg(timeformat::duration(v.mapping.nsPerPixel)));
 }
 
 EventRef TimelineRenderer::eventAt(const QPoint& pos, const TimelineView& v, FoldItem* folded) const
 {
-    if (!m_trace || !m_layout || pos.x() < kHeaderWidth || pos.y() < kRulerHeight)
+    if (!m_trace || !m_layout || pos.x() < v.headerWidth || pos.y() < kRulerHeight)
         return {};
     const int cy = contentY(pos.y(), v);
     const int r = m_layout->rowAt(cy);
@@ -570,7 +559,7 @@ EventRef TimelineRenderer::eventAt(const QPoint& pos, const TimelineView& v, Fol
         return {};
     const LaneRow& row = m_layout->rows()[size_t(r)];
     const int level = row.kind == LaneKind::Nvtx ? (cy - row.y) / m_layout->options().nvtxRowHeight : 0;
-    const double px = pos.x() - kHeaderWidth;
+    const double px = pos.x() - v.headerWidth;
     const FoldItem* best = nullptr;
     double bestDist = 3; // pixels of tolerance around thin items
     for (const FoldItem& it : m_frame.items(size_t(k))) {

@@ -8,8 +8,10 @@
 // EventColors as plain array lookups; labels use display names cached per string id, so nothing
 // in paint allocates per event.
 //
-// Geometry: a header column of kHeaderWidth pixels on the left, a ruler of kRulerHeight on top,
-// the plot in the rest. TimelineView::mapping.width must equal the plot width.
+// Geometry: a header column of TimelineView::headerWidth pixels on the left (kHeaderWidth unless the
+// user dragged its edge), a ruler of kRulerHeight on top, the plot in the rest.
+// TimelineView::mapping.width must equal the plot width. Lane labels too long for the column elide
+// in the middle ("rank 0 · GPU 0 (NVIDIA…Blackwell)"); headerLabelAt gives the whole label.
 // Threading: GUI thread (or the thread that owns the QPainter); the inputs must outlive painting.
 
 #include "model/trace.h"
@@ -29,9 +31,12 @@ class LaneLayout;
 class QPainter;
 struct TimelineHighlight;
 
+constexpr int kDefaultLaneHeaderWidth = 200;
+
 // What the user looks at: a value type shared by the widget and exports.
 struct TimelineView {
     TimeMapping mapping;
+    int headerWidth = kDefaultLaneHeaderWidth; // the lane label column, in pixels
     int scrollY = 0;
     bool hasSelection = false;
     gapscope::model::TimeNs selStart = 0;
@@ -44,7 +49,8 @@ struct TimelineView {
 
 class TimelineRenderer {
 public:
-    static constexpr int kHeaderWidth = 200;
+    static constexpr int kHeaderWidth = kDefaultLaneHeaderWidth;
+    static constexpr int kMinHeaderWidth = 80;
     static constexpr int kRulerHeight = 26;
 
     void setTrace(const gapscope::model::Trace* trace, const LaneLayout* layout, const EventColors* colors);
@@ -64,7 +70,15 @@ public:
     // Phase one only (cull + fold), when the last frame does not match `view` (hit tests between paints).
     void prepare(const QSize& size, const TimelineView& view);
 
-    static QRect plotRect(const QSize& size);
+    static QRect plotRect(const QSize& size, const TimelineView& view);
+    // The whole label of the lane header under `pos` (widget coordinates), or a null string.
+    QString headerLabelAt(const QPoint& pos, const TimelineView& view) const;
+    // The lane header text as last painted (elided) for a layout row; null when not painted yet.
+    QString paintedHeaderLabel(int layoutRow) const
+    {
+        return layoutRow >= 0 && size_t(layoutRow) < m_headerLabels.size() ? m_headerLabels[size_t(layoutRow)]
+                                                                           : QString();
+    }
     // Content y (0 = top of the first lane row) of a widget y, and back.
     static int contentY(int widgetY, const TimelineView& view) { return widgetY - kRulerHeight + view.scrollY; }
     static int widgetY(int contentY, const TimelineView& view) { return contentY + kRulerHeight - view.scrollY; }
@@ -85,7 +99,7 @@ public:
     static QColor annotationColor(uint32_t rgba);
     static uint32_t annotationRgba(const QColor& c);
     const QString& displayName(gapscope::model::StringId id) const;
-    // Shortens a C++ kernel signature to its function name ("void ns::foo<int>(float*)" -> "ns::foo").
+    // model::shortKernelName as a QString ("void ns::foo<int, 2>(float*)" -> "ns::foo<…>(…)").
     static QString shortName(const std::string_view& full);
 
 private:
@@ -120,4 +134,5 @@ private:
     std::vector<timeformat::Tick> m_tickBuffer; // reused by the ruler
     std::vector<QString> m_headerLabels; // elided lane header text per layout row (null: not yet)
     QFont m_headerFont; // the font m_headerLabels were elided with
+    int m_headerLabelWidth = 0; // the header column width they were elided for
 };

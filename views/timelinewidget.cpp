@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include "views/timelinewidget.h"
 
+#include "model/kernelname.h"
 #include "views/eventcolors.h"
 #include "views/timeformat.h"
 
@@ -34,7 +35,7 @@ TimelineWidget::TimelineWidget(QWidget* parent)
             emit viewChanged();
         }
     });
-    m_view.mapping.width = std::max(1, width() - TimelineRenderer::kHeaderWidth);
+    m_view.mapping.width = std::max(1, width() - m_view.headerWidth);
 }
 
 TimelineWidget::~TimelineWidget() = default;
@@ -50,8 +51,10 @@ void TimelineWidget::setTrace(std::shared_ptr<const Trace> trace, std::shared_pt
     m_colors = std::move(colors);
     m_highlight = {};
     m_matches.clear();
+    const int headerWidth = m_view.headerWidth; // the user's choice outlives the trace
     m_view = TimelineView {};
-    m_view.mapping.width = std::max(1, canvasSize().width() - TimelineRenderer::kHeaderWidth);
+    m_view.headerWidth = headerWidth;
+    m_view.mapping.width = std::max(1, canvasSize().width() - m_view.headerWidth);
     rebuildLayout();
     m_renderer.setAnnotations(m_trace ? &m_trace->annotations() : nullptr);
     zoomToAll();
@@ -85,7 +88,7 @@ void TimelineWidget::setAnnotations(const gapscope::pb::AnnotationSet* annotatio
 void TimelineWidget::setView(const TimelineView& view)
 {
     m_view = view;
-    m_view.mapping.width = std::max(1, canvasSize().width() - TimelineRenderer::kHeaderWidth);
+    m_view.mapping.width = std::max(1, canvasSize().width() - m_view.headerWidth);
     clampView();
     syncScrollBar();
     update();
@@ -226,7 +229,15 @@ int TimelineWidget::setSearch(const QString& text)
             const std::string_view s = m_trace->str(id);
             lower.assign(s.begin(), s.end());
             std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char c) { return std::tolower(c); });
-            if (lower.find(needle) != std::string::npos) {
+            bool hit = lower.find(needle) != std::string::npos;
+            if (!hit) {
+                // The short form shown on the lanes matches too ("gemv<…>(…)").
+                lower = shortKernelName(s);
+                std::transform(
+                    lower.begin(), lower.end(), lower.begin(), [](unsigned char c) { return std::tolower(c); });
+                hit = lower.find(needle) != std::string::npos;
+            }
+            if (hit) {
                 m_matches[id] = 1;
                 ++names;
             }
@@ -298,7 +309,7 @@ EventRef TimelineWidget::hitTest(const QPoint& pos, FoldItem* item)
 
 TimeNs TimelineWidget::timeAt(double widgetX) const
 {
-    return m_view.mapping.toTime(widgetX - TimelineRenderer::kHeaderWidth);
+    return m_view.mapping.toTime(widgetX - m_view.headerWidth);
 }
 
 void TimelineWidget::paintEvent(QPaintEvent*)
@@ -316,13 +327,34 @@ void TimelineWidget::resizeEvent(QResizeEvent*)
 {
     const int sw = m_vscroll->sizeHint().width();
     m_vscroll->setGeometry(width() - sw, TimelineRenderer::kRulerHeight, sw, height() - TimelineRenderer::kRulerHeight);
-    const int newWidth = std::max(1, canvasSize().width() - TimelineRenderer::kHeaderWidth);
+    const int newWidth = std::max(1, canvasSize().width() - m_view.headerWidth);
     // Keep the same time window on screen when the widget is resized.
     if (m_view.mapping.width > 0 && newWidth != m_view.mapping.width)
         m_view.mapping = m_view.mapping.resized(newWidth);
     m_view.mapping.width = newWidth;
     clampView();
     syncScrollBar();
+}
+
+void TimelineWidget::setHeaderWidth(int px)
+{
+    const int w = std::clamp(
+        px, TimelineRenderer::kMinHeaderWidth, std::max(TimelineRenderer::kMinHeaderWidth, canvasSize().width() - 100));
+    if (w == m_view.headerWidth)
+        return;
+    m_view.headerWidth = w;
+    const int newWidth = std::max(1, canvasSize().width() - w);
+    m_view.mapping = m_view.mapping.resized(newWidth);
+    m_view.mapping.width = newWidth;
+    clampView();
+    update();
+    emit headerWidthChanged(w);
+    emit viewChanged();
+}
+
+bool TimelineWidget::onHeaderEdge(const QPoint& pos) const
+{
+    return pos.y() >= TimelineRenderer::kRulerHeight && std::abs(pos.x() - m_view.headerWidth) <= 4;
 }
 
 QString TimelineWidget::laneKeyAt(const QPoint& pos) const
@@ -354,9 +386,11 @@ void TimelineWidget::mousePressEvent(QMouseEvent* e)
     const QPoint pos = e->position().toPoint();
     m_pressPos = m_lastPos = pos;
     m_moved = false;
-    const bool inRuler = pos.y() < TimelineRenderer::kRulerHeight && pos.x() >= TimelineRenderer::kHeaderWidth;
+    const bool inRuler = pos.y() < TimelineRenderer::kRulerHeight && pos.x() >= m_view.headerWidth;
     const bool select = inRuler || (e->button() == Qt::LeftButton && (e->modifiers() & Qt::ShiftModifier));
-    if (select) {
+    if (e->button() == Qt::LeftButton && onHeaderEdge(pos)) {
+        m_drag = Drag::ResizeHeader;
+    } else if (select) {
         m_drag = Drag::Select;
         m_dragStartTime = timeAt(pos.x());
     } else if (e->button() == Qt::LeftButton) {
@@ -375,6 +409,10 @@ void TimelineWidget::mouseMoveEvent(QMouseEvent* e)
     const QPoint pos = e->position().toPoint();
     if (m_drag == Drag::None) {
         updateHover(pos);
+        return;
+    }
+    if (m_drag == Drag::ResizeHeader) {
+        setHeaderWidth(pos.x());
         return;
     }
     if ((pos - m_pressPos).manhattanLength() >= 3)
@@ -400,6 +438,8 @@ void TimelineWidget::mouseReleaseEvent(QMouseEvent* e)
 {
     const QPoint pos = e->position().toPoint();
     const Drag drag = std::exchange(m_drag, Drag::None);
+    if (drag == Drag::ResizeHeader)
+        return;
     if (drag == Drag::Select && m_moved) {
         setSelection(m_view.selStart, m_view.selEnd);
         return;
@@ -440,7 +480,7 @@ void TimelineWidget::wheelEvent(QWheelEvent* e)
     if (e->modifiers() & Qt::ShiftModifier) {
         m_vscroll->setValue(m_vscroll->value() - (delta.y() != 0 ? delta.y() : delta.x()) / 2);
     } else if (delta.y() != 0) {
-        const double x = e->position().x() - TimelineRenderer::kHeaderWidth;
+        const double x = e->position().x() - m_view.headerWidth;
         zoomBy(std::pow(1.0015, delta.y()), std::clamp(x, 0.0, double(m_view.mapping.width)));
     } else if (delta.x() != 0) {
         panBy(-delta.x() / 1200.0); // horizontal wheel / touchpad: pan
@@ -451,7 +491,7 @@ void TimelineWidget::wheelEvent(QWheelEvent* e)
 void TimelineWidget::keyPressEvent(QKeyEvent* e)
 {
     const QPoint cursor = mapFromGlobal(QCursor::pos());
-    const double x = rect().contains(cursor) ? cursor.x() - TimelineRenderer::kHeaderWidth : -1;
+    const double x = rect().contains(cursor) ? cursor.x() - m_view.headerWidth : -1;
     switch (e->key()) {
     case Qt::Key_W:
         zoomBy(1.25, x);
@@ -494,8 +534,15 @@ void TimelineWidget::updateHover(const QPoint& pos)
         update();
         emit eventHovered(ev);
     }
+    if (onHeaderEdge(pos))
+        setCursor(Qt::SplitHCursor);
+    else
+        unsetCursor();
+    const QString label = m_renderer.headerLabelAt(pos, m_view);
     if (ev.valid())
         showTooltip(mapToGlobal(pos), ev, item);
+    else if (!label.isEmpty())
+        QToolTip::showText(mapToGlobal(pos) + QPoint(12, 12), label, this); // the whole, however narrow the column
     else
         QToolTip::hideText();
 }
@@ -516,7 +563,7 @@ void TimelineWidget::showTooltip(const QPoint& globalPos, EventRef ev, const Fol
                    .arg(TimelineRenderer::shortName(m_trace->str(events.name(ev.index))).toHtmlEscaped(),
                        timeformat::duration(double(events.duration(ev.index))),
                        timeformat::duration(double(events.start(ev.index) - m_trace->startTime()), 6));
-        if (name.size() > 60)
+        if (TimelineRenderer::shortName(m_trace->str(events.name(ev.index))) != name)
             text += QStringLiteral("<br><small>%1</small>").arg(name.left(300).toHtmlEscaped());
     }
     QToolTip::showText(globalPos + QPoint(12, 12), text, this);

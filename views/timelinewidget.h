@@ -44,6 +44,12 @@ public:
     void setView(const TimelineView& view);
     // Plot size (where events are drawn) and the size the renderer paints into.
     QSize canvasSize() const;
+    // Width of the lane label column (dragging its right edge sets it too); the time window on screen
+    // stays. Clamped to [kMinHeaderWidth, the canvas width less 100 px].
+    void setHeaderWidth(int px);
+    int headerWidth() const { return m_view.headerWidth; }
+    // True when `pos` is on the label column's edge (the drag handle).
+    bool onHeaderEdge(const QPoint& pos) const;
 
     void zoomToRange(gapscope::model::TimeNs t0, gapscope::model::TimeNs t1, double margin = 0.05);
     void zoomToAll();
@@ -78,6 +84,7 @@ signals:
     void annotateRequested(gapscope::model::TimeNs t0, gapscope::model::TimeNs t1, const QString& laneKey);
     // Emitted at the end of every paint with the time it took (first-paint and frame-time measurements).
     void framePainted(qint64 nanoseconds);
+    void headerWidthChanged(int px);
 
 protected:
     void paintEvent(QPaintEvent* e) override;
@@ -91,7 +98,7 @@ protected:
     void leaveEvent(QEvent* e) override;
 
 private:
-    enum class Drag { None, Pan, Select, MoveAnnotation };
+    enum class Drag { None, Pan, Select, MoveAnnotation, ResizeHeader };
     void rebuildLayout();
     void clampView();
     void syncScrollBar();

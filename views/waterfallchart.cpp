@@ -6,6 +6,7 @@
 #include <QBarCategoryAxis>
 #include <QBarSet>
 #include <QChart>
+#include <QGraphicsSimpleTextItem>
 #include <QHorizontalStackedBarSeries>
 #include <QToolTip>
 #include <QValueAxis>
@@ -27,9 +28,80 @@ WaterfallChart::WaterfallChart(QWidget* parent)
 void WaterfallChart::setData(const WaterfallData& data)
 {
     m_data = data;
-    m_columns = m_data.columns();
+    m_columns = m_data.columns(m_hideEmpty);
     m_selected = -1;
     rebuild();
+}
+
+void WaterfallChart::setHideEmpty(bool on)
+{
+    if (on == m_hideEmpty)
+        return;
+    m_hideEmpty = on;
+    setData(m_data);
+}
+
+namespace {
+
+// Tags of the text items populate() adds to a chart (QGraphicsItem::data key 0).
+enum TextTag { kRowLabel = 1, kValueLabel = 2 };
+constexpr int kLabelGap = 6; // px between a label and the plot, and between a bar and its value
+
+std::vector<QGraphicsSimpleTextItem*> taggedItems(const QChart* chart, TextTag tag)
+{
+    std::vector<std::pair<int, QGraphicsSimpleTextItem*>> found;
+    for (QGraphicsItem* child : chart->childItems()) {
+        if (child->data(0).toInt() == tag)
+            found.emplace_back(child->data(1).toInt(), static_cast<QGraphicsSimpleTextItem*>(child));
+    }
+    std::sort(found.begin(), found.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+    std::vector<QGraphicsSimpleTextItem*> out;
+    for (const auto& f : found)
+        out.push_back(f.second);
+    return out;
+}
+
+// Puts the row labels left of the plot and each value beside its bar's end.
+void placeTexts(QChart* c, const std::vector<WaterfallColumn>& columns)
+{
+    if (c->series().isEmpty())
+        return;
+    QAbstractSeries* series = c->series().first();
+    const QRectF plot = c->plotArea();
+    const int n = int(columns.size());
+    const auto labels = taggedItems(c, kRowLabel);
+    const auto values = taggedItems(c, kValueLabel);
+    for (int i = 0; i < n && i < int(labels.size()) && i < int(values.size()); ++i) {
+        const WaterfallColumn& col = columns[size_t(i)];
+        const QPointF end = c->mapToPosition(QPointF(col.high, n - 1 - i), series);
+        QGraphicsSimpleTextItem* label = labels[size_t(i)];
+        const QRectF lr = label->boundingRect();
+        label->setPos(plot.left() - kLabelGap - lr.width(), end.y() - lr.height() / 2);
+        QGraphicsSimpleTextItem* value = values[size_t(i)];
+        const QRectF vr = value->boundingRect();
+        // Right of the bar; where that runs out of the plot, inside the bar when it is wide enough,
+        // else left of it.
+        const double start = c->mapToPosition(QPointF(std::max(0.0, col.low), n - 1 - i), series).x();
+        const bool right = end.x() + kLabelGap + vr.width() <= plot.right();
+        const bool inside = !right && end.x() - start >= vr.width() + 2 * kLabelGap;
+        value->setBrush(inside ? QColor(Qt::white) : QColor(38, 50, 56));
+        const double x = right ? end.x() + kLabelGap
+            : inside           ? end.x() - kLabelGap - vr.width()
+                               : std::max(plot.left(), start - kLabelGap - vr.width());
+        value->setPos(x, end.y() - vr.height() / 2);
+    }
+}
+
+} // namespace
+
+std::vector<QGraphicsSimpleTextItem*> WaterfallChart::labelItems(const QChart* chart)
+{
+    return taggedItems(chart, kRowLabel);
+}
+
+std::vector<QGraphicsSimpleTextItem*> WaterfallChart::valueItems(const QChart* chart)
+{
+    return taggedItems(chart, kValueLabel);
 }
 
 std::vector<QBarSet*> WaterfallChart::populate(
@@ -40,6 +112,11 @@ std::vector<QBarSet*> WaterfallChart::populate(
         c->removeAxis(a);
         delete a;
     }
+    for (QGraphicsItem* child : c->childItems()) {
+        if (child->data(0).toInt() == kRowLabel || child->data(0).toInt() == kValueLabel)
+            delete child;
+    }
+    QObject::disconnect(c, &QChart::plotAreaChanged, nullptr, nullptr);
     c->setTitle(title);
     std::vector<QBarSet*> sets;
     const int n = int(columns.size());
@@ -78,14 +155,38 @@ std::vector<QBarSet*> WaterfallChart::populate(
         categories << columns[size_t(i)].label;
     auto* y = new QBarCategoryAxis;
     y->append(categories);
+    y->setLabelsVisible(false); // drawn below, never elided
     auto* x = new QValueAxis;
-    x->setRange(0, hi > 0 ? hi * 1.05 : 1);
+    x->setRange(0, hi > 0 ? hi * 1.12 : 1); // some room right of the longest bars for their values
+    // The label column: as wide as the longest label; the chart's left margin makes the room.
+    const QFontMetrics fm(y->labelsFont());
+    int labelWidth = 0;
+    for (int i = 0; i < n; ++i) {
+        const WaterfallColumn& col = columns[size_t(i)];
+        auto* label = new QGraphicsSimpleTextItem(col.label, c);
+        label->setFont(y->labelsFont());
+        label->setBrush(QColor(38, 50, 56));
+        label->setData(0, kRowLabel);
+        label->setData(1, i);
+        label->setZValue(10);
+        labelWidth = std::max(labelWidth, fm.horizontalAdvance(col.label));
+        auto* value = new QGraphicsSimpleTextItem(timeformat::ms(col.value), c);
+        value->setFont(y->labelsFont());
+        value->setData(0, kValueLabel);
+        value->setData(1, i);
+        value->setZValue(10);
+    }
+    QMargins m = c->margins();
+    m.setLeft(labelWidth + kLabelGap + 4);
+    c->setMargins(m);
+    QObject::connect(c, &QChart::plotAreaChanged, c, [c, columns] { placeTexts(c, columns); });
     x->setLabelFormat(QStringLiteral("%.1f"));
     x->setTitleText(QStringLiteral("ms per step"));
     c->addAxis(y, Qt::AlignLeft);
     c->addAxis(x, Qt::AlignBottom);
     series->attachAxis(y);
     series->attachAxis(x);
+    placeTexts(c, columns);
     return sets;
 }
 

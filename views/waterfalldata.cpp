@@ -23,13 +23,15 @@ double WaterfallData::barsTotalMs() const
     return sum;
 }
 
-std::vector<WaterfallColumn> WaterfallData::columns() const
+std::vector<WaterfallColumn> WaterfallData::columns(bool hideEmpty) const
 {
     std::vector<WaterfallColumn> out;
     out.reserve(bars.size() + 2);
     double running = 0;
     auto add = [&](int i) {
         const WaterfallBar& b = bars[size_t(i)];
+        if (hideEmpty && b.zeroInEveryStep && b.ms == 0)
+            return;
         WaterfallColumn c;
         c.label = b.name;
         c.value = b.ms;

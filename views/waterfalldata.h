@@ -10,6 +10,8 @@
 //   "measured"    a total column 0 .. sum(all bars) (== the measured time: the analysis' bars add up).
 //
 // Without a budget, Measured bars (time per class) take the place of the budget bars.
+// columns(hideEmpty) leaves out the bars that are zero in every step of the trace (a budget
+// component the model does not have, a class nothing ran in); their totals stay the same.
 // Invariants of columns(): one column per bar plus the totals, in that order; low <= high;
 // a column's span (high - low) equals |bar.ms|. Pure value type, no threading concerns.
 
@@ -24,6 +26,7 @@ struct WaterfallBar {
     Kind kind = Kind::Budget;
     double ms = 0;
     QString detail; // e.g. "memory-bound, 1.2 GB" or the plain-words explanation of a gap
+    bool zeroInEveryStep = false; // 0 in every step of every rank, not only in this selection
 };
 
 struct WaterfallColumn {
@@ -44,5 +47,5 @@ struct WaterfallData {
     double budgetMs() const;
     double barsTotalMs() const;
     // Columns in display order (see the header comment).
-    std::vector<WaterfallColumn> columns() const;
+    std::vector<WaterfallColumn> columns(bool hideEmpty = false) const;
 };

@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: MIT
 #include "views/waterfallpanel.h"
 
+#include "views/budgetprompt.h"
 #include "views/waterfallchart.h"
 
+#include <QCheckBox>
 #include <QComboBox>
 #include <QHBoxLayout>
 #include <QLabel>
@@ -23,7 +25,14 @@ WaterfallPanel::WaterfallPanel(QWidget* parent)
     , m_column(new QComboBox)
     , m_status(new QLabel)
     , m_chart(new WaterfallChart)
+    , m_hideEmpty(new QCheckBox(tr("hide empty bars")))
+    , m_prompt(new BudgetPrompt)
 {
+    m_prompt->hide();
+    m_hideEmpty->setChecked(m_chart->hideEmpty());
+    m_hideEmpty->setToolTip(tr("Leave out the bars that are zero in every step (a budget component the model does "
+                               "not have, a class in which no kernel ran)"));
+    connect(m_hideEmpty, &QCheckBox::toggled, m_chart, &WaterfallChart::setHideEmpty);
     m_scope->addItem(tr("median step"), MedianStep);
     m_scope->addItem(tr("step"), OneStep);
     m_scope->addItem(tr("all steps (mean)"), AllSteps);
@@ -39,12 +48,14 @@ WaterfallPanel::WaterfallPanel(QWidget* parent)
     controls->addWidget(m_step);
     controls->addWidget(m_rank);
     controls->addWidget(m_column);
+    controls->addWidget(m_hideEmpty);
     controls->addStretch(1);
     m_status->setWordWrap(true);
     m_status->setStyleSheet(QStringLiteral("color:#607d8b"));
     auto* layout = new QVBoxLayout(this);
     layout->setContentsMargins(2, 2, 2, 2);
     layout->addLayout(controls);
+    layout->addWidget(m_prompt);
     layout->addWidget(m_chart, 1);
     layout->addWidget(m_status);
     auto changed = [this] {
@@ -160,4 +171,10 @@ void WaterfallPanel::setStatus(const QString& text)
 QString WaterfallPanel::status() const
 {
     return m_status->text();
+}
+
+void WaterfallPanel::setBudgetPresent(bool present)
+{
+    m_prompt->setVisible(!present);
+    m_column->setEnabled(present);
 }

@@ -3,8 +3,9 @@
 
 // WaterfallPanel: the waterfall chart with its controls: what to analyse (median step, one step,
 // all or selected steps, the selected time range), which rank (or the critical rank), and which
-// budget column (ideal or achievable). Emits requestChanged() when the user changes them; the
-// owner forwards the request to the AnalysisRunner and feeds the result back with setData().
+// budget column (ideal or achievable). Without a budget, a BudgetPrompt above the chart asks for one. Emits
+// requestChanged() when the user changes them; the owner forwards the request to the AnalysisRunner and feeds the
+// result back with setData().
 //
 // Threading: GUI thread.
 
@@ -12,6 +13,8 @@
 
 #include <QWidget>
 
+class BudgetPrompt;
+class QCheckBox;
 class QComboBox;
 class QLabel;
 class QSpinBox;
@@ -23,6 +26,10 @@ public:
     explicit WaterfallPanel(QWidget* parent = nullptr);
 
     WaterfallChart* chart() const { return m_chart; }
+    QCheckBox* hideEmptyBox() const { return m_hideEmpty; }
+    // The "pick a model and hardware" line, shown while there is no budget.
+    BudgetPrompt* budgetPrompt() const { return m_prompt; }
+    void setBudgetPresent(bool present);
     // Ranks and step range of the open trace (fills the controls).
     void setTraceInfo(const std::vector<uint32_t>& ranks, uint32_t firstStep, uint32_t lastStep);
     // The request the controls describe.
@@ -48,6 +55,8 @@ private:
     QComboBox* m_column;
     QLabel* m_status;
     WaterfallChart* m_chart;
+    QCheckBox* m_hideEmpty;
+    BudgetPrompt* m_prompt;
     gapscope::model::TimeNs m_t0 = 0, m_t1 = 0;
     uint32_t m_first = 0, m_last = gapscope::model::GapAnalyzer::kAllSteps;
 };

@@ -11,7 +11,10 @@
 #include "views/annotationpanel.h"
 #include "views/annotationstore.h"
 #include "views/budgetpanel.h"
+#include "views/budgetprompt.h"
+#include "views/budgetstore.h"
 #include "views/detailspane.h"
+#include "views/findingspanel.h"
 #include "views/searchbar.h"
 #include "views/statspanel.h"
 #include "views/steptablemodel.h"
@@ -23,6 +26,7 @@
 #include <QFileInfo>
 #include <QLineEdit>
 #include <QSplitter>
+#include <QTabWidget>
 #include <QVBoxLayout>
 
 using namespace gapscope::model;
@@ -33,6 +37,7 @@ Workspace::Workspace(QWidget* parent)
     , m_search(new SearchBar(m_timeline))
     , m_waterfall(new WaterfallPanel)
     , m_stats(new StatsPanel)
+    , m_findings(new FindingsPanel)
     , m_details(new DetailsPane)
     , m_budget(new BudgetPanel)
     , m_annotations(new AnnotationModel(this))
@@ -53,6 +58,8 @@ Workspace::Workspace(QWidget* parent)
     m_top->setStretchFactor(0, 3);
     m_top->setStretchFactor(1, 1);
     m_outer->addWidget(m_top);
+    m_stats->tabs()->insertTab(0, m_findings, tr("Findings"));
+    m_stats->tabs()->setCurrentIndex(0);
     m_outer->addWidget(m_stats);
     m_outer->setStretchFactor(0, 3);
     m_outer->setStretchFactor(1, 1);
@@ -99,6 +106,7 @@ void Workspace::connectTimeline()
 void Workspace::connectPanels()
 {
     connect(m_budget, &BudgetPanel::budgetChanged, this, &Workspace::applyBudget);
+    connect(m_waterfall->budgetPrompt(), &BudgetPrompt::chosen, this, &Workspace::chooseBudget);
     connect(m_waterfall, &WaterfallPanel::budgetColumnChanged, this, &Workspace::applyBudget);
     connect(
         m_waterfall, &WaterfallPanel::requestChanged, this, [this] { m_analysis->setRequest(m_waterfall->request()); });
@@ -124,8 +132,19 @@ void Workspace::connectPanels()
                                  .arg(captureOverheadPct(*e) >= 0 ? QStringLiteral("+") : QString())
                                  .arg(captureOverheadPct(*e), 0, 'f', 1);
             m_waterfall->setStatus(notes.join(QLatin1Char('\n')));
+            // The findings first, then the notes (data problems, the capture's own cost) as rows of their own.
+            std::vector<Finding> rows = m_analysis->findings();
+            for (const QString& n : notes) {
+                Finding note;
+                note.text = n.toStdString();
+                note.kind = "note";
+                rows.push_back(std::move(note));
+            }
+            m_findings->setFindings(std::move(rows));
+            m_stats->tabs()->setCurrentWidget(m_findings);
         }
     });
+    connect(m_findings, &FindingsPanel::findingActivated, this, &Workspace::showFinding);
     connect(m_waterfall->chart(), &WaterfallChart::barClicked, this, &Workspace::selectBar);
     connect(m_analysis, &AnalysisRunner::membersReady, this, &Workspace::onMembers);
     connect(m_stats, &StatsPanel::stepActivated, this, &Workspace::showStep);
@@ -172,11 +191,19 @@ void Workspace::setDocument(std::shared_ptr<const TraceDocument> doc)
     }
     m_waterfall->setTraceInfo(trace->ranks(), 0, last);
     m_analysis->setRequest(m_waterfall->request());
+    // The budget the user stored (sidecar, else the file's section); without one there is none: the
+    // waterfall shows the measured breakdown and asks for a model and hardware.
     QString error;
-    if (!trace->budgetSettings() || !m_budget->applySettings(*trace->budgetSettings(), &error))
-        m_budget->applyDefaults(m_doc->gpuName(), int(std::max<size_t>(1, trace->ranks().size())));
+    const QString path = m_doc->paths.isEmpty() ? QString() : m_doc->paths.first();
+    auto stored = path.isEmpty() ? std::nullopt : budgetstore::loadSidecar(path, &error);
+    if (!stored && trace->budgetSettings())
+        stored = *trace->budgetSettings();
+    const int ranks = int(std::max<size_t>(1, trace->ranks().size()));
+    if (!stored || !m_budget->applySettings(*stored, &error))
+        m_budget->prepareForTrace(m_doc->gpuName(), ranks);
+    m_waterfall->budgetPrompt()->setTrace(m_doc->gpuName(), m_budget->hardwareFor(m_doc->gpuName()), ranks);
     if (!error.isEmpty())
-        emit statusMessage(tr("The trace's budget settings were not usable (%1); using the default budget").arg(error));
+        emit statusMessage(tr("The stored budget settings were not usable (%1): no budget").arg(error));
     applyBudget();
 }
 
@@ -194,9 +221,37 @@ void Workspace::loadAnnotations()
         emit statusMessage(error);
 }
 
+void Workspace::chooseBudget(const QString& model, const QString& hardware)
+{
+    m_budget->setModel(model);
+    m_budget->setHardware(hardware);
+    if (!m_budget->recompute()) {
+        emit statusMessage(tr("No budget from %1 on %2: %3").arg(model, hardware, m_budget->error()));
+        return;
+    }
+    if (!m_doc || m_doc->paths.isEmpty() || m_liveRanks > 0)
+        return;
+    gapscope::pb::BudgetSettings settings;
+    m_budget->toSettings(&settings);
+    QString error;
+    const QString path = m_doc->paths.first();
+    switch (budgetstore::save(path, settings, &error)) {
+    case budgetstore::SavedTo::TraceFile:
+        emit statusMessage(tr("Budget stored in %1").arg(path));
+        break;
+    case budgetstore::SavedTo::Sidecar:
+        emit statusMessage(tr("Budget stored in %1").arg(budgetstore::sidecarPath(path)));
+        break;
+    case budgetstore::SavedTo::None:
+        emit statusMessage(tr("The budget could not be stored: %1").arg(error));
+        break;
+    }
+}
+
 void Workspace::applyBudget()
 {
     const auto& b = m_budget->budget();
+    m_waterfall->setBudgetPresent(b.has_value());
     m_analysis->setBudget(b, m_waterfall->achievable(),
         b ? m_budget->modelLabel() + QStringLiteral(" on ") + m_budget->hardwareLabel() : QString());
     if (b)
@@ -223,6 +278,34 @@ void Workspace::onMembers(int bar, const TimelineHighlight& highlight, const std
                            .arg(highlight.spanCount()));
 }
 
+void Workspace::showFinding(const Finding& f)
+{
+    if (f.t1 > f.t0) {
+        m_timeline->zoomToRange(f.t0, f.t1, 3.0); // the gap with what is around it
+        m_timeline->setSelection(f.t0, f.t1);
+    } else if (f.step >= 0) {
+        showStep(uint32_t(f.step));
+    }
+    if (f.rank >= 0 && m_doc && m_doc->trace) {
+        const Trace& t = *m_doc->trace;
+        for (LaneId lane = 0; lane < t.laneCount(); ++lane) {
+            if (t.lane(lane).info.rank == uint32_t(f.rank) && t.lane(lane).info.kind == LaneKind::GpuStream) {
+                m_timeline->scrollToLane(lane);
+                break;
+            }
+        }
+    }
+    if (!f.bar.empty()) {
+        const auto& bars = m_analysis->waterfall().bars;
+        for (size_t i = 0; i < bars.size(); ++i) {
+            if (bars[i].name.toStdString() == f.bar) {
+                selectBar(int(i));
+                break;
+            }
+        }
+    }
+}
+
 void Workspace::showStep(uint32_t index)
 {
     const int row = m_stats->stepModel()->rowOfStep(index);
@@ -243,6 +326,8 @@ ExportCaption Workspace::caption() const
         c.model = m_budget->modelLabel();
         c.hardware = m_budget->hardwareLabel();
         c.budgetMs = m_waterfall->achievable() ? m_budget->budget()->achievableMs : m_budget->budget()->idealMs;
+    } else {
+        c.model = tr("no budget (measured breakdown)");
     }
     if (!w.bars.empty())
         c.measuredMs = w.barsTotalMs();
@@ -395,8 +480,11 @@ void Workspace::setLiveSnapshot(std::shared_ptr<const TraceDocument> snapshot, b
                 last = std::max(last, trace.steps(r).back().index);
         }
         m_waterfall->setTraceInfo(trace.ranks(), 0, last);
-        if (m_liveRanks == 0)
-            m_budget->applyDefaults(snapshot->gpuName(), int(std::max<size_t>(1, ranks)));
+        if (m_liveRanks == 0) {
+            m_budget->prepareForTrace(snapshot->gpuName(), int(std::max<size_t>(1, ranks)));
+            m_waterfall->budgetPrompt()->setTrace(
+                snapshot->gpuName(), m_budget->hardwareFor(snapshot->gpuName()), int(std::max<size_t>(1, ranks)));
+        }
         m_liveRanks = ranks;
     }
     m_analysis->setRequest(m_waterfall->request());

@@ -2,8 +2,8 @@
 #pragma once
 
 // Workspace: everything shown for one open trace, wired together: the timeline (with its search
-// bar), the waterfall panel, the statistics tabs, the details pane, the budget panel and the
-// annotation list, plus the AnalysisRunner and the AnnotationModel behind them.
+// bar), the waterfall panel, the findings (first tab) and the statistics tabs, the details pane, the budget panel and
+// the annotation list, plus the AnalysisRunner and the AnnotationModel behind them.
 //   - budget edits -> analysis -> waterfall; a bar click -> its kernels and gaps lit up on the
 //     timeline and listed in the "Bar members" table;
 //   - a range selected on the timeline -> range statistics, details, the waterfall's "selected range";
@@ -30,6 +30,7 @@ class AnnotationModel;
 class AnnotationPanel;
 class BudgetPanel;
 class DetailsPane;
+class FindingsPanel;
 class QSplitter;
 class SearchBar;
 class StatsPanel;
@@ -43,7 +44,8 @@ public:
     ~Workspace() override;
 
     // Shows a document. Annotations come from its sidecar when one exists, else from the file.
-    // The budget comes from the file's budget section, else the default (GLM-5, see BudgetPanel).
+    // The budget comes from the stored settings (FILE.budget, else the file's budget section); without
+    // them there is none until the user picks a model and hardware (then they are stored, budgetstore).
     void setDocument(std::shared_ptr<const TraceDocument> doc);
     const TraceDocument* document() const { return m_doc.get(); }
 
@@ -60,6 +62,9 @@ public:
 
     // Waterfall bar click (as the chart does it): highlight its members.
     void selectBar(int bar);
+    // Jumps to where a finding points: its time range (or step), its rank's lanes, its bar lit up.
+    void showFinding(const gapscope::model::Finding& finding);
+    FindingsPanel* findingsPanel() const { return m_findings; }
     // Zooms the timeline to step `index` (its window over all ranks).
     void showStep(uint32_t index);
 
@@ -83,6 +88,8 @@ public:
     void addAnnotation(
         gapscope::model::TimeNs t0, gapscope::model::TimeNs t1, const QString& laneKey, const QString& text);
     void editAnnotation(int row);
+    // Computes the budget of `model` on `hardware` (TP from the trace) and stores it with the trace.
+    void chooseBudget(const QString& model, const QString& hardware);
     void jumpToAnnotation(int row);
 
     // Live capture (LiveSession): the timeline and the details pane show `doc`, whose trace grows on
@@ -108,6 +115,7 @@ private:
     SearchBar* m_search;
     WaterfallPanel* m_waterfall;
     StatsPanel* m_stats;
+    FindingsPanel* m_findings;
     DetailsPane* m_details;
     BudgetPanel* m_budget;
     AnnotationModel* m_annotations;

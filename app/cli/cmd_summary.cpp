@@ -4,6 +4,7 @@
 #include "command.h"
 
 #include "model/json.h"
+#include "model/kernelname.h"
 #include "model/traceopen.h"
 #include "model/tracesummary.h"
 
@@ -21,7 +22,10 @@ std::string truncateName(std::string_view s, size_t width)
 {
     if (s.size() <= width)
         return std::string(s);
-    return std::string(s.substr(0, width - 3)) + "...";
+    size_t cut = width - 3;
+    while (cut > 0 && (static_cast<unsigned char>(s[cut]) & 0xC0) == 0x80)
+        --cut; // never inside a UTF-8 sequence ("…")
+    return std::string(s.substr(0, cut)) + "...";
 }
 
 json::Value summaryJson(const model::Trace& t, const std::vector<model::StepRow>& steps,
@@ -95,7 +99,7 @@ void printKernels(const model::Trace& t, const std::vector<model::KernelRow>& ke
         std::printf("%10llu %6.2f%% %12s %12s %12s %12s %12s  %s\n", (unsigned long long)k.count,
             all ? 100.0 * double(k.total) / double(all) : 0.0, formatDuration(k.total).c_str(),
             formatDuration(k.ownTotal).c_str(), formatDuration(k.median).c_str(), formatDuration(k.ownMedian).c_str(),
-            formatDuration(k.max).c_str(), truncateName(t.str(k.name), width).c_str());
+            formatDuration(k.max).c_str(), truncateName(model::shortKernelName(t.str(k.name)), width).c_str());
     }
     if (kernels.size() > top)
         std::printf("(%zu more kernel names; --top N shows more)\n", kernels.size() - top);
@@ -106,7 +110,8 @@ int runSummary(const std::vector<std::string>& args)
     ArgParser p("summary", "FILE...",
         "Per-step table (window [start_i, start_i+1), GPU busy time, kernels; the slowest rank per step unless\n"
         "--per-rank) and per-kernel-name table (count, share of kernel time, total, own total, median, own\n"
-        "median, max).\n"
+        "median, max). Kernel names are shown short (no return type, `<…>` for template arguments, `(…)` for\n"
+        "parameters); --json gives the full names.\n"
         "GPU busy time is, per GPU stream, the union of its events inside the window (a kernel launched early\n"
         "by programmatic dependent launch counts only past the previous kernel's end), summed over the\n"
         "streams; concurrent streams still add up. A kernel's own time runs from the latest end of the earlier\n"

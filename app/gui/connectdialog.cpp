@@ -2,6 +2,7 @@
 #include "app/gui/connectdialog.h"
 
 #include "capture/protocol/tokenauth.h"
+#include "views/csvexport.h"
 #include "views/jobtracker.h"
 
 #include <QApplication>
@@ -69,6 +70,7 @@ ConnectDialog::ConnectDialog(QWidget* parent)
     m_ranks->horizontalHeader()->setStretchLastSection(true);
     m_ranks->verticalHeader()->hide();
     m_ranks->setEditTriggers(QAbstractItemView::NoEditTriggers);
+    csvexport::addCsvActions(m_ranks, m_ranks);
     auto* agentButtons = new QVBoxLayout;
     agentButtons->addWidget(add);
     agentButtons->addWidget(remove);

@@ -35,12 +35,16 @@
 #include <QSettings>
 #include <QSplitter>
 #include <QStatusBar>
+#include <QToolButton>
+
+#include <algorithm>
 
 MainWindow::MainWindow(QWidget* parent)
     : QMainWindow(parent)
     , m_workspace(new Workspace)
     , m_opener(new TraceOpener(this))
     , m_progress(new QProgressBar)
+    , m_cancel(new QToolButton)
     , m_status(new QLabel)
 {
     setWindowTitle(QStringLiteral("gapscope"));
@@ -49,9 +53,15 @@ MainWindow::MainWindow(QWidget* parent)
     m_progress->setRange(0, 1000);
     m_progress->setMaximumWidth(240);
     m_progress->hide();
+    m_cancel->setText(tr("Cancel"));
+    m_cancel->setToolTip(tr("Stop opening this trace"));
+    m_cancel->hide();
+    connect(m_cancel, &QToolButton::clicked, m_opener, &TraceOpener::cancel);
     statusBar()->addWidget(m_status, 1);
     statusBar()->addPermanentWidget(m_progress);
+    statusBar()->addPermanentWidget(m_cancel);
     buildDocks();
+    m_defaultState = saveState(); // what View > Reset layout goes back to
     restoreSettings(); // before the menus, whose lane toggles show the restored options
     buildMenus();
     connect(
@@ -63,11 +73,18 @@ MainWindow::MainWindow(QWidget* parent)
             emit firstPaint(m_firstPaintMs);
         }
     });
+    connect(m_opener, &TraceOpener::started, this, [this](const QStringList& paths) {
+        m_progress->setValue(0);
+        m_progress->show();
+        m_cancel->show();
+        m_status->setText(tr("Opening %1…").arg(paths.isEmpty() ? QString() : QFileInfo(paths.first()).fileName()));
+    });
     connect(m_opener, &TraceOpener::progress, this, [this](double f) { m_progress->setValue(int(f * 1000)); });
     connect(m_opener, &TraceOpener::loaded, this, &MainWindow::onLoaded);
     connect(m_opener, &TraceOpener::failed, this, &MainWindow::onFailed);
     connect(m_opener, &TraceOpener::canceled, this, [this] {
         m_progress->hide();
+        m_cancel->hide();
         m_status->setText(tr("Loading canceled"));
     });
 }
@@ -150,6 +167,8 @@ void MainWindow::buildMenus()
     view->addSeparator();
     for (QDockWidget* d : findChildren<QDockWidget*>())
         view->addAction(d->toggleViewAction());
+    view->addSeparator();
+    view->addAction(tr("&Reset layout"), this, &MainWindow::resetLayout);
 
     QMenu* live = menuBar()->addMenu(tr("&Live"));
     m_connectAction = live->addAction(tr("&Connect to agent…"), this, &MainWindow::connectToAgent);
@@ -310,15 +329,13 @@ void MainWindow::openFiles(const QStringList& paths)
     m_openTimer.start();
     m_firstPaintMs = -1;
     m_waitingFirstPaint = false;
-    m_progress->setValue(0);
-    m_progress->show();
-    m_status->setText(tr("Opening %1…").arg(QFileInfo(paths.first()).fileName()));
     m_opener->load(paths, TraceDocument::openFunction(paths), TraceDocument::prepareFunction());
 }
 
 void MainWindow::onLoaded(std::shared_ptr<LoadedTrace> loaded)
 {
     m_progress->hide();
+    m_cancel->hide();
     auto doc = std::make_shared<const TraceDocument>(TraceDocument::fromLoaded(*loaded));
     m_waitingFirstPaint = true;
     m_workspace->setDocument(doc);
@@ -344,11 +361,29 @@ void MainWindow::onLoaded(std::shared_ptr<LoadedTrace> loaded)
     emit documentShown();
 }
 
+QMessageBox* MainWindow::errorDialog() const
+{
+    return m_error.data();
+}
+
 void MainWindow::onFailed(const QStringList& paths, const QString& message)
 {
     m_progress->hide();
-    m_status->setText(tr("Could not open %1").arg(paths.join(QStringLiteral(", "))));
-    QMessageBox::warning(this, tr("Could not open the trace"), message);
+    m_cancel->hide();
+    const QString files = paths.join(QStringLiteral(", "));
+    m_status->setText(tr("Could not open %1").arg(files));
+    // Non-modal, so a batch of failures does not stack modal loops; the reader's message names the
+    // file and, for a parse error, the byte offset; the file is named here in any case.
+    if (m_error)
+        m_error->close();
+    m_error = new QMessageBox(QMessageBox::Warning, tr("Could not open the trace"), tr("Could not open %1").arg(files),
+        QMessageBox::Ok, this);
+    m_error->setAttribute(Qt::WA_DeleteOnClose);
+    bool named = false;
+    for (const QString& p : paths)
+        named = named || message.contains(QFileInfo(p).fileName());
+    m_error->setInformativeText(named ? message : files + QStringLiteral(": ") + message);
+    m_error->open();
 }
 
 bool MainWindow::confirmUnsavedAnnotations()
@@ -419,6 +454,15 @@ void MainWindow::exportPerfettoDialog()
         QMessageBox::warning(this, tr("Export failed"), err);
     else
         statusBar()->showMessage(tr("Exported %1 (open it in ui.perfetto.dev)").arg(path), 8000);
+}
+
+void MainWindow::resetLayout()
+{
+    restoreState(m_defaultState);
+    // The timeline and waterfall get three quarters of the height, the tables the rest (as at first).
+    QSplitter* split = m_workspace->splitter();
+    const int h = std::max(4, split->height());
+    split->setSizes({ h * 3 / 4, h - h * 3 / 4 });
 }
 
 void MainWindow::restoreSettings()

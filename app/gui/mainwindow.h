@@ -17,6 +17,7 @@
 
 #include <QElapsedTimer>
 #include <QMainWindow>
+#include <QPointer>
 
 #include <memory>
 
@@ -25,7 +26,9 @@ class LiveSession;
 class QAction;
 class QDockWidget;
 class QLabel;
+class QMessageBox;
 class QProgressBar;
+class QToolButton;
 class RecentFiles;
 class Workspace;
 
@@ -47,6 +50,11 @@ public:
     qint64 firstPaintMs() const { return m_firstPaintMs; }
     // The live capture shown in the workspace (nullptr before the first "Connect to agent…").
     LiveSession* liveSession() const { return m_live; }
+    // Loading: the progress bar and its Cancel button in the status bar; the last load error's
+    // dialog (non-modal; null once closed), which names the file and, for a parse error, the byte.
+    QProgressBar* loadProgress() const { return m_progress; }
+    QToolButton* cancelLoadButton() const { return m_cancel; }
+    QMessageBox* errorDialog() const;
 
 public slots:
     void openDialog();
@@ -55,6 +63,8 @@ public slots:
     void connectToAgent();
     // Writes the shown trace (or the live capture) as a .gapscope file.
     void saveTraceDialog();
+    // Docks and the timeline/tables split as on a first start (View > Reset layout).
+    void resetLayout();
 
 signals:
     void documentShown();
@@ -80,11 +90,14 @@ private:
     TraceOpener* m_opener;
     RecentFiles* m_recent = nullptr;
     QProgressBar* m_progress;
+    QToolButton* m_cancel;
     QLabel* m_status;
+    QPointer<QMessageBox> m_error;
     QAction* m_connectAction = nullptr;
     LiveSession* m_live = nullptr;
     LivePanel* m_livePanel = nullptr;
     QDockWidget* m_liveDock = nullptr;
+    QByteArray m_defaultState; // the dock layout before any saved one was restored
     std::shared_ptr<const TraceDocument> m_doc;
     QElapsedTimer m_openTimer;
     qint64 m_firstPaintMs = -1;

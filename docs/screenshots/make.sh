@@ -8,7 +8,8 @@
 #   RANGE      the time window of range.png, from the trace start (default 160ms:162ms: 2 ms
 #              inside step 3 of the bundled GLM-5 capture; pick another one for another trace)
 # Writes docs/screenshots/step.png (one decode step on every rank, that step's waterfall of the
-# critical rank) and docs/screenshots/range.png (the range, its waterfall), 1920x1080 each.
+# critical rank) at 1920x1080 and step-1366x768.png (the same on a 1366x768 screen), and
+# docs/screenshots/range.png (the range, its waterfall) at 1920x1080.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 BUILD=${1:-build/dev}
@@ -18,5 +19,6 @@ RANGE=${4:-160ms:162ms}
 [ -x "$BUILD/app/gapscope" ] || cmake --build "$BUILD" --target gapscope
 OUT=docs/screenshots
 "$BUILD/app/gapscope" "$TRACE" --export-png "$OUT/step.png" --step "$STEP" --size 1920x1080
+"$BUILD/app/gapscope" "$TRACE" --export-png "$OUT/step-1366x768.png" --step "$STEP" --size 1366x768
 "$BUILD/app/gapscope" "$TRACE" --export-png "$OUT/range.png" --range "$RANGE" --size 1920x1080
 ls -l "$OUT"/*.png

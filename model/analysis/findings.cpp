@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 #include "model/analysis/findings.h"
 
+#include "model/kernelname.h"
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -26,18 +28,16 @@ std::string formatDuration(double ms)
     return buf;
 }
 
-std::string shortKernelName(std::string_view name)
-{
-    std::string n(name.substr(0, 5) == "void " ? name.substr(5) : name);
-    for (size_t p; (p = n.find("(anonymous namespace)::")) != std::string::npos;)
-        n.erase(p, 23);
-    std::string s = n.substr(0, n.find_first_of("<("));
-    if (s.empty())
-        s = n.substr(0, 60);
-    return s.size() > 80 ? s.substr(0, 77) + "..." : s;
-}
-
 namespace {
+
+Finding finding(std::string text, std::string kind, double ms)
+{
+    Finding f;
+    f.text = std::move(text);
+    f.kind = std::move(kind);
+    f.ms = ms;
+    return f;
+}
 
 std::string percent(double part, double whole)
 {
@@ -85,6 +85,7 @@ void gapFindings(const GapAnalyzer& a, const GapAnalyzer::Breakdown& b, std::vec
         const std::string suffix = " inefficiency";
         Finding f;
         f.ms = ms;
+        f.bar = bar.name;
         if (bar.name.size() > suffix.size()
             && bar.name.compare(bar.name.size() - suffix.size(), suffix.size(), suffix) == 0) {
             std::string cls = bar.name.substr(0, bar.name.size() - suffix.size());
@@ -127,9 +128,9 @@ std::vector<Finding> makeFindings(const GapAnalyzer& a, const GapAnalyzer::Break
         double measured = double(b.measuredNs) / steps / 1e6;
         char ratio[32];
         std::snprintf(ratio, sizeof ratio, "%.1fx", budget > 0 ? measured / budget : 0.0);
-        out.push_back(Finding { "measured " + formatMs(measured) + " ms per step against a budget of "
-                + formatMs(budget) + " ms (" + ratio + ")",
-            "budget", measured - budget });
+        out.push_back(finding("measured " + formatMs(measured) + " ms per step against a budget of " + formatMs(budget)
+                + " ms (" + ratio + ")",
+            "budget", measured - budget));
     }
     gapFindings(a, b, out);
     // Stragglers worth a sentence: last at >= 10% of the collectives they took part in, and late by
@@ -145,11 +146,12 @@ std::vector<Finding> makeFindings(const GapAnalyzer& a, const GapAnalyzer::Break
     std::stable_sort(late.begin(), late.end(), [](const auto& x, const auto& y) { return x.lateSum > y.lateSum; });
     for (const auto& s : late) {
         std::string what = s.op == "collective" ? "collectives" : s.op + "s";
-        out.push_back(Finding { "rank " + std::to_string(s.rank) + " arrives " + formatDuration(s.meanLateMs())
+        out.push_back(finding("rank " + std::to_string(s.rank) + " arrives " + formatDuration(s.meanLateMs())
                 + " late at " + percent(double(s.lateCount), double(s.matched)) + " of " + what + " ("
                 + std::to_string(s.lateCount) + " of " + std::to_string(s.matched) + "; worst "
                 + formatDuration(double(s.lateMax) / 1e6) + ")",
-            "straggler", s.meanLateMs() });
+            "straggler", s.meanLateMs()));
+        out.back().rank = int(s.rank);
     }
     // The critical path shows no wait (its rank is the one waited for): name the ranks that wait.
     if (!b.steps.empty()) {
@@ -170,10 +172,13 @@ std::vector<Finding> makeFindings(const GapAnalyzer& a, const GapAnalyzer::Break
                 worst = std::max(worst, w);
             }
         }
-        if (!waits.empty())
-            out.push_back(Finding { "collective wait per step: " + waits
+        if (!waits.empty()) {
+            out.push_back(finding("collective wait per step: " + waits
                     + (late.empty() ? std::string() : " (waiting for rank " + std::to_string(late.front().rank) + ")"),
-                "wait", worst });
+                "wait", worst));
+            out.back().bar = "collective wait";
+            out.back().rank = late.empty() ? -1 : int(late.front().rank);
+        }
     }
     static const char* const kKind[] = { "launch/host gap", "sync stall", "step gap" };
     for (const auto& g : largestGaps) {
@@ -185,7 +190,11 @@ std::vector<Finding> makeFindings(const GapAnalyzer& a, const GapAnalyzer::Break
             text += kernel ? ", before " + shortKernelName(t.str(t.lane(g.next.lane).events.name(g.next.index)))
                            : std::string(", before a memory copy or set");
         }
-        out.push_back(Finding { text, "largest_gap", double(g.duration()) / 1e6 });
+        out.push_back(finding(text, "largest_gap", double(g.duration()) / 1e6));
+        out.back().rank = int(g.rank);
+        out.back().step = int64_t(g.step);
+        out.back().t0 = g.start;
+        out.back().t1 = g.end;
     }
     // Steps partly outside some rank's capture are in none of the figures above: say which.
     for (const auto& i : a.incompleteSteps())

@@ -23,6 +23,12 @@ struct Finding {
     std::string text;
     std::string kind; // "gap", "inefficiency", "straggler", "largest_gap", "budget", "incomplete_step"
     double ms = 0; // the amount the sentence is about (per step for gap bars)
+    // Where it points, for a viewer to jump to: the waterfall bar it is about ("" if none), the rank
+    // (-1: none or the critical path), the step (-1: none) and the time range (t1 > t0 when known).
+    std::string bar;
+    int rank = -1;
+    int64_t step = -1;
+    TimeNs t0 = 0, t1 = 0;
 };
 
 std::vector<Finding> makeFindings(const GapAnalyzer& analyzer, const GapAnalyzer::Breakdown& criticalPath,
@@ -32,7 +38,5 @@ std::vector<Finding> makeFindings(const GapAnalyzer& analyzer, const GapAnalyzer
 std::string formatMs(double ms);
 // "41.2 ms", "0.80 ms", "12.5 us".
 std::string formatDuration(double ms);
-// The kernel name shortened for a sentence: "void ns::foo<...>(...)" -> "ns::foo".
-std::string shortKernelName(std::string_view name);
 
 } // namespace gapscope::model

@@ -1,7 +1,32 @@
 // SPDX-License-Identifier: MIT
 // The main window's first impression: the first start (no saved settings) fills the screen's available
-// area; a later start comes back at the size and state the window was closed with.
+// area; a later start comes back at the size and state the window was closed with. At 1366x768 with
+// the bundled sample every waterfall label is whole (none elided), each bar carries its value, and
+// the kernel table's name column shows kernel names, not their return type.
 #include "app/gui/mainwindow.h"
+#include "model/kernelname.h"
+#include "views/kerneltablemodel.h"
+#include "views/statspanel.h"
+#include "views/statstable.h"
+#include "views/timeformat.h"
+#include "views/waterfallchart.h"
+#include "views/waterfallpanel.h"
+#include "views/workspace.h"
+
+#include "views/traceopener.h"
+
+#include <QAction>
+#include <QChart>
+#include <QDockWidget>
+#include <QFile>
+#include <QGraphicsSimpleTextItem>
+#include <QMessageBox>
+#include <QProgressBar>
+#include <QSignalSpy>
+#include <QSplitter>
+#include <QTableView>
+#include <QThread>
+#include <QToolButton>
 
 #include <QApplication>
 #include <QScreen>
@@ -57,6 +82,143 @@ private slots:
         QVERIFY(QTest::qWaitForWindowExposed(&w));
         QVERIFY(!w.isMaximized());
         QCOMPARE(w.size(), closed);
+    }
+
+    void readableAt1366x768()
+    {
+        MainWindow w;
+        w.showNormal();
+        w.resize(1366, 768);
+        QVERIFY(QTest::qWaitForWindowExposed(&w));
+        QSignalSpy shown(&w, &MainWindow::documentShown);
+        w.openFiles({ QStringLiteral(GAPSCOPE_RESOURCE_DIR "/samples/glm5-tp2-decode.gapscope") });
+        QTRY_VERIFY_WITH_TIMEOUT(!shown.isEmpty(), 60000);
+        WaterfallChart* chart = w.workspace()->waterfallPanel()->chart();
+        QTRY_VERIFY_WITH_TIMEOUT(chart->columns().size() > 2, 60000);
+        QTest::qWait(50); // layout settles
+        QCOMPARE(w.size(), QSize(1366, 768));
+        const auto labels = WaterfallChart::labelItems(chart->chart());
+        const auto values = WaterfallChart::valueItems(chart->chart());
+        QCOMPARE(labels.size(), chart->columns().size());
+        QCOMPARE(values.size(), chart->columns().size());
+        const QRectF plot = chart->chart()->plotArea();
+        for (size_t i = 0; i < labels.size(); ++i) {
+            const WaterfallColumn& col = chart->columns()[i];
+            // Whole (not elided), inside the chart, left of the plot, on its bar's row.
+            QCOMPARE(labels[i]->text(), col.label);
+            const QRectF r = labels[i]->mapRectToItem(chart->chart(), labels[i]->boundingRect());
+            QVERIFY2(r.left() >= 0 && r.right() <= plot.left() + 0.5, qPrintable(col.label));
+            const QPointF centre = chart->mapToScene(chart->columnCenter(int(i)).toPoint());
+            QVERIFY2(std::abs(r.center().y() - chart->chart()->mapFromScene(centre).y()) < 3, qPrintable(col.label));
+            // The value beside (or on) the bar, inside the plot.
+            QCOMPARE(values[i]->text(), timeformat::ms(col.value));
+            const QRectF v = values[i]->mapRectToItem(chart->chart(), values[i]->boundingRect());
+            QVERIFY2(v.left() >= plot.left() && v.right() <= plot.right() + 0.5, qPrintable(col.label));
+        }
+        // The kernel table: names in their short form, wide enough to be read whole.
+        StatsPanel* stats = w.workspace()->statsPanel();
+        QTRY_VERIFY_WITH_TIMEOUT(stats->kernelModel()->rowCount() > 0 && !stats->computing(), 60000);
+        // The findings come first; the kernels are a tab away.
+        QCOMPARE(stats->tabs()->tabText(0), QStringLiteral("Findings"));
+        stats->tabs()->setCurrentWidget(stats->kernelTable());
+        QTableView* view = stats->kernelTable()->view();
+        QTRY_VERIFY(view->isVisible());
+        stats->kernelTable()->fitColumns();
+        const QFontMetrics fm(view->font());
+        const int nameWidth = view->columnWidth(KernelTableModel::Name);
+        for (int r = 0; r < std::min(10, view->model()->rowCount()); ++r) {
+            const QModelIndex idx = view->model()->index(r, KernelTableModel::Name);
+            const QString shown = idx.data().toString();
+            QVERIFY2(!shown.startsWith(QLatin1String("void ")), qPrintable(shown));
+            QCOMPARE(shown,
+                QString::fromStdString(
+                    gapscope::model::shortKernelName(idx.data(Qt::ToolTipRole).toString().toStdString())));
+            QVERIFY2(fm.horizontalAdvance(shown) + 8 <= nameWidth, qPrintable(shown));
+        }
+        w.close();
+    }
+
+    void resetLayoutBringsTheDocksBack()
+    {
+        MainWindow w;
+        w.showNormal();
+        QVERIFY(QTest::qWaitForWindowExposed(&w));
+        const auto docks = w.findChildren<QDockWidget*>();
+        QVERIFY(!docks.isEmpty());
+        QList<bool> visible;
+        for (QDockWidget* d : docks)
+            visible << d->isVisible();
+        for (QDockWidget* d : docks)
+            d->hide();
+        w.workspace()->splitter()->setSizes({ 10, 1000 });
+        QAction* reset = nullptr;
+        for (QAction* a : w.findChildren<QAction*>())
+            if (a->text() == QLatin1String("&Reset layout"))
+                reset = a;
+        QVERIFY(reset);
+        reset->trigger();
+        QList<bool> after;
+        for (QDockWidget* d : docks)
+            after << d->isVisible();
+        QCOMPARE(after, visible);
+        const QList<int> sizes = w.workspace()->splitter()->sizes();
+        QCOMPARE(sizes.size(), 2);
+        QVERIFY2(sizes[0] > 2 * sizes[1], qPrintable(QStringLiteral("%1 %2").arg(sizes[0]).arg(sizes[1])));
+        w.close();
+    }
+
+    void loadingShowsProgressAndCancels()
+    {
+        MainWindow w;
+        w.showNormal();
+        QVERIFY(QTest::qWaitForWindowExposed(&w));
+        QVERIFY(!w.loadProgress()->isVisible());
+        // An open function that reports progress until it is asked to stop, as the readers do.
+        auto stopped = std::make_shared<std::atomic<bool>>(false);
+        TraceOpener::OpenFn open
+            = [stopped](const TraceOpener::Progress& progress) -> gapscope::Expected<gapscope::model::Trace> {
+            for (int i = 0; i < 20'000; ++i) {
+                if (!progress(std::min(0.99, i / 200.0))) {
+                    stopped->store(true);
+                    return gapscope::Status::error("canceled");
+                }
+                QThread::msleep(1);
+            }
+            return gapscope::Status::error("never asked to stop");
+        };
+        QSignalSpy canceled(w.opener(), &TraceOpener::canceled);
+        QSignalSpy shown(&w, &MainWindow::documentShown);
+        w.opener()->load({ QStringLiteral("big.json.gz") }, open);
+        QTRY_VERIFY(w.loadProgress()->isVisible() && w.cancelLoadButton()->isVisible());
+        QTRY_VERIFY_WITH_TIMEOUT(w.loadProgress()->value() > 0, 10'000); // it moves
+        QTest::mouseClick(w.cancelLoadButton(), Qt::LeftButton);
+        QCOMPARE(canceled.size(), 1);
+        QVERIFY(!w.loadProgress()->isVisible());
+        QVERIFY(!w.cancelLoadButton()->isVisible());
+        QTRY_VERIFY_WITH_TIMEOUT(stopped->load(), 10'000); // the worker was told to stop
+        QTest::qWait(50);
+        QVERIFY(shown.isEmpty());
+        QVERIFY(!w.errorDialog()); // a cancel is no error
+        w.close();
+    }
+
+    void loadErrorNamesFileAndOffset()
+    {
+        QTemporaryDir dir;
+        const QString path = dir.filePath(QStringLiteral("malformed.json"));
+        QVERIFY(QFile::copy(QStringLiteral(GAPSCOPE_TEST_DATA "/import/fixtures/kineto/malformed.json"), path));
+        MainWindow w;
+        w.showNormal();
+        QVERIFY(QTest::qWaitForWindowExposed(&w));
+        w.openFiles({ path });
+        QTRY_VERIFY_WITH_TIMEOUT(w.errorDialog() && w.errorDialog()->isVisible(), 30'000);
+        const QString text = w.errorDialog()->text() + QLatin1Char('\n') + w.errorDialog()->informativeText();
+        QVERIFY2(text.contains(QLatin1String("malformed.json")), qPrintable(text));
+        QVERIFY2(text.contains(QLatin1String("byte 2647")), qPrintable(text)); // where the JSON breaks
+        QVERIFY(!w.loadProgress()->isVisible());
+        w.errorDialog()->close();
+        QTRY_VERIFY(!w.errorDialog());
+        w.close();
     }
 
 private:

@@ -11,6 +11,7 @@ private slots:
     void negativeGapFloatsDown();
     void empty();
     void measuredOnlyWithoutBudget();
+    void emptyBarsLeftOut();
 };
 
 static WaterfallBar bar(const char* name, WaterfallBar::Kind kind, double ms)
@@ -86,6 +87,28 @@ void TstWaterfallData::measuredOnlyWithoutBudget()
     QCOMPARE(cols[1].low, 2.0);
     QCOMPARE(cols[2].label, QStringLiteral("measured"));
     QCOMPARE(cols[2].high, 3.0);
+}
+
+void TstWaterfallData::emptyBarsLeftOut()
+{
+    using K = WaterfallBar::Kind;
+    WaterfallData d;
+    WaterfallBar experts = bar("routed_experts", K::Budget, 0.0); // a dense model has none
+    experts.zeroInEveryStep = true;
+    WaterfallBar stalls = bar("sync stalls", K::Gap, 0.0); // 0 here, but not in every step
+    WaterfallBar memops = bar("memory ops", K::Gap, 0.0);
+    memops.zeroInEveryStep = true;
+    d.bars = { bar("attention", K::Budget, 2.0), experts, bar("attention inefficiency", K::Gap, 1.5), stalls, memops };
+    QCOMPARE(int(d.columns().size()), 7);
+    const auto cols = d.columns(true);
+    QStringList labels;
+    for (const auto& c : cols)
+        labels << c.label;
+    QCOMPARE(labels,
+        QStringList({ QStringLiteral("attention"), QStringLiteral("budget"), QStringLiteral("attention inefficiency"),
+            QStringLiteral("sync stalls"), QStringLiteral("measured") }));
+    QCOMPARE(cols[2].bar, 2); // columns still name their bar
+    QCOMPARE(cols.back().high, 3.5);
 }
 
 QTEST_APPLESS_MAIN(TstWaterfallData)
