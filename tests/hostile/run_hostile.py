@@ -31,7 +31,8 @@ def run(cmd, limit_bytes, cwd):
         resource.setrlimit(resource.RLIMIT_AS, (limit_bytes, limit_bytes))
     env = dict(os.environ, MALLOC_ARENA_MAX="2")
     t0 = time.monotonic()
-    out_path, err_path = os.path.join(cwd, ".out"), os.path.join(cwd, ".err")
+    # Per process: hostile_cli and hostile_viewer run side by side in the same folder.
+    out_path, err_path = (os.path.join(cwd, ".%s.%d" % (k, os.getpid())) for k in ("out", "err"))
     with open(out_path, "wb") as out, open(err_path, "wb") as err:
         p = subprocess.Popen(cmd, stdout=out, stderr=err, stdin=subprocess.DEVNULL, preexec_fn=limit, cwd=cwd,
                              env=env)
