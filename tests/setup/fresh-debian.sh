@@ -34,6 +34,10 @@ unmount_all() {
   return 0
 }
 cleanup() {
+  local p
+  for p in /proc/[0-9]*; do # what still runs inside the root (an interrupted build) goes first
+    [ "$(readlink "$p/root" 2>/dev/null)" = "$ROOTFS" ] && kill -9 "${p#/proc/}" 2>/dev/null
+  done
   unmount_all
   [ "${KEEP:-0}" = 1 ] || rm -rf "$ROOTFS"
 }
