@@ -419,7 +419,7 @@ private slots:
         AgentOptions o = options();
         o.listen = "0.0.0.0:0";
         o.tokenFile = m_dir.path().toStdString() + "/token-idle";
-        o.handshakeTimeoutS = 1.5;
+        o.handshakeTimeoutS = 4.0; // long enough that a loaded machine lets the client in before any times out
         AgentThread agent(o);
         QVERIFY(agent.start().isOk());
         auto token = loadToken(o.tokenFile, false);
@@ -439,15 +439,15 @@ private slots:
         QVERIFY(c.connect().isOk());
         QVERIFY(c.listRanks().hasValue());
         qInfo("real client served in %lld ms next to 40 idle connections", (long long)t.elapsed());
-        QVERIFY(t.elapsed() < 1000); // let in at once, not after the idle ones timed out
+        QVERIFY(t.elapsed() < 3000); // let in at once, not after the idle ones timed out
         // Every idle connection is closed: the oldest to make room, the rest after the timeout.
         size_t evicted = 0, timedOut = 0;
         for (auto& fd : idle) {
             std::string got;
-            QVERIFY2(readUntilClosed(fd.get(), 4000, got), "the agent kept an idle connection open");
+            QVERIFY2(readUntilClosed(fd.get(), 8000, got), "the agent kept an idle connection open");
             const QString msg = QString::fromStdString(firstErrorMessage(got));
             evicted += msg.contains("closed to make room: no valid Hello yet");
-            timedOut += msg.contains("no valid Hello within 1500 ms");
+            timedOut += msg.contains("no valid Hello within 4000 ms");
         }
         QCOMPARE(evicted, size_t(40 + 1 - 16)); // 16 may wait; the real client made room too
         QCOMPARE(timedOut, size_t(15));
