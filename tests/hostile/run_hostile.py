@@ -75,7 +75,7 @@ def main():
         name, f = case["name"], case["file"]
         extra = case.get("args", [])
         converted = "converted-" + name.replace("/", "_") + ".gapscope"
-        if os.path.exists(os.path.join(a.dir, converted)):
+        if not a.viewer and os.path.exists(os.path.join(a.dir, converted)):  # hostile_cli's own file
             os.remove(os.path.join(a.dir, converted))
         commands = {
             "info": ["info", "--json", f],
