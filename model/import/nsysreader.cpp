@@ -180,15 +180,7 @@ Status NsysReader::readKernels()
             r.globalPid = SqliteDb::num(s, 5);
             r.nameId = SqliteDb::num(s, 6, -1);
             r.shortNameId = SqliteDb::num(s, 7, -1);
-            for (int i = 0; i < 3; ++i) {
-                r.grid[i] = SqliteDb::num(s, 8 + i);
-                r.block[i] = SqliteDb::num(s, 11 + i);
-            }
-            r.registersPerThread = SqliteDb::num(s, 14);
-            r.staticSharedMemory = SqliteDb::num(s, 15);
-            r.dynamicSharedMemory = SqliteDb::num(s, 16);
-            r.graphId = SqliteDb::num(s, 17);
-            r.graphNodeId = SqliteDb::num(s, 18);
+            r.readLaunchColumns(s, 8);
             m_rows.kernel(r);
         });
 }

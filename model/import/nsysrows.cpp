@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 #include "model/import/nsysrows.h"
 
+#include "model/import/sqlitedb.h"
+
 #include <algorithm>
 #include <numeric>
 
@@ -87,6 +89,19 @@ std::string_view withoutVersion(std::string_view s)
     return s.substr(0, p);
 }
 } // namespace
+
+void NsysKernelRow::readLaunchColumns(sqlite3_stmt* s, int first)
+{
+    for (int i = 0; i < 3; ++i) {
+        grid[i] = SqliteDb::num(s, first + i);
+        block[i] = SqliteDb::num(s, first + 3 + i);
+    }
+    registersPerThread = SqliteDb::num(s, first + 6);
+    staticSharedMemory = SqliteDb::num(s, first + 7);
+    dynamicSharedMemory = SqliteDb::num(s, first + 8);
+    graphId = SqliteDb::num(s, first + 9);
+    graphNodeId = SqliteDb::num(s, first + 10);
+}
 
 NsysRowConverter::NsysRowConverter(StagedTrace& out)
     : m_out(out)

@@ -24,6 +24,8 @@
 #include <string_view>
 #include <unordered_map>
 
+struct sqlite3_stmt;
+
 namespace gapscope::model::importer {
 
 struct NsysKernelRow {
@@ -33,6 +35,9 @@ struct NsysKernelRow {
     int64_t grid[3] = { 0, 0, 0 }, block[3] = { 0, 0, 0 };
     int64_t registersPerThread = 0, staticSharedMemory = 0, dynamicSharedMemory = 0;
     int64_t graphId = 0, graphNodeId = 0;
+    // Reads grid x/y/z, block x/y/z, registersPerThread, staticSharedMemory, dynamicSharedMemory,
+    // graphId and graphNodeId from the 11 columns starting at `first` (nsys and nvprof select them so).
+    void readLaunchColumns(sqlite3_stmt* s, int first);
 };
 
 struct NsysMemopRow {

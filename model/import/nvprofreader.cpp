@@ -203,15 +203,7 @@ Status NvprofReader::readKernels(const char* table)
             r.globalPid = globalPidOf(r.correlationId);
             r.nameId = SqliteDb::num(s, 5, -1);
             r.shortNameId = -1;
-            for (int i = 0; i < 3; ++i) {
-                r.grid[i] = SqliteDb::num(s, 6 + i);
-                r.block[i] = SqliteDb::num(s, 9 + i);
-            }
-            r.registersPerThread = SqliteDb::num(s, 12);
-            r.staticSharedMemory = SqliteDb::num(s, 13);
-            r.dynamicSharedMemory = SqliteDb::num(s, 14);
-            r.graphId = SqliteDb::num(s, 15);
-            r.graphNodeId = SqliteDb::num(s, 16);
+            r.readLaunchColumns(s, 6);
             m_rows.kernel(r);
         });
 }
