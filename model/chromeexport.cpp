@@ -264,15 +264,7 @@ Expected<ChromeExportStats> exportChromeJson(const Trace& trace, std::FILE* f, c
 Expected<ChromeExportStats> exportChromeJson(
     const Trace& trace, const std::string& path, const ChromeExportOptions& options)
 {
-    std::FILE* f = std::fopen(path.c_str(), "wb");
-    if (!f)
-        return Status::error(path + ": cannot create: " + std::strerror(errno));
-    auto r = exportChromeJson(trace, f, options);
-    if (std::fclose(f) != 0 && r)
-        return Status::error(path + ": write failed: " + std::strerror(errno));
-    if (!r)
-        return r.status().withContext(path);
-    return r;
+    return writeExportFile(path, [&](std::FILE* f) { return exportChromeJson(trace, f, options); });
 }
 
 } // namespace gapscope::model

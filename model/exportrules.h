@@ -16,6 +16,9 @@
 
 #include "model/trace.h"
 
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -73,5 +76,21 @@ public:
 
 // Reports the arguments of event `index` of `lane`; returns how many it reported.
 int visitEventArgs(const Trace& trace, const Lane& lane, size_t index, EventArgSink& sink);
+
+// Creates `path`, runs `write(FILE*)` (returning an Expected) on it and closes it; a failure to create, to
+// write or to close is an error naming the path.
+template <typename Write>
+auto writeExportFile(const std::string& path, Write write) -> decltype(write(static_cast<std::FILE*>(nullptr)))
+{
+    std::FILE* f = std::fopen(path.c_str(), "wb");
+    if (!f)
+        return Status::error(path + ": cannot create: " + std::strerror(errno));
+    auto r = write(f);
+    if (std::fclose(f) != 0 && r)
+        return Status::error(path + ": write failed: " + std::strerror(errno));
+    if (!r)
+        return r.status().withContext(path);
+    return r;
+}
 
 } // namespace gapscope::model

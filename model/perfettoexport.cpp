@@ -556,15 +556,7 @@ Expected<PerfettoExportStats> exportPerfetto(const Trace& trace, std::FILE* f, c
 Expected<PerfettoExportStats> exportPerfetto(
     const Trace& trace, const std::string& path, const PerfettoExportOptions& options)
 {
-    std::FILE* f = std::fopen(path.c_str(), "wb");
-    if (!f)
-        return Status::error(path + ": cannot create: " + std::strerror(errno));
-    auto r = exportPerfetto(trace, f, options);
-    if (std::fclose(f) != 0 && r)
-        return Status::error(path + ": write failed: " + std::strerror(errno));
-    if (!r)
-        return r.status().withContext(path);
-    return r;
+    return writeExportFile(path, [&](std::FILE* f) { return exportPerfetto(trace, f, options); });
 }
 
 } // namespace gapscope::model
