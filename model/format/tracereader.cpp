@@ -212,7 +212,7 @@ bool TraceReader::loadIndex(std::string& why, bool& footerPresent)
         why = s.message();
         return false;
     }
-    return framesFromIndex(indexEnd, why);
+    return framesFromIndex(idx.offset, why);
 }
 
 bool TraceReader::framesFromIndex(uint64_t indexOffset, std::string& why)
@@ -230,6 +230,13 @@ bool TraceReader::framesFromIndex(uint64_t indexOffset, std::string& why)
             why = "index entry " + std::to_string(i) + " points outside the frames";
             return false;
         }
+        // The writer indexes every frame, so the entries tile the frames end to end: a gap is a
+        // frame the index does not list, whose events would be lost.
+        if (fi.offset != prevEnd) {
+            why = "index skips " + std::to_string(fi.offset - prevEnd) + " bytes of frames before entry "
+                + std::to_string(i);
+            return false;
+        }
         const uint8_t* hb = bytesAt(fi.offset, kFrameHeaderSize, scratch, st);
         if (!hb || !decodeFrameHeader(hb, fi.header, &why) || fi.end() != fi.offset + e.frame_bytes()
             || fi.header.type != e.type()) {
@@ -243,6 +250,10 @@ bool TraceReader::framesFromIndex(uint64_t indexOffset, std::string& why)
                 "skipped a frame of unknown " + frameName(fi.header.type) + " (" + std::to_string(fi.header.storedBytes)
                     + " bytes; written by a newer gapscope?)"));
         m_frames.push_back(fi);
+    }
+    if (prevEnd != indexOffset) {
+        why = "index lists frames up to offset " + std::to_string(prevEnd) + " of " + std::to_string(indexOffset);
+        return false;
     }
     return true;
 }

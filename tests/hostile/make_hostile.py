@@ -197,6 +197,15 @@ class Crafter:
                     return encode(msg)
         raise ValueError("no index entry for chunk %d" % chunk)
 
+    def drop_chunk_entry(self, chunk):
+        """The index without the entry of chunk number `chunk`."""
+        offset = self.chunks[chunk]["offset"]
+        msg = fields(self.index_message())
+        kept = [(f, w, v) for f, w, v in msg
+                if not (f == 1 and any(ef == 1 and ev == offset for ef, _, ev in fields(v)))]
+        assert len(kept) == len(msg) - 1, "no index entry for chunk %d" % chunk
+        return encode(kept)
+
     def make(self):
         t = self.total
         self.write("good.gapscope", self.good, t, validate_fails=False)
@@ -209,6 +218,11 @@ class Crafter:
                    expect=["read_index_damaged"], note="collective_count 150M")
         self.write("index-events-150M.gapscope", self.with_index(self.tamper_chunk_entry(2, 6, 150_000_000)), t,
                    expect=["read_index_damaged"], note="event_count 150M")
+        # An index that leaves a chunk out, or lists no frame at all: read in order, keep every chunk.
+        self.write("index-drops-chunk.gapscope", self.with_index(self.drop_chunk_entry(1)), t,
+                   expect=["read_index_damaged"], note="entry of chunk 1 missing")
+        self.write("index-no-frames.gapscope", self.with_index(encode([(1, 0, 16)])), t,
+                   expect=["read_index_damaged"], note="frames field of the wrong wire type")
         # 2. decompression bombs. The index: 64 MiB of tiny repeated strings, zstd-compressed.
         bomb = (b"\x12\x01a") * ((64 << 20) // 3)
         packed = zstd(bomb, level=19)
