@@ -161,7 +161,8 @@ Runs decode steps of a model on N GPUs (one process per GPU, NCCL) with known, i
   --precision LIST         COMPONENT=FORMAT,... ; all=FORMAT sets the default (bf16)
   --steps S / --warmup W   measured and warm-up steps (default 20 / 5)
   --mode eager|graph       launch kernels one by one, or replay one CUDA graph per step (default graph)
-  --nvtx                   an NVTX range "decode_step <i>" around each step
+  --nvtx                   an NVTX range "decode_step <i>" around each step (and "host_delay"
+                           around each spin of --host-delay-mode thread)
   --expert-pool auto|all|touched  store all routed experts, or only as many as one step touches
   --seed N                 data seed (default 1)
   --attention-splits N     KV splits of decode attention (default 0: about two blocks per SM)

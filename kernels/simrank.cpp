@@ -500,9 +500,14 @@ Status SimRank::enqueueSegment(size_t seg, bool inject, uint64_t& threadDelayNs)
         const bool delayed = inject && delayBefore(r);
         if (delayed) {
             GS_CUDA(cudaEventRecordWithFlags(m_delayEv[2 * d], m_stream, recordFlags));
-            if (path.hostDelayMode == HostDelayMode::Thread)
+            if (path.hostDelayMode == HostDelayMode::Thread) {
+                // Named, so a host-side attribution can say what the launching thread was doing.
+                if (m_opt.nvtx)
+                    nvtxRangePushA("host_delay");
                 threadDelayNs += hostSpin(path.hostDelayNs);
-            else
+                if (m_opt.nvtx)
+                    nvtxRangePop();
+            } else
                 GS_CUDA(cudaLaunchHostFunc(m_stream, hostDelayCallback, &m_delay));
             GS_CUDA(cudaEventRecordWithFlags(m_delayEv[2 * d + 1], m_stream, recordFlags));
             ++d;
