@@ -32,6 +32,9 @@ CTX=${E2E_CONTEXT:-4096}
 HW=${E2E_HW:-h200-sxm}
 [ -s "${E2E_PROFILE:-}" ] && HW=$E2E_PROFILE
 row() { echo "$1 | $2 | $3 | $4" >>"$TABLE"; }
+# E2E_CASES: a comma list of the cases to run (clean, clean_eager, host_delay, clean_nvtx, sync,
+# sync_eager, step_gap, straggler, slow, host_eager, long); default all.
+want() { [[ -z ${E2E_CASES:-} || ",$E2E_CASES," == *",$1,"* ]]; }
 
 SOCK=/tmp/gapscope-e2e/agent.sock
 rm -rf /tmp/gapscope-e2e && mkdir -p /tmp/gapscope-e2e && chmod 700 /tmp/gapscope-e2e
@@ -73,7 +76,7 @@ sim_capture() {
 }
 
 # Clean runs (graph and eager) and each pathology, graph mode.
-if sim_capture clean 20 1500 --mode graph; then
+if want clean && sim_capture clean 20 1500 --mode graph; then
   python3 - "$LOG/clean.info.json" "$GPUS" >>"$TABLE" <<'EOF'
 import json, sys
 d = json.load(open(sys.argv[1])); n = int(sys.argv[2])
@@ -84,19 +87,20 @@ print(f"e2e: sim capture through the agent, graph | {len(ranks)} ranks, steps {[
       f"kernels/step {counts} | {n} ranks x 20 steps, equal counts | {'PASS' if ok else 'FAIL'}")
 EOF
 fi
-if RULE=nvtx:^decode_step sim_capture clean_eager 20 1500 --mode eager --nvtx; then
+if want clean_eager && RULE=nvtx:^decode_step sim_capture clean_eager 20 1500 --mode eager --nvtx; then
   python3 "$ROOT/tests/gpu/analysis_check.py" --truth "$LOG/clean_eager.truth.json" \
     --analysis "$LOG/clean_eager.analysis.json" --label "eager clean" >>"$TABLE" 2>>"$LOG/check.err"
 fi
 check() { # name label sim args...  (graph mode, or $MODE; against the clean graph run, or $CLEAN)
   local name=$1 label=$2
   shift 2
+  want "$name" || return
   sim_capture "$name" 20 1500 --mode "${MODE:-graph}" "$@" || return
   python3 "$ROOT/tests/gpu/analysis_check.py" --truth "$LOG/$name.truth.json" --analysis "$LOG/$name.analysis.json" \
     --clean-analysis "$LOG/${CLEAN:-clean}.analysis.json" --label "$label" >>"$TABLE" 2>>"$LOG/check.err"
 }
 check host_delay "host delay 100 us/layer" --host-delay-us 100
-RULE=nvtx:^decode_step sim_capture clean_nvtx 20 1500 --mode graph --nvtx
+want clean_nvtx && RULE=nvtx:^decode_step sim_capture clean_nvtx 20 1500 --mode graph --nvtx
 # Syncs: the sim times each sync's idle between two clock-stamp kernels (--sync-stamps), in the
 # clock of the capture's kernel timestamps, so the truth holds what capturing adds at each boundary
 # (CUPTI's per-graph-launch cost in graph mode, its per-launch cost in eager mode) as the trace does.
@@ -106,6 +110,18 @@ MODE=eager RULE=nvtx:^decode_step CLEAN=clean_eager check sync_eager "sync after
 check step_gap "step gap 2 ms" --step-gap-us 2000
 [ "$GPUS" -ge 2 ] && check straggler "straggler rank 1 +50 us" --straggler-rank 1 --straggler-us 50
 check slow "slow routed experts x2" --slow routed_experts:2
+# What the host was doing: eager, the launching thread spins 200 us before each layer inside an NVTX
+# range `host_delay`; the launch/host gap time attributed to that range must be the GPU idle across
+# the delays (tests/gpu/host_check.py).
+if want host_eager && RULE=nvtx:^decode_step sim_capture host_eager 20 1500 --mode eager --nvtx \
+    --host-delay-us 200 --host-delay-mode thread; then
+  clean=()
+  [ -s "$LOG/clean_eager.analysis.json" ] && clean=(--clean-analysis "$LOG/clean_eager.analysis.json")
+  python3 "$ROOT/tests/gpu/host_check.py" --truth "$LOG/host_eager.truth.json" \
+    --analysis "$LOG/host_eager.analysis.json" "${clean[@]}" --label "host attribution, eager" \
+    >>"$TABLE" 2>>"$LOG/check.err"
+fi
+want long || { kill $AGENT_PID 2>/dev/null; wait $AGENT_PID 2>/dev/null; exit 0; }
 
 # A long capture: agent and rank memory stay flat.
 rm -f "$LOG/long.ready"

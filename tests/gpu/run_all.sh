@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 # Every GPU check in one command, on the GPU box (repo root):
-#   tests/gpu/run_all.sh [PARTS]        PARTS: comma list of kernels,e2e,agent,inject,sample,bench,fixtures
+#   tests/gpu/run_all.sh [PARTS]        PARTS: comma list of kernels,e2e,host,agent,inject,sample,bench,fixtures
 #                                       (default all but bench)
 # Builds with the gpu preset (no Qt, CUDA on) unless GAPSCOPE_GPU_BIN names a folder of prebuilt
 # binaries laid out like a build folder (app/, capture/, kernels/, tests/capture/inject/). Each area
@@ -66,6 +66,10 @@ fi
 if has e2e; then
   prof=$(ls "$RES"/kernels/calib1.json 2>/dev/null | head -1)
   E2E_PROFILE=$prof part e2e tests/gpu/e2e.sh "$BUILD" "$RES"
+fi
+if has host; then
+  # Only the host-attribution cases of e2e.sh (and the clean eager run they are compared with).
+  E2E_CASES=clean_eager,host_eager part host tests/gpu/e2e.sh "$BUILD" "$RES"
 fi
 if has agent; then
   part agent tests/gpu/capture_agent.sh "$BUILD" "$RES"
