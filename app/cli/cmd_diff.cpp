@@ -49,7 +49,7 @@ struct Side {
 
 std::string label(const std::vector<std::string>& paths)
 {
-    return paths.size() == 1 ? paths[0] : paths[0] + " (+" + std::to_string(paths.size() - 1) + " files)";
+    return paths.size() == 1 ? paths[0] : paths[0] + " and " + std::to_string(paths.size() - 1) + " more";
 }
 
 // Opens one side and analyses it with the classifier and budget `analyze` would pick for it.
