@@ -5,6 +5,7 @@
 #include "command.h"
 
 #include "model/analysis/diffreport.h"
+#include "model/parallel.h"
 #include "model/traceopen.h"
 
 #include <iostream>
@@ -129,8 +130,13 @@ int runDiff(const std::vector<std::string>& argsIn)
     a.label = label(a.paths);
     b.label = label(b.paths);
     const unsigned n = unsigned(std::max<int64_t>(0, threads));
-    for (Side* s : { &a, &b })
-        if (int rc = openSide(*s, p, options, classifierFile, achievable, n); rc != kExitOk)
+    // Both sides at once: each read and analysis has phases that use one core.
+    int rcs[2] = { kExitOk, kExitOk };
+    Side* sides[2] = { &a, &b };
+    model::parallelFor(
+        2, 2, [&](size_t i) { rcs[i] = openSide(*sides[i], p, options, classifierFile, achievable, n); });
+    for (int rc : rcs)
+        if (rc != kExitOk)
             return rc;
 
     model::TraceDiff diff(*a.analyzer, *b.analyzer);
