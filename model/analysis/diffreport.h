@@ -12,7 +12,8 @@
 //   kernels [{name, match, a_count, b_count, a_total_ns, b_total_ns, a_median_ns, b_median_ns,
 //            a_own_ns, b_own_ns, delta_total_ns, delta_own_ns, [a_names, b_names]}]
 //            largest |delta_total_ns| first; a median is null when unknown or absent on that side;
-//            match: exact | normalised (a_names/b_names list the full names) | new | vanished
+//            match: exact | normalised (a_names/b_names list the full names) | new | vanished;
+//   kernels_normalised                   how many rows paired only after normalising
 //   ranks [{a_rank, b_rank, a {...}, b {...}, delta_step_ms, delta_wait_ms}]  a/b: {steps, step_ms,
 //          median_step_ms, wait_ms, late_count, matched, mean_late_ms, straggler}, null when absent
 //   host_attribution {available, a, b, why}  where the host's share of launch/host gaps goes

@@ -27,6 +27,9 @@
 // waterfalls and the per-rank step figures are then left out), or different rank counts (the ranks
 // only one side has are listed without a partner). Everything else is still compared.
 //
+// Cost: the analyzers' queries, plus one pass over each trace's kernels (kernelTable, the two
+// traces on two threads).
+//
 // Threading: computed in the constructor; the two analyzers (and their traces) must outlive the
 // diff. Const afterwards, safe to read from several threads.
 
