@@ -20,7 +20,7 @@ mkdir -p "$DATA"
 timed() {
   local out
   out=$( { TIMEFORMAT='%R %U %S'; time "$@" > /dev/null 2>&1; } 2>&1 | tail -1)
-  echo "$out" | awk '{ printf "%s %.2f", $1, $2 + $3 }'
+  echo "$out" | awk '{ printf "%s %.2f\n", $1, $2 + $3 }'
 }
 aw=() ac=() dw=() dc=()
 for i in 1 2 3; do
