@@ -5,7 +5,9 @@
 #include "views/annotationmodel.h"
 #include "views/annotationpanel.h"
 #include "views/budgetpanel.h"
+#include "views/compareview.h"
 #include "views/detailspane.h"
+#include "views/jobtracker.h"
 #include "views/lanelayout.h"
 #include "views/searchbar.h"
 #include "views/timelinewidget.h"
@@ -26,6 +28,7 @@
 #include <QDragEnterEvent>
 #include <QFileDialog>
 #include <QFileInfo>
+#include <QFutureWatcher>
 #include <QLabel>
 #include <QMenuBar>
 #include <QMessageBox>
@@ -36,6 +39,7 @@
 #include <QSplitter>
 #include <QStatusBar>
 #include <QToolButton>
+#include <QtConcurrent/QtConcurrentRun>
 
 #include <algorithm>
 
@@ -137,6 +141,9 @@ void MainWindow::buildMenus()
     QMenu* exports = file->addMenu(tr("&Export"));
     exports->addAction(tr("&Image…"), QKeySequence(Qt::CTRL | Qt::Key_E), this, &MainWindow::exportDialog);
     exports->addAction(tr("&Perfetto trace…"), this, &MainWindow::exportPerfettoDialog);
+    m_exportComparison = exports->addAction(tr("&Comparison image…"), this, &MainWindow::exportComparisonDialog);
+    m_exportComparison->setEnabled(false);
+    file->addAction(tr("Compare &with…"), this, &MainWindow::compareDialog);
 #ifdef GAPSCOPE_HAVE_LIVE
     file->addAction(tr("Save trace &as .gapscope…"), QKeySequence::SaveAs, this, &MainWindow::saveTraceDialog);
     file->addAction(tr("&Connect to agent…"), this, &MainWindow::connectToAgent);
@@ -420,6 +427,94 @@ void MainWindow::exportDialog()
     settings.setValue(QStringLiteral("exportDir"), QFileInfo(path).absolutePath());
     const QString err = m_workspace->exportImage(
         path, m_workspace->screenExportSize(), path.endsWith(QLatin1String(".svg"), Qt::CaseInsensitive));
+    if (!err.isEmpty())
+        QMessageBox::warning(this, tr("Export failed"), err);
+    else
+        statusBar()->showMessage(tr("Exported %1").arg(path), 8000);
+}
+
+void MainWindow::compareDialog()
+{
+    if (!m_doc)
+        return;
+    QSettings settings;
+    const QStringList files = QFileDialog::getOpenFileNames(this, tr("Compare with trace"),
+        settings.value(QStringLiteral("lastDir")).toString(),
+        tr("Traces (*.gapscope *.json *.json.gz *.pt.trace.json *.sqlite);;All files (*)"));
+    if (files.isEmpty())
+        return;
+    settings.setValue(QStringLiteral("lastDir"), QFileInfo(files.first()).absolutePath());
+    compareWith(files);
+}
+
+void MainWindow::compareWith(const QStringList& paths)
+{
+    if (!m_doc || paths.isEmpty())
+        return;
+    // The same classifier and budget on both sides: A's, as its analysis uses them.
+    const gapscope::model::GapAnalyzer* an = m_workspace->analysis()->analyzer();
+    gapscope::model::KernelClassifier classifier
+        = an ? an->classifier() : gapscope::model::KernelClassifier::builtinDefault();
+    gapscope::model::StepBudget budget = an ? an->budget() : gapscope::model::StepBudget {};
+    const int generation = ++m_compareGeneration;
+    m_status->setText(tr("Comparing with %1…").arg(QFileInfo(paths.first()).fileName()));
+    struct Result {
+        std::shared_ptr<const Comparison> comparison;
+        QString error;
+    };
+    auto* watcher = new QFutureWatcher<Result>(this);
+    connect(watcher, &QFutureWatcher<Result>::finished, this, [this, watcher, generation, paths] {
+        const Result r = watcher->result();
+        watcher->deleteLater();
+        if (generation != m_compareGeneration)
+            return; // superseded
+        if (!r.comparison) {
+            m_status->setText(tr("Compare failed"));
+            QMessageBox::warning(this, tr("Compare with"), r.error);
+            return;
+        }
+        if (!m_compare) {
+            m_compare = new CompareView;
+            m_compareDock = new QDockWidget(tr("Compare"), this);
+            m_compareDock->setObjectName(QStringLiteral("compare"));
+            m_compareDock->setWidget(m_compare);
+            addDockWidget(Qt::BottomDockWidgetArea, m_compareDock);
+        }
+        m_compare->setComparison(r.comparison);
+        m_compareDock->show();
+        m_compareDock->raise();
+        m_exportComparison->setEnabled(true);
+        m_status->setText(tr("Compared with %1").arg(QFileInfo(paths.first()).fileName()));
+        emit comparisonShown();
+    });
+    watcher->setFuture(QtConcurrent::run(jobPool(), [a = m_doc, paths, classifier, budget]() {
+        Result r;
+        QString error;
+        std::shared_ptr<const TraceDocument> b = TraceDocument::open(paths, &error);
+        if (!b) {
+            r.error = error;
+            return r;
+        }
+        r.comparison = Comparison::make(a, b, classifier, budget);
+        return r;
+    }));
+}
+
+void MainWindow::exportComparisonDialog()
+{
+    if (!m_compare || !m_compare->comparison())
+        return;
+    QSettings settings;
+    const QString suggested = settings.value(QStringLiteral("exportDir"), QDir::homePath()).toString()
+        + QLatin1Char('/') + QFileInfo(m_compare->comparison()->a->displayName()).completeBaseName()
+        + QStringLiteral("-compare.png");
+    const QString path = QFileDialog::getSaveFileName(
+        this, tr("Export comparison image"), suggested, tr("PNG image (*.png);;SVG image (*.svg)"));
+    if (path.isEmpty())
+        return;
+    settings.setValue(QStringLiteral("exportDir"), QFileInfo(path).absolutePath());
+    const QSize size = m_compare->size().expandedTo(QSize(320, 200));
+    const QString err = m_compare->exportImage(path, size, path.endsWith(QLatin1String(".svg"), Qt::CaseInsensitive));
     if (!err.isEmpty())
         QMessageBox::warning(this, tr("Export failed"), err);
     else

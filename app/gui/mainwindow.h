@@ -7,6 +7,10 @@
 // the status bar; the window stays responsive and a newer open supersedes an older one. Window
 // geometry, dock layout, lane options and recent files are kept in QSettings.
 //
+// File > Compare with… opens a second trace (B) in the background and compares the shown one (A)
+// with it in the "Compare" dock (CompareView: the same comparison as `gapscope-cli diff`), which
+// File > Export > Comparison image… writes like the main view.
+//
 // The Live menu holds "Connect to agent…" (connectToAgent()), the entry point of the live
 // connection: streaming from a capture agent into the open workspace.
 //
@@ -21,6 +25,7 @@
 
 #include <memory>
 
+class CompareView;
 class LivePanel;
 class LiveSession;
 class QAction;
@@ -55,11 +60,17 @@ public:
     QProgressBar* loadProgress() const { return m_progress; }
     QToolButton* cancelLoadButton() const { return m_cancel; }
     QMessageBox* errorDialog() const;
+    // Compares the shown trace (A) with the trace of `paths` (B), opened and analysed in the background
+    // with A's classifier and budget; the result shows in the Compare dock (comparisonShown()).
+    void compareWith(const QStringList& paths);
+    CompareView* compareView() const { return m_compare; }
 
 public slots:
     void openDialog();
     void exportDialog();
     void exportPerfettoDialog();
+    void compareDialog();
+    void exportComparisonDialog();
     void connectToAgent();
     // Writes the shown trace (or the live capture) as a .gapscope file.
     void saveTraceDialog();
@@ -69,6 +80,7 @@ public slots:
 signals:
     void documentShown();
     void firstPaint(qint64 ms);
+    void comparisonShown();
 
 protected:
     void closeEvent(QCloseEvent* e) override;
@@ -97,6 +109,10 @@ private:
     LiveSession* m_live = nullptr;
     LivePanel* m_livePanel = nullptr;
     QDockWidget* m_liveDock = nullptr;
+    CompareView* m_compare = nullptr;
+    QDockWidget* m_compareDock = nullptr;
+    QAction* m_exportComparison = nullptr;
+    int m_compareGeneration = 0; // a newer Compare with… supersedes an older one still loading
     QByteArray m_defaultState; // the dock layout before any saved one was restored
     std::shared_ptr<const TraceDocument> m_doc;
     QElapsedTimer m_openTimer;

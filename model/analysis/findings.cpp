@@ -112,6 +112,13 @@ void gapFindings(const GapAnalyzer& a, const GapAnalyzer::Breakdown& b, std::vec
 
 } // namespace
 
+bool isNotableStraggler(const GapAnalyzer::Straggler& s, double steps, double stepNs)
+{
+    // Natural jitter makes every rank last now and then: only a rank last often and by enough counts.
+    return s.lateCount && double(s.lateCount) >= 0.1 * double(s.matched)
+        && double(s.lateSum) / std::max(1.0, steps) >= 0.01 * stepNs;
+}
+
 std::vector<Finding> makeFindings(const GapAnalyzer& a, const GapAnalyzer::Breakdown& b,
     const std::vector<GapAnalyzer::Straggler>& stragglers, const std::vector<GapAnalyzer::IdleGap>& largestGaps)
 {
@@ -133,15 +140,12 @@ std::vector<Finding> makeFindings(const GapAnalyzer& a, const GapAnalyzer::Break
             "budget", measured - budget));
     }
     gapFindings(a, b, out);
-    // Stragglers worth a sentence: last at >= 10% of the collectives they took part in, and late by
-    // >= 1% of the step in total (natural jitter makes every rank last now and then).
     const double stepNs = double(b.measuredNs) / steps;
     const double stepCount = double(
         a.critical(b.steps.empty() ? 0 : b.steps.front().second, b.steps.empty() ? 0 : b.steps.back().second).total);
     std::vector<GapAnalyzer::Straggler> late;
     for (const auto& s : stragglers)
-        if (s.lateCount && double(s.lateCount) >= 0.1 * double(s.matched)
-            && double(s.lateSum) / std::max(1.0, stepCount) >= 0.01 * stepNs)
+        if (isNotableStraggler(s, stepCount, stepNs))
             late.push_back(s);
     std::stable_sort(late.begin(), late.end(), [](const auto& x, const auto& y) { return x.lateSum > y.lateSum; });
     for (const auto& s : late) {

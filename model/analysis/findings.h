@@ -34,6 +34,10 @@ struct Finding {
 std::vector<Finding> makeFindings(const GapAnalyzer& analyzer, const GapAnalyzer::Breakdown& criticalPath,
     const std::vector<GapAnalyzer::Straggler>& stragglers, const std::vector<GapAnalyzer::IdleGap>& largestGaps);
 
+// A straggler worth naming: last at >= 10% of the collectives it took part in, and late by >= 1% of
+// the step in total (`steps` steps looked at, `stepNs` the mean step).
+bool isNotableStraggler(const GapAnalyzer::Straggler& straggler, double steps, double stepNs);
+
 // "41.2", "0.80", "0.018": enough digits for the size of the value.
 std::string formatMs(double ms);
 // "41.2 ms", "0.80 ms", "12.5 us".

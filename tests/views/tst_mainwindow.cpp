@@ -2,9 +2,14 @@
 // The main window's first impression: the first start (no saved settings) fills the screen's available
 // area; a later start comes back at the size and state the window was closed with. At 1366x768 with
 // the bundled sample every waterfall label is whole (none elided), each bar carries its value, and
-// the kernel table's name column shows kernel names, not their return type.
+// the kernel table's name column shows kernel names, not their return type. File > Compare with…
+// shows the comparison in the Compare dock (the sample against itself: nothing moved) and enables
+// its export.
 #include "app/gui/mainwindow.h"
 #include "model/kernelname.h"
+#include "views/bardiffmodel.h"
+#include "views/compareview.h"
+#include "views/kerneldiffmodel.h"
 #include "views/kerneltablemodel.h"
 #include "views/statspanel.h"
 #include "views/statstable.h"
@@ -136,6 +141,42 @@ private slots:
             QVERIFY2(fm.horizontalAdvance(shown) + 8 <= nameWidth, qPrintable(shown));
         }
         w.close();
+    }
+
+    void compareWithShowsTheCompareDock()
+    {
+        MainWindow w;
+        w.showNormal();
+        QVERIFY(QTest::qWaitForWindowExposed(&w));
+        QAction* compare = nullptr;
+        QAction* exportComparison = nullptr;
+        for (QAction* a : w.findChildren<QAction*>()) {
+            if (a->text() == QStringLiteral("Compare &with…"))
+                compare = a;
+            if (a->text() == QStringLiteral("&Comparison image…"))
+                exportComparison = a;
+        }
+        QVERIFY(compare && exportComparison);
+        QVERIFY(!exportComparison->isEnabled());
+        const QString sample = QStringLiteral(GAPSCOPE_RESOURCE_DIR "/samples/glm5-tp2-decode.gapscope");
+        QSignalSpy shown(&w, &MainWindow::documentShown);
+        w.openFiles({ sample });
+        QTRY_VERIFY_WITH_TIMEOUT(!shown.isEmpty(), 60000);
+        QSignalSpy compared(&w, &MainWindow::comparisonShown);
+        w.compareWith({ sample });
+        QTRY_VERIFY_WITH_TIMEOUT(!compared.isEmpty(), 60000);
+        QVERIFY(w.compareView() && w.compareView()->isVisible());
+        QVERIFY(exportComparison->isEnabled());
+        const BarDiffModel* bars = w.compareView()->barModel();
+        QVERIFY(bars->rowCount() > 5);
+        for (int r = 0; r < bars->rowCount(); ++r)
+            QCOMPARE(bars->data(bars->index(r, BarDiffModel::Delta), Qt::UserRole).toDouble(), 0.0);
+        const KernelDiffModel* k = w.compareView()->kernelModel();
+        QVERIFY(k->rowCount() > 10);
+        for (int r = 0; r < k->rowCount(); ++r) {
+            QCOMPARE(k->data(k->index(r, KernelDiffModel::Match), Qt::UserRole).toString(), QStringLiteral("exact"));
+            QCOMPARE(k->data(k->index(r, KernelDiffModel::DeltaTotal), Qt::UserRole).toDouble(), 0.0);
+        }
     }
 
     void resetLayoutBringsTheDocksBack()

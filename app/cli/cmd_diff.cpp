@@ -1,0 +1,161 @@
+// SPDX-License-Identifier: MIT
+// gapscope-cli diff: two captures compared (before/after), bar by bar, kernel by kernel, rank by rank.
+#include "analysissetup.h"
+#include "budgetoptions.h"
+#include "command.h"
+
+#include "model/analysis/diffreport.h"
+#include "model/parallel.h"
+#include "model/traceopen.h"
+
+#include <iostream>
+#include <memory>
+
+namespace gapscope::cli {
+
+namespace {
+
+const char* const kName = "gapscope-cli diff: ";
+
+// Takes every "--before F..." / "--after F..." out of `args` (the files up to the next option), so
+// that one flag can name several files. Returns false when one of them names no file.
+bool takeFileSets(std::vector<std::string>& args, std::vector<std::string>& before, std::vector<std::string>& after,
+    std::string& error)
+{
+    std::vector<std::string> rest;
+    for (size_t i = 0; i < args.size(); ++i) {
+        std::vector<std::string>* set = args[i] == "--before" ? &before : args[i] == "--after" ? &after : nullptr;
+        if (!set) {
+            rest.push_back(args[i]);
+            continue;
+        }
+        const size_t from = set->size();
+        while (i + 1 < args.size() && args[i + 1].rfind("--", 0) != 0)
+            set->push_back(args[++i]);
+        if (set->size() == from) {
+            error = args[i] + " wants one or more trace files";
+            return false;
+        }
+    }
+    args = std::move(rest);
+    return true;
+}
+
+struct Side {
+    std::string label;
+    std::vector<std::string> paths;
+    std::optional<model::Trace> trace;
+    std::unique_ptr<model::GapAnalyzer> analyzer;
+};
+
+std::string label(const std::vector<std::string>& paths)
+{
+    return paths.size() == 1 ? paths[0] : paths[0] + " and " + std::to_string(paths.size() - 1) + " more";
+}
+
+// Opens one side and analyses it with the classifier and budget `analyze` would pick for it.
+int openSide(Side& s, const ArgParser& p, const BudgetOptions& options, const std::string& classifierFile,
+    bool achievable, unsigned threads)
+{
+    model::ReadOptions ro;
+    ro.threads = threads;
+    auto trace = model::openTrace(s.paths, ro);
+    if (!trace) {
+        std::cerr << kName << trace.error() << "\n";
+        return kExitFailure;
+    }
+    s.trace.emplace(std::move(trace).value());
+    auto classifier = pickClassifier(classifierFile, *s.trace);
+    if (!classifier) {
+        std::cerr << kName << classifier.error() << "\n";
+        return kExitProblems;
+    }
+    std::optional<pb::BudgetSettings> settings;
+    auto budget = pickBudget(p, options, achievable, *s.trace, settings);
+    if (!budget) {
+        std::cerr << kName << s.label << ": " << budget.error() << "\n";
+        return kExitProblems;
+    }
+    model::GapAnalyzer::Options aopt;
+    aopt.threads = threads;
+    s.analyzer = std::make_unique<model::GapAnalyzer>(
+        *s.trace, std::move(classifier).value(), std::move(budget).value(), aopt);
+    return kExitOk;
+}
+
+int runDiff(const std::vector<std::string>& argsIn)
+{
+    ArgParser p("diff", "A B  |  --before F... --after F...",
+        "Two captures compared, A (before) against B (after): the waterfall of the median step and of the mean step "
+        "of each, with the change per bar, largest first, and the step time change; per kernel name the count, total, "
+        "median and own time in A and B (names paired exactly, else after normalising template arguments and "
+        "parameter lists), new and vanished kernels; per rank the measured step, collective wait and stragglers. "
+        "A and B are .gapscope files or foreign traces (as for 'analyze'); --before/--after take one file per rank. "
+        "Budget flags as for 'analyze' (without them, each trace's stored settings, if any). Exit 1 when something "
+        "could not be compared (no steps in common, different rank counts): the rest is still printed.");
+    BudgetOptions options;
+    options.addTo(p);
+    std::string classifierFile;
+    bool json = false, achievable = false;
+    int64_t threads = 0, kernels = 25;
+    std::vector<std::string> before, after, unused;
+    p.multi("--before", "F...", "the files of A (one per rank), instead of A", unused);
+    p.multi("--after", "F...", "the files of B (one per rank), instead of B", unused);
+    p.option("--classifier", "FILE", "kernel classification table for both (default: each trace's, else built-in)",
+        classifierFile);
+    p.flag("--achievable", "compare with the budget's achievable column (default: ideal)", achievable);
+    p.flag("--json", "machine-readable output", json);
+    p.option("--kernels", "N", "text: the N kernels that changed most (default 25; JSON lists all)", kernels);
+    p.option("--threads", "N", "threads for reading and analysis (default: all)", threads);
+    p.setPositionals(0, 2);
+    std::vector<std::string> args = argsIn;
+    std::string error;
+    const bool sets = takeFileSets(args, before, after, error);
+    if (int rc = p.parse(args); rc >= 0)
+        return rc;
+    if (!sets)
+        return p.usageError(error);
+    Side a, b;
+    if (!before.empty() || !after.empty()) {
+        if (before.empty() || after.empty() || !p.positionals().empty())
+            return p.usageError("--before and --after go together, instead of A and B");
+        a.paths = before;
+        b.paths = after;
+    } else if (p.positionals().size() == 2) {
+        a.paths = { p.positionals()[0] };
+        b.paths = { p.positionals()[1] };
+    } else {
+        return p.usageError("wants two traces A B, or --before F... --after F...");
+    }
+    a.label = label(a.paths);
+    b.label = label(b.paths);
+    const unsigned n = unsigned(std::max<int64_t>(0, threads));
+    // Both sides at once: each read and analysis has phases that use one core.
+    int rcs[2] = { kExitOk, kExitOk };
+    Side* sides[2] = { &a, &b };
+    model::parallelFor(
+        2, 2, [&](size_t i) { rcs[i] = openSide(*sides[i], p, options, classifierFile, achievable, n); });
+    for (int rc : rcs)
+        if (rc != kExitOk)
+            return rc;
+
+    model::TraceDiff diff(*a.analyzer, *b.analyzer);
+    model::DiffReport::Options ropt;
+    ropt.aLabel = a.label;
+    ropt.bLabel = b.label;
+    ropt.textKernels = size_t(std::max<int64_t>(0, kernels));
+    model::DiffReport report(diff, ropt);
+    if (json)
+        std::cout << json::write(report.toJson(), 1) << "\n";
+    else
+        std::cout << report.toText();
+    for (const auto& problem : diff.problems())
+        std::cerr << kName << problem.message() << "\n";
+    return diff.problems().empty() ? kExitOk : kExitProblems;
+}
+
+} // namespace
+
+GAPSCOPE_CLI_COMMAND(diff, "diff", "two captures compared: bars, kernels and ranks, before against after", runDiff);
+
+} // namespace gapscope::cli

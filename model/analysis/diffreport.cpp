@@ -1,0 +1,328 @@
+// SPDX-License-Identifier: MIT
+#include "model/analysis/diffreport.h"
+#include "model/kernelname.h"
+
+#include <cmath>
+#include <cstdio>
+#include <sstream>
+
+namespace gapscope::model {
+
+namespace {
+
+const char* const kHostAttributionWhy
+    = "launch/host gaps are not yet attributed to what the host was doing; the bars give their total";
+
+std::string fixed(double v, int decimals = 3, bool sign = false)
+{
+    if (std::fabs(v) < 0.5 * std::pow(10.0, -decimals))
+        v = 0; // never "-0.000"
+    char buf[64];
+    std::snprintf(buf, sizeof buf, sign && v != 0 ? "%+.*f" : "%.*f", decimals, v);
+    return buf;
+}
+
+std::string pad(std::string s, size_t width, bool right = false)
+{
+    if (s.size() >= width)
+        return s + " ";
+    return right ? std::string(width - s.size(), ' ') + s : s + std::string(width - s.size(), ' ');
+}
+
+std::string percent(double a, double b)
+{
+    if (a <= 0)
+        return "";
+    return ", " + fixed(100.0 * (b - a) / a, 1, true) + " %";
+}
+
+json::Value barsJson(const std::vector<TraceDiff::BarDelta>& bars)
+{
+    json::Value out = json::Value::array();
+    for (const auto& bar : bars) {
+        json::Value o = json::Value::object();
+        o.set("name", bar.name);
+        o.set("kind", toString(bar.kind));
+        o.set("a_ms", bar.aNs / 1e6);
+        o.set("b_ms", bar.bNs / 1e6);
+        o.set("delta_ms", bar.deltaNs() / 1e6);
+        o.set("in_a", bar.inA);
+        o.set("in_b", bar.inB);
+        out.push(std::move(o));
+    }
+    return out;
+}
+
+json::Value rankSideJson(const TraceDiff::RankSide& s)
+{
+    if (!s.present)
+        return json::Value();
+    json::Value o = json::Value::object();
+    o.set("steps", s.steps);
+    o.set("step_ms", s.stepNs / 1e6);
+    o.set("median_step_ms", s.medianStepNs / 1e6);
+    o.set("wait_ms", s.waitNs / 1e6);
+    o.set("late_count", s.lateCount);
+    o.set("matched", s.matched);
+    o.set("mean_late_ms", s.meanLateMs);
+    o.set("straggler", s.straggler);
+    return o;
+}
+
+json::Value stringsJson(const std::vector<std::string>& v)
+{
+    json::Value out = json::Value::array();
+    for (const auto& s : v)
+        out.push(s);
+    return out;
+}
+
+} // namespace
+
+DiffReport::DiffReport(const TraceDiff& diff, Options options)
+    : m_diff(diff)
+    , m_options(std::move(options))
+{
+}
+
+json::Value DiffReport::sideJson(const GapAnalyzer& an, const std::string& label) const
+{
+    json::Value o = json::Value::object();
+    o.set("label", label);
+    o.set("ranks", an.ranks().size());
+    o.set("budget", an.budget().present ? json::Value(an.budget().description) : json::Value());
+    return o;
+}
+
+json::Value DiffReport::stepsJson() const
+{
+    const TraceDiff::Steps& s = m_diff.steps();
+    const TraceDiff::Waterfall& med = m_diff.median();
+    const TraceDiff::Waterfall& mean = m_diff.mean();
+    auto side = [&](bool a) {
+        json::Value o = json::Value::object();
+        o.set("count", a ? s.a : s.b);
+        const auto& steps = a ? med.aSteps : med.bSteps;
+        o.set("median_ms", med.valid ? json::Value((a ? med.aMeasuredNs : med.bMeasuredNs) / 1e6) : json::Value());
+        o.set("mean_ms", mean.valid ? json::Value((a ? mean.aMeasuredNs : mean.bMeasuredNs) / 1e6) : json::Value());
+        o.set("median_step", steps.empty() ? json::Value() : json::Value(steps[0].second));
+        o.set("median_rank", steps.empty() ? json::Value() : json::Value(steps[0].first));
+        return o;
+    };
+    json::Value o = json::Value::object();
+    o.set("a", side(true));
+    o.set("b", side(false));
+    o.set("common", s.common);
+    o.set("first", s.common ? json::Value(s.first) : json::Value());
+    o.set("last", s.common ? json::Value(s.last) : json::Value());
+    o.set("delta_median_ms", med.valid ? json::Value(med.deltaNs() / 1e6) : json::Value());
+    o.set("delta_mean_ms", mean.valid ? json::Value(mean.deltaNs() / 1e6) : json::Value());
+    return o;
+}
+
+json::Value DiffReport::kernelsJson() const
+{
+    json::Value out = json::Value::array();
+    for (const auto& k : m_diff.kernels()) {
+        const bool inA = k.match != TraceDiff::Match::New, inB = k.match != TraceDiff::Match::Vanished;
+        json::Value o = json::Value::object();
+        o.set("name", k.name);
+        o.set("match", toString(k.match));
+        o.set("a_count", k.aCount);
+        o.set("b_count", k.bCount);
+        o.set("a_total_ns", k.aTotal);
+        o.set("b_total_ns", k.bTotal);
+        o.set("a_median_ns", inA && k.mediansKnown ? json::Value(k.aMedian) : json::Value());
+        o.set("b_median_ns", inB && k.mediansKnown ? json::Value(k.bMedian) : json::Value());
+        o.set("a_own_ns", k.aOwn);
+        o.set("b_own_ns", k.bOwn);
+        o.set("delta_total_ns", k.deltaTotal());
+        o.set("delta_own_ns", k.bOwn - k.aOwn);
+        if (k.match == TraceDiff::Match::Normalised) {
+            o.set("a_names", stringsJson(k.aNames));
+            o.set("b_names", stringsJson(k.bNames));
+        }
+        out.push(std::move(o));
+    }
+    return out;
+}
+
+json::Value DiffReport::ranksJson() const
+{
+    json::Value out = json::Value::array();
+    for (const auto& r : m_diff.ranks()) {
+        json::Value o = json::Value::object();
+        o.set("a_rank", r.a.present ? json::Value(r.a.rank) : json::Value());
+        o.set("b_rank", r.b.present ? json::Value(r.b.rank) : json::Value());
+        o.set("a", rankSideJson(r.a));
+        o.set("b", rankSideJson(r.b));
+        const bool both = r.a.present && r.b.present && m_diff.steps().common;
+        o.set("delta_step_ms", both ? json::Value((r.b.stepNs - r.a.stepNs) / 1e6) : json::Value());
+        o.set("delta_wait_ms", both ? json::Value((r.b.waitNs - r.a.waitNs) / 1e6) : json::Value());
+        out.push(std::move(o));
+    }
+    return out;
+}
+
+json::Value DiffReport::toJson() const
+{
+    json::Value doc = json::Value::object();
+    doc.set("a", sideJson(m_diff.a(), m_options.aLabel));
+    doc.set("b", sideJson(m_diff.b(), m_options.bLabel));
+    doc.set("steps", stepsJson());
+    doc.set("bars", barsJson(m_diff.median().bars));
+    doc.set("mean_bars", barsJson(m_diff.mean().bars));
+    doc.set("kernels", kernelsJson());
+    doc.set("kernels_normalised", m_diff.normalisedMatches());
+    doc.set("ranks", ranksJson());
+    json::Value host = json::Value::object();
+    host.set("available", false);
+    host.set("a", json::Value());
+    host.set("b", json::Value());
+    host.set("why", kHostAttributionWhy);
+    doc.set("host_attribution", std::move(host));
+    json::Value problems = json::Value::array();
+    for (const auto& p : m_diff.problems())
+        problems.push(p.message());
+    doc.set("problems", std::move(problems));
+    json::Value notes = stringsJson(m_diff.notes());
+    for (const auto& n : m_diff.a().notes())
+        notes.push("A: " + n);
+    for (const auto& n : m_diff.b().notes())
+        notes.push("B: " + n);
+    doc.set("notes", std::move(notes));
+    return doc;
+}
+
+std::string DiffReport::waterfallText(const TraceDiff::Waterfall& w, const std::string& title) const
+{
+    std::ostringstream out;
+    out << title << "\n";
+    if (!w.valid) {
+        out << "  (not compared)\n";
+        return out.str();
+    }
+    out << "  " << pad("bar", 34) << pad("A", 11, true) << pad("B", 11, true) << pad("delta", 11, true) << "\n";
+    for (const auto& bar : w.bars)
+        out << "  " << pad(bar.name, 34) << pad(bar.inA ? fixed(bar.aNs / 1e6) : "-", 11, true)
+            << pad(bar.inB ? fixed(bar.bNs / 1e6) : "-", 11, true) << pad(fixed(bar.deltaNs() / 1e6, 3, true), 11, true)
+            << "\n";
+    out << "  " << pad("= measured", 34) << pad(fixed(w.aMeasuredNs / 1e6), 11, true)
+        << pad(fixed(w.bMeasuredNs / 1e6), 11, true) << pad(fixed(w.deltaNs() / 1e6, 3, true), 11, true) << "\n";
+    return out.str();
+}
+
+std::string DiffReport::kernelsText() const
+{
+    std::ostringstream out;
+    const auto& ks = m_diff.kernels();
+    out << "kernels: " << ks.size() << " names";
+    if (m_diff.normalisedMatches())
+        out << ", " << m_diff.normalisedMatches()
+            << " paired only after normalising template arguments and parameter lists (marked ~)";
+    out << "; largest change of total time first (ms over the whole trace, medians in us):\n  "
+        << pad("count A", 9, true) << pad("count B", 9, true) << pad("total A", 11, true) << pad("total B", 11, true)
+        << pad("delta", 11, true) << pad("own delta", 11, true) << pad("median A", 10, true)
+        << pad("median B", 10, true) << "  name\n";
+    auto median = [](bool known, TimeNs ns) { return known ? fixed(double(ns) / 1e3, 2) : std::string("-"); };
+    for (size_t i = 0; i < ks.size() && i < m_options.textKernels; ++i) {
+        const auto& k = ks[i];
+        const bool inA = k.match != TraceDiff::Match::New, inB = k.match != TraceDiff::Match::Vanished;
+        const char* mark = k.match == TraceDiff::Match::Normalised ? "~ "
+            : k.match == TraceDiff::Match::New                     ? "+ "
+            : k.match == TraceDiff::Match::Vanished                ? "- "
+                                                                   : "  ";
+        out << "  " << pad(std::to_string(k.aCount), 9, true) << pad(std::to_string(k.bCount), 9, true)
+            << pad(fixed(double(k.aTotal) / 1e6), 11, true) << pad(fixed(double(k.bTotal) / 1e6), 11, true)
+            << pad(fixed(double(k.deltaTotal()) / 1e6, 3, true), 11, true)
+            << pad(fixed(double(k.bOwn - k.aOwn) / 1e6, 3, true), 11, true)
+            << pad(median(inA && k.mediansKnown, k.aMedian), 10, true)
+            << pad(median(inB && k.mediansKnown, k.bMedian), 10, true) << "  " << mark << shortKernelName(k.name)
+            << "\n";
+    }
+    if (ks.size() > m_options.textKernels)
+        out << "  ... " << ks.size() - m_options.textKernels << " more (--json lists every name)\n";
+    out << "  (+ new in B, - vanished from B, ~ paired after normalising)\n";
+    return out.str();
+}
+
+std::string DiffReport::ranksText() const
+{
+    std::ostringstream out;
+    out << "per rank, mean over the compared steps (ms per step):\n  " << pad("rank A/B", 10) << pad("step A", 10, true)
+        << pad("step B", 10, true) << pad("delta", 10, true) << pad("wait A", 10, true) << pad("wait B", 10, true)
+        << pad("delta", 10, true) << pad("late A", 11, true) << pad("late B", 11, true) << "\n";
+    auto rankName = [](const TraceDiff::RankSide& s) { return s.present ? std::to_string(s.rank) : std::string("-"); };
+    auto value = [](const TraceDiff::RankSide& s, double ns) { return s.present ? fixed(ns / 1e6) : std::string("-"); };
+    auto late = [](const TraceDiff::RankSide& s) {
+        if (!s.present)
+            return std::string("-");
+        return std::to_string(s.lateCount) + "/" + std::to_string(s.matched) + (s.straggler ? "!" : "");
+    };
+    for (const auto& r : m_diff.ranks()) {
+        const bool both = r.a.present && r.b.present;
+        out << "  " << pad(rankName(r.a) + "/" + rankName(r.b), 10) << pad(value(r.a, r.a.stepNs), 10, true)
+            << pad(value(r.b, r.b.stepNs), 10, true)
+            << pad(both ? fixed((r.b.stepNs - r.a.stepNs) / 1e6, 3, true) : "-", 10, true)
+            << pad(value(r.a, r.a.waitNs), 10, true) << pad(value(r.b, r.b.waitNs), 10, true)
+            << pad(both ? fixed((r.b.waitNs - r.a.waitNs) / 1e6, 3, true) : "-", 10, true) << pad(late(r.a), 11, true)
+            << pad(late(r.b), 11, true) << "\n";
+    }
+    out << "  (late = collectives it arrived last at / took part in; ! = a straggler worth naming)\n";
+    return out.str();
+}
+
+std::string DiffReport::toText() const
+{
+    std::ostringstream out;
+    const auto& d = m_diff;
+    auto sideLine = [&](const char* which, const GapAnalyzer& an, const std::string& label, uint32_t steps) {
+        out << which << ": " << label << " (" << an.ranks().size() << " ranks, " << steps
+            << " complete steps; budget: " << (an.budget().present ? an.budget().description : std::string("none"))
+            << ")\n";
+    };
+    sideLine("A", d.a(), m_options.aLabel, d.steps().a);
+    sideLine("B", d.b(), m_options.bLabel, d.steps().b);
+    const auto& med = d.median();
+    const auto& mean = d.mean();
+    if (d.steps().common) {
+        out << "steps compared: " << d.steps().first << " to " << d.steps().last << " (" << d.steps().common
+            << " in common)\n";
+        if (med.valid)
+            out << "step time: median " << fixed(med.aMeasuredNs / 1e6) << " -> " << fixed(med.bMeasuredNs / 1e6)
+                << " ms (" << fixed(med.deltaNs() / 1e6, 3, true) << " ms" << percent(med.aMeasuredNs, med.bMeasuredNs)
+                << "), mean " << fixed(mean.aMeasuredNs / 1e6) << " -> " << fixed(mean.bMeasuredNs / 1e6) << " ms ("
+                << fixed(mean.deltaNs() / 1e6, 3, true) << " ms" << percent(mean.aMeasuredNs, mean.bMeasuredNs)
+                << ")\n";
+    }
+    std::string medTitle = "waterfall of the median step";
+    if (med.valid)
+        medTitle += " (A: step " + std::to_string(med.aSteps[0].second) + " on rank "
+            + std::to_string(med.aSteps[0].first) + ", B: step " + std::to_string(med.bSteps[0].second) + " on rank "
+            + std::to_string(med.bSteps[0].first) + ")";
+    out << "\n" << waterfallText(med, medTitle + ", critical path, ms, largest change first:");
+    out << "\n"
+        << waterfallText(mean,
+               "waterfall of the mean step over " + std::to_string(d.steps().common)
+                   + " steps, critical path, ms per step, largest change first:");
+    out << "\n" << kernelsText() << "\n" << ranksText();
+    out << "\nhost attribution of launch/host gaps: not available (" << kHostAttributionWhy << ")\n";
+    if (!d.problems().empty()) {
+        out << "\nnot compared:\n";
+        for (const auto& p : d.problems())
+            out << "  - " << p.message() << "\n";
+    }
+    std::vector<std::string> notes = d.notes();
+    for (const auto& n : d.a().notes())
+        notes.push_back("A: " + n);
+    for (const auto& n : d.b().notes())
+        notes.push_back("B: " + n);
+    if (!notes.empty()) {
+        out << "\nnotes:\n";
+        for (const auto& n : notes)
+            out << "  - " << n << "\n";
+    }
+    return out.str();
+}
+
+} // namespace gapscope::model

@@ -1,0 +1,57 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+
+// DiffReport: what `gapscope-cli diff A B` prints, as JSON and as text, from a TraceDiff.
+//
+// JSON (these keys are a contract; keys may be added, never renamed):
+//   a, b {label, ranks, budget}          what was compared
+//   steps {a, b, common, first, last}    a/b: {count, median_ms, mean_ms, median_step, median_rank};
+//                                        delta_median_ms, delta_mean_ms
+//   bars [{name, kind, a_ms, b_ms, delta_ms, in_a, in_b}]   the median step, largest |delta| first
+//   mean_bars [...]                      the same for the mean per step over the compared steps
+//   kernels [{name, match, a_count, b_count, a_total_ns, b_total_ns, a_median_ns, b_median_ns,
+//            a_own_ns, b_own_ns, delta_total_ns, delta_own_ns, [a_names, b_names]}]
+//            largest |delta_total_ns| first; a median is null when unknown or absent on that side;
+//            match: exact | normalised (a_names/b_names list the full names) | new | vanished;
+//   kernels_normalised                   how many rows paired only after normalising
+//   ranks [{a_rank, b_rank, a {...}, b {...}, delta_step_ms, delta_wait_ms}]  a/b: {steps, step_ms,
+//          median_step_ms, wait_ms, late_count, matched, mean_late_ms, straggler}, null when absent
+//   host_attribution {available, a, b, why}  where the host's share of launch/host gaps goes
+//   problems [text] (what could not be compared), notes [text]
+// Times of bars and steps are ms per step (the median step: that one step).
+//
+// Threading: pure functions of the diff; thread-safe.
+
+#include "model/analysis/tracediff.h"
+#include "model/json.h"
+
+#include <string>
+
+namespace gapscope::model {
+
+class DiffReport {
+public:
+    struct Options {
+        std::string aLabel = "A", bLabel = "B"; // the files, as the user named them
+        size_t textKernels = 25; // kernel rows in the text (JSON lists all)
+    };
+
+    DiffReport(const TraceDiff& diff, Options options);
+
+    json::Value toJson() const;
+    std::string toText() const;
+
+private:
+    json::Value sideJson(const GapAnalyzer& an, const std::string& label) const;
+    json::Value stepsJson() const;
+    json::Value kernelsJson() const;
+    json::Value ranksJson() const;
+    std::string waterfallText(const TraceDiff::Waterfall& w, const std::string& title) const;
+    std::string kernelsText() const;
+    std::string ranksText() const;
+
+    const TraceDiff& m_diff;
+    Options m_options;
+};
+
+} // namespace gapscope::model
