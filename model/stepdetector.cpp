@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
 #include "model/stepdetector.h"
 
-#include "model/analysis/collectivekeys.h"
-#include "model/analysis/kernelclassifier.h"
+#include "model/collectivekeys.h"
+#include "model/kernelclassifier.h"
 
 #include <algorithm>
 #include <climits>
