@@ -3,6 +3,7 @@
 
 #include "model/format/regularfile.h"
 #include "model/format/tracereader.h"
+#include "model/open/tracemerger.h"
 #include "model/open/tracereaders.h"
 
 #include <fstream>
@@ -24,23 +25,39 @@ Expected<Trace> openTrace(const std::vector<std::string>& paths, const ReadOptio
     for (const auto& p : paths) // before anything opens it: a FIFO would block, a directory is no trace
         if (Status s = format::checkRegularFile(p); !s)
             return s;
+    // Files by reader: a reader that opens several files at once gets all of its files as one part.
     std::vector<const TraceReaderEntry*> readers;
-    for (const auto& p : paths)
-        readers.push_back(TraceReaders::find(p));
-    const TraceReaderEntry* gapscope = &TraceReaders::all().front();
-    size_t ours = 0;
-    for (const TraceReaderEntry* r : readers)
-        ours += r == gapscope ? 1 : 0;
-    if (ours == paths.size() && paths.size() > 1)
-        return Status::error(paths[1] + ": open one .gapscope file at a time (the agent merges ranks into one file)");
-    if (ours > 0 && ours < paths.size())
-        return Status::error("cannot mix .gapscope files with other trace formats");
-    for (size_t i = 0; i < paths.size(); ++i)
-        if (!readers[i] || readers[i] != readers[0])
-            return Status::error(paths[i]
+    std::vector<std::vector<std::string>> parts;
+    for (const auto& p : paths) {
+        const TraceReaderEntry* r = TraceReaders::find(p);
+        if (!r)
+            return Status::error(p
                 + ": not a .gapscope trace, and no importer recognises it "
                   "(Kineto / torch.profiler JSON, .json.gz, Nsight Systems SQLite)");
-    return readers[0]->open(paths, options);
+        size_t k = 0;
+        while (k < readers.size() && !(r->several && readers[k] == r))
+            ++k;
+        if (k == readers.size()) {
+            readers.push_back(r);
+            parts.emplace_back();
+        }
+        parts[k].push_back(p);
+    }
+    if (parts.size() == 1)
+        return readers[0]->open(parts[0], options);
+    std::vector<Trace> traces;
+    std::vector<std::string> names;
+    for (size_t k = 0; k < parts.size(); ++k) {
+        ReadOptions o = options;
+        if (options.progress) // part k covers [k/n, (k+1)/n) of the whole
+            o.progress = [&options, k, n = double(parts.size())](double f) { return options.progress((k + f) / n); };
+        auto t = readers[k]->open(parts[k], o);
+        if (!t)
+            return t.status();
+        traces.push_back(std::move(*t));
+        names.push_back(parts[k].front());
+    }
+    return TraceMerger::merge(std::move(traces), names);
 }
 
 } // namespace gapscope::model
