@@ -1,14 +1,15 @@
 // SPDX-License-Identifier: MIT
 #include "model/stepdetector.h"
 
-#include "model/analysis/collectivekeys.h"
-#include "model/analysis/kernelclassifier.h"
+#include "model/collectivekeys.h"
+#include "model/kernelclassifier.h"
+#include "model/patternmatcher.h"
 
 #include <algorithm>
 #include <climits>
 #include <limits>
 #include <map>
-#include <regex>
+#include <optional>
 #include <unordered_map>
 
 namespace gapscope::model {
@@ -20,35 +21,30 @@ constexpr const char* kDefaultNvtxPattern = "decode|step|forward";
 constexpr size_t kMinStepKernels = 8;
 constexpr double kMinPeriodCoverage = 0.5;
 
-// Name ids matching a regex, memoised (names repeat, regexes are slow).
+// Name ids matching a pattern (PatternMatcher: linear time on any pattern), memoised (names repeat).
+// An invalid pattern matches nothing.
 class NameMatcher {
 public:
     NameMatcher(const Trace& trace, const std::string& pattern)
         : m_trace(trace)
     {
-        try {
-            m_re = std::regex(pattern, std::regex::ECMAScript | std::regex::icase | std::regex::optimize);
-            m_valid = true;
-        } catch (const std::regex_error&) {
-            m_valid = false;
-        }
+        if (auto m = PatternMatcher::compile(pattern))
+            m_matcher = std::move(*m);
     }
-    bool valid() const { return m_valid; }
+    bool valid() const { return m_matcher.has_value(); }
     bool operator()(StringId id)
     {
         auto it = m_cache.find(id);
         if (it != m_cache.end())
             return it->second;
-        std::string_view s = m_trace.str(id);
-        bool m = m_valid && std::regex_search(s.begin(), s.end(), m_re);
+        const bool m = m_matcher && m_matcher->search(m_trace.str(id));
         m_cache.emplace(id, m);
         return m;
     }
 
 private:
     const Trace& m_trace;
-    std::regex m_re;
-    bool m_valid = false;
+    std::optional<PatternMatcher> m_matcher;
     std::unordered_map<StringId, bool> m_cache;
 };
 

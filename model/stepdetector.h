@@ -41,7 +41,7 @@ namespace gapscope::model {
 struct StepRule {
     enum class Kind { Auto, Nvtx, Graph, Anchor, Period };
     Kind kind = Kind::Auto;
-    std::string pattern; // regex (ECMAScript, case-insensitive) for Nvtx and Anchor; empty = default
+    std::string pattern; // regex (ECMAScript, case-insensitive, PatternMatcher) for Nvtx and Anchor; empty = default
     static bool parse(const std::string& text, StepRule& out); // "auto", "nvtx[:RE]", "graph", "anchor:RE", "period"
 };
 

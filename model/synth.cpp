@@ -20,8 +20,14 @@ Status validate(const SynthOptions& o)
         return bad("--jitter must be 0..0.3");
     if (o.hostGapUs < 0 || o.extraHostGapUs < 0 || o.launchGapUs < 0 || o.syncStallUs < 0 || o.stragglerDelayUs < 0)
         return bad("gaps and delays must not be negative");
-    if (o.stragglerRank >= int32_t(o.ranks))
+    if (o.host.empty())
+        return bad("--host must not be empty");
+    if (uint64_t(o.firstRank) + o.ranks > 65536)
+        return bad("--first-rank + --ranks must be at most 65536");
+    if (o.stragglerRank >= int64_t(o.firstRank) + o.ranks)
         return bad("--straggler-rank must be below --ranks");
+    if (o.stragglerRank >= 0 && o.stragglerRank < int64_t(o.firstRank))
+        return bad("--straggler-rank must be one of the ranks (from --first-rank on)");
     if (o.slowFactor <= 0 || o.slowFactor > 100)
         return bad("--slow-factor must be in (0, 100]");
     if (!o.slowClass.empty()) {

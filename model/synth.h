@@ -46,6 +46,10 @@ struct SynthOptions {
     std::string slowClass; // kernels of this analysis class run `slowFactor` times longer
     double slowFactor = 1.0;
     TimeNs startNs = 1764460800000000000; // 2025-11-30T00:00:00Z, CLOCK_REALTIME-like
+    // Where the ranks run: one host's share of a larger job (ranks firstRank .. firstRank+ranks-1,
+    // devices 0 .. ranks-1 of `host`), so that several files make one multi-host trace.
+    std::string host = "synth-node0";
+    uint32_t firstRank = 0;
 };
 
 Status validate(const SynthOptions& options);

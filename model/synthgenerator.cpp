@@ -124,17 +124,18 @@ void SynthGenerator::setupLanes()
     m_ranks.resize(m_o.ranks);
     for (uint32_t i = 0; i < m_o.ranks; ++i) {
         Rank& r = m_ranks[i];
-        r.rank = i;
+        r.rank = m_o.firstRank + i;
         r.rng = Rng(m_o.seed * 0x9E3779B97F4A7C15ull + i + 1);
         r.speed = std::clamp(1.0 + 0.005 * r.rng.normal(), 0.98, 1.02);
         const uint64_t tid = 81000 + 17 * i;
         const uint32_t pid = 4100 + i;
-        const std::string host = "synth-node0";
-        r.gpuLane = m_sink.lane({ LaneKind::GpuStream, i, host, i % 8, kStream, "stream 7", pid });
+        const std::string& host = m_o.host;
+        const uint32_t rank = r.rank;
+        r.gpuLane = m_sink.lane({ LaneKind::GpuStream, rank, host, i % 8, kStream, "stream 7", pid });
         r.apiLane = m_sink.lane(
-            { LaneKind::CpuApi, i, host, i % 8, tid, "thread " + std::to_string(tid) + " (python)", pid });
-        r.nvtxLane = m_sink.lane({ LaneKind::Nvtx, i, host, i % 8, tid, "nvtx " + std::to_string(tid), pid });
-        r.collLane = m_sink.lane({ LaneKind::Collective, i, host, i % 8, 0, "nccl", pid });
+            { LaneKind::CpuApi, rank, host, i % 8, tid, "thread " + std::to_string(tid) + " (python)", pid });
+        r.nvtxLane = m_sink.lane({ LaneKind::Nvtx, rank, host, i % 8, tid, "nvtx " + std::to_string(tid), pid });
+        r.collLane = m_sink.lane({ LaneKind::Collective, rank, host, i % 8, 0, "nccl", pid });
         r.host = m_o.startNs + TimeNs(i) * 1300;
     }
 }
@@ -387,6 +388,10 @@ json::Value SynthGenerator::optionsJson(const SynthOptions& o)
     v.set("straggler_delay_us", o.stragglerDelayUs);
     v.set("slow_class", o.slowClass);
     v.set("slow_factor", o.slowFactor);
+    if (o.host != SynthOptions().host || o.firstRank != 0) { // a share of a multi-host job
+        v.set("host", o.host);
+        v.set("first_rank", o.firstRank);
+    }
     return v;
 }
 
@@ -406,13 +411,13 @@ pb::FileHeader SynthGenerator::header(const SynthOptions& o)
     cap->set_nvtx(true);
     cap->set_nccl(true);
     auto* host = h.add_hosts();
-    host->set_name("synth-node0");
+    host->set_name(o.host);
     host->set_clock_offset_method("none");
     for (uint32_t i = 0; i < o.ranks; ++i) {
         auto* g = h.add_gpus();
-        g->set_uuid("GPU-5e7d0000-0000-4000-8000-" + std::to_string(100000000000ull + i));
+        g->set_uuid("GPU-5e7d0000-0000-4000-8000-" + std::to_string(100000000000ull + o.firstRank + i));
         g->set_name("NVIDIA H200 (synthetic)");
-        g->set_host("synth-node0");
+        g->set_host(o.host);
         g->set_device_index(i % 8);
         g->set_sm_count(132);
         g->set_memory_bytes(150754820096ull);
@@ -421,10 +426,10 @@ pb::FileHeader SynthGenerator::header(const SynthOptions& o)
         g->set_cc_major(9);
         g->set_peak_memory_bandwidth_gbs(4800);
         auto* rk = h.add_ranks();
-        rk->set_rank(i);
-        rk->set_world_size(o.ranks);
+        rk->set_rank(o.firstRank + i);
+        rk->set_world_size(o.firstRank + o.ranks);
         rk->set_pid(4100 + i);
-        rk->set_host("synth-node0");
+        rk->set_host(o.host);
         rk->set_gpu_uuid(g->uuid());
         rk->set_device_index(i % 8);
         rk->set_process_name("synth");

@@ -55,6 +55,11 @@ std::string LaneInfo::key() const
         + std::to_string(stream);
 }
 
+format::LaneKey LaneInfo::identity() const
+{
+    return format::LaneKey { uint32_t(kind), rank, host, pid, device, stream };
+}
+
 bool KernelConfig::operator==(const KernelConfig& o) const
 {
     return std::equal(grid, grid + 3, o.grid) && std::equal(block, block + 3, o.block) && registers == o.registers

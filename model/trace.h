@@ -16,6 +16,7 @@
 // Threading: a finished Trace is immutable and safe to read from any thread. appendFrom() (live
 // mode) mutates and must not run concurrently with readers.
 
+#include "model/format/lanekey.h"
 #include "model/format/trace.pb.h"
 #include "model/status.h"
 
@@ -47,7 +48,8 @@ const char* toString(LaneKind kind);
 constexpr uint64_t kGpuAnnotationStreamBit = 1ull << 32;
 const char* toString(EventKind kind);
 
-// Identity of a lane. Two lanes with equal keys are the same lane.
+// Identity of a lane: two lanes are the same lane when their identity() (format::LaneKey: kind,
+// rank, host, pid, device, stream) is equal.
 struct LaneInfo {
     LaneKind kind = LaneKind::Unknown;
     uint32_t rank = 0;
@@ -57,8 +59,10 @@ struct LaneInfo {
     std::string name; // display name
     uint32_t pid = 0;
 
-    // Stable text key "r<rank>/<kind>/d<device>/<stream>", used by annotations and exports.
+    // Stable text key "r<rank>/<kind>/d<device>/<stream>", used by annotations and exports (lanes that
+    // differ only in host or pid share it; findLane() gives the first of them).
     std::string key() const;
+    format::LaneKey identity() const;
     bool isGpuAnnotationLane() const { return kind == LaneKind::Nvtx && (stream & kGpuAnnotationStreamBit); }
 };
 

@@ -40,9 +40,9 @@ StringId TraceBuilder::intern(std::string_view s)
 LaneId TraceBuilder::lane(const LaneInfo& info)
 {
     Trace& t = *m_trace;
-    std::string key = info.key();
-    auto it = t.m_impl->laneByKey.find(key);
-    if (it != t.m_impl->laneByKey.end())
+    format::LaneKey key = info.identity();
+    auto it = t.m_impl->laneById.find(key);
+    if (it != t.m_impl->laneById.end())
         return it->second;
     Lane l;
     l.id = LaneId(t.m_lanes.size());
@@ -53,7 +53,8 @@ LaneId TraceBuilder::lane(const LaneInfo& info)
                                                                   : "thread ")
             + std::to_string(info.stream);
     t.m_lanes.push_back(std::move(l));
-    t.m_impl->laneByKey.emplace(std::move(key), t.m_lanes.back().id);
+    t.m_impl->laneById.emplace(std::move(key), t.m_lanes.back().id);
+    t.m_impl->laneByKey.emplace(info.key(), t.m_lanes.back().id);
     return t.m_lanes.back().id;
 }
 
@@ -202,8 +203,9 @@ void Trace::appendFrom(TraceBuilder& builder)
     }
     for (size_t i = map.laneMap.size(); i < src.m_lanes.size(); ++i) {
         const LaneInfo& info = src.m_lanes[i].info;
-        auto [it, inserted] = m_impl->laneByKey.emplace(info.key(), LaneId(m_lanes.size()));
+        auto [it, inserted] = m_impl->laneById.emplace(info.identity(), LaneId(m_lanes.size()));
         if (inserted) {
+            m_impl->laneByKey.emplace(info.key(), it->second);
             m_lanes.emplace_back();
             m_lanes.back().id = it->second;
             m_lanes.back().info = info;

@@ -43,7 +43,8 @@ struct LaunchEntry {
 
 struct Trace::Impl {
     InternTable strings;
-    std::unordered_map<std::string, LaneId> laneByKey;
+    std::unordered_map<format::LaneKey, LaneId, format::LaneKeyHash> laneById; // by LaneInfo::identity()
+    std::unordered_map<std::string, LaneId> laneByKey; // by LaneInfo::key(): the first lane of that key
     std::unordered_map<KernelConfig, uint32_t, ConfigKeyHash> configIndex;
     std::array<uint64_t, 8> counts {}; // by EventKind
 

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 #include "model/tracesummary.h"
 
+#include "model/owntime.h"
+
 #include <algorithm>
 #include <cstdio>
 #include <limits>
@@ -61,18 +63,16 @@ void addLaneBusy(const Trace& trace, LaneId id, TimeNs w0, TimeNs w1, StepRow& r
 }
 
 // Calls fn(events, index, own) for every kernel on a GPU stream, lane by lane in event order. own is
-// the kernel's own time: from max(start, latest end of the earlier events of its stream) to its end.
+// the kernel's own time (OwnTime).
 template <class Fn> void forEachKernel(const Trace& trace, Fn&& fn)
 {
     for (const Lane& lane : trace.lanes()) {
         if (lane.info.kind != LaneKind::GpuStream)
             continue;
         const LaneEvents& ev = lane.events;
-        TimeNs laneEnd = std::numeric_limits<TimeNs>::min();
+        OwnTime stream;
         for (size_t i = 0; i < ev.size(); ++i) {
-            const TimeNs en = ev.end(i);
-            const TimeNs own = std::max<TimeNs>(0, en - std::max(ev.start(i), laneEnd));
-            laneEnd = std::max(laneEnd, en);
+            const TimeNs own = stream.duration(ev.start(i), ev.end(i));
             if (trace.kindOf(lane.id, i) == EventKind::Kernel)
                 fn(ev, i, own);
         }

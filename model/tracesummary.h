@@ -11,7 +11,7 @@
 // programmatic dependent launch, PDL, starts before the previous one ends) counts once, while
 // overlap between concurrent streams is not removed (two streams busy at once count twice).
 //
-// A kernel's own time follows the analysis's one-stream rule (model/analysis/README.md): work of one
+// A kernel's own time follows the analysis's one-stream rule (OwnTime, model/owntime.h): work of one
 // stream runs in order, so a kernel counts from max(start, latest end of every earlier event on its
 // stream) to its end, clamped at 0; its raw time (duration) includes the wait of an early launch.
 // Without overlap on a stream, own time equals raw time.

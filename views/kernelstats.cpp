@@ -2,6 +2,7 @@
 #include "views/kernelstats.h"
 
 #include "model/kernelname.h"
+#include "model/owntime.h"
 #include "views/eventcolors.h"
 
 #include <algorithm>
@@ -112,14 +113,13 @@ KernelStatsResult computeKernelStats(
         const auto& starts = ev.starts();
         size_t i = size_t(std::lower_bound(starts.begin(), starts.end(), scope.t0) - starts.begin());
         // The latest end of the stream's events before i: only those still running at t0 can matter.
-        TimeNs laneEnd = INT64_MIN;
+        OwnTime stream;
         const auto running = ev.overlapping(scope.t0, scope.t1);
         for (size_t k = running.first; k < std::min(i, running.second); ++k)
-            laneEnd = std::max(laneEnd, ev.end(k));
+            stream.seed(ev.end(k));
         for (; i < ev.size() && ev.start(i) < scope.t1; ++i) {
             const TimeNs d = ev.duration(i);
-            const TimeNs own = std::max<TimeNs>(0, ev.end(i) - std::max(ev.start(i), laneEnd));
-            laneEnd = std::max(laneEnd, ev.end(i));
+            const TimeNs own = stream.duration(ev.start(i), ev.end(i));
             const EventKind kind = trace.kindOf(id, i);
             Bucket* b = &byName[ev.name(i)];
             if (kind == EventKind::Memcpy || kind == EventKind::Memset) {

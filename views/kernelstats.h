@@ -4,7 +4,7 @@
 // KernelStats: per kernel name and per component statistics over a scope (a time range, one rank
 // or all): count, total, own total, mean, p50, p99, max (exact: order statistics per name), bytes
 // moved where the trace knows them (memcpy/memset sizes), and the share of the step time. Own time
-// follows the analysis's one-stream rule: an event counts from the latest end of the earlier events
+// follows the analysis's one-stream rule (model/owntime.h): an event counts from the latest end of the earlier events
 // of its stream (a kernel launched early by programmatic dependent launch waits until then).
 // Computed off the GUI thread for large traces (O(events in scope)); cancellable through a
 // JobTracker ticket.

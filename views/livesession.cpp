@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include "views/livesession.h"
 
-#include "model/analysis/kernelclassifier.h"
+#include "model/kernelclassifier.h"
 #include "model/tracefile.h"
 #include "views/eventcolors.h"
 #include "views/jobtracker.h"

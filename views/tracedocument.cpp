@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
 #include "views/tracedocument.h"
 
-#include "model/analysis/kernelclassifier.h"
-#include "model/traceopen.h"
+#include "model/kernelclassifier.h"
+#include "model/open/traceopen.h"
 
 #include <QElapsedTimer>
 #include <QFileInfo>

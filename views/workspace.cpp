@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
 #include "views/workspace.h"
 
-#include "model/exportrules.h"
-#include "model/perfettoexport.h"
+#include "model/export/exportrules.h"
+#include "model/export/perfettoexport.h"
 #include "model/tracesummary.h"
 
 #include "views/analysisrunner.h"

@@ -6,7 +6,7 @@
 
 #include "model/analysis/analysisreport.h"
 #include "model/budget/budgetsettings.h"
-#include "model/traceopen.h"
+#include "model/open/traceopen.h"
 
 #include <iostream>
 

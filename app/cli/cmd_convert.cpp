@@ -5,11 +5,11 @@
 #include "budgetoptions.h"
 #include "command.h"
 
-#include "model/chromeexport.h"
-#include "model/exportrules.h"
-#include "model/perfettoexport.h"
+#include "model/export/chromeexport.h"
+#include "model/export/exportrules.h"
+#include "model/export/perfettoexport.h"
 #include "model/tracefile.h"
-#include "model/traceopen.h"
+#include "model/open/traceopen.h"
 
 #include <chrono>
 #include <cinttypes>

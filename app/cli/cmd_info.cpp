@@ -4,7 +4,7 @@
 #include "command.h"
 
 #include "model/json.h"
-#include "model/traceopen.h"
+#include "model/open/traceopen.h"
 #include "model/tracesummary.h"
 
 #include <cstdio>

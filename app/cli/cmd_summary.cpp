@@ -5,7 +5,7 @@
 
 #include "model/json.h"
 #include "model/kernelname.h"
-#include "model/traceopen.h"
+#include "model/open/traceopen.h"
 #include "model/tracesummary.h"
 
 #include <algorithm>

@@ -30,11 +30,13 @@ int runSynth(const std::vector<std::string>& args)
         "per step (or eagerly), with NVTX step ranges, NCCL collective events and step boundaries.\n"
         "Gaps can be injected with known sizes; --truth writes the exact per-step ground truth.\n"
         "The same seed gives the same file.");
-    int64_t ranks = 2, steps = 10, kernels = 200, seed = 1, every = 0, straggler = -1, level = 3;
+    int64_t ranks = 2, steps = 10, kernels = 200, seed = 1, every = 0, straggler = -1, level = 3, firstRank = 0;
     double hostGap = 250, extraGap = 0, launchGap = 0, stall = 0, delay = 0, slowFactor = 1.0, jitter = 0.02;
-    std::string out, truthPath, mode = "graph", slowClass;
+    std::string out, truthPath, mode = "graph", slowClass, host = model::SynthOptions().host;
     p.option("--ranks", "R", "ranks (GPUs), default 2", ranks);
     p.option("--steps", "S", "decode steps, default 10", steps);
+    p.option("--host", "NAME", "host the ranks run on, default synth-node0 (one file per host of a job)", host);
+    p.option("--first-rank", "R", "rank of the host's first GPU, default 0", firstRank);
     p.option("--kernels-per-step", "K", "kernels per step and rank (>= 8), default 200", kernels);
     p.option("--seed", "N", "random seed, default 1", seed);
     p.option("-o", "--output", "FILE", "the .gapscope file to write", out);
@@ -63,7 +65,8 @@ int runSynth(const std::vector<std::string>& args)
     int rc = 0;
     if (!toU32(ranks, o.ranks, "--ranks", p, rc) || !toU32(steps, o.steps, "--steps", p, rc)
         || !toU32(kernels, o.kernelsPerStep, "--kernels-per-step", p, rc)
-        || !toU32(every, o.launchGapEvery, "--launch-gap-every", p, rc))
+        || !toU32(every, o.launchGapEvery, "--launch-gap-every", p, rc)
+        || !toU32(firstRank, o.firstRank, "--first-rank", p, rc))
         return rc;
     if (launchGap > 0 && every == 0)
         return p.usageError("--inject-launch-gap-us needs --launch-gap-every N");
@@ -78,6 +81,7 @@ int runSynth(const std::vector<std::string>& args)
     o.stragglerDelayUs = delay;
     o.slowClass = slowClass;
     o.slowFactor = slowFactor;
+    o.host = host;
     if (Status s = model::validate(o); !s)
         return p.usageError(s.message());
 

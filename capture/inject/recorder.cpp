@@ -26,18 +26,15 @@ Status Recorder::configure(StepRule rule, const std::string& pattern)
     m_counters = Counters();
     m_firstRecord = 0;
     m_sawAfter = false;
-    m_havePattern = false;
+    m_pattern.reset();
     m_converter = ActivityConverter(m_tracer.layout());
     if ((rule == StepRule::Nvtx || rule == StepRule::Anchor) && pattern.empty())
         return Status::error(std::string("the ") + toString(rule) + " step rule needs a pattern");
     if (!pattern.empty()) {
-        // std::regex reports bad patterns by exception; keep it inside this function.
-        try {
-            m_pattern = std::regex(pattern, std::regex::ECMAScript | std::regex::icase | std::regex::optimize);
-            m_havePattern = true;
-        } catch (const std::regex_error& e) {
-            return Status::error("step pattern \"" + pattern + "\": " + e.what());
-        }
+        auto matcher = model::PatternMatcher::compile(pattern);
+        if (!matcher)
+            return Status::error("step pattern \"" + pattern + "\": " + matcher.status().message());
+        m_pattern = std::move(*matcher);
     }
     return Status::ok();
 }
@@ -59,12 +56,12 @@ void Recorder::endPlan()
 
 bool Recorder::nameMatches(const std::string& name)
 {
-    if (!m_havePattern)
+    if (!m_pattern)
         return false;
     auto it = m_nvtxMatch.find(name);
     if (it != m_nvtxMatch.end())
         return it->second;
-    const bool match = std::regex_search(name, m_pattern);
+    const bool match = m_pattern->search(name);
     if (m_nvtxMatch.size() >= kMaxCache)
         m_nvtxMatch.clear();
     m_nvtxMatch.emplace(name, match);
@@ -73,12 +70,12 @@ bool Recorder::nameMatches(const std::string& name)
 
 bool Recorder::anchorMatches(const char* symbol)
 {
-    if (!symbol || !m_havePattern)
+    if (!symbol || !m_pattern)
         return false;
     auto it = m_anchorMatch.find(symbol);
     if (it != m_anchorMatch.end())
         return it->second;
-    const bool match = std::regex_search(ChunkBuilder::demangle(symbol), m_pattern);
+    const bool match = m_pattern->search(ChunkBuilder::demangle(symbol));
     if (m_anchorMatch.size() >= kMaxCache)
         m_anchorMatch.clear();
     m_anchorMatch.emplace(symbol, match);

@@ -19,11 +19,12 @@
 #include "capture/inject/chunkbuilder.h"
 #include "capture/inject/stepwindow.h"
 #include "capture/inject/tracer.h"
+#include "model/patternmatcher.h"
 
 #include <deque>
 #include <functional>
 #include <memory>
-#include <regex>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -46,8 +47,8 @@ public:
 
     Recorder(Channels& channels, Tracer& tracer);
 
-    // New capture: rule, pattern (regex, case-insensitive; empty: every NVTX range / anchor kernel
-    // would match, so an empty pattern is refused for those rules).
+    // New capture: rule, pattern (regex, case-insensitive, model::PatternMatcher; empty: every NVTX range / anchor
+    // kernel would match, so an empty pattern is refused for those rules).
     Status configure(StepRule rule, const std::string& pattern);
     StepRule rule() const { return m_rule; }
     // New plan: a fresh encoder stream.
@@ -92,8 +93,7 @@ private:
     Tracer& m_tracer;
     ActivityConverter m_converter;
     StepRule m_rule = StepRule::Graph;
-    std::regex m_pattern;
-    bool m_havePattern = false;
+    std::optional<model::PatternMatcher> m_pattern; // linear-time search, safe on any pattern
     std::unordered_map<std::string, bool> m_nvtxMatch;
     std::unordered_map<const char*, bool> m_anchorMatch;
 

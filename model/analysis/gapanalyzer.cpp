@@ -4,7 +4,7 @@
 // gapanalyzerquery.cpp.
 #include "model/analysis/gapanalyzer.h"
 
-#include "model/analysis/collectivekeys.h"
+#include "model/collectivekeys.h"
 #include "model/analysis/findings.h"
 
 #include <algorithm>

@@ -22,7 +22,7 @@
 // method is const and safe to call from several threads at once.
 
 #include "model/analysis/collectivematcher.h"
-#include "model/analysis/kernelclassifier.h"
+#include "model/kernelclassifier.h"
 #include "model/analysis/waterfall.h"
 #include "model/analysis/windowsweep.h"
 #include "model/trace.h"

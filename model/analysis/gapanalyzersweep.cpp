@@ -3,6 +3,8 @@
 // sweep; events of several streams are gathered as pieces, merged by start, then swept.
 #include "model/analysis/gapanalyzer.h"
 
+#include "model/owntime.h"
+
 #include <algorithm>
 
 namespace gapscope::model {
@@ -100,7 +102,7 @@ void GapAnalyzer::sweepWindow(const RankData& r, size_t w, const SweepMode& mode
         TimeNs runLast = std::numeric_limits<TimeNs>::min();
         // Work of one stream runs in order: a kernel that starts before the one before it ended
         // was launched early (programmatic dependent launch) and waits, so it counts from that end.
-        TimeNs laneEnd = std::numeric_limits<TimeNs>::min();
+        OwnTime stream;
         auto emit = [&](TimeNs a, TimeNs b, uint32_t slot, uint32_t tag) {
             WindowSweep::Piece p { std::clamp(a, w0, w1), std::clamp(b, w0, w1), slot, tag };
             if (direct) {
@@ -118,8 +120,7 @@ void GapAnalyzer::sweepWindow(const RankData& r, size_t w, const SweepMode& mode
             const TimeNs en = ev.end(i);
             if (en <= w0 && rawStart < w0)
                 continue;
-            const TimeNs st = std::min(std::max(rawStart, laneEnd), en);
-            laneEnd = std::max(laneEnd, en);
+            const TimeNs st = stream.start(rawStart, en);
             const EventKind k = m_trace.kindOf(id, i);
             uint32_t slot;
             TimeNs wait = 0;

@@ -14,7 +14,7 @@
 // budget: one bar of kind Measured per class, then the same gap bars (floor 0).
 // Invariant: the bars add up exactly (integer ns) to the sum of the slots.
 
-#include "model/analysis/kernelclassifier.h"
+#include "model/kernelclassifier.h"
 #include "model/analysis/windowsweep.h"
 #include "model/budget/budget.h"
 

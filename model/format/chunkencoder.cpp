@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 #include "model/format/chunkencoder.h"
 
+#include "model/format/lanekey.h"
+
 #include <algorithm>
 #include <cstring>
 #include <deque>
@@ -82,12 +84,6 @@ ConfigKey keyOf(const pb::LaunchConfig& c)
 {
     return { { c.grid_x(), c.grid_y(), c.grid_z(), c.block_x(), c.block_y(), c.block_z(), c.registers(),
         c.shared_static(), c.shared_dynamic() } };
-}
-
-std::string laneKey(const pb::LaneDef& d)
-{
-    return std::to_string(d.kind()) + '/' + std::to_string(d.rank()) + '/' + d.host() + '/' + std::to_string(d.device())
-        + '/' + std::to_string(d.stream()) + '/' + std::to_string(d.pid());
 }
 
 // Reorders `v` by `perm` (v'[i] = v[perm[i]]), using `scratch` as the temporary.
@@ -239,7 +235,7 @@ struct ChunkEncoder::Impl {
     std::unordered_map<std::string_view, uint32_t> stringIds;
     size_t flushedStrings = 0;
     std::vector<pb::LaneDef> lanes;
-    std::unordered_map<std::string, uint32_t> laneIds;
+    std::unordered_map<LaneKey, uint32_t, LaneKeyHash> laneIds;
     size_t flushedLanes = 0;
     std::vector<pb::LaunchConfig> configs;
     std::unordered_map<ConfigKey, uint32_t, ConfigHash> configIds;
@@ -316,7 +312,7 @@ uint32_t ChunkEncoder::internString(std::string_view s)
 
 uint32_t ChunkEncoder::lane(const pb::LaneDef& def)
 {
-    std::string key = laneKey(def);
+    LaneKey key = LaneKey::of(def);
     auto it = m_impl->laneIds.find(key);
     if (it != m_impl->laneIds.end())
         return it->second;

@@ -15,29 +15,43 @@ TraceAssembler::TraceAssembler(std::vector<StagedTrace> sources)
 {
 }
 
-// Recorded ranks first (when unique), then the lowest free ranks in source order.
-void TraceAssembler::assignRanks()
+std::vector<uint32_t> TraceAssembler::assignRanks(const std::vector<std::optional<uint32_t>>& recorded)
 {
     std::set<uint32_t> taken;
-    std::vector<bool> placed;
-    for (size_t s = 0; s < m_sources.size(); ++s)
-        for (uint16_t p = 0; p < m_sources[s].processes().size(); ++p) {
-            const auto& proc = m_sources[s].processes()[p];
-            const bool ok = proc.rank && taken.insert(*proc.rank).second;
-            if (proc.rank && !ok)
-                m_sources[s].warnings.push_back(m_sources[s].path() + ": rank " + std::to_string(*proc.rank)
-                    + " is already taken by another source; renumbered");
-            m_processes.push_back({ s, p, ok ? *proc.rank : 0 });
-            placed.push_back(ok);
+    std::vector<uint32_t> ranks(recorded.size(), 0);
+    std::vector<bool> placed(recorded.size(), false);
+    for (size_t i = 0; i < recorded.size(); ++i)
+        if (recorded[i] && taken.insert(*recorded[i]).second) {
+            ranks[i] = *recorded[i];
+            placed[i] = true;
         }
     uint32_t next = 0;
-    for (size_t i = 0; i < m_processes.size(); ++i) {
+    for (size_t i = 0; i < recorded.size(); ++i) {
         if (placed[i])
             continue;
         while (taken.count(next))
             ++next;
-        m_processes[i].rank = next;
+        ranks[i] = next;
         taken.insert(next);
+    }
+    return ranks;
+}
+
+void TraceAssembler::assignRanks()
+{
+    std::vector<std::optional<uint32_t>> recorded;
+    for (size_t s = 0; s < m_sources.size(); ++s)
+        for (uint16_t p = 0; p < m_sources[s].processes().size(); ++p) {
+            recorded.push_back(m_sources[s].processes()[p].rank);
+            m_processes.push_back({ s, p, 0 });
+        }
+    const std::vector<uint32_t> ranks = assignRanks(recorded);
+    for (size_t i = 0; i < m_processes.size(); ++i) {
+        m_processes[i].rank = ranks[i];
+        StagedTrace& src = m_sources[m_processes[i].source];
+        if (recorded[i] && ranks[i] != *recorded[i])
+            src.warnings.push_back(src.path() + ": rank " + std::to_string(*recorded[i])
+                + " is already taken by another source; renumbered");
     }
 }
 

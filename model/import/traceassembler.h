@@ -22,6 +22,7 @@
 #include "model/import/stagedtrace.h"
 #include "model/trace.h"
 
+#include <optional>
 #include <vector>
 
 namespace gapscope::model::importer {
@@ -30,6 +31,9 @@ class TraceAssembler {
 public:
     explicit TraceAssembler(std::vector<StagedTrace> sources);
     Trace assemble();
+    // The rank rule of step 1 on its own: each process keeps its recorded rank when no earlier one
+    // claims it; the others (and those without one) take the lowest free ranks, in order.
+    static std::vector<uint32_t> assignRanks(const std::vector<std::optional<uint32_t>>& recorded);
 
 private:
     struct ProcessRef {

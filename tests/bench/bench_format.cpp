@@ -5,7 +5,7 @@
 // summaries) speed, resident memory after open, and window-query latency. Medians of repeated runs;
 // baselines measured in the same run: zstd decompression alone for reading, memcpy-free encode for
 // writing is not separable, so the write figure is end to end.
-#include "model/chromeexport.h"
+#include "model/export/chromeexport.h"
 #include "model/synth.h"
 #include "model/tracefile.h"
 

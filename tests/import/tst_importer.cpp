@@ -5,7 +5,7 @@
 // gzip, cancellation and files that are not traces.
 #include "model/import/importer.h"
 #include "model/json.h"
-#include "model/traceopen.h"
+#include "model/open/traceopen.h"
 
 #include <QTemporaryDir>
 #include <QTest>

@@ -1,17 +1,81 @@
 # SPDX-License-Identifier: MIT
-# Layering rule: model/, capture/ and kernels/ never include a Qt header (they build on a GPU box
-# without Qt, and gapscope-cli links model/ only). Fails listing every offending line.
-set(bad "")
+# Layering rules, checked on every #include of the tree under ROOT:
+#  1. model/, capture/ and kernels/ never include a Qt header (they build on a GPU box without Qt, and
+#     gapscope-cli links model/ only).
+#  2. A file of a model layer includes model headers only of its own layer and the layers below it
+#     (model/CMakeLists.txt links the same edges):
+#       base (model/status.h, model/patternmatcher.*) <- format <- core (model/*) <- budget <- analysis
+#       core <- import <- open;  analysis <- export
+#     capture/ may include base and format only; kernels/ anything but import, open and export.
+#  3. Nothing there includes <regex> but model/patternmatcher.cpp: std::regex backtracks (a pattern can
+#     make it run for ever); PatternMatcher searches in linear time.
+# Fails listing every offending line as FILE: INCLUDE (LAYER may not include TARGET-LAYER).
+cmake_policy(SET CMP0057 NEW)
+set(allowed_base base)
+set(allowed_format base format)
+set(allowed_core base format core)
+set(allowed_budget base format core budget)
+set(allowed_analysis base format core budget analysis)
+set(allowed_import base format core import)
+set(allowed_open base format core import open)
+set(allowed_export base format core budget analysis export)
+set(allowed_capture base format)
+set(allowed_kernels base format core budget analysis)
+
+# The layer of a path relative to ROOT ("model/budget/budget.h" -> budget), "" when none.
+function(layer_of path outvar)
+  set(l "")
+  if(path MATCHES "^model/(status\\.h|patternmatcher\\.(h|cpp))$")
+    set(l base)
+  elseif(path MATCHES "^model/(format|budget|analysis|import|open|export)/")
+    set(l ${CMAKE_MATCH_1})
+  elseif(path MATCHES "^model/[^/]+$")
+    set(l core)
+  elseif(path MATCHES "^(capture|kernels)/")
+    set(l ${CMAKE_MATCH_1})
+  endif()
+  set(${outvar} ${l} PARENT_SCOPE)
+endfunction()
+
+set(qt "")
+set(edges "")
+set(regex "")
 foreach(dir model capture kernels)
-  file(GLOB_RECURSE files ${ROOT}/${dir}/*.h ${ROOT}/${dir}/*.hpp ${ROOT}/${dir}/*.cpp ${ROOT}/${dir}/*.cc ${ROOT}/${dir}/*.cu ${ROOT}/${dir}/*.cuh)
+  file(GLOB_RECURSE files RELATIVE ${ROOT} ${ROOT}/${dir}/*.h ${ROOT}/${dir}/*.hpp ${ROOT}/${dir}/*.cpp ${ROOT}/${dir}/*.cc
+    ${ROOT}/${dir}/*.cu ${ROOT}/${dir}/*.cuh ${ROOT}/${dir}/*.in)
   foreach(f ${files})
-    file(STRINGS ${f} lines REGEX "^[ \t]*#[ \t]*include[ \t]*[<\"](Q[A-Za-z]+|Qt[A-Za-z]*/)")
+    file(STRINGS ${ROOT}/${f} lines REGEX "^[ \t]*#[ \t]*include[ \t]*[<\"](Q[A-Za-z]+|Qt[A-Za-z]*/)")
     foreach(l ${lines})
-      string(APPEND bad "${f}: ${l}\n")
+      string(APPEND qt "${f}: ${l}\n")
+    endforeach()
+    if(NOT f STREQUAL "model/patternmatcher.cpp")
+      file(STRINGS ${ROOT}/${f} lines REGEX "^[ \t]*#[ \t]*include[ \t]*<regex>")
+      foreach(l ${lines})
+        string(APPEND regex "${f}: ${l}\n")
+      endforeach()
+    endif()
+    layer_of(${f} from)
+    file(STRINGS ${ROOT}/${f} lines REGEX "^[ \t]*#[ \t]*include[ \t]*[<\"]model/")
+    foreach(l ${lines})
+      string(REGEX REPLACE "^[ \t]*#[ \t]*include[ \t]*[<\"](model/[^>\"]+)[>\"].*$" "\\1" inc "${l}")
+      layer_of(${inc} to)
+      if(NOT to IN_LIST allowed_${from})
+        string(APPEND edges "${f}: ${inc} (${from} may not include ${to})\n")
+      endif()
     endforeach()
   endforeach()
 endforeach()
-if(bad)
-  message(FATAL_ERROR "Qt headers in a Qt-free layer:\n${bad}")
+if(qt)
+  message(SEND_ERROR "Qt headers in a Qt-free layer:\n${qt}")
 endif()
-message(STATUS "layering ok: no Qt includes in model/, capture/, kernels/")
+if(edges)
+  message(SEND_ERROR "includes against the layer order:\n${edges}")
+endif()
+if(regex)
+  message(SEND_ERROR "std::regex outside model/patternmatcher.cpp (use PatternMatcher):\n${regex}")
+endif()
+if(qt OR edges OR regex)
+  message(FATAL_ERROR "layering broken")
+endif()
+message(STATUS "layering ok: no Qt includes in model/, capture/, kernels/; model layers include only downwards; "
+  "no std::regex")

@@ -7,11 +7,11 @@
 #include "../format/perfettodecode.h"
 
 #include "model/analysis/gapanalyzer.h"
-#include "model/exportrules.h"
+#include "model/export/exportrules.h"
 #include "model/json.h"
-#include "model/perfettoexport.h"
+#include "model/export/perfettoexport.h"
 #include "model/synth.h"
-#include "model/traceopen.h"
+#include "model/open/traceopen.h"
 
 #include <QTemporaryDir>
 #include <QtTest>

@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: MIT
 // Step detection on synth traces whose step boundaries were removed: every rule finds the steps synth
-// recorded, aligned across ranks by index.
+// recorded, aligned across ranks by index; a pathological pattern is searched in linear time.
 #include "model/stepdetector.h"
 #include "model/synth.h"
 
+#include <QElapsedTimer>
 #include <QtTest>
 
 using namespace gapscope;
@@ -100,6 +101,27 @@ private slots:
         Trace t = b.finish();
         QCOMPARE(StepDetector().detect(t), pb::STEP_UNKNOWN);
         QCOMPARE(t.stepCount(), 0u);
+    }
+
+    // A pattern that makes a backtracking engine take exponential time ((a*)*b on 40 a's: 2^40 ways)
+    // finds its anchors at once: step patterns are searched by PatternMatcher, in linear time.
+    void pathologicalPatternIsLinear()
+    {
+        TraceBuilder b;
+        LaneId l = b.lane({ LaneKind::GpuStream, 0, "h", 0, 1, "", 0 });
+        const StringId slow = b.intern(std::string(40, 'a')), anchor = b.intern(std::string(40, 'a') + "b");
+        for (int i = 0; i < 4; ++i) {
+            b.addKernel(l, i * 100, 10, anchor, 0, {});
+            b.addKernel(l, i * 100 + 20, 10, slow, 0, {});
+        }
+        Trace t = b.finish();
+        QElapsedTimer timer;
+        timer.start();
+        StepDetector d(StepRule { StepRule::Kind::Anchor, "(a*)*b" });
+        QCOMPARE(d.detect(t), pb::STEP_ANCHOR);
+        QVERIFY2(timer.elapsed() < 2000, "the pattern backtracked");
+        QCOMPARE(t.steps(0).size(), size_t(4));
+        QCOMPARE(t.steps(0)[1].start, TimeNs(100));
     }
 
     void badRules()

@@ -3,7 +3,7 @@
 // names classify as the truth says under the default classifier, file and in-memory paths agree.
 #include "../format/randomtrace.h"
 
-#include "model/analysis/kernelclassifier.h"
+#include "model/kernelclassifier.h"
 #include "model/synth.h"
 #include "model/synthcatalog.h"
 #include "model/tracefile.h"

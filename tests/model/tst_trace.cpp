@@ -1,7 +1,10 @@
 // SPDX-License-Identifier: MIT
-// The in-memory trace: building, typed access, launch correlation, live appends, memory per event.
+// The in-memory trace: building, typed access, launch correlation, live appends, memory per event,
+// lane identity (host and pid included) through building, appending and a file round trip.
 #include "model/trace.h"
+#include "model/tracefile.h"
 
+#include <QTemporaryDir>
 #include <QtTest>
 
 using namespace gapscope;
@@ -62,6 +65,46 @@ private slots:
         QCOMPARE(t.endTime(), TimeNs(180));
         QVERIFY(t.findString("gemm").has_value());
         QVERIFY(!t.findString("nope").has_value());
+    }
+
+    // Lanes equal in kind, rank, device and stream but of two hosts (or two processes of one host)
+    // are different lanes: building, appending and writing and reading a file keep them apart.
+    void lanesOfTwoHostsStayApart()
+    {
+        const LaneInfo a { LaneKind::GpuStream, 0, "host-a", 0, 7, "", 100 };
+        LaneInfo b = a, c = a;
+        b.host = "host-b";
+        c.pid = 200;
+        TraceBuilder builder;
+        const LaneId la = builder.lane(a), lb = builder.lane(b), lc = builder.lane(c);
+        QCOMPARE(builder.lane(a), la);
+        QVERIFY(la != lb && la != lc && lb != lc);
+        builder.addKernel(la, 100, 10, builder.intern("ka"), 1, {});
+        builder.addKernel(lb, 100, 20, builder.intern("kb"), 2, {});
+        builder.addKernel(lb, 200, 20, builder.intern("kb"), 3, {});
+        builder.addKernel(lc, 100, 30, builder.intern("kc"), 4, {});
+        Trace t = builder.finish();
+        QCOMPARE(t.laneCount(), size_t(3));
+
+        Trace live;
+        TraceBuilder more;
+        more.addKernel(more.lane(b), 300, 5, more.intern("kb"), 5, {});
+        more.addKernel(more.lane(a), 300, 5, more.intern("ka"), 6, {});
+        live.appendFrom(more);
+        QCOMPARE(live.laneCount(), size_t(2));
+
+        QTemporaryDir dir;
+        const std::string path = dir.filePath("hosts.gapscope").toStdString();
+        QVERIFY(writeTraceFile(t, path));
+        auto read = readTraceFile(path);
+        QVERIFY2(read, read.error().c_str());
+        QCOMPARE(read->laneCount(), size_t(3));
+        std::map<std::pair<std::string, uint32_t>, size_t> events; // (host, pid) -> events
+        for (const Lane& l : read->lanes())
+            events[{ l.info.host, l.info.pid }] = l.events.size();
+        const std::map<std::pair<std::string, uint32_t>, size_t> want { { { "host-a", 100 }, 1 },
+            { { "host-b", 100 }, 2 }, { { "host-a", 200 }, 1 } };
+        QCOMPARE(events, want);
     }
 
     void sortsAndKeepsLongDurations()

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-#include "model/analysis/kernelclassifier.h"
+#include "model/kernelclassifier.h"
 
 #include <algorithm>
 #include <cassert>

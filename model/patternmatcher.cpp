@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-#include "model/analysis/patternmatcher.h"
+#include "model/patternmatcher.h"
 
 #include <cctype>
 #include <cstring>

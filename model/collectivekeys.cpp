@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-#include "model/analysis/collectivekeys.h"
+#include "model/collectivekeys.h"
 
 #include <algorithm>
 #include <cstdlib>

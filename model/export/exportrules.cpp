@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-#include "model/exportrules.h"
+#include "model/export/exportrules.h"
 
 #include <algorithm>
 

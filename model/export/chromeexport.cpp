@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
-#include "model/chromeexport.h"
+#include "model/export/chromeexport.h"
 
-#include "model/exportrules.h"
+#include "model/export/exportrules.h"
 #include "model/json.h"
 
 #include <cerrno>

@@ -21,9 +21,9 @@
 //
 // Threading: immutable after construction; classify() is const and safe from any thread.
 
-#include "model/analysis/patternmatcher.h"
 #include "model/format/trace.pb.h"
 #include "model/json.h"
+#include "model/patternmatcher.h"
 #include "model/status.h"
 
 #include <string>

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
-#include "model/perfettoexport.h"
+#include "model/export/perfettoexport.h"
 
 #include "model/analysis/gapanalyzer.h"
-#include "model/exportrules.h"
+#include "model/export/exportrules.h"
 #include "model/format/perfettoencoder.h"
 #include "model/format/zstdcodec.h"
 #include "model/parallel.h"

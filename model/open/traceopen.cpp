@@ -1,0 +1,63 @@
+// SPDX-License-Identifier: MIT
+#include "model/open/traceopen.h"
+
+#include "model/format/regularfile.h"
+#include "model/format/tracereader.h"
+#include "model/open/tracemerger.h"
+#include "model/open/tracereaders.h"
+
+#include <fstream>
+
+namespace gapscope::model {
+
+bool isGapscopeFile(const std::string& path)
+{
+    std::ifstream in(path, std::ios::binary);
+    char magic[8] = {};
+    in.read(magic, sizeof magic);
+    return in.gcount() == sizeof magic && format::TraceReader::hasMagic(magic, sizeof magic);
+}
+
+Expected<Trace> openTrace(const std::vector<std::string>& paths, const ReadOptions& options)
+{
+    if (paths.empty())
+        return Status::error("no trace file given");
+    for (const auto& p : paths) // before anything opens it: a FIFO would block, a directory is no trace
+        if (Status s = format::checkRegularFile(p); !s)
+            return s;
+    // Files by reader: a reader that opens several files at once gets all of its files as one part.
+    std::vector<const TraceReaderEntry*> readers;
+    std::vector<std::vector<std::string>> parts;
+    for (const auto& p : paths) {
+        const TraceReaderEntry* r = TraceReaders::find(p);
+        if (!r)
+            return Status::error(p
+                + ": not a .gapscope trace, and no importer recognises it "
+                  "(Kineto / torch.profiler JSON, .json.gz, Nsight Systems SQLite)");
+        size_t k = 0;
+        while (k < readers.size() && !(r->several && readers[k] == r))
+            ++k;
+        if (k == readers.size()) {
+            readers.push_back(r);
+            parts.emplace_back();
+        }
+        parts[k].push_back(p);
+    }
+    if (parts.size() == 1)
+        return readers[0]->open(parts[0], options);
+    std::vector<Trace> traces;
+    std::vector<std::string> names;
+    for (size_t k = 0; k < parts.size(); ++k) {
+        ReadOptions o = options;
+        if (options.progress) // part k covers [k/n, (k+1)/n) of the whole
+            o.progress = [&options, k, n = double(parts.size())](double f) { return options.progress((k + f) / n); };
+        auto t = readers[k]->open(parts[k], o);
+        if (!t)
+            return t.status();
+        traces.push_back(std::move(*t));
+        names.push_back(parts[k].front());
+    }
+    return TraceMerger::merge(std::move(traces), names);
+}
+
+} // namespace gapscope::model

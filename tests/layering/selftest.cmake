@@ -1,0 +1,23 @@
+# SPDX-License-Identifier: MIT
+# check.cmake must fail on tests/layering/fixture and name exactly its four bad lines (an upward
+# include in format/, one in budget/, a Qt header in capture/, <regex> in capture/), not the allowed ones.
+execute_process(COMMAND ${CMAKE_COMMAND} -DROOT=${FIXTURE} -P ${CHECK} RESULT_VARIABLE rc OUTPUT_VARIABLE out
+  ERROR_VARIABLE err)
+string(APPEND out "${err}")
+string(REGEX REPLACE "[ \t\r\n]+" " " flat "${out}")
+if(rc EQUAL 0)
+  message(FATAL_ERROR "check.cmake passed a tree with upward includes:\n${out}")
+endif()
+foreach(want "model/format/upward.h: model/trace.h (format may not include core)"
+    "model/budget/upward.cpp: model/analysis/waterfall.h (budget may not include analysis)"
+    "capture/qt.cpp: #include <QString>" "capture/qt.cpp: #include <regex>")
+  string(FIND "${flat}" "${want}" at)
+  if(at EQUAL -1)
+    message(FATAL_ERROR "check.cmake did not report '${want}':\n${out}")
+  endif()
+endforeach()
+string(FIND "${flat}" "json.h" at)
+if(NOT at EQUAL -1)
+  message(FATAL_ERROR "check.cmake reported an allowed include (model/json.h from budget):\n${out}")
+endif()
+message(STATUS "layering self-test ok")
