@@ -13,6 +13,7 @@ Usage: host_check.py GAPSCOPE_CLI FILE [--min-explained 0.9] [--top 10]
 Exit 0 when everything matches, 1 otherwise (the differences are printed), 77 when FILE is not there.
 One rank per file: each file is analysed on its own, so its times are the raw file's.
 """
+import bisect
 import decimal
 import gzip
 import heapq
@@ -92,6 +93,7 @@ def analyse(doc, windows):
         else:
             merged.append(s)
 
+    host = index(host)
     rows, gap_ns, explained_ns = {}, 0, 0
     for (w0, w1) in windows:
         inside = [(max(p[0], w0), min(p[1], w1), p[2]) for p in pieces if p[1] > w0 and p[0] < w1]
@@ -122,11 +124,28 @@ def analyse(doc, windows):
     return gap_ns, explained_ns, rows
 
 
+def index(host):
+    """Per thread: the events of at most 1 ms sorted by start (searched), and the longer ones."""
+    out = {}
+    for tid, evs in host.items():
+        short = sorted((e for e in evs if e[1] - e[0] <= 1000000), key=lambda e: e[0])
+        out[tid] = ([e[0] for e in short], short, [e for e in evs if e[1] - e[0] > 1000000])
+    return out
+
+
+def overlapping(indexed, tid, a, b):
+    if tid not in indexed:
+        return []
+    starts, short, long = indexed[tid]
+    lo, hi = bisect.bisect_left(starts, a - 1000000), bisect.bisect_left(starts, b)
+    return short[lo:hi] + long
+
+
 def attribute(a, b, launch, host, scope, rows):
     if launch is None:
         return 0
     cands = []
-    for (t0, t1, prio, name, kind) in host.get(launch[2], []):
+    for (t0, t1, prio, name, kind) in overlapping(host, launch[2], a, b):
         if t1 <= a or t0 >= b or t1 <= t0:
             continue
         if scope and prio != 2 and (scope[2] or prio == 0) and t0 <= scope[0] and t1 >= scope[1]:
