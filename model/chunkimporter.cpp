@@ -48,6 +48,11 @@ public:
     {
         m.m_builder.addNvtx(m.lane(lane), start, TimeNs(dur), m.str(name), depth);
     }
+    void host(uint32_t lane, int64_t start, uint64_t dur, uint32_t name, uint32_t depth, pb::HostKind kind) override
+    {
+        m.m_builder.addHost(m.lane(lane), start, TimeNs(dur), m.str(name),
+            size_t(kind) < kHostKinds ? HostKind(kind) : HostKind::CpuOp, depth);
+    }
     void collective(uint32_t lane, int64_t start, uint64_t dur, uint32_t op, uint64_t bytes, uint32_t datatype,
         uint32_t algorithm, uint32_t protocol, uint64_t sequence, uint64_t comm, uint32_t channels,
         uint32_t root) override
@@ -72,7 +77,7 @@ ChunkImporter::ChunkImporter(TraceBuilder& builder)
 LaneInfo ChunkImporter::laneInfo(const pb::LaneDef& d)
 {
     LaneInfo i;
-    i.kind = d.kind() >= 0 && d.kind() <= 4 ? LaneKind(d.kind()) : LaneKind::Unknown;
+    i.kind = d.kind() >= 0 && d.kind() <= 5 ? LaneKind(d.kind()) : LaneKind::Unknown;
     i.rank = d.rank();
     i.host = d.host();
     i.device = d.device();
@@ -121,7 +126,8 @@ Status ChunkImporter::add(const pb::Chunk& chunk)
     m_decoder.forEach(chunk, v);
     const auto& c = chunk;
     m_events += c.kernels().c().lane_size() + c.memops().c().lane_size() + c.api().c().lane_size()
-        + c.syncs().c().lane_size() + c.nvtx().c().lane_size() + c.collectives().c().lane_size();
+        + c.syncs().c().lane_size() + c.nvtx().c().lane_size() + c.host().c().lane_size()
+        + c.collectives().c().lane_size();
     for (const auto& counter : chunk.counters()) {
         auto [it, inserted] = m_counters.emplace(std::make_pair(counter.name(), counter.rank()), counter);
         if (!inserted)

@@ -18,8 +18,8 @@ FoldItem single(const LaneEvents& ev, size_t i, TimeNs d)
     f.first = uint32_t(i);
     f.longest = uint32_t(i);
     f.busy = d;
-    if (aux::kind(ev.aux(i)) == EventKind::Nvtx)
-        f.depth = uint8_t(std::min<uint32_t>(aux::payload(ev.aux(i)), 255));
+    if (aux::nests(ev.aux(i)))
+        f.depth = uint8_t(std::min<uint32_t>(aux::depth(ev.aux(i)), 255));
     return f;
 }
 
@@ -167,7 +167,7 @@ void LaneSummary::fold(
     if (first >= last)
         return;
     const TimeNs q = std::max<TimeNs>(1, TimeNs(std::ceil(nsPerPixel * minPixels)));
-    if (aux::kind(ev.aux(first)) == EventKind::Nvtx) {
+    if (aux::nests(ev.aux(first))) {
         foldNvtx(ev, first, last, t0, q, out);
         return;
     }
@@ -240,7 +240,7 @@ bool LaneSummary::absorbNode(
 void LaneSummary::foldNvtx(
     const LaneEvents& ev, size_t first, size_t last, TimeNs t0, TimeNs q, std::vector<FoldItem>& out) const
 {
-    // NVTX ranges nest: fold each depth on its own (ranges are few, a linear pass is cheap).
+    // NVTX and host ranges nest: fold each depth on its own (a linear pass over the window).
     constexpr size_t kDepths = 64;
     FoldItem open[kDepths];
     TimeNs openLongest[kDepths];
@@ -249,7 +249,7 @@ void LaneSummary::foldNvtx(
         TimeNs d = ev.duration(i);
         if (ev.start(i) + d <= t0)
             continue;
-        size_t depth = std::min<size_t>(aux::payload(ev.aux(i)), kDepths - 1);
+        size_t depth = std::min<size_t>(aux::depth(ev.aux(i)), kDepths - 1);
         FoldItem& o = open[depth];
         if (isOpen[depth] && (d >= q || ev.start(i) - o.end >= q)) {
             out.push_back(o);

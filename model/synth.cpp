@@ -18,7 +18,8 @@ Status validate(const SynthOptions& o)
         return bad("more than 4e9 kernels requested");
     if (o.jitter < 0 || o.jitter > 0.3)
         return bad("--jitter must be 0..0.3");
-    if (o.hostGapUs < 0 || o.extraHostGapUs < 0 || o.launchGapUs < 0 || o.syncStallUs < 0 || o.stragglerDelayUs < 0)
+    if (o.hostGapUs < 0 || o.extraHostGapUs < 0 || o.launchGapUs < 0 || o.syncStallUs < 0 || o.stragglerDelayUs < 0
+        || o.hostOpUs < 0)
         return bad("gaps and delays must not be negative");
     if (o.host.empty())
         return bad("--host must not be empty");

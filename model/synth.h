@@ -15,6 +15,13 @@
 // each step (a blocking D2H copy followed by cudaStreamSynchronize while the GPU idles), a straggler
 // rank arriving late at every collective, and a slower kernel class.
 //
+// Host events (off by default, `hostOps`): a Python frame "model.forward" around each step's
+// launches, a CPU operator around every launch ("aten::<class>" around cudaLaunchKernel in eager
+// mode, "CUDAGraph::replay" around cudaGraphLaunch) on the thread's CPU lane; `hostOpUs` injects a
+// CPU operator "synth::host_delay" of exactly that duration before the launch of a quarter of each
+// step's kernels. Their ground truth (per step "host": the launch/host gap time attributed to each
+// host event name, the rule of model/analysis/hostattribution.h) follows from the generated timeline.
+//
 // Ground truth (`truth`, see CONTRACTS.md) follows from construction: per rank per step the
 // measured window, kernel time per analysis class (the default classifier's classes), collective
 // wait, launch/host gaps, sync stalls, step gap and memory ops, adding up exactly to measured_ns.
@@ -45,6 +52,8 @@ struct SynthOptions {
     double stragglerDelayUs = 0;
     std::string slowClass; // kernels of this analysis class run `slowFactor` times longer
     double slowFactor = 1.0;
+    bool hostOps = false; // CPU operators and Python frames around the launches
+    double hostOpUs = 0; // per step: an injected CPU operator "synth::host_delay" (implies hostOps)
     TimeNs startNs = 1764460800000000000; // 2025-11-30T00:00:00Z, CLOCK_REALTIME-like
     // Where the ranks run: one host's share of a larger job (ranks firstRank .. firstRank+ranks-1,
     // devices 0 .. ranks-1 of `host`), so that several files make one multi-host trace.

@@ -121,6 +121,14 @@ void SynthGenerator::setupLanes()
     m_strBf16 = m_sink.string("bf16");
     m_strRing = m_sink.string("Ring");
     m_strLL = m_sink.string("LL");
+    if (m_o.hostOps) {
+        m_strForward = m_sink.string("model.forward");
+        m_strReplay = m_sink.string("CUDAGraph::replay");
+        m_strHostDelay = m_sink.string("synth::host_delay");
+        for (size_t k = 0; k < m_seq.size(); ++k)
+            if (!m_opNames.count(m_seqClass[k]))
+                m_opNames[m_seqClass[k]] = m_sink.string(std::string("aten::") + m_seq[k]->cls);
+    }
     m_ranks.resize(m_o.ranks);
     for (uint32_t i = 0; i < m_o.ranks; ++i) {
         Rank& r = m_ranks[i];
@@ -136,18 +144,44 @@ void SynthGenerator::setupLanes()
             { LaneKind::CpuApi, rank, host, i % 8, tid, "thread " + std::to_string(tid) + " (python)", pid });
         r.nvtxLane = m_sink.lane({ LaneKind::Nvtx, rank, host, i % 8, tid, "nvtx " + std::to_string(tid), pid });
         r.collLane = m_sink.lane({ LaneKind::Collective, rank, host, i % 8, 0, "nccl", pid });
+        if (m_o.hostOps)
+            r.cpuLane = m_sink.lane(
+                { LaneKind::CpuThread, rank, host, i % 8, tid, "thread " + std::to_string(tid) + " (python) CPU", pid });
         r.host = m_o.startNs + TimeNs(i) * 1300;
     }
 }
 
+void SynthGenerator::api(Rank& r, TimeNs start, TimeNs dur, uint32_t name, const char* text, uint32_t corr)
+{
+    m_sink.api(r.apiLane, start, dur, name, corr);
+    if (m_truth && m_o.hostOps)
+        r.hostSpans.push_back({ start, start + dur, text, "cuda_runtime" });
+}
+
+void SynthGenerator::hostOp(
+    Rank& r, TimeNs start, TimeNs dur, uint32_t name, const std::string& text, HostKind kind, uint32_t depth)
+{
+    m_sink.host(r.cpuLane, start, dur, name, kind, depth);
+    if (m_truth)
+        r.hostSpans.push_back({ start, start + dur, text, toString(kind) });
+}
+
 void SynthGenerator::launchGraph(Rank& r, uint64_t graphId)
 {
-    const TimeNs api = jittered(r, 12.0, 0.05);
+    const TimeNs opStart = r.host;
+    if (m_o.hostOps)
+        r.host += jittered(r, 0.6, 0.1);
+    const TimeNs dur = jittered(r, 12.0, 0.05);
     r.launchCorr = r.corr++;
-    m_sink.api(r.apiLane, r.host, api, m_strGraphLaunch, r.launchCorr);
+    api(r, r.host, dur, m_strGraphLaunch, "cudaGraphLaunch", r.launchCorr);
+    r.launch = { r.host, r.host + dur };
     r.ready = r.host + jittered(r, 6.0, 0.05);
-    r.host += api;
+    r.host += dur;
     r.graph = graphId;
+    if (m_o.hostOps) {
+        r.host += jittered(r, 0.5, 0.1);
+        hostOp(r, opStart, r.host - opStart, m_strReplay, "CUDAGraph::replay", HostKind::CpuOp, 1);
+    }
 }
 
 void SynthGenerator::beginStep(Rank& r, uint32_t step)
@@ -155,6 +189,7 @@ void SynthGenerator::beginStep(Rank& r, uint32_t step)
     r.nvtxStart = r.host;
     const double gapUs = step == 0 ? 20.0 : m_o.hostGapUs;
     r.host += jittered(r, gapUs, 0.05) + (step == 0 ? 0 : us(m_o.extraHostGapUs));
+    r.forwardStart = r.host;
     r.stepStarted = false;
     if (m_o.graphMode)
         launchGraph(r, kGraphMain);
@@ -164,11 +199,22 @@ TimeNs SynthGenerator::startOf(Rank& r, size_t k)
 {
     const TimeNs gap = jittered(r, m_o.graphMode ? 0.7 : 1.1, 0.08);
     if (!m_o.graphMode) {
-        const TimeNs api = jittered(r, 4.0, 0.05);
+        const TimeNs opStart = r.host;
+        if (m_o.hostOps)
+            r.host += jittered(r, 0.6, 0.1);
+        const TimeNs dur = jittered(r, 4.0, 0.05);
         r.launchCorr = r.corr++;
-        m_sink.api(r.apiLane, r.host, api, m_strLaunch, r.launchCorr);
+        api(r, r.host, dur, m_strLaunch, "cudaLaunchKernel", r.launchCorr);
+        r.launch = { r.host, r.host + dur };
         r.ready = r.host + jittered(r, 2.5, 0.05);
-        r.host += api + jittered(r, 3.0, 0.10);
+        if (m_o.hostOps) {
+            r.host += dur + jittered(r, 0.5, 0.1);
+            const int cls = m_seqClass[k];
+            hostOp(r, opStart, r.host - opStart, m_opNames[cls], "aten::" + m_classes[size_t(cls)], HostKind::CpuOp, 1);
+            r.host += jittered(r, 2.5, 0.10);
+        } else {
+            r.host += dur + jittered(r, 3.0, 0.10);
+        }
     }
     TimeNs start = std::max(r.gpu + gap, r.ready);
     if (m_o.launchGapEvery && (k + 1) % m_o.launchGapEvery == 0)
@@ -190,7 +236,9 @@ void SynthGenerator::kernel(Rank& r, size_t k, const KernelTemplate& t, TimeNs s
     }
     r.gpu = start + dur;
     if (m_truth)
-        r.segments.push_back({ start, start + dur, wait, m_seqClass[k] });
+        r.segments.push_back({ start, start + dur, wait, m_seqClass[k], r.launch.start });
+    if (m_truth)
+        r.stepLaunches.push_back(r.launch);
 }
 
 void SynthGenerator::collective(size_t k, const KernelTemplate& t)
@@ -218,18 +266,20 @@ void SynthGenerator::syncStall(Rank& r)
     // A blocking read of a small device result: copy, then the host waits in a sync while the GPU idles.
     const TimeNs apiStart = r.host + us(1.0), apiDur = jittered(r, 4.5, 0.05);
     const uint32_t corr = r.corr++;
-    m_sink.api(r.apiLane, apiStart, apiDur, m_strMemcpy, corr);
+    api(r, apiStart, apiDur, m_strMemcpy, "cudaMemcpyAsync", corr);
     const TimeNs mStart = std::max(r.gpu + jittered(r, 0.7, 0.08), apiStart + us(3.0));
     const TimeNs mDur = jittered(r, 2.2, 0.03);
     m_sink.memcpy(r.gpuLane, mStart, mDur, pb::COPY_DTOH, 4096, corr);
-    if (m_truth)
-        r.segments.push_back({ mStart, mStart + mDur, 0, -1 });
+    if (m_truth) {
+        r.segments.push_back({ mStart, mStart + mDur, 0, -1, apiStart });
+        r.stepLaunches.push_back({ apiStart, apiStart + apiDur });
+    }
     r.gpu = mStart + mDur;
     // The host blocks once its queue has reached the copy, so only the injected idle overlaps the sync.
     const TimeNs sStart = std::max(apiStart + apiDur + us(0.5), mStart + us(0.3));
     const TimeNs sEnd = std::max(sStart + us(1.0), r.gpu + us(m_o.syncStallUs));
     const uint32_t scorr = r.corr++;
-    m_sink.api(r.apiLane, sStart, sEnd - sStart, m_strSync, scorr);
+    api(r, sStart, sEnd - sStart, m_strSync, "cudaStreamSynchronize", scorr);
     m_sink.sync(r.apiLane, sStart, sEnd - sStart, pb::SYNC_STREAM, kStream, scorr);
     r.syncs.emplace_back(sStart, sEnd);
     r.host = sEnd + jittered(r, 1.5, 0.05);
@@ -245,8 +295,10 @@ void SynthGenerator::endStep(Rank& r, uint32_t step)
     // (an overlap scheduler prepares the next batch meanwhile), so only injected stalls are syncs.
     const TimeNs sStart = std::max(r.host, std::min(lastEnd - 1, lastStart + us(0.5)));
     const TimeNs sEnd = lastEnd + jittered(r, 2.0, 0.05);
+    if (m_o.hostOps) // the step's Python frame: from its first launch to its last
+        hostOp(r, r.forwardStart, r.host - r.forwardStart, m_strForward, "model.forward", HostKind::Python, 0);
     const uint32_t corr = r.corr++;
-    m_sink.api(r.apiLane, sStart, sEnd - sStart, m_strSync, corr);
+    api(r, sStart, sEnd - sStart, m_strSync, "cudaStreamSynchronize", corr);
     m_sink.sync(r.apiLane, sStart, sEnd - sStart, pb::SYNC_STREAM, kStream, corr);
     r.syncs.emplace_back(sStart, sEnd);
     r.host = sEnd + jittered(r, 0.8, 0.05);
@@ -278,6 +330,7 @@ void SynthGenerator::closeTruth(Rank& r, uint32_t step, TimeNs windowEnd)
         syncStall += inSync;
         launchHost += (b - a) - inSync;
     }
+    json::Value host = m_o.hostOps ? hostTruth(r) : json::Value();
     const TimeNs measured = windowEnd - seg.front().start;
     const TimeNs stepGap = windowEnd - seg.back().end;
     json::Value st = json::Value::object();
@@ -292,12 +345,48 @@ void SynthGenerator::closeTruth(Rank& r, uint32_t step, TimeNs windowEnd)
     for (size_t c = 0; c < m_classes.size(); ++c)
         comps.set(m_classes[c], cls[c]);
     st.set("components_ns", std::move(comps));
+    if (m_o.hostOps)
+        st.set("host", std::move(host));
     r.truthSteps.push(std::move(st));
     r.segments.clear();
+    r.stepLaunches.clear();
+    // Host events that ended before this window's end take no part in later steps' gaps.
+    r.hostSpans.erase(std::remove_if(r.hostSpans.begin(), r.hostSpans.end(),
+                          [windowEnd](const HostSpan& h) { return h.end <= windowEnd; }),
+        r.hostSpans.end());
     // Syncs that ended before this window's end cannot touch later steps.
     r.syncs.erase(std::remove_if(r.syncs.begin(), r.syncs.end(),
                       [windowEnd](const std::pair<TimeNs, TimeNs>& s) { return s.second <= windowEnd; }),
         r.syncs.end());
+}
+
+// The host attribution of one step's launch/host gaps (the gap rules of closeTruth; a gap that
+// overlaps a host sync keeps only its launch/host part [a, max(a, s0))).
+json::Value SynthGenerator::hostTruth(const Rank& r) const
+{
+    const auto& seg = r.segments;
+    // Events that enclose every launch of the step are the step's own (several launching calls only).
+    const Call first = r.stepLaunches.front(), last = r.stepLaunches.back();
+    const bool several = first.start != last.start;
+    std::vector<const HostSpan*> spans;
+    for (const HostSpan& h : r.hostSpans)
+        if (!(several && h.start <= first.start && h.end >= last.end))
+            spans.push_back(&h);
+    SynthHostTruth truth;
+    for (size_t j = 1; j < seg.size(); ++j) {
+        TimeNs a = seg[j - 1].end, b = seg[j].start;
+        if (b <= a)
+            continue;
+        for (const auto& [s0, s1] : r.syncs) { // the first sync still running at a decides
+            if (s1 <= a)
+                continue;
+            if (s0 < b && seg[j].launch >= std::max(a, s0))
+                b = std::max(a, s0);
+            break;
+        }
+        truth.addGap(spans, a, b);
+    }
+    return truth.toJson();
 }
 
 Status SynthGenerator::run()
@@ -305,7 +394,7 @@ Status SynthGenerator::run()
     if (Status s = validate(m_o); !s)
         return s;
     setupLanes();
-    const size_t stallAt = m_seq.size() / 2;
+    const size_t stallAt = m_seq.size() / 2, hostDelayAt = m_seq.size() / 4;
     for (uint32_t step = 0; step < m_o.steps; ++step) {
         for (Rank& r : m_ranks)
             beginStep(r, step);
@@ -314,6 +403,12 @@ Status SynthGenerator::run()
             if (m_o.syncStallUs > 0 && k == stallAt)
                 for (Rank& r : m_ranks)
                     syncStall(r);
+            if (m_o.hostOpUs > 0 && k == hostDelayAt)
+                for (Rank& r : m_ranks) {
+                    const TimeNs d = us(m_o.hostOpUs);
+                    hostOp(r, r.host, d, m_strHostDelay, "synth::host_delay", HostKind::CpuOp, 1);
+                    r.host += d;
+                }
             if (t.collective) {
                 collective(k, t);
                 continue;
@@ -392,6 +487,10 @@ json::Value SynthGenerator::optionsJson(const SynthOptions& o)
         v.set("host", o.host);
         v.set("first_rank", o.firstRank);
     }
+    if (o.hostOps) // only when set: files written without them keep their header
+        v.set("host_ops", true);
+    if (o.hostOpUs > 0)
+        v.set("host_op_us", o.hostOpUs);
     return v;
 }
 

@@ -10,6 +10,7 @@
 #include "model/json.h"
 #include "model/synth.h"
 #include "model/synthcatalog.h"
+#include "model/synthhosttruth.h"
 #include "model/synthsink.h"
 
 #include <map>
@@ -41,10 +42,14 @@ private:
     struct Segment {
         TimeNs start, end, wait;
         int cls; // index into m_classes; -1 = memory op
+        TimeNs launch; // start of the API call that launched it
+    };
+    struct Call { // a launching API call
+        TimeNs start = 0, end = 0;
     };
     struct Rank {
         uint32_t rank = 0;
-        uint32_t gpuLane = 0, apiLane = 0, nvtxLane = 0, collLane = 0;
+        uint32_t gpuLane = 0, apiLane = 0, nvtxLane = 0, collLane = 0, cpuLane = 0;
         TimeNs host = 0, gpu = 0, ready = 0;
         uint32_t corr = 1;
         uint32_t launchCorr = 0; // graph mode: correlation id of the current graph launch
@@ -58,6 +63,10 @@ private:
         std::vector<std::pair<TimeNs, TimeNs>> syncs;
         json::Value truthSteps = json::Value::array();
         uint32_t lateCollectives = 0;
+        Call launch; // the call that launched the work being issued now
+        TimeNs forwardStart = 0; // host ops: the step's Python frame
+        std::vector<HostSpan> hostSpans; // truth: the thread's host events (API calls included)
+        std::vector<Call> stepLaunches; // truth: the launching call of each segment, in order
     };
 
     void setupLanes();
@@ -67,8 +76,12 @@ private:
     void kernel(Rank& r, size_t k, const KernelTemplate& t, TimeNs start, TimeNs dur, TimeNs wait);
     void collective(size_t k, const KernelTemplate& t);
     void syncStall(Rank& r);
+    void api(Rank& r, TimeNs start, TimeNs dur, uint32_t name, const char* text, uint32_t corr);
+    void hostOp(
+        Rank& r, TimeNs start, TimeNs dur, uint32_t name, const std::string& text, HostKind kind, uint32_t depth);
     void endStep(Rank& r, uint32_t step);
     void closeTruth(Rank& r, uint32_t step, TimeNs windowEnd);
+    json::Value hostTruth(const Rank& r) const;
     void writeTruth();
     TimeNs jittered(Rank& r, double us, double sigma);
     TimeNs us(double v) const { return TimeNs(v * 1000.0 + 0.5); }
@@ -85,6 +98,8 @@ private:
     Rng m_shared;
     uint32_t m_strStep = 0, m_strGraphLaunch = 0, m_strLaunch = 0, m_strSync = 0, m_strMemcpy = 0;
     uint32_t m_strBf16 = 0, m_strRing = 0, m_strLL = 0;
+    uint32_t m_strForward = 0, m_strReplay = 0, m_strHostDelay = 0;
+    std::map<int, uint32_t> m_opNames; // class index -> "aten::<class>"
     std::map<std::string, uint32_t> m_opIds;
 };
 

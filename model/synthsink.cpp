@@ -41,6 +41,10 @@ public:
     {
         m_b.addNvtx(lane, start, dur, name, depth);
     }
+    void host(uint32_t lane, TimeNs start, TimeNs dur, uint32_t name, HostKind kind, uint32_t depth) override
+    {
+        m_b.addHost(lane, start, dur, name, kind, depth);
+    }
     void collective(uint32_t lane, TimeNs start, TimeNs dur, uint32_t op, uint64_t bytes, uint32_t datatype,
         uint32_t algorithm, uint32_t protocol, uint64_t sequence, uint64_t comm) override
     {
@@ -115,6 +119,10 @@ public:
     void nvtx(uint32_t lane, TimeNs start, TimeNs dur, uint32_t name, uint32_t depth) override
     {
         m_e.addNvtx(lane, start, uint64_t(dur), name, depth);
+    }
+    void host(uint32_t lane, TimeNs start, TimeNs dur, uint32_t name, HostKind kind, uint32_t depth) override
+    {
+        m_e.addHost(lane, start, uint64_t(dur), name, depth, pb::HostKind(kind));
     }
     void collective(uint32_t lane, TimeNs start, TimeNs dur, uint32_t op, uint64_t bytes, uint32_t datatype,
         uint32_t algorithm, uint32_t protocol, uint64_t sequence, uint64_t comm) override

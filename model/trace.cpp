@@ -24,6 +24,8 @@ const char* toString(LaneKind kind)
         return "api";
     case LaneKind::Collective:
         return "collective";
+    case LaneKind::CpuThread:
+        return "cpu";
     }
     return "unknown";
 }
@@ -45,8 +47,25 @@ const char* toString(EventKind kind)
         return "nvtx";
     case EventKind::Collective:
         return "collective";
+    case EventKind::Host:
+        return "host";
     }
     return "unknown";
+}
+
+const char* toString(HostKind kind)
+{
+    switch (kind) {
+    case HostKind::CpuOp:
+        return "cpu_op";
+    case HostKind::Python:
+        return "python_function";
+    case HostKind::UserAnnotation:
+        return "user_annotation";
+    case HostKind::OsRuntime:
+        return "os_runtime";
+    }
+    return "host";
 }
 
 std::string LaneInfo::key() const
@@ -154,6 +173,18 @@ uint32_t Trace::nvtxDepth(LaneId lane, size_t index) const
 {
     uint32_t a = m_lanes[lane].events.aux(index);
     return aux::kind(a) == EventKind::Nvtx ? aux::payload(a) : 0;
+}
+
+HostKind Trace::hostKind(LaneId lane, size_t index) const
+{
+    uint32_t a = m_lanes[lane].events.aux(index);
+    return aux::kind(a) == EventKind::Host ? aux::hostKind(a) : HostKind::CpuOp;
+}
+
+uint32_t Trace::hostDepth(LaneId lane, size_t index) const
+{
+    uint32_t a = m_lanes[lane].events.aux(index);
+    return aux::kind(a) == EventKind::Host ? aux::depth(a) : 0;
 }
 
 ApiKind Trace::apiKind(LaneId lane, size_t index) const

@@ -4,12 +4,14 @@
 // The in-memory trace: what every reader (file, importer, live stream, synth) produces and what
 // steps, analysis, the CLI and the viewer consume.
 //
-// Shape: lanes grouped host > rank (GPU) > stream/thread. Each lane holds its events as columns
+// Shape: lanes grouped host > rank (GPU) > stream/thread (a host thread: its CUDA API, NVTX and CPU
+// lanes, all keyed by its thread id). Each lane holds its events as columns
 // (LaneEvents), sorted by start time (ties: longer first, so enclosing NVTX ranges precede their
 // children). Strings are interned once (StringId 0 = ""). Per-lane summaries (LaneSummary) make a
 // zoomed-out query cost what the screen shows, not what the trace holds.
 //
-// Memory: about 24 bytes per event (start 8, duration 4, name 4, correlation 4, aux 4) plus the
+// Memory: about 24 bytes per event of any kind, host ranges included (start 8, duration 4, name 4,
+// correlation 4, aux 4) plus the
 // summary pyramid (about 1.6 bytes per event) and the side tables of collectives and memory ops. Kind-specific payloads
 // (launch configs, memop sizes, collective details) live in side tables referenced by `aux`.
 //
@@ -36,9 +38,17 @@ using LaneId = uint32_t;
 
 constexpr LaneId kNoLane = 0xFFFFFFFFu;
 
-enum class LaneKind : uint8_t { Unknown = 0, GpuStream = 1, Nvtx = 2, CpuApi = 3, Collective = 4 };
+enum class LaneKind : uint8_t { Unknown = 0, GpuStream = 1, Nvtx = 2, CpuApi = 3, Collective = 4, CpuThread = 5 };
 
-enum class EventKind : uint8_t { Kernel, Memcpy, Memset, Api, Sync, Nvtx, Collective };
+// Host: a host-side range of a CpuThread lane (operator, Python frame, OS call), see HostKind. Eight
+// kinds fill the 3 bits eventaux.h keeps for the kind.
+enum class EventKind : uint8_t { Kernel, Memcpy, Memset, Api, Sync, Nvtx, Collective, Host };
+
+// What a host-side range is (values as pb::HostKind). The CUDA runtime/driver calls of a thread are
+// Api events on its CpuApi lane and its NVTX ranges Nvtx events on its Nvtx lane, not host events.
+enum class HostKind : uint8_t { CpuOp = 0, Python = 1, UserAnnotation = 2, OsRuntime = 3 };
+constexpr size_t kHostKinds = 4;
+const char* toString(HostKind kind); // "cpu_op", "python_function", "user_annotation", "os_runtime"
 
 const char* toString(LaneKind kind);
 
@@ -55,7 +65,7 @@ struct LaneInfo {
     uint32_t rank = 0;
     std::string host;
     uint32_t device = 0;
-    uint64_t stream = 0; // stream id (GPU) or thread id (NVTX / CPU API)
+    uint64_t stream = 0; // stream id (GPU) or thread id (NVTX / CPU API / CPU thread)
     std::string name; // display name
     uint32_t pid = 0;
 
@@ -181,7 +191,7 @@ struct FoldItem {
     uint32_t first = 0; // event index of the first event in the item
     uint32_t longest = 0; // event index of the longest event in the item (its name labels a fold)
     TimeNs busy = 0; // sum of durations (overlap not removed)
-    uint8_t depth = 0; // NVTX nesting depth (0 for other lanes)
+    uint8_t depth = 0; // nesting depth on NVTX and CPU thread lanes (0 for other lanes)
 };
 
 // Per-lane summary pyramid: level 0 groups kLeaf consecutive events; each level above groups
@@ -284,6 +294,8 @@ public:
     const CollectiveInfo* collective(LaneId lane, size_t index) const; // collective lanes only
     const SyncInfo* sync(LaneId lane, size_t index) const; // sync events only
     uint32_t nvtxDepth(LaneId lane, size_t index) const; // NVTX lanes only
+    HostKind hostKind(LaneId lane, size_t index) const; // host events only (CpuThread lanes)
+    uint32_t hostDepth(LaneId lane, size_t index) const; // host events only: nesting depth, 0 = outermost
     ApiKind apiKind(LaneId lane, size_t index) const; // API events only
 
     // The CPU API call (same rank, same correlation id) that launched a GPU event, if recorded.
@@ -364,6 +376,8 @@ public:
         ApiKind kind = ApiKind::Runtime);
     void addSync(LaneId lane, TimeNs start, TimeNs duration, const SyncInfo& info, uint32_t correlation);
     void addNvtx(LaneId lane, TimeNs start, TimeNs duration, StringId name, uint32_t depth);
+    // A host-side range on a CpuThread lane; depth is its nesting depth on that lane (0 = outermost).
+    void addHost(LaneId lane, TimeNs start, TimeNs duration, StringId name, HostKind kind, uint32_t depth);
     void addCollective(LaneId lane, TimeNs start, TimeNs duration, StringId op, const CollectiveInfo& info);
     void addStep(uint32_t rank, const Step& step);
 

@@ -109,6 +109,12 @@ void TraceBuilder::addNvtx(LaneId lane, TimeNs start, TimeNs duration, StringId 
     ++m_pending->events;
 }
 
+void TraceBuilder::addHost(LaneId lane, TimeNs start, TimeNs duration, StringId name, HostKind kind, uint32_t depth)
+{
+    m_trace->m_lanes[lane].events.push(start, duration, name, 0, aux::packHost(kind, depth));
+    ++m_pending->events;
+}
+
 void TraceBuilder::addCollective(LaneId lane, TimeNs start, TimeNs duration, StringId op, const CollectiveInfo& info)
 {
     Trace& t = *m_trace;

@@ -119,6 +119,9 @@ private:
         case EventKind::Nvtx:
             m_enc.addNvtx(l, s, d, str(ev.name(i)), m_trace.nvtxDepth(id, i));
             break;
+        case EventKind::Host:
+            m_enc.addHost(l, s, d, str(ev.name(i)), m_trace.hostDepth(id, i), pb::HostKind(m_trace.hostKind(id, i)));
+            break;
         case EventKind::Collective: {
             const CollectiveInfo* c = m_trace.collective(id, i);
             format::ChunkEncoder::Collective fc { c->bytes, str(c->datatype), str(c->algorithm), str(c->protocol),

@@ -119,6 +119,8 @@ struct TraceLoader::Plan {
     const format::FrameInfo* frame = nullptr;
     const pb::IndexEntry* entry = nullptr;
     std::vector<std::pair<uint32_t, uint64_t>> lanes; // file lane id -> first slot in its trace lane
+    std::vector<uint64_t> counts; // events per entry of `lanes` (lane_event_counts, then host ones)
+    size_t hostLanes = 0; // the last hostLanes entries of `lanes` count host events
     uint64_t memopBase = 0, syncBase = 0, collBase = 0;
     bool failed = false;
 };
@@ -130,6 +132,7 @@ struct TraceLoader::Worker {
     std::string raw;
     std::vector<uint64_t> cursor; // by file lane id
     std::vector<uint64_t> count; // by file lane id
+    std::vector<uint64_t> expect; // by file lane id: events the index entry gives it
     ConfigCache configs;
     struct Recent {
         uint64_t graph = 0, node = 0;
@@ -236,6 +239,11 @@ bool TraceLoader::indexUsable(std::string& why) const
         }
         if (sum != e.event_count())
             return bad("lane counts do not add up to the chunk's events");
+        if (e.host_lane_ids_size() != e.host_lane_event_counts_size())
+            return bad("host lane columns differ in length");
+        for (uint64_t c : e.host_lane_event_counts())
+            if (c > uint64_t(f.header.rawBytes))
+                return bad("more host events than the frame has bytes");
         if (e.memop_count() > e.event_count() || e.sync_count() > e.event_count()
             || e.collective_count() > e.event_count() || e.kernel_count() > e.event_count()
             || e.memop_count() + e.sync_count() + e.collective_count() + e.kernel_count() > e.event_count()
@@ -394,16 +402,21 @@ Status TraceLoader::planLanes(std::vector<Plan>& plans)
         Plan p;
         p.frame = &f;
         p.entry = &index.frames(int(f.indexEntry));
-        for (int k = 0; k < p.entry->lane_ids_size(); ++k) {
-            uint32_t fileLane = p.entry->lane_ids(k);
+        auto place = [&](uint32_t fileLane, uint64_t count) {
             if (fileLane >= sh.laneMap.size()) {
                 p.failed = true;
-                continue;
+                return false;
             }
             LaneId lane = sh.laneMap[fileLane];
             p.lanes.emplace_back(fileLane, sh.totals[lane]);
-            sh.totals[lane] += p.entry->lane_event_counts(k);
-        }
+            p.counts.push_back(count);
+            sh.totals[lane] += count;
+            return true;
+        };
+        for (int k = 0; k < p.entry->lane_ids_size(); ++k)
+            place(p.entry->lane_ids(k), p.entry->lane_event_counts(k));
+        for (int k = 0; k < p.entry->host_lane_ids_size(); ++k)
+            p.hostLanes += place(p.entry->host_lane_ids(k), p.entry->host_lane_event_counts(k)) ? 1 : 0;
         p.memopBase = memops;
         p.syncBase = syncs;
         p.collBase = colls;
@@ -560,20 +573,30 @@ uint32_t TraceLoader::configIndex(uint32_t cfg, uint64_t graph, uint64_t node, W
 Status TraceLoader::checkCounts(const pb::Chunk& ch, const Plan& plan, Worker& w)
 {
     const pb::Columns* blocks[] = { &ch.kernels().c(), &ch.memops().c(), &ch.api().c(), &ch.syncs().c(), &ch.nvtx().c(),
-        &ch.collectives().c() };
+        &ch.collectives().c(), &ch.host().c() };
     uint64_t total = 0;
     for (const pb::Columns* c : blocks) {
         for (uint32_t l : c->lane())
             ++w.count[l]; // lane ids were validated against the dictionary
-        total += uint64_t(c->lane_size());
+        if (c != &ch.host().c()) // host events are counted apart (IndexEntry.host_lane_event_counts)
+            total += uint64_t(c->lane_size());
     }
     bool ok = total == plan.entry->event_count() && uint64_t(ch.memops().c().lane_size()) == plan.entry->memop_count()
         && uint64_t(ch.syncs().c().lane_size()) == plan.entry->sync_count()
         && uint64_t(ch.collectives().c().lane_size()) == plan.entry->collective_count();
-    int k = 0;
-    for (const auto& [fl, first] : plan.lanes) {
-        ok = ok && w.count[fl] == plan.entry->lane_event_counts(k++);
-        w.cursor[fl] = first;
+    // A lane listed twice (once with other events, once with host events) is counted once: compare sums.
+    std::vector<uint64_t>& expect = w.expect;
+    expect.assign(w.count.size(), 0);
+    for (size_t k = 0; k < plan.lanes.size(); ++k)
+        expect[plan.lanes[k].first] += plan.counts[k];
+    const size_t others = plan.lanes.size() - plan.hostLanes;
+    for (size_t k = 0; k < plan.lanes.size(); ++k) {
+        const uint32_t fl = plan.lanes[k].first;
+        ok = ok && w.count[fl] == expect[fl];
+        // The lane's events fill one run of slots: it starts at its first entry.
+        auto same = [fl](const std::pair<uint32_t, uint64_t>& e) { return e.first == fl; };
+        if (k < others || std::none_of(plan.lanes.begin(), plan.lanes.begin() + long(others), same))
+            w.cursor[fl] = plan.lanes[k].second;
     }
     for (const pb::Columns* c : blocks)
         for (uint32_t l : c->lane())
@@ -661,6 +684,13 @@ template <typename Put> void TraceLoader::decodeOthers(const pb::Chunk& ch, cons
         put(l, s, d, n, 0,
             aux::pack(EventKind::Nvtx, uint32_t(std::min<uint64_t>(at(nv.depth(), i), aux::kMaxPayload))));
     });
+    const auto& ho = ch.host();
+    walk(ho.c(), base, [&](int i, uint32_t l, int64_t s, int64_t d, uint32_t n, uint32_t) {
+        const uint64_t kind = at(ho.kind(), i);
+        put(l, s, d, n, 0,
+            aux::packHost(kind < kHostKinds ? HostKind(kind) : HostKind::CpuOp,
+                uint32_t(std::min<uint64_t>(at(ho.depth(), i), aux::kMaxHostDepth))));
+    });
     const auto& co = ch.collectives();
     walk(co.c(), base, [&](int i, uint32_t l, int64_t s, int64_t d, uint32_t n, uint32_t) {
         const uint64_t slot = plan.collBase + uint64_t(i);
@@ -700,7 +730,7 @@ void TraceLoader::removeFailed(const std::vector<Plan>& plans)
                 dead[lane].assign(sh.totals[lane], 0);
             // A damaged index may claim more events than the lane holds: mark only what exists.
             const size_t size = dead[lane].size(), from = std::min<size_t>(first, size);
-            const size_t count = k < p.entry->lane_event_counts_size() ? p.entry->lane_event_counts(k) : 0;
+            const size_t count = k < int(p.counts.size()) ? p.counts[k] : 0;
             ++k;
             std::fill_n(dead[lane].begin() + long(from), std::min(count, size - from), uint8_t(1));
         }

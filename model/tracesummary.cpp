@@ -21,9 +21,12 @@ TraceStats traceStats(const Trace& trace)
         rs.rank = lane.info.rank;
         ++rs.lanes;
         rs.events += lane.events.size();
+        s.cpuThreads += lane.info.kind == LaneKind::CpuThread && !lane.events.empty() ? 1 : 0;
         for (size_t i = 0; i < lane.events.size(); ++i) {
             const EventKind k = trace.kindOf(lane.id, i);
             ++s.byKind[size_t(k)];
+            if (k == EventKind::Host)
+                ++s.byHostKind[size_t(trace.hostKind(lane.id, i))];
             if (k == EventKind::Kernel) {
                 ++rs.kernels;
                 rs.kernelTime += lane.events.duration(i);

@@ -38,7 +38,9 @@ struct RankStats {
 };
 
 struct TraceStats {
-    std::array<uint64_t, 7> byKind {}; // by EventKind
+    std::array<uint64_t, 8> byKind {}; // by EventKind
+    std::array<uint64_t, kHostKinds> byHostKind {}; // host events by HostKind
+    uint64_t cpuThreads = 0; // CPU thread lanes with host events
     uint64_t kernels = 0;
     TimeNs kernelTime = 0;
     std::vector<RankStats> ranks;

@@ -136,6 +136,10 @@ public:
     {
         m_in.nvtx(l, s, d, n, dp, dm);
     }
+    void host(uint32_t l, int64_t s, uint64_t d, uint32_t n, uint32_t dp, pb::HostKind k) override
+    {
+        m_in.host(l, s, d, n, dp, k);
+    }
     void collective(uint32_t l, int64_t s, uint64_t d, uint32_t op, const format::ChunkEncoder::Collective& c) override
     {
         m_in.collective(l, s, d, op, c);

@@ -18,7 +18,7 @@ using model::EventKind;
 using model::formatDuration;
 
 const EventKind kKinds[] = { EventKind::Kernel, EventKind::Memcpy, EventKind::Memset, EventKind::Api, EventKind::Sync,
-    EventKind::Nvtx, EventKind::Collective };
+    EventKind::Nvtx, EventKind::Collective, EventKind::Host };
 
 const char* stepSourceName(pb::StepSource s)
 {
@@ -54,8 +54,16 @@ json::Value infoJson(const std::string& path, const model::Trace& t, const model
     o.set("duration_ns", (long long)(t.endTime() - t.startTime()));
     o.set("event_count", (unsigned long long)t.eventCount());
     json::Value kinds = json::Value::object();
-    for (EventKind k : kKinds)
-        kinds.set(model::toString(k), (unsigned long long)st.byKind[size_t(k)]);
+    for (EventKind k : kKinds) // host events only when there are some: older outputs keep their shape
+        if (k != EventKind::Host || st.byKind[size_t(k)])
+            kinds.set(model::toString(k), (unsigned long long)st.byKind[size_t(k)]);
+    if (st.byKind[size_t(EventKind::Host)]) {
+        json::Value host = json::Value::object();
+        for (size_t hk = 0; hk < model::kHostKinds; ++hk)
+            host.set(model::toString(model::HostKind(hk)), (unsigned long long)st.byHostKind[hk]);
+        host.set("threads", (unsigned long long)st.cpuThreads);
+        o.set("host_events", std::move(host));
+    }
     o.set("events", std::move(kinds));
     o.set("kernel_count", (unsigned long long)st.kernels);
     o.set("kernel_time_ns", (long long)st.kernelTime);
@@ -128,6 +136,16 @@ void printText(const std::string& path, const model::Trace& t, const model::Trac
             first = false;
         }
     std::cout << ")\n";
+    if (st.byKind[size_t(EventKind::Host)]) {
+        std::cout << "host:      ";
+        first = true;
+        for (size_t hk = 0; hk < model::kHostKinds; ++hk)
+            if (st.byHostKind[hk]) {
+                std::cout << (first ? "" : ", ") << st.byHostKind[hk] << " " << model::toString(model::HostKind(hk));
+                first = false;
+            }
+        std::cout << " on " << st.cpuThreads << " CPU thread" << (st.cpuThreads == 1 ? "" : "s") << "\n";
+    }
     std::cout << "kernels:   " << st.kernels << ", " << formatDuration(st.kernelTime) << " of kernel time\n";
     std::cout << "steps:     " << t.stepCount() << " (" << stepSourceName(st.stepSource) << ")\n";
     for (const auto& g : h.gpus())

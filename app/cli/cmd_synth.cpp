@@ -32,6 +32,8 @@ int runSynth(const std::vector<std::string>& args)
         "The same seed gives the same file.");
     int64_t ranks = 2, steps = 10, kernels = 200, seed = 1, every = 0, straggler = -1, level = 3, firstRank = 0;
     double hostGap = 250, extraGap = 0, launchGap = 0, stall = 0, delay = 0, slowFactor = 1.0, jitter = 0.02;
+    double hostOp = 0;
+    bool hostOps = false;
     std::string out, truthPath, mode = "graph", slowClass, host = model::SynthOptions().host;
     p.option("--ranks", "R", "ranks (GPUs), default 2", ranks);
     p.option("--steps", "S", "decode steps, default 10", steps);
@@ -53,6 +55,9 @@ int runSynth(const std::vector<std::string>& args)
     p.option("--straggler-delay-us", "US", "how late the straggler arrives", delay);
     p.option("--slow-class", "CLASS", "kernels of this analysis class run slower (e.g. routed_experts)", slowClass);
     p.option("--slow-factor", "F", "duration factor of --slow-class kernels", slowFactor);
+    p.flag("--host-ops", "CPU operators and Python frames around the launches, on the thread's CPU lane", hostOps);
+    p.option("--inject-host-op-us", "US",
+        "per step: a CPU operator synth::host_delay of this duration (implies --host-ops)", hostOp);
     p.option("--zstd-level", "L", "zstd level of the file, default 3", level);
     p.setPositionals(0, 0);
     if (int rc = p.parse(args); rc >= 0)
@@ -82,6 +87,8 @@ int runSynth(const std::vector<std::string>& args)
     o.slowClass = slowClass;
     o.slowFactor = slowFactor;
     o.host = host;
+    o.hostOps = hostOps || hostOp > 0;
+    o.hostOpUs = hostOp;
     if (Status s = model::validate(o); !s)
         return p.usageError(s.message());
 

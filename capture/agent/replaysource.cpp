@@ -23,7 +23,7 @@ constexpr int64_t kBatchNs = 5 * 1000000; // and at least this often when events
 constexpr int64_t kLookaheadNs = 200 * 1000000;
 
 struct Pending {
-    enum Kind : uint8_t { Kernel, Memop, Api, Sync, Nvtx, Collective, Step };
+    enum Kind : uint8_t { Kernel, Memop, Api, Sync, Nvtx, Host, Collective, Step };
     int64_t end, start;
     uint64_t dur, a, b, c;
     uint32_t lane, name, corr, x, y, z, w, v;
@@ -143,6 +143,10 @@ public:
     {
         add(make(Pending::Nvtx, lane, name, 0, depth, domain, 0, 0, 0, 0), start, d);
     }
+    void host(uint32_t lane, int64_t start, uint64_t d, uint32_t name, uint32_t depth, pb::HostKind k) override
+    {
+        add(make(Pending::Host, lane, name, 0, depth, k, 0, 0, 0, 0), start, d);
+    }
     void collective(
         uint32_t lane, int64_t start, uint64_t d, uint32_t op, const format::ChunkEncoder::Collective& c) override
     {
@@ -210,6 +214,9 @@ private:
             break;
         case Pending::Nvtx:
             enc.addNvtx(p.lane, p.start, p.dur, p.name, p.x, p.y);
+            break;
+        case Pending::Host:
+            enc.addHost(p.lane, p.start, p.dur, p.name, p.x, pb::HostKind(p.y));
             break;
         case Pending::Collective: {
             format::ChunkEncoder::Collective c;

@@ -68,6 +68,8 @@ AnalysisReport::AnalysisReport(const GapAnalyzer& analyzer, const Options& optio
     // Gaps inside steps: the step gap has its own bar.
     m_gaps = analyzer.largestGaps(GapAnalyzer::kCriticalRank, first, last, options.largestGaps, false);
     m_findings = makeFindings(analyzer, m_criticalMean, m_stragglers, m_gaps);
+    m_host = std::make_unique<HostAttribution>(
+        analyzer, selection(GapAnalyzer::kCriticalRank, options.range ? Kind::Range : Kind::Steps));
 }
 
 GapAnalyzer::Selection AnalysisReport::selection(int rank, Kind kind) const
@@ -296,6 +298,8 @@ json::Value AnalysisReport::toJson() const
         unclassified.push(std::move(o));
     }
     doc.set("unclassified_kernels", std::move(unclassified));
+    doc.set("host_gaps", hostJson());
+    doc.set("host_syncs", hostSyncsJson());
     json::Value findings = json::Value::array();
     for (const auto& f : m_findings)
         findings.push(f.text);
@@ -356,6 +360,92 @@ std::string AnalysisReport::overheadText() const
     return out.str();
 }
 
+namespace {
+constexpr size_t kHostTopJson = 10, kHostTopText = 8;
+} // namespace
+
+json::Value AnalysisReport::hostJson() const
+{
+    const Trace& t = m_analyzer.trace();
+    json::Value out = json::Value::array();
+    for (const auto& r : m_host->ranks()) {
+        json::Value o = json::Value::object();
+        o.set("rank", r.rank);
+        o.set("gap_ms", ms(r.gapNs));
+        o.set("explained_ms", ms(r.explainedNs));
+        o.set("unattributed_ms", ms(r.gapNs - r.explainedNs));
+        json::Value top = json::Value::array();
+        for (size_t i = 0; i < r.rows.size() && i < kHostTopJson; ++i) {
+            json::Value e = json::Value::object();
+            e.set("name", std::string(t.str(r.rows[i].name)));
+            e.set("kind", r.rows[i].kind);
+            e.set("ms", ms(r.rows[i].ns));
+            e.set("count", (unsigned long long)r.rows[i].count);
+            top.push(std::move(e));
+        }
+        o.set("top", std::move(top));
+        out.push(std::move(o));
+    }
+    return out;
+}
+
+json::Value AnalysisReport::hostSyncsJson() const
+{
+    const Trace& t = m_analyzer.trace();
+    json::Value out = json::Value::array();
+    for (const auto& r : m_host->ranks()) {
+        json::Value o = json::Value::object();
+        o.set("rank", r.rank);
+        o.set("stall_ms", ms(r.syncNs));
+        o.set("explained_ms", ms(r.syncExplainedNs));
+        json::Value top = json::Value::array();
+        for (size_t i = 0; i < r.syncs.size() && i < kHostTopJson; ++i) {
+            const auto& s = r.syncs[i];
+            json::Value e = json::Value::object();
+            e.set("call", s.call);
+            e.set("around", std::string(t.str(s.around)));
+            e.set("around_kind", s.aroundKind);
+            e.set("ms", ms(s.ns));
+            e.set("count", (unsigned long long)s.count);
+            top.push(std::move(e));
+        }
+        o.set("top", std::move(top));
+        out.push(std::move(o));
+    }
+    return out;
+}
+
+std::string AnalysisReport::hostText() const
+{
+    const Trace& t = m_analyzer.trace();
+    std::ostringstream out;
+    out << "\nwhat the host was doing in the launch/host gaps (innermost host event on the launching thread; "
+           "total over the selected steps, ms):\n";
+    for (const auto& r : m_host->ranks()) {
+        const double pct = r.gapNs > 0 ? 100.0 * double(r.explainedNs) / double(r.gapNs) : 0;
+        out << "  rank " << r.rank << ": " << fixed(ms(r.gapNs)) << " ms of gaps, " << fixed(ms(r.explainedNs))
+            << " ms (" << fixed(pct, 1) << " %) inside host events\n";
+        for (size_t i = 0; i < r.rows.size() && i < kHostTopText; ++i)
+            out << "    " << pad(fixed(ms(r.rows[i].ns)), 10, true) << pad(std::to_string(r.rows[i].count), 8, true)
+                << "  " << pad(r.rows[i].kind, 16) << t.str(r.rows[i].name) << "\n";
+        if (r.gapNs > r.explainedNs)
+            out << "    " << pad(fixed(ms(r.gapNs - r.explainedNs)), 10, true) << pad("", 8)
+                << "  unattributed host time\n";
+        if (r.syncNs > 0) {
+            out << "    sync stalls: " << fixed(ms(r.syncNs)) << " ms, by the call the host waited in:\n";
+            for (size_t i = 0; i < r.syncs.size() && i < kHostTopText; ++i) {
+                const auto& s = r.syncs[i];
+                out << "    " << pad(fixed(ms(s.ns)), 10, true) << pad(std::to_string(s.count), 8, true) << "  "
+                    << s.call;
+                if (s.around)
+                    out << " in " << s.aroundKind << " " << t.str(s.around);
+                out << "\n";
+            }
+        }
+    }
+    return out.str();
+}
+
 std::string AnalysisReport::toText() const
 {
     std::ostringstream out;
@@ -406,6 +496,7 @@ std::string AnalysisReport::toText() const
     }
     out << "  (kernels+ = kernel time beyond the budget, unclassified kernels and memory ops included)\n";
     out << overheadText();
+    out << hostText();
     if (!m_findings.empty()) {
         out << "\nfindings:\n";
         for (const auto& f : m_findings)

@@ -16,6 +16,11 @@
 //   critical {rank, rule, steps_critical, steps, per_step [{index, rank}], median, mean}
 //   stragglers [{rank, late_count, mean_late_ms, max_late_ms, matched, unmatched, late_fraction, op}]
 //   largest_gaps [{rank, step, start_ms, ms, kind, before}], unclassified_kernels [{name, ms, count}]
+//   host_gaps [{rank, gap_ms, explained_ms, unattributed_ms, top [{name, kind, ms, count}]}]: the
+//           launch/host gaps of the selection, each moment given to the innermost host event on the
+//           launching thread (hostattribution.h), totals over the selected steps, top 10 by time
+//   host_syncs [{rank, stall_ms, explained_ms, top [{call, around, around_kind, ms, count}]}]: the
+//           sync stalls by the call the host was blocked in and the host event around it
 //   findings [text...], notes [text...]
 // The bars of each step add up exactly to measured_ns (and to measured_ms up to float rounding).
 //
@@ -23,8 +28,10 @@
 
 #include "model/analysis/findings.h"
 #include "model/analysis/gapanalyzer.h"
+#include "model/analysis/hostattribution.h"
 #include "model/json.h"
 
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -56,6 +63,9 @@ private:
     json::Value budgetJson() const;
     std::string waterfallText(const GapAnalyzer::Breakdown& b, const std::string& title) const;
     std::string overheadText() const; // per rank: the capture's own cost, when the trace recorded it
+    json::Value hostJson() const;
+    json::Value hostSyncsJson() const;
+    std::string hostText() const;
 
     const GapAnalyzer& m_analyzer;
     Options m_options;
@@ -65,6 +75,7 @@ private:
     std::vector<GapAnalyzer::Straggler> m_stragglers;
     std::vector<GapAnalyzer::IdleGap> m_gaps;
     std::vector<Finding> m_findings;
+    std::unique_ptr<HostAttribution> m_host; // every rank over the selection
 };
 
 } // namespace gapscope::model

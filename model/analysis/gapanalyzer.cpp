@@ -138,6 +138,16 @@ bool GapAnalyzer::isSyncApi(StringId name) const
     return v == 1;
 }
 
+bool GapAnalyzer::blocksHost(LaneId lane, size_t index) const
+{
+    const EventKind k = m_trace.kindOf(lane, index);
+    if (k == EventKind::Sync) {
+        const SyncInfo* s = m_trace.sync(lane, index);
+        return !s || s->kind != pb::SYNC_STREAM_WAIT_EVENT; // a stream wait does not block the host
+    }
+    return k == EventKind::Api && isSyncApi(m_trace.lane(lane).events.name(index));
+}
+
 void GapAnalyzer::prepareRank(RankData& r)
 {
     r.gpuLanes = m_trace.lanesOf(r.rank, LaneKind::GpuStream);
@@ -154,18 +164,9 @@ void GapAnalyzer::prepareRank(RankData& r)
     std::vector<TimeInterval> syncs;
     for (LaneId id : apiLanes) {
         const LaneEvents& ev = m_trace.lane(id).events;
-        for (size_t i = 0; i < ev.size(); ++i) {
-            EventKind k = m_trace.kindOf(id, i);
-            bool blocking = false;
-            if (k == EventKind::Sync) {
-                const SyncInfo* s = m_trace.sync(id, i);
-                blocking = !s || s->kind != pb::SYNC_STREAM_WAIT_EVENT; // a stream wait does not block the host
-            } else if (k == EventKind::Api) {
-                blocking = isSyncApi(ev.name(i));
-            }
-            if (blocking)
+        for (size_t i = 0; i < ev.size(); ++i)
+            if (blocksHost(id, i))
                 syncs.push_back(TimeInterval { ev.start(i), ev.end(i) });
-        }
     }
     r.syncs = mergeIntervals(std::move(syncs));
     r.firstEvent = std::numeric_limits<TimeNs>::max();

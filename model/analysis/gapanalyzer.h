@@ -131,6 +131,21 @@ public:
     std::vector<IdleGap> largestGaps(
         int rank, uint32_t firstStep, uint32_t lastStep, size_t n, bool stepGaps = true) const;
 
+    // Every idle gap of the selected steps (each step swept again), in time order per step, with the
+    // GPU event that ends it, and the step's first and last GPU events (in start order): what host
+    // attribution (hostattribution.h) needs. Incomplete steps as in analyze(); a time range clips.
+    struct StepGaps {
+        uint32_t rank = 0, step = 0;
+        TimeNs w0 = 0, w1 = 0; // the window
+        EventRef first, last; // first and last GPU event of the window
+        std::vector<IdleGap> gaps;
+    };
+    std::vector<StepGaps> stepGaps(const Selection& selection) const;
+
+    // Whether a CPU API lane event blocks the host until GPU work is done: a sync record other than a
+    // stream-wait-event, or a synchronising / blocking-copy API call (the sync-stall rule of README.md).
+    bool blocksHost(LaneId lane, size_t index) const;
+
     // Kernels no classifier rule matches, by total time inside steps (all ranks), longest first.
     struct NameTime {
         StringId name = 0;

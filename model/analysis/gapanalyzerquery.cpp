@@ -198,6 +198,35 @@ void GapAnalyzer::addMembers(const RankData& r, size_t w, const Selection& sel, 
     }
 }
 
+std::vector<GapAnalyzer::StepGaps> GapAnalyzer::stepGaps(const Selection& sel) const
+{
+    std::vector<StepGaps> out;
+    Scratch s;
+    s.forcePieces = true; // pieces in start order give the window's first and last events
+    for (const auto& [r, w] : selectSteps(sel)) {
+        const Window& win = r->windows[w];
+        const bool range = sel.kind == Selection::Kind::Range;
+        sweepWindow(*r, w,
+            SweepMode { range ? sel.t0 : win.w0, range ? sel.t1 : win.w1, WindowSweep::Input::Gaps::All, true, nullptr,
+                nullptr },
+            s);
+        StepGaps sg;
+        sg.rank = r->rank;
+        sg.step = win.index;
+        sg.w0 = win.w0;
+        sg.w1 = win.w1;
+        if (!s.pieces.empty()) {
+            sg.first = s.refs[s.pieces.front().tag];
+            sg.last = s.refs[s.pieces.back().tag];
+        }
+        for (const auto& g : s.result.gaps)
+            sg.gaps.push_back(IdleGap { r->rank, win.index, g.start, g.end, g.kind,
+                g.next == WindowSweep::kNoTag ? EventRef {} : s.ref(g.next) });
+        out.push_back(std::move(sg));
+    }
+    return out;
+}
+
 std::vector<GapAnalyzer::NameTime> GapAnalyzer::unclassifiedKernels() const
 {
     std::map<StringId, NameTime> byName;

@@ -127,6 +127,9 @@ int visitEventArgs(const Trace& trace, const Lane& lane, size_t i, EventArgSink&
     case EventKind::Nvtx:
         sink.uintArg(ArgKey::Depth, trace.nvtxDepth(lane.id, i));
         return 1;
+    case EventKind::Host:
+        sink.uintArg(ArgKey::Depth, trace.hostDepth(lane.id, i));
+        return 1;
     }
     return 0;
 }

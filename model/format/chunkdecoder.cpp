@@ -175,7 +175,7 @@ Status ChunkDecoder::validate(const pb::Chunk& ch) const
     };
     const B blocks[] = { { ch.kernels().c(), "kernels", true }, { ch.memops().c(), "memops", false },
         { ch.api().c(), "api", true }, { ch.syncs().c(), "syncs", false }, { ch.nvtx().c(), "nvtx", true },
-        { ch.collectives().c(), "collectives", true } };
+        { ch.host().c(), "host", true }, { ch.collectives().c(), "collectives", true } };
     for (const B& b : blocks)
         if (Status s = checkColumns(b.c, blockSize(b.c), b.name, b.names); !s)
             return s;
@@ -198,6 +198,8 @@ Status ChunkDecoder::validate(const pb::Chunk& ch) const
     if (!sizeOk(nv.depth(), blockSize(nv.c())) || !sizeOk(nv.domain(), blockSize(nv.c()))
         || maxOf(nv.domain()) > m_strings.size())
         return Status::error("nvtx: bad depth/domain columns");
+    if (!sizeOk(ch.host().depth(), blockSize(ch.host().c())) || !sizeOk(ch.host().kind(), blockSize(ch.host().c())))
+        return Status::error("host: column lengths differ");
     const auto& co = ch.collectives();
     const size_t nc = blockSize(co.c());
     if (!sizeOk(co.bytes(), nc) || !sizeOk(co.datatype(), nc) || !sizeOk(co.algorithm(), nc)
@@ -217,7 +219,8 @@ Status ChunkDecoder::validate(const pb::Chunk& ch) const
 bool ChunkDecoder::hasUnknownFields(const pb::Chunk& c)
 {
     return unknown(c) || unknown(c.kernels()) || unknown(c.kernels().c()) || unknown(c.memops()) || unknown(c.api())
-        || unknown(c.syncs()) || unknown(c.nvtx()) || unknown(c.collectives()) || unknown(c.steps());
+        || unknown(c.syncs()) || unknown(c.nvtx()) || unknown(c.host()) || unknown(c.collectives())
+        || unknown(c.steps());
 }
 
 void ChunkDecoder::forEach(const pb::Chunk& ch, Visitor& v) const
@@ -251,6 +254,10 @@ void ChunkDecoder::forEach(const pb::Chunk& ch, Visitor& v) const
     const auto& nv = ch.nvtx();
     walk(nv.c(), [&](int i, uint32_t l, int64_t s, uint64_t d, uint32_t n, uint32_t) {
         v.nvtx(l, s, d, n, uint32_t(at(nv.depth(), i)), uint32_t(at(nv.domain(), i)));
+    });
+    const auto& ho = ch.host();
+    walk(ho.c(), [&](int i, uint32_t l, int64_t s, uint64_t d, uint32_t n, uint32_t) {
+        v.host(l, s, d, n, uint32_t(at(ho.depth(), i)), pb::HostKind(at(ho.kind(), i)));
     });
     const auto& co = ch.collectives();
     walk(co.c(), [&](int i, uint32_t l, int64_t s, uint64_t d, uint32_t n, uint32_t) {

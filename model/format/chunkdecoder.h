@@ -59,6 +59,9 @@ public:
         }
         virtual void nvtx(uint32_t lane, int64_t start, uint64_t dur, uint32_t name, uint32_t depth, uint32_t domain) {
         }
+        virtual void host(uint32_t lane, int64_t start, uint64_t dur, uint32_t name, uint32_t depth, pb::HostKind kind)
+        {
+        }
         virtual void collective(uint32_t lane, int64_t start, uint64_t dur, uint32_t op, uint64_t bytes,
             uint32_t datatype, uint32_t algorithm, uint32_t protocol, uint64_t sequence, uint64_t comm,
             uint32_t channels, uint32_t root)

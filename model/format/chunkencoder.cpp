@@ -56,6 +56,10 @@ struct NvtxCols {
     Common c;
     std::vector<uint32_t> depth, domain;
 };
+struct HostCols {
+    Common c;
+    std::vector<uint32_t> depth, kind;
+};
 struct CollCols {
     Common c;
     std::vector<uint64_t> bytes, sequence, comm;
@@ -246,6 +250,7 @@ struct ChunkEncoder::Impl {
     ApiCols api;
     SyncCols syncs;
     NvtxCols nvtx;
+    HostCols host;
     CollCols colls;
     StepCols steps;
     std::vector<pb::Counter> counters;
@@ -257,6 +262,7 @@ struct ChunkEncoder::Impl {
     std::vector<uint8_t> scratch;
     Predictors predictors;
     std::vector<uint64_t> laneCount; // by lane id, for stats
+    std::vector<uint64_t> hostLaneCount; // by lane id, host events
     // Which earlier dictionary entries the pending events use (stamped per flush).
     std::vector<uint32_t> stringStamp, laneStamp, configStamp, usedIds;
     uint32_t useStamp = 0;
@@ -274,11 +280,12 @@ struct ChunkEncoder::Impl {
         permute(c.corr, perm, scratch);
         (permute(extra, perm, scratch), ...);
     }
-    void account(const Common& c);
+    void account(const Common& c, std::vector<uint64_t>& counts, uint64_t& events);
     void writeKernels(pb::Chunk& out, int64_t base);
     void writeMemops(pb::Chunk& out, int64_t base);
     void writeApiSync(pb::Chunk& out, int64_t base);
     void writeNvtx(pb::Chunk& out, int64_t base);
+    void writeHost(pb::Chunk& out, int64_t base);
     void writeCollectives(pb::Chunk& out, int64_t base);
     void writeSteps(pb::Chunk& out, int64_t base);
     void writeDictionaries(pb::Chunk& out);
@@ -380,6 +387,14 @@ void ChunkEncoder::addNvtx(
     m_impl->nvtx.domain.push_back(domain);
 }
 
+void ChunkEncoder::addHost(
+    uint32_t lane, int64_t start, uint64_t duration, uint32_t name, uint32_t depth, pb::HostKind kind)
+{
+    m_impl->host.c.push(lane, start, duration, name, 0);
+    m_impl->host.depth.push_back(depth);
+    m_impl->host.kind.push_back(uint32_t(kind));
+}
+
 void ChunkEncoder::addCollective(uint32_t lane, int64_t start, uint64_t duration, uint32_t op, const Collective& c)
 {
     auto& b = m_impl->colls;
@@ -413,7 +428,7 @@ size_t ChunkEncoder::pendingEvents() const
 {
     const Impl& d = *m_impl;
     return d.kernels.c.size() + d.memops.c.size() + d.api.c.size() + d.syncs.c.size() + d.nvtx.c.size()
-        + d.colls.c.size();
+        + d.host.c.size() + d.colls.c.size();
 }
 
 size_t ChunkEncoder::pendingBytes() const
@@ -421,7 +436,7 @@ size_t ChunkEncoder::pendingBytes() const
     const Impl& d = *m_impl;
     return d.kernels.c.bytes() + d.kernels.c.size() * 20 + d.memops.c.bytes() + d.memops.c.size() * 20 + d.api.c.bytes()
         + d.api.c.size() * 4 + d.syncs.c.bytes() + d.syncs.c.size() * 12 + d.nvtx.c.bytes() + d.nvtx.c.size() * 8
-        + d.colls.c.bytes() + d.colls.c.size() * 44 + d.steps.rank.size() * 28;
+        + d.host.c.bytes() + d.host.c.size() * 8 + d.colls.c.bytes() + d.colls.c.size() * 44 + d.steps.rank.size() * 28;
 }
 
 const std::vector<std::string>& ChunkEncoder::strings() const
@@ -441,22 +456,22 @@ const ChunkEncoder::ChunkStats& ChunkEncoder::lastStats() const
     return m_impl->stats;
 }
 
-void ChunkEncoder::Impl::account(const Common& c)
+void ChunkEncoder::Impl::account(const Common& c, std::vector<uint64_t>& counts, uint64_t& events)
 {
     for (size_t i = 0; i < c.size(); ++i) {
         uint32_t l = c.lane[i];
-        if (l >= laneCount.size())
-            laneCount.resize(size_t(l) + 1, 0);
-        ++laneCount[l];
+        if (l >= counts.size())
+            counts.resize(size_t(l) + 1, 0);
+        ++counts[l];
         int64_t end = c.start[i] + int64_t(std::min<uint64_t>(c.dur[i], uint64_t(INT64_MAX / 2)));
-        if (stats.events == 0 && i == 0) {
+        if (stats.events == 0 && stats.hostEvents == 0 && i == 0) {
             stats.minTime = c.start[i];
             stats.maxTime = end;
         }
         stats.minTime = std::min(stats.minTime, c.start[i]);
         stats.maxTime = std::max(stats.maxTime, end);
     }
-    stats.events += c.size();
+    events += c.size();
 }
 
 void ChunkEncoder::Impl::writeKernels(pb::Chunk& out, int64_t base)
@@ -516,6 +531,16 @@ void ChunkEncoder::Impl::writeNvtx(pb::Chunk& out, int64_t base)
     copyColumn(out.mutable_nvtx()->mutable_domain(), nvtx.domain);
 }
 
+void ChunkEncoder::Impl::writeHost(pb::Chunk& out, int64_t base)
+{
+    if (host.c.size() == 0)
+        return;
+    sortBlock(host.c, host.depth, host.kind);
+    writeCommon(host.c, base, out.mutable_host()->mutable_c(), predictors);
+    copyColumn(out.mutable_host()->mutable_depth(), host.depth);
+    copyColumn(out.mutable_host()->mutable_kind(), host.kind);
+}
+
 void ChunkEncoder::Impl::writeCollectives(pb::Chunk& out, int64_t base)
 {
     auto& c = colls;
@@ -573,8 +598,8 @@ void ChunkEncoder::Impl::writeReused(pb::Chunk& out)
     };
     usedIds.clear();
     const size_t oldStrings = flushedStrings + 1; // string ids 1..flushedStrings
-    for (const std::vector<uint32_t>* col : { &kernels.c.name, &api.c.name, &nvtx.c.name, &nvtx.domain, &colls.c.name,
-             &colls.datatype, &colls.algorithm, &colls.protocol })
+    for (const std::vector<uint32_t>* col : { &kernels.c.name, &api.c.name, &nvtx.c.name, &nvtx.domain, &host.c.name,
+             &colls.c.name, &colls.datatype, &colls.algorithm, &colls.protocol })
         for (uint32_t id : *col)
             if (id != 0)
                 mark(stringStamp, usedIds, oldStrings, id);
@@ -584,7 +609,7 @@ void ChunkEncoder::Impl::writeReused(pb::Chunk& out)
         out.add_reused_strings(strings[id - 1]);
     }
     usedIds.clear();
-    for (const Common* c : { &kernels.c, &memops.c, &api.c, &syncs.c, &nvtx.c, &colls.c })
+    for (const Common* c : { &kernels.c, &memops.c, &api.c, &syncs.c, &nvtx.c, &host.c, &colls.c })
         for (uint32_t l : c->lane)
             mark(laneStamp, usedIds, flushedLanes, l);
     std::sort(usedIds.begin(), usedIds.end());
@@ -627,6 +652,15 @@ void ChunkEncoder::Impl::finishStats()
             stats.ranks.push_back(lanes[l].rank());
         laneCount[l] = 0;
     }
+    for (uint32_t l = 0; l < hostLaneCount.size(); ++l) {
+        if (!hostLaneCount[l])
+            continue;
+        stats.hostLaneIds.push_back(l);
+        stats.hostLaneCounts.push_back(hostLaneCount[l]);
+        if (l < lanes.size())
+            stats.ranks.push_back(lanes[l].rank());
+        hostLaneCount[l] = 0;
+    }
     for (uint32_t r : steps.rank)
         stats.ranks.push_back(r);
     std::sort(stats.ranks.begin(), stats.ranks.end());
@@ -641,7 +675,7 @@ void ChunkEncoder::flush(pb::Chunk& out)
     out.set_sequence(d.sequence++);
     d.writeDictionaries(out);
 
-    const Common* blocks[] = { &d.kernels.c, &d.memops.c, &d.api.c, &d.syncs.c, &d.nvtx.c, &d.colls.c };
+    const Common* blocks[] = { &d.kernels.c, &d.memops.c, &d.api.c, &d.syncs.c, &d.nvtx.c, &d.host.c, &d.colls.c };
     int64_t base = std::numeric_limits<int64_t>::max();
     for (const Common* c : blocks)
         if (c->size())
@@ -652,7 +686,9 @@ void ChunkEncoder::flush(pb::Chunk& out)
         base = 0;
     out.set_base_time_ns(base);
     for (const Common* c : blocks)
-        d.account(*c);
+        if (c != &d.host.c)
+            d.account(*c, d.laneCount, d.stats.events);
+    d.account(d.host.c, d.hostLaneCount, d.stats.hostEvents);
     d.stats.kernels = d.kernels.c.size();
     d.stats.memops = d.memops.c.size();
     d.stats.syncs = d.syncs.c.size();
@@ -662,6 +698,7 @@ void ChunkEncoder::flush(pb::Chunk& out)
     d.writeMemops(out, base);
     d.writeApiSync(out, base);
     d.writeNvtx(out, base);
+    d.writeHost(out, base);
     d.writeCollectives(out, base);
     d.writeSteps(out, base);
     d.finishStats();
@@ -677,6 +714,7 @@ void ChunkEncoder::flush(pb::Chunk& out)
     clearAll(
         d.syncs.c.lane, d.syncs.c.start, d.syncs.c.dur, d.syncs.c.name, d.syncs.c.corr, d.syncs.kind, d.syncs.stream);
     clearAll(d.nvtx.c.lane, d.nvtx.c.start, d.nvtx.c.dur, d.nvtx.c.name, d.nvtx.c.corr, d.nvtx.depth, d.nvtx.domain);
+    clearAll(d.host.c.lane, d.host.c.start, d.host.c.dur, d.host.c.name, d.host.c.corr, d.host.depth, d.host.kind);
     clearAll(d.colls.c.lane, d.colls.c.start, d.colls.c.dur, d.colls.c.name, d.colls.c.corr, d.colls.bytes,
         d.colls.sequence, d.colls.comm, d.colls.datatype, d.colls.algorithm, d.colls.protocol, d.colls.channels,
         d.colls.root);

@@ -48,6 +48,7 @@ public:
     void addSync(
         uint32_t lane, int64_t start, uint64_t duration, pb::SyncKind kind, uint64_t stream, uint32_t correlation);
     void addNvtx(uint32_t lane, int64_t start, uint64_t duration, uint32_t name, uint32_t depth, uint32_t domain = 0);
+    void addHost(uint32_t lane, int64_t start, uint64_t duration, uint32_t name, uint32_t depth, pb::HostKind kind);
     struct Collective {
         uint64_t bytes = 0;
         uint32_t datatype = 0; // string id
@@ -62,7 +63,7 @@ public:
     void addStep(uint32_t rank, uint32_t index, int64_t start, uint64_t duration, pb::StepSource source);
     void addCounter(const pb::Counter& counter);
 
-    size_t pendingEvents() const;
+    size_t pendingEvents() const; // host events included
     // Bytes held by pending columns (for memory bounds).
     size_t pendingBytes() const;
 
@@ -71,12 +72,15 @@ public:
 
     // What the last flush() put into its chunk (for the file index).
     struct ChunkStats {
-        uint64_t events = 0; // kernels + memops + api + syncs + nvtx + collectives
+        uint64_t events = 0; // kernels + memops + api + syncs + nvtx + collectives (host events apart)
         uint64_t kernels = 0, memops = 0, syncs = 0, collectives = 0, steps = 0;
         int64_t minTime = 0, maxTime = 0; // earliest start, latest end (0, 0 when empty)
         std::vector<uint32_t> laneIds; // lanes with events, ascending
         std::vector<uint64_t> laneCounts; // events per lane, parallel to laneIds
         std::vector<uint32_t> ranks; // ranks of those lanes (and of steps), ascending, unique
+        uint64_t hostEvents = 0; // HostBlock events, in none of the figures above
+        std::vector<uint32_t> hostLaneIds; // lanes with host events, ascending
+        std::vector<uint64_t> hostLaneCounts; // host events per lane, parallel to hostLaneIds
     };
     const ChunkStats& lastStats() const;
 

@@ -115,6 +115,8 @@ Status TraceWriter::flush()
     e->mutable_ranks()->Add(st.ranks.begin(), st.ranks.end());
     e->mutable_lane_ids()->Add(st.laneIds.begin(), st.laneIds.end());
     e->mutable_lane_event_counts()->Add(st.laneCounts.begin(), st.laneCounts.end());
+    e->mutable_host_lane_ids()->Add(st.hostLaneIds.begin(), st.hostLaneIds.end());
+    e->mutable_host_lane_event_counts()->Add(st.hostLaneCounts.begin(), st.hostLaneCounts.end());
     e->set_kernel_count(st.kernels);
     e->set_memop_count(st.memops);
     e->set_sync_count(st.syncs);

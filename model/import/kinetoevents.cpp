@@ -247,8 +247,6 @@ KinetoEventParser::Result KinetoEventParser::dispatch(const KinetoRawEvent& raw)
         tally(m_skipped, r.cat);
     } else if (cat == kUnknown || cat == kFlow) {
         tally(m_unknown, r.cat.empty() ? std::string_view("event without cat") : r.cat);
-    } else if (cat == kCpuOp || cat == kPython) {
-        tally(m_skipped, r.cat); // operator and Python frames: see the header comment
     } else if (cat == kKernel || cat == kMemcpy || cat == kMemset || cat == kSync || cat == kGpuUserAnnotation
         || cat == kDeviceEvent) {
         addGpuEvent(r, dur, cat);
@@ -364,9 +362,25 @@ void KinetoEventParser::addCpuEvent(const KinetoRawEvent& r, int64_t dur, int ca
                 cat == kDriver ? ApiKind::Driver : ApiKind::Runtime);
         return;
     }
+    if (cat == kCpuOp || cat == kPython) {
+        const uint32_t lane = laneFor(m_hostLanes, LaneKind::CpuThread, r.pid, r.tid, 0, tid);
+        if (lane == StagedTrace::kNoLane)
+            return;
+        tally(m_host, r.cat);
+        m_out.addHost(lane, r.ts, dur, name, cat == kCpuOp ? HostKind::CpuOp : HostKind::Python);
+        return;
+    }
     const uint32_t lane = laneFor(m_rangeLanes, LaneKind::Nvtx, r.pid, r.tid, 0, tid);
     if (lane != StagedTrace::kNoLane)
         m_out.addRange(lane, r.ts, dur, name);
+}
+
+uint64_t KinetoEventParser::hostEventCount() const
+{
+    uint64_t n = 0;
+    for (const auto& [cat, count] : m_host)
+        n += count;
+    return n;
 }
 
 // An ac2g flow end ("f") sits on the GPU event it points to, at the same time: it names that event's
@@ -450,6 +464,9 @@ void KinetoEventParser::finish()
             break;
         case LaneKind::Collective:
             info.name = "collectives";
+            break;
+        case LaneKind::CpuThread:
+            info.name = threadLabel(m_threadNames, s) + " CPU";
             break;
         default:
             break;

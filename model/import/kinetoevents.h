@@ -14,6 +14,10 @@
 //   cuda_sync                   -> synchronisation record (stream/event/context sync)
 //   user_annotation             -> NVTX-like ranges on the host thread's range lane (a record_function
 //                                  per decode step ends up here, for step detection)
+//   cpu_op, python_function     -> host ranges (HostKind CpuOp / Python) on the thread's CPU lane
+//                                  ("thread T (name) CPU"), depth from their nesting there; kept off the
+//                                  range lanes, whose names step detection reads (aten::_flash_attention_forward
+//                                  would pass for a decode step)
 //   gpu_user_annotation         -> NVTX-like ranges on the GPU stream's range lane
 //   mtia_ccp_events             -> another accelerator's device activity: a kernel-like event (no launch
 //                                  config) on the lane of its device and stream ("MTIA stream 108")
@@ -23,11 +27,8 @@
 //   ph "M"                      -> lane names (process_name, thread_name)
 // A file whose pids carry SGLang rank labels ("[TP01] 1234", its merged files) gives one process
 // (rank) per label (SglangRanks).
-// cpu_op and python_function ranges (one per ATen operator / Python frame, several per kernel) are
-// counted as skipped: on the range lanes they would outnumber the kernels and their names
-// ("aten::_flash_attention_forward") would pass for decode steps in NVTX step detection. Trace spans,
-// overhead, instants, counters and other flows are counted as skipped too; unknown categories and
-// phases are counted by name (StagedTrace counters), never fatal.
+// Trace spans, overhead, instants, counters and other flows are counted as skipped; unknown
+// categories and phases are counted by name (StagedTrace counters), never fatal.
 //
 // Threading: one parser per StagedTrace, one thread.
 
@@ -64,6 +65,9 @@ public:
 
     // Names lanes from the metadata events and records per-category counters. Call once, at the end.
     void finish();
+    // Host ranges staged, by category ("cpu_op", "python_function").
+    const std::map<std::string, uint64_t, std::less<>>& hostEvents() const { return m_host; }
+    uint64_t hostEventCount() const;
 
 private:
     struct PairHash {
@@ -87,12 +91,14 @@ private:
     StagedTrace& m_out;
     KinetoFieldReader m_reader;
     uint16_t m_process = 0;
+    LaneMap m_hostLanes; // (pid, tid) -> the thread's CPU lane
     LaneMap m_gpuLanes, m_rangeLanes, m_gpuRangeLanes, m_apiLanes, m_syncLanes, m_collLanes;
     LaneMap m_deviceFlowLanes; // (pid, tid) of other accelerators' device events -> their lane
     std::unordered_map<uint32_t, std::string> m_laneLabels; // lanes of another accelerator -> "MTIA"
     std::unordered_map<int64_t, std::string> m_processNames;
     std::unordered_map<int64_t, std::string> m_threadNames; // by tid
     std::map<std::string, uint64_t, std::less<>> m_skipped;
+    std::map<std::string, uint64_t, std::less<>> m_host;
     std::map<std::string, uint64_t, std::less<>> m_unknown;
     std::map<std::string, uint64_t, std::less<>> m_bad;
     uint64_t m_flowsMatched = 0;

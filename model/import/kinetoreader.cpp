@@ -113,7 +113,8 @@ Status KinetoReader::read()
     m_out.metadata["import.trace_events"] = std::to_string(m_elements);
     if (m_units)
         m_out.metadata["import.parallel_units"] = std::to_string(m_units);
-    if (m_options.failWhenEmpty && m_out.eventCount() == 0)
+    // Host ranges alone (operators without GPU work) are nothing to analyse either.
+    if (m_options.failWhenEmpty && m_out.eventCount() == m_out.eventCount(StagedKind::Host))
         return nothingImported();
     return Status::ok();
 }
@@ -132,6 +133,8 @@ Status KinetoReader::notKineto() const
 Status KinetoReader::nothingImported() const
 {
     std::vector<std::pair<uint64_t, std::string>> kinds;
+    for (const auto& [cat, n] : m_impl->events.hostEvents())
+        kinds.emplace_back(n, cat);
     for (const auto& [key, c] : m_out.counters()) {
         if (c.name() == "import_skipped_events")
             kinds.emplace_back(c.value(), c.detail());

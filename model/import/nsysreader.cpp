@@ -16,6 +16,7 @@ const char* kMemset = "CUPTI_ACTIVITY_KIND_MEMSET";
 const char* kRuntime = "CUPTI_ACTIVITY_KIND_RUNTIME";
 const char* kSync = "CUPTI_ACTIVITY_KIND_SYNCHRONIZATION";
 const char* kNvtx = "NVTX_EVENTS";
+const char* kOsrt = "OSRT_API";
 // Tables only an nsys export has (the CUPTI ones are shared with nvprof files).
 const char* const kNsysOnly[] = { "StringIds", "META_DATA_EXPORT", "EXPORT_META_DATA", "TARGET_INFO_SESSION_START_TIME",
     "PROCESSES", "ThreadNames", "TARGET_INFO_GPU", kNvtx };
@@ -74,6 +75,8 @@ Status NsysReader::readNsys()
     if (Status st = readMemops(true); !st)
         return st;
     if (Status st = readNvtx(); !st) // last: it keeps only the ranges of processes with CUDA activity
+        return st;
+    if (Status st = readOsrt(); !st) // likewise
         return st;
     m_rows.finish();
     return m_rows.rankCount() ? Status::ok() : nothingImported();
@@ -247,6 +250,18 @@ Status NsysReader::readNvtx()
         r.text = SqliteDb::text(s, 4);
         r.textId = SqliteDb::num(s, 5);
         m_rows.nvtx(r);
+    });
+}
+
+Status NsysReader::readOsrt()
+{
+    return m_db.select(kOsrt, { "start", "end", "globalTid", "nameId" }, [this](sqlite3_stmt* s) {
+        NsysOsrtRow r;
+        r.start = SqliteDb::num(s, 0);
+        r.end = SqliteDb::num(s, 1);
+        r.globalTid = SqliteDb::num(s, 2);
+        r.nameId = SqliteDb::num(s, 3);
+        m_rows.osrt(r);
     });
 }
 

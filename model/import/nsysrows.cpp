@@ -272,6 +272,20 @@ void NsysRowConverter::nvtx(const NsysNvtxRow& r)
     m_out.addRange(lane, r.start, r.end - r.start, text);
 }
 
+void NsysRowConverter::osrt(const NsysOsrtRow& r)
+{
+    if (!checkTimes(r.start, r.end, "OS runtime"))
+        return;
+    auto p = m_processes.find(pidOf(r.globalTid));
+    if (p == m_processes.end()) {
+        ++m_osrtWithoutCuda;
+        return;
+    }
+    const uint32_t lane = m_out.lane(p->second, LaneKind::CpuThread, 0, static_cast<uint64_t>(tidOf(r.globalTid)));
+    if (lane != StagedTrace::kNoLane)
+        m_out.addHost(lane, r.start, r.end - r.start, name(r.nameId), HostKind::OsRuntime);
+}
+
 void NsysRowConverter::gpu(const NsysGpuRow& r)
 {
     pb::GpuInfo& g = m_gpus[r.id];
@@ -371,6 +385,8 @@ void NsysRowConverter::nameLanes()
             info.name = thread;
         else if (info.kind == LaneKind::CpuApi)
             info.name = s == kSyncLaneStream ? "CUDA synchronization" : thread + " CUDA API";
+        else if (info.kind == LaneKind::CpuThread)
+            info.name = thread + " CPU";
     }
 }
 
@@ -395,6 +411,9 @@ void NsysRowConverter::finish()
     if (m_nvtxWithoutCuda)
         m_out.count(
             "import_skipped_events", "info", "NVTX ranges of processes without CUDA activity", m_nvtxWithoutCuda);
+    if (m_osrtWithoutCuda)
+        m_out.count(
+            "import_skipped_events", "info", "OS runtime calls of processes without CUDA activity", m_osrtWithoutCuda);
     if (m_shortNames)
         m_out.count("import_kernel_short_names", "info",
             "kernels whose demangled name is missing, named by their short name", m_shortNames);

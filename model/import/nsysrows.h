@@ -9,8 +9,8 @@
 // tid = id & 0xFFFFFF. Names are StringIds references (string()); NVTX text may also be inline.
 // Ranks: only processes with CUDA activity (kernels, memcpy/memset, CUDA API or synchronization rows)
 // become ranks; a report lists every process of the host in PROCESSES, and those are only names.
-// NVTX rows of a process without CUDA activity are skipped and counted, so nvtx() rows must come
-// after the CUDA rows. finish() stages the processes in the order of the lowest CUDA device each
+// NVTX and OS runtime rows of a process without CUDA activity are skipped and counted, so nvtx() and
+// osrt() rows must come after the CUDA rows. finish() stages the processes in the order of the lowest CUDA device each
 // used (tensor-parallel ranks own devices in rank order), then by pid, processes with only CUDA API
 // rows last; a report records no rank, so TraceAssembler numbers them densely in that order.
 // GPUs: rows of one device (TARGET_INFO_GPU, TARGET_INFO_CUDA_GPU) are merged, a field given by one
@@ -60,6 +60,9 @@ struct NsysNvtxRow {
     std::string_view text;
 };
 
+struct NsysOsrtRow { // OSRT_API: an OS runtime call (pthread_cond_wait, ioctl, read, ...)
+    int64_t start = 0, end = 0, globalTid = 0, nameId = 0;
+};
 struct NsysGpuRow {
     int64_t id = 0, smCount = 0, totalMemory = 0, ccMajor = 0, ccMinor = 0;
     int64_t smClockHz = 0; // readers convert: TARGET_INFO_GPU.clockRate is in Hz, older tables kHz
@@ -79,6 +82,9 @@ public:
     void api(const NsysApiRow& r);
     void sync(const NsysSyncRow& r);
     void nvtx(const NsysNvtxRow& r);
+    // An OS runtime call: a host range on the thread's CPU lane (processes with CUDA activity only,
+    // so these rows come after the CUDA rows too; the others are counted).
+    void osrt(const NsysOsrtRow& r);
     void gpu(const NsysGpuRow& r);
     void sessionStart(int64_t utcEpochNs);
     // The rows' times are wall-clock (epoch) ns already (nvprof), not relative to a session start.
@@ -115,6 +121,7 @@ private:
     uint64_t m_marks = 0;
     uint64_t m_shortNames = 0;
     uint64_t m_nvtxWithoutCuda = 0;
+    uint64_t m_osrtWithoutCuda = 0;
 };
 
 } // namespace gapscope::model::importer

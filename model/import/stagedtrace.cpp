@@ -197,6 +197,13 @@ void StagedTrace::addRange(uint32_t lane, int64_t start, int64_t dur, uint32_t n
     push(lane, start, dur, StagedKind::Range).name = name;
 }
 
+void StagedTrace::addHost(uint32_t lane, int64_t start, int64_t dur, uint32_t name, HostKind kind)
+{
+    StagedEvent& e = push(lane, start, dur, StagedKind::Host);
+    e.name = name;
+    e.flags = static_cast<uint8_t>(kind);
+}
+
 void StagedTrace::addCollective(uint32_t lane, int64_t start, int64_t dur, uint32_t name, const CollectiveInfo& info)
 {
     StagedEvent& e = push(lane, start, dur, StagedKind::Collective);

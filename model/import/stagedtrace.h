@@ -40,17 +40,18 @@ inline int64_t addTimes(int64_t a, int64_t b)
     return clampTime(clampTime(a) + clampTime(b));
 }
 
-enum class StagedKind : uint8_t { Kernel, Memcpy, Memset, Api, Sync, Range, Collective };
+enum class StagedKind : uint8_t { Kernel, Memcpy, Memset, Api, Sync, Range, Collective, Host };
+constexpr size_t kStagedKinds = 8;
 
 struct StagedEvent {
     int64_t start; // ns, source clock (TraceAssembler adds the source's offset)
     uint32_t duration; // ns; kLongDuration: the real value is in the long-duration table
     uint32_t name; // StringPool id
     uint32_t correlation; // CUDA correlation id, 0 = none
-    uint32_t aux; // kind-specific: config / memop / sync / collective index, ApiKind
+    uint32_t aux; // kind-specific: config / memop / sync / collective index, ApiKind, range / host depth
     uint16_t lane;
     StagedKind kind;
-    uint8_t flags;
+    uint8_t flags; // host events: HostKind
 };
 static_assert(sizeof(StagedEvent) == 32, "StagedEvent must stay 32 bytes");
 
@@ -115,6 +116,8 @@ public:
     void addApi(uint32_t lane, int64_t start, int64_t dur, uint32_t name, uint32_t corr, ApiKind kind);
     void addSync(uint32_t lane, int64_t start, int64_t dur, uint32_t name, uint32_t corr, const SyncInfo& info);
     void addRange(uint32_t lane, int64_t start, int64_t dur, uint32_t name);
+    // A host-side range (operator, Python frame, OS call) on a CpuThread lane; its depth is set on assembly.
+    void addHost(uint32_t lane, int64_t start, int64_t dur, uint32_t name, HostKind kind);
     void addCollective(uint32_t lane, int64_t start, int64_t dur, uint32_t name, const CollectiveInfo& info);
 
     uint64_t eventCount() const { return m_count; }
@@ -173,7 +176,7 @@ private:
     std::vector<std::unique_ptr<StagedEvent[]>> m_blocks;
     std::unordered_map<uint64_t, int64_t> m_longDurations;
     uint64_t m_count = 0;
-    uint64_t m_kindCount[7] = {};
+    uint64_t m_kindCount[kStagedKinds] = {};
     int64_t m_minStart = INT64_MAX;
     int64_t m_maxEnd = INT64_MIN;
     std::map<std::string, pb::Counter> m_counters;

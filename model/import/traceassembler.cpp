@@ -63,13 +63,13 @@ uint32_t TraceAssembler::rankOf(size_t source, uint16_t process) const
     return 0;
 }
 
-// Depth of NVTX-like ranges and sequence numbers of collectives need each lane in time order.
+// Depth of NVTX-like and host ranges and sequence numbers of collectives need each lane in time order.
 void TraceAssembler::prepareLanes(StagedTrace& s)
 {
     std::vector<std::vector<uint64_t>> byLane(s.lanes().size());
     for (uint64_t i = 0; i < s.eventCount(); ++i) {
         const StagedEvent& e = s.event(i);
-        if (e.kind == StagedKind::Range || e.kind == StagedKind::Collective)
+        if (e.kind == StagedKind::Range || e.kind == StagedKind::Host || e.kind == StagedKind::Collective)
             byLane[e.lane].push_back(i);
     }
     for (auto& idx : byLane) {
@@ -137,6 +137,9 @@ void TraceAssembler::feed(size_t si, TraceBuilder& b)
             break;
         case StagedKind::Range:
             b.addNvtx(lane, start, dur, str(e.name), e.aux);
+            break;
+        case StagedKind::Host:
+            b.addHost(lane, start, dur, str(e.name), static_cast<HostKind>(e.flags), e.aux);
             break;
         case StagedKind::Collective: {
             CollectiveInfo c = s.collective(e.aux);

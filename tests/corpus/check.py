@@ -69,6 +69,15 @@ def expect_nsys(path):
         per_pid = dict(db.execute("SELECT (globalPid >> 24) & 16777215, count(*) FROM CUPTI_ACTIVITY_KIND_KERNEL "
                                   "GROUP BY 1"))
     e["rank_kernels"] = sorted(per_pid.get(p, 0) for p in pids)
+    # Host side: every CUDA API row (its process is a rank), and the OS runtime calls of the ranks'
+    # processes (OSRT_API; the other processes' are skipped).
+    e["api"] = 0
+    if "CUPTI_ACTIVITY_KIND_RUNTIME" in tables:
+        e["api"] = db.execute("SELECT count(*) FROM CUPTI_ACTIVITY_KIND_RUNTIME WHERE end >= start").fetchone()[0]
+    e["os_runtime"] = 0
+    if "OSRT_API" in tables:
+        e["os_runtime"] = sum(1 for (pid,) in db.execute(
+            "SELECT (globalTid >> 24) & 16777215 FROM OSRT_API WHERE end >= start") if pid in pids)
     # GPU clocks in MHz: TARGET_INFO_GPU.clockRate is in Hz; older exports: TARGET_INFO_CUDA_GPU, kHz.
     clocks = {}
     if "TARGET_INFO_CUDA_GPU" in tables:
@@ -136,7 +145,8 @@ def actual(cli, path, tmp):
         return {"importable": False, "error": err.strip()}
     info = json.loads(out)
     a = {"importable": True, "kernels": info["events"]["kernel"], "kernel_ns": info["kernel_time_ns"],
-         "memcpy": info["events"]["memcpy"], "memset": info["events"]["memset"]}
+         "memcpy": info["events"]["memcpy"], "memset": info["events"]["memset"], "api": info["events"]["api"],
+         "os_runtime": info.get("host_events", {}).get("os_runtime", 0)}
     a["ranks"] = len(info["ranks"])
     a["rank_numbers"] = [r["rank"] for r in info["ranks"]]
     a["rank_kernels"] = sorted(r["kernel_count"] for r in info["ranks"])
@@ -186,7 +196,8 @@ def compare(e, a):
     if not a["importable"]:
         return ["gapscope-cli failed: " + a["error"]]
     bad = []
-    for key in ("kernels", "kernel_ns", "memcpy", "memcpy_ns", "memset", "memset_ns", "ranks", "gpu_clock_mhz"):
+    for key in ("kernels", "kernel_ns", "memcpy", "memcpy_ns", "memset", "memset_ns", "ranks", "gpu_clock_mhz", "api",
+                "os_runtime"):
         if e.get(key) is not None and e[key] != a.get(key):
             bad.append("%s: expected %s, gapscope %s" % (key, _short(e[key]), _short(a.get(key))))
     if e.get("rank_kernels") is not None and e["rank_kernels"] != a["rank_kernels"]:

@@ -35,6 +35,10 @@ KERNEL_CATS = {"kernel", "Kernel", "mtia_ccp_events"}
 MEMCPY_CATS = {"gpu_memcpy", "Memcpy"}
 MEMSET_CATS = {"gpu_memset", "Memset"}
 # Categories that the importer keeps as events (anything else is skipped or counted as unknown).
+# Host ranges: on the thread's CPU lane, by kind (gapscope-cli info --json: host_events). A file with
+# nothing but these is still refused: they are not among IMPORTED_CATS.
+HOST_CATS = {"cpu_op": "cpu_op", "Operator": "cpu_op", "python_function": "python_function",
+             "python": "python_function"}
 IMPORTED_CATS = KERNEL_CATS | MEMCPY_CATS | MEMSET_CATS | {
     "cuda_runtime", "cuda_driver", "Runtime", "Driver", "cuda_sync", "user_annotation", "gpu_user_annotation",
     "mtia_runtime", "glow_runtime", "xpu_runtime", "privateuse1_runtime", "privateuse1_driver"}
@@ -77,7 +81,8 @@ def expected_of(doc):
         events = doc["traceEvents"]
     else:
         return None
-    e = {"kernel": [0, 0], "memcpy": [0, 0], "memset": [0, 0], "steps": [], "imported": 0}
+    e = {"kernel": [0, 0], "memcpy": [0, 0], "memset": [0, 0], "steps": [], "imported": 0,
+         "host": {"cpu_op": 0, "python_function": 0}}
     for ev in events:
         if not isinstance(ev, dict) or ev.get("ph") != "X" or "ts" not in ev:
             continue
@@ -89,6 +94,8 @@ def expected_of(doc):
             if cat in cats:
                 e[kind][0] += 1
                 e[kind][1] += dur
+        if cat in HOST_CATS:  # host ranges on the thread's CPU lane
+            e["host"][HOST_CATS[cat]] += 1
         name = ev.get("name")
         if cat in ("user_annotation", "gpu_user_annotation") and isinstance(name, str) and STEP.match(name):
             e["steps"].append((name, ns(ev["ts"]), dur))
@@ -137,6 +144,10 @@ def check_kineto(path):
     for kind in ("kernel", "memcpy", "memset"):
         if info["events"].get(kind) != exp[kind][0]:
             mismatches.append((kind + " count", exp[kind][0], info["events"].get(kind)))
+    host = info.get("host_events", {})
+    for kind, n in exp["host"].items():
+        if host.get(kind, 0) != n:
+            mismatches.append((kind + " host events", n, host.get(kind, 0)))
     if info["kernel_time_ns"] != exp["kernel"][1]:
         mismatches.append(("kernel time ns", exp["kernel"][1], info["kernel_time_ns"]))
     ranks = [x["rank"] for x in info["ranks"]]

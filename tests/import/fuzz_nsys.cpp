@@ -39,7 +39,7 @@ void feedRows(Bytes in, NsysRowConverter& rows)
     while (in.n > 0) {
         const uint8_t kind = *in.p++;
         --in.n;
-        switch (kind % 11) {
+        switch (kind % 12) {
         case 0:
             text.assign(reinterpret_cast<const char*>(in.p), in.n < 12 ? in.n : 12);
             rows.string(in.next() % 64, text);
@@ -103,6 +103,12 @@ void feedRows(Bytes in, NsysRowConverter& rows)
             text.assign(reinterpret_cast<const char*>(in.p), in.n < 12 ? in.n : 12);
             rows.process(in.next(), text);
             break;
+        case 10: {
+            NsysOsrtRow r;
+            r.start = in.next(), r.end = in.next(), r.globalTid = in.next(), r.nameId = in.next() % 64;
+            rows.osrt(r);
+            break;
+        }
         default:
             rows.threadName(in.next(), in.next() % 64);
             break;

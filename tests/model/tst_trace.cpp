@@ -222,6 +222,32 @@ private slots:
         QVERIFY(perEvent <= 32.0);
         QVERIFY(perEvent >= 24.0); // the columns alone take 24
     }
+
+    // Host ranges (half the events, nested three deep) cost what kernels cost, and keep kind and depth.
+    void memoryPerEventWithHost()
+    {
+        TraceBuilder b;
+        Lanes l = makeLanes(b, 0);
+        const LaneId cpu = b.lane({ LaneKind::CpuThread, 0, "h", 0, 99, "main CPU", 10 });
+        const StringId k = b.intern("k"), op = b.intern("aten::mm"), py = b.intern("forward");
+        const int count = 500000;
+        for (int i = 0; i < count; ++i) {
+            b.addKernel(l.gpu, TimeNs(i) * 1000, 700, k, uint32_t(i), {});
+            if (i % 2 == 0)
+                b.addHost(cpu, TimeNs(i) * 1000, 1900, py, HostKind::Python, 0);
+            else
+                b.addHost(cpu, TimeNs(i) * 1000 - 900, 300, op, HostKind::CpuOp, 1);
+        }
+        Trace t = b.finish();
+        const double perEvent = double(t.memoryBytes()) / double(t.eventCount());
+        qInfo("%.2f bytes per event, host ranges included", perEvent);
+        QCOMPARE(t.eventCount(EventKind::Host), uint64_t(count));
+        QVERIFY(perEvent <= 32.0);
+        const LaneId id = *t.findLane(t.lane(cpu).info.key());
+        QCOMPARE(t.hostKind(id, 0), HostKind::Python);
+        QCOMPARE(t.hostDepth(id, 1), uint32_t(1));
+        QCOMPARE(t.hostKind(id, 1), HostKind::CpuOp);
+    }
 };
 
 QTEST_GUILESS_MAIN(TestTrace)

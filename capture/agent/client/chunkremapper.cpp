@@ -66,6 +66,13 @@ public:
             return;
         m_sink.nvtx(t, start + m_shift, dur, str(name), depth, str(domain));
     }
+    void host(uint32_t l, int64_t start, uint64_t dur, uint32_t name, uint32_t depth, pb::HostKind kind) override
+    {
+        const uint32_t t = lane(l);
+        if (t == kNone)
+            return;
+        m_sink.host(t, start + m_shift, dur, str(name), depth, kind);
+    }
     void collective(uint32_t l, int64_t start, uint64_t dur, uint32_t op, uint64_t bytes, uint32_t datatype,
         uint32_t algorithm, uint32_t protocol, uint64_t sequence, uint64_t comm, uint32_t channels,
         uint32_t root) override
@@ -181,7 +188,8 @@ Status ChunkRemapper::apply(const pb::Chunk& in, EventSink& sink)
 uint64_t ChunkRemapper::eventCount(const pb::Chunk& c)
 {
     return uint64_t(c.kernels().c().lane_size()) + c.memops().c().lane_size() + c.api().c().lane_size()
-        + c.syncs().c().lane_size() + c.nvtx().c().lane_size() + c.collectives().c().lane_size();
+        + c.syncs().c().lane_size() + c.nvtx().c().lane_size() + c.host().c().lane_size()
+        + c.collectives().c().lane_size();
 }
 
 } // namespace gapscope::capture

@@ -45,6 +45,12 @@ public:
         ++m_events;
         m_enc.addNvtx(lane, start, duration, name, depth, domain);
     }
+    void host(
+        uint32_t lane, int64_t start, uint64_t duration, uint32_t name, uint32_t depth, pb::HostKind kind) override
+    {
+        ++m_events;
+        m_enc.addHost(lane, start, duration, name, depth, kind);
+    }
     void collective(uint32_t lane, int64_t start, uint64_t duration, uint32_t op,
         const format::ChunkEncoder::Collective& c) override
     {

@@ -30,6 +30,8 @@ public:
         = 0;
     virtual void nvtx(uint32_t lane, int64_t start, uint64_t duration, uint32_t name, uint32_t depth, uint32_t domain)
         = 0;
+    virtual void host(uint32_t lane, int64_t start, uint64_t duration, uint32_t name, uint32_t depth, pb::HostKind kind)
+        = 0;
     virtual void collective(
         uint32_t lane, int64_t start, uint64_t duration, uint32_t op, const format::ChunkEncoder::Collective& c)
         = 0;

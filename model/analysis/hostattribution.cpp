@@ -1,0 +1,329 @@
+// SPDX-License-Identifier: MIT
+#include "model/analysis/hostattribution.h"
+
+#include <algorithm>
+#include <queue>
+
+namespace gapscope::model {
+
+namespace {
+
+const char* syncRecordName(const SyncInfo* s)
+{
+    switch (s ? s->kind : pb::SYNC_UNKNOWN) {
+    case pb::SYNC_EVENT:
+        return "event sync";
+    case pb::SYNC_STREAM:
+        return "stream sync";
+    case pb::SYNC_CONTEXT:
+        return "context sync";
+    default:
+        return "sync";
+    }
+}
+
+} // namespace
+
+const char* HostAttribution::hostKindName(const Trace& trace, EventRef ev)
+{
+    const LaneInfo& info = trace.lane(ev.lane).info;
+    switch (info.kind) {
+    case LaneKind::CpuApi:
+        return trace.apiKind(ev.lane, ev.index) == ApiKind::Driver ? "cuda_driver" : "cuda_runtime";
+    case LaneKind::CpuThread:
+        return toString(trace.hostKind(ev.lane, ev.index));
+    case LaneKind::Nvtx:
+        return trace.header().source() == "kineto" ? "user_annotation" : "nvtx";
+    default:
+        return "host";
+    }
+}
+
+HostAttribution::HostAttribution(const GapAnalyzer& analyzer, const GapAnalyzer::Selection& selection)
+    : m_analyzer(analyzer)
+    , m_trace(analyzer.trace())
+{
+    for (const Lane& l : m_trace.lanes()) {
+        const LaneKind k = l.info.kind;
+        if (k == LaneKind::CpuApi || k == LaneKind::CpuThread || (k == LaneKind::Nvtx && !l.info.isGpuAnnotationLane()))
+            m_thread[{ l.info.rank, l.info.stream }].push_back(l.id);
+        if (k == LaneKind::CpuApi)
+            m_apiLanes[l.info.rank].push_back(l.id);
+    }
+    std::vector<uint32_t> wanted;
+    for (uint32_t r : analyzer.ranks())
+        if (selection.rank == GapAnalyzer::kCriticalRank || uint32_t(selection.rank) == r)
+            wanted.push_back(r);
+    for (uint32_t r : wanted) {
+        GapAnalyzer::Selection sel = selection;
+        sel.rank = int(r);
+        for (const auto& step : analyzer.stepGaps(sel)) {
+            const StepScope scope = scopeOf(step);
+            for (const auto& idle : step.gaps) {
+                if (idle.kind == IdleKind::StepGap || idle.end <= idle.start)
+                    continue;
+                Gap g;
+                g.gap = idle;
+                attribute(g, scope);
+                if (idle.kind == IdleKind::SyncStall)
+                    findSyncCall(g, scope);
+                m_gaps.push_back(g);
+            }
+        }
+    }
+    aggregate(wanted);
+}
+
+const HostAttribution::Rank* HostAttribution::rank(uint32_t rank) const
+{
+    for (const Rank& r : m_ranks)
+        if (r.rank == rank)
+            return &r;
+    return nullptr;
+}
+
+const std::vector<LaneId>& HostAttribution::threadLanes(LaneId apiLane)
+{
+    const LaneInfo& info = m_trace.lane(apiLane).info;
+    return m_thread[{ info.rank, info.stream }];
+}
+
+HostAttribution::StepScope HostAttribution::scopeOf(const GapAnalyzer::StepGaps& step) const
+{
+    StepScope s;
+    if (!step.first.valid() || !step.last.valid())
+        return s;
+    const EventRef a = m_trace.launchOf(step.first.lane, step.first.index);
+    const EventRef b = m_trace.launchOf(step.last.lane, step.last.index);
+    if (!a.valid() || !b.valid())
+        return s;
+    const LaneEvents& ea = m_trace.lane(a.lane).events;
+    const LaneEvents& eb = m_trace.lane(b.lane).events;
+    s.known = true;
+    s.several = a.lane != b.lane || a.index != b.index;
+    s.launch0 = std::min(ea.start(a.index), eb.start(b.index));
+    s.launch1 = std::max(ea.end(a.index), eb.end(b.index));
+    return s;
+}
+
+bool HostAttribution::stepLevel(const StepScope& scope, LaneId lane, size_t index) const
+{
+    const LaneKind k = m_trace.lane(lane).info.kind;
+    if (!scope.known || k == LaneKind::CpuApi || (!scope.several && k != LaneKind::Nvtx))
+        return false;
+    const LaneEvents& ev = m_trace.lane(lane).events;
+    return ev.start(index) <= scope.launch0 && ev.end(index) >= scope.launch1;
+}
+
+void HostAttribution::attribute(Gap& g, const StepScope& scope)
+{
+    const TimeNs a = g.gap.start, b = g.gap.end;
+    g.firstPiece = uint32_t(m_pieces.size());
+    if (g.gap.next.valid())
+        g.launch = m_trace.launchOf(g.gap.next.lane, g.gap.next.index);
+    m_scratch.clear();
+    if (g.launch.valid())
+        for (LaneId id : threadLanes(g.launch.lane)) {
+            const LaneEvents& ev = m_trace.lane(id).events;
+            const LaneKind lk = m_trace.lane(id).info.kind;
+            const EventKind want = lk == LaneKind::CpuApi ? EventKind::Api
+                : lk == LaneKind::CpuThread               ? EventKind::Host
+                                                          : EventKind::Nvtx;
+            const uint8_t priority = lk == LaneKind::CpuApi ? 2 : lk == LaneKind::CpuThread ? 1 : 0;
+            const auto [first, last] = ev.overlapping(a, b);
+            for (size_t i = first; i < last; ++i) {
+                if (ev.end(i) <= a || ev.start(i) >= b || ev.duration(i) <= 0 || m_trace.kindOf(id, i) != want
+                    || stepLevel(scope, id, i))
+                    continue;
+                const uint32_t depth = lk == LaneKind::CpuThread ? m_trace.hostDepth(id, i)
+                    : lk == LaneKind::Nvtx                       ? m_trace.nvtxDepth(id, i)
+                                                                 : 0;
+                m_scratch.push_back(
+                    Candidate { ev.start(i), ev.end(i), priority, depth, EventRef { id, uint32_t(i) } });
+            }
+        }
+    // Sweep: the innermost active event holds each stretch until it ends or a later one starts.
+    std::sort(
+        m_scratch.begin(), m_scratch.end(), [](const Candidate& x, const Candidate& y) { return x.start < y.start; });
+    auto outer = [](const Candidate& x, const Candidate& y) { // true when y is inside x
+        if (x.start != y.start)
+            return x.start < y.start;
+        if (x.end - x.start != y.end - y.start)
+            return x.end - x.start > y.end - y.start;
+        if (x.priority != y.priority)
+            return x.priority < y.priority;
+        if (x.depth != y.depth)
+            return x.depth < y.depth;
+        return x.ref.lane != y.ref.lane ? x.ref.lane < y.ref.lane : x.ref.index < y.ref.index;
+    };
+    std::priority_queue<Candidate, std::vector<Candidate>, decltype(outer)> active(outer);
+    size_t next = 0;
+    TimeNs t = a;
+    auto emit = [&](TimeNs x, TimeNs y, EventRef host) {
+        if (y <= x)
+            return;
+        if (g.pieceCount > 0) {
+            Piece& p = m_pieces.back();
+            if (p.end == x && p.host.lane == host.lane && p.host.index == host.index) {
+                p.end = y;
+                return;
+            }
+        }
+        m_pieces.push_back(Piece { x, y, host });
+        ++g.pieceCount;
+    };
+    while (t < b) {
+        while (next < m_scratch.size() && m_scratch[next].start <= t)
+            active.push(m_scratch[next++]);
+        while (!active.empty() && active.top().end <= t)
+            active.pop();
+        TimeNs until = b;
+        if (next < m_scratch.size())
+            until = std::min(until, m_scratch[next].start);
+        if (!active.empty())
+            until = std::min(until, active.top().end);
+        emit(t, until, active.empty() ? EventRef {} : active.top().ref);
+        t = until;
+    }
+    // The event with the most time in the gap, and the explained time.
+    TimeNs best = 0;
+    for (uint32_t p = g.firstPiece; p < g.firstPiece + g.pieceCount; ++p) {
+        const Piece& piece = m_pieces[p];
+        if (!piece.host.valid())
+            continue;
+        g.explained += piece.end - piece.start;
+        TimeNs own = 0;
+        for (uint32_t q = g.firstPiece; q < g.firstPiece + g.pieceCount; ++q)
+            if (m_pieces[q].host.lane == piece.host.lane && m_pieces[q].host.index == piece.host.index)
+                own += m_pieces[q].end - m_pieces[q].start;
+        if (own > best) {
+            best = own;
+            g.host = piece.host;
+        }
+    }
+}
+
+void HostAttribution::findSyncCall(Gap& g, const StepScope& scope)
+{
+    const TimeNs x = g.gap.start;
+    auto it = m_apiLanes.find(g.gap.rank);
+    if (it == m_apiLanes.end())
+        return;
+    bool named = false;
+    TimeNs latest = 0;
+    for (LaneId id : it->second) {
+        const LaneEvents& ev = m_trace.lane(id).events;
+        const auto [first, last] = ev.overlapping(x, x + 1);
+        for (size_t i = first; i < last; ++i) {
+            if (ev.start(i) > x || ev.end(i) <= x || !m_analyzer.blocksHost(id, i))
+                continue;
+            const bool isApi = m_trace.kindOf(id, i) == EventKind::Api;
+            if (g.syncCall.valid() && ((named && !isApi) || (named == isApi && ev.start(i) <= latest)))
+                continue;
+            g.syncCall = EventRef { id, uint32_t(i) };
+            named = isApi;
+            latest = ev.start(i);
+        }
+    }
+    if (!g.syncCall.valid())
+        return;
+    const LaneEvents& call = m_trace.lane(g.syncCall.lane).events;
+    const TimeNs c0 = call.start(g.syncCall.index), c1 = call.end(g.syncCall.index);
+    TimeNs bestStart = 0, bestLength = 0;
+    for (LaneId id : threadLanes(g.syncCall.lane)) {
+        const LaneKind lk = m_trace.lane(id).info.kind;
+        if (lk == LaneKind::CpuApi)
+            continue;
+        const LaneEvents& ev = m_trace.lane(id).events;
+        const auto [first, last] = ev.overlapping(c0, c1 > c0 ? c1 : c0 + 1);
+        for (size_t i = first; i < last; ++i) {
+            if (ev.start(i) > c0 || ev.end(i) < c1 || stepLevel(scope, id, i))
+                continue;
+            const EventKind k = m_trace.kindOf(id, i);
+            if (k != EventKind::Host && k != EventKind::Nvtx)
+                continue;
+            const TimeNs length = ev.duration(i);
+            if (!g.syncAround.valid() || ev.start(i) > bestStart || (ev.start(i) == bestStart && length < bestLength)) {
+                g.syncAround = EventRef { id, uint32_t(i) };
+                bestStart = ev.start(i);
+                bestLength = length;
+            }
+        }
+    }
+}
+
+void HostAttribution::aggregate(const std::vector<uint32_t>& wanted)
+{
+    std::map<uint32_t, Rank> ranks;
+    for (uint32_t r : wanted)
+        ranks[r].rank = r;
+    // Rows by (name, kind); a gap counts once per row.
+    auto addMoments = [&](std::vector<Row>& rows, std::map<std::pair<StringId, std::string>, size_t>& index,
+                          const Gap& g, uint32_t gi) {
+        for (uint32_t p = g.firstPiece; p < g.firstPiece + g.pieceCount; ++p) {
+            const Piece& piece = m_pieces[p];
+            if (!piece.host.valid())
+                continue;
+            const char* kind = hostKindName(m_trace, piece.host);
+            const StringId name = m_trace.lane(piece.host.lane).events.name(piece.host.index);
+            auto [it, fresh] = index.emplace(std::make_pair(name, std::string(kind)), rows.size());
+            if (fresh)
+                rows.push_back(Row { name, kind, 0, 0, {} });
+            Row& row = rows[it->second];
+            row.ns += piece.end - piece.start;
+            if (row.gaps.empty() || row.gaps.back() != gi) {
+                row.gaps.push_back(gi);
+                ++row.count;
+            }
+        }
+    };
+    std::map<uint32_t, std::map<std::pair<StringId, std::string>, size_t>> rowIndex, momentIndex;
+    std::map<uint32_t, std::map<std::pair<std::string, StringId>, size_t>> syncIndex;
+    for (uint32_t gi = 0; gi < m_gaps.size(); ++gi) {
+        const Gap& g = m_gaps[gi];
+        Rank& r = ranks[g.gap.rank];
+        r.rank = g.gap.rank;
+        if (g.gap.kind == IdleKind::LaunchHost) {
+            r.gapNs += g.gap.duration();
+            r.explainedNs += g.explained;
+            addMoments(r.rows, rowIndex[r.rank], g, gi);
+            continue;
+        }
+        r.syncNs += g.gap.duration();
+        r.syncExplainedNs += g.explained;
+        addMoments(r.syncMoments, momentIndex[r.rank], g, gi);
+        std::string call = "unknown call";
+        if (g.syncCall.valid())
+            call = m_trace.kindOf(g.syncCall.lane, g.syncCall.index) == EventKind::Api
+                ? std::string(m_trace.str(m_trace.lane(g.syncCall.lane).events.name(g.syncCall.index)))
+                : syncRecordName(m_trace.sync(g.syncCall.lane, g.syncCall.index));
+        const StringId around
+            = g.syncAround.valid() ? m_trace.lane(g.syncAround.lane).events.name(g.syncAround.index) : 0;
+        auto [it, fresh] = syncIndex[r.rank].emplace(std::make_pair(call, around), r.syncs.size());
+        if (fresh)
+            r.syncs.push_back(
+                SyncRow { call, around, g.syncAround.valid() ? hostKindName(m_trace, g.syncAround) : "", 0, 0, {} });
+        SyncRow& row = r.syncs[it->second];
+        row.ns += g.gap.duration();
+        ++row.count;
+        row.gaps.push_back(gi);
+    }
+    auto byTime = [this](const Row& x, const Row& y) {
+        if (x.ns != y.ns)
+            return x.ns > y.ns;
+        const int c = m_trace.str(x.name).compare(m_trace.str(y.name));
+        return c != 0 ? c < 0 : std::string(x.kind) < std::string(y.kind);
+    };
+    for (auto& [rank, r] : ranks) {
+        std::stable_sort(r.rows.begin(), r.rows.end(), byTime);
+        std::stable_sort(r.syncMoments.begin(), r.syncMoments.end(), byTime);
+        std::stable_sort(r.syncs.begin(), r.syncs.end(), [this](const SyncRow& x, const SyncRow& y) {
+            if (x.ns != y.ns)
+                return x.ns > y.ns;
+            return x.call != y.call ? x.call < y.call : m_trace.str(x.around) < m_trace.str(y.around);
+        });
+        m_ranks.push_back(std::move(r));
+    }
+}
+
+} // namespace gapscope::model

@@ -1,0 +1,126 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+
+// HostAttribution: what the host was doing during the GPU's idle time inside steps. For every
+// launch/host gap and sync stall of the selected steps (GapAnalyzer::stepGaps, the gaps as the gap
+// analysis defines them), each moment of the gap goes to the innermost host event active at that
+// moment on the thread that launched the GPU event ending the gap (its correlation id -> the
+// launching API call, Trace::launchOf -> that call's thread). Host events of a thread: its CPU
+// lane (operators, Python frames, OS calls), its NVTX lane (NVTX ranges; Kineto's user_annotation)
+// and its CUDA API lane (runtime and driver calls; sync records are the same calls and are left
+// out). Innermost = the active event that started last (nested ranges: the deepest); of two that
+// started together the shorter, then API call before CPU lane before NVTX range, then the deeper
+// on its lane (two ranges with the same span: the one recorded inside the other).
+//
+// The step's own range is left out: a host event that encloses every launch of the step, from the
+// start of the call that launched its first GPU event to the end of the one that launched its last
+// (the step's NVTX / ProfilerStep range, and frames around the whole step such as `forward`).
+// When one call launched the whole step (a CUDA graph), only NVTX ranges around it are left out.
+// Moments with no event left are "unattributed host time"; so is a whole gap whose next event has
+// no recorded launch (no CUDA API events).
+//
+// Sync stalls also name the blocking call (the host-blocking API call or sync record of the rank
+// active when the stall began, GapAnalyzer::blocksHost; named calls before unnamed records) and the
+// innermost host event around that call on its thread (step-level events left out).
+//
+// Aggregates, per rank over the selection: gap time, explained time, and rows by (name, kind) with
+// time, count (the gaps the row got time in) and those gaps, longest first.
+//
+// Cost: one sweep per selected step (GapAnalyzer::stepGaps) plus, per gap, O(k log k) for the k host
+// events of the launching thread that overlap it. Threading: computed in the constructor; const
+// afterwards. The analyzer and its trace must outlive it.
+
+#include "model/analysis/gapanalyzer.h"
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace gapscope::model {
+
+class HostAttribution {
+public:
+    // `selection` as for GapAnalyzer::analyze(), except that kCriticalRank means every analysed
+    // rank, each over its own steps (the aggregates are per rank). `members` is ignored.
+    HostAttribution(const GapAnalyzer& analyzer, const GapAnalyzer::Selection& selection);
+
+    // One stretch of a gap with the host event it is attributed to (invalid: unattributed).
+    struct Piece {
+        TimeNs start = 0, end = 0;
+        EventRef host;
+    };
+    // One launch/host gap or sync stall.
+    struct Gap {
+        GapAnalyzer::IdleGap gap; // rank, step, [start, end), kind, the GPU event that ends it
+        EventRef launch; // the API call that launched gap.next (invalid: not recorded)
+        EventRef host; // the host event with the most time in the gap (invalid: none)
+        TimeNs explained = 0; // time of the gap inside some host event
+        uint32_t firstPiece = 0, pieceCount = 0; // into pieces()
+        EventRef syncCall; // sync stalls: the call the host was blocked in (invalid: not found)
+        EventRef syncAround; // sync stalls: the innermost host event around that call (invalid: none)
+    };
+    // Time of one host event name in the gaps of one rank.
+    struct Row {
+        StringId name = 0;
+        const char* kind = ""; // hostKindName()
+        TimeNs ns = 0;
+        uint64_t count = 0; // gaps it got time in
+        std::vector<uint32_t> gaps; // indices into gaps()
+    };
+    // Sync stalls of one rank by (blocking call, host event around it).
+    struct SyncRow {
+        std::string call; // "cudaStreamSynchronize", "cudaMemcpy", "stream sync" (a record without name)
+        StringId around = 0; // 0: no host event around the call
+        const char* aroundKind = "";
+        TimeNs ns = 0;
+        uint64_t count = 0;
+        std::vector<uint32_t> gaps;
+    };
+    struct Rank {
+        uint32_t rank = 0;
+        TimeNs gapNs = 0, explainedNs = 0; // launch/host gaps
+        std::vector<Row> rows; // launch/host gaps, longest first (then name)
+        TimeNs syncNs = 0, syncExplainedNs = 0; // sync stalls
+        std::vector<Row> syncMoments; // sync stalls, moment by moment like rows
+        std::vector<SyncRow> syncs; // sync stalls by call, longest first
+    };
+
+    const std::vector<Gap>& gaps() const { return m_gaps; }
+    const std::vector<Piece>& pieces() const { return m_pieces; }
+    const std::vector<Rank>& ranks() const { return m_ranks; }
+    const Rank* rank(uint32_t rank) const;
+
+    // "cpu_op", "python_function", "user_annotation", "os_runtime", "cuda_runtime", "cuda_driver",
+    // "nvtx" (a Kineto trace's host NVTX ranges are its user_annotation ranges).
+    static const char* hostKindName(const Trace& trace, EventRef event);
+
+private:
+    struct Candidate {
+        TimeNs start, end;
+        uint8_t priority; // API call 2, CPU lane 1, NVTX 0
+        uint32_t depth; // nesting depth on its lane
+        EventRef ref;
+    };
+    struct StepScope { // per (rank, step): what counts as the step's own range
+        TimeNs launch0 = 0, launch1 = 0;
+        bool known = false, several = false;
+    };
+    const std::vector<LaneId>& threadLanes(LaneId apiLane);
+    StepScope scopeOf(const GapAnalyzer::StepGaps& step) const;
+    bool stepLevel(const StepScope& scope, LaneId lane, size_t index) const;
+    void attribute(Gap& g, const StepScope& scope);
+    void findSyncCall(Gap& g, const StepScope& scope);
+    void aggregate(const std::vector<uint32_t>& wanted);
+
+    const GapAnalyzer& m_analyzer;
+    const Trace& m_trace;
+    std::vector<Gap> m_gaps;
+    std::vector<Piece> m_pieces;
+    std::vector<Rank> m_ranks;
+    std::map<std::pair<uint32_t, uint64_t>, std::vector<LaneId>> m_thread; // (rank, tid) -> host lanes
+    std::map<uint32_t, std::vector<LaneId>> m_apiLanes; // rank -> CPU API lanes
+    std::vector<Candidate> m_scratch;
+};
+
+} // namespace gapscope::model
