@@ -6,7 +6,7 @@
 
 #include "model/analysis/diffreport.h"
 #include "model/parallel.h"
-#include "model/traceopen.h"
+#include "model/open/traceopen.h"
 
 #include <iostream>
 #include <memory>

@@ -366,27 +366,7 @@ constexpr size_t kHostTopJson = 10, kHostTopText = 8;
 
 json::Value AnalysisReport::hostJson() const
 {
-    const Trace& t = m_analyzer.trace();
-    json::Value out = json::Value::array();
-    for (const auto& r : m_host->ranks()) {
-        json::Value o = json::Value::object();
-        o.set("rank", r.rank);
-        o.set("gap_ms", ms(r.gapNs));
-        o.set("explained_ms", ms(r.explainedNs));
-        o.set("unattributed_ms", ms(r.gapNs - r.explainedNs));
-        json::Value top = json::Value::array();
-        for (size_t i = 0; i < r.rows.size() && i < kHostTopJson; ++i) {
-            json::Value e = json::Value::object();
-            e.set("name", std::string(t.str(r.rows[i].name)));
-            e.set("kind", r.rows[i].kind);
-            e.set("ms", ms(r.rows[i].ns));
-            e.set("count", (unsigned long long)r.rows[i].count);
-            top.push(std::move(e));
-        }
-        o.set("top", std::move(top));
-        out.push(std::move(o));
-    }
-    return out;
+    return hostGapsJson(m_analyzer.trace(), *m_host, kHostTopJson);
 }
 
 json::Value AnalysisReport::hostSyncsJson() const

@@ -10,8 +10,10 @@ namespace gapscope::model {
 
 namespace {
 
-const char* const kHostAttributionWhy
-    = "launch/host gaps are not yet attributed to what the host was doing; the bars give their total";
+const char* const kNoHostEvents = "no launch/host gap of either trace lies inside a recorded host event (the traces "
+                                  "hold no CPU operators, NVTX ranges or runtime calls on the launching threads)";
+const char* const kNoCommonSteps = "no steps in common";
+constexpr size_t kHostTop = 10, kHostTopText = 6;
 
 std::string fixed(double v, int decimals = 3, bool sign = false)
 {
@@ -175,12 +177,7 @@ json::Value DiffReport::toJson() const
     doc.set("kernels", kernelsJson());
     doc.set("kernels_normalised", m_diff.normalisedMatches());
     doc.set("ranks", ranksJson());
-    json::Value host = json::Value::object();
-    host.set("available", false);
-    host.set("a", json::Value());
-    host.set("b", json::Value());
-    host.set("why", kHostAttributionWhy);
-    doc.set("host_attribution", std::move(host));
+    doc.set("host_attribution", hostJson());
     json::Value problems = json::Value::array();
     for (const auto& p : m_diff.problems())
         problems.push(p.message());
@@ -272,6 +269,77 @@ std::string DiffReport::ranksText() const
     return out.str();
 }
 
+json::Value DiffReport::hostJson() const
+{
+    const TraceDiff::Host& h = m_diff.host();
+    const auto ms = [](TimeNs ns) { return double(ns) / 1e6; };
+    json::Value host = json::Value::object();
+    host.set("available", h.available);
+    host.set("a", m_diff.hostA() ? hostGapsJson(m_diff.a().trace(), *m_diff.hostA(), kHostTop) : json::Value());
+    host.set("b", m_diff.hostB() ? hostGapsJson(m_diff.b().trace(), *m_diff.hostB(), kHostTop) : json::Value());
+    json::Value ranks = json::Value::array();
+    for (const auto& r : h.ranks) {
+        json::Value o = json::Value::object();
+        o.set("a_rank", r.inA ? json::Value(r.aRank) : json::Value());
+        o.set("b_rank", r.inB ? json::Value(r.bRank) : json::Value());
+        o.set("a_gap_ms", ms(r.aGapNs));
+        o.set("b_gap_ms", ms(r.bGapNs));
+        o.set("a_explained_ms", ms(r.aExplainedNs));
+        o.set("b_explained_ms", ms(r.bExplainedNs));
+        o.set("delta_gap_ms", ms(r.bGapNs - r.aGapNs));
+        json::Value top = json::Value::array();
+        for (size_t i = 0; i < r.rows.size() && i < kHostTop; ++i) {
+            const auto& e = r.rows[i];
+            json::Value t = json::Value::object();
+            t.set("name", e.name);
+            t.set("kind", e.kind);
+            t.set("a_ms", ms(e.aNs));
+            t.set("b_ms", ms(e.bNs));
+            t.set("delta_ms", ms(e.deltaNs()));
+            t.set("a_count", (unsigned long long)e.aCount);
+            t.set("b_count", (unsigned long long)e.bCount);
+            top.push(std::move(t));
+        }
+        o.set("top", std::move(top));
+        ranks.push(std::move(o));
+    }
+    host.set("ranks", std::move(ranks));
+    if (!h.available)
+        host.set("why", m_diff.hostA() ? kNoHostEvents : kNoCommonSteps);
+    return host;
+}
+
+std::string DiffReport::hostText() const
+{
+    const TraceDiff::Host& h = m_diff.host();
+    std::ostringstream out;
+    if (!h.available) {
+        out << "host attribution of launch/host gaps: not available (" << (m_diff.hostA() ? kNoHostEvents : kNoCommonSteps)
+            << ")\n";
+        return out.str();
+    }
+    out << "what the host was doing in the launch/host gaps (innermost host event on the launching thread; "
+           "total over the compared steps, ms), largest change first:\n";
+    for (const auto& r : h.ranks) {
+        out << "  rank " << (r.inA ? std::to_string(r.aRank) : std::string("-")) << "/"
+            << (r.inB ? std::to_string(r.bRank) : std::string("-")) << ": gaps " << fixed(double(r.aGapNs) / 1e6)
+            << " -> " << fixed(double(r.bGapNs) / 1e6) << " (" << fixed(double(r.bGapNs - r.aGapNs) / 1e6, 3, true)
+            << "), inside host events " << fixed(double(r.aExplainedNs) / 1e6) << " -> "
+            << fixed(double(r.bExplainedNs) / 1e6) << "\n";
+        for (size_t i = 0; i < r.rows.size() && i < kHostTopText; ++i) {
+            const auto& e = r.rows[i];
+            out << "    " << pad(fixed(double(e.aNs) / 1e6), 10, true) << pad(fixed(double(e.bNs) / 1e6), 10, true)
+                << pad(fixed(double(e.deltaNs()) / 1e6, 3, true), 10, true) << "  " << pad(e.kind, 16) << e.name
+                << "\n";
+        }
+        const TimeNs ua = r.aGapNs - r.aExplainedNs, ub = r.bGapNs - r.bExplainedNs;
+        if (ua > 0 || ub > 0)
+            out << "    " << pad(fixed(double(ua) / 1e6), 10, true) << pad(fixed(double(ub) / 1e6), 10, true)
+                << pad(fixed(double(ub - ua) / 1e6, 3, true), 10, true) << "  unattributed host time\n";
+    }
+    return out.str();
+}
+
 std::string DiffReport::toText() const
 {
     std::ostringstream out;
@@ -306,7 +374,7 @@ std::string DiffReport::toText() const
                "waterfall of the mean step over " + std::to_string(d.steps().common)
                    + " steps, critical path, ms per step, largest change first:");
     out << "\n" << kernelsText() << "\n" << ranksText();
-    out << "\nhost attribution of launch/host gaps: not available (" << kHostAttributionWhy << ")\n";
+    out << "\n" << hostText();
     if (!d.problems().empty()) {
         out << "\nnot compared:\n";
         for (const auto& p : d.problems())

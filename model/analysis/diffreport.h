@@ -16,7 +16,11 @@
 //   kernels_normalised                   how many rows paired only after normalising
 //   ranks [{a_rank, b_rank, a {...}, b {...}, delta_step_ms, delta_wait_ms}]  a/b: {steps, step_ms,
 //          median_step_ms, wait_ms, late_count, matched, mean_late_ms, straggler}, null when absent
-//   host_attribution {available, a, b, why}  where the host's share of launch/host gaps goes
+//   host_attribution {available, a, b, ranks, [why]}  what the host was doing in the launch/host
+//          gaps over the compared steps: a/b are each side's `host_gaps` (as `analyze --json` writes
+//          them); ranks [{a_rank, b_rank, a_gap_ms, b_gap_ms, a_explained_ms, b_explained_ms,
+//          delta_gap_ms, top [{name, kind, a_ms, b_ms, delta_ms, a_count, b_count}]}] totals over
+//          the compared steps, top 10 by |delta_ms|; why says what is missing when not available
 //   problems [text] (what could not be compared), notes [text]
 // Times of bars and steps are ms per step (the median step: that one step).
 //
@@ -46,9 +50,11 @@ private:
     json::Value stepsJson() const;
     json::Value kernelsJson() const;
     json::Value ranksJson() const;
+    json::Value hostJson() const;
     std::string waterfallText(const TraceDiff::Waterfall& w, const std::string& title) const;
     std::string kernelsText() const;
     std::string ranksText() const;
+    std::string hostText() const;
 
     const TraceDiff& m_diff;
     Options m_options;

@@ -326,4 +326,29 @@ void HostAttribution::aggregate(const std::vector<uint32_t>& wanted)
     }
 }
 
+json::Value hostGapsJson(const Trace& trace, const HostAttribution& host, size_t top)
+{
+    const auto ms = [](TimeNs ns) { return double(ns) / 1e6; };
+    json::Value out = json::Value::array();
+    for (const auto& r : host.ranks()) {
+        json::Value o = json::Value::object();
+        o.set("rank", r.rank);
+        o.set("gap_ms", ms(r.gapNs));
+        o.set("explained_ms", ms(r.explainedNs));
+        o.set("unattributed_ms", ms(r.gapNs - r.explainedNs));
+        json::Value rows = json::Value::array();
+        for (size_t i = 0; i < r.rows.size() && i < top; ++i) {
+            json::Value e = json::Value::object();
+            e.set("name", std::string(trace.str(r.rows[i].name)));
+            e.set("kind", r.rows[i].kind);
+            e.set("ms", ms(r.rows[i].ns));
+            e.set("count", (unsigned long long)r.rows[i].count);
+            rows.push(std::move(e));
+        }
+        o.set("top", std::move(rows));
+        out.push(std::move(o));
+    }
+    return out;
+}
+
 } // namespace gapscope::model

@@ -31,6 +31,7 @@
 // afterwards. The analyzer and its trace must outlive it.
 
 #include "model/analysis/gapanalyzer.h"
+#include "model/json.h"
 
 #include <cstdint>
 #include <map>
@@ -122,5 +123,9 @@ private:
     std::map<uint32_t, std::vector<LaneId>> m_apiLanes; // rank -> CPU API lanes
     std::vector<Candidate> m_scratch;
 };
+
+// `host_gaps` of `analyze --json` (and of each side in `diff --json`): per rank
+// {rank, gap_ms, explained_ms, unattributed_ms, top [{name, kind, ms, count}]}, the `top` longest rows.
+json::Value hostGapsJson(const Trace& trace, const HostAttribution& host, size_t top);
 
 } // namespace gapscope::model

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <map>
 #include <set>
 
@@ -124,6 +125,7 @@ TraceDiff::TraceDiff(const GapAnalyzer& a, const GapAnalyzer& b)
     compareWaterfalls();
     compareKernels();
     compareRanks();
+    compareHost();
 }
 
 void TraceDiff::compareSteps()
@@ -297,6 +299,54 @@ void TraceDiff::compareRanks()
     for (size_t i = 0; i < ra.size(); ++i)
         m_ranks.push_back({ rankSide(m_a, ra[i], la), rankSide(m_b, rb[i], lb) });
     m_notes.push_back("ranks paired by position: A has ranks " + list(ra) + ", B has " + list(rb));
+}
+
+void TraceDiff::compareHost()
+{
+    if (!m_steps.common)
+        return;
+    const auto sel = select(Kind::Steps, GapAnalyzer::kCriticalRank, m_steps.first, m_steps.last);
+    m_hostA = std::make_unique<HostAttribution>(m_a, sel);
+    m_hostB = std::make_unique<HostAttribution>(m_b, sel);
+    for (const RankDelta& d : m_ranks) {
+        HostRankDelta h;
+        const HostAttribution::Rank* ha = d.a.present ? m_hostA->rank(d.a.rank) : nullptr;
+        const HostAttribution::Rank* hb = d.b.present ? m_hostB->rank(d.b.rank) : nullptr;
+        h.inA = ha != nullptr;
+        h.inB = hb != nullptr;
+        h.aRank = d.a.rank;
+        h.bRank = d.b.rank;
+        std::map<std::pair<std::string, std::string>, HostRowDelta> rows;
+        auto add = [&rows](const Trace& t, const HostAttribution::Rank* r, bool a) {
+            if (!r)
+                return;
+            for (const HostAttribution::Row& row : r->rows) {
+                HostRowDelta& e = rows[{ std::string(t.str(row.name)), row.kind }];
+                (a ? e.aNs : e.bNs) += row.ns;
+                (a ? e.aCount : e.bCount) += row.count;
+            }
+        };
+        add(m_a.trace(), ha, true);
+        add(m_b.trace(), hb, false);
+        if (ha) {
+            h.aGapNs = ha->gapNs;
+            h.aExplainedNs = ha->explainedNs;
+        }
+        if (hb) {
+            h.bGapNs = hb->gapNs;
+            h.bExplainedNs = hb->explainedNs;
+        }
+        m_host.available = m_host.available || h.aExplainedNs > 0 || h.bExplainedNs > 0;
+        for (auto& [key, row] : rows) {
+            row.name = key.first;
+            row.kind = key.second;
+            h.rows.push_back(std::move(row));
+        }
+        std::stable_sort(h.rows.begin(), h.rows.end(), [](const HostRowDelta& x, const HostRowDelta& y) {
+            return std::llabs(x.deltaNs()) > std::llabs(y.deltaNs());
+        });
+        m_host.ranks.push_back(std::move(h));
+    }
 }
 
 } // namespace gapscope::model

@@ -27,15 +27,22 @@
 // waterfalls and the per-rank step figures are then left out), or different rank counts (the ranks
 // only one side has are listed without a partner). Everything else is still compared.
 //
+// Host: the host attribution of launch/host gaps (hostattribution.h) of each trace over the common
+// steps, per rank pair: gap and explained time on each side, and the host events by (name, kind)
+// with their time on each side, by |delta| descending. Available when some gap of A or B lies inside
+// a recorded host event; a trace without host events then counts its gaps as unattributed.
+//
 // Cost: the analyzers' queries, plus one pass over each trace's kernels (kernelTable, the two
-// traces on two threads).
+// traces on two threads) and one host attribution per trace.
 //
 // Threading: computed in the constructor; the two analyzers (and their traces) must outlive the
 // diff. Const afterwards, safe to read from several threads.
 
 #include "model/analysis/gapanalyzer.h"
+#include "model/analysis/hostattribution.h"
 #include "model/status.h"
 
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -100,6 +107,27 @@ public:
     };
     const std::vector<RankDelta>& ranks() const { return m_ranks; }
 
+    struct HostRowDelta {
+        std::string name, kind; // hostattribution.h's kind names
+        TimeNs aNs = 0, bNs = 0; // over the common steps
+        uint64_t aCount = 0, bCount = 0; // gaps it got time in
+        TimeNs deltaNs() const { return bNs - aNs; }
+    };
+    struct HostRankDelta {
+        bool inA = false, inB = false;
+        uint32_t aRank = 0, bRank = 0;
+        TimeNs aGapNs = 0, bGapNs = 0, aExplainedNs = 0, bExplainedNs = 0;
+        std::vector<HostRowDelta> rows; // by |delta| descending, then name
+    };
+    struct Host {
+        bool available = false;
+        std::vector<HostRankDelta> ranks; // in the order of ranks()
+    };
+    const Host& host() const { return m_host; }
+    // Each side's attribution (null without steps in common).
+    const HostAttribution* hostA() const { return m_hostA.get(); }
+    const HostAttribution* hostB() const { return m_hostB.get(); }
+
     // What could not be compared, as errors: "no steps in common ...", "rank counts differ ...".
     const std::vector<Status>& problems() const { return m_problems; }
     // How things were paired, in words ("ranks paired by position: ...").
@@ -113,6 +141,7 @@ private:
     void compareWaterfalls();
     void compareKernels();
     void compareRanks();
+    void compareHost();
     struct Lateness { // one side's stragglers over the common range, and what the findings' rule needs
         std::vector<GapAnalyzer::Straggler> stragglers;
         double steps = 0, stepNs = 0;
@@ -127,6 +156,8 @@ private:
     std::vector<KernelDelta> m_kernels;
     size_t m_normalised = 0;
     std::vector<RankDelta> m_ranks;
+    std::unique_ptr<HostAttribution> m_hostA, m_hostB;
+    Host m_host;
     std::vector<Status> m_problems;
     std::vector<std::string> m_notes;
 };

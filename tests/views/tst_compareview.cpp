@@ -5,7 +5,7 @@
 // pairs after normalising, with its counts, totals and medians; traces without steps in common say
 // so and still compare kernels; the timeline overlay aligns both steps at their start; the export
 // writes the view as PNG and SVG.
-#include "model/analysis/kernelclassifier.h"
+#include "model/kernelclassifier.h"
 #include "model/synth.h"
 #include "model/trace.h"
 #include "views/bardiffmodel.h"
