@@ -6,6 +6,7 @@
 #include "model/format/columnwalker.h"
 #include "model/format/memorybudget.h"
 #include "model/format/messagearena.h"
+#include "model/format/stats.h"
 #include "model/parallel.h"
 #include "model/stepdetector.h"
 #include "model/traceimpl.h"
@@ -248,26 +249,19 @@ bool TraceLoader::indexUsable(std::string& why) const
 // What reading lost, as data-loss counters next to the capture's own (shown by info, failed by validate).
 void TraceLoader::addReadCounters(pb::FileHeader& header) const
 {
-    auto add = [&header](const char* name, uint64_t value, const std::string& detail) {
-        if (value == 0)
-            return;
-        pb::Counter* c = header.add_counters();
-        c->set_name(name);
-        c->set_rank(-1);
-        c->set_value(value);
-        c->set_severity("data_loss");
-        c->set_detail(detail);
+    using format::Stat;
+    auto add = [&header](Stat stat, uint64_t value) {
+        if (value != 0)
+            *header.add_counters() = format::makeCounter(stat, -1, value);
     };
-    add("read_truncated_bytes", m_reader.missingBytes(), "the file is cut short");
-    add("read_truncated_events", m_reader.missingEvents(), "events of the cut chunk");
-    add("read_damaged_bytes", m_reader.damagedBytes(), "damaged bytes skipped between frames");
-    add("read_index_damaged", m_reader.indexDamaged() || m_indexInconsistent ? 1 : 0,
-        "the index was unusable; frames read in order");
-    add("read_index_missing", m_reader.indexMissing() && m_reader.missingBytes() == 0 ? 1 : 0,
-        "no index or footer: the writer did not finish");
-    add("read_header_damaged", m_reader.headerDamaged() ? 1 : 0, "file header fields that must be 0 are not");
-    add("read_frames_skipped", m_skippedChunks, "frames that failed their checksum or did not decode");
-    add("read_events_lost", m_lostEvents, "events in the skipped frames (when known)");
+    add(Stat::ReadTruncatedBytes, m_reader.missingBytes());
+    add(Stat::ReadTruncatedEvents, m_reader.missingEvents());
+    add(Stat::ReadDamagedBytes, m_reader.damagedBytes());
+    add(Stat::ReadIndexDamaged, m_reader.indexDamaged() || m_indexInconsistent ? 1 : 0);
+    add(Stat::ReadIndexMissing, m_reader.indexMissing() && m_reader.missingBytes() == 0 ? 1 : 0);
+    add(Stat::ReadHeaderDamaged, m_reader.headerDamaged() ? 1 : 0);
+    add(Stat::ReadFramesSkipped, m_skippedChunks);
+    add(Stat::ReadEventsLost, m_lostEvents);
 }
 
 void TraceLoader::noteUnknownFields()

@@ -274,6 +274,10 @@ void AnalysisRunner::rebuildBars()
             : bar.kind == BarKind::Gap       ? WaterfallBar::Kind::Gap
                                              : WaterfallBar::Kind::Measured;
         w.ms = double(bar.ns) / 1e6 / divisor;
+        w.id = bar.id;
+        w.slot = bar.slot;
+        if (isClassBar(bar.id))
+            w.className = QString::fromStdString(m_state->analyzer->layout().classes[size_t(bar.slot)].name);
         // A budget bar is the same in every step; a measured or gap bar of an unused slot is 0 in every
         // step once its budget is 0 too.
         const bool slotUnused = bar.slot < 0
@@ -331,22 +335,32 @@ void AnalysisRunner::membersOf(const State& state, const GapAnalyzer::Breakdown&
     std::sort(list.begin(), list.end(), [](const BarMember& x, const BarMember& y) { return x.start < y.start; });
 }
 
+QColor AnalysisRunner::barColor(size_t bar) const
+{
+    const Bar& b = m_bars[bar];
+    const QString cls = isClassBar(b.id)
+        ? QString::fromStdString(m_state->analyzer->layout().classes[size_t(b.slot)].name)
+        : QString();
+    return EventColors::barColor(b.id, cls);
+}
+
 void AnalysisRunner::requestMembers(int bar)
 {
     if (!m_state || bar < 0 || bar >= int(m_bars.size()))
         return;
     const int slot = m_bars[size_t(bar)].slot;
     const QString name = QString::fromStdString(m_bars[size_t(bar)].name);
+    const QColor color = barColor(size_t(bar));
     const JobTracker::Ticket ticket = m_memberJobs.begin();
     QPointer<AnalysisRunner> self(this);
     auto st = m_state;
     GapAnalyzer::Selection sel = selectionOf(m_request);
     sel.members = true;
-    jobPool()->start([self, ticket, st, sel, slot, bar, name] {
+    jobPool()->start([self, ticket, st, sel, slot, bar, name, color] {
         auto hl = std::make_shared<TimelineHighlight>();
         auto list = std::make_shared<std::vector<BarMember>>();
         hl->label = name;
-        hl->color = EventColors::componentColor(name);
+        hl->color = color;
         if (slot >= 0)
             membersOf(*st, st->analyzer->analyze(sel), slot, *hl, *list);
         postToGui([self, ticket, bar, hl, list] {
@@ -365,7 +379,7 @@ bool AnalysisRunner::membersNow(int bar, TimelineHighlight& highlight, std::vect
     highlight = {};
     list.clear();
     highlight.label = QString::fromStdString(m_bars[size_t(bar)].name);
-    highlight.color = EventColors::componentColor(highlight.label);
+    highlight.color = barColor(size_t(bar));
     if (m_bars[size_t(bar)].slot >= 0)
         membersOf(*m_state, m_state->analyzer->analyze(sel), m_bars[size_t(bar)].slot, highlight, list);
     return true;

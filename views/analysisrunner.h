@@ -93,6 +93,7 @@ private:
     void recompute();
     void applyBreakdown(gapscope::model::GapAnalyzer::Breakdown b);
     void rebuildBars();
+    QColor barColor(size_t bar) const; // of m_bars[bar]
     static void membersOf(const State& state, const gapscope::model::GapAnalyzer::Breakdown& b, int slot,
         TimelineHighlight& highlight, std::vector<BarMember>& list);
 

@@ -172,12 +172,9 @@ void StatsPanel::compute(const StatsScope& scope, const QString& label, bool who
     });
 }
 
-void StatsPanel::setMembers(const QString& bar, std::vector<BarMember> members)
+void StatsPanel::setMembers(const QString& bar, const QString& intervalName, std::vector<BarMember> members)
 {
-    QString idle = bar;
-    if (idle.endsWith(QLatin1String("s")))
-        idle.chop(1); // "launch/host gaps" -> "launch/host gap"
-    m_members->setMembers(m_trace.get(), std::move(members), idle);
+    m_members->setMembers(m_trace.get(), std::move(members), intervalName);
     m_tabs->setTabText(m_tabs->indexOf(m_memberTable), tr("Bar members: %1 (%2)").arg(bar).arg(m_members->rowCount()));
     m_tabs->setCurrentWidget(m_memberTable);
 }
