@@ -7,8 +7,8 @@
 #include "model/format/memorybudget.h"
 #include "model/format/messagearena.h"
 #include "model/format/stats.h"
-#include "model/parallel.h"
 #include "model/stepdetector.h"
+#include "model/taskpool.h"
 #include "model/traceimpl.h"
 
 #include <algorithm>
@@ -20,6 +20,9 @@
 
 namespace gapscope::model {
 namespace {
+
+// Decode threads when ReadOptions::threads is 0: decoding is memory-bound beyond two.
+constexpr unsigned kDecodeThreads = 2;
 
 using format::FrameType;
 
@@ -153,7 +156,7 @@ struct TraceLoader::Shared {
 TraceLoader::TraceLoader(const format::TraceReader& reader, const ReadOptions& options)
     : m_reader(reader)
     , m_options(options)
-    , m_threads(defaultThreads(options.threads))
+    , m_threads(options.threads ? options.threads : kDecodeThreads)
 {
 }
 
@@ -432,19 +435,22 @@ Status TraceLoader::loadParallel()
         return s;
 
     std::atomic<bool> outOfMemory { false };
-    parallelFor(t.m_lanes.size(), m_threads, [&](size_t l) {
-        LaneEvents& e = t.m_lanes[l].events;
-        const size_t n = sh.totals[l];
-        try { // within the budget, yet the system may still refuse
-            sizeColumn(e.m_start, n);
-            sizeColumn(e.m_dur, n);
-            sizeColumn(e.m_name, n);
-            sizeColumn(e.m_corr, n);
-            sizeColumn(e.m_aux, n);
-        } catch (const std::bad_alloc&) {
-            outOfMemory = true;
-        }
-    });
+    TaskPool::shared().parallelFor(
+        t.m_lanes.size(),
+        [&](size_t l) {
+            LaneEvents& e = t.m_lanes[l].events;
+            const size_t n = sh.totals[l];
+            try { // within the budget, yet the system may still refuse
+                sizeColumn(e.m_start, n);
+                sizeColumn(e.m_dur, n);
+                sizeColumn(e.m_name, n);
+                sizeColumn(e.m_corr, n);
+                sizeColumn(e.m_aux, n);
+            } catch (const std::bad_alloc&) {
+                outOfMemory = true;
+            }
+        },
+        m_threads);
     if (outOfMemory)
         return Status::error(m_reader.name() + ": out of memory while sizing the lanes; "
             + format::MemoryBudget::exceeded(0) + " (or lower it below what the system can give)");
@@ -492,12 +498,9 @@ Status TraceLoader::loadParallel()
                 reportProgress(d, plans.size());
         }
     };
-    std::vector<std::thread> pool;
-    for (unsigned i = 1; i < m_threads; ++i)
-        pool.emplace_back(work, std::ref(*workers[i]), false);
-    work(*workers[0], true);
-    for (auto& th : pool)
-        th.join();
+    // One pool task per Worker (its scratch); the tasks share the plans through `next`.
+    TaskPool::shared().parallelFor(
+        workers.size(), [&](size_t k) { work(*workers[k], k == 0); }, m_threads);
     reportProgress(plans.size(), plans.size());
 
     for (auto& w : workers) {

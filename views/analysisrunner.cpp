@@ -9,7 +9,6 @@
 
 #include <QCoreApplication>
 #include <QPointer>
-#include <QThreadPool>
 
 #include <algorithm>
 
@@ -103,11 +102,15 @@ const GapAnalyzer* AnalysisRunner::analyzer() const
 }
 
 std::shared_ptr<const AnalysisRunner::State> AnalysisRunner::makeState(
-    std::shared_ptr<const Trace> trace, const StepBudget& budget)
+    std::shared_ptr<const Trace> trace, const StepBudget& budget, const CancelToken& cancel)
 {
     auto st = std::make_shared<State>();
     st->trace = trace;
-    st->analyzer = std::make_unique<GapAnalyzer>(*trace, classifierFor(*trace), budget);
+    GapAnalyzer::Options options;
+    options.cancel = cancel;
+    st->analyzer = std::make_unique<GapAnalyzer>(*trace, classifierFor(*trace), budget, options);
+    if (st->analyzer->cancelled())
+        return nullptr; // superseded while it was built
     // A slot empty in the sum over every step of every rank is empty in each step (slots are >= 0).
     st->slotEverUsed.assign(st->analyzer->layout().slotCount(), 0);
     for (uint32_t rank : st->analyzer->ranks()) {
@@ -116,6 +119,8 @@ std::shared_ptr<const AnalysisRunner::State> AnalysisRunner::makeState(
         const GapAnalyzer::Breakdown b = st->analyzer->analyze(all);
         for (size_t s = 0; s < b.slotNs.size() && s < st->slotEverUsed.size(); ++s)
             st->slotEverUsed[s] |= b.slotNs[s] != 0;
+        if (cancel.cancelled())
+            return nullptr;
     }
     st->findings = AnalysisReport(*st->analyzer, AnalysisReport::Options {}).findings();
     return st;
@@ -123,7 +128,7 @@ std::shared_ptr<const AnalysisRunner::State> AnalysisRunner::makeState(
 
 std::shared_ptr<const AnalysisRunner::State> AnalysisRunner::buildState() const
 {
-    return makeState(m_trace, m_budget);
+    return makeState(m_trace, m_budget, CancelToken());
 }
 
 void AnalysisRunner::setTrace(std::shared_ptr<const Trace> trace)
@@ -203,10 +208,10 @@ void AnalysisRunner::startBuild()
     QPointer<AnalysisRunner> self(this);
     auto trace = m_trace;
     auto budget = m_budget;
-    jobPool()->start([self, ticket, trace, budget] {
-        std::shared_ptr<const State> result = makeState(trace, budget);
+    jobPool()->submit([self, ticket, trace, budget] {
+        std::shared_ptr<const State> result = makeState(trace, budget, ticket.cancelToken());
         postToGui([self, ticket, result]() mutable {
-            if (!self || ticket.stale()) {
+            if (!self || ticket.stale() || !result) {
                 TraceOpener::releaseLater(std::move(result));
                 return;
             }
@@ -227,7 +232,7 @@ void AnalysisRunner::recompute()
     QPointer<AnalysisRunner> self(this);
     auto st = m_state;
     const GapAnalyzer::Selection sel = selectionOf(m_request);
-    jobPool()->start([self, ticket, st, sel] {
+    jobPool()->submit([self, ticket, st, sel] {
         auto b = std::make_shared<GapAnalyzer::Breakdown>(st->analyzer->analyze(sel));
         postToGui([self, ticket, st, b] {
             if (self && ticket.current() && self->m_state == st)
@@ -356,7 +361,7 @@ void AnalysisRunner::requestMembers(int bar)
     auto st = m_state;
     GapAnalyzer::Selection sel = selectionOf(m_request);
     sel.members = true;
-    jobPool()->start([self, ticket, st, sel, slot, bar, name, color] {
+    jobPool()->submit([self, ticket, st, sel, slot, bar, name, color] {
         auto hl = std::make_shared<TimelineHighlight>();
         auto list = std::make_shared<std::vector<BarMember>>();
         hl->label = name;

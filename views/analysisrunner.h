@@ -86,8 +86,9 @@ signals:
 private:
     struct State;
     std::shared_ptr<const State> buildState() const;
-    static std::shared_ptr<const State> makeState(
-        std::shared_ptr<const gapscope::model::Trace> trace, const gapscope::model::StepBudget& budget);
+    // Null when `cancel` was cancelled before it was done.
+    static std::shared_ptr<const State> makeState(std::shared_ptr<const gapscope::model::Trace> trace,
+        const gapscope::model::StepBudget& budget, const gapscope::model::CancelToken& cancel);
     void rebuild();
     void startBuild();
     void recompute();

@@ -17,7 +17,6 @@
 #include <QSplitter>
 #include <QTabWidget>
 #include <QTableView>
-#include <QThreadPool>
 #include <QVBoxLayout>
 
 using namespace gapscope::model;
@@ -155,7 +154,7 @@ void StatsPanel::compute(const StatsScope& scope, const QString& label, bool who
     QPointer<StatsPanel> self(this);
     auto trace = m_trace;
     auto colors = m_colors;
-    jobPool()->start([self, ticket, trace, colors, scope, label, whole] {
+    jobPool()->submit([self, ticket, trace, colors, scope, label, whole] {
         auto stats = std::make_shared<KernelStatsResult>(computeKernelStats(*trace, scope, colors.get(), ticket));
         QMetaObject::invokeMethod(
             qApp,
