@@ -42,11 +42,7 @@ bool findColor(const QString& name, QRgb& out)
 
 QString baseComponent(const QString& name)
 {
-    // "attention inefficiency" shares the colour of "attention".
-    static const QString suffix = QStringLiteral(" inefficiency");
     QString n = name.toLower().trimmed();
-    if (n.endsWith(suffix))
-        n.chop(suffix.size());
     n.replace(QLatin1Char('-'), QLatin1Char('_'));
     return n;
 }

@@ -31,7 +31,7 @@ public:
     int component(gapscope::model::StringId id) const { return id < m_component.size() ? m_component[id] : -1; }
     const std::vector<QString>& components() const { return m_components; }
 
-    // Stable colour of a budget component, class or gap bar by name (timeline highlights).
+    // Stable colour of a budget component or class by name (also of the table's fixed bars).
     static QColor componentColor(const QString& component);
     // The colour of a waterfall bar: its class's for class bars, else the bar table's
     // (model/analysis/barid.h).

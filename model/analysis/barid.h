@@ -9,6 +9,8 @@
 //
 // Invariant (checked at compile time): kBars[i].id == BarId(i). Constant data; thread-safe.
 
+#include "model/format/enumtable.h"
+
 #include <cstddef>
 #include <cstdint>
 
@@ -57,17 +59,7 @@ inline constexpr BarInfo kBars[] = {
     { BarId::MemoryOps, "memory ops", 0x00bcd4, "memcpy and memset", "" },
 };
 
-namespace detail {
-constexpr bool barTableInOrder()
-{
-    for (size_t i = 0; i < kBarIdCount; ++i)
-        if (size_t(kBars[i].id) != i)
-            return false;
-    return true;
-}
-} // namespace detail
-static_assert(sizeof kBars / sizeof kBars[0] == kBarIdCount, "one row per bar id");
-static_assert(detail::barTableInOrder(), "kBars rows follow the BarId enum");
+static_assert(rowsFollowEnum(kBars, kBarIdCount), "kBars: one row per BarId, in enum order");
 
 inline const BarInfo& barInfo(BarId id)
 {

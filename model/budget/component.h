@@ -9,6 +9,8 @@
 // Invariant (checked at compile time): kComponents[i].id == Component(i) for every component, so a
 // component added to the enum without a row fails to compile. Constant data; thread-safe.
 
+#include "model/format/enumtable.h"
+
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -66,17 +68,7 @@ inline constexpr ComponentInfo kComponents[] = {
     { Component::Draft, "draft", kHashedColor, ComponentRole::Kernels, false },
 };
 
-namespace detail {
-constexpr bool componentTableInOrder()
-{
-    for (size_t i = 0; i < kComponentCount; ++i)
-        if (size_t(kComponents[i].id) != i)
-            return false;
-    return true;
-}
-} // namespace detail
-static_assert(sizeof kComponents / sizeof kComponents[0] == kComponentCount, "one row per budget component");
-static_assert(detail::componentTableInOrder(), "kComponents rows follow the Component enum");
+static_assert(rowsFollowEnum(kComponents, kComponentCount), "kComponents: one row per Component, in enum order");
 
 inline const ComponentInfo& componentInfo(Component c)
 {

@@ -13,6 +13,7 @@
 //
 // Invariant (checked at compile time): kStats[i].id == Stat(i). Constant data; thread-safe.
 
+#include "model/format/enumtable.h"
 #include "model/format/trace.pb.h"
 
 #include <cstddef>
@@ -236,17 +237,7 @@ inline constexpr StatInfo kStats[] = {
         "more than 65535 lanes in one source; events dropped" },
 };
 
-namespace detail {
-constexpr bool statTableInOrder()
-{
-    for (size_t i = 0; i < kStatCount; ++i)
-        if (size_t(kStats[i].id) != i)
-            return false;
-    return true;
-}
-} // namespace detail
-static_assert(sizeof kStats / sizeof kStats[0] == kStatCount, "one row per stat");
-static_assert(detail::statTableInOrder(), "kStats rows follow the Stat enum");
+static_assert(rowsFollowEnum(kStats, kStatCount), "kStats: one row per Stat, in enum order");
 
 inline const StatInfo& statInfo(Stat s)
 {
