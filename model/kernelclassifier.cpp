@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 #include "model/kernelclassifier.h"
 
+#include "model/budgetcomponent.h"
+
 #include <algorithm>
 #include <cassert>
 
@@ -20,10 +22,17 @@ std::string trim(std::string_view s)
     return std::string(s.substr(a, b - a));
 }
 
-bool isBudgetComponent(const std::string& c)
+// A budget component a kernel class may hold (launch_host is GPU idle time, not kernel time).
+bool isKernelComponent(const std::string& name)
 {
-    const auto& names = KernelClassifier::budgetComponentNames();
-    return std::find(names.begin(), names.end(), c) != names.end();
+    Component c;
+    return parseComponent(name, c) && componentInfo(c).role == ComponentRole::Kernels;
+}
+
+bool isIdleComponent(const std::string& name)
+{
+    Component c;
+    return parseComponent(name, c) && componentInfo(c).role == ComponentRole::HostIdle;
 }
 
 // "NAME" or "NAME=a+b+c" -> name and components.
@@ -34,10 +43,10 @@ Status parseComponent(const std::string& text, KernelClassifier::Class& out)
     out.components.clear();
     if (out.name.empty())
         return Status::error("empty class name in component '" + text + "'");
-    if (out.name == "launch_host")
-        return Status::error("'launch_host' is GPU idle time, not a kernel class");
+    if (isIdleComponent(out.name))
+        return Status::error("'" + out.name + "' is GPU idle time, not a kernel class");
     if (eq == std::string::npos) {
-        if (isBudgetComponent(out.name))
+        if (isKernelComponent(out.name))
             out.components.push_back(out.name);
         return Status::ok();
     }
@@ -45,7 +54,7 @@ Status parseComponent(const std::string& text, KernelClassifier::Class& out)
     while (true) {
         auto plus = rest.find('+');
         std::string c = trim(rest.substr(0, plus));
-        if (!isBudgetComponent(c) || c == "launch_host")
+        if (!isKernelComponent(c))
             return Status::error("unknown budget component '" + c + "' in '" + text + "'");
         if (std::find(out.components.begin(), out.components.end(), c) == out.components.end())
             out.components.push_back(c);
@@ -60,9 +69,12 @@ Status parseComponent(const std::string& text, KernelClassifier::Class& out)
 
 const std::vector<std::string>& KernelClassifier::budgetComponentNames()
 {
-    static const std::vector<std::string> names
-        = { "attention", "indexer", "dense_ffn", "router", "shared_experts", "routed_experts", "lm_head", "embedding",
-              "kv_cache", "collectives", "launch_host", "sampling", "other", "draft" };
+    static const std::vector<std::string> names = [] {
+        std::vector<std::string> n;
+        for (const auto& c : kComponents)
+            n.push_back(c.name);
+        return n;
+    }();
     return names;
 }
 

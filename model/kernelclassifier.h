@@ -74,7 +74,7 @@ public:
     int collectivesClass() const { return m_collectives; }
     const std::string& origin() const { return m_origin; }
 
-    // The budget component names a class may refer to.
+    // Every budget component name, in the order of model/budgetcomponent.h (kComponents).
     static const std::vector<std::string>& budgetComponentNames();
 
 private:

@@ -2,12 +2,12 @@
 #include "model/trace.h"
 
 #include "model/eventaux.h"
+#include "model/taskpool.h"
 #include "model/traceimpl.h"
 
 #include <algorithm>
 #include <atomic>
 #include <climits>
-#include <thread>
 
 namespace gapscope::model {
 
@@ -330,19 +330,9 @@ void Trace::finalize(unsigned threads)
         order[i] = i;
     std::sort(order.begin(), order.end(),
         [this](LaneId a, LaneId b) { return m_lanes[a].events.size() > m_lanes[b].events.size(); });
-    std::atomic<size_t> next { 0 };
     std::vector<std::array<uint64_t, 8>> laneCounts(m_lanes.size());
-    auto work = [&]() {
-        for (size_t k; (k = next.fetch_add(1)) < order.size();)
-            finalizeLane(m_lanes[order[k]], laneCounts[order[k]].data());
-    };
-    threads = std::max(1u, std::min<unsigned>(threads, unsigned(order.size())));
-    std::vector<std::thread> pool;
-    for (unsigned t = 1; t < threads; ++t)
-        pool.emplace_back(work);
-    work();
-    for (auto& t : pool)
-        t.join();
+    TaskPool::shared().parallelFor(
+        order.size(), [&](size_t k) { finalizeLane(m_lanes[order[k]], laneCounts[order[k]].data()); }, threads);
 
     m_impl->counts.fill(0);
     for (const auto& c : laneCounts)

@@ -338,7 +338,8 @@ private:
     friend class TraceBuilder;
     friend class TraceLoader;
     struct Impl;
-    // Sorts lanes, builds summaries, counts and lookup tables (end of building / loading).
+    // Sorts lanes, builds summaries, counts and lookup tables (end of building / loading), on up to
+    // `threads` threads of TaskPool::shared().
     void finalize(unsigned threads);
     void finalizeLane(Lane& lane, uint64_t counts[8]);
     pb::FileHeader m_header;

@@ -6,7 +6,6 @@
 
 #include <algorithm>
 #include <climits>
-#include <thread>
 
 namespace gapscope::model {
 
@@ -162,7 +161,7 @@ Trace TraceBuilder::finish()
     Trace t = std::move(*m_trace);
     m_trace = std::make_unique<Trace>();
     m_pending = std::make_unique<Pending>();
-    t.finalize(std::max(1u, std::min(8u, std::thread::hardware_concurrency())));
+    t.finalize(8); // lanes finalize on at most 8 threads of the pool
     return t;
 }
 

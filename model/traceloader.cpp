@@ -6,8 +6,9 @@
 #include "model/format/columnwalker.h"
 #include "model/format/memorybudget.h"
 #include "model/format/messagearena.h"
-#include "model/parallel.h"
+#include "model/format/stats.h"
 #include "model/stepdetector.h"
+#include "model/taskpool.h"
 #include "model/traceimpl.h"
 
 #include <algorithm>
@@ -19,6 +20,9 @@
 
 namespace gapscope::model {
 namespace {
+
+// Decode threads when ReadOptions::threads is 0: decoding is memory-bound beyond two.
+constexpr unsigned kDecodeThreads = 2;
 
 using format::FrameType;
 
@@ -155,7 +159,7 @@ struct TraceLoader::Shared {
 TraceLoader::TraceLoader(const format::TraceReader& reader, const ReadOptions& options)
     : m_reader(reader)
     , m_options(options)
-    , m_threads(defaultThreads(options.threads))
+    , m_threads(options.threads ? options.threads : kDecodeThreads)
 {
 }
 
@@ -256,26 +260,19 @@ bool TraceLoader::indexUsable(std::string& why) const
 // What reading lost, as data-loss counters next to the capture's own (shown by info, failed by validate).
 void TraceLoader::addReadCounters(pb::FileHeader& header) const
 {
-    auto add = [&header](const char* name, uint64_t value, const std::string& detail) {
-        if (value == 0)
-            return;
-        pb::Counter* c = header.add_counters();
-        c->set_name(name);
-        c->set_rank(-1);
-        c->set_value(value);
-        c->set_severity("data_loss");
-        c->set_detail(detail);
+    using format::Stat;
+    auto add = [&header](Stat stat, uint64_t value) {
+        if (value != 0)
+            *header.add_counters() = format::makeCounter(stat, -1, value);
     };
-    add("read_truncated_bytes", m_reader.missingBytes(), "the file is cut short");
-    add("read_truncated_events", m_reader.missingEvents(), "events of the cut chunk");
-    add("read_damaged_bytes", m_reader.damagedBytes(), "damaged bytes skipped between frames");
-    add("read_index_damaged", m_reader.indexDamaged() || m_indexInconsistent ? 1 : 0,
-        "the index was unusable; frames read in order");
-    add("read_index_missing", m_reader.indexMissing() && m_reader.missingBytes() == 0 ? 1 : 0,
-        "no index or footer: the writer did not finish");
-    add("read_header_damaged", m_reader.headerDamaged() ? 1 : 0, "file header fields that must be 0 are not");
-    add("read_frames_skipped", m_skippedChunks, "frames that failed their checksum or did not decode");
-    add("read_events_lost", m_lostEvents, "events in the skipped frames (when known)");
+    add(Stat::ReadTruncatedBytes, m_reader.missingBytes());
+    add(Stat::ReadTruncatedEvents, m_reader.missingEvents());
+    add(Stat::ReadDamagedBytes, m_reader.damagedBytes());
+    add(Stat::ReadIndexDamaged, m_reader.indexDamaged() || m_indexInconsistent ? 1 : 0);
+    add(Stat::ReadIndexMissing, m_reader.indexMissing() && m_reader.missingBytes() == 0 ? 1 : 0);
+    add(Stat::ReadHeaderDamaged, m_reader.headerDamaged() ? 1 : 0);
+    add(Stat::ReadFramesSkipped, m_skippedChunks);
+    add(Stat::ReadEventsLost, m_lostEvents);
 }
 
 void TraceLoader::noteUnknownFields()
@@ -451,19 +448,22 @@ Status TraceLoader::loadParallel()
         return s;
 
     std::atomic<bool> outOfMemory { false };
-    parallelFor(t.m_lanes.size(), m_threads, [&](size_t l) {
-        LaneEvents& e = t.m_lanes[l].events;
-        const size_t n = sh.totals[l];
-        try { // within the budget, yet the system may still refuse
-            sizeColumn(e.m_start, n);
-            sizeColumn(e.m_dur, n);
-            sizeColumn(e.m_name, n);
-            sizeColumn(e.m_corr, n);
-            sizeColumn(e.m_aux, n);
-        } catch (const std::bad_alloc&) {
-            outOfMemory = true;
-        }
-    });
+    TaskPool::shared().parallelFor(
+        t.m_lanes.size(),
+        [&](size_t l) {
+            LaneEvents& e = t.m_lanes[l].events;
+            const size_t n = sh.totals[l];
+            try { // within the budget, yet the system may still refuse
+                sizeColumn(e.m_start, n);
+                sizeColumn(e.m_dur, n);
+                sizeColumn(e.m_name, n);
+                sizeColumn(e.m_corr, n);
+                sizeColumn(e.m_aux, n);
+            } catch (const std::bad_alloc&) {
+                outOfMemory = true;
+            }
+        },
+        m_threads);
     if (outOfMemory)
         return Status::error(m_reader.name() + ": out of memory while sizing the lanes; "
             + format::MemoryBudget::exceeded(0) + " (or lower it below what the system can give)");
@@ -511,12 +511,9 @@ Status TraceLoader::loadParallel()
                 reportProgress(d, plans.size());
         }
     };
-    std::vector<std::thread> pool;
-    for (unsigned i = 1; i < m_threads; ++i)
-        pool.emplace_back(work, std::ref(*workers[i]), false);
-    work(*workers[0], true);
-    for (auto& th : pool)
-        th.join();
+    // One pool task per Worker (its scratch); the tasks share the plans through `next`.
+    TaskPool::shared().parallelFor(
+        workers.size(), [&](size_t k) { work(*workers[k], k == 0); }, m_threads);
     reportProgress(plans.size(), plans.size());
 
     for (auto& w : workers) {

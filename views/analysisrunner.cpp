@@ -9,7 +9,6 @@
 
 #include <QCoreApplication>
 #include <QPointer>
-#include <QThreadPool>
 
 #include <algorithm>
 
@@ -103,11 +102,15 @@ const GapAnalyzer* AnalysisRunner::analyzer() const
 }
 
 std::shared_ptr<const AnalysisRunner::State> AnalysisRunner::makeState(
-    std::shared_ptr<const Trace> trace, const StepBudget& budget)
+    std::shared_ptr<const Trace> trace, const StepBudget& budget, const CancelToken& cancel)
 {
     auto st = std::make_shared<State>();
     st->trace = trace;
-    st->analyzer = std::make_unique<GapAnalyzer>(*trace, classifierFor(*trace), budget);
+    GapAnalyzer::Options options;
+    options.cancel = cancel;
+    st->analyzer = std::make_unique<GapAnalyzer>(*trace, classifierFor(*trace), budget, options);
+    if (st->analyzer->cancelled())
+        return nullptr; // superseded while it was built
     // A slot empty in the sum over every step of every rank is empty in each step (slots are >= 0).
     st->slotEverUsed.assign(st->analyzer->layout().slotCount(), 0);
     for (uint32_t rank : st->analyzer->ranks()) {
@@ -116,6 +119,8 @@ std::shared_ptr<const AnalysisRunner::State> AnalysisRunner::makeState(
         const GapAnalyzer::Breakdown b = st->analyzer->analyze(all);
         for (size_t s = 0; s < b.slotNs.size() && s < st->slotEverUsed.size(); ++s)
             st->slotEverUsed[s] |= b.slotNs[s] != 0;
+        if (cancel.cancelled())
+            return nullptr;
     }
     st->findings = AnalysisReport(*st->analyzer, AnalysisReport::Options {}).findings();
     return st;
@@ -123,7 +128,7 @@ std::shared_ptr<const AnalysisRunner::State> AnalysisRunner::makeState(
 
 std::shared_ptr<const AnalysisRunner::State> AnalysisRunner::buildState() const
 {
-    return makeState(m_trace, m_budget);
+    return makeState(m_trace, m_budget, CancelToken());
 }
 
 void AnalysisRunner::setTrace(std::shared_ptr<const Trace> trace)
@@ -203,10 +208,10 @@ void AnalysisRunner::startBuild()
     QPointer<AnalysisRunner> self(this);
     auto trace = m_trace;
     auto budget = m_budget;
-    jobPool()->start([self, ticket, trace, budget] {
-        std::shared_ptr<const State> result = makeState(trace, budget);
+    jobPool()->submit([self, ticket, trace, budget] {
+        std::shared_ptr<const State> result = makeState(trace, budget, ticket.cancelToken());
         postToGui([self, ticket, result]() mutable {
-            if (!self || ticket.stale()) {
+            if (!self || ticket.stale() || !result) {
                 TraceOpener::releaseLater(std::move(result));
                 return;
             }
@@ -227,7 +232,7 @@ void AnalysisRunner::recompute()
     QPointer<AnalysisRunner> self(this);
     auto st = m_state;
     const GapAnalyzer::Selection sel = selectionOf(m_request);
-    jobPool()->start([self, ticket, st, sel] {
+    jobPool()->submit([self, ticket, st, sel] {
         auto b = std::make_shared<GapAnalyzer::Breakdown>(st->analyzer->analyze(sel));
         postToGui([self, ticket, st, b] {
             if (self && ticket.current() && self->m_state == st)
@@ -274,6 +279,10 @@ void AnalysisRunner::rebuildBars()
             : bar.kind == BarKind::Gap       ? WaterfallBar::Kind::Gap
                                              : WaterfallBar::Kind::Measured;
         w.ms = double(bar.ns) / 1e6 / divisor;
+        w.id = bar.id;
+        w.slot = bar.slot;
+        if (isClassBar(bar.id))
+            w.className = QString::fromStdString(m_state->analyzer->layout().classes[size_t(bar.slot)].name);
         // A budget bar is the same in every step; a measured or gap bar of an unused slot is 0 in every
         // step once its budget is 0 too.
         const bool slotUnused = bar.slot < 0
@@ -331,22 +340,32 @@ void AnalysisRunner::membersOf(const State& state, const GapAnalyzer::Breakdown&
     std::sort(list.begin(), list.end(), [](const BarMember& x, const BarMember& y) { return x.start < y.start; });
 }
 
+QColor AnalysisRunner::barColor(size_t bar) const
+{
+    const Bar& b = m_bars[bar];
+    const QString cls = isClassBar(b.id)
+        ? QString::fromStdString(m_state->analyzer->layout().classes[size_t(b.slot)].name)
+        : QString();
+    return EventColors::barColor(b.id, cls);
+}
+
 void AnalysisRunner::requestMembers(int bar)
 {
     if (!m_state || bar < 0 || bar >= int(m_bars.size()))
         return;
     const int slot = m_bars[size_t(bar)].slot;
     const QString name = QString::fromStdString(m_bars[size_t(bar)].name);
+    const QColor color = barColor(size_t(bar));
     const JobTracker::Ticket ticket = m_memberJobs.begin();
     QPointer<AnalysisRunner> self(this);
     auto st = m_state;
     GapAnalyzer::Selection sel = selectionOf(m_request);
     sel.members = true;
-    jobPool()->start([self, ticket, st, sel, slot, bar, name] {
+    jobPool()->submit([self, ticket, st, sel, slot, bar, name, color] {
         auto hl = std::make_shared<TimelineHighlight>();
         auto list = std::make_shared<std::vector<BarMember>>();
         hl->label = name;
-        hl->color = EventColors::componentColor(name);
+        hl->color = color;
         if (slot >= 0)
             membersOf(*st, st->analyzer->analyze(sel), slot, *hl, *list);
         postToGui([self, ticket, bar, hl, list] {
@@ -365,7 +384,7 @@ bool AnalysisRunner::membersNow(int bar, TimelineHighlight& highlight, std::vect
     highlight = {};
     list.clear();
     highlight.label = QString::fromStdString(m_bars[size_t(bar)].name);
-    highlight.color = EventColors::componentColor(highlight.label);
+    highlight.color = barColor(size_t(bar));
     if (m_bars[size_t(bar)].slot >= 0)
         membersOf(*m_state, m_state->analyzer->analyze(sel), m_bars[size_t(bar)].slot, highlight, list);
     return true;

@@ -86,13 +86,15 @@ signals:
 private:
     struct State;
     std::shared_ptr<const State> buildState() const;
-    static std::shared_ptr<const State> makeState(
-        std::shared_ptr<const gapscope::model::Trace> trace, const gapscope::model::StepBudget& budget);
+    // Null when `cancel` was cancelled before it was done.
+    static std::shared_ptr<const State> makeState(std::shared_ptr<const gapscope::model::Trace> trace,
+        const gapscope::model::StepBudget& budget, const gapscope::model::CancelToken& cancel);
     void rebuild();
     void startBuild();
     void recompute();
     void applyBreakdown(gapscope::model::GapAnalyzer::Breakdown b);
     void rebuildBars();
+    QColor barColor(size_t bar) const; // of m_bars[bar]
     static void membersOf(const State& state, const gapscope::model::GapAnalyzer::Breakdown& b, int slot,
         TimelineHighlight& highlight, std::vector<BarMember>& list);
 

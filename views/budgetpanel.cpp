@@ -24,9 +24,6 @@ using namespace gapscope::model;
 
 namespace {
 
-const char* const kPrecisionComponents[] = { "attention", "indexer", "dense_ffn", "router", "shared_experts",
-    "routed_experts", "lm_head", "embedding", "kv_cache" };
-
 QComboBox* precisionCombo(bool withInherit)
 {
     auto* c = new QComboBox;
@@ -138,10 +135,12 @@ void BudgetPanel::buildForm()
     auto* perComponent = new QGroupBox(tr("Precision per component"));
     perComponent->setCheckable(false);
     auto* pcForm = new QFormLayout(perComponent);
-    for (const char* c : kPrecisionComponents) {
+    for (const auto& c : kComponents) {
+        if (!c.hasPrecision)
+            continue;
         QComboBox* combo = precisionCombo(true);
-        m_componentPrecision[QString::fromLatin1(c)] = combo;
-        pcForm->addRow(QString::fromLatin1(c), combo);
+        m_componentPrecision[QString::fromLatin1(c.name)] = combo;
+        pcForm->addRow(QString::fromLatin1(c.name), combo);
         connect(combo, &QComboBox::currentIndexChanged, this, &BudgetPanel::scheduleRecompute);
     }
     m_result = new QLabel;
@@ -323,9 +322,10 @@ void BudgetPanel::setPrecisionSpec(const QString& spec)
     for (const auto& [component, combo] : m_componentPrecision) {
         Component c;
         QString value;
-        if (component == QLatin1String("kv_cache") && in.kvCachePrecision)
+        const bool known = parseComponent(component.toStdString(), c);
+        if (known && c == Component::KvCache && in.kvCachePrecision)
             value = QString::fromLatin1(toString(*in.kvCachePrecision));
-        else if (parseComponent(component.toStdString(), c) && in.precision.count(c))
+        else if (known && in.precision.count(c))
             value = QString::fromLatin1(toString(in.precision.at(c)));
         combo->setCurrentIndex(std::max(0, combo->findData(value)));
     }

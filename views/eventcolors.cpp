@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 #include "views/eventcolors.h"
 
+#include "model/budgetcomponent.h"
+
 #include <unordered_map>
 
 using namespace gapscope::model;
@@ -12,38 +14,35 @@ struct NamedColor {
     QRgb rgb;
 };
 
-// Budget components (model/budget Component names) and the analysis' gap classes.
-constexpr NamedColor kColors[] = {
-    { "attention", qRgb(66, 133, 244) },
-    { "attention_core", qRgb(30, 136, 229) }, // the default classifier's class of attention kernels
-    { "linear", qRgb(0, 137, 123) }, // the default classifier's class of dense GEMMs
-    { "indexer", qRgb(121, 85, 200) },
-    { "dense_ffn", qRgb(0, 150, 136) },
-    { "router", qRgb(255, 179, 0) },
-    { "shared_experts", qRgb(124, 179, 66) },
-    { "routed_experts", qRgb(46, 125, 50) },
-    { "lm_head", qRgb(171, 71, 188) },
-    { "embedding", qRgb(141, 110, 99) },
-    { "kv_cache", qRgb(3, 169, 244) },
-    { "collectives", qRgb(239, 108, 0) },
-    { "launch_host", qRgb(189, 189, 189) },
-    { "sampling", qRgb(233, 30, 99) },
-    { "other", qRgb(120, 144, 156) },
-    { "memory ops", qRgb(0, 188, 212) },
-    { "collective wait", qRgb(229, 57, 53) },
-    { "launch/host gaps", qRgb(158, 158, 158) },
-    { "sync stalls", qRgb(211, 47, 47) },
-    { "step gap", qRgb(97, 97, 97) },
-    { "unclassified kernels", qRgb(176, 190, 197) },
+// The default classifier's classes that are no budget component (resources/classifier/default.json).
+constexpr NamedColor kClassColors[] = {
+    { "attention_core", qRgb(30, 136, 229) }, // attention kernels
+    { "linear", qRgb(0, 137, 123) }, // dense GEMMs
 };
+
+bool findColor(const QString& name, QRgb& out)
+{
+    for (const auto& c : kComponents)
+        if (c.rgb != kHashedColor && name == QLatin1String(c.name)) {
+            out = QRgb(0xff000000u | c.rgb);
+            return true;
+        }
+    for (const auto& c : kClassColors)
+        if (name == QLatin1String(c.name)) {
+            out = c.rgb;
+            return true;
+        }
+    for (const auto& b : kBars)
+        if (b.rgb != kClassColor && name == QLatin1String(b.name)) {
+            out = QRgb(0xff000000u | b.rgb);
+            return true;
+        }
+    return false;
+}
 
 QString baseComponent(const QString& name)
 {
-    // "attention inefficiency" shares the colour of "attention".
-    static const QString suffix = QStringLiteral(" inefficiency");
     QString n = name.toLower().trimmed();
-    if (n.endsWith(suffix))
-        n.chop(suffix.size());
     n.replace(QLatin1Char('-'), QLatin1Char('_'));
     return n;
 }
@@ -53,15 +52,21 @@ QString baseComponent(const QString& name)
 QColor EventColors::componentColor(const QString& component)
 {
     const QString n = baseComponent(component);
-    for (const auto& c : kColors) {
-        if (n == QLatin1String(c.name))
-            return QColor::fromRgb(c.rgb);
-    }
+    if (QRgb rgb; findColor(n, rgb))
+        return QColor::fromRgb(rgb);
     if (n.startsWith(QLatin1String("launch")))
         return QColor::fromRgb(qRgb(158, 158, 158));
     if (n.startsWith(QLatin1String("collective")) || n.contains(QLatin1String("allreduce")))
         return QColor::fromRgb(qRgb(239, 108, 0));
     return hashedColor(n.toStdString());
+}
+
+QColor EventColors::barColor(BarId bar, const QString& className)
+{
+    const BarInfo& b = barInfo(bar);
+    if (isClassBar(bar) || b.rgb == kClassColor)
+        return componentColor(className);
+    return QColor::fromRgb(QRgb(0xff000000u | b.rgb));
 }
 
 QColor EventColors::hashedColor(std::string_view name)

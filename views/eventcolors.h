@@ -9,6 +9,7 @@
 // Invariants: color(id) is valid for every id < stringCount of the trace passed to build().
 // Threading: build() may run on a worker thread; afterwards read-only.
 
+#include "model/analysis/barid.h"
 #include "model/trace.h"
 
 #include <QColor>
@@ -30,8 +31,11 @@ public:
     int component(gapscope::model::StringId id) const { return id < m_component.size() ? m_component[id] : -1; }
     const std::vector<QString>& components() const { return m_components; }
 
-    // Stable colour of a budget component or gap bar by name (shared with the waterfall and legend).
+    // Stable colour of a budget component or class by name (also of the table's fixed bars).
     static QColor componentColor(const QString& component);
+    // The colour of a waterfall bar: its class's for class bars, else the bar table's
+    // (model/analysis/barid.h).
+    static QColor barColor(gapscope::model::BarId bar, const QString& className);
     // Muted colour from a hash of a name (unclassified kernels, NVTX ranges, API calls).
     static QColor hashedColor(std::string_view name);
 

@@ -147,24 +147,24 @@ void ExportRenderer::paintWaterfall(QPainter& p, const QRect& r, const ExportSce
 void ExportRenderer::paintLegend(QPainter& p, const QRect& r, const ExportScene& scene)
 {
     p.fillRect(r, QColor(245, 246, 248));
-    std::vector<QString> names;
+    std::vector<std::pair<QString, QColor>> names;
     std::set<QString> seen;
-    auto add = [&](const QString& n) {
+    auto add = [&](const QString& n, const QColor& color) {
         if (!n.isEmpty() && seen.insert(n).second)
-            names.push_back(n);
+            names.emplace_back(n, color);
     };
     if (scene.waterfall) {
         for (const auto& b : scene.waterfall->bars) {
             if (b.kind != WaterfallBar::Kind::Gap)
-                add(b.name);
+                add(b.name, EventColors::barColor(b.id, b.className));
         }
         for (const auto& b : scene.waterfall->bars) {
-            if (b.kind == WaterfallBar::Kind::Gap && !b.name.endsWith(QLatin1String(" inefficiency")))
-                add(b.name);
+            if (b.kind == WaterfallBar::Kind::Gap && b.id != gapscope::model::BarId::ClassInefficiency)
+                add(b.name, EventColors::barColor(b.id, b.className));
         }
     } else if (scene.colors) {
         for (const auto& c : scene.colors->components())
-            add(c);
+            add(c, EventColors::componentColor(c));
     }
     QFont f = p.font();
     f.setPixelSize(12);
@@ -172,11 +172,11 @@ void ExportRenderer::paintLegend(QPainter& p, const QRect& r, const ExportScene&
     const QFontMetrics fm(f);
     int x = r.left() + 10;
     const int y = r.top() + (r.height() - 12) / 2;
-    for (const QString& n : names) {
+    for (const auto& [n, color] : names) {
         const int w = 16 + fm.horizontalAdvance(n) + 14;
         if (x + w > r.right())
             break;
-        p.fillRect(QRect(x, y, 12, 12), EventColors::componentColor(n));
+        p.fillRect(QRect(x, y, 12, 12), color);
         p.setPen(QColor(33, 33, 33));
         p.drawText(QRect(x + 16, r.top(), w, r.height()), Qt::AlignVCenter | Qt::AlignLeft, n);
         x += w;

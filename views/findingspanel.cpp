@@ -33,8 +33,8 @@ FindingsPanel::FindingsPanel(QWidget* parent)
 QString FindingsPanel::where(const gapscope::model::Finding& f)
 {
     QStringList parts;
-    if (!f.bar.empty())
-        parts << tr("bar “%1”").arg(QString::fromStdString(f.bar));
+    if (f.bar != gapscope::model::BarId::None)
+        parts << tr("bar “%1”").arg(QString::fromStdString(f.barName));
     if (f.rank >= 0)
         parts << tr("rank %1").arg(f.rank);
     if (f.step >= 0)

@@ -1,20 +1,9 @@
 // SPDX-License-Identifier: MIT
 #include "views/jobtracker.h"
 
-#include <QThread>
-#include <QThreadPool>
-
-#include <algorithm>
-
-QThreadPool* jobPool()
+gapscope::model::TaskPool* jobPool()
 {
-    static QThreadPool* pool = [] {
-        auto* p = new QThreadPool; // lives until exit: jobs may still hold it while the app quits
-        p->setMaxThreadCount(std::max(2, QThread::idealThreadCount()));
-        p->setExpiryTimeout(30'000);
-        return p;
-    }();
-    return pool;
+    return &gapscope::model::TaskPool::shared();
 }
 
 bool JobTracker::Ticket::stale() const
@@ -35,10 +24,13 @@ JobTracker::~JobTracker()
 JobTracker::Ticket JobTracker::begin()
 {
     const uint64_t id = m_gen->fetch_add(1, std::memory_order_acq_rel) + 1;
-    return Ticket(m_gen, id);
+    m_current.cancel();
+    m_current = gapscope::model::CancelToken();
+    return Ticket(m_gen, id, m_current);
 }
 
 void JobTracker::cancel()
 {
     m_gen->fetch_add(1, std::memory_order_acq_rel);
+    m_current.cancel();
 }

@@ -8,16 +8,19 @@
 // Threading: tickets are copied into worker threads; stale()/current() are lock-free and safe from
 // any thread, and stay valid after the tracker is destroyed (they then read as stale).
 
+#include "model/canceltoken.h"
+#include "model/taskpool.h"
+
 #include <atomic>
 #include <cstdint>
 #include <memory>
 
-class QThreadPool;
-
-// The pool the viewer's background jobs (opening, analysis, statistics, releasing traces) run on.
-// Not QThreadPool::globalInstance(): Qt's raster paint engine splits large fills over the global
-// pool and waits for them, so long jobs there would stall painting on the GUI thread.
-QThreadPool* jobPool();
+// The pool the viewer's background jobs (opening, analysis, statistics, releasing traces) run on:
+// the model's one TaskPool, so that the parallel work inside a job (decoding, the analysis) runs on
+// the same threads instead of a second pool. Not QThreadPool::globalInstance(): Qt's raster paint
+// engine splits large fills over the global pool and waits for them, so long jobs there would stall
+// painting on the GUI thread.
+gapscope::model::TaskPool* jobPool();
 
 class JobTracker {
 public:
@@ -27,16 +30,21 @@ public:
         uint64_t id() const { return m_id; }
         bool stale() const;
         bool current() const { return !stale(); }
+        // Cancelled once the ticket turns stale: hand it to model work (GapAnalyzer::Options) so
+        // that superseded work stops instead of running to its end.
+        const gapscope::model::CancelToken& cancelToken() const { return m_cancel; }
 
     private:
         friend class JobTracker;
-        Ticket(std::shared_ptr<std::atomic<uint64_t>> gen, uint64_t id)
+        Ticket(std::shared_ptr<std::atomic<uint64_t>> gen, uint64_t id, gapscope::model::CancelToken cancel)
             : m_gen(std::move(gen))
             , m_id(id)
+            , m_cancel(std::move(cancel))
         {
         }
         std::shared_ptr<std::atomic<uint64_t>> m_gen;
         uint64_t m_id = 0;
+        gapscope::model::CancelToken m_cancel;
     };
 
     JobTracker();
@@ -47,4 +55,5 @@ public:
 
 private:
     std::shared_ptr<std::atomic<uint64_t>> m_gen;
+    gapscope::model::CancelToken m_current; // the latest ticket's
 };

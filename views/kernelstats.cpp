@@ -13,6 +13,8 @@ namespace pb = gapscope::pb;
 
 namespace {
 
+const QString kMemoryOps = QString::fromLatin1(barInfo(BarId::MemoryOps).name); // the bucket of copies and sets
+
 // Bucket of events sharing a name (string id) or, for unnamed memory operations, a copy kind.
 struct Bucket {
     std::vector<uint32_t> durations; // saturated at UINT32_MAX ns (4.3 s): fine for percentiles
@@ -136,13 +138,13 @@ KernelStatsResult computeKernelStats(
     }
     auto componentName = [&](int c, StringId id) -> QString {
         if (c == -2)
-            return QStringLiteral("memory ops");
+            return kMemoryOps;
         const int k = colors ? colors->component(id) : -1;
         return k >= 0 ? colors->components()[size_t(k)] : QString();
     };
     std::unordered_map<QString, Bucket> comps;
     auto merge = [&](const QString& comp, const Bucket& b) {
-        Bucket& c = comps[comp.isEmpty() ? QStringLiteral("unclassified kernels") : comp];
+        Bucket& c = comps[comp.isEmpty() ? QString::fromLatin1(barInfo(BarId::UnclassifiedKernels).name) : comp];
         c.durations.insert(c.durations.end(), b.durations.begin(), b.durations.end());
         c.total += b.total;
         c.own += b.own;
@@ -159,10 +161,10 @@ KernelStatsResult computeKernelStats(
     for (int k = 0; k < 8; ++k) {
         if (copies[k].durations.empty())
             continue;
-        merge(QStringLiteral("memory ops"), copies[k]);
+        merge(kMemoryOps, copies[k]);
         const QString name
             = k == 7 ? QStringLiteral("memset / memcpy") : QString::fromLatin1(copyKindName(pb::CopyKind(k)));
-        result.names.push_back(finish(name, QStringLiteral("memory ops"), copies[k], result.stepTimeNs));
+        result.names.push_back(finish(name, kMemoryOps, copies[k], result.stepTimeNs));
     }
     for (auto& [comp, b] : comps)
         result.components.push_back(finish(comp, comp, b, result.stepTimeNs));

@@ -125,8 +125,9 @@ QVariant KernelTableModel::data(const QModelIndex& index, int role) const
         return index.column() >= Count ? QVariant(Qt::AlignRight | Qt::AlignVCenter) : QVariant();
     case Qt::DecorationRole:
         if (index.column() == (m_mode == Mode::Names ? int(Component) : int(Name)))
-            return EventColors::componentColor(
-                s.component.isEmpty() ? QStringLiteral("unclassified kernels") : s.component);
+            return EventColors::componentColor(s.component.isEmpty()
+                    ? QString::fromLatin1(gapscope::model::barInfo(gapscope::model::BarId::UnclassifiedKernels).name)
+                    : s.component);
         return {};
     default:
         return {};

@@ -10,7 +10,6 @@
 #include "views/workspace.h"
 
 #include <QCoreApplication>
-#include <QThreadPool>
 #include <QTimer>
 
 #include <algorithm>
@@ -390,7 +389,7 @@ void LiveSession::maybeSnapshot(bool final)
         *header.add_counters() = c;
     const quint64 gen = m_generation;
     QPointer<LiveSession> self(this);
-    jobPool()->start([self, chunks = std::move(chunks), header = std::move(header), gen, final] {
+    jobPool()->submit([self, chunks = std::move(chunks), header = std::move(header), gen, final] {
         QElapsedTimer t;
         t.start();
         auto trace = live::LiveFeed::snapshot(chunks, header);

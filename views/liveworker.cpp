@@ -3,6 +3,8 @@
 
 #include "views/livesession.h"
 
+#include "model/format/stats.h"
+
 #include <QCoreApplication>
 
 #include <algorithm>
@@ -121,7 +123,8 @@ public:
         for (const auto& r : p.ranks())
             dropped += r.dropped_events();
         for (const auto& c : p.counters())
-            if (c.severity() == "data_loss" && c.name() != "dropped_events")
+            if (format::severityOf(c) == format::Severity::DataLoss
+                && c.name() != format::statInfo(format::Stat::AgentDroppedEvents).name) // counted just above
                 dropped += c.value();
         m_post([i, phase = qs(p.phase()), done = p.steps_done(), total = p.steps_total(), events = p.events(), dropped](
                    LiveSession& s) { s.onProgress(int(i), phase, done, total, events, dropped); });

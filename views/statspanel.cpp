@@ -17,7 +17,6 @@
 #include <QSplitter>
 #include <QTabWidget>
 #include <QTableView>
-#include <QThreadPool>
 #include <QVBoxLayout>
 
 using namespace gapscope::model;
@@ -155,7 +154,7 @@ void StatsPanel::compute(const StatsScope& scope, const QString& label, bool who
     QPointer<StatsPanel> self(this);
     auto trace = m_trace;
     auto colors = m_colors;
-    jobPool()->start([self, ticket, trace, colors, scope, label, whole] {
+    jobPool()->submit([self, ticket, trace, colors, scope, label, whole] {
         auto stats = std::make_shared<KernelStatsResult>(computeKernelStats(*trace, scope, colors.get(), ticket));
         QMetaObject::invokeMethod(
             qApp,
@@ -172,12 +171,9 @@ void StatsPanel::compute(const StatsScope& scope, const QString& label, bool who
     });
 }
 
-void StatsPanel::setMembers(const QString& bar, std::vector<BarMember> members)
+void StatsPanel::setMembers(const QString& bar, const QString& intervalName, std::vector<BarMember> members)
 {
-    QString idle = bar;
-    if (idle.endsWith(QLatin1String("s")))
-        idle.chop(1); // "launch/host gaps" -> "launch/host gap"
-    m_members->setMembers(m_trace.get(), std::move(members), idle);
+    m_members->setMembers(m_trace.get(), std::move(members), intervalName);
     m_tabs->setTabText(m_tabs->indexOf(m_memberTable), tr("Bar members: %1 (%2)").arg(bar).arg(m_members->rowCount()));
     m_tabs->setCurrentWidget(m_memberTable);
 }

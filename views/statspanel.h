@@ -37,7 +37,8 @@ public:
     // Statistics of [t0, t1) (computed in the background); clearRange() goes back to the whole trace.
     void setRange(gapscope::model::TimeNs t0, gapscope::model::TimeNs t1);
     void clearRange();
-    void setMembers(const QString& bar, std::vector<BarMember> members);
+    // `intervalName` names one idle interval of the bar ("launch/host gap"; model/analysis/barid.h).
+    void setMembers(const QString& bar, const QString& intervalName, std::vector<BarMember> members);
     void setBandwidthCeiling(double gbs);
 
     KernelTableModel* kernelModel() const { return m_kernels; }

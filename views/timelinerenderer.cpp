@@ -95,7 +95,7 @@ QRgb TimelineRenderer::itemColor(LaneId lane, uint32_t index, LaneKind kind) con
     case LaneKind::GpuStream: {
         const EventKind k = m_trace->kindOf(lane, index);
         if (k == EventKind::Memcpy || k == EventKind::Memset) {
-            static const QRgb mem = EventColors::componentColor(QStringLiteral("memory ops")).rgb();
+            static const QRgb mem = EventColors::barColor(BarId::MemoryOps, QString()).rgb();
             return mem;
         }
         return m_colors ? m_colors->color(ev.name(index)) : kApiColor;

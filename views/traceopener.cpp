@@ -5,7 +5,6 @@
 #include <QElapsedTimer>
 #include <QMetaObject>
 #include <QPointer>
-#include <QThreadPool>
 
 #include <atomic>
 #include <chrono>
@@ -35,7 +34,7 @@ void TraceOpener::releaseLater(std::shared_ptr<const void> p)
 {
     if (!p)
         return;
-    jobPool()->start([p = std::move(p)]() mutable { p.reset(); });
+    jobPool()->submit([p = std::move(p)]() mutable { p.reset(); });
 }
 
 void TraceOpener::load(const QStringList& paths, OpenFn open, PrepareFn prepare)
@@ -64,7 +63,7 @@ void TraceOpener::load(const QStringList& paths, OpenFn open, PrepareFn prepare)
         }
         return true;
     };
-    jobPool()->start(
+    jobPool()->submit(
         [self, ticket, paths, open = std::move(open), prepare = std::move(prepare), report = std::move(report)] {
             auto result = std::make_shared<LoadedTrace>();
             result->paths = paths;

@@ -38,7 +38,7 @@ std::vector<WaterfallColumn> WaterfallData::columns(bool hideEmpty) const
         c.low = std::min(running, running + b.ms);
         c.high = std::max(running, running + b.ms);
         c.bar = i;
-        c.color = EventColors::componentColor(b.name);
+        c.color = EventColors::barColor(b.id, b.className);
         if (b.kind == WaterfallBar::Kind::Gap && b.ms < 0)
             c.color = QColor(165, 214, 167); // faster than the budget: drawn pale green
         running += b.ms;

@@ -15,6 +15,8 @@
 // Invariants of columns(): one column per bar plus the totals, in that order; low <= high;
 // a column's span (high - low) equals |bar.ms|. Pure value type, no threading concerns.
 
+#include "model/analysis/barid.h"
+
 #include <QColor>
 #include <QString>
 
@@ -27,6 +29,9 @@ struct WaterfallBar {
     double ms = 0;
     QString detail; // e.g. "memory-bound, 1.2 GB" or the plain-words explanation of a gap
     bool zeroInEveryStep = false; // 0 in every step of every rank, not only in this selection
+    gapscope::model::BarId id = gapscope::model::BarId::None; // what the bar is: tell bars apart by (id, slot)
+    int slot = -1; // the analysis slot (the class of a class bar); -1: none
+    QString className; // the class of a class bar (its colour)
 };
 
 struct WaterfallColumn {

@@ -271,7 +271,11 @@ void Workspace::onMembers(int bar, const TimelineHighlight& highlight, const std
     if (bar != m_selectedBar)
         return;
     m_timeline->setHighlight(highlight);
-    m_stats->setMembers(highlight.label, list);
+    const auto& bars = m_analysis->waterfall().bars;
+    const QString interval = bar >= 0 && size_t(bar) < bars.size()
+        ? QString::fromLatin1(barInfo(bars[size_t(bar)].id).intervalName)
+        : QString();
+    m_stats->setMembers(highlight.label, interval, list);
     emit statusMessage(tr("%1: %2 kernels and %3 gaps lit up (Esc clears)")
                            .arg(highlight.label)
                            .arg(highlight.eventCount())
@@ -295,10 +299,10 @@ void Workspace::showFinding(const Finding& f)
             }
         }
     }
-    if (!f.bar.empty()) {
+    if (f.bar != BarId::None) {
         const auto& bars = m_analysis->waterfall().bars;
         for (size_t i = 0; i < bars.size(); ++i) {
-            if (bars[i].name.toStdString() == f.bar) {
+            if (bars[i].id == f.bar && bars[i].slot == f.barSlot) {
                 selectBar(int(i));
                 break;
             }

@@ -14,8 +14,8 @@ void BudgetOptions::addTo(ArgParser& p)
     p.option("--batch", "N", "sequences decoded together (default 1)", m_batch);
     p.option("--context", "N", "tokens already in each sequence's KV cache (default 0)", m_context);
     p.option("--precision", "C=F,...",
-        "formats per component: all, attention, indexer, dense_ffn, router, shared_experts, routed_experts, lm_head, "
-        "embedding, kv_cache = bf16|fp16|fp8|fp8-block128|nvfp4|mxfp4|int4-g128",
+        "formats per component: all, " + model::precisionComponentList()
+            + " = bf16|fp16|fp8|fp8-block128|nvfp4|mxfp4|int4-g128",
         m_precision);
     p.option("--engine", "sglang|none", "which tensors every rank reads whole (default sglang)", m_engine);
     p.option("--allreduce-us", "X", "fixed latency per collective in us (default: the hardware table)", m_allreduceUs);

@@ -7,7 +7,9 @@
 #include "model/analysis/analysisreport.h"
 #include "model/budget/budgetsettings.h"
 #include "model/open/traceopen.h"
+#include "model/taskpool.h"
 
+#include <algorithm>
 #include <iostream>
 
 namespace gapscope::cli {
@@ -73,6 +75,8 @@ int runAnalyze(const std::vector<std::string>& args)
     if (int rc = p.parse(args); rc >= 0)
         return rc;
 
+    if (f.threads > 0) // the pool is sized once: big enough for what was asked
+        model::TaskPool::configure(std::max(model::TaskPool::defaultSize(), unsigned(f.threads)));
     model::ReadOptions ro;
     ro.threads = unsigned(std::max<int64_t>(0, f.threads));
     auto trace = model::openTrace(p.positionals(), ro);

@@ -14,6 +14,7 @@
 #include "capture/agent/client/livecapture.h"
 #include "capture/protocol/netutil.h"
 #include "capture/protocol/tokenauth.h"
+#include "model/format/stats.h"
 #include "model/format/tracewriter.h"
 
 #include <algorithm>
@@ -210,7 +211,7 @@ public:
             return;
         uint64_t lost = 0;
         for (const auto& c : p.counters())
-            if (c.severity() == "data_loss")
+            if (format::severityOf(c) == format::Severity::DataLoss)
                 lost += c.value();
         std::ostringstream line;
         line << "[" << m_lc.agents()[agent]->address << "] " << p.phase() << "  step " << p.steps_done();
@@ -299,11 +300,11 @@ void report(const capture::LiveCapture& lc, const pb::FileHeader& h, const std::
         for (const auto& c : latency->streamedCounters())
             counters.push_back(c);
     for (const auto& c : counters)
-        if (c.value() > 0 && (c.severity() == "data_loss" || c.severity() == "error" || c.severity() == "warning")) {
+        if (c.value() > 0 && format::severityOf(c) != format::Severity::Info) {
             std::cout << c.severity() << ": " << c.name()
                       << (c.rank() >= 0 ? " (rank " + std::to_string(c.rank()) + ")" : "") << " = " << c.value()
                       << (c.detail().empty() ? "" : ": " + c.detail()) << "\n";
-            anyLoss = anyLoss || c.severity() == "data_loss";
+            anyLoss = anyLoss || format::severityOf(c) == format::Severity::DataLoss;
         }
     if (!anyLoss)
         std::cout << "no data lost\n";

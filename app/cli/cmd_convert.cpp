@@ -8,9 +8,11 @@
 #include "model/export/chromeexport.h"
 #include "model/export/exportrules.h"
 #include "model/export/perfettoexport.h"
+#include "model/taskpool.h"
 #include "model/tracefile.h"
 #include "model/open/traceopen.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cinttypes>
 #include <cstdio>
@@ -142,6 +144,8 @@ int runConvert(const std::vector<std::string>& args)
     p.setPositionals(2, SIZE_MAX);
     if (int rc = p.parse(args); rc >= 0)
         return rc;
+    if (f.threads > 0) // the pool is sized once: big enough for what was asked
+        model::TaskPool::configure(std::max(model::TaskPool::defaultSize(), unsigned(f.threads)));
     std::vector<std::string> inputs(p.positionals().begin(), p.positionals().end() - 1);
     const std::string out = p.positionals().back();
     const Output kind = outputOf(out);

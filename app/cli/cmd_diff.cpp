@@ -5,7 +5,7 @@
 #include "command.h"
 
 #include "model/analysis/diffreport.h"
-#include "model/parallel.h"
+#include "model/taskpool.h"
 #include "model/open/traceopen.h"
 
 #include <iostream>
@@ -130,11 +130,13 @@ int runDiff(const std::vector<std::string>& argsIn)
     a.label = label(a.paths);
     b.label = label(b.paths);
     const unsigned n = unsigned(std::max<int64_t>(0, threads));
+    if (threads > 0) // the pool is sized once: big enough for what was asked
+        model::TaskPool::configure(std::max(model::TaskPool::defaultSize(), n));
     // Both sides at once: each read and analysis has phases that use one core.
     int rcs[2] = { kExitOk, kExitOk };
     Side* sides[2] = { &a, &b };
-    model::parallelFor(
-        2, 2, [&](size_t i) { rcs[i] = openSide(*sides[i], p, options, classifierFile, achievable, n); });
+    model::TaskPool::shared().parallelFor(
+        2, [&](size_t i) { rcs[i] = openSide(*sides[i], p, options, classifierFile, achievable, n); }, 2);
     for (int rc : rcs)
         if (rc != kExitOk)
             return rc;

@@ -7,9 +7,11 @@
 
 #include "model/format/tracereader.h"
 #include "model/json.h"
+#include "model/taskpool.h"
 #include "model/tracefile.h"
 #include "model/tracesummary.h"
 
+#include <algorithm>
 #include <chrono>
 #include <iostream>
 
@@ -55,6 +57,8 @@ int runValidate(const std::vector<std::string>& args)
         return rc;
     const std::string& path = p.positionals()[0];
     format::FormatError kind = format::FormatError::None;
+    if (threads > 0) // the pool is sized once: big enough for what was asked
+        model::TaskPool::configure(std::max(model::TaskPool::defaultSize(), unsigned(threads)));
     model::ReadOptions ro;
     ro.detectSteps = false;
     ro.threads = unsigned(threads > 0 ? threads : 0);

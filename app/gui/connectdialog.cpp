@@ -20,7 +20,6 @@
 #include <QPushButton>
 #include <QSpinBox>
 #include <QTableWidget>
-#include <QThreadPool>
 #include <QVBoxLayout>
 
 using namespace gapscope;
@@ -237,7 +236,7 @@ void ConnectDialog::listRanks()
     const std::string token = m_token->text().trimmed().toStdString();
     m_rankStatus->setText(tr("Listing the ranks of %n agent(s)…", nullptr, int(addresses.size())));
     QPointer<ConnectDialog> self(this);
-    jobPool()->start([self, gen, addresses, token] {
+    jobPool()->submit([self, gen, addresses, token] {
         auto rows = std::make_shared<std::vector<Listing>>();
         for (const QString& a : addresses) {
             Listing l;

@@ -12,6 +12,7 @@
 #include "capture/protocol/privatefolder.h"
 #include "capture/protocol/socketpath.h"
 #include "capture/protocol/tokenauth.h"
+#include "model/format/stats.h"
 
 #include <algorithm>
 #include <cerrno>
@@ -490,18 +491,14 @@ wire::AgentIdentity AgentServer::identity() const
         id.set_replay_speed(m_replay->speed());
     }
     id.set_socket_path(m_socketPath);
-    auto counter = [&](const char* name, uint64_t value) {
-        auto* c = id.add_connection_counters();
-        c->set_name(name);
-        c->set_rank(-1);
-        c->set_value(value);
-        c->set_severity("warning");
+    auto counter = [&](format::Stat stat, uint64_t value) {
+        *id.add_connection_counters() = format::makeCounter(stat, -1, value);
     };
-    counter("clients_handshake_timeout", m_handshakeTimeouts);
-    counter("clients_unauthenticated_evicted", m_unauthenticatedEvicted);
-    counter("clients_refused_full", m_refusedFull);
-    counter("rank_connections_unregistered_dropped", m_ranks ? m_ranks->unregisteredDrops() : 0);
-    counter("rank_connections_budget_dropped", m_ranks ? m_ranks->budgetDrops() : 0);
+    counter(format::Stat::ClientsHandshakeTimeout, m_handshakeTimeouts);
+    counter(format::Stat::ClientsUnauthenticatedEvicted, m_unauthenticatedEvicted);
+    counter(format::Stat::ClientsRefusedFull, m_refusedFull);
+    counter(format::Stat::RankConnectionsUnregisteredDropped, m_ranks ? m_ranks->unregisteredDrops() : 0);
+    counter(format::Stat::RankConnectionsBudgetDropped, m_ranks ? m_ranks->budgetDrops() : 0);
     return id;
 }
 

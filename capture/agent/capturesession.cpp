@@ -5,6 +5,7 @@
 #include "capture/agent/rankoutcome.h"
 #include "capture/agent/replaysource.h"
 #include "capture/protocol/netutil.h"
+#include "model/format/stats.h"
 
 #include <algorithm>
 #include <cmath>
@@ -615,8 +616,7 @@ pb::FileHeader CaptureSession::buildHeader(bool final) const
     if (m_host.replay()) {
         const auto rp = m_host.replay()->progress();
         if (rp.waits)
-            *h.add_counters() = makeCounter("replay_waits", -1, rp.waits, "info",
-                "times the replay waited for the merge thread (the replay never drops)");
+            *h.add_counters() = format::makeCounter(format::Stat::ReplayWaits, -1, rp.waits);
     }
     return h;
 }

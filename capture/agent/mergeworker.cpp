@@ -5,6 +5,7 @@
 #include "capture/protocol/framing.h"
 #include "capture/protocol/netutil.h"
 #include "model/format/crc32c.h"
+#include "model/format/stats.h"
 
 #include <cstdio>
 
@@ -280,14 +281,8 @@ void MergeWorker::process(Item& item)
         maybeFlush(true);
         pb::FileHeader h = item.header;
         const MergeStats st = stats();
-        if (st.rejectedChunks) {
-            auto* c = h.add_counters();
-            c->set_name("agent_rejected_chunks");
-            c->set_rank(-1);
-            c->set_value(st.rejectedChunks);
-            c->set_severity("data_loss");
-            c->set_detail("rank chunks that failed validation (their events are missing)");
-        }
+        if (st.rejectedChunks)
+            *h.add_counters() = format::makeCounter(format::Stat::AgentRejectedChunks, -1, st.rejectedChunks);
         Status s = finishFile(&h);
         o.ok = s.isOk();
         o.error = s.message();

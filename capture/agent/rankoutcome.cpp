@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 #include "capture/agent/rankoutcome.h"
 
+#include "model/format/stats.h"
+
 #include <algorithm>
 #include <set>
 
@@ -15,18 +17,6 @@ double medianMs(std::vector<int64_t> v)
     return double(v[v.size() / 2]) / 1e6;
 }
 } // namespace
-
-pb::Counter makeCounter(
-    const std::string& name, int32_t rank, uint64_t value, const std::string& severity, const std::string& detail)
-{
-    pb::Counter c;
-    c.set_name(name);
-    c.set_rank(rank);
-    c.set_value(value);
-    c.set_severity(severity);
-    c.set_detail(detail);
-    return c;
-}
 
 pb::RankInfo RankOutcome::rankInfo() const
 {
@@ -54,20 +44,19 @@ void RankOutcome::addCounters(pb::FileHeader& h) const
 {
     const int32_t rank = int32_t(rec.rank);
     if (dropped)
-        *h.add_counters() = makeCounter("agent_dropped_events", rank, dropped, "data_loss",
-            "the agent's merge queue was full: events dropped (their dictionaries kept)");
+        *h.add_counters() = format::makeCounter(format::Stat::AgentDroppedEvents, rank, dropped);
     for (const auto& [name, c] : counters) {
         pb::Counter copy = c;
         copy.set_rank(rank);
         *h.add_counters() = copy;
     }
     if (gone)
-        *h.add_counters() = makeCounter("rank_lost", rank, 1, "data_loss", error);
+        *h.add_counters() = format::makeCounter(format::Stat::RankLost, rank, 1, error);
     if (failed)
-        *h.add_counters() = makeCounter("rank_arm_failed", rank, 1, "error", error);
+        *h.add_counters() = format::makeCounter(format::Stat::RankArmFailed, rank, 1, error);
     if (!otherCupti.empty())
-        *h.add_counters() = makeCounter(
-            "other_cupti_client", rank, 1, "warning", "another CUPTI client is active in this process: " + otherCupti);
+        *h.add_counters() = format::makeCounter(format::Stat::OtherCuptiClient, rank, 1,
+            std::string(format::statInfo(format::Stat::OtherCuptiClient).description) + ": " + otherCupti);
 }
 
 void addRanks(const std::vector<const RankOutcome*>& outcomes, const std::string& hostName, pb::FileHeader& h)

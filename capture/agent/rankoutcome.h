@@ -39,7 +39,5 @@ struct RankOutcome {
 
 // Ranks, GPUs (once per UUID) and the host of `outcomes` into `h`; metadata "step_rule_used".
 void addRanks(const std::vector<const RankOutcome*>& outcomes, const std::string& host, pb::FileHeader& h);
-pb::Counter makeCounter(
-    const std::string& name, int32_t rank, uint64_t value, const std::string& severity, const std::string& detail);
 
 } // namespace gapscope::capture

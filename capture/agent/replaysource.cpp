@@ -5,6 +5,7 @@
 #include "capture/agent/client/encodersink.h"
 #include "capture/agent/mergeworker.h"
 #include "capture/protocol/netutil.h"
+#include "model/format/stats.h"
 #include "model/format/tracereader.h"
 
 #include <algorithm>
@@ -30,16 +31,6 @@ struct Pending {
     Kind kind;
     bool operator>(const Pending& o) const { return end > o.end; }
 };
-pb::Counter lossCounter(const char* name, uint64_t value, const std::string& detail)
-{
-    pb::Counter c;
-    c.set_name(name);
-    c.set_rank(-1);
-    c.set_value(value);
-    c.set_severity("data_loss");
-    c.set_detail(detail);
-    return c;
-}
 
 // Keeps the step records of `chunk` whose index is at most last[rank] (ranks not in `last` keep all),
 // so a replay cut at chunk granularity records no step beyond the ones asked for.
@@ -364,17 +355,15 @@ std::vector<pb::Counter> ReplaySource::lossCounters() const
 {
     std::vector<pb::Counter> out;
     if (m_lostChunks)
-        out.push_back(lossCounter("replay_chunks_skipped", m_lostChunks,
-            "chunks of the replayed file that did not read or decode (" + std::to_string(m_lostEvents)
-                + " events, as their frames say)"));
+        out.push_back(format::makeCounter(format::Stat::ReplayChunksSkipped, -1, m_lostChunks,
+            std::string(format::statInfo(format::Stat::ReplayChunksSkipped).description) + " ("
+                + std::to_string(m_lostEvents) + " events, as their frames say)"));
     if (m_lostEvents)
-        out.push_back(lossCounter("replay_events_lost", m_lostEvents, "events in the skipped chunks"));
+        out.push_back(format::makeCounter(format::Stat::ReplayEventsLost, -1, m_lostEvents));
     if (m_reader->missingEvents())
-        out.push_back(
-            lossCounter("replay_truncated_events", m_reader->missingEvents(), "the replayed file is cut short"));
+        out.push_back(format::makeCounter(format::Stat::ReplayTruncatedEvents, -1, m_reader->missingEvents()));
     if (m_reader->damagedBytes())
-        out.push_back(lossCounter("replay_damaged_bytes", m_reader->damagedBytes(),
-            "damaged bytes of the replayed file, skipped between frames"));
+        out.push_back(format::makeCounter(format::Stat::ReplayDamagedBytes, -1, m_reader->damagedBytes()));
     return out;
 }
 

@@ -5,6 +5,7 @@
 #include "capture/inject/ncclplugin.h"
 #include "capture/inject/nvtxhooks.h"
 #include "capture/protocol/framing.h"
+#include "model/format/stats.h"
 
 #include <algorithm>
 #include <chrono>
@@ -73,17 +74,11 @@ bool allKinds(const pb::CaptureSettings& s)
     return !s.kernels() && !s.memory_ops() && !s.runtime_api() && !s.synchronization() && !s.nvtx() && !s.nccl();
 }
 
-void addCounter(google::protobuf::RepeatedPtrField<pb::Counter>* out, const char* name, uint32_t rank, uint64_t value,
-    const char* severity, const char* detail, bool always = false)
+void addCounter(google::protobuf::RepeatedPtrField<pb::Counter>* out, format::Stat stat, uint32_t rank, uint64_t value,
+    bool always = false)
 {
-    if (!value && !always)
-        return;
-    pb::Counter* c = out->Add();
-    c->set_name(name);
-    c->set_rank(int32_t(rank));
-    c->set_value(value);
-    c->set_severity(severity);
-    c->set_detail(detail);
+    if (value || always)
+        *out->Add() = format::makeCounter(stat, int32_t(rank), value);
 }
 
 } // namespace
@@ -411,12 +406,7 @@ void RankSession::sendChunk(bool force)
     ch.clear_syncs();
     ch.clear_nvtx();
     ch.clear_collectives();
-    pb::Counter* counter = ch.add_counters();
-    counter->set_name("rank_link_dropped_events");
-    counter->set_rank(int32_t(m_rank));
-    counter->set_value(lost);
-    counter->set_severity("data_loss");
-    counter->set_detail("events dropped because the agent socket was backed up");
+    *ch.add_counters() = format::makeCounter(format::Stat::RankLinkDroppedEvents, int32_t(m_rank), lost);
     send(out, false);
 }
 
@@ -570,53 +560,35 @@ void RankSession::fillCounters(google::protobuf::RepeatedPtrField<pb::Counter>* 
     BufferPool* pool = m_channels.pool.load();
     const Recorder::Counters& c = m_recorder.counters();
     const ChunkBuilder* b = m_recorder.builder();
-    addCounter(out, "cupti_dropped_records", m_rank, m_channels.cuptiDropped.load() - m_baseCuptiDropped, "data_loss",
-        "activity records CUPTI dropped for lack of buffer space");
-    addCounter(out, "refused_buffers", m_rank, pool ? pool->refused() - m_baseRefused : 0, "data_loss",
-        "CUPTI asked for a buffer while all were in use");
-    addCounter(out, "nvtx_dropped", m_rank, m_channels.nvtxDropped.load() - m_baseNvtx, "data_loss",
-        "NVTX calls lost (queue full)");
-    addCounter(out, "step_markers_dropped", m_rank, m_channels.markersDropped.load() - m_baseMarkers, "warning",
-        "step boundaries lost (queue full)");
-    addCounter(out, "nccl_dropped", m_rank, m_channels.collectivesDropped.load() - m_baseNccl, "data_loss",
-        "NCCL events lost (queue full)");
+    addCounter(out, format::Stat::CuptiDroppedRecords, m_rank, m_channels.cuptiDropped.load() - m_baseCuptiDropped);
+    addCounter(out, format::Stat::RefusedBuffers, m_rank, pool ? pool->refused() - m_baseRefused : 0);
+    addCounter(out, format::Stat::NvtxDropped, m_rank, m_channels.nvtxDropped.load() - m_baseNvtx);
+    addCounter(out, format::Stat::StepMarkersDropped, m_rank, m_channels.markersDropped.load() - m_baseMarkers);
+    addCounter(out, format::Stat::NcclDropped, m_rank, m_channels.collectivesDropped.load() - m_baseNccl);
+    addCounter(out, format::Stat::PendingDropped, m_rank, c.pendingDropped);
+    addCounter(out, format::Stat::StoppedForMemoryGrowth, m_rank, m_stoppedForMemory ? 1 : 0);
     addCounter(
-        out, "pending_dropped", m_rank, c.pendingDropped, "data_loss", "records that could not be placed in a step");
-    addCounter(out, "stopped_for_memory_growth", m_rank, m_stoppedForMemory ? 1 : 0, "data_loss",
-        "recording stopped early: the process grew past GAPSCOPE_RANK_RSS_GROWTH_LIMIT_MB while recording");
-    addCounter(out, "rank_rss_growth_mb", m_rank, uint64_t(std::max<int64_t>(0, m_rssGrowth) >> 20), "info",
-        "the most this process's resident memory grew while recording (MB, read once a second)", m_rssBase != 0);
+        out, format::Stat::RankRssGrowthMb, m_rank, uint64_t(std::max<int64_t>(0, m_rssGrowth) >> 20), m_rssBase != 0);
     static_assert(StepWindow::kKeepBehindWork == 16384, "the counter's detail names the limit");
-    addCounter(out, "late_dropped", m_rank, c.lateDropped, "data_loss",
-        "records of a step over 16384 steps behind the newest work (its boundary was no longer kept)");
+    addCounter(out, format::Stat::LateDropped, m_rank, c.lateDropped);
     static_assert(StepWindow::kSettleNs == 1000000000, "the counter's detail names the settle time");
-    addCounter(out, "step_work_after_settle", m_rank, m_recorder.window().workAfterSettle(), "warning",
-        "kernels/copies of a step that came over 1 s of GPU time late: kept, but its step span misses them");
-    addCounter(out, "step_work_after_settle_max_us", m_rank,
-        uint64_t(std::max<int64_t>(0, m_recorder.window().workAfterSettleMaxNs()) / 1000), "info",
-        "the most GPU time such work trailed the newest work by");
-    addCounter(out, "rank_chunks_dropped", m_rank, m_link ? m_link->framesDropped() - m_linkDroppedBase : 0,
-        "data_loss", "chunks dropped: the agent socket was not draining");
-    addCounter(out, "records_without_timestamps", m_rank, c.noTiming, "warning", "kernels/copies CUPTI could not time");
-    addCounter(out, "nvtx_unpaired", m_rank, b ? b->nvtxUnpaired() : 0, "warning", "NVTX pops/ends without a start");
-    addCounter(out, "activity_records", m_rank, c.records, "info", "CUPTI activity records converted", true);
-    addCounter(out, "buffers_left_with_cupti", m_rank, m_buffersLeft, "info",
-        "buffers CUPTI kept after activity was switched off (replaced)");
-    addCounter(out, "nccl_profiler_plugin_version", m_rank, uint64_t(std::max(0, m_channels.ncclPluginVersion.load())),
-        "info", "NCCL profiler plugin ABI NCCL loaded (0: not loaded)", true);
-    addCounter(out, "cupti_enable_us", m_rank, uint64_t(m_enableMs * 1000), "info",
-        "time to switch CUPTI activity on at StartRecording", true);
+    addCounter(out, format::Stat::StepWorkAfterSettle, m_rank, m_recorder.window().workAfterSettle());
+    addCounter(out, format::Stat::StepWorkAfterSettleMaxUs, m_rank,
+        uint64_t(std::max<int64_t>(0, m_recorder.window().workAfterSettleMaxNs()) / 1000));
+    addCounter(out, format::Stat::RankChunksDropped, m_rank, m_link ? m_link->framesDropped() - m_linkDroppedBase : 0);
+    addCounter(out, format::Stat::RecordsWithoutTimestamps, m_rank, c.noTiming);
+    addCounter(out, format::Stat::NvtxUnpaired, m_rank, b ? b->nvtxUnpaired() : 0);
+    addCounter(out, format::Stat::ActivityRecords, m_rank, c.records, true);
+    addCounter(out, format::Stat::BuffersLeftWithCupti, m_rank, m_buffersLeft);
+    addCounter(out, format::Stat::NcclProfilerPluginVersion, m_rank,
+        uint64_t(std::max(0, m_channels.ncclPluginVersion.load())), true);
+    addCounter(out, format::Stat::CuptiEnableUs, m_rank, uint64_t(m_enableMs * 1000), true);
     const Tracer::DeviceBuffers db = m_tracer.deviceBuffers();
-    addCounter(out, "cupti_device_buffer_bytes", m_rank, db.bytes, "info",
-        "CUPTI's device record buffer size (GAPSCOPE_CUPTI_DEVICE_BUFFER_BYTES)");
-    addCounter(out, "cupti_device_buffer_pool_limit", m_rank, db.poolLimit, "info",
-        "CUPTI's most device record buffers per context (GAPSCOPE_CUPTI_DEVICE_BUFFER_POOL_LIMIT, default 8)");
-    addCounter(out, "rank_cache_entries", m_rank, b ? b->cacheEntries() : 0, "info",
-        "lanes, names, configs, open ranges and correlations the rank keeps for this capture");
-    addCounter(out, "rank_dictionary_strings", m_rank, b ? b->dictionaryStrings() : 0, "info",
-        "strings in this capture's dictionary");
-    addCounter(
-        out, "rank_pending_records", m_rank, m_recorder.pendingRecords(), "info", "records waiting for their step");
+    addCounter(out, format::Stat::CuptiDeviceBufferBytes, m_rank, db.bytes);
+    addCounter(out, format::Stat::CuptiDeviceBufferPoolLimit, m_rank, db.poolLimit);
+    addCounter(out, format::Stat::RankCacheEntries, m_rank, b ? b->cacheEntries() : 0);
+    addCounter(out, format::Stat::RankDictionaryStrings, m_rank, b ? b->dictionaryStrings() : 0);
+    addCounter(out, format::Stat::RankPendingRecords, m_rank, m_recorder.pendingRecords());
 }
 
 void RankSession::sendStatus()

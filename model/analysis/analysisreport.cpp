@@ -31,19 +31,6 @@ std::string fixed(double v, int decimals = 3)
     return buf;
 }
 
-const char* idleKindName(IdleKind k)
-{
-    switch (k) {
-    case IdleKind::LaunchHost:
-        return "launch/host gap";
-    case IdleKind::SyncStall:
-        return "sync stall";
-    case IdleKind::StepGap:
-        return "step gap";
-    }
-    return "";
-}
-
 } // namespace
 
 AnalysisReport::AnalysisReport(const GapAnalyzer& analyzer, const Options& options)

@@ -46,22 +46,11 @@ std::string percent(double part, double whole)
     return buf;
 }
 
-std::string explain(const std::string& bar, bool apiRecorded)
+std::string explain(BarId bar, bool apiRecorded)
 {
-    if (bar == "launch/host gaps")
-        return apiRecorded ? "the GPU waited for the host to launch work"
-                           : "GPU idle inside steps (launch times were not recorded, so sync stalls are included)";
-    if (bar == "sync stalls")
-        return "the GPU ran dry while the host was blocked in a synchronisation";
-    if (bar == "step gap")
-        return "the GPU was idle between the last kernel of a step and the start of the next";
-    if (bar == "collective wait")
-        return "collectives waiting for the last rank to arrive";
-    if (bar == "unclassified kernels")
-        return "kernels no classifier rule matches (edit the table: --classifier)";
-    if (bar == "memory ops")
-        return "memcpy and memset";
-    return "";
+    if (bar == BarId::LaunchHostGaps && !apiRecorded)
+        return "GPU idle inside steps (launch times were not recorded, so sync stalls are included)";
+    return barInfo(bar).meaning;
 }
 
 void gapFindings(const GapAnalyzer& a, const GapAnalyzer::Breakdown& b, std::vector<Finding>& out)
@@ -71,10 +60,10 @@ void gapFindings(const GapAnalyzer& a, const GapAnalyzer::Breakdown& b, std::vec
     bool apiRecorded = true;
     for (const auto& [rank, step] : b.steps)
         apiRecorded = apiRecorded && a.hasApiLanes(rank);
-    std::map<std::string, double> budgetMs;
+    std::map<int, double> budgetMs; // per class slot
     for (const auto& bar : b.bars)
-        if (bar.kind == BarKind::Budget)
-            budgetMs[bar.name] = double(bar.ns) / steps / 1e6;
+        if (bar.id == BarId::ClassBudget)
+            budgetMs[bar.slot] = double(bar.ns) / steps / 1e6;
     std::vector<Finding> gaps;
     for (const auto& bar : b.bars) {
         if (bar.kind == BarKind::Budget)
@@ -82,21 +71,21 @@ void gapFindings(const GapAnalyzer& a, const GapAnalyzer::Breakdown& b, std::vec
         double ms = double(bar.ns) / steps / 1e6;
         if (ms <= 0 || ms < 0.005 * stepMs)
             continue;
-        const std::string suffix = " inefficiency";
         Finding f;
         f.ms = ms;
-        f.bar = bar.name;
-        if (bar.name.size() > suffix.size()
-            && bar.name.compare(bar.name.size() - suffix.size(), suffix.size(), suffix) == 0) {
-            std::string cls = bar.name.substr(0, bar.name.size() - suffix.size());
-            double budget = budgetMs[cls];
+        f.bar = bar.id;
+        f.barSlot = bar.slot;
+        f.barName = bar.name;
+        if (bar.id == BarId::ClassInefficiency) {
+            const std::string& cls = a.layout().classes[size_t(bar.slot)].name;
+            double budget = budgetMs[bar.slot];
             f.kind = "inefficiency";
             f.text = cls + " kernels: " + formatMs(ms + budget) + " ms per step against a budget of " + formatMs(budget)
                 + " ms (+" + formatMs(ms) + " ms, " + percent(ms, stepMs) + " of the step)";
         } else {
             f.kind = bar.kind == BarKind::Measured ? "measured" : "gap";
-            std::string why = explain(bar.name, apiRecorded);
-            if (bar.name == "unclassified kernels") {
+            std::string why = explain(bar.id, apiRecorded);
+            if (bar.id == BarId::UnclassifiedKernels) {
                 auto names = a.unclassifiedKernels();
                 for (size_t i = 0; i < names.size() && i < 3; ++i)
                     why += std::string(i ? ", " : "; most time: ") + shortKernelName(a.trace().str(names[i].name));
@@ -180,13 +169,14 @@ std::vector<Finding> makeFindings(const GapAnalyzer& a, const GapAnalyzer::Break
             out.push_back(finding("collective wait per step: " + waits
                     + (late.empty() ? std::string() : " (waiting for rank " + std::to_string(late.front().rank) + ")"),
                 "wait", worst));
-            out.back().bar = "collective wait";
+            out.back().bar = BarId::CollectiveWait;
+            out.back().barSlot = int(a.layout().waitSlot());
+            out.back().barName = barInfo(BarId::CollectiveWait).name;
             out.back().rank = late.empty() ? -1 : int(late.front().rank);
         }
     }
-    static const char* const kKind[] = { "launch/host gap", "sync stall", "step gap" };
     for (const auto& g : largestGaps) {
-        std::string text = "largest gap: " + formatDuration(double(g.duration()) / 1e6) + " " + kKind[size_t(g.kind)]
+        std::string text = "largest gap: " + formatDuration(double(g.duration()) / 1e6) + " " + idleKindName(g.kind)
             + " on rank " + std::to_string(g.rank) + " in step " + std::to_string(g.step);
         if (g.next.valid()) {
             const Trace& t = a.trace();

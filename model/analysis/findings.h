@@ -23,9 +23,12 @@ struct Finding {
     std::string text;
     std::string kind; // "gap", "inefficiency", "straggler", "largest_gap", "budget", "incomplete_step"
     double ms = 0; // the amount the sentence is about (per step for gap bars)
-    // Where it points, for a viewer to jump to: the waterfall bar it is about ("" if none), the rank
-    // (-1: none or the critical path), the step (-1: none) and the time range (t1 > t0 when known).
-    std::string bar;
+    // Where it points, for a viewer to jump to: the waterfall bar it is about (None if none; the
+    // bar's slot and its display name), the rank (-1: none or the critical path), the step (-1: none)
+    // and the time range (t1 > t0 when known).
+    BarId bar = BarId::None;
+    int barSlot = -1;
+    std::string barName;
     int rank = -1;
     int64_t step = -1;
     TimeNs t0 = 0, t1 = 0;

@@ -6,10 +6,10 @@
 
 #include "model/collectivekeys.h"
 #include "model/analysis/findings.h"
+#include "model/taskpool.h"
 
 #include <algorithm>
 #include <map>
-#include <thread>
 
 namespace gapscope::model {
 
@@ -58,7 +58,8 @@ GapAnalyzer::GapAnalyzer(const Trace& trace, KernelClassifier classifier, StepBu
     , m_matcher(0)
 {
     m_layout = makeSlotLayout(m_classifier, m_budget);
-    m_threads = options.threads ? options.threads : std::max(1u, std::thread::hardware_concurrency());
+    m_threads = options.threads;
+    m_cancel = options.cancel;
     m_stringCount = m_trace.stringCount();
     m_nameClass.reset(new std::atomic<int16_t>[m_stringCount]);
     m_syncApi.reset(new std::atomic<int8_t>[m_stringCount]);
@@ -78,8 +79,12 @@ GapAnalyzer::GapAnalyzer(const Trace& trace, KernelClassifier classifier, StepBu
         prepareRank(r);
         sweepRank(r);
     });
+    if (stopped())
+        return;
     if (m_rankData.size() > 1)
         keyCollectives();
+    if (stopped())
+        return;
     m_matcher = CollectiveMatcher(m_ranks.size());
     for (auto& r : m_rankData) {
         for (size_t w = 0; w < r.windows.size(); ++w)
@@ -89,29 +94,23 @@ GapAnalyzer::GapAnalyzer(const Trace& trace, KernelClassifier classifier, StepBu
     }
     m_matcher.match();
     forEachRank([this](RankData& r) { applyWaits(r); });
+    if (stopped())
+        return;
     findIncomplete();
     computeCritical();
     addNotes();
 }
 
+bool GapAnalyzer::stopped()
+{
+    m_cancelled = m_cancelled || m_cancel.cancelled();
+    return m_cancelled;
+}
+
 template <typename Fn> void GapAnalyzer::forEachRank(Fn&& fn)
 {
-    std::atomic<size_t> next { 0 };
-    auto worker = [&] {
-        for (size_t i = next++; i < m_rankData.size(); i = next++)
-            fn(m_rankData[i]);
-    };
-    std::vector<std::thread> pool;
-    size_t extra = std::min<size_t>(m_threads, m_rankData.size());
-    try {
-        for (size_t t = 1; t < extra; ++t)
-            pool.emplace_back(worker);
-    } catch (const std::exception&) {
-        // No more threads: the calling thread does the rest.
-    }
-    worker();
-    for (auto& t : pool)
-        t.join();
+    TaskPool::shared().parallelFor(
+        m_rankData.size(), [&](size_t i) { fn(m_rankData[i]); }, m_threads, m_cancel);
 }
 
 int GapAnalyzer::classOf(StringId name) const

@@ -25,6 +25,7 @@
 #include "model/kernelclassifier.h"
 #include "model/analysis/waterfall.h"
 #include "model/analysis/windowsweep.h"
+#include "model/canceltoken.h"
 #include "model/trace.h"
 
 #include <atomic>
@@ -42,7 +43,10 @@ public:
     static constexpr uint32_t kAllSteps = std::numeric_limits<uint32_t>::max();
 
     struct Options {
-        unsigned threads = 0; // 0: std::thread::hardware_concurrency()
+        unsigned threads = 0; // ranks analysed at once on TaskPool::shared(); 0: the pool's size
+        // Stops the construction between ranks (and between its passes). A cancelled analyzer holds
+        // partial results: ask it nothing but cancelled().
+        CancelToken cancel;
     };
 
     GapAnalyzer(const Trace& trace, KernelClassifier classifier, StepBudget budget, const Options& options);
@@ -54,6 +58,7 @@ public:
     GapAnalyzer(const GapAnalyzer&) = delete;
     GapAnalyzer& operator=(const GapAnalyzer&) = delete;
 
+    bool cancelled() const { return m_cancelled; }
     const Trace& trace() const { return m_trace; }
     const KernelClassifier& classifier() const { return m_classifier; }
     const StepBudget& budget() const { return m_budget; }
@@ -226,13 +231,16 @@ private:
     const RankData* rankData(uint32_t rank) const;
     std::vector<std::pair<const RankData*, size_t>> selectSteps(const Selection& sel) const;
     void addMembers(const RankData& r, size_t w, const Selection& sel, Breakdown& out) const;
-    template <typename Fn> void forEachRank(Fn&& fn);
+    template <typename Fn> void forEachRank(Fn&& fn); // ranks on TaskPool::shared(), until cancelled
+    bool stopped(); // cancelled: sets m_cancelled
 
     const Trace& m_trace;
     KernelClassifier m_classifier;
     StepBudget m_budget;
     SlotLayout m_layout;
     unsigned m_threads = 1;
+    CancelToken m_cancel;
+    bool m_cancelled = false;
     // By StringId, filled on first use from any thread (the same value whoever computes it):
     // class of a kernel name (-2: not yet), whether an API call of that name blocks the host (-1: not yet).
     std::unique_ptr<std::atomic<int16_t>[]> m_nameClass;

@@ -19,14 +19,43 @@ const char* toString(BarKind kind)
     return "gap";
 }
 
+BarId SlotLayout::slotBar(size_t slot) const
+{
+    if (slot < classes.size())
+        return BarId::None;
+    if (slot == waitSlot())
+        return BarId::CollectiveWait;
+    if (slot == unclassifiedSlot())
+        return BarId::UnclassifiedKernels;
+    if (slot == memopsSlot())
+        return BarId::MemoryOps;
+    return slot < slotCount() ? idleBar(IdleKind(slot - busySlots())) : BarId::None;
+}
+
+BarId idleBar(IdleKind kind)
+{
+    switch (kind) {
+    case IdleKind::LaunchHost:
+        return BarId::LaunchHostGaps;
+    case IdleKind::SyncStall:
+        return BarId::SyncStalls;
+    case IdleKind::StepGap:
+        return BarId::StepGap;
+    }
+    return BarId::None;
+}
+
+const char* idleKindName(IdleKind kind)
+{
+    return barInfo(idleBar(kind)).intervalName;
+}
+
 std::string SlotLayout::slotName(size_t slot) const
 {
     if (slot < classes.size())
         return classes[slot].name;
-    static const char* const kNames[]
-        = { "collective wait", "unclassified kernels", "memory ops", "launch/host gaps", "sync stalls", "step gap" };
-    size_t i = slot - classes.size();
-    return i < sizeof kNames / sizeof kNames[0] ? kNames[i] : "?";
+    BarId id = slotBar(slot);
+    return id == BarId::None ? "?" : barInfo(id).name;
 }
 
 double StepBudget::totalMs() const
@@ -52,11 +81,8 @@ StepBudget makeStepBudget(const Budget& budget, bool achievable, std::string des
     s.present = true;
     s.description = std::move(description);
     s.assumptions = budget.assumptions;
-    for (const auto& name : KernelClassifier::budgetComponentNames()) {
-        Component c;
-        if (parseComponent(name, c))
-            s.componentMs[name] = budget.componentMs(c, achievable);
-    }
+    for (const auto& c : kComponents)
+        s.componentMs[c.name] = budget.componentMs(c.id, achievable);
     return s;
 }
 
@@ -65,9 +91,10 @@ SlotLayout makeSlotLayout(const KernelClassifier& classifier, const StepBudget& 
     SlotLayout l;
     l.classes = classifier.classes();
     l.classifierClasses = l.classes.size();
-    for (const auto& comp : KernelClassifier::budgetComponentNames()) {
-        if (comp == "launch_host")
+    for (const auto& info : kComponents) {
+        if (info.role != ComponentRole::Kernels)
             continue;
+        const std::string comp = info.name;
         auto it = budget.componentMs.find(comp);
         if (it == budget.componentMs.end() || it->second == 0)
             continue;
@@ -91,21 +118,22 @@ std::vector<Bar> buildWaterfall(
     if (budget.present) {
         for (size_t c = 0; c < n; ++c) {
             classBudget[c] = rounded(classBudgetNs(layout.classes[c], budget));
-            bars.push_back(Bar { layout.classes[c].name, BarKind::Budget, classBudget[c], int(c) });
+            bars.push_back(Bar { layout.classes[c].name, BarKind::Budget, classBudget[c], int(c), BarId::ClassBudget });
         }
-        auto it = budget.componentMs.find("launch_host");
+        auto it = budget.componentMs.find(toString(Component::LaunchHost));
         floorNs = it == budget.componentMs.end() ? 0 : rounded(it->second * 1e6);
-        bars.push_back(
-            Bar { "launch/host floor", BarKind::Budget, floorNs, int(layout.idleSlot(IdleKind::LaunchHost)) });
+        bars.push_back(Bar { barInfo(BarId::LaunchFloor).name, BarKind::Budget, floorNs,
+            int(layout.idleSlot(IdleKind::LaunchHost)), BarId::LaunchFloor });
         for (size_t c = 0; c < n; ++c)
-            bars.push_back(
-                Bar { layout.classes[c].name + " inefficiency", BarKind::Gap, slotNs[c] - classBudget[c], int(c) });
+            bars.push_back(Bar { layout.classes[c].name + barInfo(BarId::ClassInefficiency).name, BarKind::Gap,
+                slotNs[c] - classBudget[c], int(c), BarId::ClassInefficiency });
     } else {
         for (size_t c = 0; c < n; ++c)
-            bars.push_back(Bar { layout.classes[c].name, BarKind::Measured, slotNs[c], int(c) });
+            bars.push_back(Bar { layout.classes[c].name, BarKind::Measured, slotNs[c], int(c), BarId::ClassMeasured });
     }
     auto gap = [&](size_t slot, TimeNs minus = 0) {
-        bars.push_back(Bar { layout.slotName(slot), BarKind::Gap, slotNs[slot] - minus, int(slot) });
+        bars.push_back(
+            Bar { layout.slotName(slot), BarKind::Gap, slotNs[slot] - minus, int(slot), layout.slotBar(slot) });
     };
     gap(layout.waitSlot());
     gap(layout.idleSlot(IdleKind::LaunchHost), floorNs);

@@ -14,6 +14,7 @@
 // budget: one bar of kind Measured per class, then the same gap bars (floor 0).
 // Invariant: the bars add up exactly (integer ns) to the sum of the slots.
 
+#include "model/analysis/barid.h"
 #include "model/kernelclassifier.h"
 #include "model/analysis/windowsweep.h"
 #include "model/budget/budget.h"
@@ -38,6 +39,8 @@ struct SlotLayout {
     size_t idleSlot(IdleKind k) const { return busySlots() + size_t(k); }
     size_t slotCount() const { return busySlots() + kIdleKinds; }
     std::string slotName(size_t slot) const;
+    // The gap bar of a slot past the classes (BarId::None for a class slot).
+    BarId slotBar(size_t slot) const;
 };
 
 // The budget of one decode step per GPU, by budget component name (ms, as the budget gives them).
@@ -57,16 +60,21 @@ StepBudget makeStepBudget(const Budget& budget, bool achievable, std::string des
 SlotLayout makeSlotLayout(const KernelClassifier& classifier, const StepBudget& budget);
 
 struct Bar {
-    std::string name;
+    std::string name; // display text only: tell bars apart by (id, slot)
     BarKind kind = BarKind::Gap;
     TimeNs ns = 0;
-    int slot = -1; // the measured slot the bar is about (for members); -1: none
+    int slot = -1; // the measured slot the bar is about (for members; the class for class bars); -1: none
+    BarId id = BarId::None;
 };
 
 // `slotNs`: summed over the steps of the selection; `budgetSteps`: how many steps' budgets to add
 // (the step count, or the covered fraction of steps for a time range).
 std::vector<Bar> buildWaterfall(
     const SlotLayout& layout, const StepBudget& budget, const std::vector<TimeNs>& slotNs, double budgetSteps);
+
+// The gap bar of an idle kind, and the name of one of its intervals ("launch/host gap").
+BarId idleBar(IdleKind kind);
+const char* idleKindName(IdleKind kind);
 
 // Budget of a class (sum of its components) for one step, in ns (not rounded).
 double classBudgetNs(const KernelClassifier::Class& c, const StepBudget& budget);

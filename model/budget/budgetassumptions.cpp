@@ -258,14 +258,13 @@ Status applyPrecisionSpec(const std::string& spec, BudgetInputs& in)
         Component c;
         if (comp == "all") {
             in.allPrecision = p;
-        } else if (comp == "kv_cache" || comp == "kv") {
+        } else if (comp == toString(Component::KvCache) || comp == "kv") {
             in.kvCachePrecision = p;
-        } else if (parseComponent(comp, c) && c <= Component::Embedding) {
+        } else if (parseComponent(comp, c) && componentInfo(c).hasPrecision) {
             in.precision[c] = p;
         } else {
-            return Status::error("--precision: unknown component '" + comp
-                + "' (all, attention, indexer, dense_ffn, router, shared_experts, routed_experts, lm_head, embedding, "
-                  "kv_cache)");
+            return Status::error(
+                "--precision: unknown component '" + comp + "' (all, " + precisionComponentList() + ")");
         }
     }
     return Status::ok();
@@ -280,7 +279,7 @@ std::string precisionSpec(const BudgetInputs& in)
     for (const auto& [c, p] : in.precision)
         add(toString(c), p);
     if (in.kvCachePrecision)
-        add("kv_cache", *in.kvCachePrecision);
+        add(toString(Component::KvCache), *in.kvCachePrecision);
     return s;
 }
 

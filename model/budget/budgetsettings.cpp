@@ -105,7 +105,7 @@ void toBudgetSettings(const BudgetInputs& in, pb::BudgetSettings* out)
     for (const auto& [c, p] : in.precision)
         prec[toString(c)] = toString(p);
     if (in.kvCachePrecision)
-        prec["kv_cache"] = toString(*in.kvCachePrecision);
+        prec[toString(Component::KvCache)] = toString(*in.kvCachePrecision);
     out->set_tp(in.tp);
     out->set_ep(in.ep);
     out->set_batch(in.batch);

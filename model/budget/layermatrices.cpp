@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// The weight matrices of one decoder layer (modelconfig.h: layerMatrices) and the component names.
+// The weight matrices of one decoder layer (modelconfig.h: layerMatrices).
 #include "model/budget/modelconfig.h"
 
 #include <algorithm>
@@ -7,10 +7,6 @@
 namespace gapscope::model {
 
 namespace {
-
-const char* const kComponentNames[] = { "attention", "indexer", "dense_ffn", "router", "shared_experts",
-    "routed_experts", "lm_head", "embedding", "kv_cache", "collectives", "launch_host", "sampling", "other", "draft" };
-constexpr size_t kComponentCount = sizeof(kComponentNames) / sizeof(kComponentNames[0]);
 
 WeightMatrix matrix(const char* name, Component c, uint64_t in, uint64_t out, TpSplit split, uint32_t maxSplit = 0)
 {
@@ -54,22 +50,6 @@ void addGqa(const ModelConfig& m, std::vector<WeightMatrix>& out)
 }
 
 } // namespace
-
-const char* toString(Component c)
-{
-    size_t i = static_cast<size_t>(c);
-    return i < kComponentCount ? kComponentNames[i] : "other";
-}
-
-bool parseComponent(const std::string& s, Component& out)
-{
-    for (size_t i = 0; i < kComponentCount; ++i)
-        if (s == kComponentNames[i]) {
-            out = static_cast<Component>(i);
-            return true;
-        }
-    return false;
-}
 
 uint32_t WeightMatrix::splitWays(uint32_t tp) const
 {

@@ -10,6 +10,7 @@
 // WeightMatrix lists the linear layers of one decoder layer with their component and how tensor
 // parallelism splits them, so per-GPU bytes follow from (precision, TP, engine replication).
 
+#include "model/budgetcomponent.h"
 #include "model/json.h"
 #include "model/status.h"
 
@@ -81,26 +82,6 @@ Expected<ModelConfig> parseModelConfig(const json::Value& config, const std::str
 // A path to a config.json (or a folder holding one, plus hf_quant_config.json if present), or a
 // preset name from resources/models ("glm-5", "deepseek-v3", ...).
 Expected<ModelConfig> loadModelConfig(const std::string& fileOrPreset);
-
-// Budget components (also the names accepted by --precision, except "all").
-enum class Component {
-    Attention, // attention projections (MLA: q_a, q_b, kv_a, kv_b, o; GQA: q, k, v, o)
-    Indexer, // DSA indexer projections
-    DenseFfn,
-    Router,
-    SharedExperts,
-    RoutedExperts,
-    LmHead,
-    Embedding,
-    KvCache, // not a weight; listed for completeness
-    Collectives,
-    LaunchHost,
-    Sampling,
-    Other,
-    Draft, // speculative decoding: the draft (MTP) passes of a step
-};
-const char* toString(Component c);
-bool parseComponent(const std::string& s, Component& out);
 
 enum class TpSplit {
     Column, // output dim split across TP ranks (q_b, kv_b, gate/up, lm_head)

@@ -5,7 +5,7 @@
 #include "model/export/exportrules.h"
 #include "model/format/perfettoencoder.h"
 #include "model/format/zstdcodec.h"
-#include "model/parallel.h"
+#include "model/taskpool.h"
 
 #include <algorithm>
 #include <array>
@@ -520,11 +520,13 @@ Status Exporter::run(PerfettoExportStats& st)
     if (Status s = writeMeta(st); !s)
         return s;
     const std::vector<Job> jobs = plan();
-    const unsigned threads = defaultThreads(m_opt.threads);
+    // Encoding is memory-bound beyond two threads (the default).
+    const unsigned threads = std::min(m_opt.threads ? m_opt.threads : 2u, TaskPool::shared().size());
     std::vector<Slot> slots(size_t(threads) * 4);
     for (size_t at = 0; at < jobs.size(); at += slots.size()) {
         const size_t n = std::min(slots.size(), jobs.size() - at);
-        parallelFor(n, threads, [&](size_t k) { runJob(jobs[at + k], slots[k]); });
+        TaskPool::shared().parallelFor(
+            n, [&](size_t k) { runJob(jobs[at + k], slots[k]); }, threads);
         for (size_t k = 0; k < n; ++k) {
             const Slot& s = slots[k];
             if (!s.status)

@@ -44,7 +44,7 @@ struct PerfettoExportOptions {
     bool flows = true;
     bool compress = true; // zstd_compressed_packets; false: plain packets
     int zstdLevel = -1; // zstd's fast mode: about 14 B per kernel, encoding stays the bigger cost
-    unsigned threads = 0; // 0: defaultThreads()
+    unsigned threads = 0; // threads of TaskPool::shared(); 0: 2 (encoding is memory-bound beyond)
     uint32_t blockEvents = 32768; // events per sequence block (at least)
     const GapAnalyzer* analysis = nullptr; // adds the "budget waterfall" tracks
     const pb::AnnotationSet* annotations = nullptr; // instead of the trace's (the viewer's edited ones)

@@ -10,6 +10,7 @@
 #include "model/import/stagedtrace.h"
 #include "model/import/traceassembler.h"
 #include "model/stepdetector.h"
+#include "model/taskpool.h"
 #ifdef GAPSCOPE_HAVE_SIMDJSON
 #include "model/import/kinetoreader.h"
 #endif
@@ -175,7 +176,7 @@ void ranksFromFileNames(const std::vector<std::string>& paths, std::vector<impor
     const std::vector<uint32_t> ranks = importer::SglangRanks::ranksOf(labels);
     for (size_t k = 0; k < which.size(); ++k) {
         staged[which[k]].process(0).rank = ranks[k];
-        staged[which[k]].count("import_rank_from_file_name", "info", "rank taken from the SGLang file name");
+        staged[which[k]].count(format::Stat::ImportRankFromFileName);
     }
     // Several Kineto files of one host that say nothing else: each rank drives its own GPU.
     std::vector<size_t> rest;
@@ -194,7 +195,7 @@ void ranksFromFileNames(const std::vector<std::string>& paths, std::vector<impor
         return;
     for (size_t k = 0; k < rest.size(); ++k) {
         staged[rest[k]].process(0).rank = devices[k];
-        staged[rest[k]].count("import_rank_from_device", "info", "rank taken from the CUDA device");
+        staged[rest[k]].count(format::Stat::ImportRankFromDevice);
     }
 }
 
@@ -230,26 +231,20 @@ Expected<Trace> importTraces(const std::vector<std::string>& paths, const ReadOp
         staged.emplace_back(sourceName(p), p);
     std::vector<std::optional<Status>> results(paths.size());
     SharedProgress progress(paths, options);
-    const unsigned hw = std::max(1u, std::thread::hardware_concurrency());
-    const unsigned budget = options.threads ? options.threads : hw;
+    TaskPool& pool = TaskPool::shared();
+    const unsigned budget = options.threads ? std::min(options.threads, pool.size()) : pool.size();
     const size_t threads = std::min<size_t>(paths.size(), budget);
     // Threads left over parse the inside of each file (KinetoPipeline); a single core parses inline.
     const unsigned workers = budget > 1 ? std::max<unsigned>(1, budget / unsigned(threads)) : 0;
-    std::atomic<size_t> next { 0 };
-    auto worker = [&] {
-        for (size_t i; (i = next.fetch_add(1)) < paths.size();) {
+    pool.parallelFor(
+        paths.size(),
+        [&](size_t i) {
             results[i] = importOne(paths[i], staged[i], progress, i, workers);
             if (staged[i].overBudget())
                 results[i] = Status::error(
                     paths[i] + ": " + format::MemoryBudget::exceeded(staged[i].budgetBytesNeeded(), true));
-        }
-    };
-    std::vector<std::thread> pool;
-    for (size_t t = 1; t < threads; ++t)
-        pool.emplace_back(worker);
-    worker();
-    for (auto& t : pool)
-        t.join();
+        },
+        unsigned(threads));
     for (const auto& r : results)
         if (r && !*r)
             return *r;

@@ -485,19 +485,17 @@ void KinetoEventParser::finish()
     for (size_t i = 0; i < m_labels.size(); ++i)
         m_out.process(m_labels[i].second).rank = ranks[i];
     if (m_labels.size() > 1)
-        m_out.count("import_sglang_ranks", "info", "ranks read from SGLang rank labels in the pids", m_labels.size());
+        m_out.count(format::Stat::ImportSglangRanks, m_labels.size());
     for (const auto& [k, n] : m_skipped)
-        m_out.count("import_skipped_events", "info", k, n);
+        m_out.count(format::Stat::ImportSkippedEvents, k, n);
     for (const auto& [k, n] : m_unknown)
-        m_out.count("import_unknown_event_kinds", "warning", k, n);
+        m_out.count(format::Stat::ImportUnknownEventKinds, k, n);
     for (const auto& [k, n] : m_bad)
-        m_out.count("import_bad_events", "warning", k, n);
+        m_out.count(format::Stat::ImportBadEvents, k, n);
     if (m_flowsMatched)
-        m_out.count(
-            "import_flow_correlations", "info", "GPU events whose correlation came from an ac2g flow", m_flowsMatched);
+        m_out.count(format::Stat::ImportFlowCorrelations, m_flowsMatched);
     if (m_flowsUnmatched)
-        m_out.count(
-            "import_unmatched_flows", "info", "ac2g flow ends with no GPU event at their time", m_flowsUnmatched);
+        m_out.count(format::Stat::ImportUnmatchedFlows, m_flowsUnmatched);
 }
 
 } // namespace gapscope::model::importer

@@ -34,7 +34,8 @@ KinetoMetadata::KinetoMetadata(StagedTrace& out, uint16_t process)
 
 void KinetoMetadata::apply(std::string_view key, std::string_view json)
 {
-    while (!json.empty() && (json.front() == ' ' || json.front() == '\n' || json.front() == '\r' || json.front() == '\t'))
+    while (
+        !json.empty() && (json.front() == ' ' || json.front() == '\n' || json.front() == '\r' || json.front() == '\t'))
         json.remove_prefix(1);
     while (!json.empty() && (json.back() == ' ' || json.back() == '\n' || json.back() == '\r' || json.back() == '\t'))
         json.remove_suffix(1);
@@ -71,7 +72,7 @@ void KinetoMetadata::deviceProperties(std::string_view json)
     simdjson::padded_string text(json);
     simdjson::dom::array devices;
     if (parser.parse(text).get_array().get(devices) != simdjson::SUCCESS) {
-        m_out.count("import_bad_metadata", "warning", "deviceProperties is not an array of objects");
+        m_out.count(format::Stat::ImportBadMetadata, "deviceProperties is not an array of objects");
         return;
     }
     for (simdjson::dom::element d : devices) {
@@ -94,7 +95,7 @@ void KinetoMetadata::distributedInfo(std::string_view json)
     simdjson::padded_string text(json);
     simdjson::dom::element info;
     if (parser.parse(text).get(info) != simdjson::SUCCESS || !info.is_object()) {
-        m_out.count("import_bad_metadata", "warning", "distributedInfo is not an object");
+        m_out.count(format::Stat::ImportBadMetadata, "distributedInfo is not an object");
         return;
     }
     auto& p = m_out.process(m_process);

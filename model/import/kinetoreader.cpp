@@ -73,7 +73,7 @@ void KinetoReader::truncated(const std::string& what)
     const std::string w = where(m_window.offset()) + ": " + what + "; kept the " + std::to_string(m_elements)
         + " trace events read before it";
     m_out.warnings.push_back(w);
-    m_out.count("import_truncated", "data_loss", w);
+    m_out.count(format::Stat::ImportTruncated, w);
 }
 
 Status KinetoReader::read()
@@ -102,7 +102,7 @@ Status KinetoReader::read()
         if (*rest != 0) {
             const std::string w = where(m_window.offset()) + ": data after the end of the JSON document, ignored";
             m_out.warnings.push_back(w);
-            m_out.count("import_trailing_data", "warning", w);
+            m_out.count(format::Stat::ImportTrailingData, w);
         }
     }
     if (m_source.truncated() && !m_truncated)
@@ -251,7 +251,7 @@ Status KinetoReader::member(const std::string& key)
             m_sawEvents = true;
             return eventArray(false);
         }
-        m_out.count("import_bad_metadata", "warning", "traceEvents is not an array");
+        m_out.count(format::Stat::ImportBadMetadata, "traceEvents is not an array");
     }
     std::string text;
     const bool keep = wantedMember(key);
@@ -277,7 +277,7 @@ Status KinetoReader::valueText(std::string* text, size_t limit)
         if (text && text->size() + used <= limit)
             text->append(m_window.data(), used);
         else if (text) {
-            m_out.count("import_skipped_metadata", "info", "top-level member larger than 64 MiB");
+            m_out.count(format::Stat::ImportSkippedMetadata);
             text->clear();
             text = nullptr;
         }
@@ -439,8 +439,7 @@ Expected<KinetoReader::WindowEnd> KinetoReader::parseWindow()
     simdjson::ondemand::document doc;
     char saved = 0, savedNext = 0;
     if (size_t fixed = JsonScanner::repairSurrogates(d, cut))
-        m_out.count(
-            "import_lone_surrogates", "warning", "lone UTF-16 surrogate escapes in strings, replaced by U+FFFD", fixed);
+        m_out.count(format::Stat::ImportLoneSurrogates, fixed);
     for (int attempt = 0;; ++attempt) {
         saved = d[cut];
         savedNext = d[cut + 1];
@@ -455,7 +454,7 @@ Expected<KinetoReader::WindowEnd> KinetoReader::parseWindow()
         bool cutTail = false;
         if (err == simdjson::UTF8_ERROR) {
             if (size_t fixed = JsonScanner::repairUtf8(d, cut, cutTail)) {
-                m_out.count("import_invalid_utf8", "warning", "invalid UTF-8 bytes in strings, replaced by '?'", fixed);
+                m_out.count(format::Stat::ImportInvalidUtf8, fixed);
                 continue;
             }
         }

@@ -132,7 +132,7 @@ uint16_t NsysRowConverter::processOf(int64_t globalId)
     StagedProcess p;
     p.pid = static_cast<uint32_t>(pid);
     if (m_out.processes().size() >= 0xFFFF) { // process indexes are 16-bit: the last one takes the rest
-        m_out.count("import_process_overflow", "warning", "rows of processes past the 65535th, given to the last one");
+        m_out.count(format::Stat::ImportProcessOverflow);
         return static_cast<uint16_t>(m_out.processes().size() - 1);
     }
     const uint16_t index = m_out.addProcess(std::move(p));
@@ -155,7 +155,7 @@ bool NsysRowConverter::checkTimes(int64_t start, int64_t end, const char* what)
     if (end >= start && start >= 0)
         return true;
     ++m_badRows;
-    m_out.count("import_bad_events", "warning", std::string(what) + " rows with end before start or a negative start");
+    m_out.count(format::Stat::ImportBadEvents, std::string(what) + " rows with end before start or a negative start");
     return false;
 }
 
@@ -402,21 +402,19 @@ void NsysRowConverter::finish()
         m_out.metadata["import.schema_version"] = m_schemaVersion;
     nameLanes();
     if (m_missingStrings)
-        m_out.count(
-            "import_missing_strings", "warning", "rows naming a StringIds id that does not exist", m_missingStrings);
+        m_out.count(format::Stat::ImportMissingStrings, m_missingStrings);
     if (m_unterminated)
-        m_out.count("import_unterminated_ranges", "info", "NVTX ranges without an end", m_unterminated);
+        m_out.count(format::Stat::ImportUnterminatedRanges, m_unterminated);
     if (m_marks)
-        m_out.count("import_skipped_events", "info", "NVTX marks", m_marks);
+        m_out.count(format::Stat::ImportSkippedEvents, "NVTX marks", m_marks);
     if (m_nvtxWithoutCuda)
         m_out.count(
-            "import_skipped_events", "info", "NVTX ranges of processes without CUDA activity", m_nvtxWithoutCuda);
+            format::Stat::ImportSkippedEvents, "NVTX ranges of processes without CUDA activity", m_nvtxWithoutCuda);
     if (m_osrtWithoutCuda)
-        m_out.count(
-            "import_skipped_events", "info", "OS runtime calls of processes without CUDA activity", m_osrtWithoutCuda);
+        m_out.count(format::Stat::ImportSkippedEvents, "OS runtime calls of processes without CUDA activity",
+            m_osrtWithoutCuda);
     if (m_shortNames)
-        m_out.count("import_kernel_short_names", "info",
-            "kernels whose demangled name is missing, named by their short name", m_shortNames);
+        m_out.count(format::Stat::ImportKernelShortNames, m_shortNames);
 }
 
 } // namespace gapscope::model::importer

@@ -83,10 +83,10 @@ Status NvprofReader::read()
         return st;
     for (const char* t : { "CUPTI_ACTIVITY_KIND_MARKER", "CUPTI_ACTIVITY_KIND_MEMCPY2" }) // not read
         if (const int64_t n = m_db.rowCount(t); n > 0)
-            m_out.count("import_skipped_events", "info", std::string("nvprof ") + t + " rows (not read)", uint64_t(n));
+            m_out.count(
+                format::Stat::ImportSkippedEvents, std::string("nvprof ") + t + " rows (not read)", uint64_t(n));
     if (m_unknownApis)
-        m_out.count(
-            "import_unknown_api_ids", "info", "nvprof API calls with a callback id of no known name", m_unknownApis);
+        m_out.count(format::Stat::ImportUnknownApiIds, m_unknownApis);
     m_rows.finish();
     if (m_rows.rankCount())
         return Status::ok();

@@ -60,7 +60,7 @@ uint32_t StagedTrace::lane(uint16_t process, LaneKind kind, uint32_t device, uin
     if (it != m_laneIndex.end())
         return it->second;
     if (m_lanes.size() >= 0xFFFF) {
-        count("import_lane_overflow", "data_loss", "more than 65535 lanes in one source; events dropped");
+        count(format::Stat::ImportLaneOverflow);
         return kNoLane;
     }
     StagedLane lane;
@@ -120,13 +120,13 @@ StagedEvent& StagedTrace::push(uint32_t lane, int64_t start, int64_t dur, Staged
         m_blocks.push_back(std::make_unique<StagedEvent[]>(kBlockEvents));
     }
     if (start < 0)
-        count("import_negative_times", "warning", "events that start before the clock's origin (kept)");
+        count(format::Stat::ImportNegativeTimes);
     if (dur < 0) {
-        count("import_negative_durations", "warning", "events whose end precedes their start (duration set to 0)");
+        count(format::Stat::ImportNegativeDurations);
         dur = 0;
     }
     if (start != clampTime(start) || dur > kMaxTimeNs / 2) {
-        count("import_out_of_range_times", "warning", "events more than 146 years from the clock's origin (clamped)");
+        count(format::Stat::ImportOutOfRangeTimes);
         start = clampTime(start);
         dur = std::min(dur, kMaxTimeNs / 2);
     }
@@ -229,18 +229,17 @@ void StagedTrace::releaseBefore(uint64_t i)
         m_blocks[b].reset();
 }
 
-void StagedTrace::count(const std::string& name, const std::string& severity, const std::string& detail, uint64_t n)
+void StagedTrace::count(format::Stat stat, uint64_t n)
 {
-    auto key = name + '\n' + detail;
+    count(stat, format::statInfo(stat).description, n);
+}
+
+void StagedTrace::count(format::Stat stat, const std::string& detail, uint64_t n)
+{
+    auto key = format::statInfo(stat).name + ('\n' + detail);
     auto it = m_counters.find(key);
-    if (it == m_counters.end()) {
-        pb::Counter c;
-        c.set_name(name);
-        c.set_rank(-1);
-        c.set_severity(severity);
-        c.set_detail(detail);
-        it = m_counters.emplace(std::move(key), std::move(c)).first;
-    }
+    if (it == m_counters.end())
+        it = m_counters.emplace(std::move(key), format::makeCounter(stat, -1, 0, detail)).first;
     it->second.set_value(it->second.value() + n);
 }
 

@@ -16,6 +16,7 @@
 // table of its kind. Threading: one thread fills one StagedTrace; different ones are independent.
 
 #include "model/format/memorybudget.h"
+#include "model/format/stats.h"
 #include "model/import/stringpool.h"
 #include "model/trace.h"
 
@@ -141,7 +142,10 @@ public:
     // Devices seen (GpuInfo per device ordinal), header metadata, counters and warnings.
     std::vector<pb::GpuInfo> gpus;
     std::map<std::string, std::string> metadata;
-    void count(const std::string& name, const std::string& severity, const std::string& detail, uint64_t n = 1);
+    // Adds n to a counter of the stats table (model/format/stats.h), one per (stat, detail); the
+    // detail is the stat's description unless given.
+    void count(format::Stat stat, uint64_t n = 1);
+    void count(format::Stat stat, const std::string& detail, uint64_t n = 1);
     const std::map<std::string, pb::Counter>& counters() const { return m_counters; }
     std::vector<std::string> warnings;
 

@@ -463,14 +463,17 @@ void TstInteraction::findingsAreTheCliFindingsAndJump()
     QTRY_VERIFY_WITH_TIMEOUT(!m_ws->analysis()->waterfall().bars.empty(), 20'000);
     QTRY_VERIFY_WITH_TIMEOUT(!m_ws->waterfallPanel()->chart()->columns().empty(), 20'000);
     for (size_t i = 0; i < panel->findings().size(); ++i) {
-        if (panel->findings()[i].bar.empty())
+        if (panel->findings()[i].bar == gapscope::model::BarId::None)
             continue;
         panel->list()->scrollToItem(panel->list()->item(int(i)));
         QTest::mouseClick(panel->list()->viewport(), Qt::LeftButton, {},
             panel->list()->visualItemRect(panel->list()->item(int(i))).center());
         const int bar = m_ws->waterfallPanel()->chart()->selectedBar();
         QVERIFY(bar >= 0);
-        QCOMPARE(m_ws->analysis()->waterfall().bars[size_t(bar)].name.toStdString(), panel->findings()[i].bar);
+        const WaterfallBar& selected = m_ws->analysis()->waterfall().bars[size_t(bar)];
+        QCOMPARE(selected.id, panel->findings()[i].bar);
+        QCOMPARE(selected.slot, panel->findings()[i].barSlot);
+        QCOMPARE(selected.name.toStdString(), panel->findings()[i].barName);
         break;
     }
 }

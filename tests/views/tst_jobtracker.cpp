@@ -5,6 +5,7 @@
 #include <QTest>
 
 #include <atomic>
+#include <chrono>
 #include <thread>
 
 class TstJobTracker : public QObject {
@@ -14,6 +15,8 @@ private slots:
     void cancel();
     void outlivesTracker();
     void workerSeesCancellation();
+    void ticketCancelsItsToken();
+    void supersededPoolWorkStops();
 };
 
 void TstJobTracker::newerJobMakesOlderStale()
@@ -60,6 +63,45 @@ void TstJobTracker::workerSeesCancellation()
     t.begin(); // the user asked for something newer
     worker.join();
     QVERIFY(ticket.stale());
+}
+
+void TstJobTracker::ticketCancelsItsToken()
+{
+    JobTracker t;
+    const auto a = t.begin();
+    QVERIFY(!a.cancelToken().cancelled());
+    const auto b = t.begin();
+    QVERIFY(a.cancelToken().cancelled());
+    QVERIFY(!b.cancelToken().cancelled());
+    t.cancel();
+    QVERIFY(b.cancelToken().cancelled());
+}
+
+void TstJobTracker::supersededPoolWorkStops()
+{
+    // A job on the viewer's pool runs a parallel loop with its ticket's token; asking for something
+    // newer stops it within one item per thread.
+    JobTracker t;
+    const auto ticket = t.begin();
+    constexpr size_t kItems = 1'000'000;
+    std::atomic<size_t> done { 0 };
+    std::atomic<bool> finished { false };
+    jobPool()->submit([&] {
+        jobPool()->parallelFor(
+            kItems,
+            [&](size_t) {
+                done.fetch_add(1);
+                std::this_thread::sleep_for(std::chrono::microseconds(50));
+            },
+            0, ticket.cancelToken());
+        finished = true;
+    });
+    QTRY_VERIFY(done.load() > 20);
+    t.begin();
+    const size_t atCancel = done.load();
+    QTRY_VERIFY_WITH_TIMEOUT(finished.load(), 10'000);
+    QVERIFY2(done.load() <= atCancel + jobPool()->size(), qPrintable(QString::number(done.load() - atCancel)));
+    QVERIFY(done.load() < kItems);
 }
 
 QTEST_APPLESS_MAIN(TstJobTracker)

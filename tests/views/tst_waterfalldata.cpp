@@ -14,12 +14,25 @@ private slots:
     void emptyBarsLeftOut();
 };
 
+// A bar as the analysis names it: a fixed bar of the bar table, or a bar of class "x" ("x",
+// "x inefficiency").
 static WaterfallBar bar(const char* name, WaterfallBar::Kind kind, double ms)
 {
+    using gapscope::model::BarId;
     WaterfallBar b;
     b.name = QString::fromLatin1(name);
     b.kind = kind;
     b.ms = ms;
+    for (const auto& info : gapscope::model::kBars)
+        if (*info.name && !gapscope::model::isClassBar(info.id) && b.name == QLatin1String(info.name))
+            b.id = info.id;
+    const QString suffix = QString::fromLatin1(gapscope::model::barInfo(BarId::ClassInefficiency).name);
+    if (b.id == BarId::None) {
+        b.id = b.name.endsWith(suffix)             ? BarId::ClassInefficiency
+            : kind == WaterfallBar::Kind::Measured ? BarId::ClassMeasured
+                                                   : BarId::ClassBudget;
+        b.className = b.id == BarId::ClassInefficiency ? b.name.chopped(suffix.size()) : b.name;
+    }
     return b;
 }
 

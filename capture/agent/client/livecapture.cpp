@@ -3,6 +3,7 @@
 
 #include "capture/agent/client/encodersink.h"
 #include "capture/protocol/netutil.h"
+#include "model/format/stats.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -252,12 +253,7 @@ pb::FileHeader LiveCapture::mergedHeader(bool final) const
         for (const auto& c : src.counters())
             *h.add_counters() = c;
         if (a.cut) {
-            auto* c = h.add_counters();
-            c->set_name("client_stream_cut");
-            c->set_rank(-1);
-            c->set_value(1);
-            c->set_severity("warning");
-            c->set_detail(
+            *h.add_counters() = format::makeCounter(format::Stat::ClientStreamCut, -1, 1,
                 "the live stream from " + a.address + " was cut (client too slow); its file on the agent is complete");
         }
         (*h.mutable_metadata())["agent" + std::to_string(i)] = a.address + " " + a.started.output_path();
