@@ -34,12 +34,12 @@
 #include <QMessageBox>
 #include <QMimeData>
 #include <QProgressBar>
+#include <QPromise>
 #include <QScrollArea>
 #include <QSettings>
 #include <QSplitter>
 #include <QStatusBar>
 #include <QToolButton>
-#include <QtConcurrent/QtConcurrentRun>
 
 #include <algorithm>
 
@@ -487,17 +487,21 @@ void MainWindow::compareWith(const QStringList& paths)
         m_status->setText(tr("Compared with %1").arg(QFileInfo(paths.first()).fileName()));
         emit comparisonShown();
     });
-    watcher->setFuture(QtConcurrent::run(jobPool(), [a = m_doc, paths, classifier, budget]() {
+    // On the model's one pool, like every background job; the watcher sees the promise's future.
+    auto promise = std::make_shared<QPromise<Result>>();
+    watcher->setFuture(promise->future());
+    promise->start();
+    jobPool()->submit([promise, a = m_doc, paths, classifier, budget]() {
         Result r;
         QString error;
         std::shared_ptr<const TraceDocument> b = TraceDocument::open(paths, &error);
-        if (!b) {
+        if (!b)
             r.error = error;
-            return r;
-        }
-        r.comparison = Comparison::make(a, b, classifier, budget);
-        return r;
-    }));
+        else
+            r.comparison = Comparison::make(a, b, classifier, budget);
+        promise->addResult(std::move(r));
+        promise->finish();
+    });
 }
 
 void MainWindow::exportComparisonDialog()
