@@ -371,11 +371,17 @@ bool TimelineWidget::toggleRankAt(const QPoint& pos)
     if (pos.y() < TimelineRenderer::kRulerHeight)
         return false;
     const int r = m_layout.rowAt(TimelineRenderer::contentY(pos.y(), m_view));
-    if (r < 0 || m_layout.rows()[size_t(r)].type != LaneRow::Type::RankHeader)
+    if (r < 0)
         return false;
-    const uint32_t rank = m_layout.rows()[size_t(r)].rank;
-    if (!m_options.collapsedRanks.erase(rank))
-        m_options.collapsedRanks.insert(rank);
+    const LaneRow& row = m_layout.rows()[size_t(r)];
+    // A rank header collapses or expands the rank, a "CPU threads" header opens or closes the group.
+    std::set<uint32_t>* set = row.type == LaneRow::Type::RankHeader ? &m_options.collapsedRanks
+        : row.type == LaneRow::Type::CpuHeader                      ? &m_options.openCpuRanks
+                                                                    : nullptr;
+    if (!set)
+        return false;
+    if (!set->erase(row.rank))
+        set->insert(row.rank);
     rebuildLayout();
     emit viewChanged();
     return true;
