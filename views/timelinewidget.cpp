@@ -66,10 +66,16 @@ void TimelineWidget::setLayoutOptions(const LaneLayoutOptions& options)
     rebuildLayout();
 }
 
-void TimelineWidget::rebuildLayout()
+void TimelineWidget::rebuildLayout(bool remeasure)
 {
+    // Measuring the lanes reads every event of the nested ones (their depths): done when the trace or
+    // its lanes change, not when a header click opens or closes a group.
+    if (remeasure || m_entries.size() != (m_trace ? m_trace->laneCount() : 0)) {
+        m_entries = m_trace ? LaneLayout::entriesOf(*m_trace) : std::vector<LaneEntry> {};
+        m_rankLabels = m_trace ? LaneLayout::rankLabelsOf(*m_trace) : std::vector<QString> {};
+    }
     if (m_trace)
-        m_layout.build(*m_trace, m_options);
+        m_layout.build(m_entries, m_rankLabels, m_options);
     else
         m_layout = LaneLayout {};
     m_renderer.setTrace(m_trace.get(), &m_layout, m_colors.get());
@@ -382,7 +388,7 @@ bool TimelineWidget::toggleRankAt(const QPoint& pos)
         return false;
     if (!set->erase(row.rank))
         set->insert(row.rank);
-    rebuildLayout();
+    rebuildLayout(false);
     emit viewChanged();
     return true;
 }

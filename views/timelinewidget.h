@@ -100,7 +100,8 @@ protected:
 
 private:
     enum class Drag { None, Pan, Select, MoveAnnotation, ResizeHeader };
-    void rebuildLayout();
+    // remeasure: the trace or its lanes changed (else only the options did).
+    void rebuildLayout(bool remeasure = true);
     void clampView();
     void syncScrollBar();
     void updateHover(const QPoint& pos);
@@ -115,6 +116,8 @@ private:
     std::shared_ptr<const EventColors> m_colors;
     LaneLayoutOptions m_options;
     LaneLayout m_layout;
+    std::vector<LaneEntry> m_entries; // the lanes as last measured (LaneLayout::entriesOf)
+    std::vector<QString> m_rankLabels;
     TimelineRenderer m_renderer;
     TimelineView m_view;
     TimelineHighlight m_highlight;
