@@ -50,6 +50,7 @@ private slots:
     void hostTableEqualsTruth();
     void hostRowLightsItsGaps();
     void barMembersNameTheirHostEvent();
+    void syncStallsNameTheirCall();
     void headlessExportShowsCpuLanes();
     void realKinetoTrace();
 
@@ -396,6 +397,80 @@ void TstHostView::barMembersNameTheirHostEvent()
         ++named;
     }
     QVERIFY(named > 0);
+}
+
+void TstHostView::syncStallsNameTheirCall()
+{
+    // synth: per step a blocking copy then cudaStreamSynchronize while the GPU idles, inside the step's
+    // model.forward frame (step-level, so left out): the Host table's sync rows are that call, with
+    // the figures of `analyze --json`'s host_syncs.
+    const QString cli = QStringLiteral(GAPSCOPE_BINARY_DIR "/app/gapscope-cli");
+    if (!QFile::exists(cli))
+        QSKIP("gapscope-cli is not built");
+    SynthOptions o;
+    o.ranks = 2;
+    o.steps = 3;
+    o.kernelsPerStep = 16;
+    o.graphMode = false;
+    o.hostOps = true;
+    o.syncStallUs = 80;
+    json::Value truth;
+    auto trace = synthesize(o, &truth);
+    QVERIFY(trace);
+    const QString path = m_tmp.filePath(QStringLiteral("sync.gapscope"));
+    QVERIFY(writeTraceFile(*trace, path.toStdString()));
+    auto doc = TraceDocument::fromTrace(std::move(*trace), path);
+    Workspace ws;
+    ws.analysis()->setAsync(false);
+    ws.setDocument(doc);
+    ws.analysis()->runNow();
+    QProcess p;
+    p.start(cli, { QStringLiteral("analyze"), QStringLiteral("--json"), path });
+    QVERIFY(p.waitForFinished(120'000));
+    const QJsonArray syncs
+        = QJsonDocument::fromJson(p.readAllStandardOutput()).object().value(QStringLiteral("host_syncs")).toArray();
+    QCOMPARE(syncs.size(), 2);
+    HostTableModel* model = ws.statsPanel()->hostModel();
+    for (const QJsonValue& v : syncs) {
+        const uint32_t r = uint32_t(v[QStringLiteral("rank")].toInt());
+        std::vector<const HostTableModel::Row*> mine;
+        for (const HostTableModel::Row& row : model->rows())
+            if (row.rank == r && row.gap == IdleKind::SyncStall)
+                mine.push_back(&row);
+        const QJsonArray top = v[QStringLiteral("top")].toArray();
+        QCOMPARE(qsizetype(mine.size()), top.size());
+        TimeNs shown = 0;
+        for (int i = 0; i < top.size(); ++i) {
+            const QJsonObject e = top[i].toObject();
+            QVERIFY(mine[size_t(i)]->event.startsWith(e[QStringLiteral("call")].toString()));
+            QCOMPARE(e[QStringLiteral("call")].toString(), QStringLiteral("cudaStreamSynchronize"));
+            QCOMPARE(qint64(mine[size_t(i)]->count), qint64(e[QStringLiteral("count")].toInteger()));
+            QCOMPARE(std::llround(e[QStringLiteral("ms")].toDouble() * 1e6), qint64(mine[size_t(i)]->ns));
+            shown += mine[size_t(i)]->ns;
+        }
+        // Near synth's own figure (the stall it injected per step).
+        TimeNs stall = 0;
+        for (const json::Value& step : truth["ranks"].at(r)["steps"].items())
+            stall += step["sync_stall_ns"].toInt();
+        QVERIFY2(std::abs(double(shown - stall)) < 0.1 * double(stall), qPrintable(QString::number(shown)));
+    }
+    // The sync stall bar's members name the blocking call.
+    const auto& bars = ws.analysis()->bars();
+    int bar = -1;
+    for (size_t i = 0; i < bars.size(); ++i)
+        if (bars[i].name == "sync stalls")
+            bar = int(i);
+    QVERIFY(bar >= 0);
+    TimelineHighlight h;
+    std::vector<BarMember> members;
+    QVERIFY(ws.analysis()->membersNow(bar, h, members));
+    QVERIFY(!members.empty());
+    MemberTableModel table;
+    table.setMembers(doc->trace.get(), members, QStringLiteral("sync stall"));
+    for (int i = 0; i < table.rowCount(); ++i)
+        QVERIFY(table.data(table.index(i, MemberTableModel::Host))
+                    .toString()
+                    .startsWith(QStringLiteral("cudaStreamSynchronize")));
 }
 
 void TstHostView::headlessExportShowsCpuLanes()
