@@ -577,6 +577,10 @@ void TimelineWidget::showTooltip(const QPoint& globalPos, EventRef ev, const Fol
                        timeformat::duration(double(events.start(ev.index) - m_trace->startTime()), 6));
         if (TimelineRenderer::shortName(m_trace->str(events.name(ev.index))) != name)
             text += QStringLiteral("<br><small>%1</small>").arg(name.left(300).toHtmlEscaped());
+        if (m_trace->lane(ev.lane).info.kind == LaneKind::CpuThread)
+            text += QStringLiteral("<br>%1, depth %2")
+                        .arg(QLatin1String(toString(m_trace->hostKind(ev.lane, ev.index))))
+                        .arg(m_trace->hostDepth(ev.lane, ev.index));
     }
     QToolTip::showText(globalPos + QPoint(12, 12), text, this);
 }
