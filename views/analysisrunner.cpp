@@ -11,6 +11,7 @@
 #include <QPointer>
 
 #include <algorithm>
+#include <tuple>
 
 using namespace gapscope::model;
 
@@ -18,8 +19,23 @@ struct AnalysisRunner::State {
     std::shared_ptr<const Trace> trace;
     std::unique_ptr<GapAnalyzer> analyzer;
     std::vector<uint8_t> slotEverUsed; // per slot: > 0 ns in some step of some rank
-    std::vector<Finding> findings; // as `gapscope-cli analyze` gives them (all steps)
+    std::unique_ptr<AnalysisReport> report; // as `gapscope-cli analyze` gives it (all steps)
+    // The report's host attribution gaps by (rank, start): (rank, start, end, gap index).
+    std::vector<std::tuple<uint32_t, TimeNs, TimeNs, uint32_t>> hostGaps;
+    const HostAttribution::Gap* hostGapAt(uint32_t rank, TimeNs t) const;
 };
+
+const HostAttribution::Gap* AnalysisRunner::State::hostGapAt(uint32_t rank, TimeNs t) const
+{
+    // The gap of `rank` holding time t (a range selection may clip a gap's start).
+    auto it = std::upper_bound(hostGaps.begin(), hostGaps.end(), std::make_tuple(rank, t, INT64_MAX, UINT32_MAX));
+    if (it == hostGaps.begin())
+        return nullptr;
+    --it;
+    if (std::get<0>(*it) != rank || t >= std::get<2>(*it))
+        return nullptr;
+    return &report->hostAttribution().gaps()[std::get<3>(*it)];
+}
 
 namespace {
 
@@ -122,7 +138,11 @@ std::shared_ptr<const AnalysisRunner::State> AnalysisRunner::makeState(
         if (cancel.cancelled())
             return nullptr;
     }
-    st->findings = AnalysisReport(*st->analyzer, AnalysisReport::Options {}).findings();
+    st->report = std::make_unique<AnalysisReport>(*st->analyzer, AnalysisReport::Options {});
+    const auto& gaps = st->report->hostAttribution().gaps();
+    for (uint32_t i = 0; i < gaps.size(); ++i)
+        st->hostGaps.emplace_back(gaps[i].gap.rank, gaps[i].gap.start, gaps[i].gap.end, i);
+    std::sort(st->hostGaps.begin(), st->hostGaps.end());
     return st;
 }
 
@@ -247,9 +267,12 @@ bool AnalysisRunner::runNow()
         return false;
     m_buildJobs.cancel();
     m_queryJobs.cancel();
-    if (!m_state)
+    const bool fresh = !m_state;
+    if (fresh)
         m_state = buildState();
     m_building = false;
+    if (fresh)
+        emit analyzerReady(); // findings, notes and the Host table, as after a background build
     applyBreakdown(m_state->analyzer->analyze(selectionOf(m_request)));
     return m_breakdown.valid;
 }
@@ -321,7 +344,7 @@ void AnalysisRunner::membersOf(const State& state, const GapAnalyzer::Breakdown&
                 continue;
             highlight.events[ev.lane].push_back(ev.index);
             const LaneEvents& le = trace.lane(ev.lane).events;
-            list.push_back({ trace.lane(ev.lane).info.rank, ev, le.start(ev.index), le.end(ev.index) });
+            list.push_back({ trace.lane(ev.lane).info.rank, ev, le.start(ev.index), le.end(ev.index), {}, {} });
         }
         for (const TimeInterval& iv : b.members[i].idle) {
             auto it = std::upper_bound(
@@ -332,7 +355,12 @@ void AnalysisRunner::membersOf(const State& state, const GapAnalyzer::Breakdown&
             if (highlight.spans.size() <= rank)
                 highlight.spans.resize(rank + 1);
             highlight.spans[rank].push_back({ iv.start, iv.end });
-            list.push_back({ rank, {}, iv.start, iv.end });
+            BarMember m { rank, {}, iv.start, iv.end, {}, {} };
+            if (const HostAttribution::Gap* g = state.hostGapAt(rank, iv.start)) {
+                m.host = g->host;
+                m.syncCall = g->syncCall;
+            }
+            list.push_back(m);
         }
         break; // budget and gap bars of one slot share their members
     }
@@ -393,5 +421,36 @@ bool AnalysisRunner::membersNow(int bar, TimelineHighlight& highlight, std::vect
 const std::vector<Finding>& AnalysisRunner::findings() const
 {
     static const std::vector<Finding> none;
-    return m_state ? m_state->findings : none;
+    return m_state ? m_state->report->findings() : none;
+}
+
+const HostAttribution* AnalysisRunner::hostAttribution() const
+{
+    return m_state ? &m_state->report->hostAttribution() : nullptr;
+}
+
+TimelineHighlight AnalysisRunner::hostHighlight(
+    const std::vector<uint32_t>& gaps, const QString& label, StringId name) const
+{
+    TimelineHighlight h;
+    h.label = label;
+    h.color = EventColors::componentColor(label);
+    const HostAttribution* host = hostAttribution();
+    if (!host || !m_trace)
+        return h;
+    h.events.assign(m_trace->laneCount(), {});
+    for (uint32_t gi : gaps) {
+        if (gi >= host->gaps().size())
+            continue;
+        const HostAttribution::Gap& g = host->gaps()[gi];
+        if (h.spans.size() <= g.gap.rank)
+            h.spans.resize(g.gap.rank + 1);
+        h.spans[g.gap.rank].push_back({ g.gap.start, g.gap.end });
+        for (uint32_t p = g.firstPiece; p < g.firstPiece + g.pieceCount; ++p)
+            if (const EventRef e = host->pieces()[p].host;
+                e.valid() && (name == 0 || m_trace->lane(e.lane).events.name(e.index) == name))
+                h.events[e.lane].push_back(e.index);
+    }
+    h.normalize();
+    return h;
 }

@@ -4,7 +4,8 @@
 // AnalysisRunner: the viewer's side of the gap analysis. It owns a GapAnalyzer for the open trace
 // (built off the GUI thread: O(events)), answers waterfall requests (one step, the median step,
 // selected steps or a time range; a rank or the critical rank) and, when a bar is clicked, the
-// bar's members (its kernels and idle gaps) as a TimelineHighlight plus a list for the table.
+// bar's members (its kernels and idle gaps, each gap with the host event behind it) as a
+// TimelineHighlight plus a list for the table.
 //
 // Budget edits are cheap: the analyzer's measured slots are kept and the bars are rebuilt with
 // buildWaterfall() against the new budget; the analyzer itself is rebuilt (in the background) only
@@ -17,6 +18,7 @@
 
 #include "model/analysis/findings.h"
 #include "model/analysis/gapanalyzer.h"
+#include "model/analysis/hostattribution.h"
 #include "model/budget/budget.h"
 #include "views/jobtracker.h"
 #include "views/timelinehighlight.h"
@@ -43,6 +45,10 @@ struct BarMember {
     gapscope::model::EventRef event; // invalid for an idle gap
     gapscope::model::TimeNs start = 0;
     gapscope::model::TimeNs end = 0;
+    // Launch/host gaps and sync stalls (HostAttribution): the host event with the most time in the
+    // gap, and for a sync stall the blocking call (invalid: none, or not attributed).
+    gapscope::model::EventRef host;
+    gapscope::model::EventRef syncCall;
 };
 
 class AnalysisRunner : public QObject {
@@ -75,6 +81,13 @@ public:
     // The analysis' findings over all steps, the same as `gapscope-cli analyze` (AnalysisReport),
     // built with the analyzer (empty until analyzerReady).
     const std::vector<gapscope::model::Finding>& findings() const;
+    // What the host did in the launch/host gaps and sync stalls of every rank over all steps, the same
+    // as `gapscope-cli analyze` (host_gaps, host_syncs); null until analyzerReady.
+    const gapscope::model::HostAttribution* hostAttribution() const;
+    // The lit-up gaps of HostAttribution gap indices: spans on the GPU lanes, and on the CPU lanes the
+    // host events the gaps were attributed to (only those named `name`, unless it is 0).
+    TimelineHighlight hostHighlight(
+        const std::vector<uint32_t>& gaps, const QString& label, gapscope::model::StringId name = 0) const;
 
 signals:
     void busyChanged(bool busy);

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include "views/detailspane.h"
 
+#include "model/analysis/hostattribution.h"
 #include "views/eventcolors.h"
 #include "views/lanelayout.h"
 #include "views/timeformat.h"
@@ -132,6 +133,38 @@ QString DetailsPane::launchRows(EventRef ev) const
         + row(tr("launch to start"), timeformat::duration(double(latency)));
 }
 
+QString DetailsPane::eventLink(EventRef ev) const
+{
+    const LaneEvents& events = m_trace->lane(ev.lane).events;
+    return QStringLiteral("<a href='event:%1:%2'>%3</a> <span style='color:#607d8b'>(%4, %5)</span>")
+        .arg(ev.lane)
+        .arg(ev.index)
+        .arg(esc(m_trace->str(events.name(ev.index))), QLatin1String(HostAttribution::hostKindName(*m_trace, ev)),
+            timeformat::duration(double(events.duration(ev.index))));
+}
+
+EventRef DetailsPane::launchingOp(const std::vector<EventRef>& stack) const
+{
+    for (const EventRef& e : stack)
+        if (m_trace->lane(e.lane).info.kind == LaneKind::CpuThread
+            && m_trace->hostKind(e.lane, e.index) == HostKind::CpuOp)
+            return e;
+    return stack.empty() ? EventRef {} : stack.front();
+}
+
+QString DetailsPane::hostRows(EventRef call) const
+{
+    // The CPU operator the call ran in and every host range around it, innermost first.
+    const std::vector<EventRef> stack = HostAttribution::enclosing(*m_trace, call);
+    if (stack.empty())
+        return row(tr("host stack"), tr("<i>no host range around the call</i>"));
+    QString html = row(tr("launching op"), eventLink(launchingOp(stack)));
+    QStringList lines;
+    for (const EventRef& e : stack)
+        lines << eventLink(e);
+    return html + row(tr("host stack"), lines.join(QStringLiteral("<br>")));
+}
+
 QString DetailsPane::eventHtml(EventRef ev) const
 {
     if (!m_trace || !ev.valid() || ev.lane >= m_trace->laneCount() || ev.index >= m_trace->lane(ev.lane).events.size())
@@ -156,9 +189,18 @@ QString DetailsPane::eventHtml(EventRef ev) const
     if (events.correlation(ev.index))
         html += row(tr("correlation id"), QString::number(events.correlation(ev.index)));
     html += kernelRows(ev);
-    if (lane.info.kind == LaneKind::GpuStream)
+    if (lane.info.kind == LaneKind::GpuStream) {
         html += launchRows(ev);
+        if (const EventRef launch = m_trace->launchOf(ev.lane, ev.index); launch.valid())
+            html += hostRows(launch);
+    }
+    if (lane.info.kind == LaneKind::CpuThread)
+        html += row(tr("host range"),
+            tr("%1, depth %2")
+                .arg(QLatin1String(HostAttribution::hostKindName(*m_trace, ev)))
+                .arg(m_trace->hostDepth(ev.lane, ev.index)));
     if (lane.info.kind == LaneKind::CpuApi) {
+        html += hostRows(ev);
         for (const EventRef& k : m_trace->launchedBy(ev.lane, ev.index)) {
             const LaneEvents& ke = m_trace->lane(k.lane).events;
             html += row(tr("launched"),

@@ -3,9 +3,10 @@
 
 // DetailsPane: everything known about the selected event (full kernel name, start, duration,
 // grid/block, registers, shared memory, stream, decode step, the CPU API call that launched it and
-// the launch latency, memcpy sizes, collective details), or a summary of a selected time range
-// (length, busy time per lane). Links inside the text ("launched by cudaLaunchKernel") emit
-// eventActivated so the timeline can jump to that event.
+// the launch latency, the CPU operator that made that call and its stack of enclosing host ranges
+// (HostAttribution::enclosing, innermost first), memcpy sizes, collective details), or a summary of a selected time
+// range (length, busy time per lane). Links inside the text ("launched by cudaLaunchKernel") emit eventActivated so the
+// timeline can jump to that event.
 //
 // Threading: GUI thread.
 
@@ -37,6 +38,10 @@ private:
     QString stepText(uint32_t rank, gapscope::model::TimeNs t) const;
     QString kernelRows(gapscope::model::EventRef ev) const;
     QString launchRows(gapscope::model::EventRef ev) const;
+    QString hostRows(gapscope::model::EventRef call) const;
+    QString eventLink(gapscope::model::EventRef ev) const;
+    // The innermost CPU operator of a host stack (else its innermost range; invalid when empty).
+    gapscope::model::EventRef launchingOp(const std::vector<gapscope::model::EventRef>& stack) const;
     const gapscope::model::Trace* m_trace = nullptr;
     const EventColors* m_colors = nullptr;
 };

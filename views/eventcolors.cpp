@@ -3,6 +3,7 @@
 
 #include "model/budgetcomponent.h"
 
+#include <array>
 #include <unordered_map>
 
 using namespace gapscope::model;
@@ -76,6 +77,28 @@ QColor EventColors::hashedColor(std::string_view name)
     for (char c : name)
         h = (h ^ uint8_t(c)) * 16777619u;
     return QColor::fromHsv(int(h % 360), 70 + int((h >> 9) % 50), 170 + int((h >> 17) % 50));
+}
+
+QColor EventColors::hostKindColor(HostKind kind)
+{
+    // One colour per HostKind, in its order: a new kind fails to compile until it has one.
+    static const QRgb kKindColors[]
+        = { qRgb(66, 133, 200), qRgb(76, 160, 90), qRgb(149, 117, 205), qRgb(161, 120, 84) };
+    static_assert(sizeof(kKindColors) / sizeof(kKindColors[0]) == kHostKinds, "one colour per HostKind");
+    return QColor::fromRgb(kKindColors[size_t(kind) < kHostKinds ? size_t(kind) : 0]);
+}
+
+QRgb EventColors::hostColor(HostKind kind, StringId name)
+{
+    static const auto table = [] {
+        std::array<std::array<QRgb, 8>, kHostKinds> t {};
+        for (size_t k = 0; k < kHostKinds; ++k)
+            for (size_t s = 0; s < 8; ++s)
+                t[k][s] = hostKindColor(HostKind(k)).lighter(100 + int(s) * 9).rgb();
+        return t;
+    }();
+    const size_t shade = (uint32_t(name) * 2654435761u) >> 29; // Knuth's multiplicative hash, 3 bits
+    return table[size_t(kind) < kHostKinds ? size_t(kind) : 0][shade];
 }
 
 void EventColors::build(const Trace& trace, const Classifier& classify)

@@ -38,6 +38,12 @@ public:
     static QColor barColor(gapscope::model::BarId bar, const QString& className);
     // Muted colour from a hash of a name (unclassified kernels, NVTX ranges, API calls).
     static QColor hashedColor(std::string_view name);
+    // A host range on a CPU thread lane: the hue of its kind (hostKindColor), a shade from its name,
+    // so neighbours in a flame tell apart. Integer arithmetic only (called per drawn item).
+    static QRgb hostColor(gapscope::model::HostKind kind, gapscope::model::StringId name);
+    // The hue of a kind of host range: operators blue, Python frames green, user annotations purple,
+    // OS calls brown (CUDA API calls are grey and sync calls red on their own rows).
+    static QColor hostKindColor(gapscope::model::HostKind kind);
 
 private:
     std::vector<QRgb> m_colors;

@@ -2,6 +2,7 @@
 #include "views/lanelayout.h"
 
 #include <algorithm>
+#include <map>
 #include <tuple>
 
 using namespace gapscope::model;
@@ -17,14 +18,21 @@ int kindOrder(LaneKind k)
         return 1;
     case LaneKind::Nvtx:
         return 2;
-    case LaneKind::CpuApi:
+    case LaneKind::CpuThread:
+    case LaneKind::CpuApi: // a thread's flame, then its CUDA API row (kindSub)
         return 3;
     default:
         return 4;
     }
 }
 
-bool visibleKind(LaneKind k, const LaneLayoutOptions& o)
+int kindSub(LaneKind k)
+{
+    return k == LaneKind::CpuApi ? 1 : 0;
+}
+
+// CPU API rows of a rank with CPU threads belong to the group (the launches of its flames).
+bool visibleKind(LaneKind k, const LaneLayoutOptions& o, bool rankHasThreads)
 {
     switch (k) {
     case LaneKind::Nvtx:
@@ -32,7 +40,7 @@ bool visibleKind(LaneKind k, const LaneLayoutOptions& o)
     case LaneKind::Collective:
         return o.showCollectives;
     case LaneKind::CpuApi:
-        return o.showCpuApi;
+        return o.showCpuApi || rankHasThreads;
     default:
         return true;
     }
@@ -52,6 +60,8 @@ QString LaneLayout::laneLabel(const LaneInfo& info)
         return name.isEmpty() ? QStringLiteral("NVTX (thread %1)").arg(info.stream) : QStringLiteral("NVTX ") + name;
     case LaneKind::CpuApi:
         return name.isEmpty() ? QStringLiteral("CUDA API (thread %1)").arg(info.stream) : QStringLiteral("API ") + name;
+    case LaneKind::CpuThread:
+        return name.isEmpty() ? QStringLiteral("thread %1").arg(info.stream) : name;
     default:
         return name.isEmpty() ? QStringLiteral("lane") : name;
     }
@@ -76,18 +86,27 @@ void LaneLayout::build(
     m_rows.clear();
     m_rowOfLane.assign(lanes.size(), -1);
     m_total = 0;
+    std::map<std::pair<std::string, uint32_t>, int> threads; // (host, rank) -> CPU thread lanes
+    for (const LaneEntry& e : lanes)
+        if (!e.empty && e.info.kind == LaneKind::CpuThread)
+            ++threads[{ e.info.host, e.info.rank }];
+    auto threadsOf = [&](const LaneInfo& info) {
+        auto it = threads.find({ info.host, info.rank });
+        return it == threads.end() ? 0 : it->second;
+    };
     std::vector<LaneId> order;
     for (LaneId id = 0; id < lanes.size(); ++id) {
-        if (!lanes[id].empty && visibleKind(lanes[id].info.kind, options))
+        if (!lanes[id].empty && visibleKind(lanes[id].info.kind, options, threadsOf(lanes[id].info) > 0))
             order.push_back(id);
     }
     std::stable_sort(order.begin(), order.end(), [&](LaneId a, LaneId b) {
         const LaneInfo& x = lanes[a].info;
         const LaneInfo& y = lanes[b].info;
-        return std::make_tuple(x.host, x.rank, kindOrder(x.kind), x.device, x.stream)
-            < std::make_tuple(y.host, y.rank, kindOrder(y.kind), y.device, y.stream);
+        return std::make_tuple(x.host, x.rank, kindOrder(x.kind), x.device, x.stream, kindSub(x.kind))
+            < std::make_tuple(y.host, y.rank, kindOrder(y.kind), y.device, y.stream, kindSub(y.kind));
     });
     bool first = true;
+    bool cpuGroup = false; // the current rank's "CPU threads" header is placed
     std::string host;
     uint32_t rank = 0;
     for (LaneId id : order) {
@@ -112,11 +131,26 @@ void LaneLayout::build(
                 : QStringLiteral("rank %1").arg(info.rank);
             r.height = options.rankHeaderHeight;
             addRow(r);
+            cpuGroup = false;
         }
         first = false;
         host = info.host;
         rank = info.rank;
         if (options.collapsedRanks.count(info.rank))
+            continue;
+        const int rankThreads = kindOrder(info.kind) == 3 ? threadsOf(info) : 0;
+        if (rankThreads > 0 && !cpuGroup) {
+            LaneRow g;
+            g.type = LaneRow::Type::CpuHeader;
+            g.rank = info.rank;
+            g.host = qhost;
+            g.label
+                = rankThreads == 1 ? QStringLiteral("CPU thread") : QStringLiteral("CPU threads (%1)").arg(rankThreads);
+            g.height = options.rowHeight;
+            addRow(g);
+            cpuGroup = true;
+        }
+        if (rankThreads > 0 && !options.openCpuRanks.count(info.rank))
             continue;
         LaneRow row;
         row.lane = id;
@@ -125,8 +159,9 @@ void LaneLayout::build(
         row.host = qhost;
         row.label = laneLabel(info);
         row.height = options.rowHeight;
-        if (info.kind == LaneKind::Nvtx) {
-            row.levels = std::clamp(int(lanes[id].nvtxDepth), 1, std::max(1, options.maxNvtxDepth));
+        if (nested(info.kind)) {
+            const int cap = info.kind == LaneKind::Nvtx ? options.maxNvtxDepth : options.maxHostDepth;
+            row.levels = std::clamp(int(lanes[id].levels), 1, std::max(1, cap));
             row.height = row.levels * options.nvtxRowHeight;
         }
         addRow(row);
@@ -145,12 +180,14 @@ std::vector<LaneEntry> LaneLayout::entriesOf(const Trace& trace)
         const Lane& lane = trace.lane(id);
         out[id].info = lane.info;
         out[id].empty = lane.events.empty();
-        if (lane.info.kind == LaneKind::Nvtx) {
-            uint32_t depth = 0;
+        uint32_t levels = 0;
+        if (lane.info.kind == LaneKind::Nvtx)
             for (size_t i = 0; i < lane.events.size(); ++i)
-                depth = std::max(depth, trace.nvtxDepth(id, i) + 1);
-            out[id].nvtxDepth = depth;
-        }
+                levels = std::max(levels, trace.nvtxDepth(id, i) + 1);
+        if (lane.info.kind == LaneKind::CpuThread)
+            for (size_t i = 0; i < lane.events.size(); ++i)
+                levels = std::max(levels, trace.hostDepth(id, i) + 1);
+        out[id].levels = levels;
     }
     return out;
 }
@@ -194,6 +231,20 @@ std::pair<int, int> LaneLayout::rowsIn(int y0, int y1) const
 int LaneLayout::rowOfLane(LaneId lane) const
 {
     return lane < m_rowOfLane.size() ? m_rowOfLane[lane] : -1;
+}
+
+bool LaneLayout::nested(LaneKind kind)
+{
+    return kind == LaneKind::Nvtx || kind == LaneKind::CpuThread;
+}
+
+int LaneLayout::rowOfCpuGroup(uint32_t rank) const
+{
+    for (size_t i = 0; i < m_rows.size(); ++i) {
+        if (m_rows[i].type == LaneRow::Type::CpuHeader && m_rows[i].rank == rank)
+            return int(i);
+    }
+    return -1;
 }
 
 int LaneLayout::rowOfRank(uint32_t rank) const

@@ -3,8 +3,12 @@
 
 // LaneLayout: the vertical arrangement of the timeline. Lanes are grouped host > rank (GPU) and,
 // inside a rank, ordered GPU streams (by stream id), collectives, NVTX (one row per nesting level,
-// up to a cap) and, when enabled, CPU API threads. Each group starts with a header row; a collapsed
-// rank shows only its header (which draws a merged activity strip of its GPU streams).
+// up to a cap) and the CPU side. A rank with CPU thread lanes (host ranges: operators, Python
+// frames, OS calls) gets a "CPU threads" group under its GPU rows: a header row, then per thread its
+// flame (one level per nesting depth, up to a cap) and its CUDA API row; the group is closed unless
+// its rank is in openCpuRanks (one click on the header opens it). A rank without CPU thread lanes
+// shows its CUDA API rows when showCpuApi is set. Each group starts with a header row; a collapsed
+// rank shows only its header.
 //
 // Invariants: rows are contiguous and sorted by y (row[i].y + row[i].height == row[i+1].y);
 // every lane appears at most once; rowOfLane() is the inverse of rows()[i].lane.
@@ -24,13 +28,15 @@ struct LaneLayoutOptions {
     int rowHeight = 18; // GPU stream, collective and CPU API rows
     int nvtxRowHeight = 14; // per NVTX nesting level
     int maxNvtxDepth = 4; // deeper ranges are drawn in the last level
+    int maxHostDepth = 12; // CPU thread flames: deeper ranges are drawn in the last level
     int hostHeaderHeight = 18;
     int rankHeaderHeight = 20;
     std::set<uint32_t> collapsedRanks;
+    std::set<uint32_t> openCpuRanks; // ranks whose "CPU threads" group is open (closed by default)
 };
 
 struct LaneRow {
-    enum class Type { HostHeader, RankHeader, Lane };
+    enum class Type { HostHeader, RankHeader, CpuHeader, Lane };
     Type type = Type::Lane;
     gapscope::model::LaneId lane = gapscope::model::kNoLane; // Lane rows only
     gapscope::model::LaneKind kind = gapscope::model::LaneKind::Unknown;
@@ -39,13 +45,13 @@ struct LaneRow {
     QString label;
     int y = 0;
     int height = 0;
-    int levels = 1; // NVTX: nesting levels drawn in this row
+    int levels = 1; // NVTX and CPU thread rows: nesting levels drawn in this row
 };
 
 // What build() needs to know about one lane (taken from the Trace, or written by a test).
 struct LaneEntry {
     gapscope::model::LaneInfo info;
-    uint32_t nvtxDepth = 0; // max nesting depth + 1 for NVTX lanes, else 0
+    uint32_t levels = 0; // lanes whose ranges nest (nested()): max nesting depth + 1, else 0
     bool empty = false; // lanes without events are left out
 };
 
@@ -64,10 +70,14 @@ public:
     int rowOfLane(gapscope::model::LaneId lane) const;
     // The rank header row of `rank`, or -1.
     int rowOfRank(uint32_t rank) const;
+    // The "CPU threads" header row of `rank`, or -1 (the rank has no CPU thread lanes, or is collapsed).
+    int rowOfCpuGroup(uint32_t rank) const;
+    // Lanes whose ranges nest and are drawn one level per depth: NVTX and CPU thread lanes.
+    static bool nested(gapscope::model::LaneKind kind);
     const LaneLayoutOptions& options() const { return m_options; }
 
     static QString laneLabel(const gapscope::model::LaneInfo& info);
-    // Per-lane entries of a trace (NVTX depth measured from the events).
+    // Per-lane entries of a trace (nesting levels measured from the events: O(events) of nested lanes).
     static std::vector<LaneEntry> entriesOf(const gapscope::model::Trace& trace);
     static std::vector<QString> rankLabelsOf(const gapscope::model::Trace& trace);
 

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include "views/membertablemodel.h"
 
+#include "model/analysis/hostattribution.h"
 #include "views/statstable.h"
 #include "views/timeformat.h"
 #include "views/timelinerenderer.h"
@@ -36,6 +37,23 @@ int MemberTableModel::columnCount(const QModelIndex& parent) const
     return parent.isValid() ? 0 : ColumnCount;
 }
 
+QString MemberTableModel::hostText(const BarMember& m) const
+{
+    auto name = [this](EventRef e) {
+        return QString::fromStdString(std::string(m_trace->str(m_trace->lane(e.lane).events.name(e.index))));
+    };
+    QString host;
+    if (m.host.valid() && m.host.lane < m_trace->laneCount())
+        host = QStringLiteral("%1 (%2)").arg(
+            name(m.host), QLatin1String(HostAttribution::hostKindName(*m_trace, m.host)));
+    if (m.syncCall.valid() && m.syncCall.lane < m_trace->laneCount()) {
+        const QString call = m_trace->kindOf(m.syncCall.lane, m.syncCall.index) == EventKind::Api ? name(m.syncCall)
+                                                                                                  : tr("sync record");
+        return host.isEmpty() ? call : tr("%1 in %2").arg(call, host);
+    }
+    return host;
+}
+
 QVariant MemberTableModel::data(const QModelIndex& index, int role) const
 {
     if (!index.isValid() || index.row() >= rowCount() || index.column() >= ColumnCount || !m_trace)
@@ -51,8 +69,11 @@ QVariant MemberTableModel::data(const QModelIndex& index, int role) const
     }
     if (index.column() == FullName && (role == Qt::DisplayRole || role == Qt::UserRole))
         return full;
+    if (index.column() == Host && (role == Qt::DisplayRole || role == Qt::UserRole || role == Qt::ToolTipRole))
+        return hostText(m);
     if (role == StatsTable::FilterRole)
-        return index.column() == What ? QString(what + QLatin1Char('\n') + full) : QVariant();
+        return index.column() == What ? QString(what + QLatin1Char('\n') + full + QLatin1Char('\n') + hostText(m))
+                                      : QVariant();
     if (role == Qt::UserRole) {
         switch (index.column()) {
         case Rank:
@@ -86,6 +107,7 @@ QVariant MemberTableModel::headerData(int section, Qt::Orientation orientation, 
 {
     if (orientation != Qt::Horizontal || role != Qt::DisplayRole)
         return {};
-    static const char* names[] = { "rank", "kernel / gap", "start", "duration", "full name" };
+    static const char* names[] = { "rank", "kernel / gap", "start", "duration", "host event", "full name" };
+    static_assert(sizeof(names) / sizeof(names[0]) == ColumnCount, "one header per column");
     return section >= 0 && section < ColumnCount ? tr(names[section]) : QVariant();
 }

@@ -3,7 +3,9 @@
 
 // MemberTableModel: the kernels and idle gaps behind one waterfall bar (what a click on the bar
 // lights up on the timeline), one row each: rank, what (kernel name, or the idle kind), start
-// (relative to the trace start) and duration. Qt::UserRole gives raw numbers for sorting.
+// (relative to the trace start), duration and, for a launch/host gap or sync stall, the host event
+// behind it (the one with the most time in the gap; a sync stall: the blocking call, in that event).
+// Qt::UserRole gives raw numbers for sorting.
 //
 // Threading: GUI thread (a Qt item model).
 
@@ -14,7 +16,7 @@
 class MemberTableModel : public QAbstractTableModel {
     Q_OBJECT
 public:
-    enum Column { Rank, What, Start, Duration, FullName, ColumnCount };
+    enum Column { Rank, What, Start, Duration, Host, FullName, ColumnCount };
     explicit MemberTableModel(QObject* parent = nullptr);
 
     // `idleLabel` names the idle rows (e.g. "launch/host gap").
@@ -25,6 +27,9 @@ public:
     int columnCount(const QModelIndex& parent = {}) const override;
     QVariant data(const QModelIndex& index, int role = Qt::DisplayRole) const override;
     QVariant headerData(int section, Qt::Orientation orientation, int role = Qt::DisplayRole) const override;
+
+    // The Host column's text of a member ("" when none).
+    QString hostText(const BarMember& m) const;
 
 private:
     const gapscope::model::Trace* m_trace = nullptr;

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include "views/statspanel.h"
 
+#include "views/hosttablemodel.h"
 #include "views/kerneltablemodel.h"
 #include "views/membertablemodel.h"
 #include "views/statstable.h"
@@ -27,6 +28,7 @@ StatsPanel::StatsPanel(QWidget* parent)
     , m_components(new KernelTableModel(KernelTableModel::Mode::Components, this))
     , m_steps(new StepTableModel(this))
     , m_members(new MemberTableModel(this))
+    , m_host(new HostTableModel(this))
     , m_histogram(new StepHistogram)
     , m_tabs(new QTabWidget)
     , m_scope(new QLabel)
@@ -38,6 +40,8 @@ StatsPanel::StatsPanel(QWidget* parent)
     kernelTable->setNameColumn(KernelTableModel::Name);
     componentTable->setNameColumn(KernelTableModel::Name);
     m_memberTable->setNameColumn(MemberTableModel::What);
+    m_hostTable = new StatsTable(m_host, HostTableModel::HostEvent);
+    m_hostTable->setNameColumn(HostTableModel::HostEvent);
     // The full names are for the CSV; the view shows them on hover.
     kernelTable->view()->hideColumn(KernelTableModel::FullName);
     componentTable->view()->hideColumn(KernelTableModel::FullName);
@@ -51,6 +55,7 @@ StatsPanel::StatsPanel(QWidget* parent)
     m_tabs->addTab(componentTable, tr("Components"));
     m_tabs->addTab(stepSplit, tr("Steps"));
     m_tabs->addTab(m_memberTable, tr("Bar members"));
+    m_tabs->addTab(m_hostTable, tr("Host"));
     m_scope->setStyleSheet(QStringLiteral("color:#607d8b"));
     auto* layout = new QVBoxLayout(this);
     layout->setContentsMargins(0, 0, 0, 0);
@@ -87,6 +92,12 @@ StatsPanel::StatsPanel(QWidget* parent)
         if (const BarMember* m = m_members->member(row))
             emit memberActivated(*m);
     });
+    connect(m_hostTable->view()->selectionModel(), &QItemSelectionModel::currentRowChanged, this,
+        [this](const QModelIndex& current) {
+            if (current.isValid())
+                emit hostRowSelected(m_hostTable->proxy()->mapToSource(current).row());
+        });
+    connect(m_hostTable, &StatsTable::rowActivated, this, &StatsPanel::hostRowSelected);
     connect(kernelTable, &StatsTable::rowActivated, this, [this](int row) {
         if (const NameStats* s = m_kernels->row(row))
             emit kernelActivated(s->name);
@@ -111,6 +122,7 @@ void StatsPanel::setDocument(std::shared_ptr<const Trace> trace, std::shared_ptr
         slowest.push_back(m_steps->slowestMs(r));
     m_histogram->setValues(std::move(slowest));
     m_members->setMembers(m_trace.get(), {}, QString());
+    setHostAttribution(nullptr);
     clearRange();
 }
 
@@ -176,6 +188,12 @@ void StatsPanel::setMembers(const QString& bar, const QString& intervalName, std
     m_members->setMembers(m_trace.get(), std::move(members), intervalName);
     m_tabs->setTabText(m_tabs->indexOf(m_memberTable), tr("Bar members: %1 (%2)").arg(bar).arg(m_members->rowCount()));
     m_tabs->setCurrentWidget(m_memberTable);
+}
+
+void StatsPanel::setHostAttribution(const HostAttribution* host)
+{
+    m_host->setAttribution(m_trace.get(), host);
+    m_tabs->setTabText(m_tabs->indexOf(m_hostTable), host ? tr("Host (%1)").arg(m_host->rowCount()) : tr("Host"));
 }
 
 void StatsPanel::setBandwidthCeiling(double gbs)

@@ -2,7 +2,8 @@
 #pragma once
 
 // StatsPanel: the tables under the timeline, in tabs: per kernel name, per component, per step
-// (with the step-time histogram) and the members of the clicked waterfall bar. The kernel and
+// (with the step-time histogram), the members of the clicked waterfall bar and "Host" (what the host
+// did in the launch/host gaps and sync stalls, per rank: HostTableModel). The kernel and
 // component tables show the whole trace, or the selected time range once one is selected (their
 // statistics are computed in the background; a newer range drops an older computation).
 //
@@ -18,6 +19,7 @@
 #include <memory>
 
 class EventColors;
+class HostTableModel;
 class KernelTableModel;
 class MemberTableModel;
 class QLabel;
@@ -40,12 +42,16 @@ public:
     // `intervalName` names one idle interval of the bar ("launch/host gap"; model/analysis/barid.h).
     void setMembers(const QString& bar, const QString& intervalName, std::vector<BarMember> members);
     void setBandwidthCeiling(double gbs);
+    // Fills the Host table from the analysis' host attribution (null: empty).
+    void setHostAttribution(const gapscope::model::HostAttribution* host);
 
     KernelTableModel* kernelModel() const { return m_kernels; }
     KernelTableModel* componentModel() const { return m_components; }
     StepTableModel* stepModel() const { return m_steps; }
     MemberTableModel* memberModel() const { return m_members; }
     StatsTable* memberTable() const { return m_memberTable; }
+    HostTableModel* hostModel() const { return m_host; }
+    StatsTable* hostTable() const { return m_hostTable; }
     StatsTable* kernelTable() const { return m_kernelTable; }
     StepHistogram* histogram() const { return m_histogram; }
     QTabWidget* tabs() const { return m_tabs; }
@@ -55,6 +61,8 @@ signals:
     void stepActivated(uint32_t stepIndex);
     void stepsSelected(uint32_t first, uint32_t last);
     void memberActivated(const BarMember& member);
+    // A row of the Host table was clicked (source row of hostModel()).
+    void hostRowSelected(int row);
     void kernelActivated(const QString& name);
     void statsReady();
 
@@ -70,6 +78,8 @@ private:
     StepTableModel* m_steps;
     MemberTableModel* m_members;
     StatsTable* m_memberTable = nullptr;
+    HostTableModel* m_host;
+    StatsTable* m_hostTable = nullptr;
     StatsTable* m_kernelTable = nullptr;
     StepHistogram* m_histogram;
     QTabWidget* m_tabs;

@@ -43,6 +43,9 @@ void TimelineRenderer::setTrace(const Trace* trace, const LaneLayout* layout, co
     m_layout = layout;
     m_colors = colors;
     m_names.clear();
+    m_nameWidth.clear();
+    m_flowTarget = {};
+    m_flows.clear();
     m_named.clear();
     m_headerLabels.clear();
     m_frameValid = false;
@@ -75,9 +78,39 @@ const QString& TimelineRenderer::displayName(StringId id) const
     return m_names[id];
 }
 
+const QString& TimelineRenderer::fittedName(QPainter& p, StringId id, double width)
+{
+    // Names are measured once per string id (and font); only one too wide for its box is elided,
+    // so the cost is per label on screen, not per event.
+    if (m_widthFont != p.font()) {
+        m_widthFont = p.font();
+        m_nameWidth.assign(m_names.size(), -1);
+    }
+    if (m_nameWidth.size() != m_names.size())
+        m_nameWidth.assign(m_names.size(), -1);
+    const QString& full = displayName(id);
+    if (id >= m_nameWidth.size())
+        return full;
+    const QFontMetrics fm = p.fontMetrics();
+    if (m_nameWidth[id] < 0)
+        m_nameWidth[id] = fm.horizontalAdvance(full);
+    if (m_nameWidth[id] <= width)
+        return full;
+    m_elided = fm.elidedText(full, Qt::ElideRight, int(width));
+    return m_elided;
+}
+
+uint8_t TimelineRenderer::depthOf(LaneId lane, uint32_t index, LaneKind kind) const
+{
+    const uint32_t nesting = kind == LaneKind::Nvtx ? m_trace->nvtxDepth(lane, index)
+        : kind == LaneKind::CpuThread               ? m_trace->hostDepth(lane, index)
+                                                    : 0;
+    return uint8_t(std::min(255u, nesting));
+}
+
 int TimelineRenderer::itemLevelY(const LaneRow& row, uint8_t depth) const
 {
-    if (row.kind != LaneKind::Nvtx)
+    if (!LaneLayout::nested(row.kind))
         return 2;
     const int level = std::min<int>(depth, row.levels - 1);
     return level * m_layout->options().nvtxRowHeight + 1;
@@ -85,7 +118,7 @@ int TimelineRenderer::itemLevelY(const LaneRow& row, uint8_t depth) const
 
 int TimelineRenderer::itemHeight(const LaneRow& row) const
 {
-    return row.kind == LaneKind::Nvtx ? m_layout->options().nvtxRowHeight - 2 : row.height - 4;
+    return LaneLayout::nested(row.kind) ? m_layout->options().nvtxRowHeight - 2 : row.height - 4;
 }
 
 QRgb TimelineRenderer::itemColor(LaneId lane, uint32_t index, LaneKind kind) const
@@ -102,6 +135,8 @@ QRgb TimelineRenderer::itemColor(LaneId lane, uint32_t index, LaneKind kind) con
     }
     case LaneKind::CpuApi:
         return m_trace->kindOf(lane, index) == EventKind::Sync ? kSyncColor : kApiColor;
+    case LaneKind::CpuThread:
+        return EventColors::hostColor(m_trace->hostKind(lane, index), ev.name(index));
     default:
         return m_colors ? m_colors->color(ev.name(index)) : kApiColor;
     }
@@ -255,7 +290,7 @@ void TimelineRenderer::paintRowItems(
         }
         if (it.count == 1 && x1 - x0 >= 36 && name != 0) {
             p.setPen(c.lightness() > 140 ? kText : Qt::white);
-            p.drawText(r.adjusted(2, 0, -2, 0), Qt::AlignVCenter | Qt::AlignLeft, displayName(name));
+            p.drawText(r.adjusted(2, 0, -2, 0), Qt::AlignVCenter | Qt::AlignLeft, fittedName(p, name, x1 - x0 - 4));
         }
     }
 }
@@ -281,7 +316,7 @@ void TimelineRenderer::paintHighlight(QPainter& p, const QRect& plot, const Time
             while (it != idx.end() && *it < b) {
                 const double x0 = clampX(plot.left() + v.mapping.toX(ev.start(*it)), plot);
                 const double x1 = std::max(x0 + 1, clampX(plot.left() + v.mapping.toX(ev.end(*it)), plot));
-                const QRectF r(x0, y + itemLevelY(row, 0), x1 - x0, itemHeight(row));
+                const QRectF r(x0, y + itemLevelY(row, depthOf(lane, *it, row.kind)), x1 - x0, itemHeight(row));
                 p.fillRect(r, QColor::fromRgb(itemColor(lane, *it, row.kind)));
                 p.setPen(outline);
                 p.drawRect(r);
@@ -337,35 +372,64 @@ QRectF TimelineRenderer::eventRect(EventRef ev, const TimelineView& v) const
     if (r < 0 || ev.index >= events.size())
         return {};
     const LaneRow& row = m_layout->rows()[size_t(r)];
-    const uint8_t depth
-        = row.kind == LaneKind::Nvtx ? uint8_t(std::min(255u, m_trace->nvtxDepth(ev.lane, ev.index))) : 0;
+    const uint8_t depth = depthOf(ev.lane, ev.index, row.kind);
     const double x0 = v.headerWidth + v.mapping.toX(events.start(ev.index));
     const double x1 = std::max(x0 + 1, v.headerWidth + v.mapping.toX(events.end(ev.index)));
     return QRectF(x0, widgetY(row.y, v) + itemLevelY(row, depth), x1 - x0, itemHeight(row));
 }
 
+const std::vector<LaunchFlows::Flow>& TimelineRenderer::flowsFor(EventRef target)
+{
+    // Asked per paint, recomputed only when the hovered or selected event changes.
+    if (target.lane != m_flowTarget.lane || target.index != m_flowTarget.index) {
+        m_flowTarget = target;
+        m_flows = LaunchFlows::of(*m_trace, target);
+    }
+    return m_flows;
+}
+
+QRectF TimelineRenderer::flowEndRect(EventRef ev, const TimelineView& v) const
+{
+    const QRectF r = eventRect(ev, v);
+    if (!r.isEmpty() || !ev.valid())
+        return r;
+    // A launch inside a closed "CPU threads" group: the group's row at the launch's time.
+    const LaneInfo& info = m_trace->lane(ev.lane).info;
+    const int g = m_layout->rowOfCpuGroup(info.rank);
+    if (g < 0)
+        return r;
+    const LaneRow& row = m_layout->rows()[size_t(g)];
+    const LaneEvents& events = m_trace->lane(ev.lane).events;
+    const double x0 = v.headerWidth + v.mapping.toX(events.start(ev.index));
+    const double x1 = std::max(x0 + 1, v.headerWidth + v.mapping.toX(events.end(ev.index)));
+    return QRectF(x0, widgetY(row.y, v) + 2, x1 - x0, row.height - 4);
+}
+
 void TimelineRenderer::paintLaunchArrow(QPainter& p, const QRect& plot, const TimelineView& v)
 {
     const EventRef target = v.hovered.valid() ? v.hovered : v.selected;
-    if (!target.valid() || m_trace->lane(target.lane).info.kind != LaneKind::GpuStream)
+    const auto& flows = flowsFor(target);
+    if (flows.empty())
         return;
-    const EventRef launch = m_trace->launchOf(target.lane, target.index);
-    const QRectF from = eventRect(launch, v);
-    const QRectF to = eventRect(target, v);
-    if (from.isEmpty() || to.isEmpty())
-        return;
-    const QPointF a(from.left(), to.top() < from.top() ? from.top() : from.bottom());
-    const QPointF b(to.left(), to.top() < from.top() ? to.bottom() : to.top());
     p.setRenderHint(QPainter::Antialiasing, true);
     p.setPen(QPen(QColor(30, 30, 30), 1.5));
-    p.drawLine(a, b);
-    const double ang = std::atan2(b.y() - a.y(), b.x() - a.x());
-    QPainterPath head;
-    head.moveTo(b);
-    head.lineTo(b - QPointF(8 * std::cos(ang - 0.4), 8 * std::sin(ang - 0.4)));
-    head.lineTo(b - QPointF(8 * std::cos(ang + 0.4), 8 * std::sin(ang + 0.4)));
-    head.closeSubpath();
-    p.fillPath(head, QColor(30, 30, 30));
+    for (const LaunchFlows::Flow& f : flows) {
+        const QRectF from = flowEndRect(f.launch, v);
+        const QRectF to = eventRect(f.gpu, v);
+        if (from.isEmpty() || to.isEmpty() || std::max(from.left(), to.left()) < plot.left() - 2000
+            || std::min(from.left(), to.left()) > plot.right() + 2000)
+            continue;
+        const QPointF a(from.left(), to.top() < from.top() ? from.top() : from.bottom());
+        const QPointF b(to.left(), to.top() < from.top() ? to.bottom() : to.top());
+        p.drawLine(a, b);
+        const double ang = std::atan2(b.y() - a.y(), b.x() - a.x());
+        QPainterPath head;
+        head.moveTo(b);
+        head.lineTo(b - QPointF(8 * std::cos(ang - 0.4), 8 * std::sin(ang - 0.4)));
+        head.lineTo(b - QPointF(8 * std::cos(ang + 0.4), 8 * std::sin(ang + 0.4)));
+        head.closeSubpath();
+        p.fillPath(head, QColor(30, 30, 30));
+    }
     p.setRenderHint(QPainter::Antialiasing, false);
 }
 
@@ -451,17 +515,19 @@ int TimelineRenderer::annotationAt(const QPoint& pos, const TimelineView& v) con
 
 const QString& TimelineRenderer::headerLabel(QPainter& p, int r, int width)
 {
-    // Eliding measures the text: cache the result per row (the layout and the font rarely change).
-    if (m_headerFont != p.font() || m_headerLabels.size() != m_layout->rows().size()) {
-        m_headerFont = p.font();
+    // Eliding measures the text: cache the result per row (the layout and the font rarely change;
+    // paintHeaders drops the cache when the base font does, header rows are drawn in its bold form).
+    if (m_headerLabels.size() != m_layout->rows().size())
         m_headerLabels.assign(m_layout->rows().size(), QString());
-    }
     QString& label = m_headerLabels[size_t(r)];
     if (label.isNull()) {
         const LaneRow& row = m_layout->rows()[size_t(r)];
         label = row.label;
         if (row.type == LaneRow::Type::RankHeader)
             label = (m_layout->options().collapsedRanks.count(row.rank) ? QStringLiteral("▸ ") : QStringLiteral("▾ "))
+                + label;
+        if (row.type == LaneRow::Type::CpuHeader)
+            label = (m_layout->options().openCpuRanks.count(row.rank) ? QStringLiteral("▾ ") : QStringLiteral("▸ "))
                 + label;
         // The middle goes: both the kind ("rank 0 · GPU 0") and the end (the GPU model) stay.
         label = p.fontMetrics().elidedText(label, Qt::ElideMiddle, width);
@@ -493,14 +559,21 @@ void TimelineRenderer::paintHeaders(QPainter& p, const QSize& size, const Timeli
     QFont bold = p.font();
     bold.setBold(true);
     const QFont normal = p.font();
+    if (m_headerFont != normal) {
+        m_headerFont = normal;
+        m_headerLabels.clear();
+    }
     for (int r = first; r < last; ++r) {
         const LaneRow& row = m_layout->rows()[size_t(r)];
         const QRect box(0, widgetY(row.y, v), v.headerWidth - 4, row.height);
         if (row.type == LaneRow::Type::HostHeader)
             p.fillRect(box.adjusted(0, 0, 4, 0), kHostBg);
-        p.setFont(row.type == LaneRow::Type::Lane ? normal : bold);
+        p.setFont(row.type == LaneRow::Type::Lane || row.type == LaneRow::Type::CpuHeader ? normal : bold);
         p.setPen(kText);
-        const int indent = row.type == LaneRow::Type::HostHeader ? 4 : row.type == LaneRow::Type::RankHeader ? 8 : 22;
+        const int indent = row.type == LaneRow::Type::HostHeader ? 4
+            : row.type == LaneRow::Type::RankHeader              ? 8
+            : row.type == LaneRow::Type::CpuHeader               ? 14
+                                                                 : 22;
         p.drawText(
             box.adjusted(indent, 0, 0, 0), Qt::AlignVCenter | Qt::AlignLeft, headerLabel(p, r, box.width() - indent));
         p.setPen(kGrid);
@@ -558,12 +631,13 @@ EventRef TimelineRenderer::eventAt(const QPoint& pos, const TimelineView& v, Fol
     if (k < 0)
         return {};
     const LaneRow& row = m_layout->rows()[size_t(r)];
-    const int level = row.kind == LaneKind::Nvtx ? (cy - row.y) / m_layout->options().nvtxRowHeight : 0;
+    const bool nested = LaneLayout::nested(row.kind);
+    const int level = nested ? (cy - row.y) / m_layout->options().nvtxRowHeight : 0;
     const double px = pos.x() - v.headerWidth;
     const FoldItem* best = nullptr;
     double bestDist = 3; // pixels of tolerance around thin items
     for (const FoldItem& it : m_frame.items(size_t(k))) {
-        if (row.kind == LaneKind::Nvtx && std::min<int>(it.depth, row.levels - 1) != level)
+        if (nested && std::min<int>(it.depth, row.levels - 1) != level)
             continue;
         const double x0 = v.mapping.toX(it.start);
         const double x1 = std::max(x0 + 1, v.mapping.toX(it.end));

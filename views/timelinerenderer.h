@@ -2,7 +2,8 @@
 #pragma once
 
 // TimelineRenderer: draws the timeline (lane headers, ruler, decode steps, events, highlights,
-// search matches, selection, annotations, the launch arrow) onto any QPainter: the widget, a PNG
+// search matches, selection, annotations, the launch -> GPU event arrows of the hovered or selected
+// event, LaunchFlows) onto any QPainter: the widget, a PNG
 // or an SVG export. Painting has two phases: TimelineFrame::build() culls and folds what is
 // visible (phase one), then the renderer walks the fold items (phase two). Colours come from
 // EventColors as plain array lookups; labels use display names cached per string id, so nothing
@@ -15,6 +16,7 @@
 // Threading: GUI thread (or the thread that owns the QPainter); the inputs must outlive painting.
 
 #include "model/trace.h"
+#include "views/launchflows.h"
 #include "views/timeformat.h"
 #include "views/timelineframe.h"
 #include "views/timemapping.h"
@@ -112,9 +114,16 @@ private:
     void paintAnnotations(QPainter& p, const QRect& plot, const TimelineView& v);
     void paintEventOutline(QPainter& p, gapscope::model::EventRef ev, const TimelineView& v, const QColor& c, int w);
     void paintLaunchArrow(QPainter& p, const QRect& plot, const TimelineView& v);
+    const std::vector<LaunchFlows::Flow>& flowsFor(gapscope::model::EventRef target);
+    // eventRect, or for a launch hidden in a closed "CPU threads" group, that group's row.
+    QRectF flowEndRect(gapscope::model::EventRef ev, const TimelineView& v) const;
     void paintHeaders(QPainter& p, const QSize& size, const TimelineView& v);
     const QString& headerLabel(QPainter& p, int layoutRow, int width);
     void paintRuler(QPainter& p, const QSize& size, const TimelineView& v);
+    // displayName(id), elided at the right to `width` pixels when wider.
+    const QString& fittedName(QPainter& p, gapscope::model::StringId id, double width);
+    // Nesting depth of an event of a nested lane (LaneLayout::nested), as FoldItem::depth has it.
+    uint8_t depthOf(gapscope::model::LaneId lane, uint32_t index, gapscope::model::LaneKind kind) const;
     int itemLevelY(const LaneRow& row, uint8_t depth) const;
     int itemHeight(const LaneRow& row) const;
     QRgb itemColor(gapscope::model::LaneId lane, uint32_t index, gapscope::model::LaneKind kind) const;
@@ -131,8 +140,13 @@ private:
     int m_frameTop = 0, m_frameBottom = 0; // content y range the frame was built for
     mutable std::vector<QString> m_names; // display names by string id, filled lazily
     mutable std::vector<uint8_t> m_named; // 1 when m_names[id] is filled
+    std::vector<int> m_nameWidth; // pixel width of m_names[id] in m_widthFont (-1: not measured)
+    QFont m_widthFont;
+    QString m_elided; // the last elided label (drawn at once)
     std::vector<timeformat::Tick> m_tickBuffer; // reused by the ruler
+    gapscope::model::EventRef m_flowTarget; // the event m_flows were computed for
+    std::vector<LaunchFlows::Flow> m_flows;
     std::vector<QString> m_headerLabels; // elided lane header text per layout row (null: not yet)
-    QFont m_headerFont; // the font m_headerLabels were elided with
+    QFont m_headerFont; // the base font m_headerLabels were elided with (headers: its bold form)
     int m_headerLabelWidth = 0; // the header column width they were elided for
 };

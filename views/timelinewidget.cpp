@@ -66,10 +66,16 @@ void TimelineWidget::setLayoutOptions(const LaneLayoutOptions& options)
     rebuildLayout();
 }
 
-void TimelineWidget::rebuildLayout()
+void TimelineWidget::rebuildLayout(bool remeasure)
 {
+    // Measuring the lanes reads every event of the nested ones (their depths): done when the trace or
+    // its lanes change, not when a header click opens or closes a group.
+    if (remeasure || m_entries.size() != (m_trace ? m_trace->laneCount() : 0)) {
+        m_entries = m_trace ? LaneLayout::entriesOf(*m_trace) : std::vector<LaneEntry> {};
+        m_rankLabels = m_trace ? LaneLayout::rankLabelsOf(*m_trace) : std::vector<QString> {};
+    }
     if (m_trace)
-        m_layout.build(*m_trace, m_options);
+        m_layout.build(m_entries, m_rankLabels, m_options);
     else
         m_layout = LaneLayout {};
     m_renderer.setTrace(m_trace.get(), &m_layout, m_colors.get());
@@ -371,12 +377,18 @@ bool TimelineWidget::toggleRankAt(const QPoint& pos)
     if (pos.y() < TimelineRenderer::kRulerHeight)
         return false;
     const int r = m_layout.rowAt(TimelineRenderer::contentY(pos.y(), m_view));
-    if (r < 0 || m_layout.rows()[size_t(r)].type != LaneRow::Type::RankHeader)
+    if (r < 0)
         return false;
-    const uint32_t rank = m_layout.rows()[size_t(r)].rank;
-    if (!m_options.collapsedRanks.erase(rank))
-        m_options.collapsedRanks.insert(rank);
-    rebuildLayout();
+    const LaneRow& row = m_layout.rows()[size_t(r)];
+    // A rank header collapses or expands the rank, a "CPU threads" header opens or closes the group.
+    std::set<uint32_t>* set = row.type == LaneRow::Type::RankHeader ? &m_options.collapsedRanks
+        : row.type == LaneRow::Type::CpuHeader                      ? &m_options.openCpuRanks
+                                                                    : nullptr;
+    if (!set)
+        return false;
+    if (!set->erase(row.rank))
+        set->insert(row.rank);
+    rebuildLayout(false);
     emit viewChanged();
     return true;
 }
@@ -565,6 +577,10 @@ void TimelineWidget::showTooltip(const QPoint& globalPos, EventRef ev, const Fol
                        timeformat::duration(double(events.start(ev.index) - m_trace->startTime()), 6));
         if (TimelineRenderer::shortName(m_trace->str(events.name(ev.index))) != name)
             text += QStringLiteral("<br><small>%1</small>").arg(name.left(300).toHtmlEscaped());
+        if (m_trace->lane(ev.lane).info.kind == LaneKind::CpuThread)
+            text += QStringLiteral("<br>%1, depth %2")
+                        .arg(QLatin1String(toString(m_trace->hostKind(ev.lane, ev.index))))
+                        .arg(m_trace->hostDepth(ev.lane, ev.index));
     }
     QToolTip::showText(globalPos + QPoint(12, 12), text, this);
 }

@@ -9,6 +9,7 @@
 //   left drag            pan (time and lanes)          shift+left drag or right drag   select a range
 //   drag on the ruler    select a range                click                      select an event
 //   double-click         zoom to the event             click a rank header        collapse / expand it
+//   click "CPU threads"  open / close the rank's CPU thread flames
 //   W / S                zoom in / out                 A / D                      pan left / right
 //   Esc                  clear selection / highlight   right click               context menu (annotate, zoom)
 // Selecting a range emits rangeSelected (the main window shows its statistics).
@@ -99,14 +100,15 @@ protected:
 
 private:
     enum class Drag { None, Pan, Select, MoveAnnotation, ResizeHeader };
-    void rebuildLayout();
+    // remeasure: the trace or its lanes changed (else only the options did).
+    void rebuildLayout(bool remeasure = true);
     void clampView();
     void syncScrollBar();
     void updateHover(const QPoint& pos);
     void showContextMenu(const QPoint& pos);
     void showTooltip(const QPoint& globalPos, gapscope::model::EventRef ev, const gapscope::model::FoldItem& item);
     QString laneKeyAt(const QPoint& pos) const;
-    bool toggleRankAt(const QPoint& pos);
+    bool toggleRankAt(const QPoint& pos); // rank and "CPU threads" headers
     gapscope::model::TimeNs timeAt(double widgetX) const;
     gapscope::model::EventRef hitTest(const QPoint& pos, gapscope::model::FoldItem* item);
 
@@ -114,6 +116,8 @@ private:
     std::shared_ptr<const EventColors> m_colors;
     LaneLayoutOptions m_options;
     LaneLayout m_layout;
+    std::vector<LaneEntry> m_entries; // the lanes as last measured (LaneLayout::entriesOf)
+    std::vector<QString> m_rankLabels;
     TimelineRenderer m_renderer;
     TimelineView m_view;
     TimelineHighlight m_highlight;

@@ -15,6 +15,7 @@
 #include "views/budgetstore.h"
 #include "views/detailspane.h"
 #include "views/findingspanel.h"
+#include "views/hosttablemodel.h"
 #include "views/searchbar.h"
 #include "views/statspanel.h"
 #include "views/steptablemodel.h"
@@ -141,6 +142,7 @@ void Workspace::connectPanels()
                 rows.push_back(std::move(note));
             }
             m_findings->setFindings(std::move(rows));
+            m_stats->setHostAttribution(m_analysis->hostAttribution());
             m_stats->tabs()->setCurrentWidget(m_findings);
         }
     });
@@ -157,6 +159,7 @@ void Workspace::connectPanels()
         else
             m_timeline->zoomToRange(m.start, m.end, 0.3);
     });
+    connect(m_stats, &StatsPanel::hostRowSelected, this, &Workspace::selectHostRow);
     connect(m_stats, &StatsPanel::kernelActivated, this, [this](const QString& name) {
         m_search->activate();
         m_search->field()->setText(name);
@@ -264,6 +267,18 @@ void Workspace::selectBar(int bar)
     m_waterfall->chart()->setSelectedBar(bar);
     m_analysis->requestMembers(bar);
     emit statusMessage(tr("Finding the kernels and gaps of this bar…"));
+}
+
+void Workspace::selectHostRow(int row)
+{
+    const HostTableModel::Row* r = m_stats->hostModel()->row(row);
+    if (!r)
+        return;
+    m_selectedBar = -1;
+    m_waterfall->chart()->setSelectedBar(-1);
+    const TimelineHighlight h = m_analysis->hostHighlight(r->gaps, r->event, r->name);
+    m_timeline->setHighlight(h);
+    emit statusMessage(tr("%1 (rank %2): %3 gaps lit up (Esc clears)").arg(r->event).arg(r->rank).arg(h.spanCount()));
 }
 
 void Workspace::onMembers(int bar, const TimelineHighlight& highlight, const std::vector<BarMember>& list)

@@ -5,7 +5,9 @@
 // bar), the waterfall panel, the findings (first tab) and the statistics tabs, the details pane, the budget panel and
 // the annotation list, plus the AnalysisRunner and the AnnotationModel behind them.
 //   - budget edits -> analysis -> waterfall; a bar click -> its kernels and gaps lit up on the
-//     timeline and listed in the "Bar members" table;
+//     timeline and listed in the "Bar members" table (each gap with the host event behind it);
+//   - a "Host" table row -> the gaps attributed to that host event lit up (GPU idle spans, and the
+//     event on its CPU thread's flame);
 //   - a range selected on the timeline -> range statistics, details, the waterfall's "selected range";
 //   - steps selected in the step table -> the waterfall's "selected steps"; double-click -> zoom;
 //   - annotations: add from the timeline's context menu, edit, move (drag), delete, save.
@@ -62,6 +64,8 @@ public:
 
     // Waterfall bar click (as the chart does it): highlight its members.
     void selectBar(int bar);
+    // Host table row click (source row of the stats panel's host model): light up its gaps.
+    void selectHostRow(int row);
     // Jumps to where a finding points: its time range (or step), its rank's lanes, its bar lit up.
     void showFinding(const gapscope::model::Finding& finding);
     FindingsPanel* findingsPanel() const { return m_findings; }

@@ -42,6 +42,26 @@ std::optional<qint64> parseTime(const QString& text)
     return qint64(v * scale);
 }
 
+std::optional<std::set<uint32_t>> parseCpuLanes(const QString& text, const std::vector<uint32_t>& withThreads)
+{
+    const QString t = text.trimmed().toLower();
+    if (t == QLatin1String("none"))
+        return std::set<uint32_t> {};
+    if (t == QLatin1String("first") || t.isEmpty())
+        return withThreads.empty() ? std::set<uint32_t> {} : std::set<uint32_t> { withThreads.front() };
+    if (t == QLatin1String("all"))
+        return std::set<uint32_t>(withThreads.begin(), withThreads.end());
+    std::set<uint32_t> out;
+    for (const QString& part : t.split(QLatin1Char(','))) {
+        bool ok = false;
+        const uint rank = part.trimmed().toUInt(&ok);
+        if (!ok)
+            return std::nullopt;
+        out.insert(uint32_t(rank));
+    }
+    return out;
+}
+
 static int fail(const QString& message, int code = 3)
 {
     std::fprintf(stderr, "gapscope: %s\n", qPrintable(message));
@@ -79,6 +99,16 @@ int run(const HeadlessOptions& o)
     WaterfallRequest request;
     request.rank = o.rank >= 0 ? o.rank : GapAnalyzer::kCriticalRank;
     const Trace& trace = *doc->trace;
+    std::set<uint32_t> threaded;
+    for (const Lane& l : trace.lanes())
+        if (l.info.kind == LaneKind::CpuThread && !l.events.empty())
+            threaded.insert(l.info.rank);
+    const auto open = parseCpuLanes(o.cpuLanes, std::vector<uint32_t>(threaded.begin(), threaded.end()));
+    if (!open)
+        return fail(QStringLiteral("--cpu-lanes %1: expected first, all, none or ranks like 0,2").arg(o.cpuLanes), 2);
+    LaneLayoutOptions lanes = ws.timeline()->layoutOptions();
+    lanes.openCpuRanks = *open;
+    ws.timeline()->setLayoutOptions(lanes);
     if (!o.range.isEmpty()) {
         const QStringList parts = o.range.split(QLatin1Char(':'));
         const auto a = parts.size() == 2 ? parseTime(parts[0]) : std::nullopt;

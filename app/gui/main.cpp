@@ -55,6 +55,8 @@ int headless(const QCommandLineParser& p)
     o.model = p.value(QStringLiteral("model"));
     o.hardware = p.value(QStringLiteral("hw"));
     o.precision = p.value(QStringLiteral("precision"));
+    if (p.isSet(QStringLiteral("cpu-lanes")))
+        o.cpuLanes = p.value(QStringLiteral("cpu-lanes"));
     return headlessexport::run(o);
 }
 
@@ -96,6 +98,10 @@ int main(int argc, char** argv)
         { QStringLiteral("precision"), QStringLiteral("Export: precision spec, e.g. all=nvfp4,lm_head=bf16."),
             QStringLiteral("SPEC") },
         { QStringLiteral("tp"), QStringLiteral("Export: tensor-parallel degree of the budget."), QStringLiteral("N") },
+        { QStringLiteral("cpu-lanes"),
+            QStringLiteral("Export: open the CPU thread lanes of: first (default, the first rank that has them), "
+                           "all, none, or ranks like 0,2."),
+            QStringLiteral("WHICH") },
         { QStringLiteral("max-memory"),
             QStringLiteral("Memory budget for loading a trace (e.g. 8G, 512M; default 3/4 of RAM or of ulimit -v)."),
             QStringLiteral("SIZE") },

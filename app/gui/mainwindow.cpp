@@ -217,6 +217,7 @@ void MainWindow::showShortcuts()
            "<tr><td>W / S, A / D</td><td>zoom in / out, pan left / right</td></tr>"
            "<tr><td>Ctrl+F, Enter, Shift+Enter</td><td>search, next, previous</td></tr>"
            "<tr><td>click a rank header</td><td>collapse / expand the rank</td></tr>"
+           "<tr><td>click a rank's \"CPU threads\" row</td><td>open / close its CPU thread flames</td></tr>"
            "<tr><td>right click</td><td>annotate, zoom to the selection</td></tr>"
            "<tr><td>click a waterfall bar</td><td>light up its kernels and gaps</td></tr>"
            "<tr><td>Esc</td><td>clear the selection and the highlight</td></tr></table>"));

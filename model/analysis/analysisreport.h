@@ -54,6 +54,8 @@ public:
     std::string toText() const;
     const std::vector<Finding>& findings() const { return m_findings; }
     const GapAnalyzer::Breakdown& criticalPath() const { return m_criticalMean; }
+    // The host attribution behind host_gaps and host_syncs (every rank over the selection).
+    const HostAttribution& hostAttribution() const { return *m_host; }
 
 private:
     GapAnalyzer::Selection selection(int rank, GapAnalyzer::Selection::Kind kind) const;

@@ -45,7 +45,7 @@ HostAttribution::HostAttribution(const GapAnalyzer& analyzer, const GapAnalyzer:
 {
     for (const Lane& l : m_trace.lanes()) {
         const LaneKind k = l.info.kind;
-        if (k == LaneKind::CpuApi || k == LaneKind::CpuThread || (k == LaneKind::Nvtx && !l.info.isGpuAnnotationLane()))
+        if (isThreadLane(l.info))
             m_thread[{ l.info.rank, l.info.stream }].push_back(l.id);
         if (k == LaneKind::CpuApi)
             m_apiLanes[l.info.rank].push_back(l.id);
@@ -72,6 +72,57 @@ HostAttribution::HostAttribution(const GapAnalyzer& analyzer, const GapAnalyzer:
         }
     }
     aggregate(wanted);
+}
+
+bool HostAttribution::isThreadLane(const LaneInfo& info)
+{
+    const LaneKind k = info.kind;
+    return k == LaneKind::CpuApi || k == LaneKind::CpuThread || (k == LaneKind::Nvtx && !info.isGpuAnnotationLane());
+}
+
+bool HostAttribution::encloses(const Candidate& x, const Candidate& y)
+{
+    if (x.start != y.start)
+        return x.start < y.start;
+    if (x.end - x.start != y.end - y.start)
+        return x.end - x.start > y.end - y.start;
+    if (x.priority != y.priority)
+        return x.priority < y.priority;
+    if (x.depth != y.depth)
+        return x.depth < y.depth;
+    return x.ref.lane != y.ref.lane ? x.ref.lane < y.ref.lane : x.ref.index < y.ref.index;
+}
+
+std::vector<EventRef> HostAttribution::enclosing(const Trace& trace, EventRef call)
+{
+    std::vector<EventRef> out;
+    if (!call.valid() || call.lane >= trace.laneCount())
+        return out;
+    const LaneInfo& thread = trace.lane(call.lane).info;
+    const LaneEvents& ce = trace.lane(call.lane).events;
+    if (call.index >= ce.size())
+        return out;
+    const TimeNs c0 = ce.start(call.index), c1 = ce.end(call.index);
+    std::vector<Candidate> found;
+    for (const Lane& l : trace.lanes()) {
+        if (l.info.kind == LaneKind::CpuApi || !isThreadLane(l.info) || l.info.rank != thread.rank
+            || l.info.stream != thread.stream || l.info.host != thread.host)
+            continue;
+        const bool cpu = l.info.kind == LaneKind::CpuThread;
+        const auto [first, last] = l.events.overlapping(c0, c1 > c0 ? c1 : c0 + 1);
+        for (size_t i = first; i < last; ++i) {
+            if (l.events.start(i) > c0 || l.events.end(i) < c1
+                || trace.kindOf(l.id, i) != (cpu ? EventKind::Host : EventKind::Nvtx))
+                continue;
+            const uint32_t depth = cpu ? trace.hostDepth(l.id, i) : trace.nvtxDepth(l.id, i);
+            found.push_back(Candidate {
+                l.events.start(i), l.events.end(i), uint8_t(cpu ? 1 : 0), depth, EventRef { l.id, uint32_t(i) } });
+        }
+    }
+    std::sort(found.begin(), found.end(), [](const Candidate& a, const Candidate& b) { return encloses(b, a); });
+    for (const Candidate& c : found)
+        out.push_back(c.ref);
+    return out;
 }
 
 const HostAttribution::Rank* HostAttribution::rank(uint32_t rank) const
@@ -145,18 +196,7 @@ void HostAttribution::attribute(Gap& g, const StepScope& scope)
     // Sweep: the innermost active event holds each stretch until it ends or a later one starts.
     std::sort(
         m_scratch.begin(), m_scratch.end(), [](const Candidate& x, const Candidate& y) { return x.start < y.start; });
-    auto outer = [](const Candidate& x, const Candidate& y) { // true when y is inside x
-        if (x.start != y.start)
-            return x.start < y.start;
-        if (x.end - x.start != y.end - y.start)
-            return x.end - x.start > y.end - y.start;
-        if (x.priority != y.priority)
-            return x.priority < y.priority;
-        if (x.depth != y.depth)
-            return x.depth < y.depth;
-        return x.ref.lane != y.ref.lane ? x.ref.lane < y.ref.lane : x.ref.index < y.ref.index;
-    };
-    std::priority_queue<Candidate, std::vector<Candidate>, decltype(outer)> active(outer);
+    std::priority_queue<Candidate, std::vector<Candidate>, decltype(&encloses)> active(&encloses);
     size_t next = 0;
     TimeNs t = a;
     auto emit = [&](TimeNs x, TimeNs y, EventRef host) {

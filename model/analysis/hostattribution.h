@@ -96,6 +96,13 @@ public:
     // "nvtx" (a Kineto trace's host NVTX ranges are its user_annotation ranges).
     static const char* hostKindName(const Trace& trace, EventRef event);
 
+    // The host events of a thread (the lanes the attribution reads): its CPU lane, CUDA API lane and
+    // NVTX lane (not the NVTX lanes that copy ranges onto a GPU stream).
+    static bool isThreadLane(const LaneInfo& info);
+    // The host events (CPU lane, NVTX lane) active over the whole of an API call on its thread,
+    // innermost first in the order the attribution uses; step-level ranges included.
+    static std::vector<EventRef> enclosing(const Trace& trace, EventRef call);
+
 private:
     struct Candidate {
         TimeNs start, end;
@@ -107,6 +114,9 @@ private:
         TimeNs launch0 = 0, launch1 = 0;
         bool known = false, several = false;
     };
+    // True when y is inside x (the sweep's order: later start, then shorter, API call before CPU lane
+    // before NVTX range, then deeper).
+    static bool encloses(const Candidate& x, const Candidate& y);
     const std::vector<LaneId>& threadLanes(LaneId apiLane);
     StepScope scopeOf(const GapAnalyzer::StepGaps& step) const;
     bool stepLevel(const StepScope& scope, LaneId lane, size_t index) const;

@@ -8,6 +8,8 @@
 //      that draws every event in the window without folding;
 //   3. baseline for 1: the same file opened synchronously on the GUI thread (TraceDocument::open), which
 //      is how long the event loop would stall without the background open.
+// With OPEN_CPU_LANES=1 in the environment, every rank's "CPU threads" group is open in the frames of
+// 2 (host-range flames and CUDA API rows drawn; a trace from `synth --mode eager --host-ops`).
 // Wall time is printed beside process CPU time (all threads) and the load average, since the machine
 // may be shared. Prints a table (check | measured | target | PASS/FAIL) for BENCHMARKS.md.
 
@@ -275,7 +277,15 @@ int main(int argc, char** argv)
         open.openSeconds, open.prepareSeconds);
 
     LaneLayout layout;
-    layout.build(trace, LaneLayoutOptions {});
+    LaneLayoutOptions lanes;
+    if (qEnvironmentVariableIntValue("OPEN_CPU_LANES") == 1)
+        for (uint32_t r : trace.ranks())
+            lanes.openCpuRanks.insert(r);
+    layout.build(trace, lanes);
+    size_t cpuRows = 0;
+    for (const LaneRow& r : layout.rows())
+        cpuRows += r.type == LaneRow::Type::Lane && r.kind == LaneKind::CpuThread;
+    std::printf("layout: %zu rows, %zu of them CPU thread flames\n", layout.rows().size(), cpuRows);
     TimelineRenderer renderer;
     renderer.setTrace(&trace, &layout, open.doc->colors.get());
     TimelineView base;

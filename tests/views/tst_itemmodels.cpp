@@ -239,8 +239,8 @@ void TstItemModels::memberTable()
     MemberTableModel model;
     QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);
     std::vector<BarMember> members;
-    members.push_back({ 0, EventRef { 0, 1 }, m_trace.lane(0).events.start(1), m_trace.lane(0).events.end(1) });
-    members.push_back({ 1, EventRef {}, testtrace::kT0 + 96'000, testtrace::kT0 + 120'000 });
+    members.push_back({ 0, EventRef { 0, 1 }, m_trace.lane(0).events.start(1), m_trace.lane(0).events.end(1), {}, {} });
+    members.push_back({ 1, EventRef {}, testtrace::kT0 + 96'000, testtrace::kT0 + 120'000, {}, {} });
     model.setMembers(&m_trace, members, QStringLiteral("step gap"));
     QCOMPARE(model.rowCount(), 2);
     QCOMPARE(model.data(model.index(1, MemberTableModel::What)).toString(), QStringLiteral("step gap"));

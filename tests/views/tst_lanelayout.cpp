@@ -15,6 +15,8 @@ private slots:
     void groupingAndOrder();
     void rowLookup();
     void collapsedRank();
+    void cpuThreadGroup_data();
+    void cpuThreadGroup();
     void fromTrace();
 };
 
@@ -26,7 +28,7 @@ static LaneEntry entry(LaneKind kind, uint32_t rank, const char* host, uint64_t 
     e.info.host = host;
     e.info.device = rank;
     e.info.stream = stream;
-    e.nvtxDepth = depth;
+    e.levels = depth;
     return e;
 }
 
@@ -106,6 +108,52 @@ void TstLaneLayout::collapsedRank()
     QCOMPARE(l.rowOfLane(2), -1);
     QVERIFY(l.rowOfRank(0) >= 0);
     QVERIFY(l.rowOfLane(1) >= 0);
+}
+
+void TstLaneLayout::cpuThreadGroup_data()
+{
+    // Rank 0 has CPU thread lanes 6 (thread 10, 3 levels) and 7 (thread 12, 20 levels): a "CPU threads"
+    // group (C) after its NVTX row, holding each thread's flame then its CUDA API row, whatever showCpuApi says.
+    QTest::addColumn<bool>("open");
+    QTest::addColumn<bool>("cpuApi");
+    QTest::addColumn<QString>("order");
+    QTest::newRow("closed") << false << false << "H R 4 2 5 C H R 1 0";
+    QTest::newRow("closed, CPU API on") << false << true << "H R 4 2 5 C H R 1 0";
+    QTest::newRow("open") << true << false << "H R 4 2 5 C 6 3 7 H R 1 0";
+}
+
+void TstLaneLayout::cpuThreadGroup()
+{
+    QFETCH(bool, open);
+    QFETCH(bool, cpuApi);
+    QFETCH(QString, order);
+    std::vector<LaneEntry> all = lanes();
+    all.push_back(entry(LaneKind::CpuThread, 0, "a", 10, 3));
+    all.push_back(entry(LaneKind::CpuThread, 0, "a", 12, 20));
+    LaneLayoutOptions o;
+    o.showCpuApi = cpuApi;
+    if (open)
+        o.openCpuRanks.insert(0);
+    LaneLayout l;
+    l.build(all, {}, o);
+    QStringList got;
+    for (const LaneRow& r : l.rows())
+        got << (r.type == LaneRow::Type::HostHeader   ? QStringLiteral("H")
+                : r.type == LaneRow::Type::RankHeader ? QStringLiteral("R")
+                : r.type == LaneRow::Type::CpuHeader  ? QStringLiteral("C")
+                                                      : QString::number(r.lane));
+    QCOMPARE(got.join(QLatin1Char(' ')), order);
+    const int group = l.rowOfCpuGroup(0);
+    QVERIFY(group >= 0);
+    QCOMPARE(l.rows()[size_t(group)].label, QStringLiteral("CPU threads (2)"));
+    QCOMPARE(l.rowOfCpuGroup(1), -1);
+    if (open) {
+        const LaneRow& three = l.rows()[size_t(l.rowOfLane(6))];
+        QCOMPARE(three.levels, 3);
+        QCOMPARE(three.height, 3 * o.nvtxRowHeight);
+        QCOMPARE(l.rows()[size_t(l.rowOfLane(7))].levels, o.maxHostDepth); // capped
+        QCOMPARE(l.rows()[size_t(l.rowOfLane(3))].height, o.rowHeight);
+    }
 }
 
 void TstLaneLayout::fromTrace()

@@ -124,8 +124,8 @@ void TstTables::memberNamesShort()
 {
     const LaneEvents& ev = m_trace->lane(0).events;
     std::vector<BarMember> members;
-    members.push_back({ 0, EventRef { 0, 0 }, ev.start(0), ev.end(0) });
-    members.push_back({ 1, EventRef {}, testtrace::kT0 + 96'000, testtrace::kT0 + 120'000 });
+    members.push_back({ 0, EventRef { 0, 0 }, ev.start(0), ev.end(0), {}, {} });
+    members.push_back({ 1, EventRef {}, testtrace::kT0 + 96'000, testtrace::kT0 + 120'000, {}, {} });
     m_panel->setMembers(QStringLiteral("step gaps"), QStringLiteral("step gap"), members);
     QTableView* view = m_panel->memberTable()->view();
     QVERIFY(view->isColumnHidden(MemberTableModel::FullName));
@@ -186,7 +186,7 @@ void TstTables::memberColumnsFitContent()
     const LaneEvents& ev = m_trace->lane(0).events;
     std::vector<BarMember> members;
     for (uint32_t i = 0; i < 8; ++i)
-        members.push_back({ 0, EventRef { 0, i }, ev.start(i), ev.end(i) });
+        members.push_back({ 0, EventRef { 0, i }, ev.start(i), ev.end(i), {}, {} });
     m_panel->setMembers(QStringLiteral("attention"), QString(), members);
     QTRY_VERIFY(m_panel->memberTable()->isVisible());
     checkFit(m_panel->memberTable(), MemberTableModel::What);

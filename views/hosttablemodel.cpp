@@ -1,0 +1,120 @@
+// SPDX-License-Identifier: MIT
+#include "views/hosttablemodel.h"
+
+#include "views/timeformat.h"
+
+using namespace gapscope::model;
+
+HostTableModel::HostTableModel(QObject* parent)
+    : QAbstractTableModel(parent)
+{
+}
+
+void HostTableModel::setAttribution(const Trace* trace, const HostAttribution* host)
+{
+    beginResetModel();
+    m_rows.clear();
+    if (trace && host)
+        for (const HostAttribution::Rank& r : host->ranks())
+            addRank(*trace, *host, r);
+    endResetModel();
+}
+
+void HostTableModel::addRank(const Trace& trace, const HostAttribution& host, const HostAttribution::Rank& r)
+{
+    auto share = [](TimeNs ns, TimeNs of) { return of > 0 ? double(ns) / double(of) : 0.0; };
+    for (const HostAttribution::Row& h : r.rows)
+        m_rows.push_back(
+            Row { r.rank, IdleKind::LaunchHost, h.name, QString::fromStdString(std::string(trace.str(h.name))),
+                QLatin1String(h.kind), h.ns, h.count, share(h.ns, r.gapNs), h.gaps });
+    Row none { r.rank, IdleKind::LaunchHost, 0, tr("(unattributed host time)"), QString(), r.gapNs - r.explainedNs, 0,
+        share(r.gapNs - r.explainedNs, r.gapNs), {} };
+    const auto& gaps = host.gaps();
+    for (uint32_t i = 0; i < gaps.size(); ++i)
+        if (gaps[i].gap.rank == r.rank && gaps[i].gap.kind == IdleKind::LaunchHost
+            && gaps[i].explained < gaps[i].gap.duration())
+            none.gaps.push_back(i);
+    none.count = none.gaps.size();
+    if (none.ns > 0)
+        m_rows.push_back(std::move(none));
+    for (const HostAttribution::SyncRow& s : r.syncs) {
+        const QString call = QString::fromStdString(s.call);
+        const QString event
+            = s.around ? tr("%1 in %2").arg(call, QString::fromStdString(std::string(trace.str(s.around)))) : call;
+        m_rows.push_back(Row { r.rank, IdleKind::SyncStall, 0, event, QLatin1String(s.aroundKind), s.ns, s.count,
+            share(s.ns, r.syncNs), s.gaps });
+    }
+}
+
+const HostTableModel::Row* HostTableModel::row(int r) const
+{
+    return r >= 0 && r < int(m_rows.size()) ? &m_rows[size_t(r)] : nullptr;
+}
+
+int HostTableModel::rowCount(const QModelIndex& parent) const
+{
+    return parent.isValid() ? 0 : int(m_rows.size());
+}
+
+int HostTableModel::columnCount(const QModelIndex& parent) const
+{
+    return parent.isValid() ? 0 : ColumnCount;
+}
+
+QVariant HostTableModel::data(const QModelIndex& index, int role) const
+{
+    if (!index.isValid() || index.row() >= rowCount() || index.column() >= ColumnCount)
+        return {};
+    const Row& r = m_rows[size_t(index.row())];
+    const QString gap = r.gap == IdleKind::SyncStall ? tr("sync stall") : tr("launch/host gap");
+    if (role == Qt::UserRole) {
+        switch (index.column()) {
+        case Rank:
+            return r.rank;
+        case Gap:
+            return gap;
+        case HostEvent:
+            return r.event;
+        case Kind:
+            return r.kind;
+        case Time:
+            return qlonglong(r.ns);
+        case Count:
+            return qulonglong(r.count);
+        case Share:
+            return r.share;
+        }
+    }
+    if (role == Qt::ToolTipRole && index.column() == HostEvent)
+        return r.event;
+    if (role == Qt::TextAlignmentRole && index.column() >= Time)
+        return int(Qt::AlignRight | Qt::AlignVCenter);
+    if (role != Qt::DisplayRole)
+        return {};
+    switch (index.column()) {
+    case Rank:
+        return r.rank;
+    case Gap:
+        return gap;
+    case HostEvent:
+        return r.event;
+    case Kind:
+        return r.kind;
+    case Time:
+        return timeformat::duration(double(r.ns));
+    case Count:
+        return qulonglong(r.count);
+    case Share:
+        return QStringLiteral("%1%").arg(100.0 * r.share, 0, 'f', 1);
+    }
+    return {};
+}
+
+QVariant HostTableModel::headerData(int section, Qt::Orientation orientation, int role) const
+{
+    if (orientation != Qt::Horizontal || role != Qt::DisplayRole)
+        return {};
+    static const char* names[] = { "rank", "gap", "host event", "kind", "time", "count", "share of gap" };
+    static_assert(sizeof(names) / sizeof(names[0]) == ColumnCount, "one header per column");
+    return section >= 0 && section < ColumnCount ? tr(names[section]) : QVariant();
+}
