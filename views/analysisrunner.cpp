@@ -138,7 +138,9 @@ std::shared_ptr<const AnalysisRunner::State> AnalysisRunner::makeState(
         if (cancel.cancelled())
             return nullptr;
     }
-    st->report = std::make_unique<AnalysisReport>(*st->analyzer, AnalysisReport::Options {});
+    AnalysisReport::Options reportOptions;
+    reportOptions.hostGaps = true; // the Host table and the bar members list each gap
+    st->report = std::make_unique<AnalysisReport>(*st->analyzer, reportOptions);
     const auto& gaps = st->report->hostAttribution().gaps();
     for (uint32_t i = 0; i < gaps.size(); ++i)
         st->hostGaps.emplace_back(gaps[i].gap.rank, gaps[i].gap.start, gaps[i].gap.end, i);

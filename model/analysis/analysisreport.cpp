@@ -56,7 +56,7 @@ AnalysisReport::AnalysisReport(const GapAnalyzer& analyzer, const Options& optio
     m_gaps = analyzer.largestGaps(GapAnalyzer::kCriticalRank, first, last, options.largestGaps, false);
     m_findings = makeFindings(analyzer, m_criticalMean, m_stragglers, m_gaps);
     m_host = std::make_unique<HostAttribution>(
-        analyzer, selection(GapAnalyzer::kCriticalRank, options.range ? Kind::Range : Kind::Steps));
+        analyzer, selection(GapAnalyzer::kCriticalRank, options.range ? Kind::Range : Kind::Steps), options.hostGaps);
 }
 
 GapAnalyzer::Selection AnalysisReport::selection(int rank, Kind kind) const

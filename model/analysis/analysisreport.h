@@ -46,6 +46,7 @@ public:
         TimeNs t0 = 0, t1 = 0; // absolute trace time when `range`
         bool perStep = true; // list every step's bars in JSON
         size_t largestGaps = 3;
+        bool hostGaps = false; // keep every gap's host attribution (the viewer's tables), not only the totals
     };
 
     AnalysisReport(const GapAnalyzer& analyzer, const Options& options);

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <queue>
+#include <tuple>
 
 namespace gapscope::model {
 
@@ -39,7 +40,7 @@ const char* HostAttribution::hostKindName(const Trace& trace, EventRef ev)
     }
 }
 
-HostAttribution::HostAttribution(const GapAnalyzer& analyzer, const GapAnalyzer::Selection& selection)
+HostAttribution::HostAttribution(const GapAnalyzer& analyzer, const GapAnalyzer::Selection& selection, bool keepGaps)
     : m_analyzer(analyzer)
     , m_trace(analyzer.trace())
 {
@@ -54,11 +55,16 @@ HostAttribution::HostAttribution(const GapAnalyzer& analyzer, const GapAnalyzer:
     for (uint32_t r : analyzer.ranks())
         if (selection.rank == GapAnalyzer::kCriticalRank || uint32_t(selection.rank) == r)
             wanted.push_back(r);
+    for (uint32_t r : wanted)
+        m_byRank[r].rank = r;
+    uint64_t serial = 0;
     for (uint32_t r : wanted) {
         GapAnalyzer::Selection sel = selection;
         sel.rank = int(r);
         for (const auto& step : analyzer.stepGaps(sel)) {
             const StepScope scope = scopeOf(step);
+            m_cursors.clear();
+            m_lastGapStart = INT64_MIN;
             for (const auto& idle : step.gaps) {
                 if (idle.kind == IdleKind::StepGap || idle.end <= idle.start)
                     continue;
@@ -67,11 +73,16 @@ HostAttribution::HostAttribution(const GapAnalyzer& analyzer, const GapAnalyzer:
                 attribute(g, scope);
                 if (idle.kind == IdleKind::SyncStall)
                     findSyncCall(g, scope);
-                m_gaps.push_back(g);
+                add(g, keepGaps ? m_gaps.size() : serial, keepGaps);
+                ++serial;
+                if (keepGaps)
+                    m_gaps.push_back(g);
+                else
+                    m_pieces.clear();
             }
         }
     }
-    aggregate(wanted);
+    finish();
 }
 
 bool HostAttribution::isThreadLane(const LaneInfo& info)
@@ -142,6 +153,12 @@ const std::vector<LaneId>& HostAttribution::threadLanes(LaneId apiLane)
 HostAttribution::StepScope HostAttribution::scopeOf(const GapAnalyzer::StepGaps& step) const
 {
     StepScope s;
+    s.w0 = step.w0;
+    s.w1 = step.w1;
+    for (const auto& g : step.gaps) { // the window, and every gap in it
+        s.w0 = std::min(s.w0, g.start);
+        s.w1 = std::max(s.w1, g.end);
+    }
     if (!step.first.valid() || !step.last.valid())
         return s;
     const EventRef a = m_trace.launchOf(step.first.lane, step.first.index);
@@ -173,6 +190,9 @@ void HostAttribution::attribute(Gap& g, const StepScope& scope)
     if (g.gap.next.valid())
         g.launch = m_trace.launchOf(g.gap.next.lane, g.gap.next.index);
     m_scratch.clear();
+    if (a < m_lastGapStart) // not in time order: start the step's cursors again
+        m_cursors.clear();
+    m_lastGapStart = a;
     if (g.launch.valid())
         for (LaneId id : threadLanes(g.launch.lane)) {
             const LaneEvents& ev = m_trace.lane(id).events;
@@ -181,16 +201,22 @@ void HostAttribution::attribute(Gap& g, const StepScope& scope)
                 : lk == LaneKind::CpuThread               ? EventKind::Host
                                                           : EventKind::Nvtx;
             const uint8_t priority = lk == LaneKind::CpuApi ? 2 : lk == LaneKind::CpuThread ? 1 : 0;
-            const auto [first, last] = ev.overlapping(a, b);
-            for (size_t i = first; i < last; ++i) {
-                if (ev.end(i) <= a || ev.start(i) >= b || ev.duration(i) <= 0 || m_trace.kindOf(id, i) != want
-                    || stepLevel(scope, id, i))
-                    continue;
+            auto [it, fresh] = m_cursors.try_emplace(id);
+            LaneCursor& c = it->second;
+            if (fresh)
+                std::tie(c.next, c.last) = ev.overlapping(std::min(a, scope.w0), std::max(b, scope.w1));
+            // Events that start before the gap ends join the pool (those that can count at all).
+            for (; c.next < c.last && ev.start(c.next) < b; ++c.next)
+                if (ev.duration(c.next) > 0 && m_trace.kindOf(id, c.next) == want && !stepLevel(scope, id, c.next))
+                    c.pool.push_back(uint32_t(c.next));
+            // Those that ended before this gap cannot reach a later one either.
+            c.pool.erase(std::remove_if(c.pool.begin(), c.pool.end(), [&](uint32_t i) { return ev.end(i) <= a; }),
+                c.pool.end());
+            for (uint32_t i : c.pool) {
                 const uint32_t depth = lk == LaneKind::CpuThread ? m_trace.hostDepth(id, i)
                     : lk == LaneKind::Nvtx                       ? m_trace.nvtxDepth(id, i)
                                                                  : 0;
-                m_scratch.push_back(
-                    Candidate { ev.start(i), ev.end(i), priority, depth, EventRef { id, uint32_t(i) } });
+                m_scratch.push_back(Candidate { ev.start(i), ev.end(i), priority, depth, EventRef { id, i } });
             }
         }
     // Sweep: the innermost active event holds each stretch until it ends or a later one starts.
@@ -292,14 +318,12 @@ void HostAttribution::findSyncCall(Gap& g, const StepScope& scope)
     }
 }
 
-void HostAttribution::aggregate(const std::vector<uint32_t>& wanted)
+void HostAttribution::add(const Gap& g, uint64_t serial, bool keep)
 {
-    std::map<uint32_t, Rank> ranks;
-    for (uint32_t r : wanted)
-        ranks[r].rank = r;
+    Rank& r = m_byRank[g.gap.rank];
+    r.rank = g.gap.rank;
     // Rows by (name, kind); a gap counts once per row.
-    auto addMoments = [&](std::vector<Row>& rows, std::map<std::pair<StringId, std::string>, size_t>& index,
-                          const Gap& g, uint32_t gi) {
+    auto addMoments = [&](std::vector<Row>& rows, std::map<std::pair<StringId, std::string>, size_t>& index) {
         for (uint32_t p = g.firstPiece; p < g.firstPiece + g.pieceCount; ++p) {
             const Piece& piece = m_pieces[p];
             if (!piece.host.valid())
@@ -311,50 +335,49 @@ void HostAttribution::aggregate(const std::vector<uint32_t>& wanted)
                 rows.push_back(Row { name, kind, 0, 0, {} });
             Row& row = rows[it->second];
             row.ns += piece.end - piece.start;
-            if (row.gaps.empty() || row.gaps.back() != gi) {
-                row.gaps.push_back(gi);
+            if (row.lastGap != serial) {
+                row.lastGap = serial;
                 ++row.count;
+                if (keep)
+                    row.gaps.push_back(uint32_t(serial));
             }
         }
     };
-    std::map<uint32_t, std::map<std::pair<StringId, std::string>, size_t>> rowIndex, momentIndex;
-    std::map<uint32_t, std::map<std::pair<std::string, StringId>, size_t>> syncIndex;
-    for (uint32_t gi = 0; gi < m_gaps.size(); ++gi) {
-        const Gap& g = m_gaps[gi];
-        Rank& r = ranks[g.gap.rank];
-        r.rank = g.gap.rank;
-        if (g.gap.kind == IdleKind::LaunchHost) {
-            r.gapNs += g.gap.duration();
-            r.explainedNs += g.explained;
-            addMoments(r.rows, rowIndex[r.rank], g, gi);
-            continue;
-        }
-        r.syncNs += g.gap.duration();
-        r.syncExplainedNs += g.explained;
-        addMoments(r.syncMoments, momentIndex[r.rank], g, gi);
-        std::string call = "unknown call";
-        if (g.syncCall.valid())
-            call = m_trace.kindOf(g.syncCall.lane, g.syncCall.index) == EventKind::Api
-                ? std::string(m_trace.str(m_trace.lane(g.syncCall.lane).events.name(g.syncCall.index)))
-                : syncRecordName(m_trace.sync(g.syncCall.lane, g.syncCall.index));
-        const StringId around
-            = g.syncAround.valid() ? m_trace.lane(g.syncAround.lane).events.name(g.syncAround.index) : 0;
-        auto [it, fresh] = syncIndex[r.rank].emplace(std::make_pair(call, around), r.syncs.size());
-        if (fresh)
-            r.syncs.push_back(
-                SyncRow { call, around, g.syncAround.valid() ? hostKindName(m_trace, g.syncAround) : "", 0, 0, {} });
-        SyncRow& row = r.syncs[it->second];
-        row.ns += g.gap.duration();
-        ++row.count;
-        row.gaps.push_back(gi);
+    if (g.gap.kind == IdleKind::LaunchHost) {
+        r.gapNs += g.gap.duration();
+        r.explainedNs += g.explained;
+        addMoments(r.rows, m_rowIndex[r.rank]);
+        return;
     }
+    r.syncNs += g.gap.duration();
+    r.syncExplainedNs += g.explained;
+    addMoments(r.syncMoments, m_momentIndex[r.rank]);
+    std::string call = "unknown call";
+    if (g.syncCall.valid())
+        call = m_trace.kindOf(g.syncCall.lane, g.syncCall.index) == EventKind::Api
+            ? std::string(m_trace.str(m_trace.lane(g.syncCall.lane).events.name(g.syncCall.index)))
+            : syncRecordName(m_trace.sync(g.syncCall.lane, g.syncCall.index));
+    const StringId around = g.syncAround.valid() ? m_trace.lane(g.syncAround.lane).events.name(g.syncAround.index) : 0;
+    auto [it, fresh] = m_syncIndex[r.rank].emplace(std::make_pair(call, around), r.syncs.size());
+    if (fresh)
+        r.syncs.push_back(
+            SyncRow { call, around, g.syncAround.valid() ? hostKindName(m_trace, g.syncAround) : "", 0, 0, {} });
+    SyncRow& row = r.syncs[it->second];
+    row.ns += g.gap.duration();
+    ++row.count;
+    if (keep)
+        row.gaps.push_back(uint32_t(serial));
+}
+
+void HostAttribution::finish()
+{
     auto byTime = [this](const Row& x, const Row& y) {
         if (x.ns != y.ns)
             return x.ns > y.ns;
         const int c = m_trace.str(x.name).compare(m_trace.str(y.name));
         return c != 0 ? c < 0 : std::string(x.kind) < std::string(y.kind);
     };
-    for (auto& [rank, r] : ranks) {
+    for (auto& [rank, r] : m_byRank) {
         std::stable_sort(r.rows.begin(), r.rows.end(), byTime);
         std::stable_sort(r.syncMoments.begin(), r.syncMoments.end(), byTime);
         std::stable_sort(r.syncs.begin(), r.syncs.end(), [this](const SyncRow& x, const SyncRow& y) {
@@ -364,6 +387,10 @@ void HostAttribution::aggregate(const std::vector<uint32_t>& wanted)
         });
         m_ranks.push_back(std::move(r));
     }
+    m_byRank.clear();
+    m_rowIndex.clear();
+    m_momentIndex.clear();
+    m_syncIndex.clear();
 }
 
 json::Value hostGapsJson(const Trace& trace, const HostAttribution& host, size_t top)

@@ -44,7 +44,9 @@ class HostAttribution {
 public:
     // `selection` as for GapAnalyzer::analyze(), except that kCriticalRank means every analysed
     // rank, each over its own steps (the aggregates are per rank). `members` is ignored.
-    HostAttribution(const GapAnalyzer& analyzer, const GapAnalyzer::Selection& selection);
+    // `keepGaps` false: only the aggregates are kept (gaps() and pieces() stay empty, rows list no
+    // gaps), so memory does not grow with the number of gaps: what the CLI's report needs.
+    HostAttribution(const GapAnalyzer& analyzer, const GapAnalyzer::Selection& selection, bool keepGaps = true);
 
     // One stretch of a gap with the host event it is attributed to (invalid: unattributed).
     struct Piece {
@@ -67,7 +69,8 @@ public:
         const char* kind = ""; // hostKindName()
         TimeNs ns = 0;
         uint64_t count = 0; // gaps it got time in
-        std::vector<uint32_t> gaps; // indices into gaps()
+        std::vector<uint32_t> gaps; // indices into gaps() (empty without keepGaps)
+        uint64_t lastGap = UINT64_MAX; // the serial number of the last gap counted (counts a gap once)
     };
     // Sync stalls of one rank by (blocking call, host event around it).
     struct SyncRow {
@@ -76,7 +79,7 @@ public:
         const char* aroundKind = "";
         TimeNs ns = 0;
         uint64_t count = 0;
-        std::vector<uint32_t> gaps;
+        std::vector<uint32_t> gaps; // (empty without keepGaps)
     };
     struct Rank {
         uint32_t rank = 0;
@@ -113,6 +116,14 @@ private:
     struct StepScope { // per (rank, step): what counts as the step's own range
         TimeNs launch0 = 0, launch1 = 0;
         bool known = false, several = false;
+        TimeNs w0 = 0, w1 = 0; // the step's window
+    };
+    // Per thread lane, within one step: the events not yet reached (next..last) and those begun that
+    // may still overlap a later gap (gaps come in time order, so each event is looked at a bounded
+    // number of times instead of searched for per gap).
+    struct LaneCursor {
+        size_t next = 0, last = 0;
+        std::vector<uint32_t> pool;
     };
     // True when y is inside x (the sweep's order: later start, then shorter, API call before CPU lane
     // before NVTX range, then deeper).
@@ -122,7 +133,8 @@ private:
     bool stepLevel(const StepScope& scope, LaneId lane, size_t index) const;
     void attribute(Gap& g, const StepScope& scope);
     void findSyncCall(Gap& g, const StepScope& scope);
-    void aggregate(const std::vector<uint32_t>& wanted);
+    void add(const Gap& g, uint64_t serial, bool keep);
+    void finish();
 
     const GapAnalyzer& m_analyzer;
     const Trace& m_trace;
@@ -132,6 +144,12 @@ private:
     std::map<std::pair<uint32_t, uint64_t>, std::vector<LaneId>> m_thread; // (rank, tid) -> host lanes
     std::map<uint32_t, std::vector<LaneId>> m_apiLanes; // rank -> CPU API lanes
     std::vector<Candidate> m_scratch;
+    std::map<LaneId, LaneCursor> m_cursors; // this step's
+    TimeNs m_lastGapStart = 0;
+    // Aggregation in progress, by rank: rows by (name, kind), sync rows by (call, around).
+    std::map<uint32_t, Rank> m_byRank;
+    std::map<uint32_t, std::map<std::pair<StringId, std::string>, size_t>> m_rowIndex, m_momentIndex;
+    std::map<uint32_t, std::map<std::pair<std::string, StringId>, size_t>> m_syncIndex;
 };
 
 // `host_gaps` of `analyze --json` (and of each side in `diff --json`): per rank

@@ -306,8 +306,8 @@ void TraceDiff::compareHost()
     if (!m_steps.common)
         return;
     const auto sel = select(Kind::Steps, GapAnalyzer::kCriticalRank, m_steps.first, m_steps.last);
-    m_hostA = std::make_unique<HostAttribution>(m_a, sel);
-    m_hostB = std::make_unique<HostAttribution>(m_b, sel);
+    m_hostA = std::make_unique<HostAttribution>(m_a, sel, false);
+    m_hostB = std::make_unique<HostAttribution>(m_b, sel, false);
     for (const RankDelta& d : m_ranks) {
         HostRankDelta h;
         const HostAttribution::Rank* ha = d.a.present ? m_hostA->rank(d.a.rank) : nullptr;

@@ -100,6 +100,9 @@ void TraceMerger::copyEvents(const Trace& part, const std::vector<uint32_t>& ran
             case EventKind::Nvtx:
                 b.addNvtx(l, s, d, str(ev.name(i)), part.nvtxDepth(lane.id, i));
                 break;
+            case EventKind::Host:
+                b.addHost(l, s, d, str(ev.name(i)), part.hostKind(lane.id, i), part.hostDepth(lane.id, i));
+                break;
             case EventKind::Collective: {
                 CollectiveInfo c = *part.collective(lane.id, i);
                 c.datatype = str(c.datatype);
