@@ -34,7 +34,7 @@ def main():
     expect("lanes", sum(r["lanes"] for r in merged["ranks"]), sum(r["lanes"] for p in parts for r in p["ranks"]))
     expect("events", merged["event_count"], sum(p["event_count"] for p in parts))
     for kind in merged["events"]:
-        expect(f"{kind} events", merged["events"][kind], sum(p["events"][kind] for p in parts))
+        expect(f"{kind} events", merged["events"][kind], sum(p["events"].get(kind, 0) for p in parts))
     # Per rank, as (host, pid, events, lanes): the same multiset as the files' ranks.
     key = lambda r: (r.get("host", ""), r.get("pid", 0), r["event_count"], r["lanes"], r["kernel_time_ns"])
     expect("ranks by host and pid", sorted(map(key, merged["ranks"])), sorted(key(r) for p in parts for r in p["ranks"]))
