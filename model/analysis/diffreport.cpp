@@ -314,8 +314,8 @@ std::string DiffReport::hostText() const
     const TraceDiff::Host& h = m_diff.host();
     std::ostringstream out;
     if (!h.available) {
-        out << "host attribution of launch/host gaps: not available (" << (m_diff.hostA() ? kNoHostEvents : kNoCommonSteps)
-            << ")\n";
+        out << "host attribution of launch/host gaps: not available ("
+            << (m_diff.hostA() ? kNoHostEvents : kNoCommonSteps) << ")\n";
         return out.str();
     }
     out << "what the host was doing in the launch/host gaps (innermost host event on the launching thread; "

@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: MIT
 #include "model/analysis/hostattribution.h"
+#include "model/taskpool.h"
 
 #include <algorithm>
+#include <memory>
 #include <queue>
 #include <tuple>
 
@@ -40,7 +42,7 @@ const char* HostAttribution::hostKindName(const Trace& trace, EventRef ev)
     }
 }
 
-HostAttribution::HostAttribution(const GapAnalyzer& analyzer, const GapAnalyzer::Selection& selection, bool keepGaps)
+HostAttribution::HostAttribution(const GapAnalyzer& analyzer)
     : m_analyzer(analyzer)
     , m_trace(analyzer.trace())
 {
@@ -51,38 +53,102 @@ HostAttribution::HostAttribution(const GapAnalyzer& analyzer, const GapAnalyzer:
         if (k == LaneKind::CpuApi)
             m_apiLanes[l.info.rank].push_back(l.id);
     }
+}
+
+HostAttribution::HostAttribution(const GapAnalyzer& analyzer, const GapAnalyzer::Selection& selection, bool keepGaps)
+    : HostAttribution(analyzer)
+{
     std::vector<uint32_t> wanted;
     for (uint32_t r : analyzer.ranks())
         if (selection.rank == GapAnalyzer::kCriticalRank || uint32_t(selection.rank) == r)
             wanted.push_back(r);
+    if (wanted.size() <= 1) {
+        compute(selection, keepGaps, wanted);
+        return;
+    }
+    // Ranks are independent: each on its own part, on the pool, joined in rank order.
+    std::vector<std::unique_ptr<HostAttribution>> parts(wanted.size());
+    TaskPool::shared().parallelFor(wanted.size(), [&](size_t i) {
+        parts[i].reset(new HostAttribution(analyzer));
+        parts[i]->compute(selection, keepGaps, { wanted[i] });
+    });
+    for (auto& part : parts)
+        append(std::move(*part));
+}
+
+void HostAttribution::compute(
+    const GapAnalyzer::Selection& selection, bool keepGaps, const std::vector<uint32_t>& wanted)
+{
     for (uint32_t r : wanted)
         m_byRank[r].rank = r;
     uint64_t serial = 0;
+    using Kind = GapAnalyzer::Selection::Kind;
     for (uint32_t r : wanted) {
+        // Steps in blocks, so the gaps held at once stay few whatever the trace's length.
+        std::vector<GapAnalyzer::Selection> blocks;
         GapAnalyzer::Selection sel = selection;
         sel.rank = int(r);
-        for (const auto& step : analyzer.stepGaps(sel)) {
-            const StepScope scope = scopeOf(step);
-            m_cursors.clear();
-            m_lastGapStart = INT64_MIN;
-            for (const auto& idle : step.gaps) {
-                if (idle.kind == IdleKind::StepGap || idle.end <= idle.start)
-                    continue;
-                Gap g;
-                g.gap = idle;
-                attribute(g, scope);
-                if (idle.kind == IdleKind::SyncStall)
-                    findSyncCall(g, scope);
-                add(g, keepGaps ? m_gaps.size() : serial, keepGaps);
-                ++serial;
-                if (keepGaps)
-                    m_gaps.push_back(g);
-                else
-                    m_pieces.clear();
+        const auto& records = m_analyzer.steps(r);
+        if (sel.kind == Kind::Steps && !records.empty()) {
+            const uint32_t last = std::min(sel.lastStep, records.back().index);
+            constexpr uint32_t kBlock = 64;
+            for (uint32_t first = sel.firstStep; first <= last; first += kBlock) {
+                GapAnalyzer::Selection b = sel;
+                b.firstStep = first;
+                b.lastStep = std::min(last, first + (kBlock - 1));
+                blocks.push_back(b);
+                if (last - first < kBlock)
+                    break;
             }
+        } else {
+            blocks.push_back(sel);
         }
+        for (const GapAnalyzer::Selection& block : blocks)
+            for (const auto& step : m_analyzer.stepGaps(block)) {
+                const StepScope scope = scopeOf(step);
+                m_cursors.clear();
+                m_lastGapStart = INT64_MIN;
+                for (const auto& idle : step.gaps) {
+                    if (idle.kind == IdleKind::StepGap || idle.end <= idle.start)
+                        continue;
+                    Gap g;
+                    g.gap = idle;
+                    attribute(g, scope);
+                    if (idle.kind == IdleKind::SyncStall)
+                        findSyncCall(g, scope);
+                    add(g, keepGaps ? m_gaps.size() : serial, keepGaps);
+                    ++serial;
+                    if (keepGaps)
+                        m_gaps.push_back(g);
+                    else
+                        m_pieces.clear();
+                }
+            }
     }
     finish();
+}
+
+void HostAttribution::append(HostAttribution&& part)
+{
+    const uint32_t gapBase = uint32_t(m_gaps.size()), pieceBase = uint32_t(m_pieces.size());
+    for (Gap& g : part.m_gaps) {
+        g.firstPiece += pieceBase;
+        m_gaps.push_back(g);
+    }
+    m_pieces.insert(m_pieces.end(), part.m_pieces.begin(), part.m_pieces.end());
+    auto shift = [gapBase](std::vector<uint32_t>& gaps) {
+        for (uint32_t& gi : gaps)
+            gi += gapBase;
+    };
+    for (Rank& r : part.m_ranks) {
+        for (Row& row : r.rows)
+            shift(row.gaps);
+        for (Row& row : r.syncMoments)
+            shift(row.gaps);
+        for (SyncRow& row : r.syncs)
+            shift(row.gaps);
+        m_ranks.push_back(std::move(r));
+    }
 }
 
 bool HostAttribution::isThreadLane(const LaneInfo& info)
@@ -210,8 +276,8 @@ void HostAttribution::attribute(Gap& g, const StepScope& scope)
                 if (ev.duration(c.next) > 0 && m_trace.kindOf(id, c.next) == want && !stepLevel(scope, id, c.next))
                     c.pool.push_back(uint32_t(c.next));
             // Those that ended before this gap cannot reach a later one either.
-            c.pool.erase(std::remove_if(c.pool.begin(), c.pool.end(), [&](uint32_t i) { return ev.end(i) <= a; }),
-                c.pool.end());
+            c.pool.erase(
+                std::remove_if(c.pool.begin(), c.pool.end(), [&](uint32_t i) { return ev.end(i) <= a; }), c.pool.end());
             for (uint32_t i : c.pool) {
                 const uint32_t depth = lk == LaneKind::CpuThread ? m_trace.hostDepth(id, i)
                     : lk == LaneKind::Nvtx                       ? m_trace.nvtxDepth(id, i)

@@ -30,7 +30,8 @@
 // events through the step's gaps in time order (an event joins a pool once, leaves it when a gap
 // starts after its end), and per gap O(k log k) for the k events that overlap it. Memory: the
 // aggregates, plus gaps() and pieces() only with keepGaps. Threading: computed in the constructor; const
-// afterwards. The analyzer and its trace must outlive it.
+// afterwards (ranks on the task pool, each on its own, joined in rank order). The analyzer and its
+// trace must outlive it.
 
 #include "model/analysis/gapanalyzer.h"
 #include "model/json.h"
@@ -135,6 +136,9 @@ private:
     bool stepLevel(const StepScope& scope, LaneId lane, size_t index) const;
     void attribute(Gap& g, const StepScope& scope);
     void findSyncCall(Gap& g, const StepScope& scope);
+    HostAttribution(const GapAnalyzer& analyzer); // an empty part, for one rank's share of the work
+    void compute(const GapAnalyzer::Selection& selection, bool keepGaps, const std::vector<uint32_t>& ranks);
+    void append(HostAttribution&& part); // another part's ranks after this one's
     void add(const Gap& g, uint64_t serial, bool keep);
     void finish();
 

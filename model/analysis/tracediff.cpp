@@ -170,7 +170,8 @@ void TraceDiff::compareKernels()
     const Trace& ta = m_a.trace();
     const Trace& tb = m_b.trace();
     std::vector<KernelRow> tables[2]; // one pass over each trace's events, both at once
-    TaskPool::shared().parallelFor(2, [&](size_t i) { tables[i] = kernelTable(i ? tb : ta); }, 2);
+    TaskPool::shared().parallelFor(
+        2, [&](size_t i) { tables[i] = kernelTable(i ? tb : ta); }, 2);
     const std::vector<KernelRow>&ra = tables[0], &rb = tables[1];
     std::map<std::string_view, const KernelRow*> byNameB;
     for (const KernelRow& r : rb)
