@@ -212,8 +212,12 @@ const HostAttribution::Rank* HostAttribution::rank(uint32_t rank) const
 
 const std::vector<LaneId>& HostAttribution::threadLanes(LaneId apiLane)
 {
-    const LaneInfo& info = m_trace.lane(apiLane).info;
-    return m_thread[{ info.rank, info.stream }];
+    if (apiLane != m_lastApiLane || !m_lastThreadLanes) { // most gaps of a rank share one launching thread
+        const LaneInfo& info = m_trace.lane(apiLane).info;
+        m_lastThreadLanes = &m_thread[{ info.rank, info.stream }];
+        m_lastApiLane = apiLane;
+    }
+    return *m_lastThreadLanes;
 }
 
 HostAttribution::StepScope HostAttribution::scopeOf(const GapAnalyzer::StepGaps& step) const
@@ -267,7 +271,10 @@ void HostAttribution::attribute(Gap& g, const StepScope& scope)
                 : lk == LaneKind::CpuThread               ? EventKind::Host
                                                           : EventKind::Nvtx;
             const uint8_t priority = lk == LaneKind::CpuApi ? 2 : lk == LaneKind::CpuThread ? 1 : 0;
-            auto [it, fresh] = m_cursors.try_emplace(id);
+            auto it = std::find_if(m_cursors.begin(), m_cursors.end(), [id](const auto& e) { return e.first == id; });
+            const bool fresh = it == m_cursors.end();
+            if (fresh)
+                it = m_cursors.insert(m_cursors.end(), { id, LaneCursor {} });
             LaneCursor& c = it->second;
             if (fresh)
                 std::tie(c.next, c.last) = ev.overlapping(std::min(a, scope.w0), std::max(b, scope.w1));
@@ -285,6 +292,11 @@ void HostAttribution::attribute(Gap& g, const StepScope& scope)
                 m_scratch.push_back(Candidate { ev.start(i), ev.end(i), priority, depth, EventRef { id, i } });
             }
         }
+    if (m_scratch.empty()) { // no host event in the gap: one unattributed piece
+        m_pieces.push_back(Piece { a, b, EventRef {} });
+        g.pieceCount = 1;
+        return;
+    }
     // Sweep: the innermost active event holds each stretch until it ends or a later one starts.
     std::sort(
         m_scratch.begin(), m_scratch.end(), [](const Candidate& x, const Candidate& y) { return x.start < y.start; });

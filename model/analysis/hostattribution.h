@@ -150,7 +150,9 @@ private:
     std::map<std::pair<uint32_t, uint64_t>, std::vector<LaneId>> m_thread; // (rank, tid) -> host lanes
     std::map<uint32_t, std::vector<LaneId>> m_apiLanes; // rank -> CPU API lanes
     std::vector<Candidate> m_scratch;
-    std::map<LaneId, LaneCursor> m_cursors; // this step's
+    std::vector<std::pair<LaneId, LaneCursor>> m_cursors; // this step's (a thread has a few lanes)
+    LaneId m_lastApiLane = 0;
+    const std::vector<LaneId>* m_lastThreadLanes = nullptr; // threadLanes(m_lastApiLane)
     TimeNs m_lastGapStart = 0;
     // Aggregation in progress, by rank: rows by (name, kind), sync rows by (call, around).
     std::map<uint32_t, Rank> m_byRank;
