@@ -189,7 +189,7 @@ def main():
         del args[k:k + 2]
     cli, path = args
     if not os.path.exists(path):
-        print(f"{path}: not here, skipped")
+        print(f"skipped: no corpus here ({path} is not there; ../shared/corpus sits next to the source tree)")
         return 77
     out = subprocess.run([cli, "analyze", "--json", path], capture_output=True, text=True)
     if out.returncode != 0:

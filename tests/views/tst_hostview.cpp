@@ -405,8 +405,8 @@ void TstHostView::syncStallsNameTheirCall()
     // model.forward frame (step-level, so left out): the Host table's sync rows are that call, with
     // the figures of `analyze --json`'s host_syncs.
     const QString cli = QStringLiteral(GAPSCOPE_BINARY_DIR "/app/gapscope-cli");
-    if (!QFile::exists(cli))
-        QSKIP("gapscope-cli is not built");
+    // The build makes gapscope-cli before this test (add_dependencies): missing is a failure.
+    QVERIFY2(QFile::exists(cli), qPrintable(cli + QStringLiteral(" is missing")));
     SynthOptions o;
     o.ranks = 2;
     o.steps = 3;
@@ -476,8 +476,8 @@ void TstHostView::syncStallsNameTheirCall()
 void TstHostView::headlessExportShowsCpuLanes()
 {
     const QString exe = QStringLiteral(GAPSCOPE_BINARY_DIR "/app/gapscope");
-    if (!QFile::exists(exe))
-        QSKIP("the gapscope executable is not built");
+    // The build makes the viewer before this test (add_dependencies): missing is a failure.
+    QVERIFY2(QFile::exists(exe), qPrintable(exe + QStringLiteral(" is missing")));
     // Pixels of a host-range colour (any shade of cpu_op or Python) in the picture.
     std::set<QRgb> shades;
     for (StringId id = 0; id < m_doc->trace->stringCount(); ++id)
@@ -517,8 +517,9 @@ void TstHostView::realKinetoTrace()
 {
     const QString file = QStringLiteral(GAPSCOPE_SOURCE_DIR "/../shared/corpus/kineto/hta_alexnet.json.gz");
     const QString cli = QStringLiteral(GAPSCOPE_BINARY_DIR "/app/gapscope-cli");
-    if (!QFile::exists(file) || !QFile::exists(cli))
-        QSKIP("the corpus or gapscope-cli is not there");
+    if (!QFile::exists(file))
+        QSKIP("no corpus here: ../shared/corpus/kineto/hta_alexnet.json.gz is not next to the source tree");
+    QVERIFY2(QFile::exists(cli), qPrintable(cli + QStringLiteral(" is missing")));
     QString error;
     auto doc = TraceDocument::open({ file }, &error);
     QVERIFY2(doc, qPrintable(error));
