@@ -66,46 +66,28 @@ QVariant HostTableModel::data(const QModelIndex& index, int role) const
     if (!index.isValid() || index.row() >= rowCount() || index.column() >= ColumnCount)
         return {};
     const Row& r = m_rows[size_t(index.row())];
-    const QString gap = r.gap == IdleKind::SyncStall ? tr("sync stall") : tr("launch/host gap");
-    if (role == Qt::UserRole) {
-        switch (index.column()) {
-        case Rank:
-            return r.rank;
-        case Gap:
-            return gap;
-        case HostEvent:
-            return r.event;
-        case Kind:
-            return r.kind;
-        case Time:
-            return qlonglong(r.ns);
-        case Count:
-            return qulonglong(r.count);
-        case Share:
-            return r.share;
-        }
-    }
     if (role == Qt::ToolTipRole && index.column() == HostEvent)
         return r.event;
     if (role == Qt::TextAlignmentRole && index.column() >= Time)
         return int(Qt::AlignRight | Qt::AlignVCenter);
-    if (role != Qt::DisplayRole)
+    if (role != Qt::DisplayRole && role != Qt::UserRole)
         return {};
+    const bool sortKey = role == Qt::UserRole; // the value to sort by, not the text
     switch (index.column()) {
     case Rank:
         return r.rank;
     case Gap:
-        return gap;
+        return r.gap == IdleKind::SyncStall ? tr("sync stall") : tr("launch/host gap");
     case HostEvent:
         return r.event;
     case Kind:
         return r.kind;
     case Time:
-        return timeformat::duration(double(r.ns));
+        return sortKey ? QVariant(qlonglong(r.ns)) : QVariant(timeformat::duration(double(r.ns)));
     case Count:
         return qulonglong(r.count);
     case Share:
-        return QStringLiteral("%1%").arg(100.0 * r.share, 0, 'f', 1);
+        return sortKey ? QVariant(r.share) : QVariant(QStringLiteral("%1%").arg(100.0 * r.share, 0, 'f', 1));
     }
     return {};
 }

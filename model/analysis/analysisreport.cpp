@@ -348,12 +348,12 @@ std::string AnalysisReport::overheadText() const
 }
 
 namespace {
-constexpr size_t kHostTopJson = 10, kHostTopText = 8;
+constexpr size_t kHostTopText = 8;
 } // namespace
 
 json::Value AnalysisReport::hostJson() const
 {
-    return hostGapsJson(m_analyzer.trace(), *m_host, kHostTopJson);
+    return hostGapsJson(m_analyzer.trace(), *m_host);
 }
 
 json::Value AnalysisReport::hostSyncsJson() const
@@ -366,7 +366,7 @@ json::Value AnalysisReport::hostSyncsJson() const
         o.set("stall_ms", ms(r.syncNs));
         o.set("explained_ms", ms(r.syncExplainedNs));
         json::Value top = json::Value::array();
-        for (size_t i = 0; i < r.syncs.size() && i < kHostTopJson; ++i) {
+        for (size_t i = 0; i < r.syncs.size() && i < kHostJsonTop; ++i) {
             const auto& s = r.syncs[i];
             json::Value e = json::Value::object();
             e.set("call", s.call);

@@ -13,7 +13,7 @@ namespace {
 const char* const kNoHostEvents = "no launch/host gap of either trace lies inside a recorded host event (the traces "
                                   "hold no CPU operators, NVTX ranges or runtime calls on the launching threads)";
 const char* const kNoCommonSteps = "no steps in common";
-constexpr size_t kHostTop = 10, kHostTopText = 6;
+constexpr size_t kHostTopText = 6;
 
 std::string fixed(double v, int decimals = 3, bool sign = false)
 {
@@ -275,8 +275,8 @@ json::Value DiffReport::hostJson() const
     const auto ms = [](TimeNs ns) { return double(ns) / 1e6; };
     json::Value host = json::Value::object();
     host.set("available", h.available);
-    host.set("a", m_diff.hostA() ? hostGapsJson(m_diff.a().trace(), *m_diff.hostA(), kHostTop) : json::Value());
-    host.set("b", m_diff.hostB() ? hostGapsJson(m_diff.b().trace(), *m_diff.hostB(), kHostTop) : json::Value());
+    host.set("a", m_diff.hostA() ? hostGapsJson(m_diff.a().trace(), *m_diff.hostA()) : json::Value());
+    host.set("b", m_diff.hostB() ? hostGapsJson(m_diff.b().trace(), *m_diff.hostB()) : json::Value());
     json::Value ranks = json::Value::array();
     for (const auto& r : h.ranks) {
         json::Value o = json::Value::object();
@@ -288,7 +288,7 @@ json::Value DiffReport::hostJson() const
         o.set("b_explained_ms", ms(r.bExplainedNs));
         o.set("delta_gap_ms", ms(r.bGapNs - r.aGapNs));
         json::Value top = json::Value::array();
-        for (size_t i = 0; i < r.rows.size() && i < kHostTop; ++i) {
+        for (size_t i = 0; i < r.rows.size() && i < kHostJsonTop; ++i) {
             const auto& e = r.rows[i];
             json::Value t = json::Value::object();
             t.set("name", e.name);

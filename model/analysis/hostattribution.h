@@ -162,6 +162,7 @@ private:
 
 // `host_gaps` of `analyze --json` (and of each side in `diff --json`): per rank
 // {rank, gap_ms, explained_ms, unattributed_ms, top [{name, kind, ms, count}]}, the `top` longest rows.
-json::Value hostGapsJson(const Trace& trace, const HostAttribution& host, size_t top);
+constexpr size_t kHostJsonTop = 10; // rows per rank in the JSON of `analyze` and `diff`
+json::Value hostGapsJson(const Trace& trace, const HostAttribution& host, size_t top = kHostJsonTop);
 
 } // namespace gapscope::model

@@ -16,6 +16,8 @@ import os
 import subprocess
 import sys
 
+from check_host_truth import truth_of
+
 COMMON = ["--mode", "eager", "--ranks", "2", "--steps", "6", "--kernels-per-step", "60", "--host-ops", "--seed", "5"]
 
 
@@ -27,15 +29,8 @@ def truth_rows(truth):
     """rank -> (gap ns, explained ns, {(name, kind): ns})"""
     out = {}
     for rank in truth["ranks"]:
-        gap = explained = 0
-        rows = {}
-        for step in rank["steps"]:
-            h = step["host"]
-            gap += h["launch_host_ns"]
-            explained += h["explained_ns"]
-            for e in h["events"]:
-                rows[(e["name"], e["kind"])] = rows.get((e["name"], e["kind"]), 0) + e["ns"]
-        out[rank["rank"]] = (gap, explained, rows)
+        gap, explained, rows = truth_of(rank)
+        out[rank["rank"]] = (gap, explained, {k: v[0] for k, v in rows.items()})
     return out
 
 

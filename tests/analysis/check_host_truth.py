@@ -17,6 +17,21 @@ import subprocess
 import sys
 
 
+def truth_of(rank):
+    """One rank of synth's truth summed over its steps: (gap ns, explained ns, {(name, kind): [ns, count]})."""
+    gap = explained = 0
+    rows = {}
+    for step in rank["steps"]:
+        h = step["host"]
+        gap += h["launch_host_ns"]
+        explained += h["explained_ns"]
+        for e in h["events"]:
+            r = rows.setdefault((e["name"], e["kind"]), [0, 0])
+            r[0] += e["ns"]
+            r[1] += e["count"]
+    return gap, explained, rows
+
+
 def main():
     cli, work = sys.argv[1], sys.argv[2]
     extra = sys.argv[3:]
@@ -30,19 +45,8 @@ def main():
     injected = doc["injected"].get("host_op_us", 0)
     bad = []
     for rank in doc["ranks"]:
-        gap = explained = 0
-        rows = {}
-        delay_ns = 0
-        for step in rank["steps"]:
-            h = step["host"]
-            gap += h["launch_host_ns"]
-            explained += h["explained_ns"]
-            for e in h["events"]:
-                r = rows.setdefault((e["name"], e["kind"]), [0, 0])
-                r[0] += e["ns"]
-                r[1] += e["count"]
-                if e["name"] == "synth::host_delay":
-                    delay_ns += e["ns"]
+        gap, explained, rows = truth_of(rank)
+        delay_ns = sum(v[0] for (name, _), v in rows.items() if name == "synth::host_delay")
         mine = next(x for x in report["host_gaps"] if x["rank"] == rank["rank"])
         to_ns = lambda ms: round(ms * 1e6)
         print(f"rank {rank['rank']}: truth {gap} ns of gaps, {explained} explained; gapscope "

@@ -41,6 +41,7 @@ rm -rf /tmp/gapscope-e2e && mkdir -p /tmp/gapscope-e2e && chmod 700 /tmp/gapscop
 "$AGENT" --listen 127.0.0.1:0 --port-file "$LOG/port" --socket "$SOCK" --output-dir "$LOG/agent-files" \
   >"$LOG/agent.log" 2>&1 &
 AGENT_PID=$!
+stop_agent() { kill $AGENT_PID 2>/dev/null; wait $AGENT_PID 2>/dev/null; }
 for _ in $(seq 100); do [ -s "$LOG/port" ] && break; sleep 0.1; done
 PORT=$(cat "$LOG/port" 2>/dev/null)
 [ -n "$PORT" ] || { row "e2e: agent starts" "no port (see e2e/agent.log)" "listening" FAIL; exit 1; }
@@ -121,7 +122,7 @@ if want host_eager && RULE=nvtx:^decode_step sim_capture host_eager 20 1500 --mo
     --analysis "$LOG/host_eager.analysis.json" "${clean[@]}" --label "host attribution, eager" \
     >>"$TABLE" 2>>"$LOG/check.err"
 fi
-want long || { kill $AGENT_PID 2>/dev/null; wait $AGENT_PID 2>/dev/null; exit 0; }
+want long || { stop_agent; exit 0; }
 
 # A long capture: agent and rank memory stay flat.
 rm -f "$LOG/long.ready"
@@ -180,6 +181,5 @@ print(f"e2e: agent memory during the long capture | peak {am:.0f} MB, growth aft
 print(f"e2e: rank memory during the long capture | peak {max(rank)/1024 if rank else 0:.0f} MB, growth after warm-up {flat(rank):.1f} MB | flat | {'PASS' if rank and flat(rank) < 64 else 'FAIL'}")
 EOF
 
-kill $AGENT_PID 2>/dev/null
-wait $AGENT_PID 2>/dev/null
+stop_agent
 exit 0
