@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 #include "model/chunkimporter.h"
 
+#include "model/tracemetaproto.h"
+
 namespace gapscope::model {
 
 // Forwards decoded events to the builder with ids mapped.
@@ -33,7 +35,7 @@ public:
         uint32_t flags, uint32_t corr) override
     {
         m.m_builder.addMemop(
-            m.lane(lane), start, TimeNs(dur), MemopInfo { kind, copyKind, bytes, (flags & 1) != 0 }, corr);
+            m.lane(lane), start, TimeNs(dur), MemopInfo { MemopKind(kind), CopyKind(copyKind), bytes, (flags & 1) != 0 }, corr);
     }
     void api(uint32_t lane, int64_t start, uint64_t dur, uint32_t name, uint32_t corr, pb::ApiKind kind) override
     {
@@ -42,7 +44,7 @@ public:
     }
     void sync(uint32_t lane, int64_t start, uint64_t dur, pb::SyncKind kind, uint64_t stream, uint32_t corr) override
     {
-        m.m_builder.addSync(m.lane(lane), start, TimeNs(dur), SyncInfo { kind, stream }, corr);
+        m.m_builder.addSync(m.lane(lane), start, TimeNs(dur), SyncInfo { SyncKind(kind), stream }, corr);
     }
     void nvtx(uint32_t lane, int64_t start, uint64_t dur, uint32_t name, uint32_t depth, uint32_t) override
     {
@@ -62,7 +64,7 @@ public:
     }
     void step(uint32_t rank, uint32_t index, int64_t start, uint64_t dur, pb::StepSource source) override
     {
-        m.m_builder.addStep(rank, Step { index, start, start + TimeNs(dur), source });
+        m.m_builder.addStep(rank, Step { index, start, start + TimeNs(dur), StepSource(source) });
     }
 
 private:
@@ -136,11 +138,11 @@ Status ChunkImporter::add(const pb::Chunk& chunk)
     return Status::ok();
 }
 
-std::vector<pb::Counter> ChunkImporter::counters() const
+std::vector<Counter> ChunkImporter::counters() const
 {
-    std::vector<pb::Counter> out;
+    std::vector<Counter> out;
     for (const auto& [k, c] : m_counters)
-        out.push_back(c);
+        out.push_back(fromProto(c));
     return out;
 }
 

@@ -1,13 +1,14 @@
 // SPDX-License-Identifier: MIT
 #pragma once
 
-// ChunkImporter: decodes pb::Chunk messages of one stream (a file read in order, or a live stream
+// ChunkImporter: decodes the file format's Chunk messages of one stream (a file read in order, or a live stream
 // from the agent) into a TraceBuilder. It owns the stream's ChunkDecoder (dictionaries) and maps
 // the stream's string, lane and launch-config ids to the builder's.
 //
 // Chunks must arrive in stream order (or the dictionaries must be loaded from an index first).
 // A malformed chunk is rejected whole with a message; the builder keeps everything before it.
-// Not thread-safe.
+// One of the edges where protobuf messages become model types (with traceloader.h and
+// tracemetaproto.h). Not thread-safe.
 
 #include "model/format/chunkdecoder.h"
 #include "model/trace.h"
@@ -26,7 +27,7 @@ public:
     const format::ChunkDecoder& decoder() const { return m_decoder; }
     uint64_t events() const { return m_events; }
     // Loss counters carried by the chunks so far, summed by (name, rank).
-    std::vector<pb::Counter> counters() const;
+    std::vector<Counter> counters() const;
 
     static LaneInfo laneInfo(const pb::LaneDef& def);
 

@@ -151,12 +151,12 @@ Expected<KernelClassifier> KernelClassifier::fromFile(const std::string& path)
     return fromJson(*doc, path);
 }
 
-Expected<KernelClassifier> KernelClassifier::fromProto(const pb::ClassifierTable& table)
+Expected<KernelClassifier> KernelClassifier::fromTable(const ClassifierTable& table)
 {
     std::vector<Rule> rules;
-    for (const auto& r : table.rules())
-        rules.push_back(Rule { r.pattern(), r.component(), {} });
-    return fromRules(std::move(rules), table.origin().empty() ? std::string("stored classifier") : table.origin());
+    for (const auto& r : table.rules)
+        rules.push_back(Rule { r.pattern, r.component, {} });
+    return fromRules(std::move(rules), table.origin.empty() ? std::string("stored classifier") : table.origin);
 }
 
 std::string_view KernelClassifier::builtinDefaultJson()
@@ -176,15 +176,12 @@ const KernelClassifier& KernelClassifier::builtinDefault()
     return k;
 }
 
-pb::ClassifierTable KernelClassifier::toProto() const
+ClassifierTable KernelClassifier::toTable() const
 {
-    pb::ClassifierTable t;
-    t.set_origin(m_origin);
-    for (const auto& r : m_rules) {
-        auto* pr = t.add_rules();
-        pr->set_pattern(r.pattern);
-        pr->set_component(r.component);
-    }
+    ClassifierTable t;
+    t.origin = m_origin;
+    for (const auto& r : m_rules)
+        t.rules.push_back(ClassifierRule { r.pattern, r.component });
     return t;
 }
 

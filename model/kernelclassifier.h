@@ -3,7 +3,7 @@
 
 // KernelClassifier: kernel name -> analysis class, through an ordered, editable table of regular
 // expressions (resources/classifier/default.json is the default; a user file replaces it; the table
-// used is stored with the trace as pb::ClassifierTable).
+// used is stored with the trace as a ClassifierTable, tracemeta.h).
 //
 // Rules: ECMAScript regex (PatternMatcher), case-insensitive, searched anywhere in the name; the first rule that
 // matches wins; no match = unclassified (-1). A rule's `component` names its class:
@@ -21,10 +21,10 @@
 //
 // Threading: immutable after construction; classify() is const and safe from any thread.
 
-#include "model/format/trace.pb.h"
 #include "model/json.h"
 #include "model/patternmatcher.h"
 #include "model/status.h"
+#include "model/tracemeta.h"
 
 #include <string>
 #include <string_view>
@@ -54,12 +54,12 @@ public:
     // {"rules": [{"pattern": ..., "component": ..., "note": ...}, ...]}; `origin` names the input.
     static Expected<KernelClassifier> fromJson(const json::Value& doc, std::string origin);
     static Expected<KernelClassifier> fromFile(const std::string& path);
-    static Expected<KernelClassifier> fromProto(const pb::ClassifierTable& table);
+    static Expected<KernelClassifier> fromTable(const ClassifierTable& table);
     // The table in resources/classifier/default.json (compiled into the library).
     static const KernelClassifier& builtinDefault();
     static std::string_view builtinDefaultJson();
 
-    pb::ClassifierTable toProto() const;
+    ClassifierTable toTable() const;
     json::Value toJson() const;
 
     // Index of the first matching rule, or -1.

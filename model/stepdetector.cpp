@@ -54,7 +54,7 @@ struct CorrRange {
 
 // GPU windows of the events whose correlation ids fall in each range (ranges ascending).
 std::vector<Step> windowsFromCorr(
-    const Trace& trace, uint32_t rank, const std::vector<CorrRange>& ranges, pb::StepSource source)
+    const Trace& trace, uint32_t rank, const std::vector<CorrRange>& ranges, StepSource source)
 {
     std::vector<Step> w(ranges.size(), Step { 0, INT64_MAX, INT64_MIN, source });
     for (LaneId id : trace.lanesOf(rank, LaneKind::GpuStream)) {
@@ -86,7 +86,7 @@ std::vector<Step> windowsFromCorr(
 
 // GPU windows between boundary times: step i holds the events starting in [b_i, b_i+1).
 std::vector<Step> windowsFromStarts(
-    const Trace& trace, uint32_t rank, const std::vector<TimeNs>& b, pb::StepSource source)
+    const Trace& trace, uint32_t rank, const std::vector<TimeNs>& b, StepSource source)
 {
     std::vector<Step> w(b.size(), Step { 0, INT64_MAX, INT64_MIN, source });
     for (LaneId id : trace.lanesOf(rank, LaneKind::GpuStream)) {
@@ -232,11 +232,11 @@ std::vector<Step> StepDetector::byNvtx(const Trace& trace, uint32_t rank, std::v
         std::vector<TimeNs> starts;
         for (const Range& r : outer)
             starts.push_back(r.start);
-        return windowsFromStarts(trace, rank, starts, pb::STEP_NVTX);
+        return windowsFromStarts(trace, rank, starts, StepSource::Nvtx);
     }
     // The step is the GPU work its range launched, wherever and whenever it ran.
     std::sort(ranges.begin(), ranges.end(), [](const CorrRange& a, const CorrRange& b) { return a.lo < b.lo; });
-    std::vector<Step> steps = windowsFromCorr(trace, rank, ranges, pb::STEP_NVTX);
+    std::vector<Step> steps = windowsFromCorr(trace, rank, ranges, StepSource::Nvtx);
     if (steps.size() < outer.size())
         notes.push_back("rank " + std::to_string(rank) + ": " + std::to_string(outer.size() - steps.size()) + " of "
             + std::to_string(outer.size()) + " step ranges launched no GPU work: not steps");
@@ -259,7 +259,7 @@ std::vector<Step> StepDetector::byGraph(const Trace& trace, uint32_t rank) const
     ranges.erase(
         std::unique(ranges.begin(), ranges.end(), [](const CorrRange& a, const CorrRange& b) { return a.lo == b.lo; }),
         ranges.end());
-    return windowsFromCorr(trace, rank, ranges, pb::STEP_GRAPH);
+    return windowsFromCorr(trace, rank, ranges, StepSource::Graph);
 }
 
 std::vector<Step> StepDetector::byAnchor(const Trace& trace, uint32_t rank, const std::string& pattern) const
@@ -277,7 +277,7 @@ std::vector<Step> StepDetector::byAnchor(const Trace& trace, uint32_t rank, cons
     std::sort(starts.begin(), starts.end());
     if (starts.size() < 2)
         return {};
-    return windowsFromStarts(trace, rank, starts, pb::STEP_ANCHOR);
+    return windowsFromStarts(trace, rank, starts, StepSource::Anchor);
 }
 
 std::vector<Step> StepDetector::byPeriod(const Trace& trace, uint32_t rank, std::vector<std::string>& notes) const
@@ -360,11 +360,11 @@ std::vector<Step> StepDetector::byPeriod(const Trace& trace, uint32_t rank, std:
     for (size_t i : idx)
         if (starts.empty() || ev.start(i) > starts.back())
             starts.push_back(ev.start(i));
-    return windowsFromStarts(trace, rank, starts, pb::STEP_AUTO);
+    return windowsFromStarts(trace, rank, starts, StepSource::Auto);
 }
 
 std::vector<Step> StepDetector::detectRank(
-    const Trace& trace, uint32_t rank, pb::StepSource& source, std::vector<std::string>* notes) const
+    const Trace& trace, uint32_t rank, StepSource& source, std::vector<std::string>* notes) const
 {
     std::vector<std::string> scratch;
     std::vector<std::string>& why = notes ? *notes : scratch;
@@ -379,17 +379,17 @@ std::vector<Step> StepDetector::detectRank(
         steps = byAnchor(trace, rank, m_rule.pattern);
     if (steps.empty() && (kind == K::Period || kind == K::Auto))
         steps = byPeriod(trace, rank, why);
-    source = steps.empty() ? pb::STEP_UNKNOWN : steps.front().source;
+    source = steps.empty() ? StepSource::Unknown : steps.front().source;
     number(steps);
     return steps;
 }
 
-pb::StepSource StepDetector::detect(Trace& trace) const
+StepSource StepDetector::detect(Trace& trace) const
 {
     std::vector<std::pair<uint32_t, std::vector<Step>>> perRank;
-    pb::StepSource source = pb::STEP_UNKNOWN;
+    StepSource source = StepSource::Unknown;
     for (uint32_t rank : trace.ranks()) {
-        pb::StepSource s;
+        StepSource s;
         std::vector<std::string> notes;
         auto steps = detectRank(trace, rank, s, &notes);
         for (auto& n : notes)
@@ -400,7 +400,7 @@ pb::StepSource StepDetector::detect(Trace& trace) const
         perRank.emplace_back(rank, std::move(steps));
     }
     if (perRank.empty())
-        return pb::STEP_UNKNOWN;
+        return StepSource::Unknown;
     if (perRank.size() < 2 || !alignByCollectives(trace, perRank))
         alignByTime(perRank);
     for (auto& [rank, steps] : perRank)

@@ -51,13 +51,13 @@ public:
 
     // Detects the steps of every rank and stores them in `trace`; returns the source used
     // (STEP_UNKNOWN when nothing was found, and then the trace is left unchanged).
-    pb::StepSource detect(Trace& trace) const;
+    StepSource detect(Trace& trace) const;
 
     // Steps of one rank (indices 0..n-1, not yet aligned), with the source that produced them; why a
     // rule found ranges but made no steps of them goes to `notes` (detect() adds them to the trace's
     // warnings, prefixed "steps: ").
     std::vector<Step> detectRank(
-        const Trace& trace, uint32_t rank, pb::StepSource& source, std::vector<std::string>* notes = nullptr) const;
+        const Trace& trace, uint32_t rank, StepSource& source, std::vector<std::string>* notes = nullptr) const;
 
 private:
     std::vector<Step> byNvtx(const Trace& trace, uint32_t rank, std::vector<std::string>& notes) const;

@@ -2,6 +2,7 @@
 #include "model/synth.h"
 
 #include "model/synthgenerator.h"
+#include "model/tracemetaproto.h"
 
 namespace gapscope::model {
 
@@ -60,7 +61,7 @@ Status synthesizeToFile(const SynthOptions& options, const std::string& path, js
         return s;
     format::WriterOptions wo;
     wo.zstdLevel = zstdLevel;
-    pb::FileHeader header = synth::SynthGenerator::header(options);
+    pb::FileHeader header = toProto(synth::SynthGenerator::header(options));
     auto writer = format::TraceWriter::create(path, header, wo);
     if (!writer)
         return writer.status();

@@ -269,7 +269,7 @@ void SynthGenerator::syncStall(Rank& r)
     api(r, apiStart, apiDur, m_strMemcpy, "cudaMemcpyAsync", corr);
     const TimeNs mStart = std::max(r.gpu + jittered(r, 0.7, 0.08), apiStart + us(3.0));
     const TimeNs mDur = jittered(r, 2.2, 0.03);
-    m_sink.memcpy(r.gpuLane, mStart, mDur, pb::COPY_DTOH, 4096, corr);
+    m_sink.memcpy(r.gpuLane, mStart, mDur, CopyKind::DtoH, 4096, corr);
     if (m_truth) {
         r.segments.push_back({ mStart, mStart + mDur, 0, -1, apiStart });
         r.stepLaunches.push_back({ apiStart, apiStart + apiDur });
@@ -280,7 +280,7 @@ void SynthGenerator::syncStall(Rank& r)
     const TimeNs sEnd = std::max(sStart + us(1.0), r.gpu + us(m_o.syncStallUs));
     const uint32_t scorr = r.corr++;
     api(r, sStart, sEnd - sStart, m_strSync, "cudaStreamSynchronize", scorr);
-    m_sink.sync(r.apiLane, sStart, sEnd - sStart, pb::SYNC_STREAM, kStream, scorr);
+    m_sink.sync(r.apiLane, sStart, sEnd - sStart, SyncKind::Stream, kStream, scorr);
     r.syncs.emplace_back(sStart, sEnd);
     r.host = sEnd + jittered(r, 1.5, 0.05);
     if (m_o.graphMode)
@@ -299,11 +299,11 @@ void SynthGenerator::endStep(Rank& r, uint32_t step)
         hostOp(r, r.forwardStart, r.host - r.forwardStart, m_strForward, "model.forward", HostKind::Python, 0);
     const uint32_t corr = r.corr++;
     api(r, sStart, sEnd - sStart, m_strSync, "cudaStreamSynchronize", corr);
-    m_sink.sync(r.apiLane, sStart, sEnd - sStart, pb::SYNC_STREAM, kStream, corr);
+    m_sink.sync(r.apiLane, sStart, sEnd - sStart, SyncKind::Stream, kStream, corr);
     r.syncs.emplace_back(sStart, sEnd);
     r.host = sEnd + jittered(r, 0.8, 0.05);
     m_sink.nvtx(r.nvtxLane, r.nvtxStart, r.host - r.nvtxStart, m_strStep, 0);
-    m_sink.step(r.rank, Step { step, r.stepStart, lastEnd, pb::STEP_FILE });
+    m_sink.step(r.rank, Step { step, r.stepStart, lastEnd, StepSource::File });
 }
 
 // Applies the gap-analysis rules to one step of one rank (one stream: no concurrency).
@@ -494,48 +494,49 @@ json::Value SynthGenerator::optionsJson(const SynthOptions& o)
     return v;
 }
 
-pb::FileHeader SynthGenerator::header(const SynthOptions& o)
+TraceHeader SynthGenerator::header(const SynthOptions& o)
 {
-    pb::FileHeader h;
-    h.set_source("synth");
-    h.set_tool_version(GAPSCOPE_VERSION);
-    h.set_clock_domain("CLOCK_REALTIME");
-    h.set_created_unix_ns(o.startNs);
-    auto* cap = h.mutable_capture();
-    cap->set_steps(o.steps);
-    cap->set_step_rule("file");
-    cap->set_kernels(true);
-    cap->set_runtime_api(true);
-    cap->set_synchronization(true);
-    cap->set_nvtx(true);
-    cap->set_nccl(true);
-    auto* host = h.add_hosts();
-    host->set_name(o.host);
-    host->set_clock_offset_method("none");
+    TraceHeader h;
+    h.source = "synth";
+    h.toolVersion = GAPSCOPE_VERSION;
+    h.clockDomain = "CLOCK_REALTIME";
+    h.createdUnixNs = o.startNs;
+    h.hasCapture = true;
+    CaptureSettings& cap = h.capture;
+    cap.steps = o.steps;
+    cap.stepRule = "file";
+    cap.kernels = true;
+    cap.runtimeApi = true;
+    cap.synchronization = true;
+    cap.nvtx = true;
+    cap.nccl = true;
+    HostClock& host = h.hosts.emplace_back();
+    host.name = o.host;
+    host.clockOffsetMethod = "none";
     for (uint32_t i = 0; i < o.ranks; ++i) {
-        auto* g = h.add_gpus();
-        g->set_uuid("GPU-5e7d0000-0000-4000-8000-" + std::to_string(100000000000ull + o.firstRank + i));
-        g->set_name("NVIDIA H200 (synthetic)");
-        g->set_host(o.host);
-        g->set_device_index(i % 8);
-        g->set_sm_count(132);
-        g->set_memory_bytes(150754820096ull);
-        g->set_sm_clock_mhz(1980);
-        g->set_memory_clock_mhz(3201);
-        g->set_cc_major(9);
-        g->set_peak_memory_bandwidth_gbs(4800);
-        auto* rk = h.add_ranks();
-        rk->set_rank(o.firstRank + i);
-        rk->set_world_size(o.firstRank + o.ranks);
-        rk->set_pid(4100 + i);
-        rk->set_host(o.host);
-        rk->set_gpu_uuid(g->uuid());
-        rk->set_device_index(i % 8);
-        rk->set_process_name("synth");
+        GpuInfo& g = h.gpus.emplace_back();
+        g.uuid = "GPU-5e7d0000-0000-4000-8000-" + std::to_string(100000000000ull + o.firstRank + i);
+        g.name = "NVIDIA H200 (synthetic)";
+        g.host = o.host;
+        g.deviceIndex = i % 8;
+        g.smCount = 132;
+        g.memoryBytes = 150754820096ull;
+        g.smClockMhz = 1980;
+        g.memoryClockMhz = 3201;
+        g.ccMajor = 9;
+        g.peakMemoryBandwidthGbs = 4800;
+        RankInfo& rk = h.ranks.emplace_back();
+        rk.rank = o.firstRank + i;
+        rk.worldSize = o.firstRank + o.ranks;
+        rk.pid = 4100 + i;
+        rk.host = o.host;
+        rk.gpuUuid = g.uuid;
+        rk.deviceIndex = i % 8;
+        rk.processName = "synth";
     }
     json::Value opts = optionsJson(o);
     for (const auto& [k, v] : opts.members())
-        (*h.mutable_metadata())["synth." + k] = json::write(v, -1);
+        h.metadata["synth." + k] = json::write(v, -1);
     return h;
 }
 

@@ -35,7 +35,7 @@ class SynthGenerator {
 public:
     SynthGenerator(const SynthOptions& options, SynthSink& sink, json::Value* truth);
     Status run();
-    static pb::FileHeader header(const SynthOptions& options);
+    static TraceHeader header(const SynthOptions& options);
     static json::Value optionsJson(const SynthOptions& options);
 
 private:

@@ -29,13 +29,13 @@ public:
     {
         m_b.addApi(lane, start, dur, name, corr);
     }
-    void sync(uint32_t lane, TimeNs start, TimeNs dur, pb::SyncKind kind, uint64_t stream, uint32_t corr) override
+    void sync(uint32_t lane, TimeNs start, TimeNs dur, SyncKind kind, uint64_t stream, uint32_t corr) override
     {
         m_b.addSync(lane, start, dur, SyncInfo { kind, stream }, corr);
     }
-    void memcpy(uint32_t lane, TimeNs start, TimeNs dur, pb::CopyKind kind, uint64_t bytes, uint32_t corr) override
+    void memcpy(uint32_t lane, TimeNs start, TimeNs dur, CopyKind kind, uint64_t bytes, uint32_t corr) override
     {
-        m_b.addMemop(lane, start, dur, MemopInfo { pb::MEMOP_MEMCPY, kind, bytes, false }, corr);
+        m_b.addMemop(lane, start, dur, MemopInfo { MemopKind::Memcpy, kind, bytes, false }, corr);
     }
     void nvtx(uint32_t lane, TimeNs start, TimeNs dur, uint32_t name, uint32_t depth) override
     {
@@ -108,13 +108,13 @@ public:
     {
         m_e.addApi(lane, start, uint64_t(dur), name, corr);
     }
-    void sync(uint32_t lane, TimeNs start, TimeNs dur, pb::SyncKind kind, uint64_t stream, uint32_t corr) override
+    void sync(uint32_t lane, TimeNs start, TimeNs dur, SyncKind kind, uint64_t stream, uint32_t corr) override
     {
-        m_e.addSync(lane, start, uint64_t(dur), kind, stream, corr);
+        m_e.addSync(lane, start, uint64_t(dur), pb::SyncKind(kind), stream, corr);
     }
-    void memcpy(uint32_t lane, TimeNs start, TimeNs dur, pb::CopyKind kind, uint64_t bytes, uint32_t corr) override
+    void memcpy(uint32_t lane, TimeNs start, TimeNs dur, CopyKind kind, uint64_t bytes, uint32_t corr) override
     {
-        m_e.addMemop(lane, start, uint64_t(dur), pb::MEMOP_MEMCPY, kind, bytes, 0, corr);
+        m_e.addMemop(lane, start, uint64_t(dur), pb::MEMOP_MEMCPY, pb::CopyKind(kind), bytes, 0, corr);
     }
     void nvtx(uint32_t lane, TimeNs start, TimeNs dur, uint32_t name, uint32_t depth) override
     {
@@ -139,7 +139,7 @@ public:
     }
     void step(uint32_t rank, const Step& s) override
     {
-        m_e.addStep(rank, s.index, s.start, uint64_t(s.end - s.start), s.source);
+        m_e.addStep(rank, s.index, s.start, uint64_t(s.end - s.start), pb::StepSource(s.source));
     }
     Status flush() override { return m_w.maybeFlush(); }
 

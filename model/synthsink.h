@@ -22,8 +22,8 @@ public:
         uint64_t graphId, uint64_t graphNode)
         = 0;
     virtual void api(uint32_t lane, TimeNs start, TimeNs dur, uint32_t name, uint32_t corr) = 0;
-    virtual void sync(uint32_t lane, TimeNs start, TimeNs dur, pb::SyncKind kind, uint64_t stream, uint32_t corr) = 0;
-    virtual void memcpy(uint32_t lane, TimeNs start, TimeNs dur, pb::CopyKind kind, uint64_t bytes, uint32_t corr) = 0;
+    virtual void sync(uint32_t lane, TimeNs start, TimeNs dur, SyncKind kind, uint64_t stream, uint32_t corr) = 0;
+    virtual void memcpy(uint32_t lane, TimeNs start, TimeNs dur, CopyKind kind, uint64_t bytes, uint32_t corr) = 0;
     virtual void nvtx(uint32_t lane, TimeNs start, TimeNs dur, uint32_t name, uint32_t depth) = 0;
     virtual void host(uint32_t lane, TimeNs start, TimeNs dur, uint32_t name, HostKind kind, uint32_t depth) = 0;
     virtual void collective(uint32_t lane, TimeNs start, TimeNs dur, uint32_t op, uint64_t bytes, uint32_t datatype,

@@ -115,8 +115,8 @@ std::vector<uint32_t> Trace::ranks() const
     for (uint32_t i = 0; i < m_steps.size(); ++i)
         if (!m_steps[i].empty())
             r.push_back(i);
-    for (const auto& ri : m_header.ranks())
-        r.push_back(ri.rank());
+    for (const auto& ri : m_header.ranks)
+        r.push_back(ri.rank);
     std::sort(r.begin(), r.end());
     r.erase(std::unique(r.begin(), r.end()), r.end());
     return r;

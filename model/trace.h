@@ -19,8 +19,8 @@
 // mode) mutates and must not run concurrently with readers.
 
 #include "model/format/lanekey.h"
-#include "model/format/trace.pb.h"
 #include "model/status.h"
+#include "model/tracemeta.h"
 
 #include <cstdint>
 #include <memory>
@@ -44,7 +44,7 @@ enum class LaneKind : uint8_t { Unknown = 0, GpuStream = 1, Nvtx = 2, CpuApi = 3
 // kinds fill the 3 bits eventaux.h keeps for the kind.
 enum class EventKind : uint8_t { Kernel, Memcpy, Memset, Api, Sync, Nvtx, Collective, Host };
 
-// What a host-side range is (values as pb::HostKind). The CUDA runtime/driver calls of a thread are
+// What a host-side range is (values as the file format's HostKind). The CUDA runtime/driver calls of a thread are
 // Api events on its CpuApi lane and its NVTX ranges Nvtx events on its Nvtx lane, not host events.
 enum class HostKind : uint8_t { CpuOp = 0, Python = 1, UserAnnotation = 2, OsRuntime = 3 };
 constexpr size_t kHostKinds = 4;
@@ -88,8 +88,8 @@ struct KernelConfig {
 };
 
 struct MemopInfo {
-    pb::MemopKind kind = pb::MEMOP_UNKNOWN;
-    pb::CopyKind copyKind = pb::COPY_UNKNOWN;
+    MemopKind kind = MemopKind::Unknown;
+    CopyKind copyKind = CopyKind::Unknown;
     uint64_t bytes = 0;
     bool async = false;
 };
@@ -106,7 +106,7 @@ struct CollectiveInfo {
 };
 
 struct SyncInfo {
-    pb::SyncKind kind = pb::SYNC_UNKNOWN;
+    SyncKind kind = SyncKind::Unknown;
     uint64_t stream = 0;
 };
 
@@ -116,7 +116,7 @@ struct Step {
     uint32_t index = 0; // aligned across ranks: step i of rank 0 is step i of rank 1
     TimeNs start = 0; // GPU-side window [start, end)
     TimeNs end = 0;
-    pb::StepSource source = pb::STEP_UNKNOWN;
+    StepSource source = StepSource::Unknown;
     TimeNs duration() const { return end - start; }
 };
 
@@ -270,8 +270,8 @@ public:
     Trace(const Trace&) = delete;
     Trace& operator=(const Trace&) = delete;
 
-    const pb::FileHeader& header() const { return m_header; }
-    pb::FileHeader& mutableHeader() { return m_header; }
+    const TraceHeader& header() const { return m_header; }
+    TraceHeader& mutableHeader() { return m_header; }
 
     // Strings.
     std::string_view str(StringId id) const;
@@ -320,12 +320,12 @@ public:
     void addWarning(std::string w) { m_warnings.push_back(std::move(w)); }
 
     // Sections stored with the trace.
-    const pb::AnnotationSet& annotations() const { return m_annotations; }
-    pb::AnnotationSet& mutableAnnotations() { return m_annotations; }
-    const std::optional<pb::BudgetSettings>& budgetSettings() const { return m_budget; }
-    void setBudgetSettings(pb::BudgetSettings b) { m_budget = std::move(b); }
-    const std::optional<pb::ClassifierTable>& classifierTable() const { return m_classifier; }
-    void setClassifierTable(pb::ClassifierTable t) { m_classifier = std::move(t); }
+    const AnnotationSet& annotations() const { return m_annotations; }
+    AnnotationSet& mutableAnnotations() { return m_annotations; }
+    const std::optional<BudgetSettings>& budgetSettings() const { return m_budget; }
+    void setBudgetSettings(BudgetSettings b) { m_budget = std::move(b); }
+    const std::optional<ClassifierTable>& classifierTable() const { return m_classifier; }
+    void setClassifierTable(ClassifierTable t) { m_classifier = std::move(t); }
 
     // Live mode: moves the events collected in `builder` since its last hand-over into this trace.
     // Lanes and strings are matched by identity; cost is proportional to the new events (a lane is
@@ -342,7 +342,7 @@ private:
     // `threads` threads of TaskPool::shared().
     void finalize(unsigned threads);
     void finalizeLane(Lane& lane, uint64_t counts[8]);
-    pb::FileHeader m_header;
+    TraceHeader m_header;
     std::vector<std::string> m_strings;
     std::vector<Lane> m_lanes;
     std::vector<KernelConfig> m_configs;
@@ -353,9 +353,9 @@ private:
     TimeNs m_start = 0;
     TimeNs m_end = 0;
     std::vector<std::string> m_warnings;
-    pb::AnnotationSet m_annotations;
-    std::optional<pb::BudgetSettings> m_budget;
-    std::optional<pb::ClassifierTable> m_classifier;
+    AnnotationSet m_annotations;
+    std::optional<BudgetSettings> m_budget;
+    std::optional<ClassifierTable> m_classifier;
     std::unique_ptr<Impl> m_impl; // lookup tables (string map, lane map, launch index)
 };
 
@@ -382,11 +382,11 @@ public:
     void addCollective(LaneId lane, TimeNs start, TimeNs duration, StringId op, const CollectiveInfo& info);
     void addStep(uint32_t rank, const Step& step);
 
-    pb::FileHeader& header();
+    TraceHeader& header();
     void addWarning(std::string w);
-    void setAnnotations(pb::AnnotationSet a);
-    void setBudgetSettings(pb::BudgetSettings b);
-    void setClassifierTable(pb::ClassifierTable t);
+    void setAnnotations(AnnotationSet a);
+    void setBudgetSettings(BudgetSettings b);
+    void setClassifierTable(ClassifierTable t);
 
     uint64_t pendingEvents() const;
 

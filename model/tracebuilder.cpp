@@ -80,7 +80,7 @@ void TraceBuilder::addKernel(
 void TraceBuilder::addMemop(LaneId lane, TimeNs start, TimeNs duration, const MemopInfo& info, uint32_t correlation)
 {
     Trace& t = *m_trace;
-    EventKind k = info.kind == pb::MEMOP_MEMSET ? EventKind::Memset : EventKind::Memcpy;
+    EventKind k = info.kind == MemopKind::Memset ? EventKind::Memset : EventKind::Memcpy;
     t.m_memops.push_back(info);
     t.m_lanes[lane].events.push(start, duration, 0, correlation, aux::pack(k, uint32_t(t.m_memops.size() - 1)));
     ++m_pending->events;
@@ -131,7 +131,7 @@ void TraceBuilder::addStep(uint32_t rank, const Step& step)
     steps[rank].push_back(step);
 }
 
-pb::FileHeader& TraceBuilder::header()
+TraceHeader& TraceBuilder::header()
 {
     return m_trace->m_header;
 }
@@ -139,15 +139,15 @@ void TraceBuilder::addWarning(std::string w)
 {
     m_trace->m_warnings.push_back(std::move(w));
 }
-void TraceBuilder::setAnnotations(pb::AnnotationSet a)
+void TraceBuilder::setAnnotations(AnnotationSet a)
 {
     m_trace->m_annotations = std::move(a);
 }
-void TraceBuilder::setBudgetSettings(pb::BudgetSettings b)
+void TraceBuilder::setBudgetSettings(BudgetSettings b)
 {
     m_trace->m_budget = std::move(b);
 }
-void TraceBuilder::setClassifierTable(pb::ClassifierTable t)
+void TraceBuilder::setClassifierTable(ClassifierTable t)
 {
     m_trace->m_classifier = std::move(t);
 }
@@ -284,7 +284,7 @@ void Trace::appendFrom(TraceBuilder& builder)
     for (auto& w : src.m_warnings)
         m_warnings.push_back(std::move(w));
     src.m_warnings.clear();
-    if (src.m_header.ByteSizeLong() > 0)
+    if (!src.m_header.empty()) // a hand-over with a header replaces it
         m_header = src.m_header;
     map.events = 0;
     m_impl->invalidateLaunches();

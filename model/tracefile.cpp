@@ -5,6 +5,7 @@
 #include "model/format/tracereader.h"
 #include "model/format/tracewriter.h"
 #include "model/traceloader.h"
+#include "model/tracemetaproto.h"
 
 #include <cerrno>
 #include <cstdio>
@@ -104,7 +105,7 @@ private:
         case EventKind::Memcpy:
         case EventKind::Memset: {
             const MemopInfo* m = m_trace.memop(id, i);
-            m_enc.addMemop(l, s, d, m->kind, m->copyKind, m->bytes, m->async ? 1 : 0, ev.correlation(i));
+            m_enc.addMemop(l, s, d, pb::MemopKind(m->kind), pb::CopyKind(m->copyKind), m->bytes, m->async ? 1 : 0, ev.correlation(i));
             break;
         }
         case EventKind::Api:
@@ -113,7 +114,7 @@ private:
             break;
         case EventKind::Sync: {
             const SyncInfo* y = m_trace.sync(id, i);
-            m_enc.addSync(l, s, d, y->kind, y->stream, ev.correlation(i));
+            m_enc.addSync(l, s, d, pb::SyncKind(y->kind), y->stream, ev.correlation(i));
             break;
         }
         case EventKind::Nvtx:
@@ -153,14 +154,13 @@ Expected<Trace> readTraceBuffer(std::string bytes, const std::string& name, cons
 
 Status writeTraceFile(const Trace& trace, const std::string& path, const WriteOptions& options)
 {
-    pb::FileHeader header = trace.header();
-    if (header.tool_version().empty())
-        header.set_tool_version(GAPSCOPE_VERSION);
-    header.set_start_ns(trace.startTime());
-    header.set_end_ns(trace.endTime());
-    header.clear_warnings(); // the trace's warnings include those its source file recorded
-    for (const auto& w : trace.warnings())
-        header.add_warnings(w);
+    TraceHeader meta = trace.header();
+    if (meta.toolVersion.empty())
+        meta.toolVersion = GAPSCOPE_VERSION;
+    meta.startNs = trace.startTime();
+    meta.endNs = trace.endTime();
+    meta.warnings = trace.warnings(); // the trace's warnings include those its source file recorded
+    pb::FileHeader header = toProto(meta);
     format::WriterOptions wo;
     wo.zstdLevel = options.zstdLevel;
     wo.eventsPerChunk = options.eventsPerChunk;
@@ -168,14 +168,14 @@ Status writeTraceFile(const Trace& trace, const std::string& path, const WriteOp
     if (!writer)
         return writer.status();
     format::TraceWriter& w = **writer;
-    if (trace.annotations().annotations_size())
-        if (Status s = w.writeSection(format::FrameType::Annotations, trace.annotations()); !s)
+    if (!trace.annotations().empty())
+        if (Status s = w.writeSection(format::FrameType::Annotations, toProto(trace.annotations())); !s)
             return s;
     if (trace.budgetSettings())
-        if (Status s = w.writeSection(format::FrameType::Budget, *trace.budgetSettings()); !s)
+        if (Status s = w.writeSection(format::FrameType::Budget, toProto(*trace.budgetSettings())); !s)
             return s;
     if (trace.classifierTable())
-        if (Status s = w.writeSection(format::FrameType::Classifier, *trace.classifierTable()); !s)
+        if (Status s = w.writeSection(format::FrameType::Classifier, toProto(*trace.classifierTable())); !s)
             return s;
     EventWriter events(trace, w);
     for (const Lane& lane : trace.lanes())
@@ -183,7 +183,7 @@ Status writeTraceFile(const Trace& trace, const std::string& path, const WriteOp
             return s;
     for (uint32_t rank : trace.ranks())
         for (const Step& st : trace.steps(rank))
-            w.encoder().addStep(rank, st.index, st.start, uint64_t(std::max<TimeNs>(0, st.end - st.start)), st.source);
+            w.encoder().addStep(rank, st.index, st.start, uint64_t(std::max<TimeNs>(0, st.end - st.start)), pb::StepSource(st.source));
     return w.finish(&header);
 }
 

@@ -38,7 +38,15 @@ Status writeTraceFile(const Trace& trace, const std::string& path, const WriteOp
 
 // Rewrites `path` with the given sections replaced (nullptr: keep the file's), through a temporary
 // file in the same folder and a rename. The events are copied frame by frame, not decoded.
-Status saveTraceSections(const std::string& path, const pb::AnnotationSet* annotations,
-    const pb::BudgetSettings* budget, const pb::ClassifierTable* classifier);
+Status saveTraceSections(const std::string& path, const AnnotationSet* annotations,
+    const BudgetSettings* budget, const ClassifierTable* classifier);
+
+// The bytes of a section kept beside a trace that cannot hold it (the viewer's FILE.annotations and
+// FILE.budget next to an imported trace): the section's message as stored in a .gapscope file.
+// Decoding fails, naming `what`, on bytes that are not such a message.
+std::string encodeSection(const AnnotationSet& annotations);
+std::string encodeSection(const BudgetSettings& settings);
+Expected<AnnotationSet> decodeAnnotations(const std::string& bytes, const std::string& what);
+Expected<BudgetSettings> decodeBudgetSettings(const std::string& bytes, const std::string& what);
 
 } // namespace gapscope::model

@@ -7,9 +7,11 @@
 #include "model/format/memorybudget.h"
 #include "model/format/messagearena.h"
 #include "model/format/stats.h"
+#include "model/format/trace.pb.h"
 #include "model/stepdetector.h"
 #include "model/taskpool.h"
 #include "model/traceimpl.h"
+#include "model/tracemetaproto.h"
 
 #include <algorithm>
 #include <map>
@@ -177,6 +179,7 @@ void TraceLoader::readSections()
     format::ZstdDecompressor zstd;
     std::string raw;
     Trace& t = *m_builder->m_trace;
+    pb::FileHeader header;
     for (const auto& f : m_reader.frames()) {
         auto type = FrameType(f.header.type);
         google::protobuf::Message* msg = nullptr;
@@ -184,7 +187,7 @@ void TraceLoader::readSections()
         pb::BudgetSettings budget;
         pb::ClassifierTable classifier;
         if (type == FrameType::Header || type == FrameType::HeaderUpdate)
-            msg = &t.m_header;
+            msg = &header;
         else if (type == FrameType::Annotations)
             msg = &annotations;
         else if (type == FrameType::Budget)
@@ -193,23 +196,24 @@ void TraceLoader::readSections()
             msg = &classifier;
         else
             continue;
-        pb::FileHeader previous = t.m_header;
+        pb::FileHeader previous = header;
         if (Status s = m_reader.readMessage(f, zstd, raw, *msg); !s) {
             m_warnings.push_back(s.message() + "; section skipped");
             ++m_skippedChunks;
-            if (msg == &t.m_header)
-                t.m_header = previous;
+            if (msg == &header)
+                header = std::move(previous);
             continue;
         }
         if (type == FrameType::Annotations)
-            t.m_annotations = std::move(annotations);
+            t.m_annotations = fromProto(annotations);
         else if (type == FrameType::Budget)
-            t.m_budget = std::move(budget);
+            t.m_budget = fromProto(budget);
         else if (type == FrameType::Classifier)
-            t.m_classifier = std::move(classifier);
+            t.m_classifier = fromProto(classifier);
     }
     if (m_reader.hasIndex() && m_reader.index().has_header())
-        t.m_header = m_reader.index().header();
+        header = m_reader.index().header();
+    t.m_header = fromProto(header);
 }
 
 bool TraceLoader::indexUsable(std::string& why) const
@@ -258,12 +262,12 @@ bool TraceLoader::indexUsable(std::string& why) const
 }
 
 // What reading lost, as data-loss counters next to the capture's own (shown by info, failed by validate).
-void TraceLoader::addReadCounters(pb::FileHeader& header) const
+void TraceLoader::addReadCounters(TraceHeader& header) const
 {
     using format::Stat;
     auto add = [&header](Stat stat, uint64_t value) {
         if (value != 0)
-            *header.add_counters() = format::makeCounter(stat, -1, value);
+            header.counters.push_back(statCounter(stat, -1, value));
     };
     add(Stat::ReadTruncatedBytes, m_reader.missingBytes());
     add(Stat::ReadTruncatedEvents, m_reader.missingEvents());
@@ -315,11 +319,11 @@ Expected<Trace> TraceLoader::load()
         return Status::error(m_reader.name() + ": cancelled");
     Trace& t = *m_builder->m_trace;
     for (const auto& c : m_counters)
-        *t.m_header.add_counters() = c;
+        t.m_header.counters.push_back(c);
     addReadCounters(t.m_header);
-    for (const auto& w : t.m_header.warnings()) // recorded by whoever wrote the file (an importer, say)
+    for (const auto& w : t.m_header.warnings) // recorded by whoever wrote the file (an importer, say)
         t.m_warnings.push_back(w);
-    t.m_header.clear_warnings();
+    t.m_header.warnings.clear();
     for (const auto& w : m_reader.warnings())
         t.m_warnings.push_back(w);
     for (auto& w : m_warnings)
@@ -525,7 +529,7 @@ Status TraceLoader::loadParallel()
             addCounter(m_counterMap, c);
     }
     for (const auto& [k, c] : m_counterMap)
-        m_counters.push_back(c);
+        m_counters.push_back(fromProto(c));
     if (std::any_of(plans.begin(), plans.end(), [](const Plan& p) { return p.failed; }))
         removeFailed(plans);
     noteUnknownFields();
@@ -662,9 +666,9 @@ template <typename Put> void TraceLoader::decodeOthers(const pb::Chunk& ch, cons
     const auto& m = ch.memops();
     walk(m.c(), base, [&](int i, uint32_t l, int64_t s, int64_t d, uint32_t, uint32_t c) {
         const uint64_t slot = plan.memopBase + uint64_t(i);
-        auto kind = pb::MemopKind(at(m.kind(), i));
-        t.m_memops[slot] = { kind, pb::CopyKind(at(m.copy_kind(), i)), at(m.bytes(), i), (at(m.flags(), i) & 1) != 0 };
-        put(l, s, d, 0, c, aux::pack(kind == pb::MEMOP_MEMSET ? EventKind::Memset : EventKind::Memcpy, uint32_t(slot)));
+        auto kind = MemopKind(at(m.kind(), i));
+        t.m_memops[slot] = { kind, CopyKind(at(m.copy_kind(), i)), at(m.bytes(), i), (at(m.flags(), i) & 1) != 0 };
+        put(l, s, d, 0, c, aux::pack(kind == MemopKind::Memset ? EventKind::Memset : EventKind::Memcpy, uint32_t(slot)));
     });
     const auto& a = ch.api();
     walk(a.c(), base, [&](int i, uint32_t l, int64_t s, int64_t d, uint32_t n, uint32_t c) {
@@ -673,7 +677,7 @@ template <typename Put> void TraceLoader::decodeOthers(const pb::Chunk& ch, cons
     const auto& sy = ch.syncs();
     walk(sy.c(), base, [&](int i, uint32_t l, int64_t s, int64_t d, uint32_t, uint32_t c) {
         const uint64_t slot = plan.syncBase + uint64_t(i);
-        t.m_syncs[slot] = { pb::SyncKind(at(sy.sync_kind(), i)), at(sy.stream(), i) };
+        t.m_syncs[slot] = { SyncKind(at(sy.sync_kind(), i)), at(sy.stream(), i) };
         put(l, s, d, 0, c, aux::pack(EventKind::Sync, uint32_t(slot)));
     });
     const auto& nv = ch.nvtx();
@@ -705,7 +709,7 @@ template <typename Put> void TraceLoader::decodeOthers(const pb::Chunk& ch, cons
         w.steps.push_back({ st.rank(i),
             Step { uint32_t(at(st.index(), i)), start,
                 start + format::ColumnWalker::clampDuration(at(st.duration(), i)),
-                pb::StepSource(at(st.source(), i)) } });
+                StepSource(at(st.source(), i)) } });
     }
     for (const auto& c : ch.counters())
         addCounter(w.counters, c);

@@ -34,7 +34,7 @@ private:
     struct Worker;
     struct Shared;
     void noteUnknownFields();
-    void addReadCounters(pb::FileHeader& header) const;
+    void addReadCounters(TraceHeader& header) const;
     void readSections();
     bool indexUsable(std::string& why) const;
     Status loadParallel();
@@ -53,7 +53,7 @@ private:
     std::unique_ptr<TraceBuilder> m_builder = std::make_unique<TraceBuilder>();
     std::mutex m_mutex; // guards the builder's config table and m_warnings during parallel decode
     std::vector<std::string> m_warnings;
-    std::vector<pb::Counter> m_counters;
+    std::vector<Counter> m_counters;
     std::map<std::pair<std::string, int32_t>, pb::Counter> m_counterMap;
     std::atomic<bool> m_cancelled { false };
     std::atomic<uint64_t> m_unknownFieldChunks { 0 };

@@ -5,10 +5,12 @@
 #include "model/format/tracereader.h"
 #include "model/format/tracewriter.h"
 #include "model/tracefile.h"
+#include "model/tracemetaproto.h"
 
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <optional>
 #include <unistd.h>
 
 namespace gapscope::model {
@@ -75,9 +77,18 @@ Status copyFrames(const format::TraceReader& reader, format::TraceWriter& w, con
 
 } // namespace
 
-Status saveTraceSections(const std::string& path, const pb::AnnotationSet* annotations,
-    const pb::BudgetSettings* budget, const pb::ClassifierTable* classifier)
+Status saveTraceSections(const std::string& path, const AnnotationSet* annotations, const BudgetSettings* budget,
+    const ClassifierTable* classifier)
 {
+    std::optional<pb::AnnotationSet> a;
+    std::optional<pb::BudgetSettings> b;
+    std::optional<pb::ClassifierTable> c;
+    if (annotations)
+        a = toProto(*annotations);
+    if (budget)
+        b = toProto(*budget);
+    if (classifier)
+        c = toProto(*classifier);
     auto reader = format::TraceReader::open(path);
     if (!reader)
         return reader.status();
@@ -101,7 +112,7 @@ Status saveTraceSections(const std::string& path, const pb::AnnotationSet* annot
             return writer.status();
         }
         (*writer)->setDictionaries(index);
-        result = copyFrames(**reader, **writer, annotations, budget, classifier);
+        result = copyFrames(**reader, **writer, a ? &*a : nullptr, b ? &*b : nullptr, c ? &*c : nullptr);
         if (result)
             result = (*writer)->finish(&index.header());
     }
@@ -110,6 +121,32 @@ Status saveTraceSections(const std::string& path, const pb::AnnotationSet* annot
     if (!result)
         ::unlink(tmp.c_str());
     return result;
+}
+
+std::string encodeSection(const AnnotationSet& annotations)
+{
+    return toProto(annotations).SerializeAsString();
+}
+
+std::string encodeSection(const BudgetSettings& settings)
+{
+    return toProto(settings).SerializeAsString();
+}
+
+Expected<AnnotationSet> decodeAnnotations(const std::string& bytes, const std::string& what)
+{
+    pb::AnnotationSet set;
+    if (!set.ParseFromString(bytes))
+        return Status::error(what + ": not an annotation set (protobuf parse failed)");
+    return fromProto(set);
+}
+
+Expected<BudgetSettings> decodeBudgetSettings(const std::string& bytes, const std::string& what)
+{
+    pb::BudgetSettings settings;
+    if (!settings.ParseFromString(bytes))
+        return Status::error(what + ": not budget settings (protobuf parse failed)");
+    return fromProto(settings);
 }
 
 } // namespace gapscope::model

@@ -192,31 +192,31 @@ std::string formatDuration(TimeNs ns)
     return b;
 }
 
-const pb::OverheadEvidence* captureOverhead(const Trace& trace, uint32_t rank)
+const OverheadEvidence* captureOverhead(const Trace& trace, uint32_t rank)
 {
-    for (const auto& r : trace.header().ranks())
-        if (r.rank() == rank && r.has_overhead()) {
-            const pb::OverheadEvidence& o = r.overhead();
-            if (o.steps_before() > 0 && o.steps_during() > 0 && o.step_ms_median_before() > 0)
+    for (const auto& r : trace.header().ranks)
+        if (r.rank == rank && r.hasOverhead) {
+            const OverheadEvidence& o = r.overhead;
+            if (o.stepsBefore > 0 && o.stepsDuring > 0 && o.stepMsMedianBefore > 0)
                 return &o;
         }
     return nullptr;
 }
 
-double captureOverheadPct(const pb::OverheadEvidence& o)
+double captureOverheadPct(const OverheadEvidence& o)
 {
-    return 100.0 * (o.step_ms_median_during() - o.step_ms_median_before()) / o.step_ms_median_before();
+    return 100.0 * (o.stepMsMedianDuring - o.stepMsMedianBefore) / o.stepMsMedianBefore;
 }
 
-json::Value captureOverheadJson(const pb::OverheadEvidence& o)
+json::Value captureOverheadJson(const OverheadEvidence& o)
 {
     json::Value c = json::Value::object();
-    c.set("steps_before", o.steps_before());
-    c.set("before_ms", o.step_ms_median_before());
-    c.set("steps_during", o.steps_during());
-    c.set("during_ms", o.step_ms_median_during());
+    c.set("steps_before", o.stepsBefore);
+    c.set("before_ms", o.stepMsMedianBefore);
+    c.set("steps_during", o.stepsDuring);
+    c.set("during_ms", o.stepMsMedianDuring);
     c.set("pct", captureOverheadPct(o));
-    c.set("arm_latency_ms", o.arm_latency_ms());
+    c.set("arm_latency_ms", o.armLatencyMs);
     return c;
 }
 

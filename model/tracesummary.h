@@ -44,7 +44,7 @@ struct TraceStats {
     uint64_t kernels = 0;
     TimeNs kernelTime = 0;
     std::vector<RankStats> ranks;
-    pb::StepSource stepSource = pb::STEP_UNKNOWN;
+    StepSource stepSource = StepSource::Unknown;
 };
 TraceStats traceStats(const Trace& trace);
 
@@ -79,11 +79,11 @@ std::string formatDuration(TimeNs ns);
 
 // The capture's record of its own cost for `rank` (the median step before arming vs while
 // capturing), or null when the trace has none (imports, synth, captures that saw too few steps).
-const pb::OverheadEvidence* captureOverhead(const Trace& trace, uint32_t rank);
+const OverheadEvidence* captureOverhead(const Trace& trace, uint32_t rank);
 // (while capturing - before) / before, in %.
-double captureOverheadPct(const pb::OverheadEvidence& evidence);
+double captureOverheadPct(const OverheadEvidence& evidence);
 // {steps_before, before_ms, steps_during, during_ms, pct, arm_latency_ms}: `capture_overhead` in
 // `info --json` and `analyze --json`.
-json::Value captureOverheadJson(const pb::OverheadEvidence& evidence);
+json::Value captureOverheadJson(const OverheadEvidence& evidence);
 
 } // namespace gapscope::model

@@ -42,7 +42,7 @@ namespace {
 KernelClassifier classifierFor(const Trace& trace)
 {
     if (const auto& table = trace.classifierTable()) {
-        auto c = KernelClassifier::fromProto(*table);
+        auto c = KernelClassifier::fromTable(*table);
         if (c)
             return std::move(*c);
     }

@@ -10,7 +10,7 @@
 #include <QPlainTextEdit>
 #include <QPushButton>
 
-AnnotationDialog::AnnotationDialog(const gapscope::pb::Annotation& annotation, QWidget* parent)
+AnnotationDialog::AnnotationDialog(const gapscope::model::Annotation& annotation, QWidget* parent)
     : QDialog(parent)
     , m_annotation(annotation)
     , m_text(new QPlainTextEdit)
@@ -18,16 +18,16 @@ AnnotationDialog::AnnotationDialog(const gapscope::pb::Annotation& annotation, Q
     , m_wholeTrace(new QCheckBox(tr("all lanes")))
 {
     setWindowTitle(tr("Annotation"));
-    m_text->setPlainText(QString::fromStdString(annotation.text()));
+    m_text->setPlainText(QString::fromStdString(annotation.text));
     m_text->setTabChangesFocus(true);
-    setColor(TimelineRenderer::annotationColor(annotation.color_rgba()));
+    setColor(TimelineRenderer::annotationColor(annotation.colorRgba));
     connect(m_color, &QPushButton::clicked, this, [this] {
         const QColor c = QColorDialog::getColor(m_current, this, tr("Annotation colour"));
         if (c.isValid())
             setColor(c);
     });
-    m_wholeTrace->setChecked(annotation.lane_key().empty());
-    m_wholeTrace->setEnabled(!annotation.lane_key().empty());
+    m_wholeTrace->setChecked(annotation.laneKey.empty());
+    m_wholeTrace->setEnabled(!annotation.laneKey.empty());
     auto* buttons = new QDialogButtonBox(QDialogButtonBox::Ok | QDialogButtonBox::Cancel);
     connect(buttons, &QDialogButtonBox::accepted, this, &QDialog::accept);
     connect(buttons, &QDialogButtonBox::rejected, this, &QDialog::reject);
@@ -46,12 +46,12 @@ void AnnotationDialog::setColor(const QColor& c)
     m_color->setStyleSheet(QStringLiteral("background:%1").arg(c.name()));
 }
 
-gapscope::pb::Annotation AnnotationDialog::annotation() const
+gapscope::model::Annotation AnnotationDialog::annotation() const
 {
-    gapscope::pb::Annotation a = m_annotation;
-    a.set_text(m_text->toPlainText().toStdString());
-    a.set_color_rgba(TimelineRenderer::annotationRgba(m_current));
+    gapscope::model::Annotation a = m_annotation;
+    a.text = m_text->toPlainText().toStdString();
+    a.colorRgba = TimelineRenderer::annotationRgba(m_current);
     if (m_wholeTrace->isChecked())
-        a.clear_lane_key();
+        a.laneKey.clear();
     return a;
 }

@@ -6,7 +6,7 @@
 //
 // Threading: GUI thread.
 
-#include "model/format/trace.pb.h"
+#include "model/tracemeta.h"
 
 #include <QDialog>
 
@@ -17,12 +17,12 @@ class QPushButton;
 class AnnotationDialog : public QDialog {
     Q_OBJECT
 public:
-    explicit AnnotationDialog(const gapscope::pb::Annotation& annotation, QWidget* parent = nullptr);
-    gapscope::pb::Annotation annotation() const;
+    explicit AnnotationDialog(const gapscope::model::Annotation& annotation, QWidget* parent = nullptr);
+    gapscope::model::Annotation annotation() const;
 
 private:
     void setColor(const QColor& c);
-    gapscope::pb::Annotation m_annotation;
+    gapscope::model::Annotation m_annotation;
     QPlainTextEdit* m_text;
     QPushButton* m_color;
     QCheckBox* m_wholeTrace;

@@ -15,7 +15,7 @@ AnnotationModel::AnnotationModel(QObject* parent)
 {
 }
 
-void AnnotationModel::setAnnotations(const pb::AnnotationSet& set, model::TimeNs origin)
+void AnnotationModel::setAnnotations(const model::AnnotationSet& set, model::TimeNs origin)
 {
     beginResetModel();
     m_set = set;
@@ -25,21 +25,21 @@ void AnnotationModel::setAnnotations(const pb::AnnotationSet& set, model::TimeNs
     emit changed();
 }
 
-int AnnotationModel::add(pb::Annotation a)
+int AnnotationModel::add(model::Annotation a)
 {
-    if (a.id() == 0) {
+    if (a.id == 0) {
         uint64_t next = 1;
-        for (const auto& x : m_set.annotations())
-            next = std::max<uint64_t>(next, x.id() + 1);
-        a.set_id(next);
+        for (const auto& x : m_set)
+            next = std::max<uint64_t>(next, x.id + 1);
+        a.id = next;
     }
-    if (a.created_unix_ns() == 0)
-        a.set_created_unix_ns(QDateTime::currentMSecsSinceEpoch() * 1'000'000);
-    if (a.end_ns() < a.start_ns())
-        a.set_end_ns(a.start_ns());
-    const int row = m_set.annotations_size();
+    if (a.createdUnixNs == 0)
+        a.createdUnixNs = QDateTime::currentMSecsSinceEpoch() * 1'000'000;
+    if (a.endNs < a.startNs)
+        a.endNs = a.startNs;
+    const int row = int(m_set.size());
     beginInsertRows({}, row, row);
-    *m_set.add_annotations() = std::move(a);
+    m_set.push_back(std::move(a));
     endInsertRows();
     m_modified = true;
     emit changed();
@@ -53,13 +53,13 @@ void AnnotationModel::touch(int row)
     emit changed();
 }
 
-void AnnotationModel::update(int row, const pb::Annotation& a)
+void AnnotationModel::update(int row, const model::Annotation& a)
 {
     if (row < 0 || row >= rowCount())
         return;
-    const uint64_t id = m_set.annotations(row).id();
-    *m_set.mutable_annotations(row) = a;
-    m_set.mutable_annotations(row)->set_id(id);
+    const uint64_t id = m_set[size_t(row)].id;
+    m_set[size_t(row)] = a;
+    m_set[size_t(row)].id = id;
     touch(row);
 }
 
@@ -67,9 +67,9 @@ void AnnotationModel::move(int row, model::TimeNs delta)
 {
     if (row < 0 || row >= rowCount() || delta == 0)
         return;
-    auto* a = m_set.mutable_annotations(row);
-    a->set_start_ns(a->start_ns() + delta);
-    a->set_end_ns(a->end_ns() + delta);
+    model::Annotation* a = &m_set[size_t(row)];
+    a->startNs = a->startNs + delta;
+    a->endNs = a->endNs + delta;
     touch(row);
 }
 
@@ -78,7 +78,7 @@ void AnnotationModel::remove(int row)
     if (row < 0 || row >= rowCount())
         return;
     beginRemoveRows({}, row, row);
-    m_set.mutable_annotations()->DeleteSubrange(row, 1);
+    m_set.erase(m_set.begin() + row);
     endRemoveRows();
     m_modified = true;
     emit changed();
@@ -86,8 +86,8 @@ void AnnotationModel::remove(int row)
 
 int AnnotationModel::rowOfId(uint64_t id) const
 {
-    for (int i = 0; i < m_set.annotations_size(); ++i) {
-        if (m_set.annotations(i).id() == id)
+    for (int i = 0; i < int(m_set.size()); ++i) {
+        if (m_set[size_t(i)].id == id)
             return i;
     }
     return -1;
@@ -95,7 +95,7 @@ int AnnotationModel::rowOfId(uint64_t id) const
 
 int AnnotationModel::rowCount(const QModelIndex& parent) const
 {
-    return parent.isValid() ? 0 : m_set.annotations_size();
+    return parent.isValid() ? 0 : int(m_set.size());
 }
 
 int AnnotationModel::columnCount(const QModelIndex& parent) const
@@ -107,14 +107,14 @@ QVariant AnnotationModel::data(const QModelIndex& index, int role) const
 {
     if (!index.isValid() || index.row() >= rowCount() || index.column() >= ColumnCount)
         return {};
-    const pb::Annotation& a = m_set.annotations(index.row());
-    const double length = double(a.end_ns() - a.start_ns());
+    const model::Annotation& a = m_set[size_t(index.row())];
+    const double length = double(a.endNs - a.startNs);
     if (role == Qt::DecorationRole && index.column() == Text)
-        return TimelineRenderer::annotationColor(a.color_rgba());
+        return TimelineRenderer::annotationColor(a.colorRgba);
     if (role == Qt::UserRole) {
         switch (index.column()) {
         case Start:
-            return qlonglong(a.start_ns() - m_origin);
+            return qlonglong(a.startNs - m_origin);
         case Length:
             return length;
         default:
@@ -125,13 +125,13 @@ QVariant AnnotationModel::data(const QModelIndex& index, int role) const
         return {};
     switch (index.column()) {
     case Start:
-        return QStringLiteral("+") + timeformat::duration(double(a.start_ns() - m_origin), 6);
+        return QStringLiteral("+") + timeformat::duration(double(a.startNs - m_origin), 6);
     case Length:
         return length > 0 ? timeformat::duration(length) : tr("point");
     case Lane:
-        return a.lane_key().empty() ? tr("all lanes") : QString::fromStdString(a.lane_key());
+        return a.laneKey.empty() ? tr("all lanes") : QString::fromStdString(a.laneKey);
     case Text:
-        return QString::fromStdString(a.text());
+        return QString::fromStdString(a.text);
     }
     return {};
 }
@@ -140,11 +140,11 @@ bool AnnotationModel::setData(const QModelIndex& index, const QVariant& value, i
 {
     if (!index.isValid() || index.row() >= rowCount())
         return false;
-    auto* a = m_set.mutable_annotations(index.row());
+    model::Annotation* a = &m_set[size_t(index.row())];
     if (index.column() == Text && role == Qt::EditRole) {
-        a->set_text(value.toString().toStdString());
+        a->text = value.toString().toStdString();
     } else if (index.column() == Text && role == Qt::DecorationRole && value.canConvert<QColor>()) {
-        a->set_color_rgba(TimelineRenderer::annotationRgba(value.value<QColor>()));
+        a->colorRgba = TimelineRenderer::annotationRgba(value.value<QColor>());
     } else {
         return false;
     }

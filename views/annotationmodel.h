@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 #pragma once
 
-// AnnotationModel: the notes of the open trace (a pb::AnnotationSet) as a table: start (relative to
+// AnnotationModel: the notes of the open trace (a model::AnnotationSet) as a table: start (relative to
 // the trace start), length, lane, text, with the note colour as decoration. Text and colour are
 // editable in place; add/update/move/remove keep ids stable and mark the set modified. The
 // timeline draws straight from annotations() (the renderer holds a pointer to it), so every change
@@ -9,7 +9,6 @@
 //
 // Threading: GUI thread (a Qt item model).
 
-#include "model/format/trace.pb.h"
 #include "model/trace.h"
 
 #include <QAbstractTableModel>
@@ -22,13 +21,13 @@ public:
     explicit AnnotationModel(QObject* parent = nullptr);
 
     // Replaces all annotations; `origin` is the trace start that times are shown relative to.
-    void setAnnotations(const gapscope::pb::AnnotationSet& set, gapscope::model::TimeNs origin);
-    const gapscope::pb::AnnotationSet& annotations() const { return m_set; }
-    const gapscope::pb::Annotation& at(int row) const { return m_set.annotations(row); }
+    void setAnnotations(const gapscope::model::AnnotationSet& set, gapscope::model::TimeNs origin);
+    const gapscope::model::AnnotationSet& annotations() const { return m_set; }
+    const gapscope::model::Annotation& at(int row) const { return m_set[size_t(row)]; }
 
     // Adds a note and returns its row. Assigns a fresh id and the creation time when they are 0.
-    int add(gapscope::pb::Annotation a);
-    void update(int row, const gapscope::pb::Annotation& a);
+    int add(gapscope::model::Annotation a);
+    void update(int row, const gapscope::model::Annotation& a);
     void move(int row, gapscope::model::TimeNs delta);
     void remove(int row);
     int rowOfId(uint64_t id) const;
@@ -48,7 +47,7 @@ signals:
 
 private:
     void touch(int row);
-    gapscope::pb::AnnotationSet m_set;
+    gapscope::model::AnnotationSet m_set;
     gapscope::model::TimeNs m_origin = 0;
     bool m_modified = false;
 };

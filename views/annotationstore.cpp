@@ -18,7 +18,7 @@ QString sidecarPath(const QString& tracePath)
     return tracePath + QStringLiteral(".annotations");
 }
 
-std::optional<gapscope::pb::AnnotationSet> loadSidecar(const QString& tracePath, QString* error)
+std::optional<gapscope::model::AnnotationSet> loadSidecar(const QString& tracePath, QString* error)
 {
     const QString path = sidecarPath(tracePath);
     QFile f(path);
@@ -35,25 +35,20 @@ std::optional<gapscope::pb::AnnotationSet> loadSidecar(const QString& tracePath,
         return std::nullopt;
     }
     const QByteArray bytes = f.readAll();
-    gapscope::pb::AnnotationSet set;
-    if (!set.ParseFromArray(bytes.constData(), int(bytes.size()))) {
+    auto set = gapscope::model::decodeAnnotations(bytes.toStdString(), path.toStdString());
+    if (!set) {
         if (error)
-            *error = QStringLiteral("%1: not an annotation set (protobuf parse failed)").arg(path);
+            *error = QString::fromStdString(set.error());
         return std::nullopt;
     }
-    return set;
+    return std::move(set).value();
 }
 
-bool saveSidecar(const QString& tracePath, const gapscope::pb::AnnotationSet& set, QString* error)
+bool saveSidecar(const QString& tracePath, const gapscope::model::AnnotationSet& set, QString* error)
 {
     const QString path = sidecarPath(tracePath);
     QSaveFile f(path);
-    std::string bytes;
-    if (!set.SerializeToString(&bytes)) {
-        if (error)
-            *error = QStringLiteral("%1: could not serialize the annotations").arg(path);
-        return false;
-    }
+    const std::string bytes = gapscope::model::encodeSection(set);
     if (!f.open(QIODevice::WriteOnly) || f.write(bytes.data(), qint64(bytes.size())) != qint64(bytes.size())
         || !f.commit()) {
         if (error)
@@ -67,7 +62,7 @@ bool saveSidecar(const QString& tracePath, const gapscope::pb::AnnotationSet& se
 
 namespace annotationstore {
 
-SavedTo save(const QString& tracePath, const gapscope::pb::AnnotationSet& set, QString* error)
+SavedTo save(const QString& tracePath, const gapscope::model::AnnotationSet& set, QString* error)
 {
     const QFileInfo info(tracePath);
     QString traceError;

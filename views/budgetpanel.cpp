@@ -3,7 +3,6 @@
 
 #include "model/budget/budgetsettings.h"
 #include "model/budget/resources.h"
-#include "model/format/trace.pb.h"
 
 #include <QCheckBox>
 #include <QComboBox>
@@ -348,7 +347,7 @@ void BudgetPanel::setAllreduceUs(double us)
     m_allreduceUs->setValue(us > 0 ? us : 0);
 }
 
-bool BudgetPanel::applySettings(const pb::BudgetSettings& settings, QString* error)
+bool BudgetPanel::applySettings(const model::BudgetSettings& settings, QString* error)
 {
     auto in = fromBudgetSettings(settings);
     if (!in) {
@@ -375,9 +374,9 @@ bool BudgetPanel::applySettings(const pb::BudgetSettings& settings, QString* err
     return recompute();
 }
 
-void BudgetPanel::toSettings(pb::BudgetSettings* out) const
+model::BudgetSettings BudgetPanel::toSettings() const
 {
-    toBudgetSettings(m_inputs, out);
+    return toBudgetSettings(m_inputs);
 }
 
 QString BudgetPanel::hardwareFor(const QString& gpuName)

@@ -12,6 +12,7 @@
 // Threading: GUI thread.
 
 #include "model/budget/budget.h"
+#include "model/tracemeta.h"
 
 #include <QWidget>
 
@@ -45,14 +46,14 @@ public:
 
     // Fills the form from stored settings (a trace's budget section) or from a source string set
     // ("glm-5", "h200-sxm", "all=nvfp4,lm_head=bf16", ...). Recomputes at once.
-    bool applySettings(const gapscope::pb::BudgetSettings& settings, QString* error = nullptr);
+    bool applySettings(const gapscope::model::BudgetSettings& settings, QString* error = nullptr);
     void setModel(const QString& presetOrFile);
     void setHardware(const QString& presetOrFile);
     void setPrecisionSpec(const QString& spec);
     void setParallelism(int tp, int ep);
     void setEngine(const QString& engine);
     void setAllreduceUs(double us); // < 0: the hardware table
-    void toSettings(gapscope::pb::BudgetSettings* out) const;
+    gapscope::model::BudgetSettings toSettings() const;
     // For a trace without a stored budget: no model (so no budget until one is picked), the hardware
     // preset matching the trace's GPU name (none when no preset matches), TP = ranks.
     void prepareForTrace(const QString& gpuName, int ranks);

@@ -17,7 +17,7 @@ QString sidecarPath(const QString& tracePath)
     return tracePath + QStringLiteral(".budget");
 }
 
-std::optional<gapscope::pb::BudgetSettings> loadSidecar(const QString& tracePath, QString* error)
+std::optional<gapscope::model::BudgetSettings> loadSidecar(const QString& tracePath, QString* error)
 {
     const QString path = sidecarPath(tracePath);
     QFile f(path);
@@ -33,13 +33,16 @@ std::optional<gapscope::pb::BudgetSettings> loadSidecar(const QString& tracePath
     if (!f.open(QIODevice::ReadOnly))
         return fail(f.errorString());
     const QByteArray bytes = f.readAll();
-    gapscope::pb::BudgetSettings settings;
-    if (!settings.ParseFromArray(bytes.constData(), int(bytes.size())))
-        return fail(QStringLiteral("not budget settings (protobuf parse failed)"));
-    return settings;
+    auto settings = gapscope::model::decodeBudgetSettings(bytes.toStdString(), path.toStdString());
+    if (!settings) {
+        if (error)
+            *error = QString::fromStdString(settings.error());
+        return std::nullopt;
+    }
+    return std::move(settings).value();
 }
 
-SavedTo save(const QString& tracePath, const gapscope::pb::BudgetSettings& settings, QString* error)
+SavedTo save(const QString& tracePath, const gapscope::model::BudgetSettings& settings, QString* error)
 {
     const QFileInfo info(tracePath);
     QString traceError;
@@ -54,9 +57,9 @@ SavedTo save(const QString& tracePath, const gapscope::pb::BudgetSettings& setti
         traceError = QString::fromStdString(s.message());
     }
     const QString path = sidecarPath(tracePath);
-    std::string bytes;
+    const std::string bytes = gapscope::model::encodeSection(settings);
     QSaveFile f(path);
-    if (settings.SerializeToString(&bytes) && f.open(QIODevice::WriteOnly)
+    if (f.open(QIODevice::WriteOnly)
         && f.write(bytes.data(), qint64(bytes.size())) == qint64(bytes.size()) && f.commit())
         return SavedTo::Sidecar;
     if (error) {

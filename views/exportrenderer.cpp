@@ -181,7 +181,7 @@ void ExportRenderer::paintLegend(QPainter& p, const QRect& r, const ExportScene&
         p.drawText(QRect(x + 16, r.top(), w, r.height()), Qt::AlignVCenter | Qt::AlignLeft, n);
         x += w;
     }
-    if (scene.annotations && scene.annotations->annotations_size() > 0 && x + 120 < r.right()) {
+    if (scene.annotations && !scene.annotations->empty() && x + 120 < r.right()) {
         p.fillRect(QRect(x, y, 3, 12), QColor(255, 160, 0));
         p.drawText(
             QRect(x + 8, r.top(), 120, r.height()), Qt::AlignVCenter | Qt::AlignLeft, QStringLiteral("annotation"));

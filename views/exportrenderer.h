@@ -42,7 +42,7 @@ struct ExportScene {
     const LaneLayout* layout = nullptr;
     const EventColors* colors = nullptr;
     const TimelineHighlight* highlight = nullptr;
-    const gapscope::pb::AnnotationSet* annotations = nullptr;
+    const gapscope::model::AnnotationSet* annotations = nullptr;
     TimelineView view; // what the timeline shows (mapping.width is adjusted)
     const WaterfallData* waterfall = nullptr;
     int selectedBar = -1;

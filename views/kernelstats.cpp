@@ -24,22 +24,10 @@ struct Bucket {
     int component = -1; // index into EventColors::components(), -2 = memory ops
 };
 
-const char* copyKindName(pb::CopyKind k)
+QString copyKindName(CopyKind k)
 {
-    switch (k) {
-    case pb::COPY_HTOD:
-        return "memcpy HtoD";
-    case pb::COPY_DTOH:
-        return "memcpy DtoH";
-    case pb::COPY_DTOD:
-        return "memcpy DtoD";
-    case pb::COPY_HTOH:
-        return "memcpy HtoH";
-    case pb::COPY_PTOP:
-        return "memcpy PtoP";
-    default:
-        return "memcpy";
-    }
+    return k == CopyKind::Unknown ? QStringLiteral("memcpy")
+                                  : QStringLiteral("memcpy ") + QString::fromLatin1(toString(k));
 }
 
 double quantile(std::vector<uint32_t>& v, double q)
@@ -127,7 +115,7 @@ KernelStatsResult computeKernelStats(
             if (kind == EventKind::Memcpy || kind == EventKind::Memset) {
                 const MemopInfo* m = trace.memop(id, i);
                 if (ev.name(i) == 0)
-                    b = &copies[m && kind == EventKind::Memcpy ? std::min<int>(7, m->copyKind) : 7];
+                    b = &copies[m && kind == EventKind::Memcpy ? std::min<int>(7, int(m->copyKind)) : 7];
                 b->bytes += m ? m->bytes : 0;
                 b->component = -2;
             }
@@ -163,7 +151,7 @@ KernelStatsResult computeKernelStats(
             continue;
         merge(kMemoryOps, copies[k]);
         const QString name
-            = k == 7 ? QStringLiteral("memset / memcpy") : QString::fromLatin1(copyKindName(pb::CopyKind(k)));
+            = k == 7 ? QStringLiteral("memset / memcpy") : copyKindName(CopyKind(k));
         result.names.push_back(finish(name, kMemoryOps, copies[k], result.stepTimeNs));
     }
     for (auto& [comp, b] : comps)

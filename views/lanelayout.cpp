@@ -196,17 +196,17 @@ std::vector<QString> LaneLayout::rankLabelsOf(const Trace& trace)
 {
     std::vector<QString> labels;
     const auto& header = trace.header();
-    for (const auto& r : header.ranks()) {
-        if (labels.size() <= r.rank())
-            labels.resize(r.rank() + 1);
+    for (const auto& r : header.ranks) {
+        if (labels.size() <= r.rank)
+            labels.resize(r.rank + 1);
         QString gpu;
-        for (const auto& g : header.gpus()) {
-            if (!r.gpu_uuid().empty() && g.uuid() == r.gpu_uuid())
-                gpu = QString::fromStdString(g.name());
+        for (const auto& g : header.gpus) {
+            if (!r.gpuUuid.empty() && g.uuid == r.gpuUuid)
+                gpu = QString::fromStdString(g.name);
         }
-        labels[r.rank()] = gpu.isEmpty()
-            ? QStringLiteral("rank %1 · GPU %2").arg(r.rank()).arg(r.device_index())
-            : QStringLiteral("rank %1 · GPU %2 (%3)").arg(r.rank()).arg(r.device_index()).arg(gpu);
+        labels[r.rank] = gpu.isEmpty()
+            ? QStringLiteral("rank %1 · GPU %2").arg(r.rank).arg(r.deviceIndex)
+            : QStringLiteral("rank %1 · GPU %2 (%3)").arg(r.rank).arg(r.deviceIndex).arg(gpu);
     }
     return labels;
 }

@@ -91,7 +91,7 @@ void LiveSession::resetTrace()
     m_lastSnapshotMs = 0;
     m_sinceSnapshot.invalidate();
     ++m_generation;
-    m_header.Clear();
+    m_header = {};
     if (m_workspace)
         m_workspace->setLiveDocument(m_doc);
 }
@@ -102,7 +102,7 @@ void LiveSession::start(const capture::LiveCaptureOptions& options)
     m_options = options;
     if (m_options.clientName.empty() || m_options.clientName == "gapscope-client")
         m_options.clientName = "gapscope";
-    m_feed = std::make_shared<live::LiveFeed>(true, true); // decoded on a thread of its own
+    m_feed = std::make_shared<model::LiveFeed>(true, true); // decoded on a thread of its own
     resetTrace();
     m_status = LiveStatus {};
     m_agentEvents.fill(0, int(m_options.agents.size()));
@@ -172,7 +172,7 @@ void LiveSession::onConnected(const QVector<LiveAgentInfo>& agents)
     setPhase(LiveStatus::Phase::Capturing, tr("Connected to %1; starting the capture…").arg(hosts.join(", ")));
 }
 
-void LiveSession::onStarted(int agent, quint64 captureId, const QString& outputPath, const pb::FileHeader& header)
+void LiveSession::onStarted(int agent, quint64 captureId, const QString& outputPath, const model::TraceHeader& header)
 {
     if (agent < m_status.agents.size()) {
         m_status.agents[agent].captureId = captureId;
@@ -265,7 +265,7 @@ void LiveSession::onReconnected(int agent, bool sameInstance, quint64 instance)
         emit statusChanged();
 }
 
-void LiveSession::onRunEnded(bool ok, const QString& error, const pb::FileHeader& header, bool lost)
+void LiveSession::onRunEnded(bool ok, const QString& error, const model::TraceHeader& header, bool lost)
 {
     m_runEnded = true;
     m_header = header;
@@ -384,15 +384,15 @@ void LiveSession::maybeSnapshot(bool final)
     m_snapshotRunning = true;
     m_snapshotEvents = events;
     auto chunks = m_feed->chunks();
-    pb::FileHeader header = m_header;
+    model::TraceHeader header = m_header;
     for (const auto& c : m_feed->counters())
-        *header.add_counters() = c;
+        header.counters.push_back(c);
     const quint64 gen = m_generation;
     QPointer<LiveSession> self(this);
     jobPool()->submit([self, chunks = std::move(chunks), header = std::move(header), gen, final] {
         QElapsedTimer t;
         t.start();
-        auto trace = live::LiveFeed::snapshot(chunks, header);
+        auto trace = model::LiveFeed::snapshot(chunks, header);
         std::shared_ptr<const TraceDocument> doc;
         if (trace)
             doc = makeDocument(std::move(*trace), QStringLiteral("live capture"));
@@ -507,10 +507,10 @@ QString LiveSession::saveAs(const QString& path)
     if (!doc) {
         if (!m_feed)
             return tr("Nothing was captured");
-        pb::FileHeader header = m_header;
+        model::TraceHeader header = m_header;
         for (const auto& c : m_feed->counters())
-            *header.add_counters() = c;
-        auto t = live::LiveFeed::snapshot(m_feed->chunks(), header);
+            header.counters.push_back(c);
+        auto t = model::LiveFeed::snapshot(m_feed->chunks(), header);
         if (!t)
             return QString::fromStdString(t.error());
         partial = std::move(*t);

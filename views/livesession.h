@@ -21,7 +21,7 @@
 // gets a snapshot. Threading: GUI thread.
 
 #include "capture/agent/client/livecapture.h"
-#include "views/livefeed.h"
+#include "model/livefeed.h"
 #include "views/livestatus.h"
 #include "views/liveworker.h"
 #include "views/tracedocument.h"
@@ -91,13 +91,13 @@ public:
     // Called by LiveWorker only (posted to the GUI thread).
     void onConnecting(int attempt, double retryInS, const QString& error);
     void onConnected(const QVector<LiveAgentInfo>& agents);
-    void onStarted(int agent, quint64 captureId, const QString& outputPath, const gapscope::pb::FileHeader& header);
+    void onStarted(int agent, quint64 captureId, const QString& outputPath, const gapscope::model::TraceHeader& header);
     void onProgress(int agent, const QString& phase, quint32 done, quint32 total, quint64 events, quint64 dropped);
     void onCut(int agent, const QString& reason, const QString& outputPath);
     void onAgentDone(int agent, bool ok, const QString& error, quint64 events, const QString& outputPath);
     void onError(int agent, const QString& message);
     void onReconnected(int agent, bool sameInstance, quint64 instance);
-    void onRunEnded(bool ok, const QString& error, const gapscope::pb::FileHeader& header, bool lost);
+    void onRunEnded(bool ok, const QString& error, const gapscope::model::TraceHeader& header, bool lost);
     void onProbing(int attempt, double retryInS);
     void onReachable(const QVector<LiveAgentInfo>& agents);
     void onFailed(const QString& message);
@@ -115,13 +115,13 @@ private:
     QPointer<Workspace> m_workspace;
     gapscope::capture::LiveCaptureOptions m_options;
     std::unique_ptr<LiveWorker> m_worker;
-    std::shared_ptr<gapscope::live::LiveFeed> m_feed;
+    std::shared_ptr<gapscope::model::LiveFeed> m_feed;
     std::shared_ptr<gapscope::model::Trace> m_trace; // the growing trace (GUI thread)
     std::shared_ptr<EventColors> m_colors;
     size_t m_colorStrings = 0;
     std::shared_ptr<const TraceDocument> m_doc;
     std::shared_ptr<const TraceDocument> m_snapshot;
-    gapscope::pb::FileHeader m_header;
+    gapscope::model::TraceHeader m_header;
     LiveStatus m_status;
     QVector<quint64> m_agentEvents;
     QVector<quint32> m_agentSteps;

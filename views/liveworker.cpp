@@ -4,6 +4,8 @@
 #include "views/livesession.h"
 
 #include "model/format/stats.h"
+#include "model/format/trace.pb.h"
+#include "model/tracemetaproto.h"
 
 #include <QCoreApplication>
 
@@ -16,7 +18,7 @@ using gapscope::capture::LiveCapture;
 
 struct LiveWorker::Shared {
     Options opt;
-    std::shared_ptr<live::LiveFeed> feed;
+    std::shared_ptr<model::LiveFeed> feed;
     QPointer<LiveSession> session;
     quint64 generation = 0; // the session's generation this worker belongs to
     std::atomic<bool> stop { false }, quit { false }, stalled { false };
@@ -95,7 +97,7 @@ void addRanks(LiveAgentInfo& info, const wire::RankList& list)
 // Forwards LiveCapture's calls: chunks go to the feed on this thread, the rest to the GUI thread.
 class Forwarder final : public LiveCapture::Listener {
 public:
-    Forwarder(LiveWorker::Options&, std::shared_ptr<live::LiveFeed> feed, LiveCapture& lc,
+    Forwarder(LiveWorker::Options&, std::shared_ptr<model::LiveFeed> feed, LiveCapture& lc,
         std::function<void(std::function<void(LiveSession&)>)> post, const std::atomic<bool>& stalled,
         const std::atomic<bool>& quit)
         : m_feed(std::move(feed))
@@ -107,7 +109,7 @@ public:
     }
     void started(size_t i, const wire::CaptureStarted& m) override
     {
-        pb::FileHeader h = m_lc.mergedHeader(false);
+        model::TraceHeader h = model::fromProto(m_lc.mergedHeader(false));
         m_post([i, id = m.capture_id(), path = qs(m.output_path()), h](
                    LiveSession& s) { s.onStarted(int(i), id, path, h); });
     }
@@ -150,7 +152,7 @@ public:
     }
 
 private:
-    std::shared_ptr<live::LiveFeed> m_feed;
+    std::shared_ptr<model::LiveFeed> m_feed;
     LiveCapture& m_lc;
     std::function<void(std::function<void(LiveSession&)>)> m_post;
     const std::atomic<bool>& m_stalled;
@@ -159,7 +161,7 @@ private:
 
 } // namespace
 
-LiveWorker::LiveWorker(Options options, std::shared_ptr<live::LiveFeed> feed, LiveSession* session)
+LiveWorker::LiveWorker(Options options, std::shared_ptr<model::LiveFeed> feed, LiveSession* session)
     : m_shared(std::make_shared<Shared>())
 {
     m_shared->opt = std::move(options);
@@ -277,7 +279,7 @@ void LiveWorker::main(std::shared_ptr<Shared> s)
         lost = lost || (a->failed && !a->done && a->captureId != 0);
         refused = refused || (a->failed && a->captureId == 0);
     }
-    pb::FileHeader h = lc->mergedHeader(true);
+    model::TraceHeader h = model::fromProto(lc->mergedHeader(true));
     post([ok = st.isOk(), err = st ? QString() : qs(st.message()), h, lost](
              LiveSession& ss) { ss.onRunEnded(ok, err, h, lost); });
     // The capture ended because an agent went away: find it again (it may be restarting).

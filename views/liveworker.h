@@ -15,7 +15,7 @@
 // never answers StopCapture) is left to finish on its own: it holds only shared state.
 
 #include "capture/agent/client/livecapture.h"
-#include "views/livefeed.h"
+#include "model/livefeed.h"
 #include "views/livestatus.h"
 
 #include <QPointer>
@@ -38,7 +38,7 @@ public:
         int maxAttempts = 0; // first connection: 0 = until stopped
     };
 
-    LiveWorker(Options options, std::shared_ptr<gapscope::live::LiveFeed> feed, LiveSession* session);
+    LiveWorker(Options options, std::shared_ptr<gapscope::model::LiveFeed> feed, LiveSession* session);
     ~LiveWorker();
 
     void stop(); // StopCapture (or stop connecting); the agents finish their files

@@ -435,15 +435,15 @@ void TimelineRenderer::paintLaunchArrow(QPainter& p, const QRect& plot, const Ti
 
 QRectF TimelineRenderer::annotationRect(int index, const TimelineView& v, const QSize& size) const
 {
-    if (!m_annotations || index < 0 || index >= m_annotations->annotations_size())
+    if (!m_annotations || index < 0 || index >= int(m_annotations->size()))
         return {};
-    const auto& a = m_annotations->annotations(index);
+    const auto& a = (*m_annotations)[size_t(index)];
     const QRect plot = plotRect(size, v);
-    const double x0 = v.headerWidth + v.mapping.toX(a.start_ns());
-    const double x1 = std::max(x0 + 2, v.headerWidth + v.mapping.toX(std::max(a.start_ns(), a.end_ns())));
-    if (a.lane_key().empty() || !m_trace || !m_layout)
+    const double x0 = v.headerWidth + v.mapping.toX(a.startNs);
+    const double x1 = std::max(x0 + 2, v.headerWidth + v.mapping.toX(std::max(a.startNs, a.endNs)));
+    if (a.laneKey.empty() || !m_trace || !m_layout)
         return QRectF(x0, plot.top(), x1 - x0, plot.height());
-    const auto lane = m_trace->findLane(a.lane_key());
+    const auto lane = m_trace->findLane(a.laneKey);
     const int r = lane ? m_layout->rowOfLane(*lane) : -1;
     if (r < 0)
         return {};
@@ -469,23 +469,23 @@ void TimelineRenderer::paintAnnotations(QPainter& p, const QRect& plot, const Ti
         return;
     const QSize size(plot.right() + 1, plot.bottom() + 1);
     const QFontMetrics fm(p.font());
-    for (int i = 0; i < m_annotations->annotations_size(); ++i) {
-        const auto& a = m_annotations->annotations(i);
+    for (int i = 0; i < int(m_annotations->size()); ++i) {
+        const auto& a = (*m_annotations)[size_t(i)];
         const QRectF r = annotationRect(i, v, size);
         if (r.isEmpty() || r.right() < plot.left() || r.left() > plot.right())
             continue;
-        QColor c = annotationColor(a.color_rgba());
+        QColor c = annotationColor(a.colorRgba);
         c.setAlpha(255);
         QColor fill = c;
         fill.setAlpha(60);
-        const bool point = a.end_ns() <= a.start_ns();
+        const bool point = a.endNs <= a.startNs;
         if (!point)
             p.fillRect(r, fill);
         p.setPen(QPen(c, 2));
         p.drawLine(r.topLeft(), r.bottomLeft());
         if (!point)
             p.drawLine(r.topRight(), r.bottomRight());
-        const QString text = fm.elidedText(QString::fromStdString(a.text()), Qt::ElideRight, 260);
+        const QString text = fm.elidedText(QString::fromStdString(a.text), Qt::ElideRight, 260);
         const QRectF box(r.left() + 3, r.top() + 1, fm.horizontalAdvance(text) + 8, fm.height() + 2);
         p.fillRect(box, QColor(255, 255, 255, 235));
         p.setPen(QPen(c, 1));
@@ -500,7 +500,7 @@ int TimelineRenderer::annotationAt(const QPoint& pos, const TimelineView& v) con
     if (!m_annotations)
         return -1;
     const QSize size(v.headerWidth + v.mapping.width, 1 << 20);
-    for (int i = m_annotations->annotations_size() - 1; i >= 0; --i) {
+    for (int i = int(m_annotations->size()) - 1; i >= 0; --i) {
         const QRectF r = annotationRect(i, v, size).adjusted(-3, 0, 3, 0);
         // Only the flag at the top and the edges are hot, so events under a range stay clickable.
         const bool onFlag

@@ -65,7 +65,7 @@ public:
     }
     void setHighlight(const TimelineHighlight* highlight) { m_highlight = highlight; }
     void setSearchMatches(const std::vector<uint8_t>* matchesByName) { m_matches = matchesByName; }
-    void setAnnotations(const gapscope::pb::AnnotationSet* annotations) { m_annotations = annotations; }
+    void setAnnotations(const gapscope::model::AnnotationSet* annotations) { m_annotations = annotations; }
     void setShowSteps(bool on) { m_showSteps = on; }
 
     void paint(QPainter& p, const QSize& size, const TimelineView& view);
@@ -133,7 +133,7 @@ private:
     const EventColors* m_colors = nullptr;
     const TimelineHighlight* m_highlight = nullptr;
     const std::vector<uint8_t>* m_matches = nullptr;
-    const gapscope::pb::AnnotationSet* m_annotations = nullptr;
+    const gapscope::model::AnnotationSet* m_annotations = nullptr;
     bool m_showSteps = true;
     TimelineFrame m_frame;
     bool m_frameValid = false;

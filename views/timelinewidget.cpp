@@ -85,7 +85,7 @@ void TimelineWidget::rebuildLayout(bool remeasure)
     update();
 }
 
-void TimelineWidget::setAnnotations(const gapscope::pb::AnnotationSet* annotations)
+void TimelineWidget::setAnnotations(const gapscope::model::AnnotationSet* annotations)
 {
     m_renderer.setAnnotations(annotations);
     update();

@@ -64,7 +64,7 @@ public:
     void setHighlight(TimelineHighlight highlight);
     void clearHighlight();
     const TimelineHighlight& highlight() const { return m_highlight; }
-    void setAnnotations(const gapscope::pb::AnnotationSet* annotations);
+    void setAnnotations(const gapscope::model::AnnotationSet* annotations);
 
     // Search by substring of the full name (case-insensitive). Returns the number of names matching.
     int setSearch(const QString& text);

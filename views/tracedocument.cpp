@@ -19,7 +19,7 @@ struct Derived {
 KernelClassifier classifierOf(const Trace& trace)
 {
     if (const auto& table = trace.classifierTable()) {
-        if (auto c = KernelClassifier::fromProto(*table))
+        if (auto c = KernelClassifier::fromTable(*table))
             return std::move(*c);
     }
     return KernelClassifier::builtinDefault();
@@ -52,9 +52,9 @@ QString TraceDocument::displayName() const
 
 QString TraceDocument::gpuName() const
 {
-    if (!trace || trace->header().gpus().empty())
+    if (!trace || trace->header().gpus.empty())
         return {};
-    return QString::fromStdString(trace->header().gpus(0).name());
+    return QString::fromStdString(trace->header().gpus[0].name);
 }
 
 TraceOpener::OpenFn TraceDocument::openFunction(const QStringList& paths)

@@ -124,12 +124,12 @@ void Workspace::connectPanels()
                 notes << QString::fromStdString(n);
             // The capture's own cost where the trace recorded it, so it is not read as a gap.
             for (uint32_t r : a->ranks())
-                if (const gapscope::pb::OverheadEvidence* e = captureOverhead(a->trace(), r))
+                if (const gapscope::model::OverheadEvidence* e = captureOverhead(a->trace(), r))
                     notes << tr("Capture overhead on rank %1: %2 ms per step before arming, %3 ms while capturing "
                                 "(%4%5 %); the tool's own cost is inside the bars.")
                                  .arg(r)
-                                 .arg(e->step_ms_median_before(), 0, 'f', 3)
-                                 .arg(e->step_ms_median_during(), 0, 'f', 3)
+                                 .arg(e->stepMsMedianBefore, 0, 'f', 3)
+                                 .arg(e->stepMsMedianDuring, 0, 'f', 3)
                                  .arg(captureOverheadPct(*e) >= 0 ? QStringLiteral("+") : QString())
                                  .arg(captureOverheadPct(*e), 0, 'f', 1);
             m_waterfall->setStatus(notes.join(QLatin1Char('\n')));
@@ -234,8 +234,7 @@ void Workspace::chooseBudget(const QString& model, const QString& hardware)
     }
     if (!m_doc || m_doc->paths.isEmpty() || m_liveRanks > 0)
         return;
-    gapscope::pb::BudgetSettings settings;
-    m_budget->toSettings(&settings);
+    const gapscope::model::BudgetSettings settings = m_budget->toSettings();
     QString error;
     const QString path = m_doc->paths.first();
     switch (budgetstore::save(path, settings, &error)) {
@@ -424,11 +423,11 @@ QString Workspace::saveAnnotations(QString* where)
 
 void Workspace::addAnnotation(TimeNs t0, TimeNs t1, const QString& laneKey, const QString& text)
 {
-    gapscope::pb::Annotation a;
-    a.set_start_ns(std::min(t0, t1));
-    a.set_end_ns(std::max(t0, t1));
-    a.set_lane_key(laneKey.toStdString());
-    a.set_text(text.toStdString());
+    gapscope::model::Annotation a;
+    a.startNs = std::min(t0, t1);
+    a.endNs = std::max(t0, t1);
+    a.laneKey = laneKey.toStdString();
+    a.text = text.toStdString();
     if (text.isEmpty()) {
         AnnotationDialog dialog(a, this);
         if (dialog.exec() != QDialog::Accepted)
@@ -452,11 +451,11 @@ void Workspace::jumpToAnnotation(int row)
     if (row < 0 || row >= m_annotations->rowCount())
         return;
     const auto& a = m_annotations->at(row);
-    const TimeNs len = std::max<TimeNs>(a.end_ns() - a.start_ns(), 0);
+    const TimeNs len = std::max<TimeNs>(a.endNs - a.startNs, 0);
     const TimeNs pad = std::max<TimeNs>(len, 20'000); // a point: show 20 us around it
-    m_timeline->zoomToRange(a.start_ns() - pad / 2, a.end_ns() + pad / 2, 0.05);
-    if (m_doc && !a.lane_key().empty()) {
-        if (auto lane = m_doc->trace->findLane(a.lane_key()))
+    m_timeline->zoomToRange(a.startNs - pad / 2, a.endNs + pad / 2, 0.05);
+    if (m_doc && !a.laneKey.empty()) {
+        if (auto lane = m_doc->trace->findLane(a.laneKey))
             m_timeline->scrollToLane(*lane);
     }
 }

@@ -10,7 +10,7 @@ Expected<model::KernelClassifier> pickClassifier(const std::string& file, const 
     if (!file.empty())
         return model::KernelClassifier::fromFile(file);
     if (trace.classifierTable())
-        return model::KernelClassifier::fromProto(*trace.classifierTable());
+        return model::KernelClassifier::fromTable(*trace.classifierTable());
     return model::KernelClassifier::builtinDefault();
 }
 
@@ -29,7 +29,7 @@ std::string describe(const model::BudgetInputs& in, bool tpFromTrace, bool achie
 } // namespace
 
 Expected<model::StepBudget> pickBudget(const ArgParser& p, const BudgetOptions& options, bool achievable,
-    const model::Trace& trace, std::optional<pb::BudgetSettings>& settings)
+    const model::Trace& trace, std::optional<model::BudgetSettings>& settings)
 {
     if (!options.modelGiven() && !options.hardwareGiven() && !trace.budgetSettings())
         return model::StepBudget {};
@@ -48,9 +48,7 @@ Expected<model::StepBudget> pickBudget(const ArgParser& p, const BudgetOptions& 
     auto budget = model::computeBudget(inputs.value());
     if (!budget)
         return budget.status().withContext("budget");
-    pb::BudgetSettings s;
-    model::toBudgetSettings(inputs.value(), &s);
-    settings = s;
+    settings = model::toBudgetSettings(inputs.value());
     return model::makeStepBudget(budget.value(), achievable, describe(inputs.value(), tpFromTrace, achievable, stored));
 }
 

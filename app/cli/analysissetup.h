@@ -22,6 +22,6 @@ Expected<model::KernelClassifier> pickClassifier(const std::string& file, const 
 // The budget from the flags, else from the settings stored in the trace, else none. `settings`
 // receives what was used (for --save).
 Expected<model::StepBudget> pickBudget(const ArgParser& p, const BudgetOptions& options, bool achievable,
-    const model::Trace& trace, std::optional<pb::BudgetSettings>& settings);
+    const model::Trace& trace, std::optional<model::BudgetSettings>& settings);
 
 } // namespace gapscope::cli

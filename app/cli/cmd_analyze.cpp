@@ -92,13 +92,13 @@ int runAnalyze(const std::vector<std::string>& args)
         std::cerr << kName << classifier.error() << "\n";
         return kExitProblems;
     }
-    std::optional<pb::BudgetSettings> settings;
+    std::optional<model::BudgetSettings> settings;
     auto budget = pickBudget(p, options, f.achievable, trace.value(), settings);
     if (!budget) {
         std::cerr << kName << budget.error() << "\n";
         return kExitProblems;
     }
-    pb::ClassifierTable table = classifier->toProto();
+    model::ClassifierTable table = classifier->toTable();
     model::GapAnalyzer::Options aopt;
     aopt.threads = unsigned(std::max<int64_t>(0, f.threads));
     model::GapAnalyzer analyzer(trace.value(), std::move(classifier).value(), std::move(budget).value(), aopt);

@@ -15,6 +15,7 @@
 #include "capture/protocol/netutil.h"
 #include "capture/protocol/tokenauth.h"
 #include "model/format/stats.h"
+#include "model/format/trace.pb.h"
 #include "model/format/tracewriter.h"
 
 #include <algorithm>

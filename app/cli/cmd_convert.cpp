@@ -79,7 +79,7 @@ Expected<std::unique_ptr<model::GapAnalyzer>> analysisFor(
     auto classifier = pickClassifier(f.classifier, trace);
     if (!classifier)
         return classifier.status();
-    std::optional<pb::BudgetSettings> settings;
+    std::optional<model::BudgetSettings> settings;
     auto budget = pickBudget(p, options, f.achievable, trace, settings);
     if (!budget)
         return budget.status();

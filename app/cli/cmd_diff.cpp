@@ -70,7 +70,7 @@ int openSide(Side& s, const ArgParser& p, const BudgetOptions& options, const st
         std::cerr << kName << classifier.error() << "\n";
         return kExitProblems;
     }
-    std::optional<pb::BudgetSettings> settings;
+    std::optional<model::BudgetSettings> settings;
     auto budget = pickBudget(p, options, achievable, *s.trace, settings);
     if (!budget) {
         std::cerr << kName << s.label << ": " << budget.error() << "\n";

@@ -20,35 +20,17 @@ using model::formatDuration;
 const EventKind kKinds[] = { EventKind::Kernel, EventKind::Memcpy, EventKind::Memset, EventKind::Api, EventKind::Sync,
     EventKind::Nvtx, EventKind::Collective, EventKind::Host };
 
-const char* stepSourceName(pb::StepSource s)
-{
-    switch (s) {
-    case pb::STEP_FILE:
-        return "file";
-    case pb::STEP_NVTX:
-        return "nvtx";
-    case pb::STEP_GRAPH:
-        return "graph";
-    case pb::STEP_ANCHOR:
-        return "anchor";
-    case pb::STEP_AUTO:
-        return "auto";
-    default:
-        return "none";
-    }
-}
-
 json::Value infoJson(const std::string& path, const model::Trace& t, const model::TraceStats& st)
 {
-    const pb::FileHeader& h = t.header();
+    const model::TraceHeader& h = t.header();
     json::Value o = json::Value::object();
     o.set("file", path);
     struct stat sb { };
     if (::stat(path.c_str(), &sb) == 0)
         o.set("bytes", (long long)sb.st_size);
-    o.set("source", h.source());
-    o.set("tool_version", h.tool_version());
-    o.set("clock_domain", h.clock_domain());
+    o.set("source", h.source);
+    o.set("tool_version", h.toolVersion);
+    o.set("clock_domain", h.clockDomain);
     o.set("start_ns", (long long)t.startTime());
     o.set("end_ns", (long long)t.endTime());
     o.set("duration_ns", (long long)(t.endTime() - t.startTime()));
@@ -68,18 +50,18 @@ json::Value infoJson(const std::string& path, const model::Trace& t, const model
     o.set("kernel_count", (unsigned long long)st.kernels);
     o.set("kernel_time_ns", (long long)st.kernelTime);
     o.set("step_count", t.stepCount());
-    o.set("step_source", stepSourceName(st.stepSource));
+    o.set("step_source", model::toString(st.stepSource));
     json::Value gpus = json::Value::array();
-    for (const auto& g : h.gpus()) {
+    for (const auto& g : h.gpus) {
         json::Value x = json::Value::object();
-        x.set("name", g.name());
-        x.set("uuid", g.uuid());
-        x.set("host", g.host());
-        x.set("device", g.device_index());
-        x.set("sm_count", g.sm_count());
-        x.set("memory_bytes", (unsigned long long)g.memory_bytes());
-        x.set("sm_clock_mhz", g.sm_clock_mhz());
-        x.set("memory_clock_mhz", g.memory_clock_mhz());
+        x.set("name", g.name);
+        x.set("uuid", g.uuid);
+        x.set("host", g.host);
+        x.set("device", g.deviceIndex);
+        x.set("sm_count", g.smCount);
+        x.set("memory_bytes", (unsigned long long)g.memoryBytes);
+        x.set("sm_clock_mhz", g.smClockMhz);
+        x.set("memory_clock_mhz", g.memoryClockMhz);
         gpus.push(std::move(x));
     }
     o.set("gpus", std::move(gpus));
@@ -87,30 +69,30 @@ json::Value infoJson(const std::string& path, const model::Trace& t, const model
     for (const auto& r : st.ranks) {
         json::Value x = json::Value::object();
         x.set("rank", r.rank);
-        for (const auto& ri : h.ranks())
-            if (ri.rank() == r.rank) {
-                x.set("pid", ri.pid());
-                x.set("host", ri.host());
-                x.set("gpu_uuid", ri.gpu_uuid());
+        for (const auto& ri : h.ranks)
+            if (ri.rank == r.rank) {
+                x.set("pid", ri.pid);
+                x.set("host", ri.host);
+                x.set("gpu_uuid", ri.gpuUuid);
             }
         x.set("kernel_count", (unsigned long long)r.kernels);
         x.set("kernel_time_ns", (long long)r.kernelTime);
         x.set("step_count", r.steps);
         x.set("event_count", (unsigned long long)r.events);
         x.set("lanes", r.lanes);
-        if (const pb::OverheadEvidence* e = model::captureOverhead(t, r.rank))
+        if (const model::OverheadEvidence* e = model::captureOverhead(t, r.rank))
             x.set("capture_overhead", model::captureOverheadJson(*e));
         ranks.push(std::move(x));
     }
     o.set("ranks", std::move(ranks));
     json::Value counters = json::Value::array();
-    for (const auto& c : h.counters()) {
+    for (const auto& c : h.counters) {
         json::Value x = json::Value::object();
-        x.set("name", c.name());
-        x.set("rank", c.rank());
-        x.set("value", (unsigned long long)c.value());
-        x.set("severity", c.severity());
-        x.set("detail", c.detail());
+        x.set("name", c.name);
+        x.set("rank", c.rank);
+        x.set("value", (unsigned long long)c.value);
+        x.set("severity", c.severity);
+        x.set("detail", c.detail);
         counters.push(std::move(x));
     }
     o.set("counters", std::move(counters));
@@ -123,10 +105,10 @@ json::Value infoJson(const std::string& path, const model::Trace& t, const model
 
 void printText(const std::string& path, const model::Trace& t, const model::TraceStats& st)
 {
-    const pb::FileHeader& h = t.header();
+    const model::TraceHeader& h = t.header();
     std::cout << "file:      " << path << "\n";
-    std::cout << "source:    " << (h.source().empty() ? "?" : h.source()) << " (tool " << h.tool_version() << ", clock "
-              << h.clock_domain() << ")\n";
+    std::cout << "source:    " << (h.source.empty() ? "?" : h.source) << " (tool " << h.toolVersion << ", clock "
+              << h.clockDomain << ")\n";
     std::cout << "span:      " << formatDuration(t.endTime() - t.startTime()) << "\n";
     std::cout << "events:    " << t.eventCount() << " (";
     bool first = true;
@@ -147,27 +129,27 @@ void printText(const std::string& path, const model::Trace& t, const model::Trac
         std::cout << " on " << st.cpuThreads << " CPU thread" << (st.cpuThreads == 1 ? "" : "s") << "\n";
     }
     std::cout << "kernels:   " << st.kernels << ", " << formatDuration(st.kernelTime) << " of kernel time\n";
-    std::cout << "steps:     " << t.stepCount() << " (" << stepSourceName(st.stepSource) << ")\n";
-    for (const auto& g : h.gpus())
-        std::cout << "gpu:       " << g.host() << "/" << g.device_index() << " " << g.name() << " " << g.uuid() << ", "
-                  << g.sm_count() << " SMs, " << g.memory_bytes() / (1024 * 1024) << " MiB, " << g.sm_clock_mhz() << "/"
-                  << g.memory_clock_mhz() << " MHz\n";
+    std::cout << "steps:     " << t.stepCount() << " (" << model::toString(st.stepSource) << ")\n";
+    for (const auto& g : h.gpus)
+        std::cout << "gpu:       " << g.host << "/" << g.deviceIndex << " " << g.name << " " << g.uuid << ", "
+                  << g.smCount << " SMs, " << g.memoryBytes / (1024 * 1024) << " MiB, " << g.smClockMhz << "/"
+                  << g.memoryClockMhz << " MHz\n";
     for (const auto& r : st.ranks) {
         std::cout << "rank " << r.rank << ":    " << r.kernels << " kernels, " << formatDuration(r.kernelTime) << ", "
                   << r.steps << " steps, " << r.lanes << " lanes\n";
-        if (const pb::OverheadEvidence* e = model::captureOverhead(t, r.rank)) {
+        if (const model::OverheadEvidence* e = model::captureOverhead(t, r.rank)) {
             char line[256];
             std::snprintf(line, sizeof line,
                 "overhead:  rank %u: median step %.3f ms before arming (%u steps), %.3f ms while capturing (%u "
                 "steps), %+.1f %%; arm latency %.1f ms\n",
-                r.rank, e->step_ms_median_before(), e->steps_before(), e->step_ms_median_during(), e->steps_during(),
-                model::captureOverheadPct(*e), e->arm_latency_ms());
+                r.rank, e->stepMsMedianBefore, e->stepsBefore, e->stepMsMedianDuring, e->stepsDuring,
+                model::captureOverheadPct(*e), e->armLatencyMs);
             std::cout << line;
         }
     }
-    for (const auto& c : h.counters())
-        std::cout << "counter:   " << c.name() << (c.rank() >= 0 ? " rank " + std::to_string(c.rank()) : "") << " = "
-                  << c.value() << " (" << c.severity() << (c.detail().empty() ? "" : ": " + c.detail()) << ")\n";
+    for (const auto& c : h.counters)
+        std::cout << "counter:   " << c.name << (c.rank >= 0 ? " rank " + std::to_string(c.rank) : "") << " = " << c.value
+                  << " (" << c.severity << (c.detail.empty() ? "" : ": " + c.detail) << ")\n";
     for (const auto& w : t.warnings())
         std::cout << "warning:   " << w << "\n";
 }

@@ -22,9 +22,9 @@ namespace {
 std::vector<std::string> crossCheck(const format::TraceReader& reader, const model::Trace& t)
 {
     std::vector<std::string> problems;
-    for (const auto& c : t.header().counters())
-        if (c.name().rfind("read_", 0) == 0)
-            problems.push_back(c.name() + " = " + std::to_string(c.value()) + " (" + c.detail() + ")");
+    for (const auto& c : t.header().counters)
+        if (c.name.rfind("read_", 0) == 0)
+            problems.push_back(c.name + " = " + std::to_string(c.value) + " (" + c.detail + ")");
     if (reader.hasIndex() && reader.index().total_events() != t.eventCount())
         problems.push_back("index says " + std::to_string(reader.index().total_events()) + " events, decoded "
             + std::to_string(t.eventCount()));

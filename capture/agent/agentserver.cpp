@@ -13,6 +13,7 @@
 #include "capture/protocol/socketpath.h"
 #include "capture/protocol/tokenauth.h"
 #include "model/format/stats.h"
+#include "model/format/trace.pb.h"
 
 #include <algorithm>
 #include <cerrno>

@@ -6,6 +6,7 @@
 #include "capture/agent/replaysource.h"
 #include "capture/protocol/netutil.h"
 #include "model/format/stats.h"
+#include "model/format/trace.pb.h"
 
 #include <algorithm>
 #include <cmath>

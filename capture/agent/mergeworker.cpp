@@ -6,6 +6,7 @@
 #include "capture/protocol/netutil.h"
 #include "model/format/crc32c.h"
 #include "model/format/stats.h"
+#include "model/format/trace.pb.h"
 
 #include <cstdio>
 

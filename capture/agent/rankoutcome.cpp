@@ -2,6 +2,7 @@
 #include "capture/agent/rankoutcome.h"
 
 #include "model/format/stats.h"
+#include "model/format/trace.pb.h"
 
 #include <algorithm>
 #include <set>

@@ -6,6 +6,7 @@
 #include "capture/inject/nvtxhooks.h"
 #include "capture/protocol/framing.h"
 #include "model/format/stats.h"
+#include "model/format/trace.pb.h"
 
 #include <algorithm>
 #include <chrono>

@@ -140,7 +140,7 @@ json::Value AnalysisReport::rankJson(uint32_t rank) const
             steps.push(std::move(o));
         }
     r.set("steps", std::move(steps));
-    if (const pb::OverheadEvidence* o = captureOverhead(m_analyzer.trace(), rank))
+    if (const OverheadEvidence* o = captureOverhead(m_analyzer.trace(), rank))
         r.set("capture_overhead", captureOverheadJson(*o));
     r.set("median", breakdownJson(m_analyzer.analyze(selection(int(rank), Kind::Median)), false));
     r.set("mean", breakdownJson(m_analyzer.analyze(selection(int(rank), Kind::Steps)), true));
@@ -330,15 +330,15 @@ std::string AnalysisReport::overheadText() const
     std::ostringstream out;
     bool any = false;
     for (uint32_t r : m_analyzer.ranks()) {
-        const pb::OverheadEvidence* o = captureOverhead(m_analyzer.trace(), r);
+        const OverheadEvidence* o = captureOverhead(m_analyzer.trace(), r);
         if (!o)
             continue;
         if (!any)
             out << "\ncapture overhead (median step before arming vs while capturing; the bars above include it):\n";
         any = true;
         const double pct = captureOverheadPct(*o);
-        out << "  rank " << r << ": " << fixed(o->step_ms_median_before()) << " ms (" << o->steps_before()
-            << " steps) -> " << fixed(o->step_ms_median_during()) << " ms (" << o->steps_during() << " steps), "
+        out << "  rank " << r << ": " << fixed(o->stepMsMedianBefore) << " ms (" << o->stepsBefore
+            << " steps) -> " << fixed(o->stepMsMedianDuring) << " ms (" << o->stepsDuring << " steps), "
             << (pct >= 0 ? "+" : "") << fixed(pct, 1) << " %";
         if (pct > 5)
             out << ": part of this rank's launch/host and sync gaps is the capture's own cost";

@@ -142,7 +142,7 @@ bool GapAnalyzer::blocksHost(LaneId lane, size_t index) const
     const EventKind k = m_trace.kindOf(lane, index);
     if (k == EventKind::Sync) {
         const SyncInfo* s = m_trace.sync(lane, index);
-        return !s || s->kind != pb::SYNC_STREAM_WAIT_EVENT; // a stream wait does not block the host
+        return !s || s->kind != SyncKind::StreamWaitEvent; // a stream wait does not block the host
     }
     return k == EventKind::Api && isSyncApi(m_trace.lane(lane).events.name(index));
 }

@@ -13,12 +13,12 @@ namespace {
 
 const char* syncRecordName(const SyncInfo* s)
 {
-    switch (s ? s->kind : pb::SYNC_UNKNOWN) {
-    case pb::SYNC_EVENT:
+    switch (s ? s->kind : SyncKind::Unknown) {
+    case SyncKind::Event:
         return "event sync";
-    case pb::SYNC_STREAM:
+    case SyncKind::Stream:
         return "stream sync";
-    case pb::SYNC_CONTEXT:
+    case SyncKind::Context:
         return "context sync";
     default:
         return "sync";
@@ -36,7 +36,7 @@ const char* HostAttribution::hostKindName(const Trace& trace, EventRef ev)
     case LaneKind::CpuThread:
         return toString(trace.hostKind(ev.lane, ev.index));
     case LaneKind::Nvtx:
-        return trace.header().source() == "kineto" ? "user_annotation" : "nvtx";
+        return trace.header().source == "kineto" ? "user_annotation" : "nvtx";
     default:
         return "host";
     }

@@ -2,7 +2,6 @@
 #include "model/budget/budgetsettings.h"
 
 #include "model/budget/moeexperts.h"
-#include "model/format/trace.pb.h"
 
 #include <cstdlib>
 
@@ -24,40 +23,40 @@ json::Value hitsToJson(const std::vector<std::vector<double>>& hits)
     return doc;
 }
 
-std::string extra(const pb::BudgetSettings& s, const char* key)
+std::string extra(const BudgetSettings& s, const char* key)
 {
-    auto it = s.extra().find(key);
-    return it == s.extra().end() ? std::string() : it->second;
+    auto it = s.extra.find(key);
+    return it == s.extra.end() ? std::string() : it->second;
 }
 
-Status readSources(const pb::BudgetSettings& s, BudgetInputs& in)
+Status readSources(const BudgetSettings& s, BudgetInputs& in)
 {
-    in.modelSource = s.model();
-    in.hardwareSource = s.hardware();
-    if (!s.model_config_json().empty()) {
-        auto doc = json::parse(s.model_config_json(), "budget settings: model config");
+    in.modelSource = s.model;
+    in.hardwareSource = s.hardware;
+    if (!s.modelConfigJson.empty()) {
+        auto doc = json::parse(s.modelConfigJson, "budget settings: model config");
         if (!doc)
             return doc.status();
-        auto m = parseModelConfig(doc.value(), s.model());
+        auto m = parseModelConfig(doc.value(), s.model);
         if (!m)
             return m.status();
         in.model = std::move(m.value());
     } else {
-        auto m = loadModelConfig(s.model());
+        auto m = loadModelConfig(s.model);
         if (!m)
             return m.status();
         in.model = std::move(m.value());
     }
-    if (!s.hardware_json().empty()) {
-        auto doc = json::parse(s.hardware_json(), "budget settings: hardware");
+    if (!s.hardwareJson.empty()) {
+        auto doc = json::parse(s.hardwareJson, "budget settings: hardware");
         if (!doc)
             return doc.status();
-        auto hw = parseHardwareProfile(doc.value(), s.hardware());
+        auto hw = parseHardwareProfile(doc.value(), s.hardware);
         if (!hw)
             return hw.status();
         in.hardware = std::move(hw.value());
     } else {
-        auto hw = loadHardwareProfile(s.hardware());
+        auto hw = loadHardwareProfile(s.hardware);
         if (!hw)
             return hw.status();
         in.hardware = std::move(hw.value());
@@ -68,7 +67,7 @@ Status readSources(const pb::BudgetSettings& s, BudgetInputs& in)
     return Status::ok();
 }
 
-Status readExtras(const pb::BudgetSettings& s, BudgetInputs& in)
+Status readExtras(const BudgetSettings& s, BudgetInputs& in)
 {
     if (std::string v = extra(s, "indexer"); !v.empty() && !parseIndexerMode(v, in.indexer))
         return Status::error("budget settings: indexer '" + v + "' is not auto, on or off");
@@ -92,30 +91,30 @@ Status readExtras(const pb::BudgetSettings& s, BudgetInputs& in)
 
 } // namespace
 
-void toBudgetSettings(const BudgetInputs& in, pb::BudgetSettings* out)
+BudgetSettings toBudgetSettings(const BudgetInputs& in)
 {
-    out->Clear();
-    out->set_model(in.modelSource.empty() ? in.model.name : in.modelSource);
-    out->set_model_config_json(in.model.sourceJson);
-    out->set_hardware(in.hardwareSource.empty() ? in.hardware.name : in.hardwareSource);
-    out->set_hardware_json(in.hardware.sourceJson);
-    auto& prec = *out->mutable_precision();
+    BudgetSettings out;
+    out.model = in.modelSource.empty() ? in.model.name : in.modelSource;
+    out.modelConfigJson = in.model.sourceJson;
+    out.hardware = in.hardwareSource.empty() ? in.hardware.name : in.hardwareSource;
+    out.hardwareJson = in.hardware.sourceJson;
+    auto& prec = out.precision;
     if (in.allPrecision)
         prec["all"] = toString(*in.allPrecision);
     for (const auto& [c, p] : in.precision)
         prec[toString(c)] = toString(p);
     if (in.kvCachePrecision)
         prec[toString(Component::KvCache)] = toString(*in.kvCachePrecision);
-    out->set_tp(in.tp);
-    out->set_ep(in.ep);
-    out->set_batch(in.batch);
-    out->set_context(in.context);
-    out->set_engine(toString(in.engine));
-    out->set_allreduce_us(in.allreduceUs);
-    out->set_cuda_graphs(in.cudaGraphs);
-    out->set_draft_tokens(in.draftTokens);
-    out->set_acceptance_length(in.acceptanceLength);
-    auto& extra = *out->mutable_extra();
+    out.tp = in.tp;
+    out.ep = in.ep;
+    out.batch = in.batch;
+    out.context = in.context;
+    out.engine = toString(in.engine);
+    out.allreduceUs = in.allreduceUs;
+    out.cudaGraphs = in.cudaGraphs;
+    out.draftTokens = in.draftTokens;
+    out.acceptanceLength = in.acceptanceLength;
+    auto& extra = out.extra;
     extra["indexer"] = toString(in.indexer);
     extra["allreduce_fixed"] = in.allreduceUs >= 0 ? "1" : "0";
     if (!in.allreduceLibrary.empty())
@@ -129,31 +128,32 @@ void toBudgetSettings(const BudgetInputs& in, pb::BudgetSettings* out)
         extra["expert_hits"] = json::write(hitsToJson(in.expertHits), -1);
         extra["expert_hits_source"] = in.expertHitsSource;
     }
+    return out;
 }
 
-Expected<BudgetInputs> fromBudgetSettings(const pb::BudgetSettings& s)
+Expected<BudgetInputs> fromBudgetSettings(const BudgetSettings& s)
 {
     BudgetInputs in;
     Status st = readSources(s, in);
     if (!st.isOk())
         return st;
     std::string spec;
-    for (const auto& [c, p] : s.precision())
+    for (const auto& [c, p] : s.precision)
         spec += (spec.empty() ? "" : ",") + c + "=" + p;
     st = applyPrecisionSpec(spec, in);
     if (!st.isOk())
         return st.withContext("budget settings");
-    in.tp = s.tp() ? s.tp() : 1;
-    in.ep = s.ep() ? s.ep() : 1;
-    in.batch = s.batch() ? s.batch() : 1;
-    in.context = s.context();
-    if (!s.engine().empty() && !parseEngine(s.engine(), in.engine))
-        return Status::error("budget settings: engine '" + s.engine() + "' is not sglang or none");
-    bool fixed = extra(s, "allreduce_fixed") == "1" || s.allreduce_us() > 0;
-    in.allreduceUs = fixed ? s.allreduce_us() : -1;
-    in.cudaGraphs = s.cuda_graphs();
-    in.draftTokens = s.draft_tokens();
-    in.acceptanceLength = s.acceptance_length();
+    in.tp = s.tp ? s.tp : 1;
+    in.ep = s.ep ? s.ep : 1;
+    in.batch = s.batch ? s.batch : 1;
+    in.context = s.context;
+    if (!s.engine.empty() && !parseEngine(s.engine, in.engine))
+        return Status::error("budget settings: engine '" + s.engine + "' is not sglang or none");
+    bool fixed = extra(s, "allreduce_fixed") == "1" || s.allreduceUs > 0;
+    in.allreduceUs = fixed ? s.allreduceUs : -1;
+    in.cudaGraphs = s.cudaGraphs;
+    in.draftTokens = s.draftTokens;
+    in.acceptanceLength = s.acceptanceLength;
     st = readExtras(s, in);
     if (!st.isOk())
         return st;

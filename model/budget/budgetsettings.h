@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 #pragma once
 
-// BudgetInputs <-> pb::BudgetSettings (model/format/trace.proto), so a trace file stores the budget
+// BudgetInputs <-> BudgetSettings (model/tracemeta.h), so a trace file stores the budget
 // settings it was analysed with and reproduces the same budget when opened elsewhere. The model's
 // config.json and the hardware JSON travel as text, so the file does not depend on local presets.
 // Fields without a slot in BudgetSettings go to its `extra` map (keys: indexer, allreduce_lib,
@@ -9,14 +9,11 @@
 // Pure functions; thread-safe.
 
 #include "model/budget/budget.h"
-
-namespace gapscope::pb {
-class BudgetSettings;
-}
+#include "model/tracemeta.h"
 
 namespace gapscope::model {
 
-void toBudgetSettings(const BudgetInputs& in, pb::BudgetSettings* out);
-Expected<BudgetInputs> fromBudgetSettings(const pb::BudgetSettings& settings);
+BudgetSettings toBudgetSettings(const BudgetInputs& in);
+Expected<BudgetInputs> fromBudgetSettings(const BudgetSettings& settings);
 
 } // namespace gapscope::model

@@ -228,7 +228,7 @@ void Exporter::steps()
 void Exporter::run(ChromeExportStats& st)
 {
     m_o.put("{\"displayTimeUnit\":\"ns\",\"otherData\":{\"generator\":\"gapscope\",\"source\":");
-    m_o.string(m_t.header().source());
+    m_o.string(m_t.header().source);
     m_o.printf(",\"start_ns\":%" PRId64 "},\n\"traceEvents\":[\n", m_base);
     metadata();
     for (const Lane& lane : m_t.lanes()) {

@@ -26,17 +26,17 @@ bool stepWindow(const Trace& trace, int64_t first, int64_t last, TimeNs& from, T
 std::string rankTitle(const Trace& trace, uint32_t rank)
 {
     std::string title = "rank " + std::to_string(rank);
-    const pb::FileHeader& h = trace.header();
-    for (const pb::RankInfo& r : h.ranks()) {
-        if (r.rank() != rank)
+    const TraceHeader& h = trace.header();
+    for (const RankInfo& r : h.ranks) {
+        if (r.rank != rank)
             continue;
-        if (!r.host().empty())
-            title += " · " + r.host();
+        if (!r.host.empty())
+            title += " · " + r.host;
         std::string gpu;
-        for (const pb::GpuInfo& g : h.gpus())
-            if (!r.gpu_uuid().empty() && g.uuid() == r.gpu_uuid())
-                gpu = g.name();
-        title += " · GPU " + std::to_string(r.device_index());
+        for (const GpuInfo& g : h.gpus)
+            if (!r.gpuUuid.empty() && g.uuid == r.gpuUuid)
+                gpu = g.name;
+        title += " · GPU " + std::to_string(r.deviceIndex);
         if (!gpu.empty())
             title += " (" + gpu + ")";
         break;

@@ -378,20 +378,20 @@ void Exporter::collectItems(std::vector<Item>& items, PerfettoExportStats& st) c
             items.push_back(std::move(it));
             ++st.steps;
         }
-    const pb::AnnotationSet& annotations = m_opt.annotations ? *m_opt.annotations : m_t.annotations();
-    for (const pb::Annotation& a : annotations.annotations()) {
-        const TimeNs end = std::max(a.start_ns(), a.end_ns());
-        if (!inWindow(a.start_ns(), end))
+    const AnnotationSet& annotations = m_opt.annotations ? *m_opt.annotations : m_t.annotations();
+    for (const Annotation& a : annotations) {
+        const TimeNs end = std::max(a.startNs, a.endNs);
+        if (!inWindow(a.startNs, end))
             continue;
         Item it;
-        it.start = a.start_ns();
+        it.start = a.startNs;
         it.end = end;
-        it.instant = end == a.start_ns();
-        std::optional<LaneId> lane = a.lane_key().empty() ? std::nullopt : m_t.findLane(a.lane_key());
+        it.instant = end == a.startNs;
+        std::optional<LaneId> lane = a.laneKey.empty() ? std::nullopt : m_t.findLane(a.laneKey);
         it.track = lane ? kAnnotationTrack + m_t.lane(*lane).info.rank : kGlobalAnnotationTrack;
-        it.name = a.text();
-        if (!a.author().empty())
-            it.texts.push_back({ ExtraArg::Author, a.author() });
+        it.name = a.text;
+        if (!a.author.empty())
+            it.texts.push_back({ ExtraArg::Author, a.author });
         items.push_back(std::move(it));
         ++st.annotations;
     }

@@ -47,7 +47,7 @@ struct PerfettoExportOptions {
     unsigned threads = 0; // threads of TaskPool::shared(); 0: 2 (encoding is memory-bound beyond)
     uint32_t blockEvents = 32768; // events per sequence block (at least)
     const GapAnalyzer* analysis = nullptr; // adds the "budget waterfall" tracks
-    const pb::AnnotationSet* annotations = nullptr; // instead of the trace's (the viewer's edited ones)
+    const AnnotationSet* annotations = nullptr; // instead of the trace's (the viewer's edited ones)
 };
 
 struct PerfettoExportStats {

@@ -319,7 +319,7 @@ uint32_t ChunkEncoder::internString(std::string_view s)
 
 uint32_t ChunkEncoder::lane(const pb::LaneDef& def)
 {
-    LaneKey key = LaneKey::of(def);
+    LaneKey key { uint32_t(def.kind()), def.rank(), def.host(), def.pid(), def.device(), def.stream() };
     auto it = m_impl->laneIds.find(key);
     if (it != m_impl->laneIds.end())
         return it->second;

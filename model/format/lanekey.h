@@ -8,8 +8,6 @@
 //
 // Threading: a value.
 
-#include "model/format/trace.pb.h"
-
 #include <cstdint>
 #include <functional>
 #include <string>
@@ -17,17 +15,13 @@
 namespace gapscope::format {
 
 struct LaneKey {
-    uint32_t kind = 0; // pb::LaneKind
+    uint32_t kind = 0; // the file format's LaneKind (trace.proto), as model::LaneKind
     uint32_t rank = 0;
     std::string host;
     uint32_t pid = 0;
     uint32_t device = 0;
     uint64_t stream = 0;
 
-    static LaneKey of(const pb::LaneDef& d)
-    {
-        return LaneKey { uint32_t(d.kind()), d.rank(), d.host(), d.pid(), d.device(), d.stream() };
-    }
     bool operator==(const LaneKey& o) const
     {
         return kind == o.kind && rank == o.rank && pid == o.pid && device == o.device && stream == o.stream

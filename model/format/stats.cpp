@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 #include "model/format/stats.h"
 
+#include "model/format/trace.pb.h"
+
 namespace gapscope::format {
 
 const char* toString(Severity s)
@@ -24,6 +26,11 @@ Severity parseSeverity(std::string_view s)
         if (s == toString(v))
             return v;
     return Severity::Info;
+}
+
+Severity severityOf(const pb::Counter& c)
+{
+    return parseSeverity(c.severity());
 }
 
 pb::Counter makeCounter(Stat stat, int32_t rank, uint64_t value)

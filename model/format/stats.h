@@ -4,7 +4,8 @@
 // Stats: every counter of something lost or anomalous, declared once (Perfetto's stats table).
 // kStats gives each Stat its wire name, its severity and what it counts; every place that records
 // a loss or an anomaly (the injection library, the agent, the file reader, the importers, the
-// viewer's live stream) makes its pb::Counter through makeCounter(), so a name, a severity or a
+// viewer's live stream) makes its counter through makeCounter() (the model's Counter through
+// model::statCounter, tracemeta.h), so a name, a severity or a
 // description cannot drift between copies. A counter's detail is its description unless the place
 // that counts it knows more (which error, which kind of event).
 //
@@ -14,12 +15,15 @@
 // Invariant (checked at compile time): kStats[i].id == Stat(i). Constant data; thread-safe.
 
 #include "model/format/enumtable.h"
-#include "model/format/trace.pb.h"
 
 #include <cstddef>
 #include <cstdint>
 #include <string>
 #include <string_view>
+
+namespace gapscope::pb {
+class Counter;
+}
 
 namespace gapscope::format {
 
@@ -27,10 +31,7 @@ enum class Severity : uint8_t { Info, Warning, Error, DataLoss };
 const char* toString(Severity s); // "info", "warning", "error", "data_loss"
 // The severity of a wire string; an unknown string reads as Info (a newer writer's severity).
 Severity parseSeverity(std::string_view s);
-inline Severity severityOf(const pb::Counter& c)
-{
-    return parseSeverity(c.severity());
-}
+Severity severityOf(const pb::Counter& c);
 
 enum class Stat : uint16_t {
     // the injection library, per rank

@@ -68,7 +68,7 @@ ClockAligner::Result ClockAligner::align(const std::vector<const Trace*>& traces
     std::vector<Span> spans;
     for (const Trace* t : traces)
         spans.push_back(
-            { 0, t->header().clock_domain() == "CLOCK_REALTIME", t->eventCount() == 0, t->startTime(), t->endTime() });
+            { 0, t->header().clockDomain == "CLOCK_REALTIME", t->eventCount() == 0, t->startTime(), t->endTime() });
     return align(spans, [&traces](size_t i) { return firstCollectiveEnd(*traces[i]); });
 }
 

@@ -92,32 +92,32 @@ Category classify(std::string_view c)
     }
 }
 
-pb::CopyKind copyKindOf(std::string_view name)
+CopyKind copyKindOf(std::string_view name)
 {
     if (name.find("HtoD") != std::string_view::npos)
-        return pb::COPY_HTOD;
+        return CopyKind::HtoD;
     if (name.find("DtoH") != std::string_view::npos)
-        return pb::COPY_DTOH;
+        return CopyKind::DtoH;
     if (name.find("DtoD") != std::string_view::npos)
-        return pb::COPY_DTOD;
+        return CopyKind::DtoD;
     if (name.find("HtoH") != std::string_view::npos)
-        return pb::COPY_HTOH;
+        return CopyKind::HtoH;
     if (name.find("PtoP") != std::string_view::npos)
-        return pb::COPY_PTOP;
-    return pb::COPY_UNKNOWN;
+        return CopyKind::PtoP;
+    return CopyKind::Unknown;
 }
 
-pb::SyncKind syncKindOf(std::string_view name)
+SyncKind syncKindOf(std::string_view name)
 {
     if (name == "Stream Wait Event")
-        return pb::SYNC_STREAM_WAIT_EVENT;
+        return SyncKind::StreamWaitEvent;
     if (name == "Stream Sync")
-        return pb::SYNC_STREAM;
+        return SyncKind::Stream;
     if (name == "Event Sync")
-        return pb::SYNC_EVENT;
+        return SyncKind::Event;
     if (name == "Context Sync")
-        return pb::SYNC_CONTEXT;
-    return pb::SYNC_UNKNOWN;
+        return SyncKind::Context;
+    return SyncKind::Unknown;
 }
 
 // Bytes per element of the dtype names torch writes in collective args ("BFloat16", "Float", ...).
@@ -327,8 +327,8 @@ void KinetoEventParser::addGpuEvent(const KinetoRawEvent& r, int64_t dur, int ca
         if (lane == StagedTrace::kNoLane)
             return;
         MemopInfo info;
-        info.kind = cat == kMemset ? pb::MEMOP_MEMSET : pb::MEMOP_MEMCPY;
-        info.copyKind = cat == kMemcpy ? copyKindOf(r.name) : pb::COPY_UNKNOWN;
+        info.kind = cat == kMemset ? MemopKind::Memset : MemopKind::Memcpy;
+        info.copyKind = cat == kMemcpy ? copyKindOf(r.name) : CopyKind::Unknown;
         info.bytes = r.bytes > 0 ? uint64_t(r.bytes) : 0;
         m_out.addMemop(lane, r.ts, dur, name, corr, info);
         return;

@@ -51,11 +51,11 @@ void KinetoMetadata::apply(std::string_view key, std::string_view json)
     } else if (key == "distributedInfo") {
         distributedInfo(json);
     } else if (key == "cuda_driver_version" && parseInteger(json, v)) {
-        versions.set_cuda_driver_version(static_cast<int32_t>(v));
+        versions.cudaDriverVersion = static_cast<int32_t>(v);
     } else if (key == "cuda_runtime_version" && parseInteger(json, v)) {
-        versions.set_cuda_runtime_version(static_cast<int32_t>(v));
+        versions.cudaRuntimeVersion = static_cast<int32_t>(v);
     } else if (key == "cupti_version" && parseInteger(json, v)) {
-        versions.set_cupti_api_version(static_cast<uint32_t>(v));
+        versions.cuptiApiVersion = static_cast<uint32_t>(v);
     }
     const bool scalar = !json.empty() && json.front() != '{' && json.front() != '[';
     if (scalar && json.size() <= 256) {
@@ -78,13 +78,13 @@ void KinetoMetadata::deviceProperties(std::string_view json)
     for (simdjson::dom::element d : devices) {
         if (!d.is_object())
             continue;
-        pb::GpuInfo g;
-        g.set_device_index(static_cast<uint32_t>(intOf(d, "id")));
-        g.set_name(strOf(d, "name"));
-        g.set_memory_bytes(static_cast<uint64_t>(intOf(d, "totalGlobalMem")));
-        g.set_sm_count(static_cast<uint32_t>(intOf(d, "numSms")));
-        g.set_cc_major(static_cast<uint32_t>(intOf(d, "computeMajor")));
-        g.set_cc_minor(static_cast<uint32_t>(intOf(d, "computeMinor")));
+        GpuInfo g;
+        g.deviceIndex = static_cast<uint32_t>(intOf(d, "id"));
+        g.name = strOf(d, "name");
+        g.memoryBytes = static_cast<uint64_t>(intOf(d, "totalGlobalMem"));
+        g.smCount = static_cast<uint32_t>(intOf(d, "numSms"));
+        g.ccMajor = static_cast<uint32_t>(intOf(d, "computeMajor"));
+        g.ccMinor = static_cast<uint32_t>(intOf(d, "computeMinor"));
         m_out.gpus.push_back(std::move(g));
     }
 }
@@ -105,7 +105,7 @@ void KinetoMetadata::distributedInfo(std::string_view json)
     p.worldSize = static_cast<uint32_t>(std::max<int64_t>(0, intOf(info, "world_size")));
     const std::string nccl = strOf(info, "nccl_version");
     if (!nccl.empty())
-        p.versions.set_nccl_version(nccl);
+        p.versions.ncclVersion = nccl;
     const std::string backend = strOf(info, "backend");
     if (!backend.empty())
         m_out.metadata["kineto.distributed_backend"] = backend;

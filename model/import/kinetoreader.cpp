@@ -136,12 +136,12 @@ Status KinetoReader::nothingImported() const
     for (const auto& [cat, n] : m_impl->events.hostEvents())
         kinds.emplace_back(n, cat);
     for (const auto& [key, c] : m_out.counters()) {
-        if (c.name() == "import_skipped_events")
-            kinds.emplace_back(c.value(), c.detail());
-        else if (c.name() == "import_unknown_event_kinds")
-            kinds.emplace_back(c.value(), c.detail() + " (unknown)");
-        else if (c.name() == "import_bad_events")
-            kinds.emplace_back(c.value(), c.detail() + " (unreadable)");
+        if (c.name == "import_skipped_events")
+            kinds.emplace_back(c.value, c.detail);
+        else if (c.name == "import_unknown_event_kinds")
+            kinds.emplace_back(c.value, c.detail + " (unknown)");
+        else if (c.name == "import_bad_events")
+            kinds.emplace_back(c.value, c.detail + " (unreadable)");
     }
     std::stable_sort(kinds.begin(), kinds.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
     std::string what;

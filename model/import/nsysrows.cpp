@@ -24,53 +24,53 @@ int64_t tidOf(int64_t globalId)
     return globalId & 0xFFFFFF;
 }
 
-pb::CopyKind copyKindOf(int64_t k)
+CopyKind copyKindOf(int64_t k)
 {
     switch (k) { // CUpti_ActivityMemcpyKind, as nsys exports it
     case 1:
     case 11:
-        return pb::COPY_HTOD;
+        return CopyKind::HtoD;
     case 2:
     case 12:
-        return pb::COPY_DTOH;
+        return CopyKind::DtoH;
     case 8:
     case 13:
-        return pb::COPY_DTOD;
+        return CopyKind::DtoD;
     case 9:
-        return pb::COPY_HTOH;
+        return CopyKind::HtoH;
     case 10:
-        return pb::COPY_PTOP;
+        return CopyKind::PtoP;
     default:
-        return pb::COPY_UNKNOWN;
+        return CopyKind::Unknown;
     }
 }
 
-pb::SyncKind syncKindOf(int64_t t)
+SyncKind syncKindOf(int64_t t)
 {
     switch (t) { // CUpti_ActivitySynchronizationType
     case 1:
-        return pb::SYNC_EVENT;
+        return SyncKind::Event;
     case 2:
-        return pb::SYNC_STREAM_WAIT_EVENT;
+        return SyncKind::StreamWaitEvent;
     case 3:
-        return pb::SYNC_STREAM;
+        return SyncKind::Stream;
     case 4:
-        return pb::SYNC_CONTEXT;
+        return SyncKind::Context;
     default:
-        return pb::SYNC_UNKNOWN;
+        return SyncKind::Unknown;
     }
 }
 
-const char* syncName(pb::SyncKind k)
+const char* syncName(SyncKind k)
 {
     switch (k) {
-    case pb::SYNC_EVENT:
+    case SyncKind::Event:
         return "Event Sync";
-    case pb::SYNC_STREAM_WAIT_EVENT:
+    case SyncKind::StreamWaitEvent:
         return "Stream Wait Event";
-    case pb::SYNC_STREAM:
+    case SyncKind::Stream:
         return "Stream Sync";
-    case pb::SYNC_CONTEXT:
+    case SyncKind::Context:
         return "Context Sync";
     default:
         return "Sync";
@@ -204,8 +204,8 @@ void NsysRowConverter::memop(const NsysMemopRow& r)
     if (lane == StagedTrace::kNoLane)
         return;
     MemopInfo info;
-    info.kind = r.memset ? pb::MEMOP_MEMSET : pb::MEMOP_MEMCPY;
-    info.copyKind = r.memset ? pb::COPY_UNKNOWN : copyKindOf(r.copyKind);
+    info.kind = r.memset ? MemopKind::Memset : MemopKind::Memcpy;
+    info.copyKind = r.memset ? CopyKind::Unknown : copyKindOf(r.copyKind);
     info.bytes = r.bytes > 0 ? uint64_t(r.bytes) : 0;
     const uint32_t n = m_out.strings().intern(r.memset ? "Memset" : "Memcpy");
     m_out.addMemop(lane, r.start, r.end - r.start, n, static_cast<uint32_t>(r.correlationId), info);
@@ -288,26 +288,26 @@ void NsysRowConverter::osrt(const NsysOsrtRow& r)
 
 void NsysRowConverter::gpu(const NsysGpuRow& r)
 {
-    pb::GpuInfo& g = m_gpus[r.id];
-    g.set_device_index(static_cast<uint32_t>(r.id));
-    if (g.name().empty())
-        g.set_name(std::string(r.name));
-    if (g.uuid().empty())
-        g.set_uuid(std::string(r.uuid));
-    if (g.pci_bus_id().empty())
-        g.set_pci_bus_id(std::string(r.busLocation));
-    if (!g.sm_count())
-        g.set_sm_count(static_cast<uint32_t>(std::clamp<int64_t>(r.smCount, 0, UINT32_MAX)));
-    if (!g.memory_bytes())
-        g.set_memory_bytes(static_cast<uint64_t>(std::max<int64_t>(0, r.totalMemory)));
-    if (!g.cc_major() && !g.cc_minor()) {
-        g.set_cc_major(static_cast<uint32_t>(std::clamp<int64_t>(r.ccMajor, 0, 255)));
-        g.set_cc_minor(static_cast<uint32_t>(std::clamp<int64_t>(r.ccMinor, 0, 255)));
+    GpuInfo& g = m_gpus[r.id];
+    g.deviceIndex = static_cast<uint32_t>(r.id);
+    if (g.name.empty())
+        g.name = std::string(r.name);
+    if (g.uuid.empty())
+        g.uuid = std::string(r.uuid);
+    if (g.pciBusId.empty())
+        g.pciBusId = std::string(r.busLocation);
+    if (!g.smCount)
+        g.smCount = static_cast<uint32_t>(std::clamp<int64_t>(r.smCount, 0, UINT32_MAX));
+    if (!g.memoryBytes)
+        g.memoryBytes = static_cast<uint64_t>(std::max<int64_t>(0, r.totalMemory));
+    if (!g.ccMajor && !g.ccMinor) {
+        g.ccMajor = static_cast<uint32_t>(std::clamp<int64_t>(r.ccMajor, 0, 255));
+        g.ccMinor = static_cast<uint32_t>(std::clamp<int64_t>(r.ccMinor, 0, 255));
     }
-    if (!g.sm_clock_mhz())
-        g.set_sm_clock_mhz(static_cast<uint32_t>(std::clamp<int64_t>(r.smClockHz / 1000000, 0, UINT32_MAX)));
-    if (g.peak_memory_bandwidth_gbs() <= 0 && r.memoryBandwidth > 0)
-        g.set_peak_memory_bandwidth_gbs(r.memoryBandwidth / 1e9);
+    if (!g.smClockMhz)
+        g.smClockMhz = static_cast<uint32_t>(std::clamp<int64_t>(r.smClockHz / 1000000, 0, UINT32_MAX));
+    if (g.peakMemoryBandwidthGbs <= 0 && r.memoryBandwidth > 0)
+        g.peakMemoryBandwidthGbs = r.memoryBandwidth / 1e9;
 }
 
 void NsysRowConverter::sessionStart(int64_t utcEpochNs)

@@ -111,7 +111,7 @@ private:
     std::unordered_map<int64_t, uint32_t> m_strings; // nsys string id -> pool id
     std::unordered_map<int64_t, uint16_t> m_processes; // pid -> process index
     std::unordered_map<int64_t, std::string> m_processNames; // pid -> PROCESSES name
-    std::map<int64_t, pb::GpuInfo> m_gpus; // device -> merged rows
+    std::map<int64_t, GpuInfo> m_gpus; // device -> merged rows
     std::string m_product, m_productVersion, m_schemaVersion;
     std::unordered_map<int64_t, std::string> m_threadNames; // tid -> name
     std::unordered_map<int64_t, uint32_t> m_apiNames; // pool id -> pool id without "_v7000"

@@ -164,7 +164,7 @@ void StagedTrace::addKernel(uint32_t lane, int64_t start, int64_t dur, uint32_t 
 void StagedTrace::addMemop(
     uint32_t lane, int64_t start, int64_t dur, uint32_t name, uint32_t corr, const MemopInfo& info)
 {
-    StagedEvent& e = push(lane, start, dur, info.kind == pb::MEMOP_MEMSET ? StagedKind::Memset : StagedKind::Memcpy);
+    StagedEvent& e = push(lane, start, dur, info.kind == MemopKind::Memset ? StagedKind::Memset : StagedKind::Memcpy);
     if (&e == &m_discard)
         return;
     e.name = name;
@@ -239,8 +239,8 @@ void StagedTrace::count(format::Stat stat, const std::string& detail, uint64_t n
     auto key = format::statInfo(stat).name + ('\n' + detail);
     auto it = m_counters.find(key);
     if (it == m_counters.end())
-        it = m_counters.emplace(std::move(key), format::makeCounter(stat, -1, 0, detail)).first;
-    it->second.set_value(it->second.value() + n);
+        it = m_counters.emplace(std::move(key), statCounter(stat, -1, 0, detail)).first;
+    it->second.value += n;
 }
 
 size_t StagedTrace::memoryBytes() const

@@ -64,7 +64,7 @@ struct StagedProcess {
     std::string host;
     std::string name;
     std::optional<uint32_t> device; // first CUDA device its GPU events ran on
-    pb::VersionInfo versions;
+    VersionInfo versions;
 };
 
 struct StagedLane {
@@ -140,13 +140,13 @@ public:
     int64_t maxEnd() const { return m_maxEnd; }
 
     // Devices seen (GpuInfo per device ordinal), header metadata, counters and warnings.
-    std::vector<pb::GpuInfo> gpus;
+    std::vector<GpuInfo> gpus;
     std::map<std::string, std::string> metadata;
     // Adds n to a counter of the stats table (model/format/stats.h), one per (stat, detail); the
     // detail is the stat's description unless given.
     void count(format::Stat stat, uint64_t n = 1);
     void count(format::Stat stat, const std::string& detail, uint64_t n = 1);
-    const std::map<std::string, pb::Counter>& counters() const { return m_counters; }
+    const std::map<std::string, Counter>& counters() const { return m_counters; }
     std::vector<std::string> warnings;
 
     size_t memoryBytes() const;
@@ -183,7 +183,7 @@ private:
     uint64_t m_kindCount[kStagedKinds] = {};
     int64_t m_minStart = INT64_MAX;
     int64_t m_maxEnd = INT64_MIN;
-    std::map<std::string, pb::Counter> m_counters;
+    std::map<std::string, Counter> m_counters;
     format::MemoryBudget::Reservation m_budget;
     bool m_overBudget = false;
     uint64_t m_overBudgetDropped = 0;

@@ -175,14 +175,14 @@ Trace TraceAssembler::assemble()
 
 void TraceAssembler::fillHeader(TraceBuilder& b)
 {
-    pb::FileHeader& h = b.header();
+    TraceHeader& h = b.header();
     std::set<std::string> kinds;
     for (const auto& s : m_sources)
         kinds.insert(s.source());
     std::string source;
     for (const auto& k : kinds)
         source += (source.empty() ? "" : "+") + k;
-    h.set_source(source);
+    h.source = source;
     std::set<std::string> tools; // the recording tools, as the sources name them
     for (const auto& s : m_sources)
         if (auto t = s.metadata.find("tool"); t != s.metadata.end())
@@ -190,39 +190,38 @@ void TraceAssembler::fillHeader(TraceBuilder& b)
     std::string tool;
     for (const auto& t : tools)
         tool += (tool.empty() ? "" : " + ") + t;
-    h.set_tool_version(tool);
-    h.set_clock_domain("import:" + source);
-    h.set_created_unix_ns(
-        std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::system_clock::now().time_since_epoch())
-            .count());
-    (*h.mutable_metadata())["import.clock_alignment"] = m_alignment;
+    h.toolVersion = tool;
+    h.clockDomain = "import:" + source;
+    h.createdUnixNs
+        = std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::system_clock::now().time_since_epoch())
+              .count();
+    h.metadata["import.clock_alignment"] = m_alignment;
     std::set<std::pair<std::string, uint32_t>> gpusSeen;
     for (const ProcessRef& ref : m_processes) {
         const StagedTrace& s = m_sources[ref.source];
         const StagedProcess& p = s.processes()[ref.process];
-        pb::RankInfo* r = h.add_ranks();
-        r->set_rank(ref.rank);
-        r->set_world_size(p.worldSize ? p.worldSize : static_cast<uint32_t>(m_processes.size()));
-        r->set_pid(p.pid);
-        r->set_host(p.host);
-        r->set_device_index(p.device.value_or(0));
-        r->set_process_name(p.name);
-        *r->mutable_versions() = p.versions;
+        RankInfo& r = h.ranks.emplace_back();
+        r.rank = ref.rank;
+        r.worldSize = p.worldSize ? p.worldSize : static_cast<uint32_t>(m_processes.size());
+        r.pid = p.pid;
+        r.host = p.host;
+        r.deviceIndex = p.device.value_or(0);
+        r.processName = p.name;
+        r.versions = p.versions;
+        r.hasVersions = true;
         const std::string prefix = m_sources.size() > 1 ? "rank" + std::to_string(ref.rank) + "." : "";
-        (*h.mutable_metadata())[prefix + "import.path"] = s.path();
+        h.metadata[prefix + "import.path"] = s.path();
         if (m_offsets[ref.source] != s.timeOffsetNs)
-            (*h.mutable_metadata())[prefix + "import.clock_shift_ns"]
-                = std::to_string(m_offsets[ref.source] - s.timeOffsetNs);
+            h.metadata[prefix + "import.clock_shift_ns"] = std::to_string(m_offsets[ref.source] - s.timeOffsetNs);
         for (const auto& g : s.gpus)
-            if (gpusSeen.insert({ p.host, g.device_index() }).second)
-                *h.add_gpus() = g;
+            if (gpusSeen.insert({ p.host, g.deviceIndex }).second)
+                h.gpus.push_back(g);
         if (ref.process == 0) {
             for (const auto& [k, v] : s.metadata)
-                (*h.mutable_metadata())[prefix + k] = v;
+                h.metadata[prefix + k] = v;
             for (const auto& [k, c] : s.counters()) {
-                pb::Counter* out = h.add_counters();
-                *out = c;
-                out->set_rank(s.processes().size() == 1 ? int32_t(ref.rank) : -1);
+                Counter& out = h.counters.emplace_back(c);
+                out.rank = s.processes().size() == 1 ? int32_t(ref.rank) : -1;
             }
         }
     }

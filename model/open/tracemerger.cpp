@@ -27,40 +27,31 @@ std::string renumberedLaneKey(const std::string& key, const std::map<uint32_t, u
     return key;
 }
 
-void mergeHeader(const pb::FileHeader& part, const std::map<uint32_t, uint32_t>& ranks, pb::FileHeader& out)
+void mergeHeader(const TraceHeader& part, const std::map<uint32_t, uint32_t>& ranks, TraceHeader& out)
 {
     std::set<std::string> hosts;
-    for (const auto& h : out.hosts())
-        hosts.insert(h.name());
-    for (const auto& h : part.hosts())
-        if (hosts.insert(h.name()).second)
-            *out.add_hosts() = h;
+    for (const auto& h : out.hosts)
+        hosts.insert(h.name);
+    for (const auto& h : part.hosts)
+        if (hosts.insert(h.name).second)
+            out.hosts.push_back(h);
     std::set<std::pair<std::string, std::string>> gpus;
-    for (const auto& g : out.gpus())
-        gpus.insert({ g.host(), g.uuid() });
-    for (const auto& g : part.gpus())
-        if (gpus.insert({ g.host(), g.uuid() }).second)
-            *out.add_gpus() = g;
-    for (auto r : part.ranks()) {
-        if (auto it = ranks.find(r.rank()); it != ranks.end())
-            r.set_rank(it->second);
-        *out.add_ranks() = r;
+    for (const auto& g : out.gpus)
+        gpus.insert({ g.host, g.uuid });
+    for (const auto& g : part.gpus)
+        if (gpus.insert({ g.host, g.uuid }).second)
+            out.gpus.push_back(g);
+    for (auto r : part.ranks) {
+        if (auto it = ranks.find(r.rank); it != ranks.end())
+            r.rank = it->second;
+        out.ranks.push_back(r);
     }
-    for (auto c : part.counters()) {
-        if (auto it = c.rank() >= 0 ? ranks.find(uint32_t(c.rank())) : ranks.end(); it != ranks.end())
-            c.set_rank(int32_t(it->second));
-        bool summed = false;
-        for (auto& o : *out.mutable_counters())
-            if (o.name() == c.name() && o.rank() == c.rank()) {
-                o.set_value(o.value() + c.value());
-                summed = true;
-                break;
-            }
-        if (!summed)
-            *out.add_counters() = c;
+    for (auto c : part.counters) {
+        if (auto it = c.rank >= 0 ? ranks.find(uint32_t(c.rank)) : ranks.end(); it != ranks.end())
+            c.rank = int32_t(it->second);
+        out.addCounter(c.name, c.rank, c.value, c.severity, c.detail);
     }
-    for (const auto& [k, v] : part.metadata())
-        out.mutable_metadata()->insert({ k, v });
+    out.metadata.insert(part.metadata.begin(), part.metadata.end());
 }
 
 } // namespace
@@ -147,10 +138,10 @@ Trace TraceMerger::merge(std::vector<Trace> parts, const std::vector<std::string
         warnings.push_back(std::move(w));
     // 3. Everything else.
     TraceBuilder b;
-    pb::FileHeader& header = b.header();
-    pb::AnnotationSet all;
-    std::optional<pb::BudgetSettings> budget;
-    std::optional<pb::ClassifierTable> classifier;
+    TraceHeader& header = b.header();
+    AnnotationSet all;
+    std::optional<BudgetSettings> budget;
+    std::optional<ClassifierTable> classifier;
     for (size_t p = 0; p < parts.size(); ++p) {
         Trace& part = parts[p];
         uint32_t top = 0;
@@ -169,21 +160,19 @@ Trace TraceMerger::merge(std::vector<Trace> parts, const std::vector<std::string
             }
         if (p == 0) {
             header = part.header();
-            header.clear_ranks();
-            header.clear_counters();
-            header.clear_hosts();
-            header.clear_gpus();
-            header.clear_metadata();
+            header.ranks.clear();
+            header.counters.clear();
+            header.hosts.clear();
+            header.gpus.clear();
+            header.metadata.clear();
         }
         mergeHeader(part.header(), rankMap[p], header);
-        pb::AnnotationSet annotations = part.annotations();
-        for (auto& a : *annotations.mutable_annotations()) {
-            a.set_start_ns(a.start_ns() + offset);
-            a.set_end_ns(a.end_ns() + offset);
-            a.set_lane_key(renumberedLaneKey(a.lane_key(), rankMap[p]));
+        for (Annotation a : part.annotations()) {
+            a.startNs += offset;
+            a.endNs += offset;
+            a.laneKey = renumberedLaneKey(a.laneKey, rankMap[p]);
+            all.push_back(std::move(a));
         }
-        for (auto& a : *annotations.mutable_annotations())
-            *all.add_annotations() = std::move(a);
         if (!budget && part.budgetSettings())
             budget = part.budgetSettings();
         if (!classifier && part.classifierTable())
@@ -194,7 +183,7 @@ Trace TraceMerger::merge(std::vector<Trace> parts, const std::vector<std::string
     }
     for (auto& w : warnings)
         b.addWarning(std::move(w));
-    if (all.annotations_size())
+    if (!all.empty())
         b.setAnnotations(std::move(all));
     if (budget)
         b.setBudgetSettings(std::move(*budget));

@@ -27,7 +27,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size)
         if (k) {
             for (const char* n : kNames)
                 (void)k->classify(n);
-            auto again = KernelClassifier::fromProto(k->toProto());
+            auto again = KernelClassifier::fromTable(k->toTable());
             if (!again || again->rules().size() != k->rules().size())
                 __builtin_trap(); // the stored form must reproduce the table
         }

@@ -23,19 +23,20 @@ Trace twoRankTrace()
             const TimeNs s = kT0 + TimeNs(step) * 1000000;
             b.addKernel(g, s, 400000, b.intern("nvjet_tst_64x8_64x16_4x1_v_bz_TNT"), ++corr, KernelConfig {});
             b.addKernel(g, s + 500000, 300000, b.intern("fused_moe_kernel"), ++corr, KernelConfig {});
-            b.addStep(rank, Step { step, s, s + 1000000, pb::STEP_FILE });
+            b.addStep(rank, Step { step, s, s + 1000000, StepSource::File });
         }
     }
-    pb::RankInfo* r0 = b.header().add_ranks();
-    r0->set_rank(0);
-    pb::OverheadEvidence* o = r0->mutable_overhead();
-    o->set_steps_before(12);
-    o->set_step_ms_median_before(6.5);
-    o->set_steps_during(20);
-    o->set_step_ms_median_during(7.475);
-    o->set_arm_latency_ms(9.25);
-    pb::RankInfo* r1 = b.header().add_ranks();
-    r1->set_rank(1); // no evidence recorded
+    RankInfo& r0 = b.header().ranks.emplace_back();
+    r0.rank = 0;
+    r0.hasOverhead = true;
+    OverheadEvidence& o = r0.overhead;
+    o.stepsBefore = 12;
+    o.stepMsMedianBefore = 6.5;
+    o.stepsDuring = 20;
+    o.stepMsMedianDuring = 7.475;
+    o.armLatencyMs = 9.25;
+    RankInfo& r1 = b.header().ranks.emplace_back();
+    r1.rank = 1; // no evidence recorded
     return b.finish();
 }
 
@@ -99,7 +100,7 @@ private slots:
         TraceBuilder b;
         const LaneId g = b.lane(LaneInfo { LaneKind::GpuStream, 0, "host", 0, 7, "stream", 100 });
         b.addKernel(g, kT0, 1000, b.intern("fused_moe_kernel"), 1, KernelConfig {});
-        b.addStep(0, Step { 0, kT0, kT0 + 2000, pb::STEP_FILE });
+        b.addStep(0, Step { 0, kT0, kT0 + 2000, StepSource::File });
         Trace trace = b.finish();
         GapAnalyzer a(trace, KernelClassifier::builtinDefault(), StepBudget {});
         AnalysisReport report(a, AnalysisReport::Options {});

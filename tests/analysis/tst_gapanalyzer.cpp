@@ -35,7 +35,7 @@ public:
     }
     void memcpy(LaneId lane, TimeNs start, TimeNs dur)
     {
-        b.addMemop(lane, start, dur, MemopInfo { pb::MEMOP_MEMCPY, pb::COPY_DTOH, 4096, false }, ++corr);
+        b.addMemop(lane, start, dur, MemopInfo { MemopKind::Memcpy, CopyKind::DtoH, 4096, false }, ++corr);
     }
     void apiCall(LaneId lane, TimeNs start, TimeNs dur, const char* name, uint32_t correlation = 0)
     {
@@ -43,7 +43,7 @@ public:
     }
     void step(uint32_t rank, uint32_t index, TimeNs start, TimeNs end)
     {
-        b.addStep(rank, Step { index, start, end, pb::STEP_FILE });
+        b.addStep(rank, Step { index, start, end, StepSource::File });
     }
     Trace finish() { return b.finish(); }
     TraceBuilder b;

@@ -143,10 +143,10 @@ void TstKernelClassifier::errors()
 void TstKernelClassifier::protoRoundTrip()
 {
     const auto& k = KernelClassifier::builtinDefault();
-    pb::ClassifierTable t = k.toProto();
-    QCOMPARE(t.rules_size(), int(k.rules().size()));
-    QCOMPARE(t.origin(), std::string("default"));
-    auto back = KernelClassifier::fromProto(t);
+    model::ClassifierTable t = k.toTable();
+    QCOMPARE(t.rules.size(), k.rules().size());
+    QCOMPARE(t.origin, std::string("default"));
+    auto back = KernelClassifier::fromTable(t);
     QVERIFY2(back, back.error().c_str());
     QCOMPARE(back->classes().size(), k.classes().size());
     for (size_t i = 0; i < k.rules().size(); ++i) {

@@ -7,7 +7,7 @@
 //  3. latency: `--speed 1` replay of a 3 s trace; per event, arrival time at the client minus the
 //     event's end (both CLOCK_REALTIME on this host): p50 / p90 / p99 / max.
 //  4. the same up to the viewer's model, as LiveSession does it: the receiving thread hands each chunk
-//     to the viewer's LiveFeed (views/livefeed.cpp, Qt-free, compiled in here), whose own thread
+//     to the viewer's LiveFeed (model/livefeed.h), whose own thread
 //     decodes it, and a third thread moves the decoded events into the growing model::Trace with Trace::appendFrom
 //     every 100 ms (the viewer's GUI timer). Throughput (median of 3, ratio to the direct file decode and to
 //     readTraceFile) and kernel end -> in the viewer's model (time of the hand-over that made the
@@ -18,7 +18,7 @@
 #include "model/format/tracereader.h"
 #include "model/format/tracewriter.h"
 #include "model/tracefile.h"
-#include "views/livefeed.h"
+#include "model/livefeed.h"
 
 #include <algorithm>
 #include <atomic>
@@ -118,7 +118,7 @@ struct Model : LiveCapture::Listener, format::ChunkDecoder::Visitor {
 // second thread (the GUI thread in the viewer). With `latency`, each kernel's end is compared with
 // the time of the hand-over that put it into the trace.
 struct ViewerModel : LiveCapture::Listener {
-    live::LiveFeed feed { true, true }; // as LiveSession: keeps the chunks, decodes on its own thread
+    model::LiveFeed feed { true, true }; // as LiveSession: keeps the chunks, decodes on its own thread
     model::Trace trace;
     bool latency = false;
     std::vector<int64_t> lat;

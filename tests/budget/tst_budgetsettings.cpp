@@ -2,6 +2,7 @@
 // BudgetInputs <-> pb::BudgetSettings: a trace stores the settings and restores the same budget.
 #include "model/budget/budgetsettings.h"
 #include "model/format/trace.pb.h"
+#include "model/tracemetaproto.h"
 
 #include <QtTest>
 
@@ -65,11 +66,11 @@ void TestBudgetSettings::roundTrip()
     auto before = computeBudget(in);
     QVERIFY2(before.hasValue(), before.error().c_str());
 
-    pb::BudgetSettings settings;
-    toBudgetSettings(in, &settings);
+    BudgetSettings settings = toBudgetSettings(in);
     pb::BudgetSettings reread;
-    QVERIFY(reread.ParseFromString(settings.SerializeAsString())); // as stored in a trace file
-    auto restored = fromBudgetSettings(reread);
+    QVERIFY(reread.ParseFromString(toProto(settings).SerializeAsString())); // as stored in a trace file
+    QVERIFY(fromProto(reread) == settings);
+    auto restored = fromBudgetSettings(fromProto(reread));
     QVERIFY2(restored.hasValue(), restored.error().c_str());
     QCOMPARE(precisionSpec(*restored), precisionSpec(in));
     QCOMPARE(restored->allreduceUs, allreduceUs < 0 ? -1.0 : allreduceUs);
@@ -86,11 +87,11 @@ void TestBudgetSettings::roundTrip()
 
 void TestBudgetSettings::presetNamesWithoutJson()
 {
-    pb::BudgetSettings s;
-    s.set_model("glm-5");
-    s.set_hardware("b200");
-    s.set_tp(8);
-    (*s.mutable_precision())["routed_experts"] = "nvfp4";
+    BudgetSettings s;
+    s.model = "glm-5";
+    s.hardware = "b200";
+    s.tp = 8;
+    s.precision["routed_experts"] = "nvfp4";
     auto in = fromBudgetSettings(s);
     QVERIFY2(in.hasValue(), in.error().c_str());
     QCOMPARE(in->model.layers, 78u);
@@ -101,15 +102,15 @@ void TestBudgetSettings::presetNamesWithoutJson()
 
 void TestBudgetSettings::badSettings()
 {
-    pb::BudgetSettings s;
-    s.set_model("glm-5");
-    s.set_hardware("b200");
-    s.set_engine("tensorrt");
+    BudgetSettings s;
+    s.model = "glm-5";
+    s.hardware = "b200";
+    s.engine = "tensorrt";
     auto in = fromBudgetSettings(s);
     QVERIFY(!in.hasValue());
     QVERIFY(QString::fromStdString(in.error()).contains("engine 'tensorrt'"));
-    s.set_engine("sglang");
-    s.set_model_config_json("{not json");
+    s.engine = "sglang";
+    s.modelConfigJson = "{not json";
     in = fromBudgetSettings(s);
     QVERIFY(!in.hasValue());
     QVERIFY(QString::fromStdString(in.error()).contains("model config"));

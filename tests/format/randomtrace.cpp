@@ -2,6 +2,7 @@
 #include "randomtrace.h"
 
 #include "model/format/serialize.h"
+#include "model/tracemetaproto.h"
 
 #include <random>
 
@@ -28,22 +29,18 @@ Trace randomTrace(const RandomTraceOptions& o)
 {
     std::mt19937_64 rng(o.seed);
     TraceBuilder b;
-    pb::FileHeader& h = b.header();
-    h.set_source("test");
-    h.set_clock_domain("CLOCK_REALTIME");
-    auto* c = h.add_counters();
-    c->set_name("cupti_dropped_records");
-    c->set_rank(1);
-    c->set_value(17);
-    c->set_severity("data_loss");
+    TraceHeader& h = b.header();
+    h.source = "test";
+    h.clockDomain = "CLOCK_REALTIME";
+    h.counters.push_back(Counter { "cupti_dropped_records", 1, 17, "data_loss", "" });
     std::vector<StringId> names;
     for (int i = 0; i < 24; ++i)
         names.push_back(b.intern(nameFor(rng, i)));
     const TimeNs base = 1764460800000000000 + TimeNs(rng() % 1000000);
     for (uint32_t r = 0; r < o.ranks; ++r) {
-        auto* ri = h.add_ranks();
-        ri->set_rank(r);
-        ri->set_pid(100 + r);
+        RankInfo& ri = h.ranks.emplace_back();
+        ri.rank = r;
+        ri.pid = 100 + r;
         LaneId gpu = b.lane({ LaneKind::GpuStream, r, "host", r, 7, "", 100 + r });
         LaneId gpu2 = b.lane({ LaneKind::GpuStream, r, "host", r, 13, "copy", 100 + r });
         LaneId api = b.lane({ LaneKind::CpuApi, r, "host", r, 4242, "main", 100 + r });
@@ -65,14 +62,14 @@ Trace randomTrace(const RandomTraceOptions& o)
             if (i % 10 == 9)
                 b.addMemop(gpu, t + 4000, dur % 9000,
                     MemopInfo {
-                        i % 20 == 19 ? pb::MEMOP_MEMSET : pb::MEMOP_MEMCPY, pb::COPY_DTOH, 4096 + i, i % 2 == 0 },
+                        i % 20 == 19 ? MemopKind::Memset : MemopKind::Memcpy, CopyKind::DtoH, 4096 + i, i % 2 == 0 },
                     corr);
             else
                 b.addKernel(gpu, t + 4000, dur, names[rng() % names.size()], corr, kc);
             if (i % 7 == 0)
                 b.addKernel(gpu2, t + 4000, TimeNs(rng() % 3000), names[1], corr, kc); // equal starts on lanes
             if (i % 4 == 0)
-                b.addSync(api, t + 3500, 200 + TimeNs(rng() % 50), SyncInfo { pb::SYNC_STREAM, 7 }, corr + 100000);
+                b.addSync(api, t + 3500, 200 + TimeNs(rng() % 50), SyncInfo { SyncKind::Stream, 7 }, corr + 100000);
             if (i % 8 == 0) {
                 b.addNvtx(nvtx, t, 60000, names[5], 0);
                 b.addNvtx(nvtx, t, 20000, names[6], 1); // same start, shorter: nested
@@ -85,25 +82,22 @@ Trace randomTrace(const RandomTraceOptions& o)
             t += 10000 + TimeNs(rng() % 5000) - (i % 13 == 0 ? 12000 : 0); // sometimes out of order
         }
         for (uint32_t s = 0; s < 5; ++s)
-            b.addStep(r, Step { s, base + TimeNs(s) * 1000000, base + TimeNs(s) * 1000000 + 900000, pb::STEP_FILE });
+            b.addStep(r, Step { s, base + TimeNs(s) * 1000000, base + TimeNs(s) * 1000000 + 900000, StepSource::File });
     }
     if (o.sections) {
-        pb::AnnotationSet a;
-        auto* an = a.add_annotations();
-        an->set_id(1);
-        an->set_start_ns(base);
-        an->set_end_ns(base + 5000);
-        an->set_lane_key("r0/gpu/d0/7");
-        an->set_text("slow all-reduce \xe2\x9c\x93");
-        b.setAnnotations(a);
-        pb::BudgetSettings bs;
-        bs.set_model("glm-5");
-        bs.set_tp(8);
+        Annotation an;
+        an.id = 1;
+        an.startNs = base;
+        an.endNs = base + 5000;
+        an.laneKey = "r0/gpu/d0/7";
+        an.text = "slow all-reduce \xe2\x9c\x93";
+        b.setAnnotations({ an });
+        BudgetSettings bs;
+        bs.model = "glm-5";
+        bs.tp = 8;
         b.setBudgetSettings(bs);
-        pb::ClassifierTable ct;
-        auto* rule = ct.add_rules();
-        rule->set_pattern("nccl");
-        rule->set_component("collectives");
+        ClassifierTable ct;
+        ct.rules.push_back(ClassifierRule { "nccl", "collectives" });
         b.setClassifierTable(ct);
     }
     return b.finish();
@@ -180,7 +174,7 @@ std::string compareTraces(const Trace& a, const Trace& b, bool ignoreHeaderTimes
                 || sa[i].source != sb[i].source)
                 return "rank " + std::to_string(r) + ": step " + std::to_string(i) + " differs";
     }
-    pb::FileHeader ha = a.header(), hb = b.header();
+    pb::FileHeader ha = toProto(a.header()), hb = toProto(b.header());
     if (ignoreHeaderTimes) {
         for (pb::FileHeader* h : { &ha, &hb }) {
             h->clear_start_ns();
@@ -190,14 +184,14 @@ std::string compareTraces(const Trace& a, const Trace& b, bool ignoreHeaderTimes
     }
     if (format::serializeDeterministic(ha) != format::serializeDeterministic(hb))
         return "header differs:\n" + ha.DebugString() + "\nvs\n" + hb.DebugString();
-    if (a.annotations().SerializeAsString() != b.annotations().SerializeAsString())
+    if (!(a.annotations() == b.annotations()))
         return "annotations differ";
     if (a.budgetSettings().has_value() != b.budgetSettings().has_value()
-        || (a.budgetSettings() && a.budgetSettings()->SerializeAsString() != b.budgetSettings()->SerializeAsString()))
+        || (a.budgetSettings() && !(*a.budgetSettings() == *b.budgetSettings())))
         return "budget settings differ";
     if (a.classifierTable().has_value() != b.classifierTable().has_value()
         || (a.classifierTable()
-            && a.classifierTable()->SerializeAsString() != b.classifierTable()->SerializeAsString()))
+            && toProto(*a.classifierTable()).SerializeAsString() != toProto(*b.classifierTable()).SerializeAsString()))
         return "classifier table differs";
     if (a.eventCount() != b.eventCount())
         return "event count differs";

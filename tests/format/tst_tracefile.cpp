@@ -28,9 +28,9 @@ std::string readAll(const std::string& path)
 
 uint64_t counter(const Trace& t, const std::string& name)
 {
-    for (const auto& c : t.header().counters())
-        if (c.name() == name)
-            return c.value();
+    for (const auto& c : t.header().counters)
+        if (c.name == name)
+            return c.value;
     return 0;
 }
 
@@ -348,19 +348,18 @@ private slots:
     {
         Trace full;
         const std::string p = writeSmall("sections.gapscope", &full);
-        pb::AnnotationSet a;
-        auto* an = a.add_annotations();
-        an->set_id(42);
-        an->set_text("new note");
-        pb::BudgetSettings b;
-        b.set_model("deepseek-v3");
+        AnnotationSet a(1);
+        a[0].id = 42;
+        a[0].text = "new note";
+        BudgetSettings b;
+        b.model = "deepseek-v3";
         QVERIFY(saveTraceSections(p, &a, &b, nullptr).isOk());
         auto t = readTraceFile(p);
         QVERIFY(t.hasValue());
-        QCOMPARE(t->annotations().annotations_size(), 1);
-        QCOMPARE(t->annotations().annotations(0).text(), std::string("new note"));
-        QCOMPARE(t->budgetSettings()->model(), std::string("deepseek-v3"));
-        QCOMPARE(t->classifierTable()->rules(0).pattern(), std::string("nccl")); // kept
+        QCOMPARE(t->annotations().size(), size_t(1));
+        QCOMPARE(t->annotations()[0].text, std::string("new note"));
+        QCOMPARE(t->budgetSettings()->model, std::string("deepseek-v3"));
+        QCOMPARE(t->classifierTable()->rules[0].pattern, std::string("nccl")); // kept
         QCOMPARE(t->eventCount(), full.eventCount());
         QVERIFY(t->warnings().empty());
         // Through the fast (indexed, parallel) path: same events as before.
@@ -378,7 +377,7 @@ private slots:
         QFile::setPermissions(QString::fromStdString(p), readOnly);
         QFile::setPermissions(m_dir.path(), readOnly | QFileDevice::ExeOwner | QFileDevice::WriteOwner
                 | QFileDevice::ExeGroup | QFileDevice::ExeOther); // others may reach the file, not write here
-        pb::AnnotationSet a;
+        AnnotationSet a;
         {
             test::Unprivileged user; // root ignores file permissions
             if (!user.ok())

@@ -4,6 +4,7 @@
 // inputs whose budget computes (or fails with a message).
 #include "model/budget/budgetsettings.h"
 #include "model/format/trace.pb.h"
+#include "model/tracemetaproto.h"
 
 #include <cstdint>
 
@@ -14,7 +15,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size)
     gapscope::pb::BudgetSettings settings;
     if (!settings.ParseFromArray(data, int(size)))
         return 0;
-    auto in = fromBudgetSettings(settings);
+    auto in = fromBudgetSettings(fromProto(settings));
     if (!in) {
         if (in.error().empty())
             __builtin_trap(); // errors must say what is wrong

@@ -55,8 +55,8 @@ TimeNs kernelTime(const Trace& t)
 uint64_t counter(const Trace& t, const std::string& name)
 {
     uint64_t n = 0;
-    for (const auto& c : t.header().counters())
-        n += c.name() == name ? c.value() : 0;
+    for (const auto& c : t.header().counters)
+        n += c.name == name ? c.value : 0;
     return n;
 }
 
@@ -106,10 +106,10 @@ void TstImporter::kinetoTotals()
     QCOMPARE(int64_t(t.eventCount(EventKind::Collective)), want["collective_count"].toInt());
     // Python summed float microseconds; we add exact nanoseconds: equal within rounding.
     QVERIFY(std::llabs(kernelTime(t) - want["kernel_total_ns"].toInt()) <= 1 + want["kernel_count"].toInt() / 1000);
-    QCOMPARE(t.header().source(), std::string("kineto"));
+    QCOMPARE(t.header().source, std::string("kineto"));
     QVERIFY(t.startTime() >= want["base_time_ns"].toInt());
     QVERIFY(t.warnings().empty());
-    QCOMPARE(t.header().gpus_size(), int(want["devices"].toInt()));
+    QCOMPARE(t.header().gpus.size(), size_t(want["devices"].toInt()));
     // Every kernel of a real trace resolves to the API call that launched it.
     for (const Lane& l : t.lanes())
         for (size_t i = 0; i < l.events.size(); ++i)
@@ -124,12 +124,12 @@ void TstImporter::twoRanks()
 {
     Trace t = load({ fixture("kineto/rank1.json.gz"), fixture("kineto/rank0.json.gz") }); // order does not matter
     QCOMPARE(t.ranks(), std::vector<uint32_t>({ 0, 1 }));
-    QCOMPARE(t.header().metadata().at("import.clock_alignment"), std::string("absolute"));
-    QCOMPARE(t.header().ranks_size(), 2);
-    for (const auto& r : t.header().ranks()) {
-        QCOMPARE(r.world_size(), 2u);
-        QCOMPARE(r.device_index(), r.rank()); // rank r ran on GPU r
-        QCOMPARE(r.versions().nccl_version(), std::string("2.28.9"));
+    QCOMPARE(t.header().metadata.at("import.clock_alignment"), std::string("absolute"));
+    QCOMPARE(t.header().ranks.size(), size_t(2));
+    for (const auto& r : t.header().ranks) {
+        QCOMPARE(r.worldSize, 2u);
+        QCOMPARE(r.deviceIndex, r.rank); // rank r ran on GPU r
+        QCOMPARE(r.versions.ncclVersion, std::string("2.28.9"));
     }
     for (uint32_t rank : { 0u, 1u }) {
         auto gpu = t.lanesOf(rank, LaneKind::GpuStream);
@@ -151,14 +151,14 @@ void TstImporter::decodeStepsDetected()
 {
     Trace t = load({ fixture("kineto/decode.json.gz") }, true);
     QCOMPARE(t.stepCount(), 6u); // one record_function("decode_step") per step
-    QCOMPARE(t.steps(0).front().source, pb::STEP_NVTX);
+    QCOMPARE(t.steps(0).front().source, StepSource::Nvtx);
 }
 
 void TstImporter::nsysReport()
 {
     const json::Value want = loadJson(fixture("nsys/two_ranks.expected.json"));
     Trace t = load({ fixture("nsys/two_ranks.sqlite") });
-    QCOMPARE(t.header().source(), std::string("nsys"));
+    QCOMPARE(t.header().source, std::string("nsys"));
     QCOMPARE(int64_t(t.eventCount(EventKind::Kernel)), want["total"]["kernels"].toInt());
     QCOMPARE(kernelTime(t), want["total"]["kernel_ns"].toInt());
     QCOMPARE(int64_t(t.eventCount(EventKind::Memcpy)), want["total"]["memcpy"].toInt());
@@ -170,9 +170,9 @@ void TstImporter::nsysReport()
     QVERIFY(t.startTime() > want["session_start_ns"].toInt());
     for (const auto& r : want["ranks"].items()) { // ranks follow devices, not pids
         const auto rank = uint32_t(r["device"].toInt());
-        const auto& info = t.header().ranks(int(rank));
-        QCOMPARE(info.rank(), rank);
-        QCOMPARE(int64_t(info.pid()), r["pid"].toInt());
+        const auto& info = t.header().ranks[size_t(rank)];
+        QCOMPARE(info.rank, rank);
+        QCOMPARE(int64_t(info.pid), r["pid"].toInt());
         auto nvtx = t.lanesOf(rank, LaneKind::Nvtx);
         QCOMPARE(nvtx.size(), size_t(1));
         const LaneEvents& e = t.lane(nvtx[0]).events;
@@ -193,8 +193,8 @@ void TstImporter::nsysReport()
     const EventRef api = t.launchOf(gpu[0], k);
     QVERIFY(api.valid());
     QCOMPARE(t.str(t.lane(api.lane).events.name(api.index)), std::string_view("cudaLaunchKernel")); // no _v7000
-    QCOMPARE(t.header().gpus_size(), 2);
-    QCOMPARE(t.header().gpus(1).uuid(), std::string("GPU-fixture-1"));
+    QCOMPARE(t.header().gpus.size(), size_t(2));
+    QCOMPARE(t.header().gpus[size_t(1)].uuid, std::string("GPU-fixture-1"));
 }
 
 // Two files whose clocks disagree by an hour: aligned on the end of their first NCCL kernel.
@@ -212,7 +212,7 @@ void TstImporter::clocksAlignedOnCollective()
     };
     const long long base = 1790000000000000000LL;
     Trace t = load({ file(0, base, 50), file(1, base + 3600000000000LL, 70) });
-    QCOMPARE(t.header().metadata().at("import.clock_alignment"), std::string("first-collective"));
+    QCOMPARE(t.header().metadata.at("import.clock_alignment"), std::string("first-collective"));
     QVERIFY(!t.warnings().empty());
     TimeNs ends[2];
     for (uint32_t r : { 0u, 1u }) {

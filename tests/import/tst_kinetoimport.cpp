@@ -40,8 +40,8 @@ std::string writeFile(const QTemporaryDir& dir, const std::string& name, const s
 std::map<std::string, uint64_t> counters(const Trace& t)
 {
     std::map<std::string, uint64_t> m;
-    for (const auto& c : t.header().counters())
-        m[c.name() + " " + std::to_string(c.rank()) + " " + c.detail()] += c.value();
+    for (const auto& c : t.header().counters)
+        m[c.name + " " + std::to_string(c.rank) + " " + c.detail] += c.value;
     return m;
 }
 
@@ -137,8 +137,8 @@ void TstKinetoImport::mtiaDeviceLanes()
     const std::map<std::string, TimeNs> expected { { "MTIA stream 108", 15500 + 60000 },
         { "MTIA stream 112", 100750 + 152 + 90500 } };
     QCOMPARE(busy, expected);
-    QCOMPARE(t->header().gpus_size(), 1);
-    QCOMPARE(t->header().gpus(0).name(), std::string("ARTEMIS"));
+    QCOMPARE(t->header().gpus.size(), size_t(1));
+    QCOMPARE(t->header().gpus[size_t(0)].name, std::string("ARTEMIS"));
 }
 
 void TstKinetoImport::warningsSurviveConvert_data()

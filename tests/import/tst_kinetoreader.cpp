@@ -98,8 +98,8 @@ uint64_t counter(const StagedTrace& t, const std::string& name)
 {
     uint64_t n = 0;
     for (const auto& [k, c] : t.counters())
-        if (c.name() == name)
-            n += c.value();
+        if (c.name == name)
+            n += c.value;
     return n;
 }
 
@@ -363,12 +363,12 @@ void TstKinetoReader::metadata()
     const StagedProcess& p = s->trace.processes()[0];
     QCOMPARE(p.rank.value_or(99), 3u);
     QCOMPARE(p.worldSize, 8u);
-    QCOMPARE(p.versions.nccl_version(), std::string("2.21.5"));
-    QCOMPARE(p.versions.cuda_driver_version(), 12040);
+    QCOMPARE(p.versions.ncclVersion, std::string("2.21.5"));
+    QCOMPARE(p.versions.cudaDriverVersion, 12040);
     QCOMPARE(s->trace.gpus.size(), size_t(1));
-    QCOMPARE(s->trace.gpus[0].device_index(), 1u);
-    QCOMPARE(s->trace.gpus[0].sm_count(), 132u);
-    QCOMPARE(s->trace.gpus[0].memory_bytes(), uint64_t(150109880320ULL));
+    QCOMPARE(s->trace.gpus[0].deviceIndex, 1u);
+    QCOMPARE(s->trace.gpus[0].smCount, 132u);
+    QCOMPARE(s->trace.gpus[0].memoryBytes, uint64_t(150109880320ULL));
     QCOMPARE(s->trace.metadata.at("kineto.traceName"), std::string("x"));
 }
 

@@ -44,9 +44,9 @@ Trace load(const std::vector<std::string>& paths)
 uint64_t counter(const Trace& t, const std::string& name, const std::string& detailPart = "")
 {
     uint64_t n = 0;
-    for (const auto& c : t.header().counters())
-        if (c.name() == name && c.detail().find(detailPart) != std::string::npos)
-            n += c.value();
+    for (const auto& c : t.header().counters)
+        if (c.name == name && c.detail.find(detailPart) != std::string::npos)
+            n += c.value;
     return n;
 }
 
@@ -88,13 +88,13 @@ void TstNsysImport::idleProcessesAreNoRanks()
 {
     const json::Value want = expected("idle_processes");
     Trace t = load({ fixture("idle_processes.sqlite") });
-    QCOMPARE(int64_t(t.header().ranks_size()), want["ranks"].toInt()); // not 100 + 3
-    QCOMPARE(int64_t(t.header().ranks(0).pid()), want["gpu_pid"].toInt()); // GPU work first
-    QCOMPARE(t.header().ranks(0).rank(), 0u);
-    QCOMPARE(int64_t(t.header().ranks(1).pid()), want["api_pid"].toInt()); // CUDA API only: after it
-    QCOMPARE(t.header().ranks(1).rank(), 1u);
-    QCOMPARE(t.header().ranks(0).world_size(), 2u);
-    QCOMPARE(t.header().ranks(0).process_name(), std::string("python3"));
+    QCOMPARE(int64_t(t.header().ranks.size()), want["ranks"].toInt()); // not 100 + 3
+    QCOMPARE(int64_t(t.header().ranks[size_t(0)].pid), want["gpu_pid"].toInt()); // GPU work first
+    QCOMPARE(t.header().ranks[size_t(0)].rank, 0u);
+    QCOMPARE(int64_t(t.header().ranks[size_t(1)].pid), want["api_pid"].toInt()); // CUDA API only: after it
+    QCOMPARE(t.header().ranks[size_t(1)].rank, 1u);
+    QCOMPARE(t.header().ranks[size_t(0)].worldSize, 2u);
+    QCOMPARE(t.header().ranks[size_t(0)].processName, std::string("python3"));
     QCOMPARE(int64_t(t.eventCount(EventKind::Kernel)), want["kernels"].toInt());
     QCOMPARE(kindTime(t, EventKind::Kernel), want["kernel_ns"].toInt());
     QCOMPARE(int64_t(t.eventCount(EventKind::Memcpy)), want["memcpy"].toInt());
@@ -108,23 +108,23 @@ void TstNsysImport::idleProcessesAreNoRanks()
     const auto [lane, k] = firstKernel(t, 0);
     QCOMPARE(t.str(t.lane(lane).events.name(k)), std::string_view("short_kernel_0"));
     QCOMPARE(t.kernelConfig(lane, k)->graphId, uint64_t(5));
-    QCOMPARE(t.header().gpus_size(), 1);
-    QCOMPARE(int64_t(t.header().gpus(0).sm_clock_mhz()), want["sm_clock_mhz"].toInt()); // Hz, not kHz
-    QCOMPARE(t.header().gpus(0).peak_memory_bandwidth_gbs(), 320.064);
-    QCOMPARE(t.header().tool_version(), want["tool"].toString());
-    QCOMPARE(t.header().metadata().at("import.product_version"), std::string("2025.5.2.266"));
+    QCOMPARE(t.header().gpus.size(), size_t(1));
+    QCOMPARE(int64_t(t.header().gpus[size_t(0)].smClockMhz), want["sm_clock_mhz"].toInt()); // Hz, not kHz
+    QCOMPARE(t.header().gpus[size_t(0)].peakMemoryBandwidthGbs, 320.064);
+    QCOMPARE(t.header().toolVersion, want["tool"].toString());
+    QCOMPARE(t.header().metadata.at("import.product_version"), std::string("2025.5.2.266"));
 }
 
 void TstNsysImport::perRankReportsTogether()
 {
     const json::Value r0 = expected("per_rank0"), r1 = expected("per_rank1");
     Trace t = load({ fixture("per_rank0.sqlite"), fixture("per_rank1.sqlite") });
-    QCOMPARE(t.header().ranks_size(), 2);
+    QCOMPARE(t.header().ranks.size(), size_t(2));
     for (int i = 0; i < 2; ++i) {
-        QCOMPARE(t.header().ranks(i).rank(), uint32_t(i));
-        QCOMPARE(t.header().ranks(i).world_size(), 2u);
-        QCOMPARE(int64_t(t.header().ranks(i).pid()), (i ? r1 : r0)["gpu_pid"].toInt());
-        QCOMPARE(int64_t(t.header().ranks(i).device_index()), (i ? r1 : r0)["device"].toInt());
+        QCOMPARE(t.header().ranks[size_t(i)].rank, uint32_t(i));
+        QCOMPARE(t.header().ranks[size_t(i)].worldSize, 2u);
+        QCOMPARE(int64_t(t.header().ranks[size_t(i)].pid), (i ? r1 : r0)["gpu_pid"].toInt());
+        QCOMPARE(int64_t(t.header().ranks[size_t(i)].deviceIndex), (i ? r1 : r0)["device"].toInt());
     }
     QVERIFY2(t.warnings().empty(), t.warnings().empty() ? "" : t.warnings()[0].c_str()); // nothing renumbered
     QCOMPARE(int64_t(t.eventCount(EventKind::Kernel)), r0["kernels"].toInt() + r1["kernels"].toInt());
@@ -134,33 +134,33 @@ void TstNsysImport::oldExport()
 {
     const json::Value want = expected("old_export");
     Trace t = load({ fixture("old_export.sqlite") });
-    QCOMPARE(int64_t(t.header().ranks_size()), want["ranks"].toInt());
-    QCOMPARE(int64_t(t.header().ranks(0).pid()), want["pid"].toInt());
+    QCOMPARE(int64_t(t.header().ranks.size()), want["ranks"].toInt());
+    QCOMPARE(int64_t(t.header().ranks[size_t(0)].pid), want["pid"].toInt());
     QCOMPARE(int64_t(t.eventCount(EventKind::Kernel)), want["kernels"].toInt());
     QCOMPARE(kindTime(t, EventKind::Kernel), want["kernel_ns"].toInt());
     QCOMPARE(int64_t(t.eventCount(EventKind::Sync)), want["sync"].toInt()); // SYNCHRONIZATION has no globalTid
     QCOMPARE(int64_t(t.eventCount(EventKind::Nvtx)), want["nvtx"].toInt());
     const LaneId nvtx = t.lanesOf(0, LaneKind::Nvtx).at(0);
     QCOMPARE(t.str(t.lane(nvtx).events.name(0)), std::string_view("acc_region")); // by textId
-    QCOMPARE(t.header().gpus_size(), 1);
-    const pb::GpuInfo& g = t.header().gpus(0);
-    QCOMPARE(int64_t(g.sm_clock_mhz()), want["sm_clock_mhz"].toInt()); // coreClockRate in kHz
-    QCOMPARE(g.peak_memory_bandwidth_gbs(), want["bandwidth_gbs"].toDouble()); // kB/s
-    QCOMPARE(int64_t(g.sm_count()), want["sm_count"].toInt());
-    QCOMPARE(int64_t(g.cc_major()), want["cc"].at(0).toInt());
-    QCOMPARE(int64_t(g.cc_minor()), want["cc"].at(1).toInt());
-    QCOMPARE(g.name(), std::string("NVIDIA GeForce RTX 3080"));
-    QCOMPARE(t.header().tool_version(), want["tool"].toString()); // from EXPORT_META_DATA
+    QCOMPARE(t.header().gpus.size(), size_t(1));
+    const model::GpuInfo& g = t.header().gpus[0];
+    QCOMPARE(int64_t(g.smClockMhz), want["sm_clock_mhz"].toInt()); // coreClockRate in kHz
+    QCOMPARE(g.peakMemoryBandwidthGbs, want["bandwidth_gbs"].toDouble()); // kB/s
+    QCOMPARE(int64_t(g.smCount), want["sm_count"].toInt());
+    QCOMPARE(int64_t(g.ccMajor), want["cc"].at(0).toInt());
+    QCOMPARE(int64_t(g.ccMinor), want["cc"].at(1).toInt());
+    QCOMPARE(g.name, std::string("NVIDIA GeForce RTX 3080"));
+    QCOMPARE(t.header().toolVersion, want["tool"].toString()); // from EXPORT_META_DATA
 }
 
 void TstNsysImport::nvprofFile()
 {
     const json::Value want = expected("nvprof");
     Trace t = load({ fixture("nvprof.nvvp") });
-    QCOMPARE(t.header().source(), std::string("nvprof"));
-    QCOMPARE(t.header().tool_version(), want["tool"].toString());
-    QCOMPARE(int64_t(t.header().ranks_size()), want["ranks"].toInt());
-    QCOMPARE(int64_t(t.header().ranks(0).pid()), want["pid"].toInt());
+    QCOMPARE(t.header().source, std::string("nvprof"));
+    QCOMPARE(t.header().toolVersion, want["tool"].toString());
+    QCOMPARE(int64_t(t.header().ranks.size()), want["ranks"].toInt());
+    QCOMPARE(int64_t(t.header().ranks[size_t(0)].pid), want["pid"].toInt());
     QCOMPARE(int64_t(t.eventCount(EventKind::Kernel)), want["kernels"].toInt());
     QCOMPARE(kindTime(t, EventKind::Kernel), want["kernel_ns"].toInt());
     QCOMPARE(int64_t(t.eventCount(EventKind::Memcpy)), want["memcpy"].toInt());
@@ -177,11 +177,11 @@ void TstNsysImport::nvprofFile()
     const EventRef api = t.launchOf(lane, k);
     QVERIFY(api.valid());
     QCOMPARE(t.str(t.lane(api.lane).events.name(api.index)), std::string_view("cudaLaunchKernel")); // cbid 211
-    QCOMPARE(t.header().gpus_size(), 1);
-    QCOMPARE(int64_t(t.header().gpus(0).sm_clock_mhz()), want["sm_clock_mhz"].toInt());
-    QCOMPARE(t.header().gpus(0).peak_memory_bandwidth_gbs(), want["bandwidth_gbs"].toDouble());
-    QCOMPARE(t.header().gpus(0).name(), std::string("Tesla T4"));
-    QCOMPARE(t.header().gpus(0).uuid(), want["uuid"].toString());
+    QCOMPARE(t.header().gpus.size(), size_t(1));
+    QCOMPARE(int64_t(t.header().gpus[size_t(0)].smClockMhz), want["sm_clock_mhz"].toInt());
+    QCOMPARE(t.header().gpus[size_t(0)].peakMemoryBandwidthGbs, want["bandwidth_gbs"].toDouble());
+    QCOMPARE(t.header().gpus[size_t(0)].name, std::string("Tesla T4"));
+    QCOMPARE(t.header().gpus[size_t(0)].uuid, want["uuid"].toString());
 }
 
 void TstNsysImport::nothingToImport()

@@ -9,6 +9,10 @@
 #     capture/ may include base and format only; kernels/ anything but import, open and export.
 #  3. Nothing there includes <regex> but model/patternmatcher.cpp: std::regex backtracks (a pattern can
 #     make it run for ever); PatternMatcher searches in linear time.
+#  4. The file format's protobuf types stay at the edge: outside model/format/ and capture/, only the
+#     files that convert between them and the model's own types (the readers, the writer, the live
+#     stream's decoder, the capture protocol's clients; `wire_edges` below) name `pb::` or include
+#     trace.pb.h / tracemetaproto.h. Checked in model/, kernels/, views/ and app/.
 # Fails listing every offending line as FILE: INCLUDE (LAYER may not include TARGET-LAYER).
 cmake_policy(SET CMP0057 NEW)
 set(allowed_base base)
@@ -37,9 +41,28 @@ function(layer_of path outvar)
   set(${outvar} ${l} PARENT_SCOPE)
 endfunction()
 
+set(wire_edges model/chunkimporter.h model/chunkimporter.cpp model/livefeed.h model/livefeed.cpp model/synth.cpp
+  model/synthsink.cpp model/tracefile.cpp model/traceloader.h model/traceloader.cpp model/tracemetaproto.h
+  model/tracemetaproto.cpp model/tracesections.cpp views/liveworker.cpp app/cli/cmd_capture.cpp
+  app/gui/connectdialog.h app/gui/connectdialog.cpp)
+
 set(qt "")
 set(edges "")
 set(regex "")
+set(wire "")
+foreach(dir model kernels views app)
+  file(GLOB_RECURSE files RELATIVE ${ROOT} ${ROOT}/${dir}/*.h ${ROOT}/${dir}/*.cpp ${ROOT}/${dir}/*.cu ${ROOT}/${dir}/*.cuh)
+  foreach(f ${files})
+    if(f MATCHES "^model/format/" OR f IN_LIST wire_edges)
+      continue()
+    endif()
+    file(STRINGS ${ROOT}/${f} lines REGEX "(^|[^A-Za-z0-9_])pb::|#[ \t]*include[ \t]*[<\"]model/(format/trace\\.pb|tracemetaproto)\\.h")
+    foreach(l ${lines})
+      string(STRIP "${l}" l)
+      string(APPEND wire "${f}: ${l}\n")
+    endforeach()
+  endforeach()
+endforeach()
 foreach(dir model capture kernels)
   file(GLOB_RECURSE files RELATIVE ${ROOT} ${ROOT}/${dir}/*.h ${ROOT}/${dir}/*.hpp ${ROOT}/${dir}/*.cpp ${ROOT}/${dir}/*.cc
     ${ROOT}/${dir}/*.cu ${ROOT}/${dir}/*.cuh ${ROOT}/${dir}/*.in)
@@ -74,8 +97,12 @@ endif()
 if(regex)
   message(SEND_ERROR "std::regex outside model/patternmatcher.cpp (use PatternMatcher):\n${regex}")
 endif()
-if(qt OR edges OR regex)
+if(wire)
+  message(SEND_ERROR "protobuf types outside model/format and the conversion edges (use the model's types, "
+    "model/tracemeta.h):\n${wire}")
+endif()
+if(qt OR edges OR regex OR wire)
   message(FATAL_ERROR "layering broken")
 endif()
 message(STATUS "layering ok: no Qt includes in model/, capture/, kernels/; model layers include only downwards; "
-  "no std::regex")
+  "no std::regex; protobuf types only at the edges")

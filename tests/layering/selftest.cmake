@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: MIT
-# check.cmake must fail on tests/layering/fixture and name exactly its four bad lines (an upward
-# include in format/, one in budget/, a Qt header in capture/, <regex> in capture/), not the allowed ones.
+# check.cmake must fail on tests/layering/fixture and name exactly its six bad lines (an upward
+# include in format/, one in budget/, a Qt header in capture/, <regex> in capture/, a protobuf header and
+# a pb:: type in views/), not the allowed ones.
 execute_process(COMMAND ${CMAKE_COMMAND} -DROOT=${FIXTURE} -P ${CHECK} RESULT_VARIABLE rc OUTPUT_VARIABLE out
   ERROR_VARIABLE err)
 string(APPEND out "${err}")
@@ -10,7 +11,8 @@ if(rc EQUAL 0)
 endif()
 foreach(want "model/format/upward.h: model/trace.h (format may not include core)"
     "model/budget/upward.cpp: model/analysis/waterfall.h (budget may not include analysis)"
-    "capture/qt.cpp: #include <QString>" "capture/qt.cpp: #include <regex>")
+    "capture/qt.cpp: #include <QString>" "capture/qt.cpp: #include <regex>"
+    "views/wire.cpp: #include \"model/format/trace.pb.h\"" "views/wire.cpp: gapscope::pb::Chunk c;")
   string(FIND "${flat}" "${want}" at)
   if(at EQUAL -1)
     message(FATAL_ERROR "check.cmake did not report '${want}':\n${out}")
@@ -19,5 +21,9 @@ endforeach()
 string(FIND "${flat}" "json.h" at)
 if(NOT at EQUAL -1)
   message(FATAL_ERROR "check.cmake reported an allowed include (model/json.h from budget):\n${out}")
+endif()
+string(FIND "${flat}" "ok.cpp" at)
+if(NOT at EQUAL -1)
+  message(FATAL_ERROR "check.cmake reported a file that names no protobuf type (views/ok.cpp):\n${out}")
 endif()
 message(STATUS "layering self-test ok")

@@ -271,16 +271,16 @@ private slots:
     void annotationsAndWaterfall()
     {
         Trace t = synth(2, 3, 60, true);
-        pb::Annotation* a = t.mutableAnnotations().add_annotations();
-        a->set_start_ns(t.steps(1)[1].start);
-        a->set_end_ns(t.steps(1)[1].start);
-        a->set_lane_key(t.lane(t.lanesOf(1, LaneKind::GpuStream).at(0)).info.key());
-        a->set_text("slow here");
-        a->set_author("me");
-        pb::Annotation* g = t.mutableAnnotations().add_annotations();
-        g->set_start_ns(t.startTime());
-        g->set_end_ns(t.startTime() + 1000);
-        g->set_text("whole trace");
+        Annotation* a = &t.mutableAnnotations().emplace_back();
+        a->startNs = t.steps(1)[1].start;
+        a->endNs = t.steps(1)[1].start;
+        a->laneKey = t.lane(t.lanesOf(1, LaneKind::GpuStream).at(0)).info.key();
+        a->text = "slow here";
+        a->author = "me";
+        Annotation* g = &t.mutableAnnotations().emplace_back();
+        g->startNs = t.startTime();
+        g->endNs = t.startTime() + 1000;
+        g->text = "whole trace";
         GapAnalyzer an(t, KernelClassifier::builtinDefault(), StepBudget {});
         PerfettoExportOptions o;
         o.analysis = &an;

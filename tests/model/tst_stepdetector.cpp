@@ -36,13 +36,13 @@ private slots:
         QTest::addColumn<bool>("graph");
         QTest::addColumn<int>("source");
         QTest::addColumn<int>("skipFirst"); // steps a rule cannot see (period: the first one)
-        QTest::newRow("nvtx, graph mode") << "nvtx" << true << int(pb::STEP_NVTX) << 0;
-        QTest::newRow("nvtx, eager mode") << "nvtx" << false << int(pb::STEP_NVTX) << 0;
-        QTest::newRow("graph launches") << "graph" << true << int(pb::STEP_GRAPH) << 0;
-        QTest::newRow("anchor kernel") << "anchor:indexSelectLargeIndex" << true << int(pb::STEP_ANCHOR) << 0;
-        QTest::newRow("period, graph mode") << "period" << true << int(pb::STEP_AUTO) << 0;
-        QTest::newRow("period, eager mode") << "period" << false << int(pb::STEP_AUTO) << 0;
-        QTest::newRow("auto prefers nvtx") << "auto" << true << int(pb::STEP_NVTX) << 0;
+        QTest::newRow("nvtx, graph mode") << "nvtx" << true << int(StepSource::Nvtx) << 0;
+        QTest::newRow("nvtx, eager mode") << "nvtx" << false << int(StepSource::Nvtx) << 0;
+        QTest::newRow("graph launches") << "graph" << true << int(StepSource::Graph) << 0;
+        QTest::newRow("anchor kernel") << "anchor:indexSelectLargeIndex" << true << int(StepSource::Anchor) << 0;
+        QTest::newRow("period, graph mode") << "period" << true << int(StepSource::Auto) << 0;
+        QTest::newRow("period, eager mode") << "period" << false << int(StepSource::Auto) << 0;
+        QTest::newRow("auto prefers nvtx") << "auto" << true << int(StepSource::Nvtx) << 0;
     }
     void rules()
     {
@@ -85,10 +85,10 @@ private slots:
         std::vector<std::vector<Step>> truth;
         Trace t = synthWithoutSteps(o, truth);
         StepDetector d(StepRule { StepRule::Kind::Nvtx, "" });
-        pb::StepSource src = pb::STEP_UNKNOWN;
+        StepSource src = StepSource::Unknown;
         auto rank1 = d.detectRank(t, 1, src);
         QCOMPARE(rank1.size(), size_t(6));
-        QVERIFY(d.detect(t) == pb::STEP_NVTX);
+        QVERIFY(d.detect(t) == StepSource::Nvtx);
         QCOMPARE(t.steps(0).front().index, 0u);
         QCOMPARE(t.steps(1).front().index, 0u);
     }
@@ -99,7 +99,7 @@ private slots:
         LaneId l = b.lane({ LaneKind::GpuStream, 0, "h", 0, 1, "", 0 });
         b.addKernel(l, 0, 10, b.intern("only"), 0, {});
         Trace t = b.finish();
-        QCOMPARE(StepDetector().detect(t), pb::STEP_UNKNOWN);
+        QCOMPARE(StepDetector().detect(t), StepSource::Unknown);
         QCOMPARE(t.stepCount(), 0u);
     }
 
@@ -118,7 +118,7 @@ private slots:
         QElapsedTimer timer;
         timer.start();
         StepDetector d(StepRule { StepRule::Kind::Anchor, "(a*)*b" });
-        QCOMPARE(d.detect(t), pb::STEP_ANCHOR);
+        QCOMPARE(d.detect(t), StepSource::Anchor);
         QVERIFY2(timer.elapsed() < 2000, "the pattern backtracked");
         QCOMPARE(t.steps(0).size(), size_t(4));
         QCOMPARE(t.steps(0)[1].start, TimeNs(100));

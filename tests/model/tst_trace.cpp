@@ -39,9 +39,9 @@ private slots:
         c.graphId = 5;
         c.graphNodeId = 77;
         b.addKernel(l.gpu, 100, 10, b.intern("gemm"), 1, c);
-        b.addMemop(l.gpu, 120, 5, { pb::MEMOP_MEMSET, pb::COPY_UNKNOWN, 64, true }, 2);
+        b.addMemop(l.gpu, 120, 5, { MemopKind::Memset, CopyKind::Unknown, 64, true }, 2);
         b.addApi(l.api, 90, 4, b.intern("cuLaunchKernel"), 1, ApiKind::Driver);
-        b.addSync(l.api, 95, 30, { pb::SYNC_CONTEXT, 0 }, 3);
+        b.addSync(l.api, 95, 30, { SyncKind::Context, 0 }, 3);
         b.addNvtx(l.nvtx, 80, 100, b.intern("decode step"), 2);
         CollectiveInfo ci { 4096, b.intern("bf16"), b.intern("Ring"), b.intern("LL"), 9, 1, 2, 0 };
         b.addCollective(l.coll, 110, 8, b.intern("AllReduce"), ci);
@@ -54,7 +54,7 @@ private slots:
         QVERIFY(t.kernelConfig(l.gpu, 1) == nullptr);
         QCOMPARE(t.memop(l.gpu, 1)->bytes, uint64_t(64));
         QCOMPARE(t.apiKind(l.api, 0), ApiKind::Driver);
-        QCOMPARE(t.sync(l.api, 1)->kind, pb::SYNC_CONTEXT);
+        QCOMPARE(t.sync(l.api, 1)->kind, SyncKind::Context);
         QCOMPARE(t.nvtxDepth(l.nvtx, 0), 2u);
         QCOMPARE(t.collective(l.coll, 0)->sequence, uint64_t(9));
         QCOMPARE(t.str(t.collective(l.coll, 0)->protocol), std::string_view("LL"));
@@ -166,11 +166,11 @@ private slots:
                 c.grid[0] = uint32_t(i % 3 + 1);
                 b.addKernel(l.gpu, i * 100, 50, b.intern("k" + std::to_string(i % 4)), uint32_t(i), c);
                 b.addMemop(
-                    l.gpu, i * 100 + 60, 10, { pb::MEMOP_MEMCPY, pb::COPY_HTOD, uint64_t(i), false }, uint32_t(i));
+                    l.gpu, i * 100 + 60, 10, { MemopKind::Memcpy, CopyKind::HtoD, uint64_t(i), false }, uint32_t(i));
                 b.addCollective(l.coll, i * 100, 40, b.intern("AllReduce"),
                     { uint64_t(i), b.intern("bf16"), 0, 0, uint64_t(i), 0, 0, 0 });
             }
-            b.addStep(0, Step { uint32_t(from / 10), from * 100, to * 100, pb::STEP_FILE });
+            b.addStep(0, Step { uint32_t(from / 10), from * 100, to * 100, StepSource::File });
         };
         TraceBuilder all;
         fill(all, 0, 10);

@@ -32,7 +32,7 @@ Trace build(const Evs& evs, const std::vector<Step>& steps)
         if (e.name)
             b.addKernel(l, e.start, e.duration, b.intern(e.name), 0, {});
         else
-            b.addMemop(l, e.start, e.duration, { pb::MEMOP_MEMCPY, pb::COPY_UNKNOWN, 64, true }, 0);
+            b.addMemop(l, e.start, e.duration, { MemopKind::Memcpy, CopyKind::Unknown, 64, true }, 0);
     }
     for (const Step& s : steps)
         b.addStep(0, s);
@@ -92,7 +92,7 @@ private slots:
         QFETCH(TimeNs, ownB);
         QFETCH(TimeNs, rawB);
         QFETCH(TimeNs, busy);
-        const Trace t = build(events, { { 0, 0, 1000, pb::STEP_NVTX } });
+        const Trace t = build(events, { { 0, 0, 1000, StepSource::Nvtx } });
         const auto kernels = kernelTable(t);
         QCOMPARE(row(t, kernels, "A").ownTotal, ownA);
         QCOMPARE(row(t, kernels, "B").ownTotal, ownB);
@@ -148,7 +148,7 @@ private slots:
         // Windows [0, 500) and [500, 900) (the last one ends at its recorded end). A [400, 600) spans
         // the boundary; B [550, 700) was launched early behind it.
         const Trace t = build({ { 1, 100, 100, "C" }, { 1, 400, 200, "A" }, { 1, 550, 150, "B" } },
-            { { 0, 0, 480, pb::STEP_NVTX }, { 1, 500, 900, pb::STEP_NVTX } });
+            { { 0, 0, 480, StepSource::Nvtx }, { 1, 500, 900, StepSource::Nvtx } });
         const auto steps = stepTable(t);
         QCOMPARE(steps.size(), size_t(2));
         QCOMPARE(steps[0].window, TimeNs(500));
@@ -180,7 +180,7 @@ private slots:
             std::vector<Step> steps;
             for (uint32_t s = 0; s < 6; ++s)
                 steps.push_back(
-                    { s, TimeNs(s) * 20000 + TimeNs(rng() % 5000), TimeNs(s) * 20000 + 15000, pb::STEP_NVTX });
+                    { s, TimeNs(s) * 20000 + TimeNs(rng() % 5000), TimeNs(s) * 20000 + 15000, StepSource::Nvtx });
             const Trace t = build(evs, steps);
 
             // Brute force: per stream, events sorted (start, longer first) as the trace keeps them.

@@ -54,24 +54,25 @@ inline gapscope::model::Trace make(const Options& o = {})
 {
     using namespace gapscope::model;
     TraceBuilder b;
-    b.header().set_source("test");
+    b.header().source = "test";
     std::vector<StringId> names;
     for (const auto& n : kernelNames())
         names.push_back(b.intern(n));
     const StringId launch = b.intern("cudaLaunchKernel");
     const StringId allreduce = b.intern("AllReduce");
     for (uint32_t r = 0; r < o.ranks; ++r) {
-        auto* rank = b.header().add_ranks();
-        rank->set_rank(r);
-        rank->set_world_size(o.ranks);
-        rank->set_host("node0");
-        rank->set_device_index(r);
+        RankInfo& rank = b.header().ranks.emplace_back();
+        rank.rank = r;
+        rank.worldSize = o.ranks;
+        rank.host = "node0";
+        rank.deviceIndex = r;
         if (r == 0 && o.overheadBeforeMs > 0) {
-            auto* e = rank->mutable_overhead();
-            e->set_steps_before(8);
-            e->set_step_ms_median_before(o.overheadBeforeMs);
-            e->set_steps_during(o.steps);
-            e->set_step_ms_median_during(o.overheadDuringMs);
+            rank.hasOverhead = true;
+            OverheadEvidence& e = rank.overhead;
+            e.stepsBefore = 8;
+            e.stepMsMedianBefore = o.overheadBeforeMs;
+            e.stepsDuring = o.steps;
+            e.stepMsMedianDuring = o.overheadDuringMs;
         }
         LaneInfo gpu { LaneKind::GpuStream, r, "node0", r, 7, "stream 7", 100 + r };
         LaneInfo coll { LaneKind::Collective, r, "node0", r, 0, "NCCL", 100 + r };
@@ -98,7 +99,7 @@ inline gapscope::model::Trace make(const Options& o = {})
             st.index = s;
             st.start = stepStart;
             st.end = stepStart + o.stepNs;
-            st.source = gapscope::pb::STEP_FILE;
+            st.source = gapscope::model::StepSource::File;
             b.addStep(r, st);
         }
     }

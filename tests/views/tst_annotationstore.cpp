@@ -11,7 +11,6 @@
 #include <QTemporaryDir>
 #include <QTest>
 
-#include <google/protobuf/util/message_differencer.h>
 #include <unistd.h>
 
 using namespace gapscope;
@@ -26,28 +25,28 @@ private slots:
     void noSidecar();
 };
 
-static pb::AnnotationSet sampleSet()
+static model::AnnotationSet sampleSet()
 {
     AnnotationModel model;
     model.setAnnotations({}, testtrace::kT0);
-    pb::Annotation a;
-    a.set_start_ns(testtrace::kT0 + 12'000);
-    a.set_end_ns(testtrace::kT0 + 30'000);
-    a.set_lane_key("r0/gpu/d0/7");
-    a.set_text("AllReduce waits for rank 1");
-    a.set_color_rgba(0xff00ffff);
+    model::Annotation a;
+    a.startNs = testtrace::kT0 + 12'000;
+    a.endNs = testtrace::kT0 + 30'000;
+    a.laneKey = "r0/gpu/d0/7";
+    a.text = "AllReduce waits for rank 1";
+    a.colorRgba = 0xff00ffff;
     model.add(a);
-    pb::Annotation p;
-    p.set_start_ns(testtrace::kT0 + 100'000);
-    p.set_end_ns(testtrace::kT0 + 100'000);
-    p.set_text("host gap, ünïcödé");
+    model::Annotation p;
+    p.startNs = testtrace::kT0 + 100'000;
+    p.endNs = testtrace::kT0 + 100'000;
+    p.text = "host gap, ünïcödé";
     model.add(p);
     return model.annotations();
 }
 
-static bool equal(const pb::AnnotationSet& a, const pb::AnnotationSet& b)
+static bool equal(const model::AnnotationSet& a, const model::AnnotationSet& b)
 {
-    return google::protobuf::util::MessageDifferencer::Equals(a, b);
+    return a == b;
 }
 
 void TstAnnotationStore::roundTripThroughTraceFile()
@@ -55,14 +54,14 @@ void TstAnnotationStore::roundTripThroughTraceFile()
     QTemporaryDir dir;
     const QString path = dir.filePath(QStringLiteral("t.gapscope"));
     QVERIFY(model::writeTraceFile(testtrace::make(), path.toStdString()));
-    const pb::AnnotationSet set = sampleSet();
+    const model::AnnotationSet set = sampleSet();
     QString error;
     QCOMPARE(annotationstore::save(path, set, &error), annotationstore::SavedTo::TraceFile);
     QVERIFY2(error.isEmpty(), qPrintable(error));
     QVERIFY(!QFile::exists(annotationstore::sidecarPath(path)));
     auto back = model::readTraceFile(path.toStdString());
     QVERIFY2(back, back.error().c_str());
-    QCOMPARE(back->annotations().annotations_size(), 2);
+    QCOMPARE(back->annotations().size(), size_t(2));
     QVERIFY(equal(back->annotations(), set));
     // The events survived the rewrite.
     QCOMPARE(back->eventCount(), testtrace::make().eventCount());
@@ -77,7 +76,7 @@ void TstAnnotationStore::roundTripThroughSidecar()
     QVERIFY(f.open(QIODevice::WriteOnly));
     f.write("{}");
     f.close();
-    const pb::AnnotationSet set = sampleSet();
+    const model::AnnotationSet set = sampleSet();
     QString error;
     QCOMPARE(annotationstore::save(path, set, &error), annotationstore::SavedTo::Sidecar);
     QCOMPARE(annotationstore::sidecarPath(path), path + QStringLiteral(".annotations"));

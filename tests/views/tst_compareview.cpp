@@ -46,10 +46,10 @@ std::shared_ptr<const TraceDocument> handDoc(
     const std::string& foo, TimeNs fooNs, const std::string& other, uint32_t firstStep, const QString& name)
 {
     TraceBuilder b;
-    b.header().set_source("test");
-    auto* rank = b.header().add_ranks();
-    rank->set_rank(0);
-    rank->set_world_size(1);
+    b.header().source = "test";
+    RankInfo& rank = b.header().ranks.emplace_back();
+    rank.rank = 0;
+    rank.worldSize = 1;
     const LaneId g = b.lane(LaneInfo { LaneKind::GpuStream, 0, "node0", 0, 7, "stream 7", 100 });
     const StringId fooId = b.intern(foo), otherId = b.intern(other);
     const TimeNs t0 = 1'000'000'000;
@@ -65,7 +65,7 @@ std::shared_ptr<const TraceDocument> handDoc(
         st.index = firstStep + s;
         st.start = start;
         st.end = start + 100'000;
-        st.source = gapscope::pb::STEP_FILE;
+        st.source = gapscope::model::StepSource::File;
         b.addStep(0, st);
     }
     return TraceDocument::fromTrace(b.finish(), name);

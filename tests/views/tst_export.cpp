@@ -54,12 +54,12 @@ void TstExport::initTestCase()
     m_ws->analysis()->setBudget(std::nullopt, true, QString());
     m_ws->analysis()->runNow();
     // A magenta note over kernels 1..2 of step 0 on rank 0's stream.
-    gapscope::pb::Annotation a;
-    a.set_start_ns(testtrace::kernelStart({}, 0, 1));
-    a.set_end_ns(testtrace::kernelStart({}, 0, 3));
-    a.set_lane_key(m_doc->trace->lane(0).info.key());
-    a.set_text("look here");
-    a.set_color_rgba(0xff00ffff);
+    gapscope::model::Annotation a;
+    a.startNs = testtrace::kernelStart({}, 0, 1);
+    a.endNs = testtrace::kernelStart({}, 0, 3);
+    a.laneKey = m_doc->trace->lane(0).info.key();
+    a.text = "look here";
+    a.colorRgba = 0xff00ffff;
     m_ws->annotations()->add(a);
 }
 

@@ -398,9 +398,9 @@ void TstInteraction::choosingABudgetStoresIt()
     auto again = readTraceFile(path.toStdString());
     QVERIFY(again);
     QVERIFY(again->budgetSettings());
-    QCOMPARE(again->budgetSettings()->model(), std::string("glm-5"));
-    QCOMPARE(again->budgetSettings()->hardware(), std::string("h200-sxm"));
-    QCOMPARE(again->budgetSettings()->tp(), 2u);
+    QCOMPARE(again->budgetSettings()->model, std::string("glm-5"));
+    QCOMPARE(again->budgetSettings()->hardware, std::string("h200-sxm"));
+    QCOMPARE(again->budgetSettings()->tp, 2u);
     Workspace other;
     other.setDocument(TraceDocument::fromTrace(std::move(*again), path));
     QVERIFY(other.budgetPanel()->budget());
@@ -413,7 +413,7 @@ void TstInteraction::choosingABudgetStoresIt()
     QString error;
     const auto sidecar = budgetstore::loadSidecar(json, &error);
     QVERIFY2(sidecar, qPrintable(error));
-    QCOMPARE(sidecar->model(), std::string("qwen3-30b-a3b"));
+    QCOMPARE(sidecar->model, std::string("qwen3-30b-a3b"));
     m_ws->setDocument(TraceDocument::fromTrace(testtrace::make(), json));
     QVERIFY(m_ws->budgetPanel()->budget());
     QCOMPARE(m_ws->budgetPanel()->inputs().modelSource, std::string("qwen3-30b-a3b"));

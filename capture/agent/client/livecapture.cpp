@@ -4,6 +4,7 @@
 #include "capture/agent/client/encodersink.h"
 #include "capture/protocol/netutil.h"
 #include "model/format/stats.h"
+#include "model/format/trace.pb.h"
 
 #include <algorithm>
 #include <cstdio>

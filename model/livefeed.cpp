@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: MIT
-#include "views/livefeed.h"
+#include "model/livefeed.h"
 
 #include "model/stepdetector.h"
 
-namespace gapscope::live {
+namespace gapscope::model {
 
 namespace {
 constexpr size_t kQueueChunks = 8;
@@ -96,7 +96,7 @@ Status LiveFeed::decode(const pb::Chunk& chunk)
     return Status::ok();
 }
 
-uint64_t LiveFeed::drainInto(model::Trace& trace)
+uint64_t LiveFeed::drainInto(Trace& trace)
 {
     std::lock_guard<std::mutex> lock(m_mutex);
     const uint64_t n = m_stats.pending;
@@ -125,17 +125,17 @@ void LiveFeed::dropChunks()
     m_keep = false;
 }
 
-std::vector<pb::Counter> LiveFeed::counters() const
+std::vector<Counter> LiveFeed::counters() const
 {
     std::lock_guard<std::mutex> lock(m_mutex);
     return m_importer.counters();
 }
 
-Expected<model::Trace> LiveFeed::snapshot(const ChunkList& chunks, const pb::FileHeader& header)
+Expected<Trace> LiveFeed::snapshot(const ChunkList& chunks, const TraceHeader& header)
 {
-    model::TraceBuilder builder;
+    TraceBuilder builder;
     builder.header() = header;
-    model::ChunkImporter importer(builder);
+    ChunkImporter importer(builder);
     pb::Chunk chunk;
     for (size_t i = 0; i < chunks.size(); ++i) {
         if (!chunk.ParseFromString(*chunks[i])) {
@@ -146,11 +146,11 @@ Expected<model::Trace> LiveFeed::snapshot(const ChunkList& chunks, const pb::Fil
             builder.addWarning("live stream: chunk " + std::to_string(chunk.sequence()) + ": " + s.message());
     }
     for (const auto& c : importer.counters())
-        *builder.header().add_counters() = c;
-    model::Trace trace = builder.finish();
+        builder.header().counters.push_back(c);
+    Trace trace = builder.finish();
     if (trace.stepCount() == 0 && trace.eventCount() > 0)
-        model::StepDetector().detect(trace);
+        StepDetector().detect(trace);
     return trace;
 }
 
-} // namespace gapscope::live
+} // namespace gapscope::model

@@ -11,8 +11,9 @@
 // chunks on any thread (the analysis and the statistics read traces on worker threads, so they get
 // snapshots instead of the trace that grows).
 //
-// Qt-free on purpose (model/ only): bench_live compiles this file without Qt to measure the
-// viewer's own path from the agent to the model.
+// The edge where the live stream's protobuf chunks become the model's trace (as ChunkImporter is
+// for files): the viewer's live session and bench_live (the viewer's own path from the agent to the
+// model, measured without Qt) use it.
 //
 // With decodeThread on, add() only copies the chunk into a bounded queue (8 chunks; add() waits when
 // it is full, which is back-pressure on the socket) and a thread of the feed decodes it, so receiving
@@ -34,7 +35,7 @@
 #include <thread>
 #include <vector>
 
-namespace gapscope::live {
+namespace gapscope::model {
 
 class LiveFeed {
 public:
@@ -52,7 +53,7 @@ public:
     // Returns once every chunk added so far is decoded.
     void flush();
     // Moves what add() decoded since the last call into `trace`; returns the number of events moved.
-    uint64_t drainInto(model::Trace& trace);
+    uint64_t drainInto(Trace& trace);
 
     struct Stats {
         uint64_t chunks = 0; // chunks added
@@ -67,18 +68,18 @@ public:
     // Forgets the kept chunks (after the final snapshot: the finished trace holds everything).
     void dropChunks();
     // Loss counters carried by the chunks so far (summed by name and rank).
-    std::vector<pb::Counter> counters() const;
+    std::vector<Counter> counters() const;
 
     // A finished Trace from `chunks` with `header` (steps detected when the stream carried none).
-    static Expected<model::Trace> snapshot(const ChunkList& chunks, const pb::FileHeader& header);
+    static Expected<Trace> snapshot(const ChunkList& chunks, const TraceHeader& header);
 
 private:
     Status decode(const pb::Chunk& chunk);
     void decodeLoop();
 
     mutable std::mutex m_mutex;
-    model::TraceBuilder m_builder;
-    model::ChunkImporter m_importer;
+    TraceBuilder m_builder;
+    ChunkImporter m_importer;
     ChunkList m_chunks;
     Stats m_stats;
     std::atomic<bool> m_keep;
@@ -90,4 +91,4 @@ private:
     std::thread m_thread;
 };
 
-} // namespace gapscope::live
+} // namespace gapscope::model

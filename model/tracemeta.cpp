@@ -1,0 +1,97 @@
+// SPDX-License-Identifier: MIT
+#include "model/tracemeta.h"
+
+#include <tuple>
+
+namespace gapscope::model {
+
+const char* toString(CopyKind kind)
+{
+    switch (kind) {
+    case CopyKind::HtoD:
+        return "HtoD";
+    case CopyKind::DtoH:
+        return "DtoH";
+    case CopyKind::DtoD:
+        return "DtoD";
+    case CopyKind::HtoH:
+        return "HtoH";
+    case CopyKind::PtoP:
+        return "PtoP";
+    case CopyKind::Unknown:
+        break;
+    }
+    return "copy";
+}
+
+const char* toString(StepSource source)
+{
+    switch (source) {
+    case StepSource::File:
+        return "file";
+    case StepSource::Nvtx:
+        return "nvtx";
+    case StepSource::Graph:
+        return "graph";
+    case StepSource::Anchor:
+        return "anchor";
+    case StepSource::Auto:
+        return "auto";
+    case StepSource::Unknown:
+        break;
+    }
+    return "none";
+}
+
+const RankInfo* TraceHeader::rank(uint32_t r) const
+{
+    for (const RankInfo& x : ranks)
+        if (x.rank == r)
+            return &x;
+    return nullptr;
+}
+
+void TraceHeader::addCounter(
+    const std::string& name, int32_t rank, uint64_t value, const std::string& severity, const std::string& detail)
+{
+    for (Counter& c : counters)
+        if (c.name == name && c.rank == rank) {
+            c.value += value;
+            return;
+        }
+    counters.push_back(Counter { name, rank, value, severity, detail });
+}
+
+bool TraceHeader::empty() const
+{
+    return toolVersion.empty() && createdUnixNs == 0 && clockDomain.empty() && source.empty() && !hasCapture
+        && hosts.empty() && gpus.empty() && ranks.empty() && counters.empty() && metadata.empty() && startNs == 0
+        && endNs == 0 && warnings.empty();
+}
+
+Counter statCounter(format::Stat stat, int32_t rank, uint64_t value)
+{
+    return statCounter(stat, rank, value, format::statInfo(stat).description);
+}
+
+Counter statCounter(format::Stat stat, int32_t rank, uint64_t value, std::string detail)
+{
+    const format::StatInfo& info = format::statInfo(stat);
+    return Counter { info.name, rank, value, format::toString(info.severity), std::move(detail) };
+}
+
+bool Annotation::operator==(const Annotation& o) const
+{
+    return std::tie(id, startNs, endNs, laneKey, text, colorRgba, author, createdUnixNs)
+        == std::tie(o.id, o.startNs, o.endNs, o.laneKey, o.text, o.colorRgba, o.author, o.createdUnixNs);
+}
+
+bool BudgetSettings::operator==(const BudgetSettings& o) const
+{
+    return std::tie(model, modelConfigJson, hardware, hardwareJson, precision, tp, ep, batch, context, engine,
+               allreduceUs, cudaGraphs, draftTokens, acceptanceLength, extra)
+        == std::tie(o.model, o.modelConfigJson, o.hardware, o.hardwareJson, o.precision, o.tp, o.ep, o.batch,
+            o.context, o.engine, o.allreduceUs, o.cudaGraphs, o.draftTokens, o.acceptanceLength, o.extra);
+}
+
+} // namespace gapscope::model

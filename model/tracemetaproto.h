@@ -1,0 +1,43 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+
+// The edge between the model's own trace metadata (tracemeta.h) and the file format's protobuf
+// messages (trace.proto): the readers, the writer, the live stream and the capture's client convert
+// here, field by field, so a header, an annotation set, budget settings or a classifier table read
+// from a file and written again keeps every field (message presence included).
+//
+// makeCounter() is format::makeCounter() for the model: the counter's name, severity and default
+// detail come from the one stats table (format/stats.h).
+//
+// Threading: pure functions.
+
+#include "model/format/stats.h"
+#include "model/format/trace.pb.h"
+#include "model/tracemeta.h"
+
+namespace gapscope::model {
+
+TraceHeader fromProto(const pb::FileHeader& h);
+pb::FileHeader toProto(const TraceHeader& h);
+
+CaptureSettings fromProto(const pb::CaptureSettings& c);
+pb::CaptureSettings toProto(const CaptureSettings& c);
+
+Counter fromProto(const pb::Counter& c);
+pb::Counter toProto(const Counter& c);
+
+GpuInfo fromProto(const pb::GpuInfo& g);
+RankInfo fromProto(const pb::RankInfo& r);
+
+Annotation fromProto(const pb::Annotation& a);
+pb::Annotation toProto(const Annotation& a);
+AnnotationSet fromProto(const pb::AnnotationSet& s);
+pb::AnnotationSet toProto(const AnnotationSet& s);
+
+BudgetSettings fromProto(const pb::BudgetSettings& b);
+pb::BudgetSettings toProto(const BudgetSettings& b);
+
+ClassifierTable fromProto(const pb::ClassifierTable& t);
+pb::ClassifierTable toProto(const ClassifierTable& t);
+
+} // namespace gapscope::model
