@@ -204,6 +204,11 @@ private:
         std::vector<EventRef> refs; // piece.tag -> event (several lanes)
         LaneId singleLane = kNoLane; // one lane: piece.tag is the event index on it
         bool forcePieces = false; // always gather pieces (members need every piece)
+        // Note the window's first and last GPU event (by start; ties: the first fed, the last fed),
+        // as the sorted pieces would give them, without gathering pieces.
+        bool trackEnds = false;
+        TimeNs firstStart = 0, lastStart = 0;
+        EventRef first, last;
         std::vector<size_t> runs; // boundaries of the per-lane runs in `pieces`
         std::vector<std::pair<size_t, size_t>> ranges; // per lane: events overlapping the window
         EventRef ref(uint32_t tag) const { return singleLane != kNoLane ? EventRef { singleLane, tag } : refs[tag]; }

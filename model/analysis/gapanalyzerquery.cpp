@@ -202,7 +202,7 @@ std::vector<GapAnalyzer::StepGaps> GapAnalyzer::stepGaps(const Selection& sel) c
 {
     std::vector<StepGaps> out;
     Scratch s;
-    s.forcePieces = true; // pieces in start order give the window's first and last events
+    s.trackEnds = true; // the window's first and last events
     for (const auto& [r, w] : selectSteps(sel)) {
         const Window& win = r->windows[w];
         const bool range = sel.kind == Selection::Kind::Range;
@@ -215,10 +215,8 @@ std::vector<GapAnalyzer::StepGaps> GapAnalyzer::stepGaps(const Selection& sel) c
         sg.step = win.index;
         sg.w0 = win.w0;
         sg.w1 = win.w1;
-        if (!s.pieces.empty()) {
-            sg.first = s.refs[s.pieces.front().tag];
-            sg.last = s.refs[s.pieces.back().tag];
-        }
+        sg.first = s.first;
+        sg.last = s.last;
         for (const auto& g : s.result.gaps)
             sg.gaps.push_back(IdleGap { r->rank, win.index, g.start, g.end, g.kind,
                 g.next == WindowSweep::kNoTag ? EventRef {} : s.ref(g.next) });

@@ -93,6 +93,9 @@ void GapAnalyzer::sweepWindow(const RankData& r, size_t w, const SweepMode& mode
     s.pieces.clear();
     s.refs.clear();
     s.runs.assign(1, 0);
+    s.first = s.last = EventRef {};
+    s.firstStart = std::numeric_limits<TimeNs>::max();
+    s.lastStart = std::numeric_limits<TimeNs>::min();
     bool sorted = true;
 
     // Feeds one lane's events: into the sweep directly (one lane), or into `pieces`.
@@ -143,6 +146,17 @@ void GapAnalyzer::sweepWindow(const RankData& r, size_t w, const SweepMode& mode
                 continue;
             }
             const uint32_t tag = direct ? uint32_t(i) : uint32_t(s.refs.size());
+            if (s.trackEnds) {
+                const TimeNs p0 = std::clamp(st, w0, w1), p1 = wait > 0 ? std::clamp(st + wait, w0, w1) : p0;
+                if (p0 < s.firstStart) {
+                    s.firstStart = p0;
+                    s.first = EventRef { id, uint32_t(i) };
+                }
+                if (p1 >= s.lastStart) {
+                    s.lastStart = p1;
+                    s.last = EventRef { id, uint32_t(i) };
+                }
+            }
             if (wait > 0) {
                 emit(st, st + wait, waitSlot, tag);
                 emit(st + wait, en, slot, tag);

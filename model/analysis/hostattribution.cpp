@@ -107,6 +107,7 @@ void HostAttribution::compute(
             for (const auto& step : m_analyzer.stepGaps(block)) {
                 const StepScope scope = scopeOf(step);
                 m_cursors.clear();
+                m_reuse = Reuse {};
                 m_lastGapStart = INT64_MIN;
                 for (const auto& idle : step.gaps) {
                     if (idle.kind == IdleKind::StepGap || idle.end <= idle.start)
@@ -220,6 +221,17 @@ const std::vector<LaneId>& HostAttribution::threadLanes(LaneId apiLane)
     return *m_lastThreadLanes;
 }
 
+EventRef HostAttribution::launchOf(EventRef ev)
+{
+    const Lane& lane = m_trace.lane(ev.lane);
+    const uint64_t key = uint64_t(lane.info.rank) << 32 | lane.events.correlation(ev.index);
+    if (key != m_lastLaunchKey || lane.info.kind != LaneKind::GpuStream) {
+        m_lastLaunch = m_trace.launchOf(ev.lane, ev.index);
+        m_lastLaunchKey = lane.info.kind == LaneKind::GpuStream ? key : UINT64_MAX;
+    }
+    return m_lastLaunch;
+}
+
 HostAttribution::StepScope HostAttribution::scopeOf(const GapAnalyzer::StepGaps& step) const
 {
     StepScope s;
@@ -258,11 +270,23 @@ void HostAttribution::attribute(Gap& g, const StepScope& scope)
     const TimeNs a = g.gap.start, b = g.gap.end;
     g.firstPiece = uint32_t(m_pieces.size());
     if (g.gap.next.valid())
-        g.launch = m_trace.launchOf(g.gap.next.lane, g.gap.next.index);
+        g.launch = launchOf(g.gap.next);
+    if (g.launch.valid() && g.launch.lane == m_reuse.apiLane && a >= m_lastGapStart && b <= m_reuse.until) {
+        m_lastGapStart = a;
+        m_pieces.push_back(Piece { a, b, m_reuse.host });
+        g.pieceCount = 1;
+        if (m_reuse.host.valid()) {
+            g.explained = b - a;
+            g.host = m_reuse.host;
+        }
+        return;
+    }
+    m_reuse = Reuse {};
     m_scratch.clear();
     if (a < m_lastGapStart) // not in time order: start the step's cursors again
         m_cursors.clear();
     m_lastGapStart = a;
+    TimeNs until = INT64_MAX; // when the events that can count here change next
     if (g.launch.valid())
         for (LaneId id : threadLanes(g.launch.lane)) {
             const LaneEvents& ev = m_trace.lane(id).events;
@@ -285,7 +309,11 @@ void HostAttribution::attribute(Gap& g, const StepScope& scope)
             // Those that ended before this gap cannot reach a later one either.
             c.pool.erase(
                 std::remove_if(c.pool.begin(), c.pool.end(), [&](uint32_t i) { return ev.end(i) <= a; }), c.pool.end());
+            if (c.next < c.last)
+                until = std::min(until, ev.start(c.next));
             for (uint32_t i : c.pool) {
+                if (ev.end(i) > b) // ending by b, it is gone before any later gap
+                    until = std::min(until, ev.end(i));
                 const uint32_t depth = lk == LaneKind::CpuThread ? m_trace.hostDepth(id, i)
                     : lk == LaneKind::Nvtx                       ? m_trace.nvtxDepth(id, i)
                                                                  : 0;
@@ -295,6 +323,8 @@ void HostAttribution::attribute(Gap& g, const StepScope& scope)
     if (m_scratch.empty()) { // no host event in the gap: one unattributed piece
         m_pieces.push_back(Piece { a, b, EventRef {} });
         g.pieceCount = 1;
+        if (g.launch.valid())
+            m_reuse = Reuse { g.launch.lane, until, EventRef {} };
         return;
     }
     // Sweep: the innermost active event holds each stretch until it ends or a later one starts.
@@ -344,6 +374,12 @@ void HostAttribution::attribute(Gap& g, const StepScope& scope)
             best = own;
             g.host = piece.host;
         }
+    }
+    if (g.pieceCount == 1 && g.launch.valid()) { // one event (or none) all through: later gaps may repeat it
+        const EventRef h = m_pieces.back().host;
+        if (h.valid())
+            until = std::min(until, m_trace.lane(h.lane).events.end(h.index)); // gone once it ends
+        m_reuse = Reuse { g.launch.lane, until, h };
     }
 }
 
@@ -401,14 +437,14 @@ void HostAttribution::add(const Gap& g, uint64_t serial, bool keep)
     Rank& r = m_byRank[g.gap.rank];
     r.rank = g.gap.rank;
     // Rows by (name, kind); a gap counts once per row.
-    auto addMoments = [&](std::vector<Row>& rows, std::map<std::pair<StringId, std::string>, size_t>& index) {
+    auto addMoments = [&](std::vector<Row>& rows, std::map<std::pair<StringId, const char*>, size_t>& index) {
         for (uint32_t p = g.firstPiece; p < g.firstPiece + g.pieceCount; ++p) {
             const Piece& piece = m_pieces[p];
             if (!piece.host.valid())
                 continue;
             const char* kind = hostKindName(m_trace, piece.host);
             const StringId name = m_trace.lane(piece.host.lane).events.name(piece.host.index);
-            auto [it, fresh] = index.emplace(std::make_pair(name, std::string(kind)), rows.size());
+            auto [it, fresh] = index.emplace(std::make_pair(name, kind), rows.size());
             if (fresh)
                 rows.push_back(Row { name, kind, 0, 0, {} });
             Row& row = rows[it->second];

@@ -132,6 +132,7 @@ private:
     // before NVTX range, then deeper).
     static bool encloses(const Candidate& x, const Candidate& y);
     const std::vector<LaneId>& threadLanes(LaneId apiLane);
+    EventRef launchOf(EventRef gpuEvent); // Trace::launchOf, remembering the last (rank, correlation)
     StepScope scopeOf(const GapAnalyzer::StepGaps& step) const;
     bool stepLevel(const StepScope& scope, LaneId lane, size_t index) const;
     void attribute(Gap& g, const StepScope& scope);
@@ -154,9 +155,23 @@ private:
     LaneId m_lastApiLane = 0;
     const std::vector<LaneId>* m_lastThreadLanes = nullptr; // threadLanes(m_lastApiLane)
     TimeNs m_lastGapStart = 0;
+    // The last gap's outcome while nothing can change it: one host event (or none) over the whole
+    // gap, the same for a later gap of the step launched from the same thread that ends by `until`
+    // (the next start of an event on that thread, or the first end of one begun). Graph replays and
+    // long host ranges make most gaps such repeats; they then cost a few comparisons.
+    struct Reuse {
+        LaneId apiLane = kNoLane;
+        TimeNs until = INT64_MIN;
+        EventRef host;
+    };
+    Reuse m_reuse;
+    // The last launch looked up: consecutive gaps often end in kernels of one launch (a graph).
+    uint64_t m_lastLaunchKey = UINT64_MAX;
+    EventRef m_lastLaunch;
     // Aggregation in progress, by rank: rows by (name, kind), sync rows by (call, around).
     std::map<uint32_t, Rank> m_byRank;
-    std::map<uint32_t, std::map<std::pair<StringId, std::string>, size_t>> m_rowIndex, m_momentIndex;
+    // (name, kind) -> row; kinds are hostKindName()'s literals, so their addresses tell them apart.
+    std::map<uint32_t, std::map<std::pair<StringId, const char*>, size_t>> m_rowIndex, m_momentIndex;
     std::map<uint32_t, std::map<std::pair<std::string, StringId>, size_t>> m_syncIndex;
 };
 
