@@ -27,16 +27,27 @@ void HostTableModel::addRank(const Trace& trace, const HostAttribution& host, co
         m_rows.push_back(
             Row { r.rank, IdleKind::LaunchHost, h.name, QString::fromStdString(std::string(trace.str(h.name))),
                 QLatin1String(h.kind), h.ns, h.count, share(h.ns, r.gapNs), h.gaps });
-    Row none { r.rank, IdleKind::LaunchHost, 0, tr("(unattributed host time)"), QString(), r.gapNs - r.explainedNs, 0,
-        share(r.gapNs - r.explainedNs, r.gapNs), {} };
+    // The unattributed time, by why; the other threads' events behind it right after theirs.
     const auto& gaps = host.gaps();
-    for (uint32_t i = 0; i < gaps.size(); ++i)
-        if (gaps[i].gap.rank == r.rank && gaps[i].gap.kind == IdleKind::LaunchHost
-            && gaps[i].explained < gaps[i].gap.duration())
-            none.gaps.push_back(i);
-    none.count = none.gaps.size();
-    if (none.ns > 0)
-        m_rows.push_back(std::move(none));
+    auto why = [&](const QString& label, TimeNs ns, TimeNs HostAttribution::Gap::*part) {
+        if (ns <= 0)
+            return;
+        Row row { r.rank, IdleKind::LaunchHost, 0, label, QString(), ns, 0, share(ns, r.gapNs), {} };
+        for (uint32_t i = 0; i < gaps.size(); ++i)
+            if (gaps[i].gap.rank == r.rank && gaps[i].gap.kind == IdleKind::LaunchHost && gaps[i].*part > 0)
+                row.gaps.push_back(i);
+        row.count = row.gaps.size();
+        m_rows.push_back(std::move(row));
+    };
+    why(tr("(unattributed: next kernel already queued)"), r.queuedNs, &HostAttribution::Gap::queued);
+    why(tr("(unattributed: launching thread idle, another thread busy)"), r.otherThreadsNs,
+        &HostAttribution::Gap::otherThreads);
+    for (const HostAttribution::Row& h : r.otherThreads)
+        m_rows.push_back(Row { r.rank, IdleKind::LaunchHost, h.name,
+            tr("other thread: %1").arg(QString::fromStdString(std::string(trace.str(h.name)))), QLatin1String(h.kind),
+            h.ns, h.count, share(h.ns, r.gapNs), h.gaps });
+    why(tr("(unattributed: nothing recorded on the process's threads)"), r.nothingNs, &HostAttribution::Gap::nothing);
+    why(tr("(unattributed: launch not recorded)"), r.noLaunchNs, &HostAttribution::Gap::noLaunch);
     for (const HostAttribution::SyncRow& s : r.syncs) {
         const QString call = QString::fromStdString(s.call);
         const QString event

@@ -5,7 +5,9 @@
 // aggregate of HostAttribution that `gapscope-cli analyze` prints as host_gaps and host_syncs). One
 // row per (rank, gap kind, host event): launch/host gaps by the host event each moment went to
 // (name, kind: cpu_op, python_function, user_annotation, nvtx, cuda_runtime, os_runtime, ...), then
-// the rank's unattributed time, then sync stalls by blocking call and the host event around it.
+// the rank's unattributed time by why (next kernel already queued; launching thread idle while another
+// thread was busy, followed by those threads' events as "other thread: NAME"; nothing recorded; launch
+// not recorded), then sync stalls by blocking call and the host event around it.
 // Columns: rank, gap, host event, kind, time, count (the gaps it got time in), share of the rank's
 // gap time of that kind. Qt::UserRole gives raw numbers for sorting; gapsOf(row) the gaps (indices
 // into HostAttribution::gaps()) a click lights up.

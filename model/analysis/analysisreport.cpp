@@ -395,9 +395,25 @@ std::string AnalysisReport::hostText() const
         for (size_t i = 0; i < r.rows.size() && i < kHostTopText; ++i)
             out << "    " << pad(fixed(ms(r.rows[i].ns)), 10, true) << pad(std::to_string(r.rows[i].count), 8, true)
                 << "  " << pad(r.rows[i].kind, 16) << t.str(r.rows[i].name) << "\n";
-        if (r.gapNs > r.explainedNs)
+        if (r.gapNs > r.explainedNs) {
             out << "    " << pad(fixed(ms(r.gapNs - r.explainedNs)), 10, true) << pad("", 8)
-                << "  unattributed host time\n";
+                << "  unattributed host time:\n";
+            const std::pair<TimeNs, const char*> why[] = {
+                { r.queuedNs, "the next kernel was already launched (queued: the GPU waited on something else)" },
+                { r.otherThreadsNs, "the launching thread idle, another thread of the process busy:" },
+                { r.nothingNs, "nothing recorded on any thread of the process" },
+                { r.noLaunchNs, "the next kernel's launch not recorded" } };
+            for (const auto& [ns, text] : why) {
+                if (ns <= 0)
+                    continue;
+                out << "      " << pad(fixed(ms(ns)), 10, true) << pad("", 8) << "  " << text << "\n";
+                if (&ns == &why[1].first)
+                    for (size_t i = 0; i < r.otherThreads.size() && i < kHostTopText / 2; ++i)
+                        out << "        " << pad(fixed(ms(r.otherThreads[i].ns)), 10, true)
+                            << pad(std::to_string(r.otherThreads[i].count), 8, true) << "  "
+                            << pad(r.otherThreads[i].kind, 16) << t.str(r.otherThreads[i].name) << "\n";
+            }
+        }
         if (r.syncNs > 0) {
             out << "    sync stalls: " << fixed(ms(r.syncNs)) << " ms, by the call the host waited in:\n";
             for (size_t i = 0; i < r.syncs.size() && i < kHostTopText; ++i) {

@@ -27,6 +27,30 @@ const char* syncRecordName(const SyncInfo* s)
 
 } // namespace
 
+// The innermost candidate active at each moment of [a, b) (encloses() decides), as stretches: emit(x,
+// y, event) for each, an invalid event where none is active. Sorts `c` by start.
+template <typename Emit>
+void HostAttribution::sweepInnermost(std::vector<Candidate>& c, TimeNs a, TimeNs b, Emit&& emit)
+{
+    std::sort(c.begin(), c.end(), [](const Candidate& x, const Candidate& y) { return x.start < y.start; });
+    std::priority_queue<Candidate, std::vector<Candidate>, decltype(&encloses)> active(&encloses);
+    size_t next = 0;
+    TimeNs t = a;
+    while (t < b) {
+        while (next < c.size() && c[next].start <= t)
+            active.push(c[next++]);
+        while (!active.empty() && active.top().end <= t)
+            active.pop();
+        TimeNs until = b;
+        if (next < c.size())
+            until = std::min(until, c[next].start);
+        if (!active.empty())
+            until = std::min(until, active.top().end);
+        emit(t, until, active.empty() ? EventRef {} : active.top().ref);
+        t = until;
+    }
+}
+
 const char* HostAttribution::hostKindName(const Trace& trace, EventRef ev)
 {
     const LaneInfo& info = trace.lane(ev.lane).info;
@@ -48,8 +72,10 @@ HostAttribution::HostAttribution(const GapAnalyzer& analyzer)
 {
     for (const Lane& l : m_trace.lanes()) {
         const LaneKind k = l.info.kind;
-        if (isThreadLane(l.info))
-            m_thread[{ l.info.rank, l.info.stream }].push_back(l.id);
+        if (isThreadLane(l.info)) {
+            m_thread[{ l.info.rank, l.info.host, l.info.pid, l.info.stream }].push_back(l.id);
+            m_process[{ l.info.rank, l.info.host, l.info.pid }].push_back(l.id);
+        }
         if (k == LaneKind::CpuApi)
             m_apiLanes[l.info.rank].push_back(l.id);
     }
@@ -117,6 +143,8 @@ void HostAttribution::compute(
                     attribute(g, scope);
                     if (idle.kind == IdleKind::SyncStall)
                         findSyncCall(g, scope);
+                    else
+                        explainRest(g, scope);
                     add(g, keepGaps ? m_gaps.size() : serial, keepGaps);
                     ++serial;
                     if (keepGaps)
@@ -145,6 +173,8 @@ void HostAttribution::append(HostAttribution&& part)
         for (Row& row : r.rows)
             shift(row.gaps);
         for (Row& row : r.syncMoments)
+            shift(row.gaps);
+        for (Row& row : r.otherThreads)
             shift(row.gaps);
         for (SyncRow& row : r.syncs)
             shift(row.gaps);
@@ -184,7 +214,7 @@ std::vector<EventRef> HostAttribution::enclosing(const Trace& trace, EventRef ca
     std::vector<Candidate> found;
     for (const Lane& l : trace.lanes()) {
         if (l.info.kind == LaneKind::CpuApi || !isThreadLane(l.info) || l.info.rank != thread.rank
-            || l.info.stream != thread.stream || l.info.host != thread.host)
+            || l.info.stream != thread.stream || l.info.pid != thread.pid || l.info.host != thread.host)
             continue;
         const bool cpu = l.info.kind == LaneKind::CpuThread;
         const auto [first, last] = l.events.overlapping(c0, c1 > c0 ? c1 : c0 + 1);
@@ -215,7 +245,7 @@ const std::vector<LaneId>& HostAttribution::threadLanes(LaneId apiLane)
 {
     if (apiLane != m_lastApiLane || !m_lastThreadLanes) { // most gaps of a rank share one launching thread
         const LaneInfo& info = m_trace.lane(apiLane).info;
-        m_lastThreadLanes = &m_thread[{ info.rank, info.stream }];
+        m_lastThreadLanes = &m_thread[{ info.rank, info.host, info.pid, info.stream }];
         m_lastApiLane = apiLane;
     }
     return *m_lastThreadLanes;
@@ -328,12 +358,7 @@ void HostAttribution::attribute(Gap& g, const StepScope& scope)
         return;
     }
     // Sweep: the innermost active event holds each stretch until it ends or a later one starts.
-    std::sort(
-        m_scratch.begin(), m_scratch.end(), [](const Candidate& x, const Candidate& y) { return x.start < y.start; });
-    std::priority_queue<Candidate, std::vector<Candidate>, decltype(&encloses)> active(&encloses);
-    size_t next = 0;
-    TimeNs t = a;
-    auto emit = [&](TimeNs x, TimeNs y, EventRef host) {
+    sweepInnermost(m_scratch, a, b, [&](TimeNs x, TimeNs y, EventRef host) {
         if (y <= x)
             return;
         if (g.pieceCount > 0) {
@@ -345,20 +370,7 @@ void HostAttribution::attribute(Gap& g, const StepScope& scope)
         }
         m_pieces.push_back(Piece { x, y, host });
         ++g.pieceCount;
-    };
-    while (t < b) {
-        while (next < m_scratch.size() && m_scratch[next].start <= t)
-            active.push(m_scratch[next++]);
-        while (!active.empty() && active.top().end <= t)
-            active.pop();
-        TimeNs until = b;
-        if (next < m_scratch.size())
-            until = std::min(until, m_scratch[next].start);
-        if (!active.empty())
-            until = std::min(until, active.top().end);
-        emit(t, until, active.empty() ? EventRef {} : active.top().ref);
-        t = until;
-    }
+    });
     // The event with the most time in the gap, and the explained time.
     TimeNs best = 0;
     for (uint32_t p = g.firstPiece; p < g.firstPiece + g.pieceCount; ++p) {
@@ -380,6 +392,69 @@ void HostAttribution::attribute(Gap& g, const StepScope& scope)
         if (h.valid())
             until = std::min(until, m_trace.lane(h.lane).events.end(h.index)); // gone once it ends
         m_reuse = Reuse { g.launch.lane, until, h };
+    }
+}
+
+const std::vector<LaneId>& HostAttribution::processLanes(LaneId apiLane)
+{
+    const LaneInfo& info = m_trace.lane(apiLane).info;
+    return m_process[{ info.rank, info.host, info.pid }];
+}
+
+void HostAttribution::explainRest(Gap& g, const StepScope& scope)
+{
+    m_otherPieces.clear();
+    if (g.explained >= g.gap.duration())
+        return;
+    if (!g.launch.valid()) {
+        g.noLaunch = g.gap.duration() - g.explained;
+        return;
+    }
+    const TimeNs launchEnd = m_trace.lane(g.launch.lane).events.end(g.launch.index);
+    const std::vector<LaneId>& own = threadLanes(g.launch.lane);
+    for (uint32_t p = g.firstPiece; p < g.firstPiece + g.pieceCount; ++p) {
+        const Piece piece = m_pieces[p];
+        if (piece.host.valid())
+            continue;
+        if (piece.end > launchEnd) // the work was queued from here on
+            g.queued += piece.end - std::max(piece.start, launchEnd);
+        const TimeNs x = piece.start, y = std::min(piece.end, launchEnd);
+        if (x >= y)
+            continue;
+        m_scratch.clear();
+        for (LaneId id : processLanes(g.launch.lane)) {
+            if (std::find(own.begin(), own.end(), id) != own.end())
+                continue;
+            const LaneKind lk = m_trace.lane(id).info.kind;
+            const EventKind want = lk == LaneKind::CpuApi ? EventKind::Api
+                : lk == LaneKind::CpuThread               ? EventKind::Host
+                                                          : EventKind::Nvtx;
+            const uint8_t priority = lk == LaneKind::CpuApi ? 2 : lk == LaneKind::CpuThread ? 1 : 0;
+            const LaneEvents& ev = m_trace.lane(id).events;
+            const auto [first, last] = ev.overlapping(x, y);
+            for (size_t i = first; i < last; ++i) {
+                if (ev.end(i) <= x || ev.start(i) >= y || ev.duration(i) <= 0 || m_trace.kindOf(id, i) != want
+                    || stepLevel(scope, id, i))
+                    continue;
+                const uint32_t depth = lk == LaneKind::CpuThread ? m_trace.hostDepth(id, i)
+                    : lk == LaneKind::Nvtx                       ? m_trace.nvtxDepth(id, i)
+                                                                 : 0;
+                m_scratch.push_back(
+                    Candidate { ev.start(i), ev.end(i), priority, depth, EventRef { id, uint32_t(i) } });
+            }
+        }
+        sweepInnermost(m_scratch, x, y, [&](TimeNs s, TimeNs e, EventRef host) {
+            if (!host.valid()) {
+                g.nothing += e - s;
+                return;
+            }
+            g.otherThreads += e - s;
+            if (!m_otherPieces.empty() && m_otherPieces.back().end == s && m_otherPieces.back().host.lane == host.lane
+                && m_otherPieces.back().host.index == host.index)
+                m_otherPieces.back().end = e;
+            else
+                m_otherPieces.push_back(Piece { s, e, host });
+        });
     }
 }
 
@@ -437,9 +512,10 @@ void HostAttribution::add(const Gap& g, uint64_t serial, bool keep)
     Rank& r = m_byRank[g.gap.rank];
     r.rank = g.gap.rank;
     // Rows by (name, kind); a gap counts once per row.
-    auto addMoments = [&](std::vector<Row>& rows, std::map<std::pair<StringId, const char*>, size_t>& index) {
-        for (uint32_t p = g.firstPiece; p < g.firstPiece + g.pieceCount; ++p) {
-            const Piece& piece = m_pieces[p];
+    auto addMoments = [&](std::vector<Row>& rows, std::map<std::pair<StringId, const char*>, size_t>& index,
+                          const Piece* begin, const Piece* end) {
+        for (const Piece* p = begin; p != end; ++p) {
+            const Piece& piece = *p;
             if (!piece.host.valid())
                 continue;
             const char* kind = hostKindName(m_trace, piece.host);
@@ -457,15 +533,23 @@ void HostAttribution::add(const Gap& g, uint64_t serial, bool keep)
             }
         }
     };
+    const Piece* pieces = m_pieces.data() + g.firstPiece;
     if (g.gap.kind == IdleKind::LaunchHost) {
         r.gapNs += g.gap.duration();
         r.explainedNs += g.explained;
-        addMoments(r.rows, m_rowIndex[r.rank]);
+        r.noLaunchNs += g.noLaunch;
+        r.queuedNs += g.queued;
+        r.otherThreadsNs += g.otherThreads;
+        r.nothingNs += g.nothing;
+        addMoments(r.rows, m_rowIndex[r.rank], pieces, pieces + g.pieceCount);
+        if (!m_otherPieces.empty())
+            addMoments(r.otherThreads, m_otherIndex[r.rank], m_otherPieces.data(),
+                m_otherPieces.data() + m_otherPieces.size());
         return;
     }
     r.syncNs += g.gap.duration();
     r.syncExplainedNs += g.explained;
-    addMoments(r.syncMoments, m_momentIndex[r.rank]);
+    addMoments(r.syncMoments, m_momentIndex[r.rank], pieces, pieces + g.pieceCount);
     std::string call = "unknown call";
     if (g.syncCall.valid())
         call = m_trace.kindOf(g.syncCall.lane, g.syncCall.index) == EventKind::Api
@@ -494,6 +578,7 @@ void HostAttribution::finish()
     for (auto& [rank, r] : m_byRank) {
         std::stable_sort(r.rows.begin(), r.rows.end(), byTime);
         std::stable_sort(r.syncMoments.begin(), r.syncMoments.end(), byTime);
+        std::stable_sort(r.otherThreads.begin(), r.otherThreads.end(), byTime);
         std::stable_sort(r.syncs.begin(), r.syncs.end(), [this](const SyncRow& x, const SyncRow& y) {
             if (x.ns != y.ns)
                 return x.ns > y.ns;
@@ -504,6 +589,7 @@ void HostAttribution::finish()
     m_byRank.clear();
     m_rowIndex.clear();
     m_momentIndex.clear();
+    m_otherIndex.clear();
     m_syncIndex.clear();
 }
 
@@ -517,16 +603,26 @@ json::Value hostGapsJson(const Trace& trace, const HostAttribution& host, size_t
         o.set("gap_ms", ms(r.gapNs));
         o.set("explained_ms", ms(r.explainedNs));
         o.set("unattributed_ms", ms(r.gapNs - r.explainedNs));
-        json::Value rows = json::Value::array();
-        for (size_t i = 0; i < r.rows.size() && i < top; ++i) {
-            json::Value e = json::Value::object();
-            e.set("name", std::string(trace.str(r.rows[i].name)));
-            e.set("kind", r.rows[i].kind);
-            e.set("ms", ms(r.rows[i].ns));
-            e.set("count", (unsigned long long)r.rows[i].count);
-            rows.push(std::move(e));
-        }
-        o.set("top", std::move(rows));
+        auto rowsJson = [&](const std::vector<HostAttribution::Row>& rows) {
+            json::Value a = json::Value::array();
+            for (size_t i = 0; i < rows.size() && i < top; ++i) {
+                json::Value e = json::Value::object();
+                e.set("name", std::string(trace.str(rows[i].name)));
+                e.set("kind", rows[i].kind);
+                e.set("ms", ms(rows[i].ns));
+                e.set("count", (unsigned long long)rows[i].count);
+                a.push(std::move(e));
+            }
+            return a;
+        };
+        o.set("top", rowsJson(r.rows));
+        json::Value why = json::Value::object();
+        why.set("queued_ms", ms(r.queuedNs));
+        why.set("other_threads_ms", ms(r.otherThreadsNs));
+        why.set("nothing_ms", ms(r.nothingNs));
+        why.set("no_launch_ms", ms(r.noLaunchNs));
+        o.set("unattributed", std::move(why));
+        o.set("other_threads", rowsJson(r.otherThreads));
         out.push(std::move(o));
     }
     return out;

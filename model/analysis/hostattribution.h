@@ -17,7 +17,14 @@
 // (the step's NVTX / ProfilerStep range, and frames around the whole step such as `forward`).
 // When one call launched the whole step (a CUDA graph), only NVTX ranges around it are left out.
 // Moments with no event left are "unattributed host time"; so is a whole gap whose next event has
-// no recorded launch (no CUDA API events).
+// no recorded launch (no CUDA API events). Unattributed launch/host gap time is told apart by why:
+//   no launch     the next GPU event's launch is not recorded;
+//   queued        its launch call had already returned: the work was queued, and the GPU waited on
+//                 something other than this host thread (a dependency, an event, another stream);
+//   other threads the launching thread shows nothing, but another thread of the process does: the
+//                 innermost event active there (across those threads: the one that started last,
+//                 the step's own ranges left out), aggregated like the rows;
+//   nothing       no recorded host event on any thread of the process.
 //
 // Sync stalls also name the blocking call (the host-blocking API call or sync record of the rank
 // active when the stall began, GapAnalyzer::blocksHost; named calls before unnamed records) and the
@@ -65,6 +72,8 @@ public:
         uint32_t firstPiece = 0, pieceCount = 0; // into pieces()
         EventRef syncCall; // sync stalls: the call the host was blocked in (invalid: not found)
         EventRef syncAround; // sync stalls: the innermost host event around that call (invalid: none)
+        // Launch/host gaps: the unattributed time by why (see above); with `explained` they add up to the gap.
+        TimeNs noLaunch = 0, queued = 0, otherThreads = 0, nothing = 0;
     };
     // Time of one host event name in the gaps of one rank.
     struct Row {
@@ -88,6 +97,9 @@ public:
         uint32_t rank = 0;
         TimeNs gapNs = 0, explainedNs = 0; // launch/host gaps
         std::vector<Row> rows; // launch/host gaps, longest first (then name)
+        // Unattributed launch/host gap time by why, and the other threads' events behind it.
+        TimeNs noLaunchNs = 0, queuedNs = 0, otherThreadsNs = 0, nothingNs = 0;
+        std::vector<Row> otherThreads;
         TimeNs syncNs = 0, syncExplainedNs = 0; // sync stalls
         std::vector<Row> syncMoments; // sync stalls, moment by moment like rows
         std::vector<SyncRow> syncs; // sync stalls by call, longest first
@@ -131,12 +143,17 @@ private:
     // True when y is inside x (the sweep's order: later start, then shorter, API call before CPU lane
     // before NVTX range, then deeper).
     static bool encloses(const Candidate& x, const Candidate& y);
+    template <typename Emit> static void sweepInnermost(std::vector<Candidate>& c, TimeNs a, TimeNs b, Emit&& emit);
     const std::vector<LaneId>& threadLanes(LaneId apiLane);
     EventRef launchOf(EventRef gpuEvent); // Trace::launchOf, remembering the last (rank, correlation)
     StepScope scopeOf(const GapAnalyzer::StepGaps& step) const;
     bool stepLevel(const StepScope& scope, LaneId lane, size_t index) const;
     void attribute(Gap& g, const StepScope& scope);
     void findSyncCall(Gap& g, const StepScope& scope);
+    // Splits the unattributed time of a launch/host gap by why; adds the other threads' events
+    // behind it to `rows` as attribute() adds pieces (through m_otherPieces).
+    void explainRest(Gap& g, const StepScope& scope);
+    const std::vector<LaneId>& processLanes(LaneId apiLane);
     HostAttribution(const GapAnalyzer& analyzer); // an empty part, for one rank's share of the work
     void compute(const GapAnalyzer::Selection& selection, bool keepGaps, const std::vector<uint32_t>& ranks);
     void append(HostAttribution&& part); // another part's ranks after this one's
@@ -148,9 +165,12 @@ private:
     std::vector<Gap> m_gaps;
     std::vector<Piece> m_pieces;
     std::vector<Rank> m_ranks;
-    std::map<std::pair<uint32_t, uint64_t>, std::vector<LaneId>> m_thread; // (rank, tid) -> host lanes
+    // (rank, host, pid, tid) -> the thread's lanes
+    std::map<std::tuple<uint32_t, std::string, uint32_t, uint64_t>, std::vector<LaneId>> m_thread;
     std::map<uint32_t, std::vector<LaneId>> m_apiLanes; // rank -> CPU API lanes
     std::vector<Candidate> m_scratch;
+    std::map<std::tuple<uint32_t, std::string, uint32_t>, std::vector<LaneId>> m_process; // (rank, host, pid)
+    std::vector<Piece> m_otherPieces; // this gap's stretches given to other threads' events
     std::vector<std::pair<LaneId, LaneCursor>> m_cursors; // this step's (a thread has a few lanes)
     LaneId m_lastApiLane = 0;
     const std::vector<LaneId>* m_lastThreadLanes = nullptr; // threadLanes(m_lastApiLane)
@@ -171,12 +191,14 @@ private:
     // Aggregation in progress, by rank: rows by (name, kind), sync rows by (call, around).
     std::map<uint32_t, Rank> m_byRank;
     // (name, kind) -> row; kinds are hostKindName()'s literals, so their addresses tell them apart.
-    std::map<uint32_t, std::map<std::pair<StringId, const char*>, size_t>> m_rowIndex, m_momentIndex;
+    std::map<uint32_t, std::map<std::pair<StringId, const char*>, size_t>> m_rowIndex, m_momentIndex, m_otherIndex;
     std::map<uint32_t, std::map<std::pair<std::string, StringId>, size_t>> m_syncIndex;
 };
 
 // `host_gaps` of `analyze --json` (and of each side in `diff --json`): per rank
-// {rank, gap_ms, explained_ms, unattributed_ms, top [{name, kind, ms, count}]}, the `top` longest rows.
+// {rank, gap_ms, explained_ms, unattributed_ms, top [{name, kind, ms, count}], unattributed {queued_ms,
+// other_threads_ms, nothing_ms, no_launch_ms}, other_threads [{name, kind, ms, count}]}, the `top`
+// longest rows of each list.
 constexpr size_t kHostJsonTop = 10; // rows per rank in the JSON of `analyze` and `diff`
 json::Value hostGapsJson(const Trace& trace, const HostAttribution& host, size_t top = kHostJsonTop);
 

@@ -256,13 +256,14 @@ KinetoEventParser::Result KinetoEventParser::dispatch(const KinetoRawEvent& raw)
     return Result::Ok;
 }
 
-uint32_t KinetoEventParser::laneFor(LaneMap& map, LaneKind kind, int64_t a, int64_t b, uint32_t device, uint64_t stream)
+uint32_t KinetoEventParser::laneFor(
+    LaneMap& map, LaneKind kind, int64_t a, int64_t b, uint32_t device, uint64_t stream, uint32_t pid)
 {
     a ^= int64_t(m_process) << 40; // ranks of a merged file may share pids and devices
     auto it = map.find({ a, b });
     if (it != map.end())
         return it->second;
-    const uint32_t lane = m_out.lane(m_process, kind, device, stream);
+    const uint32_t lane = m_out.lane(m_process, kind, device, stream, pid);
     map.emplace(std::make_pair(a, b), lane);
     return lane;
 }
@@ -352,9 +353,10 @@ void KinetoEventParser::addCpuEvent(const KinetoRawEvent& r, int64_t dur, int ca
 {
     noteHostPid(r.pid);
     const auto tid = static_cast<uint64_t>(r.tid);
+    const auto pid = static_cast<uint32_t>(r.pid); // a thread of another pid of the process's file stays apart
     const uint32_t name = m_out.strings().intern(r.name, r.nameHash);
     if (cat == kRuntime || cat == kDriver) {
-        const uint32_t lane = laneFor(m_apiLanes, LaneKind::CpuApi, r.pid, r.tid, 0, tid);
+        const uint32_t lane = laneFor(m_apiLanes, LaneKind::CpuApi, r.pid, r.tid, 0, tid, pid);
         if (lane != StagedTrace::kNoLane && !isCudaApi(r.cat))
             labelLane(lane, r.cat);
         if (lane != StagedTrace::kNoLane)
@@ -363,14 +365,14 @@ void KinetoEventParser::addCpuEvent(const KinetoRawEvent& r, int64_t dur, int ca
         return;
     }
     if (cat == kCpuOp || cat == kPython) {
-        const uint32_t lane = laneFor(m_hostLanes, LaneKind::CpuThread, r.pid, r.tid, 0, tid);
+        const uint32_t lane = laneFor(m_hostLanes, LaneKind::CpuThread, r.pid, r.tid, 0, tid, pid);
         if (lane == StagedTrace::kNoLane)
             return;
         tally(m_host, r.cat);
         m_out.addHost(lane, r.ts, dur, name, cat == kCpuOp ? HostKind::CpuOp : HostKind::Python);
         return;
     }
-    const uint32_t lane = laneFor(m_rangeLanes, LaneKind::Nvtx, r.pid, r.tid, 0, tid);
+    const uint32_t lane = laneFor(m_rangeLanes, LaneKind::Nvtx, r.pid, r.tid, 0, tid, pid);
     if (lane != StagedTrace::kNoLane)
         m_out.addRange(lane, r.ts, dur, name);
 }

@@ -83,7 +83,8 @@ private:
     void addFlow(const KinetoRawEvent& r);
     void addMetadata(const KinetoRawEvent& r);
     static void tally(std::map<std::string, uint64_t, std::less<>>& m, std::string_view key);
-    uint32_t laneFor(LaneMap& map, LaneKind kind, int64_t a, int64_t b, uint32_t device, uint64_t stream);
+    uint32_t laneFor(
+        LaneMap& map, LaneKind kind, int64_t a, int64_t b, uint32_t device, uint64_t stream, uint32_t pid = 0);
     void noteHostPid(int64_t pid);
     void labelLane(uint32_t lane, std::string_view category);
     const KinetoRawEvent& rankOf(const KinetoRawEvent& r, KinetoRawEvent& relabelled);

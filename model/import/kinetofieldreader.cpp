@@ -94,7 +94,8 @@ bool KinetoFieldReader::readString(od::value& v, std::string_view& out)
     return true;
 }
 
-// pid / tid: numbers, or strings ("Spans", "stream 7") identified by their hash.
+// pid / tid: numbers, or strings ("Spans", "stream 7") identified by their hash; a string of digits
+// ("832", as some writers quote thread ids) is that number, the same thread as 832 unquoted.
 bool KinetoFieldReader::readId(od::value& v, int64_t& id, bool& isString)
 {
     std::string_view t;
@@ -106,7 +107,7 @@ bool KinetoFieldReader::readId(od::value& v, int64_t& id, bool& isString)
     }
     std::string_view s = unquote(t);
     isString = true;
-    if (s.rfind("stream ", 0) == 0 && parseInteger(s.substr(7), id)) // older Kineto: "tid": "stream 7"
+    if (parseInteger(s, id) || (s.rfind("stream ", 0) == 0 && parseInteger(s.substr(7), id))) // older Kineto: "stream 7"
         isString = false;
     else
         id = static_cast<int64_t>(hashText(s) & 0x7FFFFFFFFFFFFFFFull);

@@ -23,14 +23,16 @@ uint16_t StagedTrace::addProcess(StagedProcess p)
 }
 
 namespace {
-std::string laneKey(uint16_t process, LaneKind kind, uint32_t device, uint64_t stream)
+std::string laneKey(uint16_t process, LaneKind kind, uint32_t device, uint64_t stream, uint32_t pid)
 {
     std::string key;
-    key.reserve(24);
+    key.reserve(28);
     key.append(reinterpret_cast<const char*>(&process), sizeof process);
     key.push_back(static_cast<char>(kind));
     key.append(reinterpret_cast<const char*>(&device), sizeof device);
     key.append(reinterpret_cast<const char*>(&stream), sizeof stream);
+    if (pid)
+        key.append(reinterpret_cast<const char*>(&pid), sizeof pid);
     return key;
 }
 } // namespace
@@ -49,13 +51,15 @@ void StagedTrace::reorderProcesses(const std::vector<uint16_t>& order)
     for (uint32_t i = 0; i < m_lanes.size(); ++i) {
         StagedLane& l = m_lanes[i];
         l.process = newIndex[l.process];
-        m_laneIndex.emplace(laneKey(l.process, l.info.kind, l.info.device, l.info.stream), i);
+        m_laneIndex.emplace(laneKey(l.process, l.info.kind, l.info.device, l.info.stream, l.ownPid), i);
     }
 }
 
-uint32_t StagedTrace::lane(uint16_t process, LaneKind kind, uint32_t device, uint64_t stream)
+uint32_t StagedTrace::lane(uint16_t process, LaneKind kind, uint32_t device, uint64_t stream, uint32_t pid)
 {
-    std::string key = laneKey(process, kind, device, stream);
+    if (process < m_processes.size() && pid == m_processes[process].pid)
+        pid = 0;
+    std::string key = laneKey(process, kind, device, stream, pid);
     auto it = m_laneIndex.find(key);
     if (it != m_laneIndex.end())
         return it->second;
@@ -68,7 +72,8 @@ uint32_t StagedTrace::lane(uint16_t process, LaneKind kind, uint32_t device, uin
     lane.info.kind = kind;
     lane.info.device = device;
     lane.info.stream = stream;
-    lane.info.pid = process < m_processes.size() ? m_processes[process].pid : 0;
+    lane.info.pid = pid ? pid : process < m_processes.size() ? m_processes[process].pid : 0;
+    lane.ownPid = pid;
     const auto id = static_cast<uint32_t>(m_lanes.size());
     m_lanes.push_back(std::move(lane));
     m_lastOfLane.push_back(UINT64_MAX);

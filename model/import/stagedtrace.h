@@ -71,6 +71,7 @@ struct StagedLane {
     LaneInfo info; // rank is filled in by TraceAssembler from the process
     uint16_t process = 0;
     uint64_t events = 0;
+    uint32_t ownPid = 0; // a host thread of another pid than its process's (0: the process's)
 };
 
 class StagedTrace {
@@ -99,7 +100,9 @@ public:
     void reorderProcesses(const std::vector<uint16_t>& order);
     // Finds or creates the lane (kind, device, stream) of `process`; kNoLane when the source has more
     // than 65535 lanes (counted, events dropped).
-    uint32_t lane(uint16_t process, LaneKind kind, uint32_t device, uint64_t stream);
+    // `pid`: a host thread's own pid when the source names one other than its process's (a file whose
+    // host events come from several pids keeps their threads apart); 0: the process's.
+    uint32_t lane(uint16_t process, LaneKind kind, uint32_t device, uint64_t stream, uint32_t pid = 0);
     StagedLane& laneAt(uint32_t i) { return m_lanes[i]; }
     const std::vector<StagedLane>& lanes() const { return m_lanes; }
 

@@ -110,7 +110,7 @@ void TraceAssembler::feed(size_t si, TraceBuilder& b)
     for (const StagedLane& l : s.lanes()) {
         LaneInfo info = l.info;
         info.rank = rankOf(si, l.process);
-        info.pid = s.processes()[l.process].pid;
+        info.pid = l.ownPid ? l.ownPid : s.processes()[l.process].pid;
         info.host = s.processes()[l.process].host;
         lanes.push_back(b.lane(info));
     }

@@ -4,10 +4,13 @@
 
 Independent of gapscope's code: the GPU idle gaps of each step window (the windows are taken from
 `gapscope-cli analyze --json`, everything else from the raw JSON), the sync-stall rule, and for every
-moment of every launch/host gap the innermost host event on the thread that launched the next GPU
-event (cpu_op, python_function, user_annotation, cuda_runtime/cuda_driver; events that enclose every
-launch of the step left out). Compares the totals and the top entries with analyze's `host_gaps`,
-and checks that at least MIN_EXPLAINED of the gap time is explained when the file has cpu_op events.
+moment of every launch/host gap the innermost host event on the thread (pid, tid) that launched the
+next GPU event (cpu_op, python_function, user_annotation, cuda_runtime/cuda_driver; events that
+enclose every launch of the step left out). The moments with none are split by why: no recorded
+launch, queued (after the launch call returned), another thread of the process busy (its innermost
+event), nothing. Compares the totals, the breakdown and the top entries of both lists with analyze's
+`host_gaps`, and checks that at least MIN_EXPLAINED of the gap time is explained when the file has
+cpu_op events.
 
 Usage: host_check.py GAPSCOPE_CLI FILE [--min-explained 0.9] [--top 10]
 Exit 0 when everything matches, 1 otherwise (the differences are printed), 77 when FILE is not there.
@@ -41,6 +44,15 @@ def ns(v):
     return int(decimal.Decimal(v) * 1000)
 
 
+def thread_of(e):
+    """A host thread: (pid, tid), a string of digits read as the number (as gapscope reads it)."""
+    def norm(v):
+        if isinstance(v, str) and v.lstrip("-").isdigit():
+            return int(v)
+        return v
+    return (norm(e.get("pid")), norm(e.get("tid")))
+
+
 def blocking(name):
     if name.startswith(SYNC_CALLS):
         return True
@@ -62,14 +74,14 @@ def analyse(doc, windows):
             corr = int(args.get("correlation", 0) or 0)
             runtime = API_CATS[cat] == "cuda_runtime"  # the launch is the runtime call when both exist
             if corr not in api_by_corr or (runtime and not api_by_corr[corr][3]):
-                api_by_corr[corr] = (t0, t1, e.get("tid"), runtime)
-            host.setdefault(e.get("tid"), []).append((t0, t1, 2, name, API_CATS[cat]))
+                api_by_corr[corr] = (t0, t1, thread_of(e), runtime)
+            host.setdefault(thread_of(e), []).append((t0, t1, 2, name, API_CATS[cat]))
             if blocking(name):
                 syncs.append((t0, t1))
         elif cat in CPU_CATS:
-            host.setdefault(e.get("tid"), []).append((t0, t1, 1, name, CPU_CATS[cat]))
+            host.setdefault(thread_of(e), []).append((t0, t1, 1, name, CPU_CATS[cat]))
         elif cat == "user_annotation":
-            host.setdefault(e.get("tid"), []).append((t0, t1, 0, name, "user_annotation"))
+            host.setdefault(thread_of(e), []).append((t0, t1, 0, name, "user_annotation"))
         elif cat == "cuda_sync" and name != "Stream Wait Event":
             syncs.append((t0, t1))
     # One stream runs in order: a kernel launched early (PDL) counts from the end of the one before.
@@ -95,6 +107,7 @@ def analyse(doc, windows):
 
     host = index(host)
     rows, gap_ns, explained_ns = {}, 0, 0
+    why, others = {"queued": 0, "other_threads": 0, "nothing": 0, "no_launch": 0}, {}
     for (w0, w1) in windows:
         inside = [(max(p[0], w0), min(p[1], w1), p[2]) for p in pieces if p[1] > w0 and p[0] < w1]
         inside = [p for p in inside if p[0] <= p[1]]
@@ -119,9 +132,9 @@ def analyse(doc, windows):
                 a, b = launch_host
                 if b > a:
                     gap_ns += b - a
-                    explained_ns += attribute(a, b, launch, host, scope, rows)
+                    explained_ns += attribute(a, b, launch, host, scope, rows, why, others)
             t = max(t, e)
-    return gap_ns, explained_ns, rows
+    return gap_ns, explained_ns, rows, why, others
 
 
 def index(host):
@@ -141,18 +154,22 @@ def overlapping(indexed, tid, a, b):
     return short[lo:hi] + long
 
 
-def attribute(a, b, launch, host, scope, rows):
-    if launch is None:
-        return 0
-    cands = []
-    for (t0, t1, prio, name, kind) in overlapping(host, launch[2], a, b):
+def candidates(host, thread, a, b, scope):
+    """The host events of one thread overlapping [a, b), the step's own range left out."""
+    out = []
+    for (t0, t1, prio, name, kind) in overlapping(host, thread, a, b):
         if t1 <= a or t0 >= b or t1 <= t0:
             continue
         if scope and prio != 2 and (scope[2] or prio == 0) and t0 <= scope[0] and t1 >= scope[1]:
             continue  # the step's own range, or a frame around the whole step
-        cands.append((t0, t1, prio, name, kind))
-    cands.sort(key=lambda c: c[0])
-    heap, i, t, explained, seen = [], 0, a, 0, set()
+        out.append((t0, t1, prio, name, kind))
+    return out
+
+
+def sweep(cands, a, b):
+    """Stretches of [a, b) with the innermost candidate active (None where none is)."""
+    cands = sorted(cands, key=lambda c: c[0])
+    heap, i, t, out = [], 0, a, []
     while t < b:
         while i < len(cands) and cands[i][0] <= t:
             c = cands[i]
@@ -165,14 +182,46 @@ def attribute(a, b, launch, host, scope, rows):
             until = min(until, cands[i][0])
         if heap:
             until = min(until, heap[0][4][1])
-            c = heap[0][4]
-            row = rows.setdefault((c[3], c[4]), [0, 0])
-            row[0] += until - t
-            if (c[3], c[4]) not in seen:
-                seen.add((c[3], c[4]))
-                row[1] += 1
-            explained += until - t
+        out.append((t, until, heap[0][4] if heap else None))
         t = until
+    return out
+
+
+def count(rows, seen, c, ns):
+    row = rows.setdefault((c[3], c[4]), [0, 0])
+    row[0] += ns
+    if (c[3], c[4]) not in seen:
+        seen.add((c[3], c[4]))
+        row[1] += 1
+
+
+def attribute(a, b, launch, host, scope, rows, why, others):
+    """Explained time of the gap [a, b); its unattributed time by why (`why`: queued, other_threads,
+    nothing, no_launch) and the other threads' events behind it (`others`)."""
+    if launch is None:
+        why["no_launch"] += b - a
+        return 0
+    explained, seen, seen_other = 0, set(), set()
+    for (x, y, c) in sweep(candidates(host, launch[2], a, b, scope), a, b):
+        if c is not None:
+            count(rows, seen, c, y - x)
+            explained += y - x
+            continue
+        if y > launch[1]:  # the launch call had returned: the work was queued
+            why["queued"] += y - max(x, launch[1])
+        y = min(y, launch[1])
+        if x >= y:
+            continue
+        cands = []
+        for thread in host:
+            if thread != launch[2] and thread[0] == launch[2][0]:  # the same process's other threads
+                cands += candidates(host, thread, x, y, scope)
+        for (u, v, o) in sweep(cands, x, y):
+            if o is None:
+                why["nothing"] += v - u
+            else:
+                why["other_threads"] += v - u
+                count(others, seen_other, o, v - u)
     return explained
 
 
@@ -202,22 +251,28 @@ def main():
     for rank in report["ranks"]:
         windows = [(s["start_ns"], s["start_ns"] + s["measured_ns"]) for s in rank.get("steps", [])
                    if not s.get("incomplete")]
-        gap_ns, explained_ns, rows = analyse(doc, windows)
+        gap_ns, explained_ns, rows, why, others = analyse(doc, windows)
         mine = next(h for h in report["host_gaps"] if h["rank"] == rank["rank"])
         print(f"{path}: rank {rank['rank']}: gaps {gap_ns / 1e6:.6f} ms, explained {explained_ns / 1e6:.6f} ms "
               f"({100.0 * explained_ns / max(1, gap_ns):.1f} %); gapscope {mine['gap_ms']:.6f} / "
               f"{mine['explained_ms']:.6f} ms")
         if abs(mine["gap_ms"] - gap_ns / 1e6) > 1e-6 or abs(mine["explained_ms"] - explained_ns / 1e6) > 1e-6:
             problems.append(f"rank {rank['rank']}: totals differ")
-        expected = sorted(rows.items(), key=lambda kv: (-kv[1][0], kv[0][0], kv[0][1]))[:top]
-        for k, ((name, kind), (t, count)) in enumerate(expected):
-            if k >= len(mine["top"]):
-                problems.append(f"rank {rank['rank']}: missing row {name}")
-                continue
-            got = mine["top"][k]
-            if (got["name"], got["kind"], got["count"]) != (name, kind, count) or abs(got["ms"] - t / 1e6) > 1e-6:
-                problems.append(f"rank {rank['rank']} row {k}: expected {kind} {name} {t / 1e6:.6f} ms x{count}, "
-                                f"gapscope {got['kind']} {got['name']} {got['ms']:.6f} ms x{got['count']}")
+        for key, value in why.items():
+            if abs(mine["unattributed"][key + "_ms"] - value / 1e6) > 1e-6:
+                problems.append(f"rank {rank['rank']}: unattributed {key}: expected {value / 1e6:.6f} ms, gapscope "
+                                f"{mine['unattributed'][key + '_ms']:.6f} ms")
+        print(f"  unattributed: " + ", ".join(f"{k} {v / 1e6:.3f} ms" for k, v in why.items()))
+        for label, got_rows, want_rows in (("row", mine["top"], rows), ("other-thread row", mine["other_threads"], others)):
+            expected = sorted(want_rows.items(), key=lambda kv: (-kv[1][0], kv[0][0], kv[0][1]))[:top]
+            for k, ((name, kind), (t, count)) in enumerate(expected):
+                if k >= len(got_rows):
+                    problems.append(f"rank {rank['rank']}: missing {label} {name}")
+                    continue
+                got = got_rows[k]
+                if (got["name"], got["kind"], got["count"]) != (name, kind, count) or abs(got["ms"] - t / 1e6) > 1e-6:
+                    problems.append(f"rank {rank['rank']} {label} {k}: expected {kind} {name} {t / 1e6:.6f} ms "
+                                    f"x{count}, gapscope {got['kind']} {got['name']} {got['ms']:.6f} ms x{got['count']}")
         if has_cpu_ops and gap_ns > 0 and explained_ns < min_explained * gap_ns:
             problems.append(f"rank {rank['rank']}: only {100.0 * explained_ns / gap_ns:.1f} % of the launch/host "
                             f"gaps explained (want >= {100 * min_explained:.0f} %)")
