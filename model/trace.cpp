@@ -64,6 +64,8 @@ const char* toString(HostKind kind)
         return "user_annotation";
     case HostKind::OsRuntime:
         return "os_runtime";
+    case HostKind::Sampled:
+        return "sampled";
     }
     return "host";
 }

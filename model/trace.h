@@ -46,9 +46,11 @@ enum class EventKind : uint8_t { Kernel, Memcpy, Memset, Api, Sync, Nvtx, Collec
 
 // What a host-side range is (values as the file format's HostKind). The CUDA runtime/driver calls of a thread are
 // Api events on its CpuApi lane and its NVTX ranges Nvtx events on its Nvtx lane, not host events.
-enum class HostKind : uint8_t { CpuOp = 0, Python = 1, UserAnnotation = 2, OsRuntime = 3 };
-constexpr size_t kHostKinds = 4;
-const char* toString(HostKind kind); // "cpu_op", "python_function", "user_annotation", "os_runtime"
+// Sampled: a function on the thread's sampled call stack (nsys CPU sampling), a range estimated from
+// consecutive samples; such ranges live on the thread's sampled lane (LaneInfo::isSampledLane).
+enum class HostKind : uint8_t { CpuOp = 0, Python = 1, UserAnnotation = 2, OsRuntime = 3, Sampled = 4 };
+constexpr size_t kHostKinds = 5;
+const char* toString(HostKind kind); // "cpu_op", "python_function", "user_annotation", "os_runtime", "sampled"
 
 const char* toString(LaneKind kind);
 
@@ -56,6 +58,9 @@ const char* toString(LaneKind kind);
 // in LaneInfo::stream, so they never share a key with a host thread id. They show where the GPU ran
 // a range's work; they never delimit steps (isGpuAnnotationLane).
 constexpr uint64_t kGpuAnnotationStreamBit = 1ull << 32;
+// Likewise the CpuThread lane of a thread's sampled call stacks carries this bit, next to the lane of
+// its recorded ranges (isSampledLane); LaneInfo::threadId() is the thread either way.
+constexpr uint64_t kSampledStreamBit = 1ull << 32;
 const char* toString(EventKind kind);
 
 // Identity of a lane: two lanes are the same lane when their identity() (format::LaneKey: kind,
@@ -74,6 +79,9 @@ struct LaneInfo {
     std::string key() const;
     format::LaneKey identity() const;
     bool isGpuAnnotationLane() const { return kind == LaneKind::Nvtx && (stream & kGpuAnnotationStreamBit); }
+    bool isSampledLane() const { return kind == LaneKind::CpuThread && (stream & kSampledStreamBit); }
+    // The host thread of an NVTX, CUDA API or CPU lane (its stream without the sampled-lane bit).
+    uint64_t threadId() const { return isSampledLane() ? stream & ~kSampledStreamBit : stream; }
 };
 
 struct KernelConfig {

@@ -83,7 +83,7 @@ QColor EventColors::hostKindColor(HostKind kind)
 {
     // One colour per HostKind, in its order: a new kind fails to compile until it has one.
     static const QRgb kKindColors[]
-        = { qRgb(66, 133, 200), qRgb(76, 160, 90), qRgb(149, 117, 205), qRgb(161, 120, 84) };
+        = { qRgb(66, 133, 200), qRgb(76, 160, 90), qRgb(149, 117, 205), qRgb(161, 120, 84), qRgb(150, 150, 150) };
     static_assert(sizeof(kKindColors) / sizeof(kKindColors[0]) == kHostKinds, "one colour per HostKind");
     return QColor::fromRgb(kKindColors[size_t(kind) < kHostKinds ? size_t(kind) : 0]);
 }

@@ -61,7 +61,10 @@ QString LaneLayout::laneLabel(const LaneInfo& info)
     case LaneKind::CpuApi:
         return name.isEmpty() ? QStringLiteral("CUDA API (thread %1)").arg(info.stream) : QStringLiteral("API ") + name;
     case LaneKind::CpuThread:
-        return name.isEmpty() ? QStringLiteral("thread %1").arg(info.stream) : name;
+        return name.isEmpty() ? (info.isSampledLane() ? QStringLiteral("thread %1 CPU samples")
+                                                      : QStringLiteral("thread %1"))
+                                      .arg(info.threadId())
+                              : name;
     default:
         return name.isEmpty() ? QStringLiteral("lane") : name;
     }
@@ -102,8 +105,11 @@ void LaneLayout::build(
     std::stable_sort(order.begin(), order.end(), [&](LaneId a, LaneId b) {
         const LaneInfo& x = lanes[a].info;
         const LaneInfo& y = lanes[b].info;
-        return std::make_tuple(x.host, x.rank, kindOrder(x.kind), x.device, x.stream, kindSub(x.kind))
-            < std::make_tuple(y.host, y.rank, kindOrder(y.kind), y.device, y.stream, kindSub(y.kind));
+        // A thread's lanes together; its sampled call stacks right after its recorded ranges.
+        return std::make_tuple(x.host, x.rank, kindOrder(x.kind), x.device, x.threadId(), kindSub(x.kind),
+                   x.isSampledLane())
+            < std::make_tuple(y.host, y.rank, kindOrder(y.kind), y.device, y.threadId(), kindSub(y.kind),
+                y.isSampledLane());
     });
     bool first = true;
     bool cpuGroup = false; // the current rank's "CPU threads" header is placed

@@ -41,8 +41,9 @@ json::Value infoJson(const std::string& path, const model::Trace& t, const model
             kinds.set(model::toString(k), (unsigned long long)st.byKind[size_t(k)]);
     if (st.byKind[size_t(EventKind::Host)]) {
         json::Value host = json::Value::object();
-        for (size_t hk = 0; hk < model::kHostKinds; ++hk)
-            host.set(model::toString(model::HostKind(hk)), (unsigned long long)st.byHostKind[hk]);
+        for (size_t hk = 0; hk < model::kHostKinds; ++hk) // sampled stacks only when there are some
+            if (model::HostKind(hk) != model::HostKind::Sampled || st.byHostKind[hk])
+                host.set(model::toString(model::HostKind(hk)), (unsigned long long)st.byHostKind[hk]);
         host.set("threads", (unsigned long long)st.cpuThreads);
         o.set("host_events", std::move(host));
     }

@@ -191,8 +191,12 @@ std::vector<Finding> makeFindings(const GapAnalyzer& a, const GapAnalyzer::Break
         out.back().t1 = g.end;
     }
     // Steps partly outside some rank's capture are in none of the figures above: say which.
-    for (const auto& i : a.incompleteSteps())
-        out.push_back(Finding { i.why, "incomplete_step", 0 });
+    for (const auto& i : a.incompleteSteps()) {
+        Finding f;
+        f.text = i.why;
+        f.kind = "incomplete_step";
+        out.push_back(std::move(f));
+    }
     return out;
 }
 

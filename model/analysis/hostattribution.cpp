@@ -73,7 +73,7 @@ HostAttribution::HostAttribution(const GapAnalyzer& analyzer)
     for (const Lane& l : m_trace.lanes()) {
         const LaneKind k = l.info.kind;
         if (isThreadLane(l.info)) {
-            m_thread[{ l.info.rank, l.info.host, l.info.pid, l.info.stream }].push_back(l.id);
+            m_thread[{ l.info.rank, l.info.host, l.info.pid, l.info.threadId() }].push_back(l.id);
             m_process[{ l.info.rank, l.info.host, l.info.pid }].push_back(l.id);
         }
         if (k == LaneKind::CpuApi)
@@ -214,7 +214,7 @@ std::vector<EventRef> HostAttribution::enclosing(const Trace& trace, EventRef ca
     std::vector<Candidate> found;
     for (const Lane& l : trace.lanes()) {
         if (l.info.kind == LaneKind::CpuApi || !isThreadLane(l.info) || l.info.rank != thread.rank
-            || l.info.stream != thread.stream || l.info.pid != thread.pid || l.info.host != thread.host)
+            || l.info.threadId() != thread.threadId() || l.info.pid != thread.pid || l.info.host != thread.host)
             continue;
         const bool cpu = l.info.kind == LaneKind::CpuThread;
         const auto [first, last] = l.events.overlapping(c0, c1 > c0 ? c1 : c0 + 1);
@@ -227,7 +227,11 @@ std::vector<EventRef> HostAttribution::enclosing(const Trace& trace, EventRef ca
                 l.events.start(i), l.events.end(i), uint8_t(cpu ? 1 : 0), depth, EventRef { l.id, uint32_t(i) } });
         }
     }
-    std::sort(found.begin(), found.end(), [](const Candidate& a, const Candidate& b) { return encloses(b, a); });
+    // Innermost first: the recorded ranges, then the sampled call stack (an estimate) around them.
+    std::sort(found.begin(), found.end(), [&trace](const Candidate& a, const Candidate& b) {
+        const bool sa = trace.lane(a.ref.lane).info.isSampledLane(), sb = trace.lane(b.ref.lane).info.isSampledLane();
+        return sa != sb ? sb : encloses(b, a);
+    });
     for (const Candidate& c : found)
         out.push_back(c.ref);
     return out;
@@ -245,7 +249,7 @@ const std::vector<LaneId>& HostAttribution::threadLanes(LaneId apiLane)
 {
     if (apiLane != m_lastApiLane || !m_lastThreadLanes) { // most gaps of a rank share one launching thread
         const LaneInfo& info = m_trace.lane(apiLane).info;
-        m_lastThreadLanes = &m_thread[{ info.rank, info.host, info.pid, info.stream }];
+        m_lastThreadLanes = &m_thread[{ info.rank, info.host, info.pid, info.threadId() }];
         m_lastApiLane = apiLane;
     }
     return *m_lastThreadLanes;
@@ -313,6 +317,7 @@ void HostAttribution::attribute(Gap& g, const StepScope& scope)
     }
     m_reuse = Reuse {};
     m_scratch.clear();
+    m_sampled.clear();
     if (a < m_lastGapStart) // not in time order: start the step's cursors again
         m_cursors.clear();
     m_lastGapStart = a;
@@ -325,6 +330,7 @@ void HostAttribution::attribute(Gap& g, const StepScope& scope)
                 : lk == LaneKind::CpuThread               ? EventKind::Host
                                                           : EventKind::Nvtx;
             const uint8_t priority = lk == LaneKind::CpuApi ? 2 : lk == LaneKind::CpuThread ? 1 : 0;
+            std::vector<Candidate>& into = m_trace.lane(id).info.isSampledLane() ? m_sampled : m_scratch;
             auto it = std::find_if(m_cursors.begin(), m_cursors.end(), [id](const auto& e) { return e.first == id; });
             const bool fresh = it == m_cursors.end();
             if (fresh)
@@ -347,18 +353,19 @@ void HostAttribution::attribute(Gap& g, const StepScope& scope)
                 const uint32_t depth = lk == LaneKind::CpuThread ? m_trace.hostDepth(id, i)
                     : lk == LaneKind::Nvtx                       ? m_trace.nvtxDepth(id, i)
                                                                  : 0;
-                m_scratch.push_back(Candidate { ev.start(i), ev.end(i), priority, depth, EventRef { id, i } });
+                into.push_back(Candidate { ev.start(i), ev.end(i), priority, depth, EventRef { id, i } });
             }
         }
-    if (m_scratch.empty()) { // no host event in the gap: one unattributed piece
+    if (m_scratch.empty() && m_sampled.empty()) { // no host event in the gap: one unattributed piece
         m_pieces.push_back(Piece { a, b, EventRef {} });
         g.pieceCount = 1;
         if (g.launch.valid())
             m_reuse = Reuse { g.launch.lane, until, EventRef {} };
         return;
     }
-    // Sweep: the innermost active event holds each stretch until it ends or a later one starts.
-    sweepInnermost(m_scratch, a, b, [&](TimeNs x, TimeNs y, EventRef host) {
+    // Sweep: the innermost active event holds each stretch until it ends or a later one starts. The
+    // recorded events come first; sampled call stacks (estimates) explain only what they leave.
+    auto emit = [&](TimeNs x, TimeNs y, EventRef host) {
         if (y <= x)
             return;
         if (g.pieceCount > 0) {
@@ -370,6 +377,12 @@ void HostAttribution::attribute(Gap& g, const StepScope& scope)
         }
         m_pieces.push_back(Piece { x, y, host });
         ++g.pieceCount;
+    };
+    sweepInnermost(m_scratch, a, b, [&](TimeNs x, TimeNs y, EventRef host) {
+        if (host.valid() || m_sampled.empty())
+            emit(x, y, host);
+        else
+            sweepInnermost(m_sampled, x, y, emit);
     });
     // The event with the most time in the gap, and the explained time.
     TimeNs best = 0;

@@ -10,7 +10,9 @@
 // and its CUDA API lane (runtime and driver calls; sync records are the same calls and are left
 // out). Innermost = the active event that started last (nested ranges: the deepest); of two that
 // started together the shorter, then API call before CPU lane before NVTX range, then the deeper
-// on its lane (two ranges with the same span: the one recorded inside the other).
+// on its lane (two ranges with the same span: the one recorded inside the other). The thread's
+// sampled call stack (its sampled lane: ranges estimated from CPU samples, kind "sampled") explains
+// only the moments no recorded event holds. Threads: (rank, host, pid, thread id).
 //
 // The step's own range is left out: a host event that encloses every launch of the step, from the
 // start of the call that launched its first GPU event to the end of the one that launched its last
@@ -118,7 +120,8 @@ public:
     // NVTX lane (not the NVTX lanes that copy ranges onto a GPU stream).
     static bool isThreadLane(const LaneInfo& info);
     // The host events (CPU lane, NVTX lane) active over the whole of an API call on its thread,
-    // innermost first in the order the attribution uses; step-level ranges included.
+    // innermost first in the order the attribution uses, then its sampled call stack's frames (leaf
+    // first); step-level ranges included.
     static std::vector<EventRef> enclosing(const Trace& trace, EventRef call);
 
 private:
@@ -168,7 +171,7 @@ private:
     // (rank, host, pid, tid) -> the thread's lanes
     std::map<std::tuple<uint32_t, std::string, uint32_t, uint64_t>, std::vector<LaneId>> m_thread;
     std::map<uint32_t, std::vector<LaneId>> m_apiLanes; // rank -> CPU API lanes
-    std::vector<Candidate> m_scratch;
+    std::vector<Candidate> m_scratch, m_sampled; // this gap's recorded and sampled candidates
     std::map<std::tuple<uint32_t, std::string, uint32_t>, std::vector<LaneId>> m_process; // (rank, host, pid)
     std::vector<Piece> m_otherPieces; // this gap's stretches given to other threads' events
     std::vector<std::pair<LaneId, LaneCursor>> m_cursors; // this step's (a thread has a few lanes)

@@ -78,6 +78,8 @@ Status NsysReader::readNsys()
         return st;
     if (Status st = readOsrt(); !st) // likewise
         return st;
+    if (Status st = readSamples(); !st) // likewise
+        return st;
     m_rows.finish();
     return m_rows.rankCount() ? Status::ok() : nothingImported();
 }
@@ -251,6 +253,36 @@ Status NsysReader::readNvtx()
         r.textId = SqliteDb::num(s, 5);
         m_rows.nvtx(r);
     });
+}
+
+// CPU sampling: each COMPOSITE_EVENTS row with its SAMPLING_CALLCHAINS frames (leaf at depth 0),
+// by thread and time.
+Status NsysReader::readSamples()
+{
+    if (!m_db.has("COMPOSITE_EVENTS") || !m_db.has("SAMPLING_CALLCHAINS"))
+        return Status::ok();
+    NsysSampleRow row;
+    int64_t id = -1;
+    Status st = m_db.query("SELECT e.id, e.start, e.globalTid, c.symbol, c.module, c.unresolved FROM COMPOSITE_EVENTS e "
+                           "JOIN SAMPLING_CALLCHAINS c ON c.id = e.id ORDER BY e.globalTid, e.start, e.id, c.stackDepth",
+        "CPU samples (COMPOSITE_EVENTS, SAMPLING_CALLCHAINS)", [&](sqlite3_stmt* s) {
+            const int64_t sample = SqliteDb::num(s, 0);
+            if (sample != id) {
+                if (id >= 0)
+                    m_rows.sample(row);
+                id = sample;
+                row.start = SqliteDb::num(s, 1);
+                row.globalTid = SqliteDb::num(s, 2);
+                row.frames.clear();
+            }
+            row.frames.push_back(NsysSampleFrame { SqliteDb::num(s, 3), SqliteDb::num(s, 4), SqliteDb::num(s, 5) != 0 });
+        });
+    if (!st)
+        return st;
+    if (id >= 0)
+        m_rows.sample(row);
+    m_rows.finishSamples();
+    return Status::ok();
 }
 
 Status NsysReader::readOsrt()

@@ -50,6 +50,7 @@ private:
     Status readSync();
     Status readNvtx();
     Status readOsrt();
+    Status readSamples();
     Status nothingImported() const;
 
     std::string m_path;

@@ -286,6 +286,56 @@ void NsysRowConverter::osrt(const NsysOsrtRow& r)
         m_out.addHost(lane, r.start, r.end - r.start, name(r.nameId), HostKind::OsRuntime);
 }
 
+void NsysRowConverter::sample(const NsysSampleRow& r)
+{
+    if (m_processes.find(pidOf(r.globalTid)) == m_processes.end()) {
+        ++m_samplesWithoutCuda;
+        return;
+    }
+    // Frames root first; an unresolved frame is named after its module ("[libcuda.so.1]"), so the
+    // samples that stopped somewhere in one library share a range.
+    std::vector<uint32_t> frames;
+    frames.reserve(r.frames.size());
+    for (auto it = r.frames.rbegin(); it != r.frames.rend(); ++it) {
+        uint32_t id;
+        if (it->unresolved) {
+            std::string_view module = m_out.strings().str(name(it->module));
+            const size_t slash = module.rfind('/');
+            if (slash != std::string_view::npos)
+                module.remove_prefix(slash + 1);
+            id = m_out.strings().intern("[" + std::string(module.empty() ? "unknown" : module) + "]");
+        } else {
+            id = name(it->symbol);
+        }
+        if (frames.empty() || frames.back() != id) // one library's unresolved frames in a row: one range
+            frames.push_back(id);
+    }
+    m_samples[r.globalTid].add(r.start, std::move(frames));
+}
+
+void NsysRowConverter::finishSamples()
+{
+    if (m_samples.empty())
+        return;
+    std::vector<int64_t> intervals; // a thread with a single sample takes the others' median interval
+    for (const auto& [tid, s] : m_samples)
+        if (int64_t i = s.medianInterval(); i > 0)
+            intervals.push_back(i);
+    std::sort(intervals.begin(), intervals.end());
+    const int64_t fallback = intervals.empty() ? 1000000 : intervals[intervals.size() / 2];
+    m_out.metadata["import.cpu_sampling_interval_ns"] = std::to_string(fallback);
+    for (auto& [globalTid, s] : m_samples) {
+        const uint16_t process = m_processes.at(pidOf(globalTid));
+        const uint64_t tid = static_cast<uint64_t>(tidOf(globalTid));
+        const uint32_t lane = m_out.lane(process, LaneKind::CpuThread, 0, tid | kSampledStreamBit);
+        if (lane == StagedTrace::kNoLane)
+            continue;
+        for (const SampledStacks::Range& x : s.finish(fallback))
+            m_out.addHost(lane, x.start, x.end - x.start, x.name, HostKind::Sampled);
+    }
+    m_samples.clear();
+}
+
 void NsysRowConverter::gpu(const NsysGpuRow& r)
 {
     GpuInfo& g = m_gpus[r.id];
@@ -375,7 +425,7 @@ void NsysRowConverter::nameLanes()
 {
     for (uint32_t i = 0; i < m_out.lanes().size(); ++i) {
         LaneInfo& info = m_out.laneAt(i).info;
-        const uint64_t s = info.stream;
+        const uint64_t s = info.threadId();
         auto tn = m_threadNames.find(static_cast<int64_t>(s));
         const std::string thread
             = "thread " + std::to_string(s) + (tn != m_threadNames.end() ? " (" + tn->second + ")" : "");
@@ -386,7 +436,7 @@ void NsysRowConverter::nameLanes()
         else if (info.kind == LaneKind::CpuApi)
             info.name = s == kSyncLaneStream ? "CUDA synchronization" : thread + " CUDA API";
         else if (info.kind == LaneKind::CpuThread)
-            info.name = thread + " CPU";
+            info.name = thread + (info.isSampledLane() ? " CPU samples" : " CPU");
     }
 }
 
@@ -410,6 +460,9 @@ void NsysRowConverter::finish()
     if (m_nvtxWithoutCuda)
         m_out.count(
             format::Stat::ImportSkippedEvents, "NVTX ranges of processes without CUDA activity", m_nvtxWithoutCuda);
+    if (m_samplesWithoutCuda)
+        m_out.count(format::Stat::ImportSkippedEvents, "CPU samples of processes without CUDA activity",
+            m_samplesWithoutCuda);
     if (m_osrtWithoutCuda)
         m_out.count(format::Stat::ImportSkippedEvents, "OS runtime calls of processes without CUDA activity",
             m_osrtWithoutCuda);

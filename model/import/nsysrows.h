@@ -18,6 +18,7 @@
 //
 // Threading: one converter per StagedTrace, one thread.
 
+#include "model/import/sampledstacks.h"
 #include "model/import/stagedtrace.h"
 
 #include <map>
@@ -63,6 +64,14 @@ struct NsysNvtxRow {
 struct NsysOsrtRow { // OSRT_API: an OS runtime call (pthread_cond_wait, ioctl, read, ...)
     int64_t start = 0, end = 0, globalTid = 0, nameId = 0;
 };
+struct NsysSampleFrame { // SAMPLING_CALLCHAINS: one function of a sampled call stack
+    int64_t symbol = 0, module = 0; // string ids
+    bool unresolved = false;
+};
+struct NsysSampleRow { // COMPOSITE_EVENTS: a CPU sample of one thread, its stack leaf first
+    int64_t start = 0, globalTid = 0;
+    std::vector<NsysSampleFrame> frames;
+};
 struct NsysGpuRow {
     int64_t id = 0, smCount = 0, totalMemory = 0, ccMajor = 0, ccMinor = 0;
     int64_t smClockHz = 0; // readers convert: TARGET_INFO_GPU.clockRate is in Hz, older tables kHz
@@ -85,6 +94,10 @@ public:
     // An OS runtime call: a host range on the thread's CPU lane (processes with CUDA activity only,
     // so these rows come after the CUDA rows too; the others are counted).
     void osrt(const NsysOsrtRow& r);
+    // A CPU sample (rows in order of thread, then time): its call stack becomes ranges on the thread's
+    // sampled lane (SampledStacks; processes with CUDA activity only) when finishSamples() runs.
+    void sample(const NsysSampleRow& r);
+    void finishSamples();
     void gpu(const NsysGpuRow& r);
     void sessionStart(int64_t utcEpochNs);
     // The rows' times are wall-clock (epoch) ns already (nvprof), not relative to a session start.
@@ -122,6 +135,8 @@ private:
     uint64_t m_shortNames = 0;
     uint64_t m_nvtxWithoutCuda = 0;
     uint64_t m_osrtWithoutCuda = 0;
+    std::map<int64_t, SampledStacks> m_samples; // globalTid -> its samples
+    uint64_t m_samplesWithoutCuda = 0;
 };
 
 } // namespace gapscope::model::importer

@@ -107,6 +107,21 @@ Status SqliteDb::select(const std::string& table, const std::vector<std::string>
     return Status::ok();
 }
 
+Status SqliteDb::query(
+    const std::string& sql, const std::string& what, const std::function<void(sqlite3_stmt*)>& row) const
+{
+    sqlite3_stmt* st = nullptr;
+    if (sqlite3_prepare_v2(m_db, sql.c_str(), -1, &st, nullptr) != SQLITE_OK)
+        return Status::error(m_path + ": " + what + ": " + sqlite3_errmsg(m_db));
+    int rc;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW)
+        row(st);
+    sqlite3_finalize(st);
+    if (rc != SQLITE_DONE)
+        return Status::error(m_path + ": " + what + ": " + sqlite3_errmsg(m_db));
+    return Status::ok();
+}
+
 int64_t SqliteDb::num(sqlite3_stmt* st, int col, int64_t fallback)
 {
     return sqlite3_column_type(st, col) == SQLITE_NULL ? fallback : sqlite3_column_int64(st, col);

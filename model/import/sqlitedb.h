@@ -44,6 +44,9 @@ public:
     // for each row; a missing table reads as no rows.
     Status select(const std::string& table, const std::vector<std::string>& wanted,
         const std::function<void(sqlite3_stmt*)>& row) const;
+    // Runs a fixed statement of the importer's own (a join) and calls `row` for each row; `what`
+    // names it in an error.
+    Status query(const std::string& sql, const std::string& what, const std::function<void(sqlite3_stmt*)>& row) const;
 
     // Column values of the current row: NULL reads as `fallback`, 0.0 or empty.
     static int64_t num(sqlite3_stmt* st, int col, int64_t fallback = 0);

@@ -78,6 +78,7 @@ def expect_nsys(path):
     if "OSRT_API" in tables:
         e["os_runtime"] = sum(1 for (pid,) in db.execute(
             "SELECT (globalTid >> 24) & 16777215 FROM OSRT_API WHERE end >= start") if pid in pids)
+    e["sampled"], e["sampled_ns"] = _sampled_ranges(db, tables, pids)
     # GPU clocks in MHz: TARGET_INFO_GPU.clockRate is in Hz; older exports: TARGET_INFO_CUDA_GPU, kHz.
     clocks = {}
     if "TARGET_INFO_CUDA_GPU" in tables:
@@ -98,6 +99,64 @@ def expect_nsys(path):
     e["tool"] = version
     e["importable"] = e["ranks"] > 0
     return e
+
+
+def _sampled_ranges(db, tables, pids):
+    """CPU samples of the ranks' processes as ranges: (count, total ns). A function at the same depth
+    under the same callers in consecutive samples t_i..t_j of a thread is one range, to the next sample
+    when that comes within twice the thread's median interval, else to t_j + that interval; frames
+    root first, an unresolved one named [module file name], repeats in a row one frame."""
+    if "COMPOSITE_EVENTS" not in tables or "SAMPLING_CALLCHAINS" not in tables:
+        return 0, 0
+    names = dict(db.execute("SELECT id, value FROM StringIds"))
+    samples = {}  # tid -> [(t, frames root first)]
+    rows = db.execute("SELECT e.id, e.start, e.globalTid, c.stackDepth, c.symbol, c.module, c.unresolved "
+                      "FROM COMPOSITE_EVENTS e JOIN SAMPLING_CALLCHAINS c ON c.id = e.id")
+    by_id = {}
+    for (sid, start, gtid, depth, symbol, module, unresolved) in rows:
+        if ((gtid >> 24) & 16777215) not in pids:
+            continue
+        if unresolved:
+            name = "[%s]" % (names.get(module, "").rsplit("/", 1)[-1] or "unknown")
+        else:
+            name = names.get(symbol, "<string %d>" % symbol)
+        by_id.setdefault((gtid, start, sid), []).append((depth, name))
+    for (gtid, start, sid), frames in sorted(by_id.items()):
+        stack = []
+        for (_, name) in sorted(frames, reverse=True):  # root (deepest index) first
+            if not stack or stack[-1] != name:
+                stack.append(name)
+        samples.setdefault(gtid, []).append((start, stack))
+
+    def median_interval(ts):
+        d = sorted(b - a for a, b in zip(ts, ts[1:]) if b > a)
+        return d[len(d) // 2] if d else 0
+
+    medians = sorted(m for m in (median_interval([t for t, _ in v]) for v in samples.values()) if m > 0)
+    fallback = medians[len(medians) // 2] if medians else 1000000
+    count, total = 0, 0
+    for v in samples.values():
+        interval = median_interval([t for t, _ in v]) or fallback
+        open_ = []  # (name, start)
+        prev = None
+
+        def close(depth, end):
+            nonlocal count, total
+            while len(open_) > depth:
+                _, s0 = open_.pop()
+                count += 1
+                total += max(end, s0 + 1) - s0
+        for (t, stack) in v:
+            if prev is not None and t - prev > 2 * interval:
+                close(0, prev + interval)
+            same = 0
+            while same < len(open_) and same < len(stack) and open_[same][0] == stack[same]:
+                same += 1
+            close(same, t)
+            open_ += [(n, t) for n in stack[same:]]
+            prev = t
+        close(0, prev + interval)
+    return count, total
 
 
 def _expect_nvprof(db, tables):
@@ -146,7 +205,8 @@ def actual(cli, path, tmp):
     info = json.loads(out)
     a = {"importable": True, "kernels": info["events"]["kernel"], "kernel_ns": info["kernel_time_ns"],
          "memcpy": info["events"]["memcpy"], "memset": info["events"]["memset"], "api": info["events"]["api"],
-         "os_runtime": info.get("host_events", {}).get("os_runtime", 0)}
+         "os_runtime": info.get("host_events", {}).get("os_runtime", 0),
+         "sampled": info.get("host_events", {}).get("sampled", 0)}
     a["ranks"] = len(info["ranks"])
     a["rank_numbers"] = [r["rank"] for r in info["ranks"]]
     a["rank_kernels"] = sorted(r["kernel_count"] for r in info["ranks"])
@@ -168,6 +228,10 @@ def actual(cli, path, tmp):
     events = events["traceEvents"] if isinstance(events, dict) else events
     for kind in ("memcpy", "memset"):
         a[kind + "_ns"] = sum(_ns(e["dur"]) for e in events if e.get("ph") == "X" and e.get("cat") == kind)
+    sampled = {(e.get("pid"), e.get("tid")) for e in events if e.get("ph") == "M" and e.get("name") == "thread_name"
+               and e.get("args", {}).get("name", "").endswith("CPU samples")}
+    a["sampled_ns"] = sum(_ns(e["dur"]) for e in events
+                          if e.get("ph") == "X" and (e.get("pid"), e.get("tid")) in sampled)
     return a
 
 
@@ -196,8 +260,8 @@ def compare(e, a):
     if not a["importable"]:
         return ["gapscope-cli failed: " + a["error"]]
     bad = []
-    for key in ("kernels", "kernel_ns", "memcpy", "memcpy_ns", "memset", "memset_ns", "ranks", "gpu_clock_mhz", "api",
-                "os_runtime"):
+    for key in ("kernels", "kernel_ns", "memcpy", "memset_ns", "memcpy_ns", "memset", "ranks", "gpu_clock_mhz", "api",
+                "os_runtime", "sampled", "sampled_ns"):
         if e.get(key) is not None and e[key] != a.get(key):
             bad.append("%s: expected %s, gapscope %s" % (key, _short(e[key]), _short(a.get(key))))
     if e.get("rank_kernels") is not None and e["rank_kernels"] != a["rank_kernels"]:

@@ -24,6 +24,11 @@ of the figures computed here from the rows written):
 - nvprof.nvvp: an nvprof file (StringTable, CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL with mangled
   names, _MEMCPY, _MEMSET, _RUNTIME / _DRIVER by callback id, _DEVICE, epoch times).
 - empty: an nsys export whose CUDA tables are empty or missing.
+- sampled: one rank with CPU sampling (COMPOSITE_EVENTS, SAMPLING_CALLCHAINS: main > forward >
+  slow_python_fn every 100 us, an unresolved libcuda frame under it for a while) and an OS runtime
+  call (OSRT_API ioctl) in the 2.1 ms GPU gap of each of its 3 NVTX steps; the expected host
+  attribution of the gaps is worked out below by hand: recorded events first (ioctl, the launch
+  call), the sampled leaf for the rest, the time after the launch returned queued.
 Usage: make_nsys_fixture.py OUT_DIR
 """
 import json
@@ -405,6 +410,70 @@ def empty(base):
     db.c.close()
 
 
+SAMPLING = """
+CREATE TABLE OSRT_API (start INTEGER NOT NULL, end INTEGER NOT NULL, eventClass INTEGER NOT NULL,
+  globalTid INTEGER, correlationId INTEGER, nameId INTEGER NOT NULL, returnValue INTEGER NOT NULL,
+  nestingLevel INTEGER, callchainId INTEGER);
+CREATE TABLE COMPOSITE_EVENTS (id INTEGER NOT NULL PRIMARY KEY, start INTEGER NOT NULL, cpu INTEGER,
+  threadState INTEGER, globalTid INTEGER, cpuCycles INTEGER NOT NULL);
+CREATE TABLE SAMPLING_CALLCHAINS (id INTEGER NOT NULL, symbol INTEGER NOT NULL, module INTEGER NOT NULL,
+  kernelMode INTEGER, thumbCode INTEGER, unresolved INTEGER, specialEntry INTEGER, originalIP INTEGER,
+  unwindMethod INTEGER, stackDepth INTEGER NOT NULL, PRIMARY KEY (id, stackDepth));
+"""
+
+
+def sampled(base):
+    db = Db(base + ".sqlite")
+    db.c.executescript(SAMPLING)
+    db.c.execute("INSERT INTO TARGET_INFO_SESSION_START_TIME VALUES (?, '2026-10-01T00:00:00Z', '')",
+                 (SESSION_START,))
+    pid = 3003
+    gpid, gtid = pid << 24, (pid << 24) | pid
+    db.c.execute("INSERT INTO PROCESSES VALUES (?, ?, 'python3')", (gpid, pid))
+    ms = 1000000
+    corr, sample = 0, 0
+    python = db.sid("/usr/bin/python3.12")
+    for step in range(3):
+        s = ms + step * 10 * ms
+        db.c.execute("INSERT INTO NVTX_EVENTS (start, end, eventType, text, globalTid) VALUES (?,?,59,?,?)",
+                     (s, s + 9 * ms, "decode_step", gtid))
+        for (launch, gpu, name) in ((s + ms // 10, s + ms // 5, "gemv"), (s + 3200000, s + 3300000, "attention")):
+            corr += 1
+            db.c.execute("INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME VALUES (?,?,0,?,?,?,0,0)",
+                         (launch, launch + 10000, gtid, corr, db.sid("cudaLaunchKernel_v7000")))
+            db.c.execute(
+                "INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL VALUES (?,?,0,1,0,7,?,?,?,?,0,0,0,32,1,1,1,128,1,1,0,0,0,0,0,0,0,0)",
+                (gpu, gpu + ms, corr, gpid, db.sid(name + "_kernel(float*)"), db.sid(name)))
+        db.c.execute("INSERT INTO OSRT_API VALUES (?,?,27,?,0,?,0,0,0)", (s + 2 * ms, s + 2500000, gtid, db.sid("ioctl")))
+        for j in range(22):  # every 100 us from s + 1 ms to s + 3.1 ms
+            sample += 1
+            t = s + ms + j * 100000
+            db.c.execute("INSERT INTO COMPOSITE_EVENTS VALUES (?,?,3,1,?,1)", (sample, t, gtid))
+            frames = ["slow_python_fn", "forward", "main"]
+            if 12 <= j <= 14:  # stopped in the driver for a while, below slow_python_fn
+                frames = [None] + frames
+            for depth, f in enumerate(frames):
+                if f is None:
+                    db.c.execute("INSERT INTO SAMPLING_CALLCHAINS VALUES (?,?,?,0,0,1,0,?,7,?)",
+                                 (sample, db.sid("0x7f00deadbeef"), db.sid("/usr/lib/x86_64-linux-gnu/libcuda.so.1"),
+                                  0x7f00deadbeef, depth))
+                else:
+                    db.c.execute("INSERT INTO SAMPLING_CALLCHAINS VALUES (?,?,?,0,0,0,0,?,7,?)",
+                                 (sample, db.sid(f), python, 0x400000 + depth, depth))
+    db.c.commit()
+    db.c.execute("VACUUM")
+    db.c.close()
+    # Per step: the gap [1.2, 3.3) ms after s: slow_python_fn (sampled leaf) [1.2, 2.0) and [2.5, 3.2),
+    # ioctl [2.0, 2.5), cudaLaunchKernel [3.2, 3.21), queued [3.21, 3.3). Ranges per step: main, forward,
+    # slow_python_fn over [1.0, 3.2) and [libcuda.so.1] over [2.2, 2.5).
+    write_expected(base, {
+        "steps": 3, "gap_ns": 3 * 2100000, "explained_ns": 3 * 2010000, "queued_ns": 3 * 90000,
+        "sampled_ranges": 3 * 4, "sampling_interval_ns": 100000,
+        "rows": [{"name": "slow_python_fn", "kind": "sampled", "ns": 3 * 1500000, "count": 3},
+                 {"name": "ioctl", "kind": "os_runtime", "ns": 3 * 500000, "count": 3},
+                 {"name": "cudaLaunchKernel", "kind": "cuda_runtime", "ns": 3 * 10000, "count": 3}]})
+
+
 def main():
     out = sys.argv[1]
     two_ranks(os.path.join(out, "two_ranks"))
@@ -414,6 +483,7 @@ def main():
     old_export(os.path.join(out, "old_export"))
     nvprof(os.path.join(out, "nvprof"))
     empty(os.path.join(out, "empty"))
+    sampled(os.path.join(out, "sampled"))
 
 
 if __name__ == "__main__":

@@ -3,7 +3,9 @@
 // make_nsys_fixture.py, expected figures computed there from the rows written): 100 idle processes
 // that must not become ranks, two per-rank reports opened together, clocks in Hz, an old export
 // (EXPORT_META_DATA, TARGET_INFO_CUDA_GPU in kHz / kB/s), an nvprof file, an export without CUDA
-// activity, and file names that an SQLite URI would misread.
+// activity, file names that an SQLite URI would misread, and CPU sampling: sampled call stacks become
+// ranges that explain the GPU gaps no recorded host event explains.
+#include "model/analysis/hostattribution.h"
 #include "model/import/importer.h"
 #include "model/json.h"
 
@@ -82,6 +84,7 @@ private slots:
     void nothingToImport();
     void oddFileNames_data();
     void oddFileNames();
+    void sampledStacksExplainGaps();
 };
 
 void TstNsysImport::idleProcessesAreNoRanks()
@@ -217,6 +220,41 @@ void TstNsysImport::oddFileNames()
     auto t = importTraces({ d + name.toStdString() }, ReadOptions());
     QVERIFY2(t.hasValue(), t ? "" : t.error().c_str());
     QCOMPARE(int64_t(t->eventCount(EventKind::Kernel)), expected("two_ranks")["total"]["kernels"].toInt());
+}
+
+void TstNsysImport::sampledStacksExplainGaps()
+{
+    const json::Value want = expected("sampled");
+    Trace t = load({ fixture("sampled.sqlite") });
+    QCOMPARE(t.header().metadata.at("import.cpu_sampling_interval_ns"),
+        std::to_string(want["sampling_interval_ns"].toInt()));
+    int64_t ranges = 0;
+    for (const Lane& l : t.lanes())
+        if (l.info.isSampledLane()) {
+            QCOMPARE(l.info.threadId(), uint64_t(3003));
+            QVERIFY2(l.info.name.find("CPU samples") != std::string::npos, l.info.name.c_str());
+            for (size_t i = 0; i < l.events.size(); ++i) {
+                QCOMPARE(t.hostKind(l.id, i), HostKind::Sampled);
+                ++ranges;
+            }
+        }
+    QCOMPARE(ranges, want["sampled_ranges"].toInt());
+    QCOMPARE(int64_t(t.stepCount()), want["steps"].toInt());
+    GapAnalyzer analyzer(t, KernelClassifier::builtinDefault(), StepBudget {});
+    HostAttribution host(analyzer, GapAnalyzer::Selection {});
+    const HostAttribution::Rank* r = host.rank(0);
+    QVERIFY(r);
+    QCOMPARE(int64_t(r->gapNs), want["gap_ns"].toInt());
+    QCOMPARE(int64_t(r->explainedNs), want["explained_ns"].toInt());
+    QCOMPARE(int64_t(r->queuedNs), want["queued_ns"].toInt());
+    const auto& rows = want["rows"].items();
+    QCOMPARE(r->rows.size(), rows.size());
+    for (size_t i = 0; i < rows.size(); ++i) {
+        QCOMPARE(std::string(t.str(r->rows[i].name)), rows[i]["name"].toString());
+        QCOMPARE(std::string(r->rows[i].kind), rows[i]["kind"].toString());
+        QCOMPARE(int64_t(r->rows[i].ns), rows[i]["ns"].toInt());
+        QCOMPARE(int64_t(r->rows[i].count), rows[i]["count"].toInt());
+    }
 }
 
 QTEST_GUILESS_MAIN(TstNsysImport)
