@@ -3,6 +3,8 @@
 
 #include "views/timeformat.h"
 
+#include <map>
+
 using namespace gapscope::model;
 
 HostTableModel::HostTableModel(QObject* parent)
@@ -14,13 +16,28 @@ void HostTableModel::setAttribution(const Trace* trace, const HostAttribution* h
 {
     beginResetModel();
     m_rows.clear();
-    if (trace && host)
+    if (trace && host) {
+        // The gaps behind each rank's unattributed rows, in one pass over all gaps.
+        std::map<uint32_t, std::array<std::vector<uint32_t>, kWhy>> why;
+        const auto& gaps = host->gaps();
+        for (uint32_t i = 0; i < gaps.size(); ++i) {
+            const HostAttribution::Gap& g = gaps[i];
+            if (g.gap.kind != IdleKind::LaunchHost || g.explained >= g.gap.duration())
+                continue;
+            auto& lists = why[g.gap.rank];
+            const TimeNs parts[kWhy] = { g.queued, g.otherThreads, g.nothing, g.noLaunch };
+            for (size_t k = 0; k < kWhy; ++k)
+                if (parts[k] > 0)
+                    lists[k].push_back(i);
+        }
         for (const HostAttribution::Rank& r : host->ranks())
-            addRank(*trace, *host, r);
+            addRank(*trace, r, why[r.rank]);
+    }
     endResetModel();
 }
 
-void HostTableModel::addRank(const Trace& trace, const HostAttribution& host, const HostAttribution::Rank& r)
+void HostTableModel::addRank(
+    const Trace& trace, const HostAttribution::Rank& r, std::array<std::vector<uint32_t>, kWhy>& whyGaps)
 {
     auto share = [](TimeNs ns, TimeNs of) { return of > 0 ? double(ns) / double(of) : 0.0; };
     for (const HostAttribution::Row& h : r.rows)
@@ -28,26 +45,21 @@ void HostTableModel::addRank(const Trace& trace, const HostAttribution& host, co
             Row { r.rank, IdleKind::LaunchHost, h.name, QString::fromStdString(std::string(trace.str(h.name))),
                 QLatin1String(h.kind), h.ns, h.count, share(h.ns, r.gapNs), h.gaps });
     // The unattributed time, by why; the other threads' events behind it right after theirs.
-    const auto& gaps = host.gaps();
-    auto why = [&](const QString& label, TimeNs ns, TimeNs HostAttribution::Gap::*part) {
+    auto why = [&](const QString& label, TimeNs ns, std::vector<uint32_t>& gaps) {
         if (ns <= 0)
             return;
-        Row row { r.rank, IdleKind::LaunchHost, 0, label, QString(), ns, 0, share(ns, r.gapNs), {} };
-        for (uint32_t i = 0; i < gaps.size(); ++i)
-            if (gaps[i].gap.rank == r.rank && gaps[i].gap.kind == IdleKind::LaunchHost && gaps[i].*part > 0)
-                row.gaps.push_back(i);
-        row.count = row.gaps.size();
-        m_rows.push_back(std::move(row));
+        const uint64_t count = gaps.size();
+        m_rows.push_back(
+            Row { r.rank, IdleKind::LaunchHost, 0, label, QString(), ns, count, share(ns, r.gapNs), std::move(gaps) });
     };
-    why(tr("(unattributed: next kernel already queued)"), r.queuedNs, &HostAttribution::Gap::queued);
-    why(tr("(unattributed: launching thread idle, another thread busy)"), r.otherThreadsNs,
-        &HostAttribution::Gap::otherThreads);
+    why(tr("(unattributed: next kernel already queued)"), r.queuedNs, whyGaps[0]);
+    why(tr("(unattributed: launching thread idle, another thread busy)"), r.otherThreadsNs, whyGaps[1]);
     for (const HostAttribution::Row& h : r.otherThreads)
         m_rows.push_back(Row { r.rank, IdleKind::LaunchHost, h.name,
             tr("other thread: %1").arg(QString::fromStdString(std::string(trace.str(h.name)))), QLatin1String(h.kind),
             h.ns, h.count, share(h.ns, r.gapNs), h.gaps });
-    why(tr("(unattributed: nothing recorded on the process's threads)"), r.nothingNs, &HostAttribution::Gap::nothing);
-    why(tr("(unattributed: launch not recorded)"), r.noLaunchNs, &HostAttribution::Gap::noLaunch);
+    why(tr("(unattributed: nothing recorded on the process's threads)"), r.nothingNs, whyGaps[2]);
+    why(tr("(unattributed: launch not recorded)"), r.noLaunchNs, whyGaps[3]);
     for (const HostAttribution::SyncRow& s : r.syncs) {
         const QString call = QString::fromStdString(s.call);
         const QString event

@@ -19,6 +19,9 @@
 
 #include <QAbstractTableModel>
 
+#include <array>
+#include <vector>
+
 class HostTableModel : public QAbstractTableModel {
     Q_OBJECT
 public:
@@ -46,7 +49,8 @@ public:
     QVariant headerData(int section, Qt::Orientation orientation, int role = Qt::DisplayRole) const override;
 
 private:
-    void addRank(const gapscope::model::Trace& trace, const gapscope::model::HostAttribution& host,
-        const gapscope::model::HostAttribution::Rank& r);
+    static constexpr size_t kWhy = 4; // unattributed: queued, other threads, nothing, no launch
+    void addRank(const gapscope::model::Trace& trace, const gapscope::model::HostAttribution::Rank& r,
+        std::array<std::vector<uint32_t>, kWhy>& whyGaps);
     std::vector<Row> m_rows;
 };
