@@ -262,6 +262,8 @@ EventRef HostAttribution::launchOf(EventRef ev)
     if (key != m_lastLaunchKey || lane.info.kind != LaneKind::GpuStream) {
         m_lastLaunch = m_trace.launchOf(ev.lane, ev.index);
         m_lastLaunchKey = lane.info.kind == LaneKind::GpuStream ? key : UINT64_MAX;
+        if (m_lastLaunch.valid())
+            m_lastLaunchEnd = m_trace.lane(m_lastLaunch.lane).events.end(m_lastLaunch.index);
     }
     return m_lastLaunch;
 }
@@ -423,8 +425,10 @@ void HostAttribution::explainRest(Gap& g, const StepScope& scope)
         g.noLaunch = g.gap.duration() - g.explained;
         return;
     }
-    const TimeNs launchEnd = m_trace.lane(g.launch.lane).events.end(g.launch.index);
-    const std::vector<LaneId>& own = threadLanes(g.launch.lane);
+    if (g.launch.lane != m_lastLaunch.lane || g.launch.index != m_lastLaunch.index) // not the cached one
+        m_lastLaunchEnd = m_trace.lane(g.launch.lane).events.end(g.launch.index);
+    const TimeNs launchEnd = m_lastLaunchEnd;
+    const std::vector<LaneId>* own = nullptr;
     for (uint32_t p = g.firstPiece; p < g.firstPiece + g.pieceCount; ++p) {
         const Piece piece = m_pieces[p];
         if (piece.host.valid())
@@ -434,9 +438,11 @@ void HostAttribution::explainRest(Gap& g, const StepScope& scope)
         const TimeNs x = piece.start, y = std::min(piece.end, launchEnd);
         if (x >= y)
             continue;
+        if (!own)
+            own = &threadLanes(g.launch.lane);
         m_scratch.clear();
         for (LaneId id : processLanes(g.launch.lane)) {
-            if (std::find(own.begin(), own.end(), id) != own.end())
+            if (std::find(own->begin(), own->end(), id) != own->end())
                 continue;
             const LaneKind lk = m_trace.lane(id).info.kind;
             const EventKind want = lk == LaneKind::CpuApi ? EventKind::Api
@@ -522,7 +528,13 @@ void HostAttribution::findSyncCall(Gap& g, const StepScope& scope)
 
 void HostAttribution::add(const Gap& g, uint64_t serial, bool keep)
 {
-    Rank& r = m_byRank[g.gap.rank];
+    if (!m_current || m_current->rank != g.gap.rank) { // a part attributes one rank at a time
+        m_current = &m_byRank[g.gap.rank];
+        m_current->rank = g.gap.rank;
+        m_currentRows = &m_rowIndex[g.gap.rank];
+        m_currentOthers = &m_otherIndex[g.gap.rank];
+    }
+    Rank& r = *m_current;
     r.rank = g.gap.rank;
     // Rows by (name, kind); a gap counts once per row.
     auto addMoments = [&](std::vector<Row>& rows, std::map<std::pair<StringId, const char*>, size_t>& index,
@@ -554,9 +566,10 @@ void HostAttribution::add(const Gap& g, uint64_t serial, bool keep)
         r.queuedNs += g.queued;
         r.otherThreadsNs += g.otherThreads;
         r.nothingNs += g.nothing;
-        addMoments(r.rows, m_rowIndex[r.rank], pieces, pieces + g.pieceCount);
+        if (g.explained > 0)
+            addMoments(r.rows, *m_currentRows, pieces, pieces + g.pieceCount);
         if (!m_otherPieces.empty())
-            addMoments(r.otherThreads, m_otherIndex[r.rank], m_otherPieces.data(),
+            addMoments(r.otherThreads, *m_currentOthers, m_otherPieces.data(),
                 m_otherPieces.data() + m_otherPieces.size());
         return;
     }
@@ -600,6 +613,8 @@ void HostAttribution::finish()
         m_ranks.push_back(std::move(r));
     }
     m_byRank.clear();
+    m_current = nullptr;
+    m_currentRows = m_currentOthers = nullptr;
     m_rowIndex.clear();
     m_momentIndex.clear();
     m_otherIndex.clear();

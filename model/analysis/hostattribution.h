@@ -191,11 +191,14 @@ private:
     // The last launch looked up: consecutive gaps often end in kernels of one launch (a graph).
     uint64_t m_lastLaunchKey = UINT64_MAX;
     EventRef m_lastLaunch;
+    TimeNs m_lastLaunchEnd = 0; // the end of m_lastLaunch's call
     // Aggregation in progress, by rank: rows by (name, kind), sync rows by (call, around).
     std::map<uint32_t, Rank> m_byRank;
     // (name, kind) -> row; kinds are hostKindName()'s literals, so their addresses tell them apart.
     std::map<uint32_t, std::map<std::pair<StringId, const char*>, size_t>> m_rowIndex, m_momentIndex, m_otherIndex;
     std::map<uint32_t, std::map<std::pair<std::string, StringId>, size_t>> m_syncIndex;
+    Rank* m_current = nullptr; // the rank add() adds to, and its row indexes
+    std::map<std::pair<StringId, const char*>, size_t>*m_currentRows = nullptr, *m_currentOthers = nullptr;
 };
 
 // `host_gaps` of `analyze --json` (and of each side in `diff --json`): per rank
