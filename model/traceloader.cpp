@@ -261,22 +261,27 @@ bool TraceLoader::indexUsable(std::string& why) const
     return true;
 }
 
-// What reading lost, as data-loss counters next to the capture's own (shown by info, failed by validate).
-void TraceLoader::addReadCounters(TraceHeader& header) const
+void addReadCounters(const format::TraceReader& reader, uint64_t skippedFrames, uint64_t lostEvents,
+    bool indexInconsistent, TraceHeader& header)
 {
     using format::Stat;
     auto add = [&header](Stat stat, uint64_t value) {
         if (value != 0)
             header.counters.push_back(statCounter(stat, -1, value));
     };
-    add(Stat::ReadTruncatedBytes, m_reader.missingBytes());
-    add(Stat::ReadTruncatedEvents, m_reader.missingEvents());
-    add(Stat::ReadDamagedBytes, m_reader.damagedBytes());
-    add(Stat::ReadIndexDamaged, m_reader.indexDamaged() || m_indexInconsistent ? 1 : 0);
-    add(Stat::ReadIndexMissing, m_reader.indexMissing() && m_reader.missingBytes() == 0 ? 1 : 0);
-    add(Stat::ReadHeaderDamaged, m_reader.headerDamaged() ? 1 : 0);
-    add(Stat::ReadFramesSkipped, m_skippedChunks);
-    add(Stat::ReadEventsLost, m_lostEvents);
+    add(Stat::ReadTruncatedBytes, reader.missingBytes());
+    add(Stat::ReadTruncatedEvents, reader.missingEvents());
+    add(Stat::ReadDamagedBytes, reader.damagedBytes());
+    add(Stat::ReadIndexDamaged, reader.indexDamaged() || indexInconsistent ? 1 : 0);
+    add(Stat::ReadIndexMissing, reader.indexMissing() && reader.missingBytes() == 0 ? 1 : 0);
+    add(Stat::ReadHeaderDamaged, reader.headerDamaged() ? 1 : 0);
+    add(Stat::ReadFramesSkipped, skippedFrames);
+    add(Stat::ReadEventsLost, lostEvents);
+}
+
+void TraceLoader::addReadCounters(TraceHeader& header) const
+{
+    model::addReadCounters(m_reader, m_skippedChunks, m_lostEvents, m_indexInconsistent, header);
 }
 
 void TraceLoader::noteUnknownFields()

@@ -23,6 +23,11 @@
 
 namespace gapscope::model {
 
+// What reading lost, as data-loss counters next to the capture's own (shown by info, failed by
+// validate): truncation, damage, the index, skipped frames and the events they held.
+void addReadCounters(const format::TraceReader& reader, uint64_t skippedFrames, uint64_t lostEvents,
+    bool indexInconsistent, TraceHeader& header);
+
 class TraceLoader {
 public:
     TraceLoader(const format::TraceReader& reader, const ReadOptions& options);

@@ -192,9 +192,9 @@ std::string formatDuration(TimeNs ns)
     return b;
 }
 
-const OverheadEvidence* captureOverhead(const Trace& trace, uint32_t rank)
+const OverheadEvidence* captureOverhead(const TraceHeader& header, uint32_t rank)
 {
-    for (const auto& r : trace.header().ranks)
+    for (const auto& r : header.ranks)
         if (r.rank == rank && r.hasOverhead) {
             const OverheadEvidence& o = r.overhead;
             if (o.stepsBefore > 0 && o.stepsDuring > 0 && o.stepMsMedianBefore > 0)

@@ -79,7 +79,11 @@ std::string formatDuration(TimeNs ns);
 
 // The capture's record of its own cost for `rank` (the median step before arming vs while
 // capturing), or null when the trace has none (imports, synth, captures that saw too few steps).
-const OverheadEvidence* captureOverhead(const Trace& trace, uint32_t rank);
+const OverheadEvidence* captureOverhead(const TraceHeader& header, uint32_t rank);
+inline const OverheadEvidence* captureOverhead(const Trace& trace, uint32_t rank)
+{
+    return captureOverhead(trace.header(), rank);
+}
 // (while capturing - before) / before, in %.
 double captureOverheadPct(const OverheadEvidence& evidence);
 // {steps_before, before_ms, steps_during, during_ms, pct, arm_latency_ms}: `capture_overhead` in

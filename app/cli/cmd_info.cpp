@@ -3,11 +3,15 @@
 #include "args.h"
 #include "command.h"
 
+#include "model/format/tracereader.h"
 #include "model/json.h"
+#include "model/memoryuse.h"
 #include "model/open/traceopen.h"
+#include "model/overview.h"
 #include "model/tracesummary.h"
 
 #include <cstdio>
+#include <optional>
 #include <iostream>
 #include <sys/stat.h>
 
@@ -20,9 +24,33 @@ using model::formatDuration;
 const EventKind kKinds[] = { EventKind::Kernel, EventKind::Memcpy, EventKind::Memset, EventKind::Api, EventKind::Sync,
     EventKind::Nvtx, EventKind::Collective, EventKind::Host };
 
-json::Value infoJson(const std::string& path, const model::Trace& t, const model::TraceStats& st)
+// What info prints, from a full read or from the file's overview.
+struct InfoData {
+    model::TraceHeader header;
+    model::TraceStats stats;
+    model::TimeNs start = 0, end = 0;
+    uint64_t events = 0;
+    uint32_t steps = 0;
+    std::vector<std::string> warnings;
+    std::string read = "full"; // how: "full" (every event decoded) or "overview"
+};
+
+InfoData fromTrace(const model::Trace& t)
 {
-    const model::TraceHeader& h = t.header();
+    return InfoData { t.header(), model::traceStats(t), t.startTime(), t.endTime(), t.eventCount(), t.stepCount(),
+        t.warnings(), "full" };
+}
+
+InfoData fromOverview(const model::TraceOverview& o)
+{
+    return InfoData { o.header(), o.stats(), o.startTime(), o.endTime(), o.eventCount(), o.stepCount(), o.warnings(),
+        "overview" };
+}
+
+json::Value infoJson(const std::string& path, const InfoData& t)
+{
+    const model::TraceHeader& h = t.header;
+    const model::TraceStats& st = t.stats;
     json::Value o = json::Value::object();
     o.set("file", path);
     struct stat sb { };
@@ -31,10 +59,10 @@ json::Value infoJson(const std::string& path, const model::Trace& t, const model
     o.set("source", h.source);
     o.set("tool_version", h.toolVersion);
     o.set("clock_domain", h.clockDomain);
-    o.set("start_ns", (long long)t.startTime());
-    o.set("end_ns", (long long)t.endTime());
-    o.set("duration_ns", (long long)(t.endTime() - t.startTime()));
-    o.set("event_count", (unsigned long long)t.eventCount());
+    o.set("start_ns", (long long)t.start);
+    o.set("end_ns", (long long)t.end);
+    o.set("duration_ns", (long long)(t.end - t.start));
+    o.set("event_count", (unsigned long long)t.events);
     json::Value kinds = json::Value::object();
     for (EventKind k : kKinds) // host events only when there are some: older outputs keep their shape
         if (k != EventKind::Host || st.byKind[size_t(k)])
@@ -50,7 +78,7 @@ json::Value infoJson(const std::string& path, const model::Trace& t, const model
     o.set("events", std::move(kinds));
     o.set("kernel_count", (unsigned long long)st.kernels);
     o.set("kernel_time_ns", (long long)st.kernelTime);
-    o.set("step_count", t.stepCount());
+    o.set("step_count", t.steps);
     o.set("step_source", model::toString(st.stepSource));
     json::Value gpus = json::Value::array();
     for (const auto& g : h.gpus) {
@@ -81,7 +109,7 @@ json::Value infoJson(const std::string& path, const model::Trace& t, const model
         x.set("step_count", r.steps);
         x.set("event_count", (unsigned long long)r.events);
         x.set("lanes", r.lanes);
-        if (const model::OverheadEvidence* e = model::captureOverhead(t, r.rank))
+        if (const model::OverheadEvidence* e = model::captureOverhead(h, r.rank))
             x.set("capture_overhead", model::captureOverheadJson(*e));
         ranks.push(std::move(x));
     }
@@ -98,20 +126,26 @@ json::Value infoJson(const std::string& path, const model::Trace& t, const model
     }
     o.set("counters", std::move(counters));
     json::Value warnings = json::Value::array();
-    for (const auto& w : t.warnings())
+    for (const auto& w : t.warnings)
         warnings.push(w);
     o.set("warnings", std::move(warnings));
+    // How the figures were read, and what reading them held in memory.
+    o.set("read", t.read);
+    o.set("resident_bytes", (unsigned long long)model::residentBytes());
+    o.set("peak_resident_bytes", (unsigned long long)model::peakResidentBytes());
+    o.set("cache_bytes", 0ULL); // no event cache: the CLI reads what it prints once
     return o;
 }
 
-void printText(const std::string& path, const model::Trace& t, const model::TraceStats& st)
+void printText(const std::string& path, const InfoData& t)
 {
-    const model::TraceHeader& h = t.header();
+    const model::TraceHeader& h = t.header;
+    const model::TraceStats& st = t.stats;
     std::cout << "file:      " << path << "\n";
     std::cout << "source:    " << (h.source.empty() ? "?" : h.source) << " (tool " << h.toolVersion << ", clock "
               << h.clockDomain << ")\n";
-    std::cout << "span:      " << formatDuration(t.endTime() - t.startTime()) << "\n";
-    std::cout << "events:    " << t.eventCount() << " (";
+    std::cout << "span:      " << formatDuration(t.end - t.start) << "\n";
+    std::cout << "events:    " << t.events << " (";
     bool first = true;
     for (EventKind k : kKinds)
         if (st.byKind[size_t(k)]) {
@@ -130,7 +164,7 @@ void printText(const std::string& path, const model::Trace& t, const model::Trac
         std::cout << " on " << st.cpuThreads << " CPU thread" << (st.cpuThreads == 1 ? "" : "s") << "\n";
     }
     std::cout << "kernels:   " << st.kernels << ", " << formatDuration(st.kernelTime) << " of kernel time\n";
-    std::cout << "steps:     " << t.stepCount() << " (" << model::toString(st.stepSource) << ")\n";
+    std::cout << "steps:     " << t.steps << " (" << model::toString(st.stepSource) << ")\n";
     for (const auto& g : h.gpus)
         std::cout << "gpu:       " << g.host << "/" << g.deviceIndex << " " << g.name << " " << g.uuid << ", "
                   << g.smCount << " SMs, " << g.memoryBytes / (1024 * 1024) << " MiB, " << g.smClockMhz << "/"
@@ -138,7 +172,7 @@ void printText(const std::string& path, const model::Trace& t, const model::Trac
     for (const auto& r : st.ranks) {
         std::cout << "rank " << r.rank << ":    " << r.kernels << " kernels, " << formatDuration(r.kernelTime) << ", "
                   << r.steps << " steps, " << r.lanes << " lanes\n";
-        if (const model::OverheadEvidence* e = model::captureOverhead(t, r.rank)) {
+        if (const model::OverheadEvidence* e = model::captureOverhead(h, r.rank)) {
             char line[256];
             std::snprintf(line, sizeof line,
                 "overhead:  rank %u: median step %.3f ms before arming (%u steps), %.3f ms while capturing (%u "
@@ -151,8 +185,29 @@ void printText(const std::string& path, const model::Trace& t, const model::Trac
     for (const auto& c : h.counters)
         std::cout << "counter:   " << c.name << (c.rank >= 0 ? " rank " + std::to_string(c.rank) : "") << " = " << c.value
                   << " (" << c.severity << (c.detail.empty() ? "" : ": " + c.detail) << ")\n";
-    for (const auto& w : t.warnings())
+    for (const auto& w : t.warnings)
         std::cout << "warning:   " << w << "\n";
+}
+
+// A .gapscope file past this many events is summed up from its overview (OVERVIEW frame, else one
+// pass over its chunks) rather than read whole: the same figures in bounded memory.
+constexpr uint64_t kOverviewEvents = 4'000'000;
+
+// The overview of a single .gapscope file when asked for or when the file is large; nothing otherwise.
+std::optional<model::TraceOverview> overviewFor(const std::vector<std::string>& paths, const std::string& mode, std::string& error)
+{
+    if (mode == "full" || paths.size() != 1)
+        return std::nullopt;
+    auto reader = format::TraceReader::open(paths[0]);
+    if (!reader || !(*reader)->hasIndex()
+        || (mode != "overview" && (*reader)->index().total_events() < kOverviewEvents))
+        return std::nullopt;
+    auto o = model::TraceOverview::open(**reader);
+    if (!o) {
+        error = o.error();
+        return std::nullopt;
+    }
+    return std::move(*o);
 }
 
 int runInfo(const std::vector<std::string>& args)
@@ -161,21 +216,41 @@ int runInfo(const std::vector<std::string>& args)
         "Print the header, GPUs, ranks, steps, event counts, loss counters and warnings of a trace\n"
         "(.gapscope, or anything the importers open; several files open as one trace).");
     bool json = false;
+    std::string read = "auto";
     p.flag("--json", "machine-readable output", json);
+    p.option("--read", "auto|full|overview",
+        "how: every event decoded (full), or summed up from the file's overview (a .gapscope file's OVERVIEW frame, "
+        "else one pass over its chunks, in bounded memory); auto: the overview for a file of 4M events or more",
+        read);
     p.setPositionals(1, SIZE_MAX);
     if (int rc = p.parse(args); rc >= 0)
         return rc;
-    auto trace = model::openTrace(p.positionals());
-    if (!trace) {
-        std::cerr << "gapscope-cli info: " << trace.error() << "\n";
+    if (read != "auto" && read != "full" && read != "overview") {
+        std::cerr << "gapscope-cli info: --read takes auto, full or overview, not '" << read << "'\n";
+        return kExitUsage;
+    }
+    std::string error;
+    std::optional<model::TraceOverview> overview = overviewFor(p.positionals(), read, error);
+    if (!error.empty()) {
+        std::cerr << "gapscope-cli info: " << error << "\n";
         return kExitFailure;
     }
-    const model::TraceStats st = model::traceStats(*trace);
+    InfoData data;
+    if (overview) {
+        data = fromOverview(*overview);
+    } else {
+        auto trace = model::openTrace(p.positionals());
+        if (!trace) {
+            std::cerr << "gapscope-cli info: " << trace.error() << "\n";
+            return kExitFailure;
+        }
+        data = fromTrace(*trace);
+    }
     const std::string& path = p.positionals()[0];
     if (json)
-        std::cout << json::write(infoJson(path, *trace, st), 2) << "\n";
+        std::cout << json::write(infoJson(path, data), 2) << "\n";
     else
-        printText(path, *trace, st);
+        printText(path, data);
     return kExitOk;
 }
 

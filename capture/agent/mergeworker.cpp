@@ -224,6 +224,8 @@ void MergeWorker::process(Item& item)
         }
         m_writer = std::move(*w);
         m_enc = std::make_unique<format::ChunkEncoder>();
+        m_enc->setKeepOverview(true); // the file's OVERVIEW frame
+        m_writer->setOverviewSource(m_enc.get());
         m_zstd.setLevel(m_opt.zstdLevel);
         m_lastFlushNs = monotonicNs();
         return;

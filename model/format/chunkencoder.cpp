@@ -2,6 +2,7 @@
 #include "model/format/chunkencoder.h"
 
 #include "model/format/lanekey.h"
+#include "model/format/overviewbuilder.h"
 
 #include <algorithm>
 #include <cstring>
@@ -256,6 +257,9 @@ struct ChunkEncoder::Impl {
     std::vector<pb::Counter> counters;
     uint64_t sequence = 0;
     ChunkStats stats;
+    OverviewBuilder overview;
+    bool keepOverview = false;
+    void feedOverview();
 
     std::vector<uint32_t> perm;
     std::vector<uint32_t> offsets;
@@ -667,6 +671,39 @@ void ChunkEncoder::Impl::finishStats()
     stats.ranks.erase(std::unique(stats.ranks.begin(), stats.ranks.end()), stats.ranks.end());
 }
 
+// The chunk's events in the order ChunkDecoder::forEach visits them, so that a reader building the
+// overview from the file's chunks gets the same nodes.
+void ChunkEncoder::Impl::feedOverview()
+{
+    using K = OverviewBuilder::Kind;
+    auto feed = [this](const Common& c, auto kindOf) {
+        for (size_t i = 0; i < c.size(); ++i)
+            overview.event(c.lane[i], kindOf(i), c.start[i], c.dur[i], c.name[i], 0);
+    };
+    feed(kernels.c, [](size_t) { return K::Kernel; });
+    feed(memops.c, [this](size_t i) { return memops.kind[i] == uint32_t(pb::MEMOP_MEMSET) ? K::Memset : K::Memcpy; });
+    feed(api.c, [](size_t) { return K::Api; });
+    feed(syncs.c, [](size_t) { return K::Sync; });
+    feed(nvtx.c, [](size_t) { return K::Nvtx; });
+    for (size_t i = 0; i < host.c.size(); ++i)
+        overview.event(host.c.lane[i], K::Host, host.c.start[i], host.c.dur[i], host.c.name[i], host.kind[i]);
+    feed(colls.c, [](size_t) { return K::Collective; });
+    for (size_t i = 0; i < steps.rank.size(); ++i)
+        overview.step(steps.rank[i], steps.index[i], steps.start[i], steps.dur[i], steps.source[i]);
+    for (const pb::Counter& c : counters)
+        overview.counter(c);
+}
+
+const OverviewBuilder& ChunkEncoder::overview() const
+{
+    return m_impl->overview;
+}
+
+void ChunkEncoder::setKeepOverview(bool on)
+{
+    m_impl->keepOverview = on;
+}
+
 void ChunkEncoder::flush(pb::Chunk& out)
 {
     Impl& d = *m_impl;
@@ -701,6 +738,8 @@ void ChunkEncoder::flush(pb::Chunk& out)
     d.writeHost(out, base);
     d.writeCollectives(out, base);
     d.writeSteps(out, base);
+    if (d.keepOverview) // after the writes: the blocks are in the order they were written in
+        d.feedOverview();
     d.finishStats();
     for (auto& c : d.counters)
         *out.add_counters() = std::move(c);

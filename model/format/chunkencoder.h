@@ -19,6 +19,8 @@
 
 #include "model/format/trace.pb.h"
 
+#include "model/format/overviewbuilder.h"
+
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -83,6 +85,12 @@ public:
         std::vector<uint64_t> hostLaneCounts; // host events per lane, parallel to hostLaneIds
     };
     const ChunkStats& lastStats() const;
+
+    // The file's overview so far (OverviewBuilder), when turned on (the writers of files do; off by
+    // default, so the injection library's stream costs nothing for it): every flushed chunk feeds it,
+    // in the order a decoder visits the chunk.
+    const OverviewBuilder& overview() const;
+    void setKeepOverview(bool on);
 
     // Dictionaries so far (for the index frame).
     const std::vector<std::string>& strings() const; // strings()[i] has id i + 1

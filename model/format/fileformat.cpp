@@ -24,13 +24,15 @@ const char* toString(FrameType type)
         return "HEADER_UPDATE";
     case FrameType::Index:
         return "INDEX";
+    case FrameType::Overview:
+        return "OVERVIEW";
     }
     return "unknown";
 }
 
 bool isKnownFrameType(uint8_t type)
 {
-    return type >= 1 && type <= 7;
+    return type >= 1 && type <= 8;
 }
 
 const char* toString(FormatError e)

@@ -17,11 +17,13 @@
 //
 // Frame payloads by type: HEADER FileHeader (first frame), CHUNK Chunk, ANNOTATIONS AnnotationSet,
 // BUDGET BudgetSettings, CLASSIFIER ClassifierTable, HEADER_UPDATE FileHeader (replaces the header;
-// the last one wins), INDEX Index (last frame). Readers skip frame types they do not know.
+// the last one wins), OVERVIEW Overview (per-lane totals and node summaries, every step; once, before
+// the index), INDEX Index (last frame). Readers skip frame types they do not know.
 //
 // Versioning: the major version changes only when an older reader could misread a file; a reader
 // rejects a major version it does not know. Minor versions add frame types or fields only
-// (1.1: every chunk repeats the dictionary entries it uses, so it decodes without the chunks before it).
+// (1.1: every chunk repeats the dictionary entries it uses, so it decodes without the chunks before it;
+// 1.2: the OVERVIEW frame).
 // Header bytes 12-15 (flags) must be 0: a reader warns and validate fails otherwise.
 //
 // Trust: nothing a file says is allocated before it is checked against what the file can hold. A
@@ -37,7 +39,7 @@ namespace gapscope::format {
 
 constexpr char kFileMagic[8] = { 'G', 'A', 'P', 'S', 'C', 'O', 'P', 'E' };
 constexpr uint16_t kVersionMajor = 1;
-constexpr uint16_t kVersionMinor = 1; // 1.1: chunks repeat the dictionary entries they use
+constexpr uint16_t kVersionMinor = 2; // 1.1: chunks repeat the dictionary entries they use; 1.2: OVERVIEW
 constexpr size_t kFileHeaderSize = 16;
 constexpr size_t kFrameHeaderSize = 32;
 constexpr size_t kFooterSize = 32;
@@ -54,6 +56,7 @@ enum class FrameType : uint8_t {
     Classifier = 5,
     HeaderUpdate = 6,
     Index = 7,
+    Overview = 8,
 };
 const char* toString(FrameType type); // "unknown" for values this build does not know
 bool isKnownFrameType(uint8_t type);

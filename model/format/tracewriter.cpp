@@ -27,6 +27,7 @@ Expected<std::unique_ptr<TraceWriter>> TraceWriter::create(
         w->m_options.eventsPerChunk = 65536;
     w->m_zstd.setLevel(options.zstdLevel);
     w->m_header = header;
+    w->m_encoder.setKeepOverview(true);
     w->m_file = std::fopen(path.c_str(), "wb");
     if (!w->m_file)
         return Status::error(path + ": cannot create: " + std::strerror(errno));
@@ -176,6 +177,15 @@ Status TraceWriter::finish(const pb::FileHeader* finalHeader)
     if (Status s = flush(); !s)
         return s;
     m_finished = true;
+    // The overview of what the writer (or the encoder that made the copied chunks) encoded.
+    const ChunkEncoder* source = m_overviewSource ? m_overviewSource : m_ownDictionaries ? nullptr : &m_encoder;
+    if (source && !source->overview().empty()) {
+        pb::Overview overview;
+        source->overview().toProto(overview);
+        serializeDeterministic(overview, m_raw);
+        if (Status s = writeFrame(uint8_t(FrameType::Overview), m_raw, 0, m_index.add_frames()); !s)
+            return s;
+    }
     *m_index.mutable_header() = finalHeader ? *finalHeader : m_header;
     if (m_ownDictionaries) {
         *m_index.mutable_strings() = m_dictionaries.strings();

@@ -5,7 +5,8 @@
 //
 // Events go into encoder(); call maybeFlush() after adding some, and a CHUNK frame is written every
 // `eventsPerChunk` events, so memory stays bounded whatever the trace length. finish() writes the
-// final header, the index (with complete dictionaries and per-chunk lane counts) and the footer. A
+// overview (OVERVIEW frame), the final header, the index (with complete dictionaries and per-chunk
+// lane counts) and the footer. A
 // writer destroyed without finish() finishes the file itself; a process killed before that leaves a
 // file that still opens up to its last whole frame.
 //
@@ -56,6 +57,10 @@ public:
     Status copyFrame(const FrameHeader& header, const std::string& stored, const pb::IndexEntry* entry);
     // Dictionaries for the index when events did not go through encoder() (copied frames).
     void setDictionaries(const pb::Index& dictionaries);
+    // The encoder whose overview finish() writes (the OVERVIEW frame) when chunks were encoded
+    // elsewhere and copied in (the agent's merge encoder); by default encoder()'s, and none when only
+    // frames of another file were copied (that file's OVERVIEW frame is copied with them).
+    void setOverviewSource(const ChunkEncoder* encoder) { m_overviewSource = encoder; }
 
     // Flushes, writes `finalHeader` (or the first header) into the index, the index and the footer.
     Status finish(const pb::FileHeader* finalHeader = nullptr);
@@ -87,6 +92,7 @@ private:
     uint64_t m_events = 0;
     bool m_finished = false;
     bool m_ownDictionaries = false;
+    const ChunkEncoder* m_overviewSource = nullptr;
     pb::Index m_dictionaries;
     Status m_error;
 };

@@ -41,7 +41,7 @@ function(layer_of path outvar)
   set(${outvar} ${l} PARENT_SCOPE)
 endfunction()
 
-set(wire_edges model/chunkimporter.h model/chunkimporter.cpp model/livefeed.h model/livefeed.cpp model/synth.cpp
+set(wire_edges model/chunkimporter.h model/chunkimporter.cpp model/livefeed.h model/livefeed.cpp model/overview.cpp model/synth.cpp
   model/synthsink.cpp model/tracefile.cpp model/traceloader.h model/traceloader.cpp model/tracemetaproto.h
   model/tracemetaproto.cpp model/tracesections.cpp views/liveworker.cpp app/cli/cmd_capture.cpp
   app/gui/connectdialog.h app/gui/connectdialog.cpp)

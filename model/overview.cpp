@@ -1,0 +1,349 @@
+// SPDX-License-Identifier: MIT
+#include "model/overview.h"
+
+#include "model/chunkimporter.h"
+#include "model/format/chunkdecoder.h"
+#include "model/format/overviewbuilder.h"
+#include "model/format/tracereader.h"
+#include "model/traceloader.h"
+#include "model/tracemetaproto.h"
+
+#include <algorithm>
+#include <map>
+
+namespace gapscope::model {
+
+namespace {
+
+using format::FrameType;
+using format::OverviewBuilder;
+
+// Feeds a chunk's events to the builder, in the decoder's order (the writer's order too).
+class Feeder final : public format::ChunkDecoder::Visitor {
+public:
+    explicit Feeder(OverviewBuilder& b)
+        : m_b(b)
+    {
+    }
+    void kernel(uint32_t lane, int64_t start, uint64_t dur, uint32_t name, uint32_t, uint32_t, uint64_t,
+        uint64_t) override
+    {
+        m_b.event(lane, OverviewBuilder::Kernel, start, dur, name);
+    }
+    void memop(uint32_t lane, int64_t start, uint64_t dur, pb::MemopKind kind, pb::CopyKind, uint64_t, uint32_t,
+        uint32_t) override
+    {
+        m_b.event(lane, kind == pb::MEMOP_MEMSET ? OverviewBuilder::Memset : OverviewBuilder::Memcpy, start, dur, 0);
+    }
+    void api(uint32_t lane, int64_t start, uint64_t dur, uint32_t name, uint32_t, pb::ApiKind) override
+    {
+        m_b.event(lane, OverviewBuilder::Api, start, dur, name);
+    }
+    void sync(uint32_t lane, int64_t start, uint64_t dur, pb::SyncKind, uint64_t, uint32_t) override
+    {
+        m_b.event(lane, OverviewBuilder::Sync, start, dur, 0);
+    }
+    void nvtx(uint32_t lane, int64_t start, uint64_t dur, uint32_t name, uint32_t, uint32_t) override
+    {
+        m_b.event(lane, OverviewBuilder::Nvtx, start, dur, name);
+    }
+    void host(uint32_t lane, int64_t start, uint64_t dur, uint32_t name, uint32_t, pb::HostKind kind) override
+    {
+        m_b.event(lane, OverviewBuilder::Host, start, dur, name, uint32_t(kind));
+    }
+    void collective(uint32_t lane, int64_t start, uint64_t dur, uint32_t op, uint64_t, uint32_t, uint32_t, uint32_t,
+        uint64_t, uint64_t, uint32_t, uint32_t) override
+    {
+        m_b.event(lane, OverviewBuilder::Collective, start, dur, op);
+    }
+    void step(uint32_t rank, uint32_t index, int64_t start, uint64_t dur, pb::StepSource source) override
+    {
+        m_b.step(rank, index, start, dur, uint32_t(source));
+    }
+
+private:
+    OverviewBuilder& m_b;
+};
+
+template <typename T> T at(const google::protobuf::RepeatedField<T>& f, int i)
+{
+    return i < f.size() ? f.Get(i) : T(0);
+}
+
+} // namespace
+
+Expected<TraceOverview> TraceOverview::open(const format::TraceReader& reader, const OverviewOptions& options)
+{
+    TraceOverview o;
+    format::ZstdDecompressor zstd;
+    std::string raw;
+    pb::FileHeader header;
+    if (reader.hasIndex() && reader.index().has_header())
+        header = reader.index().header();
+    pb::Overview frame;
+    bool haveFrame = false;
+    for (const auto& f : reader.frames()) {
+        const auto type = FrameType(f.header.type);
+        if ((type == FrameType::Header || type == FrameType::HeaderUpdate) && !reader.hasIndex())
+            (void)reader.readMessage(f, zstd, raw, header);
+        if (type == FrameType::Overview && options.useFrame && reader.hasIndex())
+            haveFrame = reader.readMessage(f, zstd, raw, frame).isOk();
+    }
+    o.m_header = fromProto(header);
+    for (const auto& w : o.m_header.warnings)
+        o.m_warnings.push_back(w);
+    o.m_header.warnings.clear();
+    for (const auto& w : reader.warnings())
+        o.m_warnings.push_back(w);
+
+    format::ChunkDecoder decoder;
+    if (reader.hasIndex())
+        decoder.load(reader.index());
+    uint64_t skipped = 0, lost = 0;
+    if (!haveFrame) { // one pass over the chunks, in file order
+        OverviewBuilder builder;
+        Feeder feed(builder);
+        pb::Chunk chunk;
+        size_t done = 0, total = reader.frames().size();
+        for (const auto& f : reader.frames()) {
+            ++done;
+            if (options.cancel.cancelled() || (options.progress && !options.progress(double(done) / double(total))))
+                return Status::error(reader.name() + ": cancelled");
+            if (FrameType(f.header.type) != FrameType::Chunk)
+                continue;
+            Status s = reader.readMessage(f, zstd, raw, chunk);
+            if (s && !reader.hasIndex())
+                s = decoder.absorb(chunk);
+            if (s)
+                s = decoder.validate(chunk);
+            if (!s) {
+                o.m_warnings.push_back(s.message() + "; chunk skipped (" + std::to_string(f.header.events)
+                    + " events lost)");
+                ++skipped;
+                lost += f.header.events;
+                continue;
+            }
+            for (const pb::Counter& c : chunk.counters())
+                builder.counter(c);
+            decoder.forEach(chunk, feed);
+        }
+        builder.toProto(frame);
+    }
+    o.m_fromFrame = haveFrame;
+    for (const pb::Counter& c : frame.counters())
+        o.m_header.counters.push_back(fromProto(c));
+    addReadCounters(reader, skipped, lost, false, o.m_header);
+    o.m_strings.assign(1, std::string());
+    o.m_strings.insert(o.m_strings.end(), decoder.strings().begin(), decoder.strings().end());
+    for (const auto& def : decoder.lanes()) {
+        LaneData l;
+        l.info = ChunkImporter::laneInfo(def);
+        o.m_lanes.push_back(std::move(l));
+    }
+    o.m_start = INT64_MAX;
+    o.m_end = INT64_MIN;
+    for (const pb::LaneOverview& lo : frame.lanes()) {
+        if (lo.lane() >= o.m_lanes.size())
+            continue; // a lane the dictionaries do not define: not drawable
+        LaneData& l = o.m_lanes[lo.lane()];
+        l.events = lo.events();
+        for (int k = 0; k < 8; ++k) {
+            l.kindCount[k] = at(lo.kind_count(), k);
+            l.kindNs[k] = TimeNs(at(lo.kind_ns(), k));
+        }
+        for (int k = 0; k < int(kHostKinds); ++k)
+            l.hostKindCount[k] = at(lo.host_kind_count(), k);
+        std::vector<Node>& nodes = l.levels.emplace_back();
+        nodes.resize(size_t(lo.node_start_delta_size()));
+        const uint64_t per = lo.node_events() ? lo.node_events() : OverviewBuilder::kNodeEvents;
+        TimeNs start = 0;
+        for (int i = 0; i < lo.node_start_delta_size(); ++i) {
+            Node& n = nodes[size_t(i)];
+            start += lo.node_start_delta(i);
+            n.start = start;
+            n.end = start + TimeNs(at(lo.node_span(), i));
+            n.busy = TimeNs(at(lo.node_busy(), i));
+            n.longest = TimeNs(at(lo.node_longest(), i));
+            n.longestName = at(lo.node_longest_name(), i);
+            n.count = uint32_t(i + 1 < lo.node_start_delta_size() ? per : l.events - per * uint64_t(i));
+            o.m_start = std::min(o.m_start, n.start);
+            o.m_end = std::max(o.m_end, n.end);
+        }
+        o.m_events += l.events;
+    }
+    const pb::StepBlock& sb = frame.steps();
+    TimeNs t = 0;
+    for (int i = 0; i < sb.rank_size(); ++i) {
+        t += at(sb.start_delta(), i);
+        const uint32_t rank = sb.rank(i);
+        if (rank >= o.m_steps.size())
+            o.m_steps.resize(size_t(rank) + 1);
+        Step st { at(sb.index(), i), t, t + TimeNs(at(sb.duration(), i)), StepSource(at(sb.source(), i)) };
+        o.m_steps[rank].push_back(st);
+        o.m_start = std::min(o.m_start, st.start);
+        o.m_end = std::max(o.m_end, st.end);
+    }
+    for (auto& steps : o.m_steps)
+        std::sort(steps.begin(), steps.end(), [](const Step& a, const Step& b) { return a.index < b.index; });
+    if (o.m_start > o.m_end)
+        o.m_start = o.m_end = 0;
+    o.buildLevels();
+    return o;
+}
+
+void TraceOverview::buildLevels()
+{
+    for (LaneData& l : m_lanes) {
+        if (l.levels.empty())
+            continue;
+        std::sort(l.levels[0].begin(), l.levels[0].end(), [](const Node& a, const Node& b) { return a.start < b.start; });
+        while (l.levels.back().size() > 1) {
+            const std::vector<Node>& below = l.levels.back();
+            std::vector<Node> up((below.size() + kFanout - 1) / kFanout);
+            for (size_t i = 0; i < below.size(); ++i) {
+                Node& u = up[i / kFanout];
+                const Node& b = below[i];
+                if (i % kFanout == 0) {
+                    u = b;
+                    continue;
+                }
+                u.end = std::max(u.end, b.end);
+                u.busy += b.busy;
+                u.count += b.count;
+                if (b.longest > u.longest) {
+                    u.longest = b.longest;
+                    u.longestName = b.longestName;
+                }
+            }
+            l.levels.push_back(std::move(up));
+        }
+    }
+}
+
+const std::vector<Step>& TraceOverview::steps(uint32_t rank) const
+{
+    static const std::vector<Step> kNone;
+    return rank < m_steps.size() ? m_steps[rank] : kNone;
+}
+
+std::vector<uint32_t> TraceOverview::ranks() const
+{
+    std::vector<uint32_t> r;
+    for (const LaneData& l : m_lanes)
+        r.push_back(l.info.rank);
+    for (uint32_t i = 0; i < m_steps.size(); ++i)
+        if (!m_steps[i].empty())
+            r.push_back(i);
+    for (const RankInfo& ri : m_header.ranks)
+        r.push_back(ri.rank);
+    std::sort(r.begin(), r.end());
+    r.erase(std::unique(r.begin(), r.end()), r.end());
+    return r;
+}
+
+uint32_t TraceOverview::stepCount() const
+{
+    uint32_t n = 0;
+    for (const auto& s : m_steps)
+        n = std::max(n, uint32_t(s.size()));
+    return n;
+}
+
+StepSource TraceOverview::stepSource() const
+{
+    StepSource source = StepSource::Unknown;
+    for (const auto& s : m_steps)
+        if (!s.empty())
+            source = s.front().source;
+    return source;
+}
+
+TraceStats TraceOverview::stats() const
+{
+    TraceStats s;
+    std::map<uint32_t, RankStats> ranks;
+    for (uint32_t r : this->ranks())
+        ranks[r].rank = r;
+    for (const LaneData& l : m_lanes) {
+        RankStats& rs = ranks[l.info.rank];
+        rs.rank = l.info.rank;
+        ++rs.lanes;
+        rs.events += l.events;
+        s.cpuThreads += l.info.kind == LaneKind::CpuThread && l.events ? 1 : 0;
+        for (size_t k = 0; k < 8; ++k)
+            s.byKind[k] += l.kindCount[k];
+        for (size_t k = 0; k < kHostKinds; ++k)
+            s.byHostKind[k] += l.hostKindCount[k];
+        rs.kernels += l.kindCount[size_t(EventKind::Kernel)];
+        rs.kernelTime += l.kindNs[size_t(EventKind::Kernel)];
+    }
+    for (auto& [r, rs] : ranks) {
+        rs.steps = uint32_t(steps(r).size());
+        if (!steps(r).empty())
+            s.stepSource = steps(r).front().source;
+        s.kernels += rs.kernels;
+        s.kernelTime += rs.kernelTime;
+        s.ranks.push_back(rs);
+    }
+    return s;
+}
+
+void TraceOverview::fold(
+    LaneId lane, TimeNs t0, TimeNs t1, double nsPerPixel, double minPixels, std::vector<Item>& out) const
+{
+    out.clear();
+    if (lane >= m_lanes.size() || m_lanes[lane].levels.empty())
+        return;
+    const auto& levels = m_lanes[lane].levels;
+    const TimeNs q = std::max<TimeNs>(1, TimeNs(nsPerPixel * minPixels));
+    // The coarsest level whose nodes are, on average, well narrower than the fold width.
+    size_t level = 0;
+    const TimeNs span = std::max<TimeNs>(1, m_end - m_start);
+    while (level + 1 < levels.size() && span / TimeNs(levels[level + 1].size()) < q / 4)
+        ++level;
+    const std::vector<Node>& nodes = levels[level];
+    // Nodes are sorted by start; one may reach far (a long event): start a node span early enough.
+    auto it = std::lower_bound(nodes.begin(), nodes.end(), t0, [](const Node& n, TimeNs t) { return n.start < t; });
+    size_t i = size_t(it - nodes.begin());
+    while (i > 0 && nodes[i - 1].end > t0)
+        --i;
+    Item run;
+    bool open = false;
+    for (; i < nodes.size() && nodes[i].start < t1; ++i) {
+        const Node& n = nodes[i];
+        if (n.end <= t0)
+            continue;
+        const bool narrow = n.end - n.start < q;
+        if (open && narrow && n.start < run.end + q) {
+            run.end = std::max(run.end, n.end);
+            run.busy += n.busy;
+            run.count += n.count;
+            if (n.longest > run.longest) {
+                run.longest = n.longest;
+                run.longestName = n.longestName;
+            }
+            continue;
+        }
+        if (open)
+            out.push_back(run);
+        run = Item { n.start, n.end, n.busy, n.count, n.longest, n.longestName };
+        open = true;
+    }
+    if (open)
+        out.push_back(run);
+}
+
+size_t TraceOverview::memoryBytes() const
+{
+    size_t n = sizeof(*this) + m_lanes.capacity() * sizeof(LaneData);
+    for (const LaneData& l : m_lanes)
+        for (const auto& v : l.levels)
+            n += v.capacity() * sizeof(Node);
+    for (const auto& s : m_strings)
+        n += s.capacity() + sizeof(s);
+    for (const auto& s : m_steps)
+        n += s.capacity() * sizeof(Step);
+    return n;
+}
+
+} // namespace gapscope::model

@@ -1,0 +1,207 @@
+// SPDX-License-Identifier: MIT
+// TraceOverview (model/overview.h): the OVERVIEW frame a writer puts in every file and the one pass
+// over the chunks that builds it for a file without one give the same lanes, nodes, steps and
+// counters; its totals are traceStats of a full read; folding it for a screen keeps every event and
+// its time; a damaged chunk is skipped and counted as a full read skips and counts it.
+#include "model/format/fileformat.h"
+#include "model/format/tracereader.h"
+#include "model/overview.h"
+#include "model/synth.h"
+#include "model/tracefile.h"
+
+#include <QTemporaryDir>
+#include <QtTest>
+
+#include <fstream>
+
+using namespace gapscope;
+using namespace gapscope::model;
+
+namespace {
+
+std::string writeSynth(const QTemporaryDir& dir, const char* name, bool eager)
+{
+    SynthOptions o;
+    o.ranks = 3;
+    o.steps = 12;
+    o.kernelsPerStep = 120;
+    o.seed = 7;
+    if (eager) {
+        o.graphMode = false;
+        o.hostOps = true;
+        o.hostOpUs = 30;
+    }
+    const std::string path = dir.filePath(name).toStdString();
+    if (Status s = synthesizeToFile(o, path); !s)
+        qFatal("%s", s.message().c_str());
+    return path;
+}
+
+TraceOverview overviewOf(const std::string& path, bool useFrame)
+{
+    auto reader = format::TraceReader::open(path);
+    if (!reader)
+        qFatal("%s", reader.error().c_str());
+    OverviewOptions o;
+    o.useFrame = useFrame;
+    auto ov = TraceOverview::open(**reader, o);
+    if (!ov)
+        qFatal("%s", ov.error().c_str());
+    return std::move(*ov);
+}
+
+void compareStats(const TraceStats& a, const TraceStats& b)
+{
+    QCOMPARE(a.byKind, b.byKind);
+    QCOMPARE(a.byHostKind, b.byHostKind);
+    QCOMPARE(a.cpuThreads, b.cpuThreads);
+    QCOMPARE(a.kernels, b.kernels);
+    QCOMPARE(a.kernelTime, b.kernelTime);
+    QCOMPARE(a.ranks.size(), b.ranks.size());
+    for (size_t i = 0; i < a.ranks.size(); ++i) {
+        QCOMPARE(a.ranks[i].rank, b.ranks[i].rank);
+        QCOMPARE(a.ranks[i].events, b.ranks[i].events);
+        QCOMPARE(a.ranks[i].kernels, b.ranks[i].kernels);
+        QCOMPARE(a.ranks[i].kernelTime, b.ranks[i].kernelTime);
+        QCOMPARE(a.ranks[i].steps, b.ranks[i].steps);
+        QCOMPARE(a.ranks[i].lanes, b.ranks[i].lanes);
+    }
+    QCOMPARE(int(a.stepSource), int(b.stepSource));
+}
+
+} // namespace
+
+class TstOverview : public QObject {
+    Q_OBJECT
+private slots:
+    void frameAndPassAgreeWithAFullRead_data()
+    {
+        QTest::addColumn<bool>("eager");
+        QTest::newRow("graph") << false;
+        QTest::newRow("eager, host operators") << true;
+    }
+
+    void frameAndPassAgreeWithAFullRead()
+    {
+        QFETCH(bool, eager);
+        QTemporaryDir dir;
+        const std::string path = writeSynth(dir, "t.gapscope", eager);
+        const TraceOverview frame = overviewOf(path, true), pass = overviewOf(path, false);
+        QVERIFY(frame.fromFrame());
+        QVERIFY(!pass.fromFrame());
+        auto full = readTraceFile(path);
+        QVERIFY2(full, full.error().c_str());
+        compareStats(frame.stats(), traceStats(*full));
+        compareStats(pass.stats(), traceStats(*full));
+        QCOMPARE(frame.eventCount(), full->eventCount());
+        QCOMPARE(frame.startTime(), full->startTime());
+        QCOMPARE(frame.endTime(), full->endTime());
+        QCOMPARE(frame.stepCount(), full->stepCount());
+        QCOMPARE(frame.lanes().size(), full->laneCount());
+        for (uint32_t r : full->ranks()) {
+            const auto &a = frame.steps(r), &b = full->steps(r);
+            QCOMPARE(a.size(), b.size());
+            for (size_t i = 0; i < a.size(); ++i) {
+                QCOMPARE(a[i].index, b[i].index);
+                QCOMPARE(a[i].start, b[i].start);
+                QCOMPARE(a[i].end, b[i].end);
+            }
+        }
+        // The same nodes, level by level, from the frame and from the pass.
+        QCOMPARE(frame.lanes().size(), pass.lanes().size());
+        for (size_t l = 0; l < frame.lanes().size(); ++l) {
+            const auto &x = frame.lanes()[l], &y = pass.lanes()[l];
+            QCOMPARE(x.info.identity() == y.info.identity(), true);
+            QCOMPARE(x.events, full->lane(LaneId(l)).events.size());
+            QCOMPARE(x.levels.size(), y.levels.size());
+            for (size_t k = 0; k < x.levels.size(); ++k) {
+                QCOMPARE(x.levels[k].size(), y.levels[k].size());
+                for (size_t i = 0; i < x.levels[k].size(); ++i) {
+                    const auto &a = x.levels[k][i], &b = y.levels[k][i];
+                    QVERIFY(a.start == b.start && a.end == b.end && a.busy == b.busy && a.count == b.count
+                        && a.longest == b.longest && a.longestName == b.longestName);
+                }
+            }
+        }
+        QCOMPARE(frame.header().counters.size(), full->header().counters.size());
+    }
+
+    void foldKeepsEveryEvent_data()
+    {
+        QTest::addColumn<double>("nsPerPixel");
+        QTest::newRow("whole trace on 1920 px") << 0.0;
+        QTest::newRow("1 us per pixel") << 1000.0;
+        QTest::newRow("10 ns per pixel") << 10.0;
+    }
+
+    void foldKeepsEveryEvent()
+    {
+        QFETCH(double, nsPerPixel);
+        QTemporaryDir dir;
+        const std::string path = writeSynth(dir, "t.gapscope", false);
+        const TraceOverview o = overviewOf(path, true);
+        auto full = readTraceFile(path);
+        QVERIFY(full);
+        const TimeNs t0 = o.startTime(), t1 = o.endTime();
+        const double npp = nsPerPixel > 0 ? nsPerPixel : double(t1 - t0) / 1920.0;
+        std::vector<TraceOverview::Item> items;
+        for (LaneId l = 0; l < o.lanes().size(); ++l) {
+            o.fold(l, t0, t1 + 1, npp, 3.0, items);
+            uint64_t count = 0;
+            TimeNs busy = 0, prevEnd = INT64_MIN;
+            for (const auto& it : items) {
+                count += it.count;
+                busy += it.busy;
+                QVERIFY(it.end >= it.start);
+                prevEnd = std::max(prevEnd, it.end);
+            }
+            const LaneEvents& ev = full->lane(l).events;
+            TimeNs want = 0;
+            for (size_t i = 0; i < ev.size(); ++i)
+                want += ev.duration(i);
+            QCOMPARE(count, uint64_t(ev.size()));
+            QCOMPARE(busy, want);
+            if (!items.empty() && nsPerPixel == 0.0)
+                QVERIFY2(items.size() <= 1920, qPrintable(QString::number(items.size())));
+        }
+    }
+
+    void damagedChunkIsSkippedAndCounted()
+    {
+        QTemporaryDir dir;
+        const std::string path = writeSynth(dir, "t.gapscope", false);
+        std::string bytes;
+        {
+            std::ifstream in(path, std::ios::binary);
+            bytes.assign(std::istreambuf_iterator<char>(in), {});
+        }
+        auto reader = format::TraceReader::fromBuffer(bytes, "t");
+        QVERIFY(reader);
+        const format::FrameInfo* chunk = nullptr;
+        for (const auto& f : (*reader)->frames())
+            if (f.header.type == uint8_t(format::FrameType::Chunk) && !chunk)
+                chunk = &f;
+        QVERIFY(chunk);
+        bytes[size_t(chunk->offset + format::kFrameHeaderSize + 10)] ^= 0x5a; // its payload: checksum fails
+        {
+            std::ofstream out(path, std::ios::binary | std::ios::trunc);
+            out << bytes;
+        }
+        const TraceOverview pass = overviewOf(path, false);
+        auto full = readTraceFile(path);
+        QVERIFY(full);
+        compareStats(pass.stats(), traceStats(*full));
+        auto counter = [](const TraceHeader& h, const std::string& name) {
+            for (const auto& c : h.counters)
+                if (c.name == name)
+                    return c.value;
+            return uint64_t(0);
+        };
+        QVERIFY(counter(full->header(), "read_frames_skipped") > 0);
+        QCOMPARE(counter(pass.header(), "read_frames_skipped"), counter(full->header(), "read_frames_skipped"));
+        QCOMPARE(counter(pass.header(), "read_events_lost"), counter(full->header(), "read_events_lost"));
+    }
+};
+
+QTEST_GUILESS_MAIN(TstOverview)
+#include "tst_overview.moc"
