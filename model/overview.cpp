@@ -43,13 +43,13 @@ public:
     {
         m_b.event(lane, OverviewBuilder::Sync, start, dur, 0);
     }
-    void nvtx(uint32_t lane, int64_t start, uint64_t dur, uint32_t name, uint32_t, uint32_t) override
+    void nvtx(uint32_t lane, int64_t start, uint64_t dur, uint32_t name, uint32_t depth, uint32_t) override
     {
-        m_b.event(lane, OverviewBuilder::Nvtx, start, dur, name);
+        m_b.event(lane, OverviewBuilder::Nvtx, start, dur, name, 0, depth);
     }
-    void host(uint32_t lane, int64_t start, uint64_t dur, uint32_t name, uint32_t, pb::HostKind kind) override
+    void host(uint32_t lane, int64_t start, uint64_t dur, uint32_t name, uint32_t depth, pb::HostKind kind) override
     {
-        m_b.event(lane, OverviewBuilder::Host, start, dur, name, uint32_t(kind));
+        m_b.event(lane, OverviewBuilder::Host, start, dur, name, uint32_t(kind), depth);
     }
     void collective(uint32_t lane, int64_t start, uint64_t dur, uint32_t op, uint64_t, uint32_t, uint32_t, uint32_t,
         uint64_t, uint64_t, uint32_t, uint32_t) override
@@ -147,6 +147,7 @@ Expected<TraceOverview> TraceOverview::open(const format::TraceReader& reader, c
             continue; // a lane the dictionaries do not define: not drawable
         LaneData& l = o.m_lanes[lo.lane()];
         l.events = lo.events();
+        l.maxDepth = lo.max_depth();
         for (int k = 0; k < 8; ++k) {
             l.kindCount[k] = at(lo.kind_count(), k);
             l.kindNs[k] = TimeNs(at(lo.kind_ns(), k));
@@ -331,6 +332,26 @@ void TraceOverview::fold(
     }
     if (open)
         out.push_back(run);
+}
+
+uint64_t TraceOverview::eventsIn(TimeNs t0, TimeNs t1, LaneId lane) const
+{
+    uint64_t n = 0;
+    for (LaneId l = lane == kNoLane ? 0 : lane; l < m_lanes.size() && (lane == kNoLane || l == lane); ++l) {
+        const auto& levels = m_lanes[l].levels;
+        if (levels.empty())
+            continue;
+        // Level-0 nodes in the range (sorted by start; one that began earlier may still reach into it).
+        const std::vector<Node>& nodes = levels[0];
+        auto it = std::lower_bound(nodes.begin(), nodes.end(), t0, [](const Node& x, TimeNs t) { return x.start < t; });
+        size_t i = size_t(it - nodes.begin());
+        while (i > 0 && nodes[i - 1].end > t0)
+            --i;
+        for (; i < nodes.size() && nodes[i].start < t1; ++i)
+            if (nodes[i].end > t0)
+                n += nodes[i].count;
+    }
+    return n;
 }
 
 size_t TraceOverview::memoryBytes() const

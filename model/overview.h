@@ -54,6 +54,7 @@ public:
     struct LaneData {
         LaneInfo info;
         uint64_t events = 0;
+        uint32_t maxDepth = 0; // NVTX and host lanes: the deepest nesting depth
         uint64_t kindCount[8] = {}; // by EventKind
         TimeNs kindNs[8] = {};
         uint64_t hostKindCount[kHostKinds] = {};
@@ -88,6 +89,10 @@ public:
 
     // What `info` prints, counted from the overview (the same figures as traceStats of a full read).
     TraceStats stats() const;
+
+    // Events of lane `lane` (kNoLane: all lanes) in nodes that overlap [t0, t1): an upper bound of the
+    // events there, what decoding that stretch costs.
+    uint64_t eventsIn(TimeNs t0, TimeNs t1, LaneId lane = kNoLane) const;
 
     // Items of lane `lane` overlapping [t0, t1) for a view of nsPerPixel, merged below minPixels.
     void fold(LaneId lane, TimeNs t0, TimeNs t1, double nsPerPixel, double minPixels, std::vector<Item>& out) const;

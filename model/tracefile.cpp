@@ -147,6 +147,12 @@ Expected<Trace> readTraceFile(const std::string& path, const ReadOptions& option
     return load(format::TraceReader::open(path, options.error), options);
 }
 
+Expected<Trace> readTrace(const format::TraceReader& reader, const ReadOptions& options)
+{
+    TraceLoader loader(reader, options);
+    return loader.load();
+}
+
 Expected<Trace> readTraceBuffer(std::string bytes, const std::string& name, const ReadOptions& options)
 {
     return load(format::TraceReader::fromBuffer(std::move(bytes), name, options.error), options);

@@ -16,6 +16,10 @@
 #include <functional>
 #include <string>
 
+namespace gapscope::format {
+class TraceReader;
+}
+
 namespace gapscope::model {
 
 struct ReadOptions {
@@ -23,6 +27,11 @@ struct ReadOptions {
     bool detectSteps = true;
     unsigned threads = 0; // 0: min(2, hardware threads) -- decode is memory-bound beyond that
     format::FormatError* error = nullptr; // receives the kind of failure (tests, tools)
+    // A window: only the chunks whose events may overlap [windowStart, windowEnd), by the file's index
+    // (every lane and string of the file is kept, so lane and string ids are the file's; no steps are
+    // detected). For a file too large to read whole (TraceOverview gives the rest).
+    TimeNs windowStart = INT64_MIN, windowEnd = INT64_MAX;
+    bool window() const { return windowStart != INT64_MIN || windowEnd != INT64_MAX; }
 };
 
 struct WriteOptions {
@@ -33,6 +42,8 @@ struct WriteOptions {
 Expected<Trace> readTraceFile(const std::string& path, const ReadOptions& options = {});
 // Reads a trace from bytes (fuzzing, tests); `name` is used in messages.
 Expected<Trace> readTraceBuffer(std::string bytes, const std::string& name, const ReadOptions& options = {});
+// Reads from an open reader (several windows of one file, readers kept by the viewer).
+Expected<Trace> readTrace(const format::TraceReader& reader, const ReadOptions& options = {});
 
 Status writeTraceFile(const Trace& trace, const std::string& path, const WriteOptions& options = {});
 

@@ -297,6 +297,9 @@ Expected<Trace> TraceLoader::load()
     readSections();
     std::string why;
     bool parallel = indexUsable(why);
+    if (m_options.window() && !parallel)
+        return Status::error(m_reader.name() + ": a window of the trace needs its index ("
+            + (why.empty() ? std::string("there is none") : why) + "); read it whole");
     if (!parallel && m_reader.hasIndex()) {
         m_indexInconsistent = true;
         m_warnings.push_back(why + "; the index is damaged, frames read in order instead");
@@ -339,7 +342,7 @@ Expected<Trace> TraceLoader::load()
     // what stays resident is the trace.
     malloc_trim(0);
 #endif
-    if (trace.stepCount() == 0 && m_options.detectSteps) {
+    if (trace.stepCount() == 0 && m_options.detectSteps && !m_options.window()) {
         StepDetector detector;
         detector.detect(trace);
     }
@@ -405,9 +408,13 @@ Status TraceLoader::planLanes(std::vector<Plan>& plans)
     for (const auto& f : m_reader.frames()) {
         if (f.header.type != uint8_t(FrameType::Chunk))
             continue;
+        const pb::IndexEntry& entry = index.frames(int(f.indexEntry));
+        if (m_options.window()
+            && (entry.max_time_ns() < m_options.windowStart || entry.min_time_ns() >= m_options.windowEnd))
+            continue; // outside the window
         Plan p;
         p.frame = &f;
-        p.entry = &index.frames(int(f.indexEntry));
+        p.entry = &entry;
         auto place = [&](uint32_t fileLane, uint64_t count) {
             if (fileLane >= sh.laneMap.size()) {
                 p.failed = true;

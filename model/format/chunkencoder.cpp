@@ -684,9 +684,11 @@ void ChunkEncoder::Impl::feedOverview()
     feed(memops.c, [this](size_t i) { return memops.kind[i] == uint32_t(pb::MEMOP_MEMSET) ? K::Memset : K::Memcpy; });
     feed(api.c, [](size_t) { return K::Api; });
     feed(syncs.c, [](size_t) { return K::Sync; });
-    feed(nvtx.c, [](size_t) { return K::Nvtx; });
+    for (size_t i = 0; i < nvtx.c.size(); ++i)
+        overview.event(nvtx.c.lane[i], K::Nvtx, nvtx.c.start[i], nvtx.c.dur[i], nvtx.c.name[i], 0, nvtx.depth[i]);
     for (size_t i = 0; i < host.c.size(); ++i)
-        overview.event(host.c.lane[i], K::Host, host.c.start[i], host.c.dur[i], host.c.name[i], host.kind[i]);
+        overview.event(
+            host.c.lane[i], K::Host, host.c.start[i], host.c.dur[i], host.c.name[i], host.kind[i], host.depth[i]);
     feed(colls.c, [](size_t) { return K::Collective; });
     for (size_t i = 0; i < steps.rank.size(); ++i)
         overview.step(steps.rank[i], steps.index[i], steps.start[i], steps.dur[i], steps.source[i]);

@@ -5,7 +5,8 @@
 
 namespace gapscope::format {
 
-void OverviewBuilder::event(uint32_t lane, Kind kind, int64_t start, uint64_t duration, uint32_t name, uint32_t hostKind)
+void OverviewBuilder::event(
+    uint32_t lane, Kind kind, int64_t start, uint64_t duration, uint32_t name, uint32_t hostKind, uint32_t depth)
 {
     if (lane >= m_lanes.size())
         m_lanes.resize(size_t(lane) + 1);
@@ -23,6 +24,7 @@ void OverviewBuilder::event(uint32_t lane, Kind kind, int64_t start, uint64_t du
         n.longestName = name;
     }
     ++l.events;
+    l.maxDepth = std::max(l.maxDepth, depth);
     ++l.kindCount[kind];
     l.kindNs[kind] += duration;
     if (kind == Host)
@@ -60,6 +62,7 @@ void OverviewBuilder::toProto(pb::Overview& out) const
         pb::LaneOverview* o = out.add_lanes();
         o->set_lane(id);
         o->set_events(l.events);
+        o->set_max_depth(l.maxDepth);
         o->set_node_events(kNodeEvents);
         for (size_t k = 0; k < KindCount; ++k) {
             o->add_kind_count(l.kindCount[k]);

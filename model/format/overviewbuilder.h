@@ -27,7 +27,9 @@ public:
     enum Kind : uint8_t { Kernel, Memcpy, Memset, Api, Sync, Nvtx, Collective, Host, KindCount };
     static constexpr size_t kHostKinds = 5; // HostKind values counted (a larger one counts as 0)
 
-    void event(uint32_t lane, Kind kind, int64_t start, uint64_t duration, uint32_t name, uint32_t hostKind = 0);
+    // `depth`: the nesting depth of an NVTX or host range (0 otherwise).
+    void event(uint32_t lane, Kind kind, int64_t start, uint64_t duration, uint32_t name, uint32_t hostKind = 0,
+        uint32_t depth = 0);
     void step(uint32_t rank, uint32_t index, int64_t start, uint64_t duration, uint32_t source);
     void counter(const pb::Counter& c); // a chunk's counter: summed by (name, rank)
 
@@ -44,6 +46,7 @@ private:
     };
     struct Lane {
         uint64_t events = 0;
+        uint32_t maxDepth = 0;
         uint64_t kindCount[KindCount] = {}, kindNs[KindCount] = {};
         uint64_t hostKindCount[kHostKinds] = {};
         std::vector<Node> nodes;

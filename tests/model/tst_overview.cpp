@@ -166,6 +166,56 @@ private slots:
         }
     }
 
+    // A window reads only the chunks that may overlap it, and keeps every lane and string id of the
+    // file: each event of a full read that overlaps the window is there, the same event.
+    void windowKeepsWhatOverlapsIt()
+    {
+        QTemporaryDir dir;
+        SynthOptions so;
+        so.ranks = 2;
+        so.steps = 60;
+        so.kernelsPerStep = 2000; // 240,000 kernels: several chunks of 65,536 events
+        so.seed = 11;
+        const std::string path = dir.filePath("w.gapscope").toStdString();
+        QVERIFY(synthesizeToFile(so, path, nullptr, 3).isOk());
+        auto full = readTraceFile(path);
+        QVERIFY(full);
+        auto reader = format::TraceReader::open(path);
+        QVERIFY(reader);
+        const TimeNs t0 = full->startTime() + (full->endTime() - full->startTime()) / 3;
+        const TimeNs t1 = t0 + (full->endTime() - full->startTime()) / 10;
+        ReadOptions ro;
+        ro.windowStart = t0;
+        ro.windowEnd = t1;
+        auto win = readTrace(**reader, ro);
+        QVERIFY2(win, win.error().c_str());
+        QVERIFY(win->eventCount() < full->eventCount());
+        QCOMPARE(win->laneCount(), full->laneCount());
+        QCOMPARE(win->stringCount(), full->stringCount());
+        for (LaneId l = 0; l < full->laneCount(); ++l) {
+            QVERIFY(win->lane(l).info.identity() == full->lane(l).info.identity());
+            const LaneEvents &a = full->lane(l).events, &b = win->lane(l).events;
+            const auto [fa, la] = a.overlapping(t0, t1);
+            const auto [fb, lb] = b.overlapping(t0, t1);
+            size_t want = 0, got = 0;
+            for (size_t i = fa; i < la; ++i)
+                want += a.end(i) > t0 && a.start(i) < t1;
+            for (size_t i = fb; i < lb; ++i)
+                got += b.end(i) > t0 && b.start(i) < t1;
+            QCOMPARE(got, want);
+            if (want) {
+                size_t i = fa, j = fb;
+                while (!(a.end(i) > t0 && a.start(i) < t1))
+                    ++i;
+                while (!(b.end(j) > t0 && b.start(j) < t1))
+                    ++j;
+                QCOMPARE(b.start(j), a.start(i));
+                QCOMPARE(b.duration(j), a.duration(i));
+                QCOMPARE(b.name(j), a.name(i));
+            }
+        }
+    }
+
     void damagedChunkIsSkippedAndCounted()
     {
         QTemporaryDir dir;
