@@ -34,6 +34,10 @@ class TraceReader;
 
 namespace gapscope::model {
 
+// A .gapscope file of this many events or more is taken through its overview by default (gapscope-cli
+// info; the viewer draws it from the overview and reads windows of it), not read whole.
+constexpr uint64_t kLargeTraceEvents = 4'000'000;
+
 struct OverviewOptions {
     std::function<bool(double fraction)> progress; // the pass's progress; false cancels
     CancelToken cancel;

@@ -51,6 +51,7 @@ void DetailsPane::setTrace(const Trace* trace, const EventColors* colors)
 {
     m_trace = trace;
     m_colors = colors;
+    m_origin = trace ? trace->startTime() : 0;
     clearDetails();
 }
 
@@ -176,10 +177,10 @@ QString DetailsPane::eventHtml(EventRef ev) const
     QString html = QStringLiteral("<p><b>%1</b></p><p style='font-family:monospace;font-size:small'>%2</p><table>")
                        .arg(QLatin1String(toString(kind)), esc(m_trace->str(nameId)));
     const TimeNs start = events.start(ev.index);
-    html += row(tr("start"), QStringLiteral("+%1").arg(timeformat::duration(double(start - m_trace->startTime()), 9)));
+    html += row(tr("start"), QStringLiteral("+%1").arg(timeformat::duration(double(start - m_origin), 9)));
     html += row(tr("duration"), timeformat::duration(double(events.duration(ev.index)), 4));
     html += row(tr("end"),
-        QStringLiteral("+%1").arg(timeformat::duration(double(events.end(ev.index) - m_trace->startTime()), 9)));
+        QStringLiteral("+%1").arg(timeformat::duration(double(events.end(ev.index) - m_origin), 9)));
     html += row(tr("lane"),
         LaneLayout::laneLabel(lane.info).toHtmlEscaped()
             + QStringLiteral(" · rank %1 · %2").arg(lane.info.rank).arg(esc(lane.info.host)));
@@ -219,7 +220,7 @@ QString DetailsPane::rangeHtml(TimeNs t0, TimeNs t1, const LaneLayout& layout) c
         return {};
     QString html
         = tr("<p><b>Selected range</b> %1 (from +%2)</p><table>")
-              .arg(timeformat::duration(double(t1 - t0)), timeformat::duration(double(t0 - m_trace->startTime()), 6));
+              .arg(timeformat::duration(double(t1 - t0)), timeformat::duration(double(t0 - m_origin), 6));
     html += QStringLiteral(
         "<tr><th align='left'>lane</th><th align='right'>events</th><th align='right'>busy</th></tr>");
     for (const LaneRow& r : layout.rows()) {

@@ -23,6 +23,8 @@ public:
     explicit DetailsPane(QWidget* parent = nullptr);
 
     void setTrace(const gapscope::model::Trace* trace, const EventColors* colors);
+    // Times are shown from here (default: the trace's start; a large file's window: the file's).
+    void setTimeOrigin(gapscope::model::TimeNs origin) { m_origin = origin; }
     void showDetails(gapscope::model::EventRef ev);
     void showRange(gapscope::model::TimeNs t0, gapscope::model::TimeNs t1, const LaneLayout& layout);
     void clearDetails();
@@ -43,5 +45,6 @@ private:
     // The innermost CPU operator of a host stack (else its innermost range; invalid when empty).
     gapscope::model::EventRef launchingOp(const std::vector<gapscope::model::EventRef>& stack) const;
     const gapscope::model::Trace* m_trace = nullptr;
+    gapscope::model::TimeNs m_origin = 0;
     const EventColors* m_colors = nullptr;
 };

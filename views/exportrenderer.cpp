@@ -87,6 +87,7 @@ void ExportRenderer::render(QPainter& p, const QSize& size, const ExportScene& s
     if (scene.trace && scene.layout) {
         TimelineRenderer timeline;
         timeline.setTrace(scene.trace, scene.layout, scene.colors);
+        timeline.setOverview(scene.overview, scene.window);
         timeline.setHighlight(scene.highlight);
         timeline.setAnnotations(scene.annotations);
         p.save();

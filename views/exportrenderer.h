@@ -39,6 +39,8 @@ struct ExportCaption {
 
 struct ExportScene {
     const gapscope::model::Trace* trace = nullptr;
+    const gapscope::model::TraceOverview* overview = nullptr; // a large file: drawn where `window` is not
+    gapscope::model::TimeWindow window;
     const LaneLayout* layout = nullptr;
     const EventColors* colors = nullptr;
     const TimelineHighlight* highlight = nullptr;

@@ -198,10 +198,22 @@ std::vector<LaneEntry> LaneLayout::entriesOf(const Trace& trace)
     return out;
 }
 
-std::vector<QString> LaneLayout::rankLabelsOf(const Trace& trace)
+std::vector<LaneEntry> LaneLayout::entriesOf(const TraceOverview& overview)
+{
+    std::vector<LaneEntry> out(overview.lanes().size());
+    for (size_t id = 0; id < out.size(); ++id) {
+        const TraceOverview::LaneData& l = overview.lanes()[id];
+        out[id].info = l.info;
+        out[id].empty = l.events == 0;
+        const bool nested = l.info.kind == LaneKind::Nvtx || l.info.kind == LaneKind::CpuThread;
+        out[id].levels = nested && l.events ? l.maxDepth + 1 : 0;
+    }
+    return out;
+}
+
+std::vector<QString> LaneLayout::rankLabelsOf(const TraceHeader& header)
 {
     std::vector<QString> labels;
-    const auto& header = trace.header();
     for (const auto& r : header.ranks) {
         if (labels.size() <= r.rank)
             labels.resize(r.rank + 1);

@@ -14,6 +14,7 @@
 // every lane appears at most once; rowOfLane() is the inverse of rows()[i].lane.
 // Plain value type built on the GUI thread; read-only afterwards.
 
+#include "model/overview.h"
 #include "model/trace.h"
 
 #include <QString>
@@ -79,7 +80,13 @@ public:
     static QString laneLabel(const gapscope::model::LaneInfo& info);
     // Per-lane entries of a trace (nesting levels measured from the events: O(events) of nested lanes).
     static std::vector<LaneEntry> entriesOf(const gapscope::model::Trace& trace);
-    static std::vector<QString> rankLabelsOf(const gapscope::model::Trace& trace);
+    // A large file's lanes, from its overview (events and nesting depths of the whole file).
+    static std::vector<LaneEntry> entriesOf(const gapscope::model::TraceOverview& overview);
+    static std::vector<QString> rankLabelsOf(const gapscope::model::Trace& trace)
+    {
+        return rankLabelsOf(trace.header());
+    }
+    static std::vector<QString> rankLabelsOf(const gapscope::model::TraceHeader& header);
 
 private:
     void addRow(LaneRow row);

@@ -59,7 +59,7 @@ QVariant MemberTableModel::data(const QModelIndex& index, int role) const
     if (!index.isValid() || index.row() >= rowCount() || index.column() >= ColumnCount || !m_trace)
         return {};
     const BarMember& m = m_members[size_t(index.row())];
-    const TimeNs origin = m_trace->startTime();
+    const TimeNs origin = m_origin;
     QString what = m_idleLabel;
     QString full = m_idleLabel;
     if (m.event.valid() && m.event.lane < m_trace->laneCount()) {

@@ -21,6 +21,8 @@ public:
 
     // `idleLabel` names the idle rows (e.g. "launch/host gap").
     void setMembers(const gapscope::model::Trace* trace, std::vector<BarMember> members, const QString& idleLabel);
+    // Times are shown from here (the trace's start; a large file's window: the file's).
+    void setTimeOrigin(gapscope::model::TimeNs origin) { m_origin = origin; }
     const BarMember* member(int row) const;
 
     int rowCount(const QModelIndex& parent = {}) const override;
@@ -33,6 +35,7 @@ public:
 
 private:
     const gapscope::model::Trace* m_trace = nullptr;
+    gapscope::model::TimeNs m_origin = 0;
     std::vector<BarMember> m_members;
     QString m_idleLabel;
 };

@@ -109,12 +109,20 @@ StatsPanel::~StatsPanel()
     m_jobs.cancel();
 }
 
+void StatsPanel::setTimeOrigin(TimeNs origin)
+{
+    m_origin = origin;
+    m_members->setTimeOrigin(origin);
+}
+
 void StatsPanel::setDocument(std::shared_ptr<const Trace> trace, std::shared_ptr<const EventColors> colors)
 {
     m_jobs.cancel();
     m_computing = false;
     m_trace = std::move(trace);
     m_colors = std::move(colors);
+    m_origin = m_trace ? m_trace->startTime() : 0;
+    m_members->setTimeOrigin(m_origin);
     m_whole.reset();
     m_steps->setTrace(m_trace.get());
     std::vector<double> slowest;
@@ -154,7 +162,7 @@ void StatsPanel::setRange(TimeNs t0, TimeNs t1)
     scope.t1 = t1;
     compute(scope,
         tr("Selected range %1 (from +%2)")
-            .arg(timeformat::duration(double(t1 - t0)), timeformat::duration(double(t0 - m_trace->startTime()), 6)),
+            .arg(timeformat::duration(double(t1 - t0)), timeformat::duration(double(t0 - m_origin), 6)),
         false);
 }
 

@@ -36,6 +36,8 @@ public:
 
     // Shows a trace; its whole-trace statistics are computed in the background (O(events)).
     void setDocument(std::shared_ptr<const gapscope::model::Trace> trace, std::shared_ptr<const EventColors> colors);
+    // Times are shown from here (default: the trace's start; a large file's window: the file's).
+    void setTimeOrigin(gapscope::model::TimeNs origin);
     // Statistics of [t0, t1) (computed in the background); clearRange() goes back to the whole trace.
     void setRange(gapscope::model::TimeNs t0, gapscope::model::TimeNs t1);
     void clearRange();
@@ -71,6 +73,7 @@ private:
     // Computes the statistics of `scope` in the background; whole = cache them as the whole trace's.
     void compute(const StatsScope& scope, const QString& label, bool whole);
     std::shared_ptr<const gapscope::model::Trace> m_trace;
+    gapscope::model::TimeNs m_origin = 0;
     std::shared_ptr<const EventColors> m_colors;
     std::shared_ptr<const KernelStatsResult> m_whole;
     KernelTableModel* m_kernels;

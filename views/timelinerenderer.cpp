@@ -181,7 +181,7 @@ void TimelineRenderer::prepare(const QSize& size, const TimelineView& view)
     const int top = view.scrollY, bottom = view.scrollY + plotRect(size, view).height();
     if (m_frameValid && m_frame.mapping() == view.mapping && m_frameTop == top && m_frameBottom == bottom)
         return;
-    m_frame.build(*m_trace, *m_layout, view.mapping, top, bottom);
+    m_frame.build(*m_trace, *m_layout, view.mapping, top, bottom, 2.0, m_overview, m_window);
     m_frameValid = true;
     m_frameTop = top;
     m_frameBottom = bottom;
@@ -205,7 +205,7 @@ void TimelineRenderer::paintRowBackgrounds(QPainter& p, const QRect& plot, const
         p.fillRect(QRect(plot.left(), y, plot.width(), row.height), base);
         if (m_showSteps && row.type == LaneRow::Type::Lane) {
             const QColor shade = base.darker(106);
-            const auto& steps = m_trace->steps(row.rank);
+            const auto& steps = stepsOf(row.rank);
             auto it
                 = std::lower_bound(steps.begin(), steps.end(), t0, [](const Step& s, TimeNs t) { return s.end <= t; });
             for (; it != steps.end() && it->start < t1; ++it) {
@@ -235,7 +235,7 @@ void TimelineRenderer::paintSteps(QPainter& p, const QRect& plot, const Timeline
         const LaneRow& row = m_layout->rows()[size_t(r)];
         if (row.type != LaneRow::Type::RankHeader)
             continue;
-        const auto& steps = m_trace->steps(row.rank);
+        const auto& steps = stepsOf(row.rank);
         auto it = std::lower_bound(steps.begin(), steps.end(), t0, [](const Step& s, TimeNs t) { return s.end <= t; });
         const int y = widgetY(row.y, v);
         for (; it != steps.end() && it->start < t1; ++it) {
@@ -265,9 +265,36 @@ void TimelineRenderer::paintItems(QPainter& p, const QRect& plot, const Timeline
     }
 }
 
+const std::vector<Step>& TimelineRenderer::stepsOf(uint32_t rank) const
+{
+    return m_overview && m_frame.fromOverview() ? m_overview->steps(rank) : m_trace->steps(rank);
+}
+
+void TimelineRenderer::paintOverviewItems(
+    QPainter& p, size_t k, int y, const LaneRow& row, const QRect& plot, const TimelineView& v)
+{
+    // Nodes of the overview: coloured by their longest event's name; runs of nodes a shade darker.
+    const int h = itemHeight(row);
+    const int iy = y + itemLevelY(row, 0);
+    for (const TraceOverview::Item& it : m_frame.overviewItems(k)) {
+        const double x0 = clampX(plot.left() + v.mapping.toX(it.start), plot);
+        const double x1 = std::max(x0 + 1, clampX(plot.left() + v.mapping.toX(it.end), plot));
+        QRgb rgb = kApiColor;
+        if (row.kind == LaneKind::CpuThread)
+            rgb = EventColors::hostColor(HostKind::CpuOp, it.longestName);
+        else if (row.kind != LaneKind::CpuApi && m_colors)
+            rgb = m_colors->color(it.longestName);
+        p.fillRect(QRectF(x0, iy, x1 - x0, h), QColor::fromRgb(rgb).darker(it.count > 1 ? 115 : 100));
+    }
+}
+
 void TimelineRenderer::paintRowItems(
     QPainter& p, size_t k, int y, const LaneRow& row, const QRect& plot, const TimelineView& v)
 {
+    if (m_frame.fromOverview()) {
+        paintOverviewItems(p, k, y, row, plot, v);
+        return;
+    }
     const LaneId lane = m_frame.row(k).lane;
     const LaneEvents& ev = m_trace->lane(lane).events;
     const int h = itemHeight(row);
@@ -590,7 +617,7 @@ void TimelineRenderer::paintRuler(QPainter& p, const QSize& size, const Timeline
     p.fillRect(ruler, QColor(245, 246, 248));
     p.setPen(QColor(190, 195, 205));
     p.drawLine(0, kRulerHeight - 1, size.width(), kRulerHeight - 1);
-    const TimeNs origin = m_trace ? m_trace->startTime() : v.mapping.origin;
+    const TimeNs origin = m_overview ? m_overview->startTime() : m_trace ? m_trace->startTime() : v.mapping.origin;
     int64_t step = 1;
     std::vector<timeformat::Tick>& ticks = m_tickBuffer;
     timeformat::ticks(v.mapping.origin, v.mapping.offset, v.mapping.nsPerPixel, v.mapping.width, 110, ticks, &step);

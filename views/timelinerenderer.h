@@ -56,6 +56,13 @@ public:
     static constexpr int kRulerHeight = 26;
 
     void setTrace(const gapscope::model::Trace* trace, const LaneLayout* layout, const EventColors* colors);
+    // A large file: its overview, drawn where `window` (what `trace` holds) does not cover the view.
+    void setOverview(const gapscope::model::TraceOverview* overview, gapscope::model::TimeWindow window)
+    {
+        m_overview = overview;
+        m_window = window;
+        m_frameValid = false;
+    }
     // Forgets the folded frame and the cached header labels (call after the trace or the layout
     // changed in place).
     void invalidate()
@@ -109,6 +116,8 @@ private:
     void paintSteps(QPainter& p, const QRect& plot, const TimelineView& v);
     void paintItems(QPainter& p, const QRect& plot, const TimelineView& v);
     void paintRowItems(QPainter& p, size_t k, int y, const LaneRow& row, const QRect& plot, const TimelineView& v);
+    void paintOverviewItems(QPainter& p, size_t k, int y, const LaneRow& row, const QRect& plot, const TimelineView& v);
+    const std::vector<gapscope::model::Step>& stepsOf(uint32_t rank) const; // the overview's when drawing it
     void paintHighlight(QPainter& p, const QRect& plot, const TimelineView& v);
     void paintSelection(QPainter& p, const QRect& plot, const TimelineView& v);
     void paintAnnotations(QPainter& p, const QRect& plot, const TimelineView& v);
@@ -129,6 +138,8 @@ private:
     QRgb itemColor(gapscope::model::LaneId lane, uint32_t index, gapscope::model::LaneKind kind) const;
 
     const gapscope::model::Trace* m_trace = nullptr;
+    const gapscope::model::TraceOverview* m_overview = nullptr;
+    gapscope::model::TimeWindow m_window;
     const LaneLayout* m_layout = nullptr;
     const EventColors* m_colors = nullptr;
     const TimelineHighlight* m_highlight = nullptr;

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 #include "views/timelinewidget.h"
 
+#include "views/tracedocument.h"
+
 #include "model/kernelname.h"
 #include "views/eventcolors.h"
 #include "views/timeformat.h"
@@ -10,6 +12,7 @@
 #include <QMouseEvent>
 #include <QPainter>
 #include <QScrollBar>
+#include <QTimer>
 #include <QToolTip>
 #include <QWheelEvent>
 
@@ -36,9 +39,52 @@ TimelineWidget::TimelineWidget(QWidget* parent)
         }
     });
     m_view.mapping.width = std::max(1, width() - m_view.headerWidth);
+    m_windowTimer = new QTimer(this);
+    m_windowTimer->setSingleShot(true);
+    m_windowTimer->setInterval(60);
+    connect(m_windowTimer, &QTimer::timeout, this, &TimelineWidget::requestWindow);
+    connect(this, &TimelineWidget::viewChanged, this, [this] {
+        if (m_overview)
+            m_windowTimer->start();
+    });
 }
 
 TimelineWidget::~TimelineWidget() = default;
+
+TimeNs TimelineWidget::extentStart() const
+{
+    return m_overview ? m_overview->startTime() : m_trace ? m_trace->startTime() : 0;
+}
+
+TimeNs TimelineWidget::extentEnd() const
+{
+    return m_overview ? m_overview->endTime() : m_trace ? m_trace->endTime() : 0;
+}
+
+void TimelineWidget::setOverview(std::shared_ptr<const TraceOverview> overview, TimeWindow window, bool keepView)
+{
+    m_overview = std::move(overview);
+    m_window = window;
+    m_asked = {};
+    m_renderer.setOverview(m_overview.get(), window);
+    rebuildLayout();
+    if (!keepView)
+        zoomToAll();
+    update();
+}
+
+void TimelineWidget::requestWindow()
+{
+    if (!m_overview)
+        return;
+    const TimeNs t0 = m_view.mapping.firstVisible(), t1 = m_view.mapping.lastVisible();
+    if (m_window.contains(t0, t1) || m_asked.contains(t0, t1))
+        return;
+    if (auto w = windowFor(*m_overview, t0, t1, TraceDocument::windowEvents())) {
+        m_asked = *w;
+        emit windowWanted(*w);
+    }
+}
 
 QSize TimelineWidget::canvasSize() const
 {
@@ -49,6 +95,9 @@ void TimelineWidget::setTrace(std::shared_ptr<const Trace> trace, std::shared_pt
 {
     m_trace = std::move(trace);
     m_colors = std::move(colors);
+    m_overview.reset(); // setOverview() follows for a large file
+    m_window = {};
+    m_renderer.setOverview(nullptr, {});
     m_highlight = {};
     m_matches.clear();
     const int headerWidth = m_view.headerWidth; // the user's choice outlives the trace
@@ -70,7 +119,10 @@ void TimelineWidget::rebuildLayout(bool remeasure)
 {
     // Measuring the lanes reads every event of the nested ones (their depths): done when the trace or
     // its lanes change, not when a header click opens or closes a group.
-    if (remeasure || m_entries.size() != (m_trace ? m_trace->laneCount() : 0)) {
+    if (m_overview) { // a large file: every lane of the file, as deep as it nests anywhere
+        m_entries = LaneLayout::entriesOf(*m_overview);
+        m_rankLabels = LaneLayout::rankLabelsOf(m_overview->header());
+    } else if (remeasure || m_entries.size() != (m_trace ? m_trace->laneCount() : 0)) {
         m_entries = m_trace ? LaneLayout::entriesOf(*m_trace) : std::vector<LaneEntry> {};
         m_rankLabels = m_trace ? LaneLayout::rankLabelsOf(*m_trace) : std::vector<QString> {};
     }
@@ -103,8 +155,8 @@ void TimelineWidget::setView(const TimelineView& view)
 
 void TimelineWidget::clampView()
 {
-    if (m_trace && m_trace->endTime() > m_trace->startTime())
-        m_view.mapping.clampTo(m_trace->startTime(), m_trace->endTime());
+    if (m_trace && extentEnd() > extentStart())
+        m_view.mapping.clampTo(extentStart(), extentEnd());
     const int maxScroll = std::max(0, m_layout.totalHeight() - (height() - TimelineRenderer::kRulerHeight));
     m_view.scrollY = std::clamp(m_view.scrollY, 0, maxScroll);
 }
@@ -124,7 +176,7 @@ void TimelineWidget::syncScrollBar()
 void TimelineWidget::zoomToRange(TimeNs t0, TimeNs t1, double margin)
 {
     if (m_trace)
-        m_view.mapping.origin = m_trace->startTime();
+        m_view.mapping.origin = extentStart();
     m_view.mapping.fit(t0, t1, margin);
     clampView();
     update();
@@ -135,7 +187,7 @@ void TimelineWidget::zoomToAll()
 {
     if (!m_trace)
         return;
-    zoomToRange(m_trace->startTime(), m_trace->endTime(), 0.01);
+    zoomToRange(extentStart(), extentEnd(), 0.01);
 }
 
 void TimelineWidget::zoomBy(double factor, double x)
@@ -574,7 +626,7 @@ void TimelineWidget::showTooltip(const QPoint& globalPos, EventRef ev, const Fol
         text = QStringLiteral("<b>%1</b><br>%2 at +%3")
                    .arg(TimelineRenderer::shortName(m_trace->str(events.name(ev.index))).toHtmlEscaped(),
                        timeformat::duration(double(events.duration(ev.index))),
-                       timeformat::duration(double(events.start(ev.index) - m_trace->startTime()), 6));
+                       timeformat::duration(double(events.start(ev.index) - extentStart()), 6));
         if (TimelineRenderer::shortName(m_trace->str(events.name(ev.index))) != name)
             text += QStringLiteral("<br><small>%1</small>").arg(name.left(300).toHtmlEscaped());
         if (m_trace->lane(ev.lane).info.kind == LaneKind::CpuThread)

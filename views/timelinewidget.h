@@ -14,6 +14,11 @@
 //   Esc                  clear selection / highlight   right click               context menu (annotate, zoom)
 // Selecting a range emits rangeSelected (the main window shows its statistics).
 //
+// A large file (setOverview): the timeline spans the whole file and draws its overview wherever the
+// window the trace holds does not cover the view; once the view shows few enough events to read
+// (TraceDocument::windowEvents()), windowWanted asks for the window around it (60 ms after the view
+// last moved, at once after a jump: requestWindow()); the old picture stays until the new window comes.
+//
 // Threading: GUI thread only. The Trace is shared (read-only) and must not be appended to while
 // the widget paints.
 
@@ -36,6 +41,17 @@ public:
     ~TimelineWidget() override;
 
     void setTrace(std::shared_ptr<const gapscope::model::Trace> trace, std::shared_ptr<const EventColors> colors);
+    // A large file: its overview, and the window `trace` holds (call after setTrace; a null overview
+    // turns it off). `keepView`: a new window of the same file, the view stays.
+    void setOverview(std::shared_ptr<const gapscope::model::TraceOverview> overview, gapscope::model::TimeWindow window,
+        bool keepView = false);
+    const gapscope::model::TraceOverview* overview() const { return m_overview.get(); }
+    gapscope::model::TimeWindow window() const { return m_window; }
+    // Asks for the window around the view now (after a jump), when the view shows few enough events.
+    void requestWindow();
+    // What the timeline spans: the whole file (the overview) or the trace.
+    gapscope::model::TimeNs extentStart() const;
+    gapscope::model::TimeNs extentEnd() const;
     const gapscope::model::Trace* trace() const { return m_trace.get(); }
     void setLayoutOptions(const LaneLayoutOptions& options);
     const LaneLayoutOptions& layoutOptions() const { return m_options; }
@@ -85,6 +101,8 @@ signals:
     void annotateRequested(gapscope::model::TimeNs t0, gapscope::model::TimeNs t1, const QString& laneKey);
     // Emitted at the end of every paint with the time it took (first-paint and frame-time measurements).
     void framePainted(qint64 nanoseconds);
+    // A large file: the window to read for the view (TraceDocument::readWindow).
+    void windowWanted(gapscope::model::TimeWindow window);
     void headerWidthChanged(int px);
 
 protected:
@@ -114,6 +132,10 @@ private:
 
     std::shared_ptr<const gapscope::model::Trace> m_trace;
     std::shared_ptr<const EventColors> m_colors;
+    std::shared_ptr<const gapscope::model::TraceOverview> m_overview;
+    gapscope::model::TimeWindow m_window;
+    class QTimer* m_windowTimer = nullptr;
+    gapscope::model::TimeWindow m_asked; // the last window asked for (not asked again while it comes)
     LaneLayoutOptions m_options;
     LaneLayout m_layout;
     std::vector<LaneEntry> m_entries; // the lanes as last measured (LaneLayout::entriesOf)

@@ -1,11 +1,16 @@
 // SPDX-License-Identifier: MIT
 #include "views/tracedocument.h"
 
+#include "model/format/memorybudget.h"
+#include "model/format/regularfile.h"
+#include "model/format/tracereader.h"
 #include "model/kernelclassifier.h"
 #include "model/open/traceopen.h"
 
 #include <QElapsedTimer>
 #include <QFileInfo>
+
+#include <atomic>
 
 using namespace gapscope::model;
 
@@ -14,7 +19,23 @@ namespace {
 // What prepare() leaves in LoadedTrace::extra.
 struct Derived {
     std::shared_ptr<const EventColors> colors;
+    std::shared_ptr<const TraceOverview> overview;
+    std::shared_ptr<const gapscope::format::TraceReader> reader;
+    TimeWindow window;
 };
+
+// What the open function of a large file hands to the prepare function (the same load).
+struct LargeOpen {
+    std::shared_ptr<const TraceOverview> overview;
+    std::shared_ptr<const gapscope::format::TraceReader> reader;
+    TimeWindow window;
+};
+
+std::atomic<uint64_t> g_cacheBytes { uint64_t(1) << 30 };
+std::atomic<uint64_t> g_largeEvents { kLargeTraceEvents };
+
+// The first window of a large file shows at once: a few million events (well inside the cache).
+constexpr uint64_t kFirstWindowEvents = 2'000'000;
 
 KernelClassifier classifierOf(const Trace& trace)
 {
@@ -57,16 +78,65 @@ QString TraceDocument::gpuName() const
     return QString::fromStdString(trace->header().gpus[0].name);
 }
 
-TraceOpener::OpenFn TraceDocument::openFunction(const QStringList& paths)
+uint64_t TraceDocument::cacheBytes()
+{
+    return g_cacheBytes.load();
+}
+
+void TraceDocument::setCacheBytes(uint64_t bytes)
+{
+    g_cacheBytes.store(std::max<uint64_t>(bytes, 1u << 20));
+}
+
+uint64_t TraceDocument::largeTraceEvents()
+{
+    return g_largeEvents.load();
+}
+
+void TraceDocument::setLargeTraceEvents(uint64_t events)
+{
+    g_largeEvents.store(std::max<uint64_t>(events, 1));
+}
+
+uint64_t TraceDocument::windowEvents()
+{
+    return cacheBytes() / gapscope::format::kTraceBytesPerEvent;
+}
+
+std::pair<TraceOpener::OpenFn, TraceOpener::PrepareFn> TraceDocument::loader(const QStringList& paths)
 {
     std::vector<std::string> files;
     for (const QString& p : paths)
         files.push_back(p.toStdString());
-    return [files](const TraceOpener::Progress& progress) {
+    auto large = std::make_shared<LargeOpen>();
+    TraceOpener::OpenFn open = [files, large](const TraceOpener::Progress& progress) -> gapscope::Expected<Trace> {
         ReadOptions options;
         options.progress = progress;
+        // One large .gapscope file: its overview and a first window, not every event.
+        if (files.size() == 1 && gapscope::format::checkRegularFile(files[0])) {
+            auto reader = gapscope::format::TraceReader::open(files[0]);
+            if (reader && (*reader)->hasIndex() && (*reader)->index().total_events() >= largeTraceEvents()) {
+                OverviewOptions oo;
+                oo.progress = progress;
+                auto overview = TraceOverview::open(**reader, oo);
+                if (!overview)
+                    return overview.status();
+                large->overview = std::make_shared<const TraceOverview>(std::move(*overview));
+                large->reader = std::shared_ptr<const gapscope::format::TraceReader>(std::move(*reader));
+                large->window = firstWindow(*large->overview, std::min(kFirstWindowEvents, windowEvents()));
+                return gapscope::model::readWindow(*large->reader, *large->overview, large->window, options);
+            }
+        }
         return openTrace(files, options);
     };
+    TraceOpener::PrepareFn prepare = [large](LoadedTrace& loaded, const JobTracker::Ticket&) {
+        auto d = std::make_shared<Derived>(derive(*loaded.trace));
+        d->overview = large->overview;
+        d->reader = large->reader;
+        d->window = large->window;
+        loaded.extra = std::move(d);
+    };
+    return { std::move(open), std::move(prepare) };
 }
 
 TraceOpener::PrepareFn TraceDocument::prepareFunction()
@@ -76,6 +146,29 @@ TraceOpener::PrepareFn TraceDocument::prepareFunction()
     };
 }
 
+gapscope::Expected<std::shared_ptr<TraceDocument>> TraceDocument::readWindow(
+    const TraceDocument& large, TimeWindow window)
+{
+    if (!large.reader || !large.overview)
+        return gapscope::Status::error("not a large trace: it has no windows");
+    QElapsedTimer timer;
+    timer.start();
+    auto trace = gapscope::model::readWindow(*large.reader, *large.overview, window);
+    if (!trace)
+        return trace.status();
+    auto doc = std::make_shared<TraceDocument>();
+    doc->paths = large.paths;
+    doc->trace = std::make_shared<const Trace>(std::move(*trace));
+    doc->openSeconds = timer.nsecsElapsed() / 1e9;
+    timer.restart();
+    doc->colors = derive(*doc->trace).colors;
+    doc->prepareSeconds = timer.nsecsElapsed() / 1e9;
+    doc->overview = large.overview;
+    doc->reader = large.reader;
+    doc->window = window;
+    return doc;
+}
+
 TraceDocument TraceDocument::fromLoaded(const LoadedTrace& loaded)
 {
     TraceDocument doc;
@@ -83,8 +176,12 @@ TraceDocument TraceDocument::fromLoaded(const LoadedTrace& loaded)
     doc.trace = loaded.trace;
     doc.openSeconds = loaded.openSeconds;
     doc.prepareSeconds = loaded.prepareSeconds;
-    if (auto d = std::static_pointer_cast<Derived>(loaded.extra))
+    if (auto d = std::static_pointer_cast<Derived>(loaded.extra)) {
         doc.colors = d->colors;
+        doc.overview = d->overview;
+        doc.reader = d->reader;
+        doc.window = d->window;
+    }
     return doc;
 }
 
@@ -94,7 +191,8 @@ std::shared_ptr<TraceDocument> TraceDocument::open(const QStringList& paths, QSt
     loaded.paths = paths;
     QElapsedTimer timer;
     timer.start();
-    auto trace = openFunction(paths)([](double) { return true; });
+    auto [openFn, prepareFn] = loader(paths);
+    auto trace = openFn([](double) { return true; });
     if (!trace) {
         if (error)
             *error = QString::fromStdString(trace.error());
@@ -103,7 +201,7 @@ std::shared_ptr<TraceDocument> TraceDocument::open(const QStringList& paths, QSt
     loaded.openSeconds = timer.nsecsElapsed() / 1e9;
     loaded.trace = std::make_shared<Trace>(std::move(*trace));
     timer.restart();
-    prepareFunction()(loaded, {});
+    prepareFn(loaded, {});
     loaded.prepareSeconds = timer.nsecsElapsed() / 1e9;
     return std::make_shared<TraceDocument>(fromLoaded(loaded));
 }

@@ -6,16 +6,29 @@
 // GUI thread after a load (the statistics tables compute theirs in the background once shown). Shared read-only
 // afterwards (the GUI, background jobs and exports hold shared_ptrs).
 //
+// A large .gapscope file (model::kLargeTraceEvents or more) is not read whole: the document holds its
+// overview (model/overview.h: what the timeline draws zoomed out, the steps, the totals), the open
+// reader, and `trace` is a window of it (model/tracewindow.h: the file's lanes and string ids, the
+// events of the window, the steps inside it) that the workspace replaces as the user moves
+// (readWindow()). Everything that reads `trace` (tables, analysis, details) covers that window.
+//
 // open() is the synchronous path (headless export, tests, benchmarks); the GUI goes through
-// TraceOpener with openFunction()/prepareFunction().
+// TraceOpener with loader(), whose open and prepare functions share what a large file needs.
 
+#include "model/overview.h"
 #include "model/trace.h"
+#include "model/tracewindow.h"
 #include "views/eventcolors.h"
 #include "views/traceopener.h"
 
 #include <QStringList>
 
 #include <memory>
+#include <utility>
+
+namespace gapscope::format {
+class TraceReader;
+}
 
 struct TraceDocument {
     QStringList paths;
@@ -23,12 +36,27 @@ struct TraceDocument {
     std::shared_ptr<const EventColors> colors;
     double openSeconds = 0;
     double prepareSeconds = 0;
+    // Large files: the overview, the reader windows are read through, and the window `trace` holds.
+    std::shared_ptr<const gapscope::model::TraceOverview> overview;
+    std::shared_ptr<const gapscope::format::TraceReader> reader;
+    gapscope::model::TimeWindow window;
+    bool large() const { return overview != nullptr; }
 
     QString displayName() const;
     // The name shown for the GPU of the trace ("NVIDIA H200"), "" when unknown.
     QString gpuName() const;
 
-    static TraceOpener::OpenFn openFunction(const QStringList& paths);
+    // How many bytes of events a large file's windows may hold (preferences, the viewer's --cache-mb;
+    // default 1 GiB): a window of a view that holds more is not read, the overview is drawn instead.
+    static uint64_t cacheBytes();
+    static void setCacheBytes(uint64_t bytes);
+    static uint64_t windowEvents(); // cacheBytes() / the bytes a read event takes
+    // From how many events a .gapscope file opens as a large one (model::kLargeTraceEvents; tests
+    // lower it to try the large path on small files).
+    static uint64_t largeTraceEvents();
+    static void setLargeTraceEvents(uint64_t events);
+
+    static std::pair<TraceOpener::OpenFn, TraceOpener::PrepareFn> loader(const QStringList& paths);
     static TraceOpener::PrepareFn prepareFunction();
     // Builds a document from a finished load (the prepare step's output).
     static TraceDocument fromLoaded(const LoadedTrace& loaded);
@@ -36,4 +64,7 @@ struct TraceDocument {
     static std::shared_ptr<TraceDocument> open(const QStringList& paths, QString* error);
     // A document around an existing trace (tests, synth), prepared synchronously.
     static std::shared_ptr<TraceDocument> fromTrace(gapscope::model::Trace trace, const QString& name);
+    // Another window of a large document (on any thread): the same overview, reader and paths.
+    static gapscope::Expected<std::shared_ptr<TraceDocument>> readWindow(
+        const TraceDocument& large, gapscope::model::TimeWindow window);
 };

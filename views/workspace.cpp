@@ -24,8 +24,10 @@
 #include "views/waterfallchart.h"
 #include "views/waterfallpanel.h"
 
+#include <QApplication>
 #include <QFileInfo>
 #include <QLineEdit>
+#include <QPointer>
 #include <QSplitter>
 #include <QTabWidget>
 #include <QVBoxLayout>
@@ -84,6 +86,7 @@ Workspace::~Workspace()
 
 void Workspace::connectTimeline()
 {
+    connect(m_timeline, &TimelineWidget::windowWanted, this, &Workspace::readWindow);
     connect(m_timeline, &TimelineWidget::eventSelected, m_details, &DetailsPane::showDetails);
     connect(m_details, &DetailsPane::eventActivated, this, [this](EventRef ev) { m_timeline->selectEvent(ev, true); });
     connect(m_timeline, &TimelineWidget::rangeSelected, this, [this](TimeNs t0, TimeNs t1) {
@@ -178,11 +181,20 @@ void Workspace::connectPanels()
 void Workspace::setDocument(std::shared_ptr<const TraceDocument> doc)
 {
     m_doc = std::move(doc);
+    m_windowJobs.cancel();
+    m_readingWindow = false;
     const Trace* trace = m_doc ? m_doc->trace.get() : nullptr;
     m_selectedBar = -1;
     m_timeline->setTrace(m_doc ? m_doc->trace : nullptr, m_doc ? m_doc->colors : nullptr);
+    if (m_doc && m_doc->large())
+        m_timeline->setOverview(m_doc->overview, m_doc->window);
+    m_timeline->setAnnotations(&m_annotations->annotations()); // the notes as edited, not the file's
     m_details->setTrace(trace, m_doc ? m_doc->colors.get() : nullptr);
     m_stats->setDocument(m_doc ? m_doc->trace : nullptr, m_doc ? m_doc->colors : nullptr);
+    if (m_doc && m_doc->large()) { // times from the file's start, not the window's
+        m_details->setTimeOrigin(m_doc->overview->startTime());
+        m_stats->setTimeOrigin(m_doc->overview->startTime());
+    }
     loadAnnotations();
     m_analysis->setTrace(m_doc ? m_doc->trace : nullptr);
     if (!trace)
@@ -219,7 +231,8 @@ void Workspace::loadAnnotations()
     QString error;
     const QString path = m_doc->paths.isEmpty() ? QString() : m_doc->paths.first();
     auto sidecar = path.isEmpty() ? std::nullopt : annotationstore::loadSidecar(path, &error);
-    m_annotations->setAnnotations(sidecar ? *sidecar : m_doc->trace->annotations(), m_doc->trace->startTime());
+    m_annotations->setAnnotations(sidecar ? *sidecar : m_doc->trace->annotations(),
+        m_doc->large() ? m_doc->overview->startTime() : m_doc->trace->startTime());
     if (!error.isEmpty())
         emit statusMessage(error);
 }
@@ -326,11 +339,114 @@ void Workspace::showFinding(const Finding& f)
 
 void Workspace::showStep(uint32_t index)
 {
+    if (m_doc && m_doc->large()) { // any step of the file: its span over the ranks, then its window at once
+        TimeNs t0 = INT64_MAX, t1 = INT64_MIN;
+        for (uint32_t r : m_doc->overview->ranks())
+            for (const Step& s : m_doc->overview->steps(r))
+                if (s.index == index) {
+                    t0 = std::min(t0, s.start);
+                    t1 = std::max(t1, s.end);
+                }
+        if (t0 >= t1)
+            return;
+        m_timeline->zoomToRange(t0, t1, 0.02);
+        m_timeline->requestWindow();
+        return;
+    }
     const int row = m_stats->stepModel()->rowOfStep(index);
     if (row < 0)
         return;
     const auto [t0, t1] = m_stats->stepModel()->window(row);
     m_timeline->zoomToRange(t0, t1, 0.02);
+}
+
+void Workspace::readWindow(TimeWindow window)
+{
+    if (!m_doc || !m_doc->large())
+        return;
+    const JobTracker::Ticket ticket = m_windowJobs.begin();
+    m_readingWindow = true;
+    std::shared_ptr<const TraceDocument> large = m_doc;
+    QPointer<Workspace> self(this);
+    jobPool()->submit([self, ticket, large, window] {
+        auto doc = TraceDocument::readWindow(*large, window);
+        QMetaObject::invokeMethod(
+            qApp,
+            [self, ticket, doc = std::move(doc)]() mutable {
+                if (!self || ticket.stale()) {
+                    if (doc)
+                        TraceOpener::releaseLater(std::move(*doc));
+                    return;
+                }
+                self->m_readingWindow = false;
+                if (!doc) {
+                    emit self->statusMessage(tr("Could not read that part of the trace: %1")
+                                                 .arg(QString::fromStdString(doc.error())));
+                    return;
+                }
+                self->setWindowDocument(std::move(*doc));
+            },
+            Qt::QueuedConnection);
+    });
+}
+
+bool Workspace::readWindowNow()
+{
+    if (!m_doc || !m_doc->large())
+        return false;
+    const TimelineView& v = m_timeline->view();
+    const TimeNs t0 = v.mapping.firstVisible(), t1 = v.mapping.lastVisible();
+    if (m_doc->window.contains(t0, t1))
+        return false;
+    const auto window = windowFor(*m_doc->overview, t0, t1, TraceDocument::windowEvents());
+    if (!window)
+        return false;
+    auto doc = TraceDocument::readWindow(*m_doc, *window);
+    if (!doc) {
+        emit statusMessage(tr("Could not read that part of the trace: %1").arg(QString::fromStdString(doc.error())));
+        return false;
+    }
+    m_windowJobs.cancel(); // an asynchronous read asked for earlier is not wanted any more
+    m_readingWindow = false;
+    setWindowDocument(std::move(*doc));
+    return true;
+}
+
+void Workspace::setWindowDocument(std::shared_ptr<const TraceDocument> doc)
+{
+    if (!doc || !doc->large())
+        return;
+    const TimelineView view = m_timeline->view();
+    std::shared_ptr<const TraceDocument> old = std::move(m_doc);
+    m_doc = std::move(doc);
+    const Trace& trace = *m_doc->trace;
+    m_selectedBar = -1;
+    m_timeline->setTrace(m_doc->trace, m_doc->colors);
+    m_timeline->setOverview(m_doc->overview, m_doc->window, true);
+    m_timeline->setAnnotations(&m_annotations->annotations());
+    m_timeline->setView(view);
+    m_details->setTrace(m_doc->trace.get(), m_doc->colors.get());
+    m_stats->setDocument(m_doc->trace, m_doc->colors);
+    m_details->setTimeOrigin(m_doc->overview->startTime());
+    m_stats->setTimeOrigin(m_doc->overview->startTime());
+    m_analysis->setTrace(m_doc->trace);
+    uint32_t first = UINT32_MAX, last = 0;
+    for (uint32_t r : trace.ranks())
+        for (const Step& s : trace.steps(r)) {
+            first = std::min(first, s.index);
+            last = std::max(last, s.index);
+        }
+    m_waterfall->setTraceInfo(trace.ranks(), first == UINT32_MAX ? 0 : first, last);
+    m_analysis->setRequest(m_waterfall->request());
+    applyBudget();
+    TraceOpener::releaseLater(std::move(old)); // hundreds of MB of columns: freed off the GUI thread
+    emit statusMessage(first == UINT32_MAX
+            ? tr("Read %L1 events of the trace (no whole step in that stretch)").arg(trace.eventCount())
+            : tr("Read steps %1-%2 (%L3 events); the tables and the waterfall cover them")
+                  .arg(first)
+                  .arg(last)
+                  .arg(trace.eventCount()));
+    emit windowShown();
 }
 
 ExportCaption Workspace::caption() const
@@ -358,6 +474,8 @@ ExportScene Workspace::exportScene() const
     if (m_doc) {
         s.trace = m_doc->trace.get();
         s.colors = m_doc->colors.get();
+        s.overview = m_doc->overview.get();
+        s.window = m_doc->window;
     }
     s.layout = &m_timeline->laneLayout();
     s.highlight = &m_timeline->highlight();

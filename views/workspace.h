@@ -19,6 +19,7 @@
 #include "model/trace.h"
 #include "views/analysisrunner.h"
 #include "views/exportrenderer.h"
+#include "views/jobtracker.h"
 #include "views/tracedocument.h"
 
 #include <optional>
@@ -69,8 +70,18 @@ public:
     // Jumps to where a finding points: its time range (or step), its rank's lanes, its bar lit up.
     void showFinding(const gapscope::model::Finding& finding);
     FindingsPanel* findingsPanel() const { return m_findings; }
-    // Zooms the timeline to step `index` (its window over all ranks).
+    // Zooms the timeline to step `index` (its window over all ranks); for a large file, any step of the
+    // file: its window is read at once.
     void showStep(uint32_t index);
+    // A large file: shows the window `doc` holds (the view stays); read by readWindow() on a worker
+    // when the timeline asks (TimelineWidget::windowWanted), stale reads dropped.
+    void setWindowDocument(std::shared_ptr<const TraceDocument> doc);
+    void readWindow(gapscope::model::TimeWindow window);
+    // The same on this thread, for the window around the timeline's view (the headless export); false
+    // when the view holds too many events to read (the overview is drawn) or nothing new is needed.
+    bool readWindowNow();
+    // A large file: a window is being read (tests wait for it).
+    bool readingWindow() const { return m_readingWindow; }
 
     // The picture for exports: current view, waterfall, highlight, annotations, caption.
     ExportScene exportScene() const;
@@ -106,6 +117,8 @@ public:
 
 signals:
     void statusMessage(const QString& text);
+    // A large file's window arrived and is shown.
+    void windowShown();
 
 private:
     void connectTimeline();
@@ -115,6 +128,8 @@ private:
     void loadAnnotations();
 
     std::shared_ptr<const TraceDocument> m_doc;
+    JobTracker m_windowJobs; // a large file's window reads: a newer one makes the older stale
+    bool m_readingWindow = false;
     TimelineWidget* m_timeline;
     SearchBar* m_search;
     WaterfallPanel* m_waterfall;

@@ -189,10 +189,6 @@ void printText(const std::string& path, const InfoData& t)
         std::cout << "warning:   " << w << "\n";
 }
 
-// A .gapscope file past this many events is summed up from its overview (OVERVIEW frame, else one
-// pass over its chunks) rather than read whole: the same figures in bounded memory.
-constexpr uint64_t kOverviewEvents = 4'000'000;
-
 // The overview of a single .gapscope file when asked for or when the file is large; nothing otherwise.
 std::optional<model::TraceOverview> overviewFor(const std::vector<std::string>& paths, const std::string& mode, std::string& error)
 {
@@ -200,7 +196,7 @@ std::optional<model::TraceOverview> overviewFor(const std::vector<std::string>& 
         return std::nullopt;
     auto reader = format::TraceReader::open(paths[0]);
     if (!reader || !(*reader)->hasIndex()
-        || (mode != "overview" && (*reader)->index().total_events() < kOverviewEvents))
+        || (mode != "overview" && (*reader)->index().total_events() < model::kLargeTraceEvents))
         return std::nullopt;
     auto o = model::TraceOverview::open(**reader);
     if (!o) {

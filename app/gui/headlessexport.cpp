@@ -116,16 +116,19 @@ int run(const HeadlessOptions& o)
         if (!a || !b || *b <= *a)
             return fail(QStringLiteral("--range %1: expected A:B with A < B, e.g. 12ms:15.5ms").arg(o.range), 2);
         request.kind = WaterfallRequest::Kind::Range;
-        request.t0 = trace.startTime() + *a;
-        request.t1 = trace.startTime() + *b;
+        request.t0 = ws.timeline()->extentStart() + *a;
+        request.t1 = ws.timeline()->extentStart() + *b;
         ws.timeline()->zoomToRange(request.t0, request.t1, 0);
+        ws.readWindowNow(); // a large file: the events of that range
     } else if (o.step >= 0) {
-        const int row = ws.statsPanel()->stepModel()->rowOfStep(uint32_t(o.step));
-        if (row < 0)
+        const bool known = doc->large() ? o.step < int(doc->overview->stepCount())
+                                        : ws.statsPanel()->stepModel()->rowOfStep(uint32_t(o.step)) >= 0;
+        if (!known)
             return fail(QStringLiteral("--step %1: the trace has no such decode step").arg(o.step), 2);
         request.kind = WaterfallRequest::Kind::Step;
         request.firstStep = request.lastStep = uint32_t(o.step);
         ws.showStep(uint32_t(o.step));
+        ws.readWindowNow();
     }
     ws.waterfallPanel()->setRequest(request);
     ws.analysis()->setRequest(request);

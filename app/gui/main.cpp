@@ -6,8 +6,10 @@
 #include "app/gui/headlessexport.h"
 #include "app/gui/mainwindow.h"
 #include "model/format/memorybudget.h"
+#include "views/tracedocument.h"
 
 #include <QApplication>
+#include <QSettings>
 #include <QCommandLineParser>
 #include <QTimer>
 
@@ -102,6 +104,10 @@ int main(int argc, char** argv)
             QStringLiteral("Export: open the CPU thread lanes of: first (default, the first rank that has them), "
                            "all, none, or ranks like 0,2."),
             QStringLiteral("WHICH") },
+        { QStringLiteral("cache-mb"),
+            QStringLiteral("How many MB of events the viewer reads of a large trace at once (default: the "
+                           "viewer/cacheMb preference, else 1024); beyond that it draws the trace's overview."),
+            QStringLiteral("MB") },
         { QStringLiteral("max-memory"),
             QStringLiteral("Memory budget for loading a trace (e.g. 8G, 512M; default 3/4 of RAM or of ulimit -v)."),
             QStringLiteral("SIZE") },
@@ -115,6 +121,19 @@ int main(int argc, char** argv)
             return 2;
         }
         gapscope::format::MemoryBudget::setLimit(bytes); // openTrace checks every load against it
+    }
+    {
+        bool ok = true;
+        const QString mb = p.isSet(QStringLiteral("cache-mb")) ? p.value(QStringLiteral("cache-mb"))
+                                                               : QSettings().value(QStringLiteral("viewer/cacheMb")).toString();
+        if (!mb.isEmpty()) {
+            const qlonglong v = mb.toLongLong(&ok);
+            if (!ok || v <= 0) {
+                std::fprintf(stderr, "gapscope: --cache-mb %s: expected a positive number of MB\n", qPrintable(mb));
+                return 2;
+            }
+            TraceDocument::setCacheBytes(uint64_t(v) << 20);
+        }
     }
     if (exporting)
         return headless(p);

@@ -2,6 +2,7 @@
 #include "app/gui/mainwindow.h"
 
 #include "app/gui/recentfiles.h"
+#include "model/memoryuse.h"
 #include "views/annotationmodel.h"
 #include "views/annotationpanel.h"
 #include "views/budgetpanel.h"
@@ -29,6 +30,7 @@
 #include <QFileDialog>
 #include <QFileInfo>
 #include <QFutureWatcher>
+#include <QInputDialog>
 #include <QLabel>
 #include <QMenuBar>
 #include <QMessageBox>
@@ -157,6 +159,7 @@ void MainWindow::buildMenus()
     view->addAction(tr("Find &previous"), QKeySequence::FindPrevious, m_workspace->searchBar(), &SearchBar::previous);
     view->addAction(
         tr("&Zoom to whole trace"), QKeySequence(Qt::Key_0), m_workspace->timeline(), &TimelineWidget::zoomToAll);
+    view->addAction(tr("&Go to step…"), QKeySequence(Qt::CTRL | Qt::Key_G), this, &MainWindow::goToStep);
     view->addSeparator();
     auto toggle = [this, view](const QString& text, bool LaneLayoutOptions::*member) {
         QAction* a = view->addAction(text);
@@ -199,9 +202,41 @@ void MainWindow::buildMenus()
     help->addAction(tr("&About gapscope"), this, [this] {
         QMessageBox::about(this, tr("About gapscope"),
             tr("<b>gapscope %1</b><p>Where the time of an LLM decode step goes: per-GPU timelines beside "
-               "the theoretical budget's waterfall.</p>")
-                .arg(QApplication::applicationVersion()));
+               "the theoretical budget's waterfall.</p><p>%2</p>")
+                .arg(QApplication::applicationVersion(), memoryText()));
     });
+}
+
+QString MainWindow::memoryText() const
+{
+    const auto mb = [](uint64_t bytes) { return QString::number(double(bytes) / double(1 << 20), 'f', 0); };
+    QString text = tr("Memory: %1 MB resident (peak %2 MB).")
+                       .arg(mb(gapscope::model::residentBytes()), mb(gapscope::model::peakResidentBytes()));
+    const TraceDocument* doc = m_workspace->document();
+    if (doc && doc->large())
+        text += tr("<br>Large trace: %L1 events; the overview %2 MB, the events read (a window) %3 MB of a "
+                   "%4 MB cache (Preferences: viewer/cacheMb, or --cache-mb).")
+                    .arg(doc->overview->eventCount())
+                    .arg(mb(doc->overview->memoryBytes()), mb(doc->trace->memoryBytes()),
+                        mb(TraceDocument::cacheBytes()));
+    else if (doc && doc->trace)
+        text += tr("<br>The trace: %L1 events, %2 MB.").arg(doc->trace->eventCount()).arg(mb(doc->trace->memoryBytes()));
+    return text;
+}
+
+void MainWindow::goToStep()
+{
+    const TraceDocument* doc = m_workspace->document();
+    if (!doc || !doc->trace)
+        return;
+    const uint32_t steps = doc->large() ? doc->overview->stepCount() : doc->trace->stepCount();
+    if (steps == 0)
+        return;
+    bool ok = false;
+    const int step = QInputDialog::getInt(this, tr("Go to step"), tr("Decode step (0 to %1):").arg(steps - 1), 0, 0,
+        int(steps - 1), 1, &ok);
+    if (ok)
+        m_workspace->showStep(uint32_t(step));
 }
 
 void MainWindow::showShortcuts()
@@ -337,7 +372,8 @@ void MainWindow::openFiles(const QStringList& paths)
     m_openTimer.start();
     m_firstPaintMs = -1;
     m_waitingFirstPaint = false;
-    m_opener->load(paths, TraceDocument::openFunction(paths), TraceDocument::prepareFunction());
+    auto [open, prepare] = TraceDocument::loader(paths);
+    m_opener->load(paths, std::move(open), std::move(prepare));
 }
 
 void MainWindow::onLoaded(std::shared_ptr<LoadedTrace> loaded)

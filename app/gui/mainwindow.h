@@ -96,6 +96,8 @@ private:
     void onFailed(const QStringList& paths, const QString& message);
     bool confirmUnsavedAnnotations();
     void showShortcuts();
+    void goToStep(); // View > Go to step: any step (of a large file too)
+    QString memoryText() const; // Help > About: what the process and the open trace hold
     void ensureLiveSession();
 
     Workspace* m_workspace;

@@ -159,7 +159,8 @@ OpenResult openLikeTheWindow(const QString& path)
         done = true;
     });
     tick.start();
-    opener.load({ path }, TraceDocument::openFunction({ path }), TraceDocument::prepareFunction());
+    auto [openFn, prepareFn] = TraceDocument::loader({ path });
+    opener.load({ path }, std::move(openFn), std::move(prepareFn));
     while (!done && nowMs() - t0 < 300'000)
         QApplication::processEvents(QEventLoop::WaitForMoreEvents, 5);
     // Loading ends when the statistics tables are filled too; probe one more second after that.

@@ -1,9 +1,13 @@
 // SPDX-License-Identifier: MIT
 // libFuzzer target for the .gapscope reader: any bytes either fail with a message or give a trace whose
-// every query (summaries, folds, launch lookup, steps) is safe to run.
+// every query (summaries, folds, launch lookup, steps) is safe to run; the same for the file's overview
+// (its OVERVIEW frame, or the pass over its chunks) and a window read through it.
 #include "fuzzbudget.h"
 
+#include "model/format/tracereader.h"
+#include "model/overview.h"
 #include "model/tracefile.h"
+#include "model/tracewindow.h"
 
 #include <cstdint>
 #include <string>
@@ -11,8 +15,40 @@
 
 using namespace gapscope::model;
 
+namespace {
+
+void overviewOf(const std::string& bytes)
+{
+    auto reader = gapscope::format::TraceReader::fromBuffer(bytes, "fuzz");
+    if (!reader)
+        return;
+    for (bool frame : { true, false }) {
+        OverviewOptions oo;
+        oo.useFrame = frame;
+        auto o = TraceOverview::open(**reader, oo);
+        if (!o) {
+            if (o.error().empty())
+                __builtin_trap();
+            continue;
+        }
+        (void)o->stats();
+        std::vector<TraceOverview::Item> items;
+        const TimeNs t0 = o->startTime(), t1 = o->endTime() + 1;
+        for (LaneId l = 0; l < o->lanes().size(); ++l)
+            o->fold(l, t0, t1, double(t1 - t0) / 1000.0 + 1.0, 3.0, items);
+        if (auto w = windowFor(*o, t0, t0 + (t1 - t0) / 4 + 1, 100000)) {
+            auto trace = readWindow(**reader, *o, *w);
+            if (!trace && trace.error().empty())
+                __builtin_trap();
+        }
+    }
+}
+
+} // namespace
+
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size)
 {
+    overviewOf(std::string(reinterpret_cast<const char*>(data), size));
     ReadOptions options;
     options.threads = 2;
     auto trace = readTraceBuffer(std::string(reinterpret_cast<const char*>(data), size), "fuzz", options);
