@@ -431,6 +431,24 @@ const HostAttribution* AnalysisRunner::hostAttribution() const
     return m_state ? &m_state->report->hostAttribution() : nullptr;
 }
 
+TimelineHighlight AnalysisRunner::rankGapHighlight(uint32_t rank, const QString& label) const
+{
+    TimelineHighlight h;
+    h.label = label;
+    h.color = EventColors::componentColor(label);
+    if (!m_state)
+        return h;
+    GapAnalyzer::Selection sel;
+    sel.rank = int(rank);
+    h.spans.resize(rank + 1);
+    for (const GapAnalyzer::StepGaps& step : m_state->analyzer->stepGaps(sel))
+        for (const GapAnalyzer::IdleGap& g : step.gaps)
+            if (g.kind == IdleKind::LaunchHost && g.end > g.start)
+                h.spans[rank].push_back({ g.start, g.end });
+    h.normalize();
+    return h;
+}
+
 TimelineHighlight AnalysisRunner::hostHighlight(
     const std::vector<uint32_t>& gaps, const QString& label, StringId name) const
 {

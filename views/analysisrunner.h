@@ -88,6 +88,9 @@ public:
     // host events the gaps were attributed to (only those named `name`, unless it is 0).
     TimelineHighlight hostHighlight(
         const std::vector<uint32_t>& gaps, const QString& label, gapscope::model::StringId name = 0) const;
+    // Every launch/host gap of `rank` in the analysed steps (a Host table row of a rank whose gaps
+    // were not kept: HostAttribution::Rank::gapsKept).
+    TimelineHighlight rankGapHighlight(uint32_t rank, const QString& label) const;
 
 signals:
     void busyChanged(bool busy);

@@ -45,21 +45,21 @@ void HostTableModel::addRank(
             Row { r.rank, IdleKind::LaunchHost, h.name, QString::fromStdString(std::string(trace.str(h.name))),
                 QLatin1String(h.kind), h.ns, h.count, share(h.ns, r.gapNs), h.gaps });
     // The unattributed time, by why; the other threads' events behind it right after theirs.
-    auto why = [&](const QString& label, TimeNs ns, std::vector<uint32_t>& gaps) {
+    auto why = [&](const QString& label, TimeNs ns, uint64_t count, std::vector<uint32_t>& gaps) {
         if (ns <= 0)
             return;
-        const uint64_t count = gaps.size();
-        m_rows.push_back(
-            Row { r.rank, IdleKind::LaunchHost, 0, label, QString(), ns, count, share(ns, r.gapNs), std::move(gaps) });
+        m_rows.push_back(Row { r.rank, IdleKind::LaunchHost, 0, label, QString(), ns, count, share(ns, r.gapNs),
+            std::move(gaps), !r.gapsKept });
     };
-    why(tr("(unattributed: next kernel already queued)"), r.queuedNs, whyGaps[0]);
-    why(tr("(unattributed: launching thread idle, another thread busy)"), r.otherThreadsNs, whyGaps[1]);
+    why(tr("(unattributed: next kernel already queued)"), r.queuedNs, r.queuedGaps, whyGaps[0]);
+    why(tr("(unattributed: launching thread idle, another thread busy)"), r.otherThreadsNs, r.otherThreadsGaps,
+        whyGaps[1]);
     for (const HostAttribution::Row& h : r.otherThreads)
         m_rows.push_back(Row { r.rank, IdleKind::LaunchHost, h.name,
             tr("other thread: %1").arg(QString::fromStdString(std::string(trace.str(h.name)))), QLatin1String(h.kind),
             h.ns, h.count, share(h.ns, r.gapNs), h.gaps });
-    why(tr("(unattributed: nothing recorded on the process's threads)"), r.nothingNs, whyGaps[2]);
-    why(tr("(unattributed: launch not recorded)"), r.noLaunchNs, whyGaps[3]);
+    why(tr("(unattributed: nothing recorded on the process's threads)"), r.nothingNs, r.nothingGaps, whyGaps[2]);
+    why(tr("(unattributed: launch not recorded)"), r.noLaunchNs, r.noLaunchGaps, whyGaps[3]);
     for (const HostAttribution::SyncRow& s : r.syncs) {
         const QString call = QString::fromStdString(s.call);
         const QString event

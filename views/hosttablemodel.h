@@ -35,7 +35,8 @@ public:
         gapscope::model::TimeNs ns = 0;
         uint64_t count = 0;
         double share = 0; // of the rank's launch/host gap time (sync rows: of its sync stall time)
-        std::vector<uint32_t> gaps;
+        std::vector<uint32_t> gaps; // into HostAttribution::gaps()
+        bool wholeRank = false; // the row's gaps are every launch/host gap of the rank (none kept: no host lanes)
     };
     explicit HostTableModel(QObject* parent = nullptr);
 

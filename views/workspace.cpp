@@ -288,7 +288,8 @@ void Workspace::selectHostRow(int row)
         return;
     m_selectedBar = -1;
     m_waterfall->chart()->setSelectedBar(-1);
-    const TimelineHighlight h = m_analysis->hostHighlight(r->gaps, r->event, r->name);
+    const TimelineHighlight h = r->wholeRank ? m_analysis->rankGapHighlight(r->rank, r->event)
+                                             : m_analysis->hostHighlight(r->gaps, r->event, r->name);
     m_timeline->setHighlight(h);
     emit statusMessage(tr("%1 (rank %2): %3 gaps lit up (Esc clears)").arg(r->event).arg(r->rank).arg(h.spanCount()));
 }

@@ -98,6 +98,13 @@ HostAttribution::HostAttribution(const GapAnalyzer& analyzer, const GapAnalyzer:
         parts[i].reset(new HostAttribution(analyzer));
         parts[i]->compute(selection, keepGaps, { wanted[i] });
     });
+    size_t gaps = 0, pieces = 0;
+    for (const auto& part : parts) {
+        gaps += part->m_gaps.size();
+        pieces += part->m_pieces.size();
+    }
+    m_gaps.reserve(gaps); // once: a gap per kernel can be gigabytes, growing by doubling would copy them twice
+    m_pieces.reserve(pieces);
     for (auto& part : parts)
         append(std::move(*part));
 }
@@ -110,6 +117,8 @@ void HostAttribution::compute(
     uint64_t serial = 0;
     using Kind = GapAnalyzer::Selection::Kind;
     for (uint32_t r : wanted) {
+        const bool keep = keepGaps && rankHasHostLanes(r);
+        m_byRank[r].gapsKept = keep;
         // Steps in blocks, so the gaps held at once stay few whatever the trace's length.
         std::vector<GapAnalyzer::Selection> blocks;
         GapAnalyzer::Selection sel = selection;
@@ -145,9 +154,9 @@ void HostAttribution::compute(
                         findSyncCall(g, scope);
                     else
                         explainRest(g, scope);
-                    add(g, keepGaps ? m_gaps.size() : serial, keepGaps);
+                    add(g, keep ? m_gaps.size() : serial, keep);
                     ++serial;
-                    if (keepGaps)
+                    if (keep)
                         m_gaps.push_back(g);
                     else
                         m_pieces.clear();
@@ -160,11 +169,12 @@ void HostAttribution::compute(
 void HostAttribution::append(HostAttribution&& part)
 {
     const uint32_t gapBase = uint32_t(m_gaps.size()), pieceBase = uint32_t(m_pieces.size());
-    for (Gap& g : part.m_gaps) {
+    for (Gap& g : part.m_gaps)
         g.firstPiece += pieceBase;
-        m_gaps.push_back(g);
-    }
+    m_gaps.insert(m_gaps.end(), part.m_gaps.begin(), part.m_gaps.end());
     m_pieces.insert(m_pieces.end(), part.m_pieces.begin(), part.m_pieces.end());
+    std::vector<Gap>().swap(part.m_gaps); // freed as soon as copied
+    std::vector<Piece>().swap(part.m_pieces);
     auto shift = [gapBase](std::vector<uint32_t>& gaps) {
         for (uint32_t& gi : gaps)
             gi += gapBase;
@@ -186,6 +196,12 @@ bool HostAttribution::isThreadLane(const LaneInfo& info)
 {
     const LaneKind k = info.kind;
     return k == LaneKind::CpuApi || k == LaneKind::CpuThread || (k == LaneKind::Nvtx && !info.isGpuAnnotationLane());
+}
+
+bool HostAttribution::rankHasHostLanes(uint32_t rank) const
+{
+    const auto it = m_process.lower_bound({ rank, std::string(), 0 });
+    return it != m_process.end() && std::get<0>(it->first) == rank;
 }
 
 bool HostAttribution::encloses(const Candidate& x, const Candidate& y)
@@ -566,6 +582,10 @@ void HostAttribution::add(const Gap& g, uint64_t serial, bool keep)
         r.queuedNs += g.queued;
         r.otherThreadsNs += g.otherThreads;
         r.nothingNs += g.nothing;
+        r.noLaunchGaps += g.noLaunch > 0;
+        r.queuedGaps += g.queued > 0;
+        r.otherThreadsGaps += g.otherThreads > 0;
+        r.nothingGaps += g.nothing > 0;
         if (g.explained > 0)
             addMoments(r.rows, *m_currentRows, pieces, pieces + g.pieceCount);
         if (!m_otherPieces.empty())

@@ -38,7 +38,7 @@
 // Cost: one sweep per selected step (GapAnalyzer::stepGaps) plus one walk of each launching thread's
 // events through the step's gaps in time order (an event joins a pool once, leaves it when a gap
 // starts after its end), and per gap O(k log k) for the k events that overlap it. Memory: the
-// aggregates, plus gaps() and pieces() only with keepGaps. Threading: computed in the constructor; const
+// aggregates, plus gaps() and pieces() only with keepGaps (and only of ranks with host lanes). Threading: computed in the constructor; const
 // afterwards (ranks on the task pool, each on its own, joined in rank order). The analyzer and its
 // trace must outlive it.
 
@@ -97,10 +97,15 @@ public:
     };
     struct Rank {
         uint32_t rank = 0;
+        // False for a rank without any host lane (CUDA API, CPU thread or host NVTX): nothing can be
+        // attributed, every launch/host gap is wholly "no launch", and none is kept in gaps() (a gap
+        // per kernel: 120 bytes each); the rows list no gaps.
+        bool gapsKept = true;
         TimeNs gapNs = 0, explainedNs = 0; // launch/host gaps
         std::vector<Row> rows; // launch/host gaps, longest first (then name)
         // Unattributed launch/host gap time by why, and the other threads' events behind it.
         TimeNs noLaunchNs = 0, queuedNs = 0, otherThreadsNs = 0, nothingNs = 0;
+        uint64_t noLaunchGaps = 0, queuedGaps = 0, otherThreadsGaps = 0, nothingGaps = 0; // gaps with such time
         std::vector<Row> otherThreads;
         TimeNs syncNs = 0, syncExplainedNs = 0; // sync stalls
         std::vector<Row> syncMoments; // sync stalls, moment by moment like rows
@@ -119,6 +124,7 @@ public:
     // The host events of a thread (the lanes the attribution reads): its CPU lane, CUDA API lane and
     // NVTX lane (not the NVTX lanes that copy ranges onto a GPU stream).
     static bool isThreadLane(const LaneInfo& info);
+    bool rankHasHostLanes(uint32_t rank) const;
     // The host events (CPU lane, NVTX lane) active over the whole of an API call on its thread,
     // innermost first in the order the attribution uses, then its sampled call stack's frames (leaf
     // first); step-level ranges included.
