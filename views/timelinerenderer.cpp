@@ -187,12 +187,34 @@ void TimelineRenderer::prepare(const QSize& size, const TimelineView& view)
     m_frameBottom = bottom;
 }
 
+template <typename Fn>
+void TimelineRenderer::forEachWideStep(
+    const std::vector<Step>& steps, const QRect& plot, const TimelineView& v, double minPx, Fn&& fn)
+{
+    // Steps at least minPx wide on screen, in time order. A run of narrower ones is jumped over with a
+    // binary search (every step ending within minPx of the last one seen is narrower still), so a
+    // zoomed-out frame over 100,000 steps costs O(width / minPx) searches, not a walk of every step.
+    const TimeNs t0 = v.mapping.firstVisible(), t1 = v.mapping.lastVisible();
+    auto endsBefore = [](const Step& s, TimeNs t) { return s.end <= t; };
+    auto it = std::lower_bound(steps.begin(), steps.end(), t0, endsBefore);
+    while (it != steps.end() && it->start < t1) {
+        const double x0 = clampX(plot.left() + v.mapping.toX(it->start), plot);
+        const double x1 = clampX(plot.left() + v.mapping.toX(it->end), plot);
+        if (x1 - x0 >= minPx) {
+            fn(*it, x0, x1);
+            ++it;
+            continue;
+        }
+        const TimeNs skip = std::max(it->end, v.mapping.toTime(x0 - plot.left() + minPx));
+        it = std::lower_bound(std::next(it), steps.end(), skip, endsBefore);
+    }
+}
+
 void TimelineRenderer::paintRowBackgrounds(QPainter& p, const QRect& plot, const TimelineView& v)
 {
     // Opaque fills only (memfill, no blending): each row's colour, with every other decode step of
     // its rank drawn a shade darker when steps are wide enough to tell apart.
     const auto [first, last] = m_layout->rowsIn(v.scrollY, v.scrollY + plot.height());
-    const TimeNs t0 = v.mapping.firstVisible(), t1 = v.mapping.lastVisible();
     int bottom = plot.top();
     for (int r = first; r < last; ++r) {
         const LaneRow& row = m_layout->rows()[size_t(r)];
@@ -205,15 +227,10 @@ void TimelineRenderer::paintRowBackgrounds(QPainter& p, const QRect& plot, const
         p.fillRect(QRect(plot.left(), y, plot.width(), row.height), base);
         if (m_showSteps && row.type == LaneRow::Type::Lane) {
             const QColor shade = base.darker(106);
-            const auto& steps = stepsOf(row.rank);
-            auto it
-                = std::lower_bound(steps.begin(), steps.end(), t0, [](const Step& s, TimeNs t) { return s.end <= t; });
-            for (; it != steps.end() && it->start < t1; ++it) {
-                const double x0 = clampX(plot.left() + v.mapping.toX(it->start), plot);
-                const double x1 = clampX(plot.left() + v.mapping.toX(it->end), plot);
-                if (it->index % 2 == 1 && x1 - x0 >= 3)
+            forEachWideStep(stepsOf(row.rank), plot, v, 3, [&](const Step& s, double x0, double x1) {
+                if (s.index % 2 == 1)
                     p.fillRect(QRectF(x0, y, x1 - x0, row.height - 1), shade);
-            }
+            });
         }
         p.fillRect(QRect(plot.left(), y + row.height - 1, plot.width(), 1), kGrid);
     }
@@ -224,8 +241,6 @@ void TimelineRenderer::paintRowBackgrounds(QPainter& p, const QRect& plot, const
 void TimelineRenderer::paintSteps(QPainter& p, const QRect& plot, const TimelineView& v)
 {
     // Step boundaries and numbers in the rank headers (the lanes are shaded by paintRowBackgrounds).
-    const TimeNs t0 = v.mapping.firstVisible();
-    const TimeNs t1 = v.mapping.lastVisible();
     const auto [first, last] = m_layout->rowsIn(v.scrollY, v.scrollY + plot.height());
     QFont small = p.font();
     small.setPointSizeF(std::max(6.0, small.pointSizeF() * 0.8));
@@ -235,22 +250,16 @@ void TimelineRenderer::paintSteps(QPainter& p, const QRect& plot, const Timeline
         const LaneRow& row = m_layout->rows()[size_t(r)];
         if (row.type != LaneRow::Type::RankHeader)
             continue;
-        const auto& steps = stepsOf(row.rank);
-        auto it = std::lower_bound(steps.begin(), steps.end(), t0, [](const Step& s, TimeNs t) { return s.end <= t; });
         const int y = widgetY(row.y, v);
-        for (; it != steps.end() && it->start < t1; ++it) {
-            const double x0 = clampX(plot.left() + v.mapping.toX(it->start), plot);
-            const double x1 = clampX(plot.left() + v.mapping.toX(it->end), plot);
-            if (x1 - x0 < 3)
-                continue;
+        forEachWideStep(stepsOf(row.rank), plot, v, 3, [&](const Step& s, double x0, double x1) {
             p.setPen(boundary);
             p.drawLine(QPointF(x0, y), QPointF(x0, y + row.height));
             if (x1 - x0 >= 28) {
                 p.setPen(kText);
                 p.drawText(QRectF(x0 + 3, y, x1 - x0 - 4, row.height), Qt::AlignVCenter | Qt::AlignLeft,
-                    QStringLiteral("step %1").arg(it->index));
+                    QStringLiteral("step %1").arg(s.index));
             }
-        }
+        });
     }
 }
 

@@ -113,6 +113,9 @@ public:
 
 private:
     void paintRowBackgrounds(QPainter& p, const QRect& plot, const TimelineView& v);
+    template <typename Fn>
+    static void forEachWideStep(const std::vector<gapscope::model::Step>& steps, const QRect& plot,
+        const TimelineView& v, double minPx, Fn&& fn);
     void paintSteps(QPainter& p, const QRect& plot, const TimelineView& v);
     void paintItems(QPainter& p, const QRect& plot, const TimelineView& v);
     void paintRowItems(QPainter& p, size_t k, int y, const LaneRow& row, const QRect& plot, const TimelineView& v);

@@ -34,6 +34,12 @@ struct LargeOpen {
 std::atomic<uint64_t> g_cacheBytes { uint64_t(1) << 30 };
 std::atomic<uint64_t> g_largeEvents { kLargeTraceEvents };
 
+// What an event of a window costs the viewer, resident: its columns and summaries, the gap analysis
+// and host attribution of it (a gap record per kernel), the tables. Measured with bench_large in full
+// mode as the slope between a 1.3M- and a 3.9M-event synth trace (187 B/event after the open, 184 at
+// the peak), rounded up.
+constexpr uint64_t kWindowBytesPerEvent = 192;
+
 // The first window of a large file shows at once: a few million events (well inside the cache).
 constexpr uint64_t kFirstWindowEvents = 2'000'000;
 
@@ -100,7 +106,7 @@ void TraceDocument::setLargeTraceEvents(uint64_t events)
 
 uint64_t TraceDocument::windowEvents()
 {
-    return cacheBytes() / gapscope::format::kTraceBytesPerEvent;
+    return cacheBytes() / kWindowBytesPerEvent;
 }
 
 std::pair<TraceOpener::OpenFn, TraceOpener::PrepareFn> TraceDocument::loader(const QStringList& paths)

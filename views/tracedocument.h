@@ -46,11 +46,12 @@ struct TraceDocument {
     // The name shown for the GPU of the trace ("NVIDIA H200"), "" when unknown.
     QString gpuName() const;
 
-    // How many bytes of events a large file's windows may hold (preferences, the viewer's --cache-mb;
-    // default 1 GiB): a window of a view that holds more is not read, the overview is drawn instead.
+    // How much memory a large file's window may take (preferences, the viewer's --cache-mb; default
+    // 1 GiB): its events with what the viewer derives from them (analysis, tables). A view that holds
+    // more events is drawn from the overview, not read.
     static uint64_t cacheBytes();
     static void setCacheBytes(uint64_t bytes);
-    static uint64_t windowEvents(); // cacheBytes() / the bytes a read event takes
+    static uint64_t windowEvents(); // cacheBytes() / what a window's event costs the viewer (192 B)
     // From how many events a .gapscope file opens as a large one (model::kLargeTraceEvents; tests
     // lower it to try the large path on small files).
     static uint64_t largeTraceEvents();

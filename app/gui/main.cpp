@@ -105,8 +105,9 @@ int main(int argc, char** argv)
                            "all, none, or ranks like 0,2."),
             QStringLiteral("WHICH") },
         { QStringLiteral("cache-mb"),
-            QStringLiteral("How many MB of events the viewer reads of a large trace at once (default: the "
-                           "viewer/cacheMb preference, else 1024); beyond that it draws the trace's overview."),
+            QStringLiteral("How many MB of memory the part of a large trace read at once may take, with its "
+                           "analysis (default: the viewer/cacheMb preference, else 1024); beyond that the "
+                           "viewer draws the trace's overview."),
             QStringLiteral("MB") },
         { QStringLiteral("max-memory"),
             QStringLiteral("Memory budget for loading a trace (e.g. 8G, 512M; default 3/4 of RAM or of ulimit -v)."),
