@@ -1,0 +1,65 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# Large files: 8-rank synth traces of 36M and 120M kernels (3,000 and 10,000 steps x 1,500 kernels;
+# with 1b in SIZES also 1,000M: 83,334 steps, a 3.3 GB file that takes 5-10 minutes to write), made
+# once with gapscope-cli synth under BUILD_DIR/bench-data. For each size, in one run:
+#   CLI:    info through the OVERVIEW frame (--read overview) against the full decode (--read full),
+#           summary and analyze (which decode the whole file): wall time, max RSS, events per second;
+#   viewer: bench_large (overview + windows) for first paint, resident memory, paint medians at six
+#           zooms and jump-to-step latency; at 36M also the same program decoding everything (full),
+#           the baseline (FULL=1 adds it at every size: at 120M it needs ~15 GB and minutes);
+#           the headless export of the whole trace (PNG), wall time and max RSS.
+# Usage: [SIZES="36m 120m 1b"] [FULL=1] tests/bench/bench_large.sh BUILD_DIR
+set -euo pipefail
+BUILD=${1:?usage: bench_large.sh BUILD_DIR}
+SIZES=${SIZES:-36m 120m}
+DATA=$BUILD/bench-data
+for t in bench_large gapscope-cli gapscope; do
+  [ -x "$BUILD/tests/bench/$t" ] || [ -x "$BUILD/app/$t" ] || cmake --build "$BUILD" --target "$t"
+done
+CLI=$BUILD/app/gapscope-cli
+mkdir -p "$DATA"
+TMP=$(mktemp -d)
+trap 'rm -rf "$TMP"' EXIT
+echo "date: $(date -u +%Y-%m-%dT%H:%MZ); $(nproc) cores; $(awk '/MemTotal/ {printf "%.0f GiB", $2/1048576}' /proc/meminfo); load average: $(cut -d' ' -f1-3 /proc/loadavg)"
+
+steps_of() { case $1 in 36m) echo 3000;; 120m) echo 10000;; 1b) echo 83334;; *) echo "unknown size $1" >&2; exit 2;; esac; }
+
+# timed NAME CMD...: runs CMD, prints "NAME | wall s | max RSS MB" and keeps the wall time in $WALL.
+timed() {
+  local name=$1; shift
+  /usr/bin/time -f "%e %M" -o "$TMP/time" "$@" > "$TMP/out" 2> "$TMP/err" || { echo "$name failed:"; tail -5 "$TMP/err"; return 1; }
+  read -r WALL RSS < "$TMP/time"
+  RSS_MB=$((RSS / 1024))
+}
+
+printf '\n%-6s %-34s | %9s | %9s | %12s\n' size what "wall s" "RSS MB" "Mevents/s"
+for size in $SIZES; do
+  steps=$(steps_of "$size")
+  trace=$DATA/synth-8x${steps}x1500.gapscope
+  if [ ! -f "$trace" ]; then
+    echo "writing $trace ..." >&2
+    "$CLI" synth --ranks 8 --steps "$steps" --kernels-per-step 1500 --seed 1 -o "$trace" > /dev/null
+  fi
+  events=$("$CLI" info "$trace" --json --read overview | python3 -c 'import json,sys; print(json.load(sys.stdin)["event_count"])')
+  row() { printf '%-6s %-34s | %9s | %9s | %12s\n' "$size" "$1" "$WALL" "$RSS_MB" "$(python3 -c "print(f'{$events/max($WALL,0.01)/1e6:.1f}')")"; }
+  timed "info overview" "$CLI" info "$trace" --json --read overview && row "info --read overview"
+  if [ "$size" != 1b ]; then
+    timed "info full" "$CLI" info "$trace" --json --read full && row "info --read full"
+    timed "summary" "$CLI" summary "$trace" --json && row "summary --json"
+    timed "analyze" "$CLI" analyze "$trace" --json --no-steps && row "analyze --json --no-steps"
+  fi
+  timed "export" "$BUILD/app/gapscope" "$trace" --export-png "$TMP/whole.png" && row "viewer: headless export, whole"
+  modes=large
+  if [ "$size" = 36m ] || [ "${FULL:-0}" = 1 ]; then modes="large full"; fi
+  for mode in $modes; do
+    QT_QPA_PLATFORM=offscreen "$BUILD/tests/bench/bench_large" "$trace" "$mode" 20 > "$TMP/viewer-$size-$mode" 2>/dev/null
+    sed -n 's/^key \(.*\)/'"$size $mode"': \1/p' "$TMP/viewer-$size-$mode" | grep -v ': mode \|: events ' >> "$TMP/viewer"
+    sed -n '/^check/,$p' "$TMP/viewer-$size-$mode" | sed "s/^/$size $mode: /" >> "$TMP/checks"
+  done
+done
+echo
+echo "viewer (bench_large; full = everything decoded, the baseline):"
+cat "$TMP/viewer"
+echo
+cat "$TMP/checks"
