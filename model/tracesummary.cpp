@@ -87,24 +87,6 @@ uint32_t saturated(TimeNs d)
     return uint32_t(std::min<TimeNs>(d, UINT32_MAX));
 }
 
-// Durations of one kernel name, for its medians. `own` is kept only from the first kernel whose own
-// time differs from its raw one (until then they are equal), so traces without PDL keep one vector
-// per name.
-struct Durations {
-    std::vector<uint32_t> raw, own;
-    bool overlapped = false; // own holds every own time
-    void add(TimeNs d, TimeNs ownNs)
-    {
-        if (ownNs != d && !overlapped) {
-            own = raw;
-            overlapped = true;
-        }
-        raw.push_back(saturated(d));
-        if (overlapped)
-            own.push_back(saturated(ownNs));
-    }
-};
-
 TimeNs medianOf(std::vector<uint32_t>& v)
 {
     std::nth_element(v.begin(), v.begin() + long(v.size() / 2), v.end());
@@ -113,66 +95,96 @@ TimeNs medianOf(std::vector<uint32_t>& v)
 
 } // namespace
 
+StepRow stepRow(const Trace& trace, uint32_t rank, const Step& step, TimeNs windowEnd)
+{
+    StepRow row;
+    row.rank = rank;
+    row.index = step.index;
+    row.start = step.start;
+    row.gpuSpan = step.duration();
+    row.window = windowEnd - step.start;
+    for (LaneId id : trace.lanesOf(rank, LaneKind::GpuStream))
+        addLaneBusy(trace, id, step.start, windowEnd, row);
+    return row;
+}
+
 std::vector<StepRow> stepTable(const Trace& trace)
 {
     std::vector<StepRow> rows;
     for (uint32_t r : trace.ranks()) {
         const auto& steps = trace.steps(r);
-        const auto gpu = trace.lanesOf(r, LaneKind::GpuStream);
-        for (size_t i = 0; i < steps.size(); ++i) {
-            StepRow row;
-            row.rank = r;
-            row.index = steps[i].index;
-            row.start = steps[i].start;
-            row.gpuSpan = steps[i].duration();
-            const TimeNs end = i + 1 < steps.size() ? steps[i + 1].start : steps[i].end;
-            row.window = end - steps[i].start;
-            for (LaneId id : gpu)
-                addLaneBusy(trace, id, steps[i].start, end, row);
-            rows.push_back(row);
-        }
+        for (size_t i = 0; i < steps.size(); ++i)
+            rows.push_back(stepRow(trace, r, steps[i], i + 1 < steps.size() ? steps[i + 1].start : steps[i].end));
     }
     return rows;
 }
 
-std::vector<KernelRow> kernelTable(const Trace& trace, KernelOrder order)
+void KernelTableBuilder::Durations::add(TimeNs d, TimeNs ownNs)
+{
+    if (ownNs != d && !overlapped) {
+        own = raw;
+        overlapped = true;
+    }
+    raw.push_back(saturated(d));
+    if (overlapped)
+        own.push_back(saturated(ownNs));
+}
+
+void KernelTableBuilder::add(const Trace& trace, TimeNs from, TimeNs to)
 {
     constexpr uint32_t kNone = UINT32_MAX;
-    std::vector<uint32_t> rowOf(trace.stringCount(), kNone); // by name id (ids are dense)
-    std::vector<KernelRow> rows;
-    std::vector<Durations> durations; // by row
+    if (m_rowOf.size() < trace.stringCount())
+        m_rowOf.resize(trace.stringCount(), kNone);
     forEachKernel(trace, [&](const LaneEvents& ev, size_t i, TimeNs own) {
+        if (ev.start(i) < from || ev.start(i) >= to)
+            return;
         const StringId name = ev.name(i);
         const TimeNs d = ev.duration(i);
-        if (name >= rowOf.size())
-            rowOf.resize(size_t(name) + 1, kNone);
-        if (rowOf[name] == kNone) {
-            rowOf[name] = uint32_t(rows.size());
+        if (name >= m_rowOf.size())
+            m_rowOf.resize(size_t(name) + 1, kNone);
+        if (m_rowOf[name] == kNone) {
+            m_rowOf[name] = uint32_t(m_rows.size());
             KernelRow row;
             row.name = name;
             row.min = row.max = d;
-            rows.push_back(row);
-            durations.emplace_back();
+            m_rows.push_back(row);
+            m_durations.emplace_back();
         }
-        KernelRow& row = rows[rowOf[name]];
+        KernelRow& row = m_rows[m_rowOf[name]];
         ++row.count;
         row.total += d;
         row.ownTotal += own;
         row.min = std::min(row.min, d);
         row.max = std::max(row.max, d);
-        durations[rowOf[name]].add(d, own);
+        m_durations[m_rowOf[name]].add(d, own);
     });
+}
+
+std::vector<KernelRow> KernelTableBuilder::finish(
+    KernelOrder order, const std::function<std::string_view(StringId)>& name)
+{
+    std::vector<KernelRow> rows = std::move(m_rows);
     for (size_t r = 0; r < rows.size(); ++r) {
-        Durations& du = durations[r];
+        Durations& du = m_durations[r];
         rows[r].median = medianOf(du.raw);
         rows[r].ownMedian = du.overlapped ? medianOf(du.own) : rows[r].median;
     }
+    m_rows.clear();
+    m_durations.clear();
+    m_rowOf.clear();
     const bool byOwn = order == KernelOrder::Own;
-    std::sort(rows.begin(), rows.end(), [&trace, byOwn](const KernelRow& a, const KernelRow& b) {
+    std::sort(rows.begin(), rows.end(), [&name, byOwn](const KernelRow& a, const KernelRow& b) {
         const TimeNs ta = byOwn ? a.ownTotal : a.total, tb = byOwn ? b.ownTotal : b.total;
-        return ta != tb ? ta > tb : trace.str(a.name) < trace.str(b.name);
+        return ta != tb ? ta > tb : name(a.name) < name(b.name);
     });
     return rows;
+}
+
+std::vector<KernelRow> kernelTable(const Trace& trace, KernelOrder order)
+{
+    KernelTableBuilder b;
+    b.add(trace);
+    return b.finish(order, [&trace](StringId id) { return trace.str(id); });
 }
 
 std::string formatDuration(TimeNs ns)

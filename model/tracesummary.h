@@ -23,6 +23,8 @@
 #include "model/trace.h"
 
 #include <array>
+#include <functional>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -58,6 +60,9 @@ struct StepRow {
     TimeNs busy = 0; // per-stream union of GPU event time inside the window, summed over streams
 };
 std::vector<StepRow> stepTable(const Trace& trace);
+// One row of stepTable: `step` of `rank`, its window [step.start, windowEnd), from the events `trace`
+// holds there (all of the trace, or a window of its file that covers the step: tracewindow.h).
+StepRow stepRow(const Trace& trace, uint32_t rank, const Step& step, TimeNs windowEnd);
 
 struct KernelRow {
     StringId name = 0;
@@ -73,6 +78,30 @@ enum class KernelOrder { Total, Own };
 // Kernel names by total (or own total) time, descending, ties by name, over every rank. Medians of
 // durations past UINT32_MAX ns saturate there.
 std::vector<KernelRow> kernelTable(const Trace& trace, KernelOrder order = KernelOrder::Total);
+
+// kernelTable in parts: the kernels of several traces with the same string ids (windows of one file,
+// tracewindow.h), each kernel counted by the part where it starts in [from, to). A part must hold
+// every event of a stream that overlaps [from, to), so that own times come out as in one trace.
+class KernelTableBuilder {
+public:
+    void add(const Trace& trace, TimeNs from = std::numeric_limits<TimeNs>::min(),
+        TimeNs to = std::numeric_limits<TimeNs>::max());
+    // The rows, ordered as kernelTable orders them; `name` gives the string of a name id.
+    std::vector<KernelRow> finish(KernelOrder order, const std::function<std::string_view(StringId)>& name);
+
+private:
+    // Durations of one kernel name, for its medians. `own` is kept only from the first kernel whose own
+    // time differs from its raw one (until then they are equal), so traces without PDL keep one vector
+    // per name.
+    struct Durations {
+        std::vector<uint32_t> raw, own;
+        bool overlapped = false; // own holds every own time
+        void add(TimeNs d, TimeNs ownNs);
+    };
+    std::vector<uint32_t> m_rowOf; // by name id (ids are dense)
+    std::vector<KernelRow> m_rows;
+    std::vector<Durations> m_durations; // by row
+};
 
 // "12.345 ms", "850 ns", "3.20 s"
 std::string formatDuration(TimeNs ns);

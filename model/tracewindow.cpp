@@ -62,4 +62,82 @@ Expected<Trace> readWindow(
     return trace;
 }
 
+TimeNs stepWindowEnd(const std::vector<Step>& rankSteps, size_t i)
+{
+    return i + 1 < rankSteps.size() ? rankSteps[i + 1].start : rankSteps[i].end;
+}
+
+std::vector<StepBatch> stepBatches(const TraceOverview& overview, uint64_t maxEvents)
+{
+    std::vector<uint32_t> indices;
+    for (uint32_t r : overview.ranks())
+        for (const Step& s : overview.steps(r))
+            indices.push_back(s.index);
+    std::sort(indices.begin(), indices.end());
+    indices.erase(std::unique(indices.begin(), indices.end()), indices.end());
+    if (indices.empty())
+        return {};
+    const uint64_t perStep = std::max<uint64_t>(1, overview.eventCount() / indices.size());
+    const size_t stepsPerBatch = size_t(std::max<uint64_t>(1, maxEvents / perStep));
+    std::vector<StepBatch> batches;
+    for (size_t i = 0; i < indices.size(); i += stepsPerBatch) {
+        StepBatch b;
+        b.firstStep = indices[i];
+        b.lastStep = indices[std::min(indices.size(), i + stepsPerBatch) - 1];
+        b.window = { INT64_MAX, INT64_MIN };
+        for (uint32_t r : overview.ranks()) {
+            const std::vector<Step>& steps = overview.steps(r); // sorted by index
+            auto it = std::lower_bound(
+                steps.begin(), steps.end(), b.firstStep, [](const Step& s, uint32_t k) { return s.index < k; });
+            for (; it != steps.end() && it->index <= b.lastStep; ++it) {
+                b.window.start = std::min(b.window.start, it->start);
+                b.window.end = std::max(b.window.end, stepWindowEnd(steps, size_t(it - steps.begin())));
+            }
+        }
+        batches.push_back(b);
+    }
+    // Owned stretches: cut where each batch's steps begin, never going back in time.
+    const TimeNs lo = overview.startTime(), hi = overview.endTime() + 1;
+    TimeNs cut = INT64_MIN;
+    for (size_t k = 0; k < batches.size(); ++k) {
+        StepBatch& b = batches[k];
+        b.ownedFrom = cut;
+        cut = k + 1 < batches.size() ? std::max(cut, batches[k + 1].window.start) : INT64_MAX;
+        b.ownedTo = cut;
+        b.window.start = std::min(b.window.start, k == 0 ? lo : b.ownedFrom);
+        b.window.end = std::max(b.window.end, k + 1 == batches.size() ? hi : b.ownedTo);
+    }
+    return batches;
+}
+
+Expected<SummaryTables> summaryTables(const format::TraceReader& reader, const TraceOverview& overview,
+    KernelOrder order, uint64_t maxEvents, const ReadOptions& options)
+{
+    SummaryTables out;
+    const std::vector<uint32_t> ranks = overview.ranks();
+    std::vector<std::vector<StepRow>> byRank(ranks.size());
+    KernelTableBuilder kernels;
+    const std::vector<StepBatch> batches = stepBatches(overview, maxEvents);
+    for (const StepBatch& b : batches) {
+        auto window = readWindow(reader, overview, b.window, options);
+        if (!window)
+            return window.status();
+        out.largestBatchEvents = std::max<uint64_t>(out.largestBatchEvents, window->eventCount());
+        for (size_t k = 0; k < ranks.size(); ++k) {
+            const std::vector<Step>& steps = overview.steps(ranks[k]);
+            auto it = std::lower_bound(
+                steps.begin(), steps.end(), b.firstStep, [](const Step& s, uint32_t i) { return s.index < i; });
+            for (; it != steps.end() && it->index <= b.lastStep; ++it)
+                byRank[k].push_back(
+                    stepRow(*window, ranks[k], *it, stepWindowEnd(steps, size_t(it - steps.begin()))));
+        }
+        kernels.add(*window, b.ownedFrom, b.ownedTo);
+        ++out.batches;
+    }
+    for (auto& rows : byRank)
+        out.steps.insert(out.steps.end(), rows.begin(), rows.end());
+    out.kernels = kernels.finish(order, [&overview](StringId id) { return overview.str(id); });
+    return out;
+}
+
 } // namespace gapscope::model

@@ -13,8 +13,10 @@
 
 #include "model/overview.h"
 #include "model/tracefile.h"
+#include "model/tracesummary.h"
 
 #include <optional>
+#include <vector>
 
 namespace gapscope::model {
 
@@ -32,5 +34,34 @@ TimeWindow firstWindow(const TraceOverview& overview, uint64_t maxEvents);
 
 Expected<Trace> readWindow(const format::TraceReader& reader, const TraceOverview& overview, TimeWindow window,
     const ReadOptions& options = {});
+
+// A file read in turn as windows of whole steps, for work whose memory must not grow with the file
+// (gapscope-cli summary on a large file). Batch k holds the steps with index in [firstStep, lastStep]
+// on every rank, and owns the events that start in [ownedFrom, ownedTo): the batches' owned stretches
+// are disjoint and cover all time (the first from the beginning, the last to the end), so counting
+// each event in the batch that owns it counts it once. Its window covers its steps (each to the next
+// step's start on its rank, as stepTable measures it) and its owned stretch; the window's trace holds
+// every event that overlaps it.
+struct StepBatch {
+    uint32_t firstStep = 0, lastStep = 0; // step indices
+    TimeNs ownedFrom = 0, ownedTo = 0;
+    TimeWindow window;
+};
+// The batches of `overview`, each of about maxEvents events at most (by the file's average per step; at
+// least one step). None when the file has no steps.
+std::vector<StepBatch> stepBatches(const TraceOverview& overview, uint64_t maxEvents);
+// The window of a step of `rank`: from its start to the next step's start on that rank, else its end.
+TimeNs stepWindowEnd(const std::vector<Step>& rankSteps, size_t i);
+
+// stepTable and kernelTable (tracesummary.h) of a file, read batch by batch (stepBatches): the same rows
+// as from the whole trace, in memory of about maxEvents events plus 4 bytes per kernel (the medians).
+struct SummaryTables {
+    std::vector<StepRow> steps;
+    std::vector<KernelRow> kernels;
+    size_t batches = 0;
+    uint64_t largestBatchEvents = 0; // events of the largest window read
+};
+Expected<SummaryTables> summaryTables(const format::TraceReader& reader, const TraceOverview& overview,
+    KernelOrder order, uint64_t maxEvents, const ReadOptions& options = {});
 
 } // namespace gapscope::model

@@ -7,6 +7,7 @@
 #include "model/json.h"
 #include "model/memoryuse.h"
 #include "model/open/traceopen.h"
+#include "largefile.h"
 #include "model/overview.h"
 #include "model/tracesummary.h"
 
@@ -189,23 +190,6 @@ void printText(const std::string& path, const InfoData& t)
         std::cout << "warning:   " << w << "\n";
 }
 
-// The overview of a single .gapscope file when asked for or when the file is large; nothing otherwise.
-std::optional<model::TraceOverview> overviewFor(const std::vector<std::string>& paths, const std::string& mode, std::string& error)
-{
-    if (mode == "full" || paths.size() != 1)
-        return std::nullopt;
-    auto reader = format::TraceReader::open(paths[0]);
-    if (!reader || !(*reader)->hasIndex()
-        || (mode != "overview" && (*reader)->index().total_events() < model::kLargeTraceEvents))
-        return std::nullopt;
-    auto o = model::TraceOverview::open(**reader);
-    if (!o) {
-        error = o.error();
-        return std::nullopt;
-    }
-    return std::move(*o);
-}
-
 int runInfo(const std::vector<std::string>& args)
 {
     ArgParser p("info", "FILE...",
@@ -214,26 +198,21 @@ int runInfo(const std::vector<std::string>& args)
     bool json = false;
     std::string read = "auto";
     p.flag("--json", "machine-readable output", json);
-    p.option("--read", "auto|full|overview",
-        "how: every event decoded (full), or summed up from the file's overview (a .gapscope file's OVERVIEW frame, "
-        "else one pass over its chunks, in bounded memory); auto: the overview for a file of 4M events or more",
-        read);
+    addReadOption(p, read, "summed up from the file's overview in bounded memory");
     p.setPositionals(1, SIZE_MAX);
     if (int rc = p.parse(args); rc >= 0)
         return rc;
-    if (read != "auto" && read != "full" && read != "overview") {
-        std::cerr << "gapscope-cli info: --read takes auto, full or overview, not '" << read << "'\n";
+    if (!readModeValid("info", read))
         return kExitUsage;
-    }
     std::string error;
-    std::optional<model::TraceOverview> overview = overviewFor(p.positionals(), read, error);
+    std::optional<LargeFile> large = openLarge(p.positionals(), read, error);
     if (!error.empty()) {
         std::cerr << "gapscope-cli info: " << error << "\n";
         return kExitFailure;
     }
     InfoData data;
-    if (overview) {
-        data = fromOverview(*overview);
+    if (large) {
+        data = fromOverview(large->overview);
     } else {
         auto trace = model::openTrace(p.positionals());
         if (!trace) {

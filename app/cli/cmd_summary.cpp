@@ -2,16 +2,20 @@
 // gapscope-cli summary: per-step and per-kernel-name tables of a trace.
 #include "args.h"
 #include "command.h"
+#include "largefile.h"
 
 #include "model/json.h"
 #include "model/kernelname.h"
 #include "model/open/traceopen.h"
 #include "model/tracesummary.h"
+#include "model/tracewindow.h"
 
 #include <algorithm>
 #include <cstdio>
 #include <iostream>
+#include <functional>
 #include <map>
+#include <optional>
 
 namespace gapscope::cli {
 namespace {
@@ -28,7 +32,12 @@ std::string truncateName(std::string_view s, size_t width)
     return std::string(s.substr(0, cut)) + "...";
 }
 
-json::Value summaryJson(const model::Trace& t, const std::vector<model::StepRow>& steps,
+// Events read at once on the overview path: whole steps, about this many (~200 MB in memory).
+constexpr uint64_t kBatchEvents = 4'000'000;
+
+using NameOf = std::function<std::string_view(model::StringId)>;
+
+json::Value summaryJson(const NameOf& str, const std::vector<model::StepRow>& steps,
     const std::vector<model::KernelRow>& kernels, size_t top)
 {
     json::Value o = json::Value::object();
@@ -49,7 +58,7 @@ json::Value summaryJson(const model::Trace& t, const std::vector<model::StepRow>
     for (size_t i = 0; i < kernels.size() && i < top; ++i) {
         const auto& k = kernels[i];
         json::Value x = json::Value::object();
-        x.set("name", t.str(k.name));
+        x.set("name", str(k.name));
         x.set("count", (unsigned long long)k.count);
         x.set("total_ns", (long long)k.total);
         x.set("mean_ns", (long long)(k.total / int64_t(std::max<uint64_t>(1, k.count))));
@@ -87,7 +96,7 @@ void printSteps(const std::vector<model::StepRow>& steps, bool perRank)
             s.window ? 100.0 * double(s.busy) / double(s.window) : 0.0, (unsigned long long)s.kernels);
 }
 
-void printKernels(const model::Trace& t, const std::vector<model::KernelRow>& kernels, size_t top, size_t width)
+void printKernels(const NameOf& str, const std::vector<model::KernelRow>& kernels, size_t top, size_t width)
 {
     model::TimeNs all = 0;
     for (const auto& k : kernels)
@@ -99,7 +108,7 @@ void printKernels(const model::Trace& t, const std::vector<model::KernelRow>& ke
         std::printf("%10llu %6.2f%% %12s %12s %12s %12s %12s  %s\n", (unsigned long long)k.count,
             all ? 100.0 * double(k.total) / double(all) : 0.0, formatDuration(k.total).c_str(),
             formatDuration(k.ownTotal).c_str(), formatDuration(k.median).c_str(), formatDuration(k.ownMedian).c_str(),
-            formatDuration(k.max).c_str(), truncateName(model::shortKernelName(t.str(k.name)), width).c_str());
+            formatDuration(k.max).c_str(), truncateName(model::shortKernelName(str(k.name)), width).c_str());
     }
     if (kernels.size() > top)
         std::printf("(%zu more kernel names; --top N shows more)\n", kernels.size() - top);
@@ -124,30 +133,59 @@ int runSummary(const std::vector<std::string>& args)
     p.option("--top", "N", "kernel names to list (default 20)", top);
     p.option("--name-width", "N", "truncate kernel names to N characters in text output (default 100)", width);
     p.option("--sort", "total|own", "order kernel names by total or own total time (default total)", sort);
+    std::string read = "auto";
+    addReadOption(p, read, "from the file's overview and its steps read a few at a time, in bounded memory");
     p.setPositionals(1, SIZE_MAX);
     if (int rc = p.parse(args); rc >= 0)
         return rc;
+    if (!readModeValid("summary", read))
+        return kExitUsage;
     if (top < 0 || width < 8)
         return p.usageError("--top must be >= 0 and --name-width >= 8");
     if (sort != "total" && sort != "own")
         return p.usageError("--sort must be total or own");
-    auto trace = model::openTrace(p.positionals());
-    if (!trace) {
-        std::cerr << "gapscope-cli summary: " << trace.error() << "\n";
+    const model::KernelOrder order = sort == "own" ? model::KernelOrder::Own : model::KernelOrder::Total;
+    std::string error;
+    std::optional<LargeFile> large = openLarge(p.positionals(), read, error);
+    if (!error.empty()) {
+        std::cerr << "gapscope-cli summary: " << error << "\n";
         return kExitFailure;
     }
-    const auto steps = model::stepTable(*trace);
-    const auto kernels
-        = model::kernelTable(*trace, sort == "own" ? model::KernelOrder::Own : model::KernelOrder::Total);
+    std::vector<model::StepRow> steps;
+    std::vector<model::KernelRow> kernels;
+    std::optional<model::Trace> trace;
+    NameOf str;
+    if (large && large->overview.stepCount() > 0) { // whole steps at a time (a file without steps: read whole)
+        auto tables = model::summaryTables(*large->reader, large->overview, order, kBatchEvents);
+        if (!tables) {
+            std::cerr << "gapscope-cli summary: " << tables.error() << "\n";
+            return kExitFailure;
+        }
+        steps = std::move(tables->steps);
+        kernels = std::move(tables->kernels);
+        str = [&large](model::StringId id) { return large->overview.str(id); };
+        for (const auto& w : large->overview.warnings())
+            std::cerr << "gapscope-cli summary: warning: " << w << "\n";
+    } else {
+        auto opened = model::openTrace(p.positionals());
+        if (!opened) {
+            std::cerr << "gapscope-cli summary: " << opened.error() << "\n";
+            return kExitFailure;
+        }
+        trace = std::move(*opened);
+        steps = model::stepTable(*trace);
+        kernels = model::kernelTable(*trace, order);
+        str = [&trace](model::StringId id) { return trace->str(id); };
+    }
     if (json) {
-        std::cout << json::write(summaryJson(*trace, steps, kernels, size_t(top)), 2) << "\n";
+        std::cout << json::write(summaryJson(str, steps, kernels, size_t(top)), 2) << "\n";
         return kExitOk;
     }
     if (steps.empty())
         std::printf("no steps (none recorded and none detected)\n");
     else
         printSteps(steps, perRank);
-    printKernels(*trace, kernels, size_t(top), size_t(width));
+    printKernels(str, kernels, size_t(top), size_t(width));
     return kExitOk;
 }
 

@@ -8,11 +8,14 @@
 #include "model/overview.h"
 #include "model/synth.h"
 #include "model/tracefile.h"
+#include "model/tracesummary.h"
+#include "model/tracewindow.h"
 
 #include <QTemporaryDir>
 #include <QtTest>
 
 #include <fstream>
+#include <random>
 
 using namespace gapscope;
 using namespace gapscope::model;
@@ -163,6 +166,79 @@ private slots:
             QCOMPARE(busy, want);
             if (!items.empty() && nsPerPixel == 0.0)
                 QVERIFY2(items.size() <= 1920, qPrintable(QString::number(items.size())));
+        }
+    }
+
+    // summaryTables reads whole steps a batch at a time and gives the rows of stepTable and kernelTable
+    // of the whole trace, exactly: random streams with early launches (own time), steps that start
+    // apart on the two ranks, kernels before the first step and after the last, small chunks.
+    void summaryInBatchesIsTheWholeTrace()
+    {
+        std::mt19937_64 rng(5);
+        TraceBuilder b;
+        const char* names[] = { "k0", "k1", "k2", "k3", "k4", "k5" };
+        for (uint32_t rank = 0; rank < 2; ++rank) {
+            for (uint64_t stream = 1; stream <= 2; ++stream) {
+                const LaneId l = b.lane({ LaneKind::GpuStream, rank, "h", rank, stream, "", 0 });
+                TimeNs t = TimeNs(rng() % 500);
+                for (int i = 0; i < 4000; ++i) {
+                    const TimeNs d = TimeNs(rng() % 400);
+                    b.addKernel(l, t, d, b.intern(names[rng() % 6]), 0, {});
+                    const int r = int(rng() % 4);
+                    t += r == 0 ? -TimeNs(rng() % 200) : r == 1 ? TimeNs(rng() % (d + 1)) : d + TimeNs(rng() % 300);
+                    t = std::max<TimeNs>(t, 0);
+                }
+            }
+            for (uint32_t s = 0; s < 40; ++s) // from 20 us, so that kernels run before the first step
+                b.addStep(rank,
+                    { s, 20000 + TimeNs(s) * 15000 + TimeNs(rng() % 3000) + rank * 1000,
+                        20000 + TimeNs(s) * 15000 + 12000, StepSource::Nvtx });
+        }
+        const Trace t = b.finish();
+        QTemporaryDir dir;
+        const std::string path = dir.filePath("s.gapscope").toStdString();
+        WriteOptions wo;
+        wo.eventsPerChunk = 1000;
+        QVERIFY(writeTraceFile(t, path, wo).isOk());
+        auto full = readTraceFile(path);
+        QVERIFY(full);
+        QVERIFY(full->endTime() > 20000 + 40 * 15000); // kernels after the last step too
+        auto reader = format::TraceReader::open(path);
+        QVERIFY(reader);
+        auto overview = TraceOverview::open(**reader);
+        QVERIFY(overview);
+        for (const KernelOrder order : { KernelOrder::Total, KernelOrder::Own }) {
+            auto tables = summaryTables(**reader, *overview, order, 800); // two steps a batch
+            QVERIFY2(tables, tables.error().c_str());
+            QVERIFY(tables->batches >= 10);
+            const auto steps = stepTable(*full);
+            QCOMPARE(tables->steps.size(), steps.size());
+            for (size_t i = 0; i < steps.size(); ++i) {
+                const StepRow &x = tables->steps[i], &y = steps[i];
+                QCOMPARE(x.rank, y.rank);
+                QCOMPARE(x.index, y.index);
+                QCOMPARE(x.start, y.start);
+                QCOMPARE(x.window, y.window);
+                QCOMPARE(x.gpuSpan, y.gpuSpan);
+                QCOMPARE(x.kernels, y.kernels);
+                QCOMPARE(x.busy, y.busy);
+            }
+            const auto kernels = kernelTable(*full, order);
+            QCOMPARE(tables->kernels.size(), kernels.size());
+            uint64_t count = 0;
+            for (size_t i = 0; i < kernels.size(); ++i) {
+                const KernelRow &x = tables->kernels[i], &y = kernels[i];
+                QCOMPARE(overview->str(x.name), full->str(y.name));
+                QCOMPARE(x.count, y.count);
+                QCOMPARE(x.total, y.total);
+                QCOMPARE(x.min, y.min);
+                QCOMPARE(x.max, y.max);
+                QCOMPARE(x.median, y.median);
+                QCOMPARE(x.ownTotal, y.ownTotal);
+                QCOMPARE(x.ownMedian, y.ownMedian);
+                count += x.count;
+            }
+            QCOMPARE(count, uint64_t(16000)); // every kernel once
         }
     }
 

@@ -1,0 +1,41 @@
+// SPDX-License-Identifier: MIT
+#include "largefile.h"
+
+#include <iostream>
+
+namespace gapscope::cli {
+
+void addReadOption(ArgParser& p, std::string& mode, const char* overviewMeans)
+{
+    p.option("--read", "auto|full|overview",
+        std::string("how: every event decoded at once (full), or ") + overviewMeans
+            + " (overview: a .gapscope file's OVERVIEW frame, else one pass over its chunks); auto: overview for a "
+              "file of 4M events or more",
+        mode);
+}
+
+bool readModeValid(const std::string& command, const std::string& mode)
+{
+    if (mode == "auto" || mode == "full" || mode == "overview")
+        return true;
+    std::cerr << "gapscope-cli " << command << ": --read takes auto, full or overview, not '" << mode << "'\n";
+    return false;
+}
+
+std::optional<LargeFile> openLarge(const std::vector<std::string>& paths, const std::string& mode, std::string& error)
+{
+    if (mode == "full" || paths.size() != 1)
+        return std::nullopt;
+    auto reader = format::TraceReader::open(paths[0]);
+    if (!reader || !(*reader)->hasIndex()
+        || (mode != "overview" && (*reader)->index().total_events() < model::kLargeTraceEvents))
+        return std::nullopt;
+    auto o = model::TraceOverview::open(**reader);
+    if (!o) {
+        error = o.error();
+        return std::nullopt;
+    }
+    return LargeFile { std::move(*reader), std::move(*o) };
+}
+
+} // namespace gapscope::cli

@@ -1,0 +1,33 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+
+// How a subcommand reads its trace: `--read auto|full|overview`. A single .gapscope file goes through
+// its overview (model/overview.h; for summary also windows of whole steps, model/tracewindow.h) when
+// asked (overview), or by default when it holds model::kLargeTraceEvents events or more (auto);
+// otherwise, and always for several files or other formats, every event is decoded (full).
+
+#include "args.h"
+#include "model/format/tracereader.h"
+#include "model/overview.h"
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace gapscope::cli {
+
+struct LargeFile {
+    std::unique_ptr<format::TraceReader> reader;
+    model::TraceOverview overview;
+};
+
+// Adds the --read option to `p` (the help names what "overview" means for this command).
+void addReadOption(ArgParser& p, std::string& mode, const char* overviewMeans);
+// False (after printing the usage error) when `mode` is not auto, full or overview.
+bool readModeValid(const std::string& command, const std::string& mode);
+// The file's reader and overview when it is to be read through them; nothing otherwise, or on error
+// (`error` says what went wrong opening the overview).
+std::optional<LargeFile> openLarge(const std::vector<std::string>& paths, const std::string& mode, std::string& error);
+
+} // namespace gapscope::cli
