@@ -3,8 +3,9 @@
 # Large files: 8-rank synth traces of 36M and 120M kernels (3,000 and 10,000 steps x 1,500 kernels;
 # with 1b in SIZES also 1,000M: 83,334 steps, a 3.3 GB file that takes 5-10 minutes to write), made
 # once with gapscope-cli synth under BUILD_DIR/bench-data. For each size, in one run:
-#   CLI:    info through the OVERVIEW frame (--read overview) against the full decode (--read full),
-#           summary and analyze (which decode the whole file): wall time, max RSS, events per second;
+#   CLI:    info through the OVERVIEW frame (--read overview) and summary through it and windows of
+#           whole steps, each against the full decode (--read full), and analyze (which decodes the
+#           whole file): wall time, max RSS, events per second;
 #   viewer: bench_large (overview + windows) for first paint, resident memory, paint medians at six
 #           zooms and jump-to-step latency; at 36M also the same program decoding everything (full),
 #           the baseline (FULL=1 adds it at every size: at 120M it needs ~15 GB and minutes);
@@ -46,7 +47,8 @@ for size in $SIZES; do
   timed "info overview" "$CLI" info "$trace" --json --read overview && row "info --read overview"
   if [ "$size" != 1b ]; then
     timed "info full" "$CLI" info "$trace" --json --read full && row "info --read full"
-    timed "summary" "$CLI" summary "$trace" --json && row "summary --json"
+    timed "summary full" "$CLI" summary "$trace" --json --read full && row "summary --json --read full"
+    timed "summary overview" "$CLI" summary "$trace" --json --read overview && row "summary --json --read overview"
     timed "analyze" "$CLI" analyze "$trace" --json --no-steps && row "analyze --json --no-steps"
   fi
   timed "export" "$BUILD/app/gapscope" "$trace" --export-png "$TMP/whole.png" && row "viewer: headless export, whole"
