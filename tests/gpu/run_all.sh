@@ -38,9 +38,10 @@ if [ -z "${GAPSCOPE_GPU_BIN:-}" ]; then
   bench=ON; extra=()
   has kernels && extra+=(bench_attention)
   has bench && extra+=(bench_format bench_live bench_analysis)
+  targets=(gapscope-cli gapscope-agent gapscope-inject inject_probe gapscope-decode-sim gapscope-calibrate)
+  [ "$PARTS" = bench ] && targets=(gapscope-cli gapscope-agent) # CPU benchmarks only: no CUDA programs
   { cmake --preset gpu -DGAPSCOPE_BUILD_BENCH=$bench \
-      && cmake --build build/gpu -j"$(nproc)" --target gapscope-cli gapscope-agent gapscope-inject inject_probe \
-           gapscope-decode-sim gapscope-calibrate "${extra[@]}"; } >"$RES/build.log" 2>&1
+      && cmake --build build/gpu -j"$(nproc)" --target "${targets[@]}" "${extra[@]}"; } >"$RES/build.log" 2>&1
   rc=$?
   echo "build (gpu preset) | rc $rc in $(( $(date +%s) - t0 )) s | builds | $([ $rc = 0 ] && echo PASS || echo FAIL)" >>"$TABLE"
   [ $rc = 0 ] || tail -40 "$RES/build.log"
@@ -83,13 +84,19 @@ if has inject; then
   cat "$RES/inject-area/table.txt" >>"$TABLE" 2>/dev/null
 fi
 if has bench; then
-  # CPU benchmarks on this machine's idle cores (the build box is shared): format and live streaming.
+  # CPU benchmarks on this machine's idle cores (the build box is shared): format, analysis, diff,
+  # live streaming, large files.
   # The format targets are stated for a 2-core machine: pin to two of this box's idle cores.
-  part bench_format taskset -c 2,3 tests/bench/bench_format.sh "$BUILD" --repeats 5 --queries 3000
-  part bench_analysis taskset -c 2,3 tests/bench/bench_analysis.sh "$BUILD"
-  GAPSCOPE_AGENT_BIN=$BUILD/capture/agent/gapscope-agent part bench_live tests/bench/bench_live.sh "$BUILD"
-  { echo "== nproc $(nproc), load $(cut -d' ' -f1-3 /proc/loadavg)"; cat "$RES/bench_format.out" "$RES/bench_analysis.out" "$RES/bench_live.out"; } \
-    >"$OUTROOT/bench.txt" 2>&1
+  # GAPSCOPE_BENCH_PARTS (space list of format analysis diff live large; default all) picks some.
+  B=" ${GAPSCOPE_BENCH_PARTS:-format analysis diff live large} "
+  [[ $B == *" format "* ]] && part bench_format taskset -c 2,3 tests/bench/bench_format.sh "$BUILD" --repeats 5 --queries 3000
+  [[ $B == *" analysis "* ]] && part bench_analysis taskset -c 2,3 tests/bench/bench_analysis.sh "$BUILD"
+  [[ $B == *" diff "* ]] && part bench_diff taskset -c 2,3 tests/bench/bench_diff.sh "$BUILD"
+  [[ $B == *" live "* ]] && GAPSCOPE_AGENT_BIN=$BUILD/capture/agent/gapscope-agent part bench_live tests/bench/bench_live.sh "$BUILD"
+  # Large files (CLI figures; no Qt here): 36M and 120M events, overview against full decode.
+  [[ $B == *" large "* ]] && part bench_large taskset -c 2,3 tests/bench/bench_large.sh "$BUILD"
+  { echo "== nproc $(nproc), load $(cut -d' ' -f1-3 /proc/loadavg)"
+    for b in $B; do echo "== bench_$b"; cat "$RES/bench_$b.out"; done; } >"$OUTROOT/bench.txt" 2>&1
 fi
 if has fixtures; then
   part fixtures tests/gpu/fixtures.sh "$BUILD" "$RES/fixtures"
