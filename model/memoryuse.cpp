@@ -5,6 +5,10 @@
 #include <cstring>
 #include <unistd.h>
 
+#if defined(__GLIBC__)
+#include <malloc.h>
+#endif
+
 namespace gapscope::model {
 
 uint64_t residentBytes()
@@ -34,6 +38,13 @@ uint64_t peakResidentBytes()
         }
     std::fclose(f);
     return kb * 1024;
+}
+
+void releaseFreedMemory()
+{
+#if defined(__GLIBC__)
+    malloc_trim(0);
+#endif
 }
 
 } // namespace gapscope::model

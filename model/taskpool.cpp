@@ -1,6 +1,10 @@
 // SPDX-License-Identifier: MIT
 #include "model/taskpool.h"
 
+#ifdef __linux__
+#include <sched.h>
+#endif
+
 #include <algorithm>
 #include <atomic>
 #include <exception>
@@ -49,7 +53,15 @@ TaskPool::~TaskPool()
 
 unsigned TaskPool::defaultSize()
 {
-    return std::max(2u, std::thread::hardware_concurrency());
+    unsigned cpus = std::thread::hardware_concurrency();
+#ifdef __linux__
+    // The CPUs this process may run on (taskset, a container's cpuset), not every CPU of the machine.
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    if (sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) > 0)
+        cpus = std::min(cpus ? cpus : unsigned(CPU_COUNT(&set)), unsigned(CPU_COUNT(&set)));
+#endif
+    return std::max(2u, cpus);
 }
 
 TaskPool& TaskPool::shared()

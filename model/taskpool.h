@@ -42,7 +42,7 @@ public:
 
     static TaskPool& shared();
     static bool configure(unsigned threads);
-    static unsigned defaultSize();
+    static unsigned defaultSize(); // the CPUs this process may run on (its affinity mask), at least 2
 
     unsigned size() const { return unsigned(m_workers.size()); }
 

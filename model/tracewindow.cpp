@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 #include "model/tracewindow.h"
 
+#include "model/memoryuse.h"
+
 #include <algorithm>
 
 namespace gapscope::model {
@@ -133,6 +135,8 @@ Expected<SummaryTables> summaryTables(const format::TraceReader& reader, const T
         }
         kernels.add(*window, b.ownedFrom, b.ownedTo);
         ++out.batches;
+        *window = Trace {}; // the next window reuses the memory: not more than one held at a time
+        releaseFreedMemory();
     }
     for (auto& rows : byRank)
         out.steps.insert(out.steps.end(), rows.begin(), rows.end());

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 #include "views/traceopener.h"
 
+#include "model/memoryuse.h"
+
 #include <QCoreApplication>
 #include <QElapsedTimer>
 #include <QMetaObject>
@@ -34,7 +36,10 @@ void TraceOpener::releaseLater(std::shared_ptr<const void> p)
 {
     if (!p)
         return;
-    jobPool()->submit([p = std::move(p)]() mutable { p.reset(); });
+    jobPool()->submit([p = std::move(p)]() mutable {
+        p.reset();
+        gapscope::model::releaseFreedMemory(); // a dropped window of a large file: back to the system
+    });
 }
 
 void TraceOpener::load(const QStringList& paths, OpenFn open, PrepareFn prepare)

@@ -18,7 +18,8 @@ if [ ! -s "$TRACE" ]; then
   "$CLI" synth --ranks "$RANKS" --steps "$STEPS" --kernels-per-step "$KERNELS" --seed 1 -o "$TRACE"
 fi
 "$BIN" "$TRACE" 5 "$(dirname "$0")/../analysis/kernelnames.tsv"
-# Wall and CPU (user + sys) time, end to end, and of the read alone (`info`), median of 3 each.
+# Wall and CPU (user + sys) time, end to end, and of the read alone (`info --read full`: every event
+# decoded, as analyze reads it), median of 3 each.
 timed() {
   local walls=() cpus=() out
   for i in 1 2 3; do
@@ -29,4 +30,4 @@ timed() {
   echo "wall $(printf '%s\n' "${walls[@]}" | sort -n | sed -n 2p) s (runs ${walls[*]}), CPU $(printf '%s\n' "${cpus[@]}" | sort -n | sed -n 2p) s"
 }
 echo "gapscope-cli analyze --json --no-steps (read included), median of 3: $(timed "$CLI" analyze "$TRACE" --json --no-steps)"
-echo "gapscope-cli info (the read alone), median of 3: $(timed "$CLI" info "$TRACE")"
+echo "gapscope-cli info --read full (the read alone), median of 3: $(timed "$CLI" info --read full "$TRACE")"
