@@ -128,6 +128,8 @@ Expected<TraceOverview> TraceOverview::open(const format::TraceReader& reader, c
             decoder.forEach(chunk, feed);
         }
         builder.toProto(frame);
+        if (options.keepPassFrame && reader.hasIndex() && skipped == 0) // a whole, sound file: the frame it could hold (saveOverview)
+            o.m_passFrame = frame.SerializeAsString();
     }
     o.m_fromFrame = haveFrame;
     for (const pb::Counter& c : frame.counters())

@@ -42,6 +42,7 @@ struct OverviewOptions {
     std::function<bool(double fraction)> progress; // the pass's progress; false cancels
     CancelToken cancel;
     bool useFrame = true; // false: always the pass (tests compare the two)
+    bool keepPassFrame = false; // keep what the pass built as a frame (passFrame(), for saveOverview)
 };
 
 class TraceOverview {
@@ -78,6 +79,9 @@ public:
     static Expected<TraceOverview> open(const format::TraceReader& reader) { return open(reader, OverviewOptions {}); }
 
     bool fromFrame() const { return m_fromFrame; }
+    // With keepPassFrame, when built by the pass over a complete file whose chunks all decoded: the
+    // OVERVIEW frame the file lacks, serialized (saveOverview in tracefile.h stores it); "" otherwise.
+    const std::string& passFrame() const { return m_passFrame; }
     const TraceHeader& header() const { return m_header; }
     const std::vector<LaneData>& lanes() const { return m_lanes; } // by file lane id (= Trace lane id of a read)
     const std::vector<std::string>& strings() const { return m_strings; } // [0] = ""
@@ -106,6 +110,7 @@ public:
 private:
     void buildLevels();
     bool m_fromFrame = false;
+    std::string m_passFrame;
     TraceHeader m_header;
     std::vector<LaneData> m_lanes;
     std::vector<std::string> m_strings;

@@ -22,6 +22,8 @@ class TraceReader;
 
 namespace gapscope::model {
 
+class TraceOverview;
+
 struct ReadOptions {
     std::function<bool(double fraction)> progress; // return false to cancel
     bool detectSteps = true;
@@ -51,6 +53,10 @@ Status writeTraceFile(const Trace& trace, const std::string& path, const WriteOp
 // file in the same folder and a rename. The events are copied frame by frame, not decoded.
 Status saveTraceSections(const std::string& path, const AnnotationSet* annotations,
     const BudgetSettings* budget, const ClassifierTable* classifier);
+
+// Stores the overview that TraceOverview built in a pass (passFrame()) in the file that lacked it, as
+// its OVERVIEW frame (rewritten as saveTraceSections does), so that later opens read it at once.
+Status saveOverview(const std::string& path, const TraceOverview& overview);
 
 // The bytes of a section kept beside a trace that cannot hold it (the viewer's FILE.annotations and
 // FILE.budget next to an imported trace): the section's message as stored in a .gapscope file.

@@ -1,16 +1,18 @@
 // SPDX-License-Identifier: MIT
-// saveTraceSections (declared in tracefile.h): rewrites a .gapscope file with new sections, copying
-// its event frames byte for byte.
+// saveTraceSections and saveOverview (declared in tracefile.h): rewrite a .gapscope file with new
+// sections, copying its event frames byte for byte.
 #include "model/format/chunkdecoder.h"
 #include "model/format/tracereader.h"
 #include "model/format/tracewriter.h"
 #include "model/tracefile.h"
+#include "model/overview.h"
 #include "model/tracemetaproto.h"
 
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
 #include <optional>
+#include <sys/stat.h>
 #include <unistd.h>
 
 namespace gapscope::model {
@@ -51,7 +53,7 @@ bool replaced(FrameType type, const pb::AnnotationSet* a, const pb::BudgetSettin
 }
 
 Status copyFrames(const format::TraceReader& reader, format::TraceWriter& w, const pb::AnnotationSet* a,
-    const pb::BudgetSettings* b, const pb::ClassifierTable* c)
+    const pb::BudgetSettings* b, const pb::ClassifierTable* c, const pb::Overview* overview)
 {
     std::string stored;
     for (const auto& f : reader.frames()) {
@@ -72,7 +74,56 @@ Status copyFrames(const format::TraceReader& reader, format::TraceWriter& w, con
     if (c)
         if (Status s = w.writeSection(FrameType::Classifier, *c); !s)
             return s;
+    if (overview)
+        if (Status s = w.writeSection(FrameType::Overview, *overview); !s)
+            return s;
     return Status::ok();
+}
+
+// Rewrites `path` through a temporary file beside it: its frames copied, the given sections replaced
+// or added.
+Status rewrite(const std::string& path, const pb::AnnotationSet* a, const pb::BudgetSettings* b,
+    const pb::ClassifierTable* c, const pb::Overview* overview)
+{
+    auto reader = format::TraceReader::open(path);
+    if (!reader)
+        return reader.status();
+    if (::access(path.c_str(), W_OK) != 0)
+        return Status::error(path + ": cannot save: " + std::strerror(errno));
+    pb::Index index;
+    if ((*reader)->hasIndex())
+        index = (*reader)->index();
+    else if (Status s = rebuildIndex(**reader, index); !s)
+        return s;
+    if (overview) // only into a file without one (the copied frame would stay beside it)
+        for (const auto& f : (*reader)->frames())
+            if (FrameType(f.header.type) == FrameType::Overview)
+                return Status::error(path + ": already has an overview");
+    std::string tmp = path + ".saving-XXXXXX";
+    int fd = ::mkstemp(tmp.data());
+    if (fd < 0)
+        return Status::error(path + ": cannot save (no temporary file next to it): " + std::strerror(errno));
+    struct stat st {};
+    if (::stat(path.c_str(), &st) == 0) // the new file keeps the old one's permissions (mkstemp gives 0600)
+        (void)::fchmod(fd, st.st_mode & 07777);
+    ::close(fd);
+    Status result;
+    {
+        auto writer = format::TraceWriter::create(tmp, index.header());
+        if (!writer) {
+            ::unlink(tmp.c_str());
+            return writer.status();
+        }
+        (*writer)->setDictionaries(index);
+        result = copyFrames(**reader, **writer, a, b, c, overview);
+        if (result)
+            result = (*writer)->finish(&index.header());
+    }
+    if (result && std::rename(tmp.c_str(), path.c_str()) != 0)
+        result = Status::error(path + ": cannot replace the file: " + std::strerror(errno));
+    if (!result)
+        ::unlink(tmp.c_str());
+    return result;
 }
 
 } // namespace
@@ -89,38 +140,15 @@ Status saveTraceSections(const std::string& path, const AnnotationSet* annotatio
         b = toProto(*budget);
     if (classifier)
         c = toProto(*classifier);
-    auto reader = format::TraceReader::open(path);
-    if (!reader)
-        return reader.status();
-    if (::access(path.c_str(), W_OK) != 0)
-        return Status::error(path + ": cannot save: " + std::strerror(errno));
-    pb::Index index;
-    if ((*reader)->hasIndex())
-        index = (*reader)->index();
-    else if (Status s = rebuildIndex(**reader, index); !s)
-        return s;
-    std::string tmp = path + ".saving-XXXXXX";
-    int fd = ::mkstemp(tmp.data());
-    if (fd < 0)
-        return Status::error(path + ": cannot save (no temporary file next to it): " + std::strerror(errno));
-    ::close(fd);
-    Status result;
-    {
-        auto writer = format::TraceWriter::create(tmp, index.header());
-        if (!writer) {
-            ::unlink(tmp.c_str());
-            return writer.status();
-        }
-        (*writer)->setDictionaries(index);
-        result = copyFrames(**reader, **writer, a ? &*a : nullptr, b ? &*b : nullptr, c ? &*c : nullptr);
-        if (result)
-            result = (*writer)->finish(&index.header());
-    }
-    if (result && std::rename(tmp.c_str(), path.c_str()) != 0)
-        result = Status::error(path + ": cannot replace the file: " + std::strerror(errno));
-    if (!result)
-        ::unlink(tmp.c_str());
-    return result;
+    return rewrite(path, a ? &*a : nullptr, b ? &*b : nullptr, c ? &*c : nullptr, nullptr);
+}
+
+Status saveOverview(const std::string& path, const TraceOverview& overview)
+{
+    pb::Overview frame;
+    if (overview.passFrame().empty() || !frame.ParseFromString(overview.passFrame()))
+        return Status::error(path + ": no overview to save (the file has one, or is incomplete or damaged)");
+    return rewrite(path, nullptr, nullptr, nullptr, &frame);
 }
 
 std::string encodeSection(const AnnotationSet& annotations)

@@ -194,6 +194,9 @@ void Workspace::setDocument(std::shared_ptr<const TraceDocument> doc)
     if (m_doc && m_doc->large()) { // times from the file's start, not the window's
         m_details->setTimeOrigin(m_doc->overview->startTime());
         m_stats->setTimeOrigin(m_doc->overview->startTime());
+        if (!m_doc->overview->fromFrame())
+            emit statusMessage(tr("This file was written before its format had an overview: it was built in a pass "
+                                  "over every chunk. `gapscope-cli info --save-overview FILE` stores it in the file."));
     }
     loadAnnotations();
     m_analysis->setTrace(m_doc ? m_doc->trace : nullptr);

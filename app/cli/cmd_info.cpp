@@ -9,6 +9,7 @@
 #include "model/open/traceopen.h"
 #include "largefile.h"
 #include "model/overview.h"
+#include "model/tracefile.h"
 #include "model/tracesummary.h"
 
 #include <cstdio>
@@ -198,14 +199,21 @@ int runInfo(const std::vector<std::string>& args)
     bool json = false;
     std::string read = "auto";
     p.flag("--json", "machine-readable output", json);
+    bool saveOverview = false;
     addReadOption(p, read, "summed up from the file's overview in bounded memory");
+    p.flag("--save-overview",
+        "store the overview in a .gapscope file written before format 1.2 (which has none: each open of a "
+        "large one builds it in a pass over every chunk); the file is rewritten, its events copied as they are",
+        saveOverview);
     p.setPositionals(1, SIZE_MAX);
     if (int rc = p.parse(args); rc >= 0)
         return rc;
     if (!readModeValid("info", read))
         return kExitUsage;
+    if (saveOverview && (p.positionals().size() != 1 || read == "full"))
+        return p.usageError("--save-overview takes one .gapscope file, read through its overview");
     std::string error;
-    std::optional<LargeFile> large = openLarge(p.positionals(), read, error);
+    std::optional<LargeFile> large = openLarge(p.positionals(), saveOverview ? "overview" : read, error, saveOverview);
     if (!error.empty()) {
         std::cerr << "gapscope-cli info: " << error << "\n";
         return kExitFailure;
@@ -226,6 +234,22 @@ int runInfo(const std::vector<std::string>& args)
         std::cout << json::write(infoJson(path, data), 2) << "\n";
     else
         printText(path, data);
+    if (saveOverview) {
+        if (!large) {
+            std::cerr << "gapscope-cli info: " << path << ": --save-overview: not a complete .gapscope file\n";
+            return kExitFailure;
+        }
+        if (large->overview.fromFrame()) {
+            std::cerr << "gapscope-cli info: " << path << " already has its overview\n";
+            return kExitOk;
+        }
+        large->reader.reset(); // the file is replaced
+        if (Status s = model::saveOverview(path, large->overview); !s) {
+            std::cerr << "gapscope-cli info: " << s.message() << "\n";
+            return kExitFailure;
+        }
+        std::cerr << "gapscope-cli info: saved the overview into " << path << "\n";
+    }
     return kExitOk;
 }
 

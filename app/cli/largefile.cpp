@@ -22,7 +22,8 @@ bool readModeValid(const std::string& command, const std::string& mode)
     return false;
 }
 
-std::optional<LargeFile> openLarge(const std::vector<std::string>& paths, const std::string& mode, std::string& error)
+std::optional<LargeFile> openLarge(
+    const std::vector<std::string>& paths, const std::string& mode, std::string& error, bool keepPassFrame)
 {
     if (mode == "full" || paths.size() != 1)
         return std::nullopt;
@@ -30,7 +31,9 @@ std::optional<LargeFile> openLarge(const std::vector<std::string>& paths, const 
     if (!reader || !(*reader)->hasIndex()
         || (mode != "overview" && (*reader)->index().total_events() < model::kLargeTraceEvents))
         return std::nullopt;
-    auto o = model::TraceOverview::open(**reader);
+    model::OverviewOptions options;
+    options.keepPassFrame = keepPassFrame;
+    auto o = model::TraceOverview::open(**reader, options);
     if (!o) {
         error = o.error();
         return std::nullopt;

@@ -28,6 +28,8 @@ void addReadOption(ArgParser& p, std::string& mode, const char* overviewMeans);
 bool readModeValid(const std::string& command, const std::string& mode);
 // The file's reader and overview when it is to be read through them; nothing otherwise, or on error
 // (`error` says what went wrong opening the overview).
-std::optional<LargeFile> openLarge(const std::vector<std::string>& paths, const std::string& mode, std::string& error);
+// keepPassFrame: see model::OverviewOptions (info --save-overview).
+std::optional<LargeFile> openLarge(
+    const std::vector<std::string>& paths, const std::string& mode, std::string& error, bool keepPassFrame = false);
 
 } // namespace gapscope::cli

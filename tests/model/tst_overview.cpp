@@ -5,6 +5,7 @@
 // its time; a damaged chunk is skipped and counted as a full read skips and counts it.
 #include "model/format/fileformat.h"
 #include "model/format/tracereader.h"
+#include "model/format/tracewriter.h"
 #include "model/overview.h"
 #include "model/synth.h"
 #include "model/tracefile.h"
@@ -15,6 +16,7 @@
 #include <QtTest>
 
 #include <fstream>
+#include <sys/stat.h>
 #include <random>
 
 using namespace gapscope;
@@ -167,6 +169,66 @@ private slots:
             if (!items.empty() && nsPerPixel == 0.0)
                 QVERIFY2(items.size() <= 1920, qPrintable(QString::number(items.size())));
         }
+    }
+
+    // A file written before format 1.2 has no OVERVIEW frame: the pass builds it, saveOverview stores
+    // it (events copied as they are, permissions kept), and the next open reads it: the same overview.
+    void savedOverviewIsReadBack()
+    {
+        QTemporaryDir dir;
+        const std::string path = writeSynth(dir, "n.gapscope", true);
+        const std::string old = dir.filePath("old.gapscope").toStdString();
+        { // the same file without its OVERVIEW frame
+            auto reader = format::TraceReader::open(path);
+            QVERIFY(reader);
+            auto w = format::TraceWriter::create(old, (*reader)->index().header());
+            QVERIFY(w);
+            (*w)->setDictionaries((*reader)->index());
+            std::string stored;
+            for (const auto& f : (*reader)->frames()) {
+                const auto type = format::FrameType(f.header.type);
+                if (type == format::FrameType::Overview || type == format::FrameType::Header
+                    || type == format::FrameType::Index)
+                    continue;
+                QVERIFY((*reader)->readStored(f, stored).isOk());
+                QVERIFY((*w)->copyFrame(f.header, stored, &(*reader)->index().frames(int(f.indexEntry))).isOk());
+            }
+            QVERIFY((*w)->finish().isOk());
+        }
+        QVERIFY(::chmod(old.c_str(), 0640) == 0);
+        auto reader = format::TraceReader::open(old);
+        QVERIFY(reader);
+        OverviewOptions keep;
+        keep.keepPassFrame = true;
+        auto pass = TraceOverview::open(**reader, keep);
+        QVERIFY(pass);
+        QVERIFY(!pass->fromFrame());
+        QVERIFY(!pass->passFrame().empty());
+        QVERIFY(overviewOf(old, true).passFrame().empty()); // kept only when asked for
+        reader->reset();
+        QVERIFY2(saveOverview(old, *pass).isOk(), "saveOverview failed");
+        struct stat st {};
+        QVERIFY(::stat(old.c_str(), &st) == 0);
+        QCOMPARE(int(st.st_mode & 0777), 0640);
+        const TraceOverview saved = overviewOf(old, true), original = overviewOf(path, true);
+        QVERIFY(saved.fromFrame());
+        compareStats(saved.stats(), original.stats());
+        QCOMPARE(saved.lanes().size(), original.lanes().size());
+        for (size_t l = 0; l < saved.lanes().size(); ++l) {
+            QCOMPARE(saved.lanes()[l].levels.size(), original.lanes()[l].levels.size());
+            QCOMPARE(saved.lanes()[l].levels[0].size(), original.lanes()[l].levels[0].size());
+            for (size_t i = 0; i < saved.lanes()[l].levels[0].size(); ++i) {
+                const auto &x = saved.lanes()[l].levels[0][i], &y = original.lanes()[l].levels[0][i];
+                QCOMPARE(x.start, y.start);
+                QCOMPARE(x.end, y.end);
+                QCOMPARE(x.busy, y.busy);
+                QCOMPARE(x.count, y.count);
+            }
+        }
+        auto a = readTraceFile(old), b = readTraceFile(path);
+        QVERIFY(a && b);
+        compareStats(traceStats(*a), traceStats(*b));
+        QVERIFY(!saveOverview(old, saved).isOk()); // it has one now
     }
 
     // summaryTables reads whole steps a batch at a time and gives the rows of stepTable and kernelTable
