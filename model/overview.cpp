@@ -3,6 +3,7 @@
 
 #include "model/chunkimporter.h"
 #include "model/format/chunkdecoder.h"
+#include "model/format/chunkentry.h"
 #include "model/format/overviewbuilder.h"
 #include "model/format/tracereader.h"
 #include "model/traceloader.h"
@@ -72,8 +73,33 @@ template <typename T> T at(const google::protobuf::RepeatedField<T>& f, int i)
 
 } // namespace
 
+uint64_t fileEvents(const format::TraceReader& reader)
+{
+    if (reader.hasIndex())
+        return reader.index().total_events();
+    uint64_t n = 0;
+    for (const auto& f : reader.frames())
+        if (FrameType(f.header.type) == FrameType::Chunk)
+            n += f.header.events;
+    return n;
+}
+
 Expected<TraceOverview> TraceOverview::open(const format::TraceReader& reader, const OverviewOptions& options)
 {
+    return open(reader, options, nullptr);
+}
+
+Expected<TraceOverview> TraceOverview::openRebuildingIndex(format::TraceReader& reader, const OverviewOptions& options)
+{
+    return open(reader, options, &reader);
+}
+
+Expected<TraceOverview> TraceOverview::open(
+    const format::TraceReader& reader, const OverviewOptions& options, format::TraceReader* rebuild)
+{
+    const bool ownIndex = reader.hasIndex(); // the file's, not one rebuilt below
+    if (ownIndex)
+        rebuild = nullptr;
     TraceOverview o;
     format::ZstdDecompressor zstd;
     std::string raw;
@@ -104,13 +130,18 @@ Expected<TraceOverview> TraceOverview::open(const format::TraceReader& reader, c
         OverviewBuilder builder;
         Feeder feed(builder);
         pb::Chunk chunk;
+        pb::Index rebuilt; // an entry per frame, when the index is rebuilt
+        format::ChunkEntryBuilder entry;
         size_t done = 0, total = reader.frames().size();
         for (const auto& f : reader.frames()) {
             ++done;
             if (options.cancel.cancelled() || (options.progress && !options.progress(double(done) / double(total))))
                 return Status::error(reader.name() + ": cancelled");
-            if (FrameType(f.header.type) != FrameType::Chunk)
+            if (FrameType(f.header.type) != FrameType::Chunk) {
+                if (rebuild)
+                    format::ChunkEntryBuilder::frameEntry(f, *rebuilt.add_frames());
                 continue;
+            }
             Status s = reader.readMessage(f, zstd, raw, chunk);
             if (s && !reader.hasIndex())
                 s = decoder.absorb(chunk);
@@ -126,9 +157,24 @@ Expected<TraceOverview> TraceOverview::open(const format::TraceReader& reader, c
             for (const pb::Counter& c : chunk.counters())
                 builder.counter(c);
             decoder.forEach(chunk, feed);
+            if (rebuild) {
+                decoder.forEach(chunk, entry);
+                entry.finish(f, chunk, decoder, *rebuilt.add_frames());
+                rebuilt.set_total_events(rebuilt.total_events() + rebuilt.frames(rebuilt.frames_size() - 1).event_count());
+            }
         }
         builder.toProto(frame);
-        if (options.keepPassFrame && reader.hasIndex() && skipped == 0) // a whole, sound file: the frame it could hold (saveOverview)
+        if (rebuild && skipped == 0) { // the dictionaries are complete: every chunk decoded
+            for (const auto& str : decoder.strings())
+                rebuilt.add_strings(str);
+            for (const auto& l : decoder.lanes())
+                *rebuilt.add_lanes() = l;
+            for (uint32_t id = 1; const pb::LaunchConfig* c = decoder.config(id); ++id)
+                *rebuilt.add_configs() = *c;
+            *rebuilt.mutable_header() = header;
+            (void)rebuild->adoptIndex(std::move(rebuilt)); // refused: the caller reads the file whole
+        }
+        if (options.keepPassFrame && ownIndex && skipped == 0) // a whole, sound file (not one cut, or still being written): the frame it could hold (saveOverview)
             o.m_passFrame = frame.SerializeAsString();
     }
     o.m_fromFrame = haveFrame;

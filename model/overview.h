@@ -37,6 +37,9 @@ namespace gapscope::model {
 // A .gapscope file of this many events or more is taken through its overview by default (gapscope-cli
 // info; the viewer draws it from the overview and reads windows of it), not read whole.
 constexpr uint64_t kLargeTraceEvents = 4'000'000;
+// Events of a .gapscope file as known before decoding: its index's total, else (a file cut before its
+// index) the sum over its CHUNK frames' headers. Compared with kLargeTraceEvents.
+uint64_t fileEvents(const format::TraceReader& reader);
 
 struct OverviewOptions {
     std::function<bool(double fraction)> progress; // the pass's progress; false cancels
@@ -77,6 +80,9 @@ public:
     // `reader` must outlive nothing: the overview copies what it needs.
     static Expected<TraceOverview> open(const format::TraceReader& reader, const OverviewOptions& options);
     static Expected<TraceOverview> open(const format::TraceReader& reader) { return open(reader, OverviewOptions {}); }
+    // The same; and a file without an index (cut before its end), whose chunks all decode, gets the one
+    // they give (TraceReader::adoptIndex), so that its windows are read as a whole file's (readWindow).
+    static Expected<TraceOverview> openRebuildingIndex(format::TraceReader& reader, const OverviewOptions& options);
 
     bool fromFrame() const { return m_fromFrame; }
     // With keepPassFrame, when built by the pass over a complete file whose chunks all decoded: the
@@ -108,6 +114,8 @@ public:
     size_t memoryBytes() const;
 
 private:
+    static Expected<TraceOverview> open(
+        const format::TraceReader& reader, const OverviewOptions& options, format::TraceReader* rebuild);
     void buildLevels();
     bool m_fromFrame = false;
     std::string m_passFrame;

@@ -121,12 +121,14 @@ std::pair<TraceOpener::OpenFn, TraceOpener::PrepareFn> TraceDocument::loader(con
         // One large .gapscope file: its overview and a first window, not every event.
         if (files.size() == 1 && gapscope::format::checkRegularFile(files[0])) {
             auto reader = gapscope::format::TraceReader::open(files[0]);
-            if (reader && (*reader)->hasIndex() && (*reader)->index().total_events() >= largeTraceEvents()) {
+            if (reader && gapscope::model::fileEvents(**reader) >= largeTraceEvents()) {
                 OverviewOptions oo;
                 oo.progress = progress;
-                auto overview = TraceOverview::open(**reader, oo);
+                auto overview = TraceOverview::openRebuildingIndex(**reader, oo);
                 if (!overview)
                     return overview.status();
+                if (!(*reader)->hasIndex()) // cut or damaged so that no index could be rebuilt: read whole
+                    return openTrace(files, options);
                 large->overview = std::make_shared<const TraceOverview>(std::move(*overview));
                 large->reader = std::shared_ptr<const gapscope::format::TraceReader>(std::move(*reader));
                 large->window = firstWindow(*large->overview, std::min(kFirstWindowEvents, windowEvents()));

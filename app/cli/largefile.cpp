@@ -28,16 +28,17 @@ std::optional<LargeFile> openLarge(
     if (mode == "full" || paths.size() != 1)
         return std::nullopt;
     auto reader = format::TraceReader::open(paths[0]);
-    if (!reader || !(*reader)->hasIndex()
-        || (mode != "overview" && (*reader)->index().total_events() < model::kLargeTraceEvents))
+    if (!reader || (mode != "overview" && model::fileEvents(**reader) < model::kLargeTraceEvents))
         return std::nullopt;
     model::OverviewOptions options;
     options.keepPassFrame = keepPassFrame;
-    auto o = model::TraceOverview::open(**reader, options);
+    auto o = model::TraceOverview::openRebuildingIndex(**reader, options);
     if (!o) {
         error = o.error();
         return std::nullopt;
     }
+    if (!(*reader)->hasIndex()) // cut or damaged so that no index could be rebuilt: read whole
+        return std::nullopt;
     return LargeFile { std::move(*reader), std::move(*o) };
 }
 

@@ -339,6 +339,28 @@ void TraceReader::scan(uint64_t from, uint64_t to)
     }
 }
 
+Status TraceReader::adoptIndex(pb::Index index)
+{
+    if (m_hasIndex)
+        return Status::error(m_name + ": has its index");
+    if (m_damagedBytes > 0)
+        return Status::error(m_name + ": damaged frames were skipped; no index can be rebuilt");
+    if (index.frames_size() != int(m_frames.size()))
+        return Status::error(m_name + ": a rebuilt index of " + std::to_string(index.frames_size()) + " entries for "
+            + std::to_string(m_frames.size()) + " frames");
+    for (size_t i = 0; i < m_frames.size(); ++i) {
+        const auto& e = index.frames(int(i));
+        const FrameInfo& f = m_frames[i];
+        if (e.offset() != f.offset || e.type() != f.header.type || e.frame_bytes() != f.end() - f.offset)
+            return Status::error(where(f.offset, "the rebuilt index entry " + std::to_string(i) + " does not match the frame"));
+    }
+    for (size_t i = 0; i < m_frames.size(); ++i)
+        m_frames[i].indexEntry = uint32_t(i);
+    m_index = std::move(index);
+    m_hasIndex = true;
+    return Status::ok();
+}
+
 std::vector<const FrameInfo*> TraceReader::chunksOverlapping(int64_t t0, int64_t t1) const
 {
     std::vector<const FrameInfo*> out;

@@ -56,6 +56,12 @@ public:
     bool hasIndex() const { return m_hasIndex; }
     const pb::Index& index() const { return m_index; }
     const std::vector<FrameInfo>& frames() const { return m_frames; }
+    // Takes the index rebuilt for a file that has none (cut before its end: ChunkEntryBuilder, one entry
+    // per frame of frames(), in order, and the complete dictionaries), so that chunksOverlapping() and
+    // windows work as with the file's own index. Refused (nothing changes) when the file has an index,
+    // frames were skipped as damaged, or the entries do not match frames().
+    Status adoptIndex(pb::Index index);
+
     // Random access: the CHUNK frames whose events may overlap [t0, t1), from the index's time
     // ranges (every chunk when there is no index). Decode them alone with a ChunkDecoder loaded from
     // index(): the index holds the complete dictionaries.

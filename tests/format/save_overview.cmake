@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: MIT
 # `info --save-overview` on a copy of FILE (a .gapscope written before format 1.2, without an OVERVIEW
 # frame): the file still validates, a full read of it prints what the original printed, the overview is
-# now read from the file, and a second save changes nothing.
+# now read from the file, and a second save changes nothing. A file cut before its index (CUT: it may
+# still be being written) is refused and left as it is.
 set(copy ${WORKDIR}/saved-overview.gapscope)
 file(COPY_FILE ${FILE} ${copy})
 function(run out)
@@ -36,5 +37,13 @@ endif()
 file(SIZE ${copy} size_again)
 if(NOT size_again EQUAL size_after)
   message(FATAL_ERROR "a second save changed the file (${size_after} -> ${size_again} bytes)")
+endif()
+file(COPY_FILE ${CUT} ${WORKDIR}/saved-cut.gapscope)
+execute_process(COMMAND ${CLI} info --save-overview ${WORKDIR}/saved-cut.gapscope OUTPUT_QUIET ERROR_VARIABLE e
+  RESULT_VARIABLE rc)
+file(SIZE ${CUT} cut_size)
+file(SIZE ${WORKDIR}/saved-cut.gapscope cut_after)
+if(rc EQUAL 0 OR NOT e MATCHES "no overview to save" OR NOT cut_after EQUAL cut_size)
+  message(FATAL_ERROR "a cut file was not refused (${rc}, ${cut_size} -> ${cut_after} bytes): ${e}")
 endif()
 message(STATUS "overview saved into ${copy}: ${size_before} -> ${size_after} bytes")

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 // libFuzzer target for the .gapscope reader: any bytes either fail with a message or give a trace whose
 // every query (summaries, folds, launch lookup, steps) is safe to run; the same for the file's overview
-// (its OVERVIEW frame, or the pass over its chunks) and a window read through it.
+// (its OVERVIEW frame, or the pass over its chunks) and a window read through it, also with the index
+// of a file that has none rebuilt by that pass.
 #include "fuzzbudget.h"
 
 #include "model/format/tracereader.h"
@@ -41,6 +42,22 @@ void overviewOf(const std::string& bytes)
             if (!trace && trace.error().empty())
                 __builtin_trap();
         }
+    }
+    // A file without an index gets one rebuilt from its chunks; windows are then read through it.
+    auto fresh = gapscope::format::TraceReader::fromBuffer(bytes, "fuzz");
+    if (!fresh)
+        return;
+    auto o = TraceOverview::openRebuildingIndex(**fresh, OverviewOptions {});
+    if (!o) {
+        if (o.error().empty())
+            __builtin_trap();
+        return;
+    }
+    const TimeNs t0 = o->startTime(), t1 = o->endTime() + 1;
+    if (auto w = windowFor(*o, t0 + (t1 - t0) / 3, t0 + (t1 - t0) / 2 + 1, 100000)) {
+        auto trace = readWindow(**fresh, *o, *w);
+        if (!trace && trace.error().empty())
+            __builtin_trap();
     }
 }
 

@@ -2,8 +2,10 @@
 // TraceOverview (model/overview.h): the OVERVIEW frame a writer puts in every file and the one pass
 // over the chunks that builds it for a file without one give the same lanes, nodes, steps and
 // counters; its totals are traceStats of a full read; folding it for a screen keeps every event and
-// its time; a damaged chunk is skipped and counted as a full read skips and counts it.
+// its time; a damaged chunk is skipped and counted as a full read skips and counts it; a file cut
+// before its index gets it rebuilt from its chunks.
 #include "model/format/fileformat.h"
+#include "model/format/trace.pb.h"
 #include "model/format/tracereader.h"
 #include "model/format/tracewriter.h"
 #include "model/overview.h"
@@ -18,6 +20,7 @@
 #include <fstream>
 #include <sys/stat.h>
 #include <random>
+#include <unordered_map>
 
 using namespace gapscope;
 using namespace gapscope::model;
@@ -352,6 +355,101 @@ private slots:
                 QCOMPARE(b.name(j), a.name(i));
             }
         }
+    }
+
+    // A file cut before its index (agent killed): the pass over its chunks rebuilds the index, entry for
+    // entry what the writer wrote for those frames, so that windows of it are read as of a whole file;
+    // with a damaged chunk no index is rebuilt (the file is then read whole, in order).
+    void cutFileGetsItsIndexRebuilt()
+    {
+        QTemporaryDir dir;
+        SynthOptions so;
+        so.ranks = 2;
+        so.steps = 80;
+        so.kernelsPerStep = 1500;
+        so.graphMode = false; // API lanes and host events besides the kernels
+        so.hostOps = true;
+        so.seed = 13;
+        const std::string path = dir.filePath("c.gapscope").toStdString();
+        QVERIFY(synthesizeToFile(so, path, nullptr, 3).isOk());
+        std::string bytes;
+        {
+            std::ifstream in(path, std::ios::binary);
+            bytes.assign(std::istreambuf_iterator<char>(in), {});
+        }
+        auto whole = format::TraceReader::fromBuffer(bytes, "whole");
+        QVERIFY(whole && (*whole)->hasIndex());
+        const pb::Index& original = (*whole)->index();
+        const std::string cutBytes = bytes.substr(0, bytes.size() * 7 / 10);
+        auto cut = format::TraceReader::fromBuffer(cutBytes, "cut");
+        QVERIFY(cut && !(*cut)->hasIndex() && (*cut)->truncated());
+        QCOMPARE(fileEvents(**cut), uint64_t(0) + [&] {
+            uint64_t n = 0;
+            for (const auto& f : (*cut)->frames())
+                n += f.header.type == uint8_t(format::FrameType::Chunk) ? f.header.events : 0;
+            return n;
+        }());
+        auto ov = TraceOverview::openRebuildingIndex(**cut, OverviewOptions {});
+        QVERIFY2(ov, ov ? "" : ov.error().c_str());
+        QVERIFY((*cut)->hasIndex());
+        const pb::Index& rebuilt = (*cut)->index();
+        QVERIFY2(rebuilt.frames_size() > 4, std::to_string(rebuilt.frames_size()).c_str());
+        QVERIFY(rebuilt.frames_size() < original.frames_size());
+        for (int i = 0; i < rebuilt.frames_size(); ++i)
+            QVERIFY2(rebuilt.frames(i).SerializeAsString() == original.frames(i).SerializeAsString(),
+                ("entry " + std::to_string(i) + ": rebuilt " + rebuilt.frames(i).ShortDebugString() + "\nwritten "
+                    + original.frames(i).ShortDebugString())
+                    .c_str());
+        QVERIFY(rebuilt.strings_size() <= original.strings_size() && rebuilt.strings_size() > 0);
+        for (int i = 0; i < rebuilt.strings_size(); ++i)
+            QCOMPARE(rebuilt.strings(i), original.strings(i));
+        QCOMPARE(rebuilt.lanes_size(), original.lanes_size());
+        QVERIFY(fileEvents(**cut) == rebuilt.total_events() && rebuilt.total_events() > 0);
+
+        // A window of the cut file holds what a full read of it holds there.
+        auto inOrder = format::TraceReader::fromBuffer(cutBytes, "cut");
+        QVERIFY(inOrder);
+        auto full = readTrace(**inOrder, ReadOptions {});
+        QVERIFY(full);
+        const TimeNs t0 = full->startTime() + (full->endTime() - full->startTime()) / 3;
+        const TimeNs t1 = t0 + (full->endTime() - full->startTime()) / 4;
+        auto win = readWindow(**cut, *ov, TimeWindow { t0, t1 }, ReadOptions {});
+        QVERIFY2(win, win ? "" : win.error().c_str());
+        QVERIFY(win->eventCount() < full->eventCount());
+        QCOMPARE(win->laneCount(), full->laneCount());
+        // Lane ids differ (an in-order read numbers lanes as it meets them): lanes matched by identity.
+        auto inWindow = [&](const Trace& t) {
+            std::unordered_map<format::LaneKey, size_t, format::LaneKeyHash> n;
+            for (LaneId l = 0; l < t.laneCount(); ++l) {
+                const LaneEvents& ev = t.lane(l).events;
+                for (size_t i = 0; i < ev.size(); ++i)
+                    n[t.lane(l).info.identity()] += ev.end(i) > t0 && ev.start(i) < t1;
+            }
+            return n;
+        };
+        const auto want = inWindow(*full), got = inWindow(*win);
+        QCOMPARE(got.size(), want.size());
+        uint64_t seen = 0;
+        for (const auto& [key, n] : want) {
+            QVERIFY(got.count(key));
+            QCOMPARE(got.at(key), n);
+            seen += n;
+        }
+        QVERIFY(seen > 1000);
+        compareStats(ov->stats(), traceStats(*full));
+
+        // A damaged chunk: nothing rebuilt.
+        std::string damaged = cutBytes;
+        const format::FrameInfo* chunk = nullptr;
+        for (const auto& f : (*inOrder)->frames())
+            if (f.header.type == uint8_t(format::FrameType::Chunk))
+                chunk = &f; // the last whole one
+        QVERIFY(chunk);
+        damaged[size_t(chunk->offset + format::kFrameHeaderSize + 10)] ^= 0x5a;
+        auto bad = format::TraceReader::fromBuffer(damaged, "bad");
+        QVERIFY(bad);
+        QVERIFY(TraceOverview::openRebuildingIndex(**bad, OverviewOptions {}));
+        QVERIFY(!(*bad)->hasIndex());
     }
 
     void damagedChunkIsSkippedAndCounted()

@@ -3,7 +3,8 @@
 // it opens through its overview with a first window of events, not whole; zoomed out, the timeline
 // draws the overview over the whole file (pixels at its far end); a jump to a step far away reads that
 // step's window in the background, after which the frame draws events again and the tables, the
-// analysis and the details cover the window; times stay relative to the file's start.
+// analysis and the details cover the window; times stay relative to the file's start. A file cut
+// before its index opens the same way.
 #include "views/statspanel.h"
 #include "views/steptablemodel.h"
 #include "views/timelinewidget.h"
@@ -12,6 +13,7 @@
 
 #include "model/synth.h"
 
+#include <QFile>
 #include <QImage>
 #include <QPainter>
 #include <QSignalSpy>
@@ -131,6 +133,37 @@ private slots:
         ws.timeline()->renderer().paint(p, img.size(), ws.timeline()->view());
         QVERIFY(!ws.timeline()->renderer().frame().fromOverview());
         QVERIFY(ws.timeline()->renderer().frame().itemCount() > 0);
+    }
+
+    // A file cut before its index (the agent killed mid-capture) opens the same way: the overview's
+    // pass rebuilds the index, and a jump reads a window of it.
+    void cutFileOpensThroughItsOverview()
+    {
+        QFile whole(m_path);
+        QVERIFY(whole.open(QIODevice::ReadOnly));
+        const QByteArray bytes = whole.readAll();
+        const QString cutPath = m_dir.filePath(QStringLiteral("cut.gapscope"));
+        QFile cut(cutPath);
+        QVERIFY(cut.open(QIODevice::WriteOnly));
+        cut.write(bytes.left(bytes.size() * 7 / 10));
+        cut.close();
+        QString error;
+        auto doc = TraceDocument::open({ cutPath }, &error);
+        QVERIFY2(doc, qPrintable(error));
+        QVERIFY(doc->large());
+        const uint32_t steps = doc->overview->stepCount();
+        QVERIFY2(steps > 100 && steps < 200, qPrintable(QString::number(steps)));
+        QVERIFY2(doc->trace->eventCount() < doc->overview->eventCount() * 3 / 4,
+            qPrintable(QStringLiteral("%1 of %2").arg(doc->trace->eventCount()).arg(doc->overview->eventCount())));
+        auto later = TraceDocument::readWindow(*doc, gapscope::model::windowFor(*doc->overview,
+            doc->overview->steps(0)[steps - 5].start, doc->overview->steps(0)[steps - 5].end,
+            TraceDocument::windowEvents(), 1.0).value());
+        QVERIFY2(later, later ? "" : later.error().c_str());
+        QVERIFY((*later)->trace->eventCount() > 0);
+        bool found = false;
+        for (const Step& s : (*later)->trace->steps(0))
+            found |= s.index == doc->overview->steps(0)[steps - 5].index;
+        QVERIFY(found);
     }
 
 private:
