@@ -5,11 +5,12 @@
 # once with gapscope-cli synth under BUILD_DIR/bench-data. For each size, in one run:
 #   CLI:    info through the OVERVIEW frame (--read overview) and summary through it and windows of
 #           whole steps, each against the full decode (--read full), and analyze (which decodes the
-#           whole file): wall time, max RSS, events per second;
+#           whole file), and the same file cut at 70 % (no index: rebuilt by the overview's pass): wall
+#           time, max RSS, events per second;
 #   viewer: bench_large (overview + windows) for first paint, resident memory, paint medians at six
 #           zooms and jump-to-step latency; at 36M also the same program decoding everything (full),
 #           the baseline (FULL=1 adds it at every size: at 120M it needs ~15 GB and minutes);
-#           the headless export of the whole trace (PNG), wall time and max RSS.
+#           the headless export of the whole trace (PNG), wall time and max RSS; the cut file (cut).
 # Usage: [SIZES="36m 120m 1b"] [FULL=1] tests/bench/bench_large.sh BUILD_DIR
 set -euo pipefail
 BUILD=${1:?usage: bench_large.sh BUILD_DIR}
@@ -46,23 +47,33 @@ for size in $SIZES; do
     "$CLI" synth --ranks 8 --steps "$steps" --kernels-per-step 1500 --seed 1 -o "$trace" > /dev/null
   fi
   events=$("$CLI" info "$trace" --json --read overview | python3 -c 'import json,sys; print(json.load(sys.stdin)["event_count"])')
-  row() { printf '%-6s %-34s | %9s | %9s | %12s\n' "$size" "$1" "$WALL" "$RSS_MB" "$(python3 -c "print(f'{$events/max($WALL,0.01)/1e6:.1f}')")"; }
+  row() { printf '%-6s %-34s | %9s | %9s | %12s\n' "$size" "$1" "$WALL" "$RSS_MB" "$(python3 -c "print(f'{${2:-$events}/max($WALL,0.01)/1e6:.1f}')")"; }
   timed "info overview" "$CLI" info "$trace" --json --read overview && row "info --read overview"
   if [ "$size" != 1b ]; then
     timed "info full" "$CLI" info "$trace" --json --read full && row "info --read full"
     timed "summary full" "$CLI" summary "$trace" --json --read full && row "summary --json --read full"
     timed "summary overview" "$CLI" summary "$trace" --json --read overview && row "summary --json --read overview"
     timed "analyze" "$CLI" analyze "$trace" --json --no-steps && row "analyze --json --no-steps"
+    # The file cut at 70 % (no index: the overview's pass rebuilds it) against reading the cut file whole.
+    head -c $(( $(stat -L -c %s "$trace") * 7 / 10 )) "$trace" > "$TMP/cut.gapscope"
+    cut_events=$("$CLI" info "$TMP/cut.gapscope" --json --read overview 2>/dev/null | python3 -c 'import json,sys; print(json.load(sys.stdin)["event_count"])')
+    timed "cut info" "$CLI" info "$TMP/cut.gapscope" --json && row "cut at 70%: info" "$cut_events"
+    timed "cut info full" "$CLI" info "$TMP/cut.gapscope" --json --read full && row "cut at 70%: info --read full" "$cut_events"
+    timed "cut summary" "$CLI" summary "$TMP/cut.gapscope" --json && row "cut at 70%: summary --json" "$cut_events"
   fi
   [ "$VIEWER" = 1 ] || continue
   timed "export" "$BUILD/app/gapscope" "$trace" --export-png "$TMP/whole.png" && row "viewer: headless export, whole"
   modes=large
   if [ "$size" = 36m ] || [ "${FULL:-0}" = 1 ]; then modes="large full"; fi
+  [ -f "$TMP/cut.gapscope" ] && modes="$modes cut"
   for mode in $modes; do
-    QT_QPA_PLATFORM=offscreen "$BUILD/tests/bench/bench_large" "$trace" "$mode" 20 > "$TMP/viewer-$size-$mode" 2>/dev/null
+    file=$trace; how=$mode
+    [ "$mode" = cut ] && { file=$TMP/cut.gapscope; how=large; }
+    QT_QPA_PLATFORM=offscreen "$BUILD/tests/bench/bench_large" "$file" "$how" 20 > "$TMP/viewer-$size-$mode" 2>/dev/null
     sed -n 's/^key \(.*\)/'"$size $mode"': \1/p' "$TMP/viewer-$size-$mode" | grep -v ': mode \|: events ' >> "$TMP/viewer"
     sed -n '/^check/,$p' "$TMP/viewer-$size-$mode" | sed "s/^/$size $mode: /" >> "$TMP/checks"
   done
+  rm -f "$TMP/cut.gapscope"
 done
 [ "$VIEWER" = 1 ] || { echo "(viewer figures skipped: no Qt build)"; exit 0; }
 echo
