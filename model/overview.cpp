@@ -6,6 +6,7 @@
 #include "model/format/chunkentry.h"
 #include "model/format/overviewbuilder.h"
 #include "model/format/tracereader.h"
+#include "model/taskpool.h"
 #include "model/traceloader.h"
 #include "model/tracemetaproto.h"
 
@@ -129,40 +130,75 @@ Expected<TraceOverview> TraceOverview::open(
     if (!haveFrame) { // one pass over the chunks, in file order
         OverviewBuilder builder;
         Feeder feed(builder);
-        pb::Chunk chunk;
         pb::Index rebuilt; // an entry per frame, when the index is rebuilt
         format::ChunkEntryBuilder entry;
-        size_t done = 0, total = reader.frames().size();
-        for (const auto& f : reader.frames()) {
-            ++done;
-            if (options.cancel.cancelled() || (options.progress && !options.progress(double(done) / double(total))))
-                return Status::error(reader.name() + ": cancelled");
-            if (FrameType(f.header.type) != FrameType::Chunk) {
-                if (rebuild)
-                    format::ChunkEntryBuilder::frameEntry(f, *rebuilt.add_frames());
-                continue;
+        // The frames are read (checksum, zstd, protobuf) a batch ahead on the pool while this walk,
+        // which must go in file order (dictionaries, the pyramid's nodes), takes the batch before.
+        struct Slot {
+            format::ZstdDecompressor zstd;
+            std::string raw;
+            pb::Chunk chunk;
+            Status status;
+        };
+        const std::vector<format::FrameInfo>& frames = reader.frames();
+        const size_t batch = std::min<size_t>(8, 2 * size_t(TaskPool::shared().size()));
+        std::vector<Slot> slots[2] = { std::vector<Slot>(batch), std::vector<Slot>(batch) };
+        auto readBatch = [&](size_t first, std::vector<Slot>& into) {
+            const size_t n = std::min(batch, frames.size() - std::min(first, frames.size()));
+            TaskPool::shared().parallelFor(n, [&](size_t k) {
+                const format::FrameInfo& f = frames[first + k];
+                if (FrameType(f.header.type) == FrameType::Chunk)
+                    into[k].status = reader.readMessage(f, into[k].zstd, into[k].raw, into[k].chunk);
+            });
+        };
+        bool stopped = false;
+        auto walkBatch = [&](size_t first, std::vector<Slot>& from) {
+            for (size_t k = 0; k < batch && first + k < frames.size() && !stopped; ++k) {
+                const format::FrameInfo& f = frames[first + k];
+                const double done = double(first + k + 1) / double(frames.size());
+                if (options.cancel.cancelled() || (options.progress && !options.progress(done))) {
+                    stopped = true;
+                    return;
+                }
+                if (FrameType(f.header.type) != FrameType::Chunk) {
+                    if (rebuild)
+                        format::ChunkEntryBuilder::frameEntry(f, *rebuilt.add_frames());
+                    continue;
+                }
+                const pb::Chunk& chunk = from[k].chunk;
+                Status s = from[k].status;
+                if (s && !reader.hasIndex())
+                    s = decoder.absorb(chunk);
+                if (s)
+                    s = decoder.validate(chunk);
+                if (!s) {
+                    o.m_warnings.push_back(
+                        s.message() + "; chunk skipped (" + std::to_string(f.header.events) + " events lost)");
+                    ++skipped;
+                    lost += f.header.events;
+                    continue;
+                }
+                for (const pb::Counter& c : chunk.counters())
+                    builder.counter(c);
+                decoder.forEach(chunk, feed);
+                if (rebuild) {
+                    decoder.forEach(chunk, entry);
+                    entry.finish(f, chunk, decoder, *rebuilt.add_frames());
+                    rebuilt.set_total_events(
+                        rebuilt.total_events() + rebuilt.frames(rebuilt.frames_size() - 1).event_count());
+                }
             }
-            Status s = reader.readMessage(f, zstd, raw, chunk);
-            if (s && !reader.hasIndex())
-                s = decoder.absorb(chunk);
-            if (s)
-                s = decoder.validate(chunk);
-            if (!s) {
-                o.m_warnings.push_back(s.message() + "; chunk skipped (" + std::to_string(f.header.events)
-                    + " events lost)");
-                ++skipped;
-                lost += f.header.events;
-                continue;
-            }
-            for (const pb::Counter& c : chunk.counters())
-                builder.counter(c);
-            decoder.forEach(chunk, feed);
-            if (rebuild) {
-                decoder.forEach(chunk, entry);
-                entry.finish(f, chunk, decoder, *rebuilt.add_frames());
-                rebuilt.set_total_events(rebuilt.total_events() + rebuilt.frames(rebuilt.frames_size() - 1).event_count());
-            }
-        }
+        };
+        readBatch(0, slots[0]);
+        for (size_t first = 0, cur = 0; first < frames.size() && !stopped; first += batch, cur ^= 1)
+            TaskPool::shared().parallelFor(2, [&](size_t i) {
+                if (i == 0)
+                    readBatch(first + batch, slots[cur ^ 1]);
+                else
+                    walkBatch(first, slots[cur]);
+            }, 2);
+        if (stopped)
+            return Status::error(reader.name() + ": cancelled");
         builder.toProto(frame);
         if (rebuild && skipped == 0) { // the dictionaries are complete: every chunk decoded
             for (const auto& str : decoder.strings())
