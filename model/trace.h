@@ -319,6 +319,12 @@ public:
 
     TimeNs startTime() const { return m_start; }
     TimeNs endTime() const { return m_end; }
+    // A trace read without its events (readSkeleton, tracewindow.h) takes the span of its file.
+    void setTimeSpan(TimeNs start, TimeNs end)
+    {
+        m_start = start;
+        m_end = end;
+    }
 
     uint64_t eventCount() const;
     uint64_t eventCount(EventKind kind) const;

@@ -62,6 +62,35 @@ Expected<Trace> readWindow(
     return trace;
 }
 
+Expected<Trace> readSkeleton(
+    const format::TraceReader& reader, const TraceOverview& overview, const ReadOptions& options)
+{
+    ReadOptions o = options;
+    o.windowStart = overview.startTime() - 2; // before every chunk: none is read
+    o.windowEnd = overview.startTime() - 1;
+    o.detectSteps = false;
+    auto trace = readTrace(reader, o);
+    if (!trace)
+        return trace;
+    for (uint32_t rank : overview.ranks())
+        trace->setSteps(rank, overview.steps(rank));
+    trace->setTimeSpan(overview.startTime(), overview.endTime());
+    for (const std::string& w : overview.warnings())
+        if (std::find(trace->warnings().begin(), trace->warnings().end(), w) == trace->warnings().end())
+            trace->addWarning(w);
+    return trace;
+}
+
+Expected<Trace> readBatch(const format::TraceReader& reader, const TraceOverview& overview, const StepBatch& batch,
+    const ReadOptions& options)
+{
+    auto trace = readWindow(reader, overview, batch.window, options);
+    if (trace)
+        for (uint32_t rank : overview.ranks())
+            trace->setSteps(rank, overview.steps(rank));
+    return trace;
+}
+
 TimeNs stepWindowEnd(const std::vector<Step>& rankSteps, size_t i)
 {
     return i + 1 < rankSteps.size() ? rankSteps[i + 1].start : rankSteps[i].end;
@@ -128,8 +157,7 @@ Expected<SummaryTables> summaryTables(const format::TraceReader& reader, const T
             auto it = std::lower_bound(
                 steps.begin(), steps.end(), b.firstStep, [](const Step& s, uint32_t i) { return s.index < i; });
             for (; it != steps.end() && it->index <= b.lastStep; ++it)
-                byRank[k].push_back(
-                    stepRow(*window, ranks[k], *it, stepWindowEnd(steps, size_t(it - steps.begin()))));
+                byRank[k].push_back(stepRow(*window, ranks[k], *it, stepWindowEnd(steps, size_t(it - steps.begin()))));
         }
         kernels.add(*window, b.ownedFrom, b.ownedTo);
         ++out.batches;

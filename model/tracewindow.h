@@ -35,6 +35,11 @@ TimeWindow firstWindow(const TraceOverview& overview, uint64_t maxEvents);
 Expected<Trace> readWindow(const format::TraceReader& reader, const TraceOverview& overview, TimeWindow window,
     const ReadOptions& options = {});
 
+// The file without its events: its strings, lanes, sections and warnings, the overview's steps and
+// time span (what an analysis built window by window names things and measures time from).
+Expected<Trace> readSkeleton(
+    const format::TraceReader& reader, const TraceOverview& overview, const ReadOptions& options = {});
+
 // A file read in turn as windows of whole steps, for work whose memory must not grow with the file
 // (gapscope-cli summary on a large file). Batch k holds the steps with index in [firstStep, lastStep]
 // on every rank, and owns the events that start in [ownedFrom, ownedTo): the batches' owned stretches
@@ -50,6 +55,10 @@ struct StepBatch {
 // The batches of `overview`, each of about maxEvents events at most (by the file's average per step; at
 // least one step). None when the file has no steps.
 std::vector<StepBatch> stepBatches(const TraceOverview& overview, uint64_t maxEvents);
+// The window of a batch with every step of the file (not only those inside the window), so that a
+// step's window ends where the next step starts even when that one lies in the next batch.
+Expected<Trace> readBatch(const format::TraceReader& reader, const TraceOverview& overview, const StepBatch& batch,
+    const ReadOptions& options = {});
 // The window of a step of `rank`: from its start to the next step's start on that rank, else its end.
 TimeNs stepWindowEnd(const std::vector<Step>& rankSteps, size_t i);
 

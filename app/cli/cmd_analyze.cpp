@@ -3,14 +3,18 @@
 #include "analysissetup.h"
 #include "budgetoptions.h"
 #include "command.h"
+#include "largefile.h"
 
 #include "model/analysis/analysisreport.h"
+#include "model/analysis/analysisstream.h"
 #include "model/budget/budgetsettings.h"
 #include "model/open/traceopen.h"
 #include "model/taskpool.h"
+#include "model/tracewindow.h"
 
 #include <algorithm>
 #include <iostream>
+#include <optional>
 
 namespace gapscope::cli {
 
@@ -19,9 +23,9 @@ namespace {
 const char* const kName = "gapscope-cli analyze: ";
 
 struct Flags {
-    std::string steps, range, classifier;
+    std::string steps, range, classifier, read = "auto";
     bool json = false, achievable = false, noSteps = false, save = false;
-    int64_t threads = 0, gaps = 3;
+    int64_t threads = 0, gaps = 3, windowEvents = 2'000'000;
 };
 
 // Fills the report options from --steps / --range. Returns an error message, empty when fine.
@@ -71,15 +75,35 @@ int runAnalyze(const std::vector<std::string>& args)
     p.flag("--save", "store the budget settings and classifier table used in the trace file", f.save);
     p.option("--gaps", "N", "name the N largest idle gaps (default 3)", f.gaps);
     p.option("--threads", "N", "threads for reading and analysis (default: all)", f.threads);
+    addReadOption(p, f.read, "in windows of whole steps, one at a time, in bounded memory");
+    p.option("--window-events", "N", "--read overview: events read at once, about (default 2000000)", f.windowEvents);
     p.setPositionals(1, SIZE_MAX);
     if (int rc = p.parse(args); rc >= 0)
         return rc;
 
+    if (!readModeValid("analyze", f.read))
+        return kExitUsage;
+    if (f.windowEvents < 1)
+        return p.usageError("--window-events must be >= 1");
     if (f.threads > 0) // the pool is sized once: big enough for what was asked
         model::TaskPool::configure(std::max(model::TaskPool::defaultSize(), unsigned(f.threads)));
     model::ReadOptions ro;
     ro.threads = unsigned(std::max<int64_t>(0, f.threads));
-    auto trace = model::openTrace(p.positionals(), ro);
+    // A large file is analysed in windows of whole steps (not for a time range: its steps are swept again).
+    std::string error;
+    std::optional<LargeFile> large;
+    if (f.range.empty())
+        large = openLarge(p.positionals(), f.read, error);
+    else if (f.read == "overview")
+        return p.usageError("--range needs the whole trace: --read full or auto");
+    if (!error.empty()) {
+        std::cerr << kName << error << "\n";
+        return kExitFailure;
+    }
+    if (large && large->overview.stepCount() == 0)
+        large.reset(); // no steps to read in windows: read whole (and say so below)
+    auto trace
+        = large ? model::readSkeleton(*large->reader, large->overview, ro) : model::openTrace(p.positionals(), ro);
     if (!trace) {
         std::cerr << kName << trace.error() << "\n";
         return kExitFailure;
@@ -101,7 +125,27 @@ int runAnalyze(const std::vector<std::string>& args)
     model::ClassifierTable table = classifier->toTable();
     model::GapAnalyzer::Options aopt;
     aopt.threads = unsigned(std::max<int64_t>(0, f.threads));
-    model::GapAnalyzer analyzer(trace.value(), std::move(classifier).value(), std::move(budget).value(), aopt);
+    std::optional<model::StreamedAnalysis> streamed;
+    std::optional<model::GapAnalyzer> whole;
+    if (large) {
+        model::StreamOptions so;
+        so.maxEvents = uint64_t(f.windowEvents);
+        so.firstStep = ropt.firstStep;
+        so.lastStep = ropt.lastStep;
+        so.threads = aopt.threads;
+        so.read = ro;
+        auto s = model::analyzeStreaming(*large->reader, large->overview,
+            std::make_unique<model::Trace>(std::move(trace).value()), classifier.value(), budget.value(), so);
+        if (!s) {
+            std::cerr << kName << s.error() << "\n";
+            return kExitFailure;
+        }
+        streamed = std::move(s).value();
+        ropt.host = streamed->host.get();
+    } else {
+        whole.emplace(trace.value(), std::move(classifier).value(), std::move(budget).value(), aopt);
+    }
+    const model::GapAnalyzer& analyzer = streamed ? *streamed->analyzer : *whole;
     if (analyzer.ranks().empty()) {
         std::cerr << kName << "no decode steps in the trace (no step boundaries stored or detected)\n";
         return kExitProblems;

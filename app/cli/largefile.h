@@ -2,7 +2,8 @@
 #pragma once
 
 // How a subcommand reads its trace: `--read auto|full|overview`. A single .gapscope file goes through
-// its overview (model/overview.h; for summary also windows of whole steps, model/tracewindow.h) when
+// its overview (model/overview.h; for summary and analyze also windows of whole steps,
+// model/tracewindow.h, model/analysis/analysisstream.h) when
 // asked (overview), or by default when it holds model::kLargeTraceEvents events or more (auto);
 // otherwise, and always for several files or other formats, every event is decoded (full).
 

@@ -55,8 +55,13 @@ AnalysisReport::AnalysisReport(const GapAnalyzer& analyzer, const Options& optio
     // Gaps inside steps: the step gap has its own bar.
     m_gaps = analyzer.largestGaps(GapAnalyzer::kCriticalRank, first, last, options.largestGaps, false);
     m_findings = makeFindings(analyzer, m_criticalMean, m_stragglers, m_gaps);
+    if (options.host) {
+        m_hostView = options.host;
+        return;
+    }
     m_host = std::make_unique<HostAttribution>(
         analyzer, selection(GapAnalyzer::kCriticalRank, options.range ? Kind::Range : Kind::Steps), options.hostGaps);
+    m_hostView = m_host.get();
 }
 
 GapAnalyzer::Selection AnalysisReport::selection(int rank, Kind kind) const
@@ -270,8 +275,7 @@ json::Value AnalysisReport::toJson() const
         o.set("start_ms", ms(g.start - origin));
         o.set("ms", ms(g.duration()));
         o.set("kind", idleKindName(g.kind));
-        const Trace& t = m_analyzer.trace();
-        o.set("before", g.next.valid() ? std::string(t.str(t.lane(g.next.lane).events.name(g.next.index))) : "");
+        o.set("before", g.hasNext ? std::string(m_analyzer.trace().str(g.nextName)) : "");
         gaps.push(std::move(o));
     }
     doc.set("largest_gaps", std::move(gaps));
@@ -337,9 +341,9 @@ std::string AnalysisReport::overheadText() const
             out << "\ncapture overhead (median step before arming vs while capturing; the bars above include it):\n";
         any = true;
         const double pct = captureOverheadPct(*o);
-        out << "  rank " << r << ": " << fixed(o->stepMsMedianBefore) << " ms (" << o->stepsBefore
-            << " steps) -> " << fixed(o->stepMsMedianDuring) << " ms (" << o->stepsDuring << " steps), "
-            << (pct >= 0 ? "+" : "") << fixed(pct, 1) << " %";
+        out << "  rank " << r << ": " << fixed(o->stepMsMedianBefore) << " ms (" << o->stepsBefore << " steps) -> "
+            << fixed(o->stepMsMedianDuring) << " ms (" << o->stepsDuring << " steps), " << (pct >= 0 ? "+" : "")
+            << fixed(pct, 1) << " %";
         if (pct > 5)
             out << ": part of this rank's launch/host and sync gaps is the capture's own cost";
         out << "\n";
@@ -353,14 +357,14 @@ constexpr size_t kHostTopText = 8;
 
 json::Value AnalysisReport::hostJson() const
 {
-    return hostGapsJson(m_analyzer.trace(), *m_host);
+    return hostGapsJson(m_analyzer.trace(), *m_hostView);
 }
 
 json::Value AnalysisReport::hostSyncsJson() const
 {
     const Trace& t = m_analyzer.trace();
     json::Value out = json::Value::array();
-    for (const auto& r : m_host->ranks()) {
+    for (const auto& r : m_hostView->ranks()) {
         json::Value o = json::Value::object();
         o.set("rank", r.rank);
         o.set("stall_ms", ms(r.syncNs));
@@ -388,7 +392,7 @@ std::string AnalysisReport::hostText() const
     std::ostringstream out;
     out << "\nwhat the host was doing in the launch/host gaps (innermost host event on the launching thread; "
            "total over the selected steps, ms):\n";
-    for (const auto& r : m_host->ranks()) {
+    for (const auto& r : m_hostView->ranks()) {
         const double pct = r.gapNs > 0 ? 100.0 * double(r.explainedNs) / double(r.gapNs) : 0;
         out << "  rank " << r.rank << ": " << fixed(ms(r.gapNs)) << " ms of gaps, " << fixed(ms(r.explainedNs))
             << " ms (" << fixed(pct, 1) << " %) inside host events\n";
@@ -398,11 +402,11 @@ std::string AnalysisReport::hostText() const
         if (r.gapNs > r.explainedNs) {
             out << "    " << pad(fixed(ms(r.gapNs - r.explainedNs)), 10, true) << pad("", 8)
                 << "  unattributed host time:\n";
-            const std::pair<TimeNs, const char*> why[] = {
-                { r.queuedNs, "the next kernel was already launched (queued: the GPU waited on something else)" },
-                { r.otherThreadsNs, "the launching thread idle, another thread of the process busy:" },
-                { r.nothingNs, "nothing recorded on any thread of the process" },
-                { r.noLaunchNs, "the next kernel's launch not recorded" } };
+            const std::pair<TimeNs, const char*> why[]
+                = { { r.queuedNs, "the next kernel was already launched (queued: the GPU waited on something else)" },
+                      { r.otherThreadsNs, "the launching thread idle, another thread of the process busy:" },
+                      { r.nothingNs, "nothing recorded on any thread of the process" },
+                      { r.noLaunchNs, "the next kernel's launch not recorded" } };
             for (const auto& [ns, text] : why) {
                 if (ns <= 0)
                     continue;

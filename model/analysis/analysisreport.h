@@ -47,6 +47,9 @@ public:
         bool perStep = true; // list every step's bars in JSON
         size_t largestGaps = 3;
         bool hostGaps = false; // keep every gap's host attribution (the viewer's tables), not only the totals
+        // The host attribution of these steps, computed beforehand (a batched analyzer's, analysisstream.h,
+        // which cannot sweep its steps again); it must outlive the report. Null: computed here.
+        const HostAttribution* host = nullptr;
     };
 
     AnalysisReport(const GapAnalyzer& analyzer, const Options& options);
@@ -56,7 +59,7 @@ public:
     const std::vector<Finding>& findings() const { return m_findings; }
     const GapAnalyzer::Breakdown& criticalPath() const { return m_criticalMean; }
     // The host attribution behind host_gaps and host_syncs (every rank over the selection).
-    const HostAttribution& hostAttribution() const { return *m_host; }
+    const HostAttribution& hostAttribution() const { return *m_hostView; }
 
 private:
     GapAnalyzer::Selection selection(int rank, GapAnalyzer::Selection::Kind kind) const;
@@ -78,7 +81,8 @@ private:
     std::vector<GapAnalyzer::Straggler> m_stragglers;
     std::vector<GapAnalyzer::IdleGap> m_gaps;
     std::vector<Finding> m_findings;
-    std::unique_ptr<HostAttribution> m_host; // every rank over the selection
+    std::unique_ptr<HostAttribution> m_host; // every rank over the selection, when computed here
+    const HostAttribution* m_hostView = nullptr; // m_host or Options::host
 };
 
 } // namespace gapscope::model

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <iterator>
 #include <limits>
 #include <map>
 
@@ -238,6 +239,31 @@ std::vector<CollectiveMatcher::RankStats> CollectiveMatcher::stats(
         out[r].lateMedian = v[(v.size() - 1) / 2];
     }
     return out;
+}
+
+void CollectiveMatcher::absorb(CollectiveMatcher&& other, uint32_t firstStep, uint32_t lastStep)
+{
+    if (other.m_ranks.size() != m_ranks.size())
+        return;
+    auto byStep = [](const auto& a, const auto& b) { return a.step < b.step; };
+    auto wanted = [&](uint32_t step) { return step >= firstStep && step <= lastStep && step != kNoStep; };
+    for (size_t r = 0; r < m_ranks.size(); ++r) {
+        auto& into = m_ranks[r];
+        const size_t mid = into.size();
+        for (StepEntry& e : other.m_ranks[r])
+            if (wanted(e.step)) {
+                std::vector<Occurrence>().swap(e.occ);
+                into.push_back(std::move(e));
+            }
+        std::inplace_merge(into.begin(), into.begin() + std::ptrdiff_t(mid), into.end(), byStep);
+    }
+    const size_t mid = m_late.size();
+    for (StepLate& l : other.m_late)
+        if (wanted(l.step))
+            m_late.push_back(std::move(l));
+    std::inplace_merge(m_late.begin(), m_late.begin() + std::ptrdiff_t(mid), m_late.end(), byStep);
+    other.m_ranks.assign(other.m_ranks.size(), {});
+    other.m_late.clear();
 }
 
 } // namespace gapscope::model

@@ -69,6 +69,10 @@ public:
     std::vector<RankStats> stats(uint32_t firstStep, uint32_t lastStep, const std::vector<uint32_t>& skip = {}) const;
     // Late arrivals of one step.
     const std::vector<Late>& late(uint32_t stepIndex) const;
+    // Takes the matches of `other`'s steps with index in [firstStep, lastStep] (matched, with the same
+    // rank slots, those steps absent here): stats() and late() then cover them too; their occurrences
+    // are dropped (occurrences() is empty for them), as is the rest of `other`.
+    void absorb(CollectiveMatcher&& other, uint32_t firstStep, uint32_t lastStep);
     size_t rankSlots() const { return m_ranks.size(); }
 
 private:

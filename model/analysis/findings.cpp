@@ -178,12 +178,9 @@ std::vector<Finding> makeFindings(const GapAnalyzer& a, const GapAnalyzer::Break
     for (const auto& g : largestGaps) {
         std::string text = "largest gap: " + formatDuration(double(g.duration()) / 1e6) + " " + idleKindName(g.kind)
             + " on rank " + std::to_string(g.rank) + " in step " + std::to_string(g.step);
-        if (g.next.valid()) {
-            const Trace& t = a.trace();
-            bool kernel = t.kindOf(g.next.lane, g.next.index) == EventKind::Kernel;
-            text += kernel ? ", before " + shortKernelName(t.str(t.lane(g.next.lane).events.name(g.next.index)))
-                           : std::string(", before a memory copy or set");
-        }
+        if (g.hasNext)
+            text += g.nextKind == EventKind::Kernel ? ", before " + shortKernelName(a.trace().str(g.nextName))
+                                                    : std::string(", before a memory copy or set");
         out.push_back(finding(text, "largest_gap", double(g.duration()) / 1e6));
         out.back().rank = int(g.rank);
         out.back().step = int64_t(g.step);

@@ -4,8 +4,8 @@
 // gapanalyzerquery.cpp.
 #include "model/analysis/gapanalyzer.h"
 
-#include "model/collectivekeys.h"
 #include "model/analysis/findings.h"
+#include "model/collectivekeys.h"
 #include "model/taskpool.h"
 
 #include <algorithm>
@@ -57,9 +57,55 @@ GapAnalyzer::GapAnalyzer(const Trace& trace, KernelClassifier classifier, StepBu
     , m_budget(std::move(budget))
     , m_matcher(0)
 {
+    setUp(options);
+    forEachRank([this](RankData& r) {
+        prepareRank(r);
+        sweepRank(r);
+    });
+    if (stopped())
+        return;
+    if (m_rankData.size() > 1)
+        keyCollectives();
+    if (stopped())
+        return;
+    for (auto& r : m_rankData) {
+        for (size_t w = 0; w < r.windows.size(); ++w)
+            m_matcher.add(r.slot, r.windows[w].index, std::move(r.collectives[w]));
+        m_matcher.add(r.slot, CollectiveMatcher::kNoStep, std::move(r.outside));
+        r.collectives.clear();
+    }
+    m_matcher.match();
+    forEachRank([this](RankData& r) { applyWaits(r); });
+    if (stopped())
+        return;
+    finish();
+}
+
+GapAnalyzer::GapAnalyzer(
+    const Trace& skeleton, KernelClassifier classifier, StepBudget budget, const Options& options, Batched)
+    : m_trace(skeleton)
+    , m_classifier(std::move(classifier))
+    , m_budget(std::move(budget))
+    , m_matcher(0)
+{
+    setUp(options);
+    m_batched = true;
+    for (auto& r : m_rankData) {
+        r.firstEvent = std::numeric_limits<TimeNs>::max();
+        r.lastEvent = std::numeric_limits<TimeNs>::min();
+    }
+}
+
+void GapAnalyzer::setUp(const Options& options)
+{
     m_layout = makeSlotLayout(m_classifier, m_budget);
     m_threads = options.threads;
     m_cancel = options.cancel;
+    m_firstStep = options.firstStep;
+    m_lastStep = options.lastStep;
+    m_margin = options.margin;
+    m_ownedFrom = options.ownedFrom;
+    m_ownedTo = options.ownedTo;
     m_stringCount = m_trace.stringCount();
     m_nameClass.reset(new std::atomic<int16_t>[m_stringCount]);
     m_syncApi.reset(new std::atomic<int8_t>[m_stringCount]);
@@ -75,30 +121,43 @@ GapAnalyzer::GapAnalyzer(const Trace& trace, KernelClassifier classifier, StepBu
         m_rankData[i].rank = m_ranks[i];
         m_rankData[i].slot = uint32_t(i);
     }
-    forEachRank([this](RankData& r) {
-        prepareRank(r);
-        sweepRank(r);
-    });
-    if (stopped())
-        return;
-    if (m_rankData.size() > 1)
-        keyCollectives();
-    if (stopped())
-        return;
     m_matcher = CollectiveMatcher(m_ranks.size());
-    for (auto& r : m_rankData) {
-        for (size_t w = 0; w < r.windows.size(); ++w)
-            m_matcher.add(r.slot, r.windows[w].index, std::move(r.collectives[w]));
-        m_matcher.add(r.slot, CollectiveMatcher::kNoStep, std::move(r.outside));
-        r.collectives.clear();
-    }
-    m_matcher.match();
-    forEachRank([this](RankData& r) { applyWaits(r); });
-    if (stopped())
-        return;
+}
+
+void GapAnalyzer::finish()
+{
     findIncomplete();
     computeCritical();
     addNotes();
+}
+
+// A batch's results join the ones before: its steps' records, gaps and collectives (the matches and
+// lateness; the occurrences themselves are no longer needed), the span of each rank's capture.
+void GapAnalyzer::absorb(GapAnalyzer&& batch)
+{
+    if (batch.m_ranks != m_ranks)
+        return; // a batch of another trace: nothing of it fits
+    for (size_t i = 0; i < m_rankData.size(); ++i) {
+        RankData& r = m_rankData[i];
+        RankData& b = batch.m_rankData[i];
+        for (size_t w = 0; w < b.windows.size(); ++w) {
+            if (!batch.own(b.windows[w].index))
+                continue; // the margin: another batch's step
+            r.windows.push_back(b.windows[w]);
+            r.records.push_back(std::move(b.records[w]));
+            for (size_t g = 0; g < kTopGaps; ++g) {
+                r.gaps.push_back(b.gaps[w * kTopGaps + g]);
+                r.gaps.back().next = EventRef {}; // an event of the batch's trace
+            }
+            r.overlapped.push_back(b.overlapped[w]);
+        }
+        r.unclassified.insert(r.unclassified.end(), b.unclassified.begin(), b.unclassified.end());
+        r.apiLanes = r.apiLanes || b.apiLanes;
+        r.outsideCollectives += b.outsideCollectives;
+        r.firstEvent = std::min(r.firstEvent, b.firstEvent);
+        r.lastEvent = std::max(r.lastEvent, b.lastEvent);
+    }
+    m_matcher.absorb(std::move(batch.m_matcher), batch.m_firstStep, batch.m_lastStep);
 }
 
 bool GapAnalyzer::stopped()
@@ -153,13 +212,19 @@ void GapAnalyzer::prepareRank(RankData& r)
     const auto apiLanes = m_trace.lanesOf(r.rank, LaneKind::CpuApi);
     r.apiLanes = !apiLanes.empty();
     const auto& steps = m_trace.steps(r.rank);
+    std::vector<Window> all; // every step's; r.windows: those to analyse
     for (size_t k = 0; k < steps.size(); ++k) {
         TimeNs w0 = steps[k].start;
         bool next = k + 1 < steps.size() && steps[k + 1].index == steps[k].index + 1;
         TimeNs w1 = next ? steps[k + 1].start : steps[k].end;
-        r.windows.push_back(Window { steps[k].index, w0, std::max(w0, w1) });
+        all.push_back(Window { steps[k].index, w0, std::max(w0, w1) });
     }
-    std::stable_sort(r.windows.begin(), r.windows.end(), [](const Window& a, const Window& b) { return a.w0 < b.w0; });
+    std::stable_sort(all.begin(), all.end(), [](const Window& a, const Window& b) { return a.w0 < b.w0; });
+    const uint32_t from = m_firstStep - std::min(m_firstStep, m_margin);
+    const uint32_t to = m_lastStep + std::min(kAllSteps - m_lastStep, m_margin);
+    for (const Window& w : all)
+        if (w.index >= from && w.index <= to)
+            r.windows.push_back(w);
     std::vector<TimeInterval> syncs;
     for (LaneId id : apiLanes) {
         const LaneEvents& ev = m_trace.lane(id).events;
@@ -179,15 +244,16 @@ void GapAnalyzer::prepareRank(RankData& r)
     }
     // Collective kernels outside every window cannot be matched: count them.
     const int coll = m_classifier.collectivesClass();
-    if (coll < 0 || r.windows.empty())
+    if (coll < 0 || all.empty())
         return;
     for (LaneId id : r.gpuLanes) {
         const LaneEvents& ev = m_trace.lane(id).events;
-        const size_t before = ev.lowerBound(r.windows.front().w0);
-        const size_t after = std::max(before, ev.lowerBound(r.windows.back().w1));
+        const size_t before = ev.lowerBound(all.front().w0);
+        const size_t after = std::max(before, ev.lowerBound(all.back().w1));
         auto count = [&](size_t from, size_t to) {
             for (size_t i = from; i < to; ++i)
-                if (classOf(ev.name(i)) == coll && m_trace.kindOf(id, i) == EventKind::Kernel) {
+                if (classOf(ev.name(i)) == coll && m_trace.kindOf(id, i) == EventKind::Kernel
+                    && ev.start(i) >= m_ownedFrom && ev.start(i) < m_ownedTo) {
                     ++r.outsideCollectives;
                     r.outside.push_back(CollectiveMatcher::Occurrence { ev.start(i), ev.duration(i), ev.name(i) });
                 }
@@ -210,7 +276,8 @@ void GapAnalyzer::sweepRank(RankData& r)
     r.collectives.assign(r.windows.size(), {});
     for (size_t w = 0; w < r.windows.size(); ++w) {
         const Window& win = r.windows[w];
-        SweepMode mode { win.w0, win.w1, WindowSweep::Input::Gaps::Longest, false, &r.collectives[w], &r.unclassified };
+        SweepMode mode { win.w0, win.w1, WindowSweep::Input::Gaps::Longest, false, &r.collectives[w],
+            own(win.index) ? &r.unclassified : nullptr };
         sweepWindow(r, w, mode, s);
         storeRecord(r, w, s);
     }
@@ -230,9 +297,20 @@ void GapAnalyzer::storeRecord(RankData& r, size_t w, const Scratch& s) const
     const auto& gaps = s.result.gaps; // the longest, longest first
     const size_t keep = std::min(kTopGaps, gaps.size());
     for (size_t g = 0; g < kTopGaps; ++g)
-        r.gaps[w * kTopGaps + g] = g < keep ? IdleGap { r.rank, win.index, gaps[g].start, gaps[g].end, gaps[g].kind,
-            gaps[g].next == WindowSweep::kNoTag ? EventRef {} : s.ref(gaps[g].next) }
-                                            : IdleGap {};
+        r.gaps[w * kTopGaps + g] = g < keep ? idleGap(r.rank, win.index, gaps[g], s) : IdleGap {};
+}
+
+GapAnalyzer::IdleGap GapAnalyzer::idleGap(
+    uint32_t rank, uint32_t step, const WindowSweep::Gap& g, const Scratch& s) const
+{
+    IdleGap out { rank, step, g.start, g.end, g.kind, EventRef {} };
+    if (g.next != WindowSweep::kNoTag) {
+        out.next = s.ref(g.next);
+        out.hasNext = true;
+        out.nextName = m_trace.lane(out.next.lane).events.name(out.next.index);
+        out.nextKind = m_trace.kindOf(out.next.lane, out.next.index);
+    }
+    return out;
 }
 
 // Moves each collective's wait from its class slot to "collective wait". Where at most one event

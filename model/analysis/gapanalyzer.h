@@ -22,10 +22,10 @@
 // method is const and safe to call from several threads at once.
 
 #include "model/analysis/collectivematcher.h"
-#include "model/kernelclassifier.h"
 #include "model/analysis/waterfall.h"
 #include "model/analysis/windowsweep.h"
 #include "model/canceltoken.h"
+#include "model/kernelclassifier.h"
 #include "model/trace.h"
 
 #include <atomic>
@@ -47,6 +47,14 @@ public:
         // Stops the construction between ranks (and between its passes). A cancelled analyzer holds
         // partial results: ask it nothing but cancelled().
         CancelToken cancel;
+        // One batch of a trace read as windows of whole steps (tracewindow.h, StepBatch): only the
+        // steps with index in [firstStep - margin, lastStep + margin] are analysed (their windows still
+        // end where the next step starts, so the trace holds every step); the margin's steps only so
+        // that collectives match and waits spill across the batch's edges as in the whole trace:
+        // absorb() takes [firstStep, lastStep]. Collective kernels outside every step take part only
+        // when they start in [ownedFrom, ownedTo), so each is counted in one batch.
+        uint32_t firstStep = 0, lastStep = kAllSteps, margin = 0;
+        TimeNs ownedFrom = std::numeric_limits<TimeNs>::min(), ownedTo = std::numeric_limits<TimeNs>::max();
     };
 
     GapAnalyzer(const Trace& trace, KernelClassifier classifier, StepBudget budget, const Options& options);
@@ -54,6 +62,17 @@ public:
         : GapAnalyzer(trace, std::move(classifier), std::move(budget), Options {})
     {
     }
+    // An analyzer built batch by batch, for a trace too large to hold (analysisstream.h): `skeleton`
+    // holds the trace's strings, lanes, steps, sections and time span but no events. absorb() the
+    // analyzer of each batch (Options::firstStep..lastStep, ownedFrom..ownedTo: the batch's), in step
+    // order, then finish(). Its queries are those of the whole trace's analyzer except what sweeps
+    // events again (a time range, members, stepGaps, blocksHost): hasEvents() is false.
+    struct Batched { };
+    GapAnalyzer(const Trace& skeleton, KernelClassifier classifier, StepBudget budget, const Options& options, Batched);
+    void absorb(GapAnalyzer&& batch);
+    void finish();
+    bool hasEvents() const { return !m_batched; }
+
     ~GapAnalyzer();
     GapAnalyzer(const GapAnalyzer&) = delete;
     GapAnalyzer& operator=(const GapAnalyzer&) = delete;
@@ -128,7 +147,10 @@ public:
         uint32_t rank = 0, step = 0;
         TimeNs start = 0, end = 0;
         IdleKind kind = IdleKind::LaunchHost;
-        EventRef next; // the GPU event that ends the gap (invalid for a step gap)
+        EventRef next; // the GPU event that ends the gap (invalid for a step gap, and in a batched analyzer)
+        bool hasNext = false; // that event, by name and kind (kept by a batched analyzer too)
+        StringId nextName = 0;
+        EventKind nextKind = EventKind::Kernel;
         TimeNs duration() const { return end - start; }
     };
     // The n longest idle gaps of the steps in [first, last] on `rank` (kCriticalRank: all ranks),
@@ -221,11 +243,13 @@ private:
         std::vector<CollectiveMatcher::Occurrence>* record; // first pass: collectives found
         std::vector<NameTime>* unclassified; // first pass: unclassified kernel time
     };
+    void setUp(const Options& options); // what both constructors do first
     void prepareRank(RankData& r);
     void sweepRank(RankData& r);
     void applyWaits(RankData& r);
     void sweepWindow(const RankData& r, size_t w, const SweepMode& mode, Scratch& s) const;
     void storeRecord(RankData& r, size_t w, const Scratch& s) const;
+    IdleGap idleGap(uint32_t rank, uint32_t step, const WindowSweep::Gap& g, const Scratch& s) const;
     int classOf(StringId name) const;
     bool isSyncApi(StringId name) const;
     TimeNs waitOf(const RankData& r, size_t w, uint32_t laneSlot, uint32_t index, TimeNs start) const;
@@ -246,6 +270,10 @@ private:
     unsigned m_threads = 1;
     CancelToken m_cancel;
     bool m_cancelled = false;
+    bool m_batched = false; // built by absorb(): no events
+    uint32_t m_firstStep = 0, m_lastStep = kAllSteps, m_margin = 0; // Options
+    bool own(uint32_t stepIndex) const { return stepIndex >= m_firstStep && stepIndex <= m_lastStep; }
+    TimeNs m_ownedFrom = std::numeric_limits<TimeNs>::min(), m_ownedTo = std::numeric_limits<TimeNs>::max();
     // By StringId, filled on first use from any thread (the same value whoever computes it):
     // class of a kernel name (-2: not yet), whether an API call of that name blocks the host (-1: not yet).
     std::unique_ptr<std::atomic<int16_t>[]> m_nameClass;

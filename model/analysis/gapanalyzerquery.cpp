@@ -218,8 +218,7 @@ std::vector<GapAnalyzer::StepGaps> GapAnalyzer::stepGaps(const Selection& sel) c
         sg.first = s.first;
         sg.last = s.last;
         for (const auto& g : s.result.gaps)
-            sg.gaps.push_back(IdleGap { r->rank, win.index, g.start, g.end, g.kind,
-                g.next == WindowSweep::kNoTag ? EventRef {} : s.ref(g.next) });
+            sg.gaps.push_back(idleGap(r->rank, win.index, g, s));
         out.push_back(std::move(sg));
     }
     return out;

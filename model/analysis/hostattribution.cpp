@@ -589,8 +589,8 @@ void HostAttribution::add(const Gap& g, uint64_t serial, bool keep)
         if (g.explained > 0)
             addMoments(r.rows, *m_currentRows, pieces, pieces + g.pieceCount);
         if (!m_otherPieces.empty())
-            addMoments(r.otherThreads, *m_currentOthers, m_otherPieces.data(),
-                m_otherPieces.data() + m_otherPieces.size());
+            addMoments(
+                r.otherThreads, *m_currentOthers, m_otherPieces.data(), m_otherPieces.data() + m_otherPieces.size());
         return;
     }
     r.syncNs += g.gap.duration();
@@ -613,7 +613,7 @@ void HostAttribution::add(const Gap& g, uint64_t serial, bool keep)
         row.gaps.push_back(uint32_t(serial));
 }
 
-void HostAttribution::finish()
+void HostAttribution::sortRows(Rank& r) const
 {
     auto byTime = [this](const Row& x, const Row& y) {
         if (x.ns != y.ns)
@@ -621,15 +621,68 @@ void HostAttribution::finish()
         const int c = m_trace.str(x.name).compare(m_trace.str(y.name));
         return c != 0 ? c < 0 : std::string(x.kind) < std::string(y.kind);
     };
+    std::stable_sort(r.rows.begin(), r.rows.end(), byTime);
+    std::stable_sort(r.syncMoments.begin(), r.syncMoments.end(), byTime);
+    std::stable_sort(r.otherThreads.begin(), r.otherThreads.end(), byTime);
+    std::stable_sort(r.syncs.begin(), r.syncs.end(), [this](const SyncRow& x, const SyncRow& y) {
+        if (x.ns != y.ns)
+            return x.ns > y.ns;
+        return x.call != y.call ? x.call < y.call : m_trace.str(x.around) < m_trace.str(y.around);
+    });
+}
+
+HostAttribution::HostAttribution(const GapAnalyzer& batched, GapAnalyzer::Batched)
+    : HostAttribution(batched)
+{
+}
+
+void HostAttribution::absorb(const HostAttribution& batch)
+{
+    auto addRows = [](std::vector<Row>& into, const std::vector<Row>& from) {
+        for (const Row& x : from) {
+            auto it = std::find_if(into.begin(), into.end(), [&x](const Row& y) {
+                return y.name == x.name && std::string_view(y.kind) == std::string_view(x.kind);
+            });
+            if (it == into.end())
+                it = into.insert(into.end(), Row { x.name, x.kind, 0, 0, {} });
+            it->ns += x.ns;
+            it->count += x.count;
+        }
+    };
+    for (const Rank& b : batch.m_ranks) {
+        auto it = std::lower_bound(
+            m_ranks.begin(), m_ranks.end(), b.rank, [](const Rank& r, uint32_t k) { return r.rank < k; });
+        if (it == m_ranks.end() || it->rank != b.rank) {
+            it = m_ranks.insert(it, Rank {});
+            it->rank = b.rank;
+            it->gapsKept = false;
+        }
+        Rank& r = *it;
+        for (TimeNs Rank::*f : { &Rank::gapNs, &Rank::explainedNs, &Rank::noLaunchNs, &Rank::queuedNs,
+                 &Rank::otherThreadsNs, &Rank::nothingNs, &Rank::syncNs, &Rank::syncExplainedNs })
+            r.*f += b.*f;
+        for (uint64_t Rank::*f :
+            { &Rank::noLaunchGaps, &Rank::queuedGaps, &Rank::otherThreadsGaps, &Rank::nothingGaps })
+            r.*f += b.*f;
+        addRows(r.rows, b.rows);
+        addRows(r.otherThreads, b.otherThreads);
+        addRows(r.syncMoments, b.syncMoments);
+        for (const SyncRow& x : b.syncs) {
+            auto s = std::find_if(r.syncs.begin(), r.syncs.end(),
+                [&x](const SyncRow& y) { return y.call == x.call && y.around == x.around; });
+            if (s == r.syncs.end())
+                s = r.syncs.insert(r.syncs.end(), SyncRow { x.call, x.around, x.aroundKind, 0, 0, {} });
+            s->ns += x.ns;
+            s->count += x.count;
+        }
+        sortRows(r);
+    }
+}
+
+void HostAttribution::finish()
+{
     for (auto& [rank, r] : m_byRank) {
-        std::stable_sort(r.rows.begin(), r.rows.end(), byTime);
-        std::stable_sort(r.syncMoments.begin(), r.syncMoments.end(), byTime);
-        std::stable_sort(r.otherThreads.begin(), r.otherThreads.end(), byTime);
-        std::stable_sort(r.syncs.begin(), r.syncs.end(), [this](const SyncRow& x, const SyncRow& y) {
-            if (x.ns != y.ns)
-                return x.ns > y.ns;
-            return x.call != y.call ? x.call < y.call : m_trace.str(x.around) < m_trace.str(y.around);
-        });
+        sortRows(r);
         m_ranks.push_back(std::move(r));
     }
     m_byRank.clear();

@@ -38,9 +38,9 @@
 // Cost: one sweep per selected step (GapAnalyzer::stepGaps) plus one walk of each launching thread's
 // events through the step's gaps in time order (an event joins a pool once, leaves it when a gap
 // starts after its end), and per gap O(k log k) for the k events that overlap it. Memory: the
-// aggregates, plus gaps() and pieces() only with keepGaps (and only of ranks with host lanes). Threading: computed in the constructor; const
-// afterwards (ranks on the task pool, each on its own, joined in rank order). The analyzer and its
-// trace must outlive it.
+// aggregates, plus gaps() and pieces() only with keepGaps (and only of ranks with host lanes). Threading: computed in
+// the constructor; const afterwards (ranks on the task pool, each on its own, joined in rank order). The analyzer and
+// its trace must outlive it.
 
 #include "model/analysis/gapanalyzer.h"
 #include "model/json.h"
@@ -59,6 +59,11 @@ public:
     // `keepGaps` false: only the aggregates are kept (gaps() and pieces() stay empty, rows list no
     // gaps), so memory does not grow with the number of gaps: what the CLI's report needs.
     HostAttribution(const GapAnalyzer& analyzer, const GapAnalyzer::Selection& selection, bool keepGaps = true);
+    // The attribution of a batched analyzer (GapAnalyzer::Batched, analysisstream.h): empty, then each
+    // batch's attribution (computed without keepGaps on the batch's analyzer) added with absorb(); the
+    // rows are the same as from the whole trace, as the batches' steps are disjoint.
+    HostAttribution(const GapAnalyzer& batched, GapAnalyzer::Batched);
+    void absorb(const HostAttribution& batch);
 
     // One stretch of a gap with the host event it is attributed to (invalid: unattributed).
     struct Piece {
@@ -168,6 +173,7 @@ private:
     void append(HostAttribution&& part); // another part's ranks after this one's
     void add(const Gap& g, uint64_t serial, bool keep);
     void finish();
+    void sortRows(Rank& r) const; // longest first, then by name
 
     const GapAnalyzer& m_analyzer;
     const Trace& m_trace;

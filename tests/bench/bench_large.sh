@@ -3,10 +3,10 @@
 # Large files: 8-rank synth traces of 36M and 120M kernels (3,000 and 10,000 steps x 1,500 kernels;
 # with 1b in SIZES also 1,000M: 83,334 steps, a 3.3 GB file that takes 5-10 minutes to write), made
 # once with gapscope-cli synth under BUILD_DIR/bench-data. For each size, in one run:
-#   CLI:    info through the OVERVIEW frame (--read overview) and summary through it and windows of
-#           whole steps, each against the full decode (--read full), and analyze (which decodes the
-#           whole file), and the same file cut at 70 % (no index: rebuilt by the overview's pass): wall
-#           time, max RSS, events per second;
+#   CLI:    info through the OVERVIEW frame (--read overview), summary and analyze through it and
+#           windows of whole steps, each against the full decode (--read full; the outputs compared),
+#           and the same file cut at 70 % (no index: rebuilt by the overview's pass): wall time, max
+#           RSS, events per second;
 #   viewer: bench_large (overview + windows) for first paint, resident memory, paint medians at six
 #           zooms and jump-to-step latency; at 36M also the same program decoding everything (full),
 #           the baseline (FULL=1 adds it at every size: at 120M it needs ~15 GB and minutes);
@@ -53,13 +53,17 @@ for size in $SIZES; do
     timed "info full" "$CLI" info "$trace" --json --read full && row "info --read full"
     timed "summary full" "$CLI" summary "$trace" --json --read full && row "summary --json --read full"
     timed "summary overview" "$CLI" summary "$trace" --json --read overview && row "summary --json --read overview"
-    timed "analyze" "$CLI" analyze "$trace" --json --no-steps && row "analyze --json --no-steps"
+    timed "analyze full" "$CLI" analyze "$trace" --json --no-steps --read full && row "analyze --json --no-steps --read full"
+    cp "$TMP/out" "$TMP/analyze-full"
+    timed "analyze overview" "$CLI" analyze "$trace" --json --no-steps --read overview && row "analyze ... --read overview"
+    cmp -s "$TMP/out" "$TMP/analyze-full" || echo "$size: analyze --read overview DIFFERS from --read full"
     # The file cut at 70 % (no index: the overview's pass rebuilds it) against reading the cut file whole.
     head -c $(( $(stat -L -c %s "$trace") * 7 / 10 )) "$trace" > "$TMP/cut.gapscope"
     cut_events=$("$CLI" info "$TMP/cut.gapscope" --json --read overview 2>/dev/null | python3 -c 'import json,sys; print(json.load(sys.stdin)["event_count"])')
     timed "cut info" "$CLI" info "$TMP/cut.gapscope" --json && row "cut at 70%: info" "$cut_events"
     timed "cut info full" "$CLI" info "$TMP/cut.gapscope" --json --read full && row "cut at 70%: info --read full" "$cut_events"
     timed "cut summary" "$CLI" summary "$TMP/cut.gapscope" --json && row "cut at 70%: summary --json" "$cut_events"
+    timed "cut analyze" "$CLI" analyze "$TMP/cut.gapscope" --json --no-steps && row "cut at 70%: analyze --json" "$cut_events"
   fi
   [ "$VIEWER" = 1 ] || continue
   timed "export" "$BUILD/app/gapscope" "$trace" --export-png "$TMP/whole.png" && row "viewer: headless export, whole"

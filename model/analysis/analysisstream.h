@@ -1,0 +1,51 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+
+// The gap analysis of a .gapscope file too large to hold, read as windows of whole steps
+// (tracewindow.h, stepBatches): each batch is analysed on its own (a GapAnalyzer over the batch's
+// window, limited to the batch's steps), with the host attribution of its steps, and both are added
+// to one batched analyzer (GapAnalyzer::Batched) and one attribution. AnalysisReport then gives what
+// it gives for the whole trace. Memory: one window's events (about maxEvents) and the analysis of one
+// batch, plus the per-step results of the file (a few hundred bytes per rank and step).
+//
+// The same figures as the whole trace's analysis: each batch is analysed with one more step on each
+// side (its margin), so that a collective matches its counterparts on ranks a step apart at the
+// batch's edge and a wait that runs into the next step is counted there; the margin's results are
+// left to the batch that owns those steps. (Ranks more than a step apart at a batch's edge would
+// match there as if their captures did not overlap.)
+//
+// Threading: reads and analyses on TaskPool::shared() (threads as GapAnalyzer::Options); one call at a time
+// per result.
+
+#include "model/analysis/gapanalyzer.h"
+#include "model/analysis/hostattribution.h"
+#include "model/format/tracereader.h"
+#include "model/overview.h"
+#include "model/tracefile.h"
+
+#include <memory>
+
+namespace gapscope::model {
+
+struct StreamedAnalysis {
+    std::unique_ptr<Trace> skeleton; // the file without its events (readSkeleton)
+    std::unique_ptr<GapAnalyzer> analyzer; // batched, over `skeleton`
+    std::unique_ptr<HostAttribution> host; // every rank over steps [firstStep, lastStep]
+    size_t batches = 0; // batches read
+    uint64_t largestBatchEvents = 0; // events of the largest window read
+};
+
+struct StreamOptions {
+    uint64_t maxEvents = 2'000'000; // events of a batch's window, about (at least one step)
+    uint32_t firstStep = 0, lastStep = GapAnalyzer::kAllSteps; // the steps the host attribution covers
+    unsigned threads = 0; // as GapAnalyzer::Options
+    ReadOptions read; // how each window is read (threads, ...)
+};
+
+// `skeleton` from readSkeleton(reader, overview): the classifier and budget are picked from it (its
+// stored sections), so the caller reads it first and hands it over.
+Expected<StreamedAnalysis> analyzeStreaming(const format::TraceReader& reader, const TraceOverview& overview,
+    std::unique_ptr<Trace> skeleton, const KernelClassifier& classifier, const StepBudget& budget,
+    const StreamOptions& options);
+
+} // namespace gapscope::model
