@@ -34,6 +34,10 @@ struct ReadOptions {
     // detected). For a file too large to read whole (TraceOverview gives the rest).
     TimeNs windowStart = INT64_MIN, windowEnd = INT64_MAX;
     bool window() const { return windowStart != INT64_MIN || windowEnd != INT64_MAX; }
+    // false: kernels' launch configurations (grid, block, registers, shared memory, graph node) need not
+    // be kept (Trace::kernelConfig() may be null), which saves a lookup per kernel: for readers that
+    // count and time kernels (summaries, the gap analysis) and show no kernel's details.
+    bool kernelConfigs = true;
 };
 
 struct WriteOptions {

@@ -646,6 +646,13 @@ Status TraceLoader::decodeChunk(const pb::Chunk& ch, const Plan& plan, Worker& w
     uint64_t node = 0;
     uint32_t lastCfg = UINT32_MAX, lastIdx = 0;
     const size_t lanes = sh.decoder.lanes().size(), strings = sh.decoder.strings().size();
+    if (!m_options.kernelConfigs) {
+        w.walker.walk(k.c(), base, lanes, strings, [&](int, uint32_t l, int64_t s, int64_t d, uint32_t n, uint32_t c) {
+            put(l, s, d, n, c, aux::pack(EventKind::Kernel, aux::kMaxPayload));
+        });
+        decodeOthers(ch, plan, w, put);
+        return Status::ok();
+    }
     w.walker.walk(k.c(), base, lanes, strings, [&](int i, uint32_t l, int64_t s, int64_t d, uint32_t n, uint32_t c) {
         node += nodeDelta ? uint64_t(nodeDelta[i]) : 0;
         uint32_t cf = cfg ? cfg[i] : 0;

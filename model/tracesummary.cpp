@@ -2,6 +2,7 @@
 #include "model/tracesummary.h"
 
 #include "model/owntime.h"
+#include "model/taskpool.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -67,18 +68,14 @@ void addLaneBusy(const Trace& trace, LaneId id, TimeNs w0, TimeNs w1, StepRow& r
 
 // Calls fn(events, index, own) for every kernel on a GPU stream, lane by lane in event order. own is
 // the kernel's own time (OwnTime).
-template <class Fn> void forEachKernel(const Trace& trace, Fn&& fn)
+template <class Fn> void forEachKernel(const Trace& trace, const Lane& lane, Fn&& fn)
 {
-    for (const Lane& lane : trace.lanes()) {
-        if (lane.info.kind != LaneKind::GpuStream)
-            continue;
-        const LaneEvents& ev = lane.events;
-        OwnTime stream;
-        for (size_t i = 0; i < ev.size(); ++i) {
-            const TimeNs own = stream.duration(ev.start(i), ev.end(i));
-            if (trace.kindOf(lane.id, i) == EventKind::Kernel)
-                fn(ev, i, own);
-        }
+    const LaneEvents& ev = lane.events;
+    OwnTime stream;
+    for (size_t i = 0; i < ev.size(); ++i) {
+        const TimeNs own = stream.duration(ev.start(i), ev.end(i));
+        if (trace.kindOf(lane.id, i) == EventKind::Kernel)
+            fn(ev, i, own);
     }
 }
 
@@ -130,12 +127,27 @@ void KernelTableBuilder::Durations::add(TimeNs d, TimeNs ownNs)
         own.push_back(saturated(ownNs));
 }
 
-void KernelTableBuilder::add(const Trace& trace, TimeNs from, TimeNs to)
+void KernelTableBuilder::Durations::append(Durations&& o)
+{
+    if (o.overlapped && !overlapped) {
+        own = raw;
+        overlapped = true;
+    }
+    const std::vector<uint32_t>& ownOf = o.overlapped ? o.own : o.raw;
+    if (raw.empty() && !overlapped)
+        raw = std::move(o.raw);
+    else
+        raw.insert(raw.end(), o.raw.begin(), o.raw.end());
+    if (overlapped)
+        own.insert(own.end(), ownOf.begin(), ownOf.end());
+}
+
+void KernelTableBuilder::addLane(const Trace& trace, const Lane& lane, TimeNs from, TimeNs to)
 {
     constexpr uint32_t kNone = UINT32_MAX;
     if (m_rowOf.size() < trace.stringCount())
         m_rowOf.resize(trace.stringCount(), kNone);
-    forEachKernel(trace, [&](const LaneEvents& ev, size_t i, TimeNs own) {
+    forEachKernel(trace, lane, [&](const LaneEvents& ev, size_t i, TimeNs own) {
         if (ev.start(i) < from || ev.start(i) >= to)
             return;
         const StringId name = ev.name(i);
@@ -160,15 +172,61 @@ void KernelTableBuilder::add(const Trace& trace, TimeNs from, TimeNs to)
     });
 }
 
+void KernelTableBuilder::merge(KernelTableBuilder&& part)
+{
+    constexpr uint32_t kNone = UINT32_MAX;
+    if (m_rowOf.size() < part.m_rowOf.size())
+        m_rowOf.resize(part.m_rowOf.size(), kNone);
+    for (size_t r = 0; r < part.m_rows.size(); ++r) {
+        const KernelRow& src = part.m_rows[r];
+        if (m_rowOf[src.name] == kNone) {
+            m_rowOf[src.name] = uint32_t(m_rows.size());
+            m_rows.push_back(src);
+            m_durations.push_back(std::move(part.m_durations[r]));
+            continue;
+        }
+        KernelRow& row = m_rows[m_rowOf[src.name]];
+        row.count += src.count;
+        row.total += src.total;
+        row.ownTotal += src.ownTotal;
+        row.min = std::min(row.min, src.min);
+        row.max = std::max(row.max, src.max);
+        m_durations[m_rowOf[src.name]].append(std::move(part.m_durations[r]));
+    }
+}
+
+void KernelTableBuilder::add(const Trace& trace, TimeNs from, TimeNs to)
+{
+    std::vector<const Lane*> lanes;
+    for (const Lane& lane : trace.lanes())
+        if (lane.info.kind == LaneKind::GpuStream && !lane.events.empty())
+            lanes.push_back(&lane);
+    // Streams on the pool, each into a part of its own; the parts join in stream order (the rows are
+    // sums, and a median does not depend on the order of its durations).
+    std::vector<KernelTableBuilder> parts(lanes.size());
+    TaskPool::shared().parallelFor(lanes.size(), [&](size_t k) { parts[k].addLane(trace, *lanes[k], from, to); });
+    for (KernelTableBuilder& part : parts)
+        merge(std::move(part));
+}
+
+void KernelTableBuilder::expect(double factor)
+{
+    for (Durations& du : m_durations) {
+        du.raw.reserve(size_t(double(du.raw.size()) * factor) + 1024);
+        if (du.overlapped)
+            du.own.reserve(size_t(double(du.own.size()) * factor) + 1024);
+    }
+}
+
 std::vector<KernelRow> KernelTableBuilder::finish(
     KernelOrder order, const std::function<std::string_view(StringId)>& name)
 {
     std::vector<KernelRow> rows = std::move(m_rows);
-    for (size_t r = 0; r < rows.size(); ++r) {
+    TaskPool::shared().parallelFor(rows.size(), [&](size_t r) {
         Durations& du = m_durations[r];
         rows[r].median = medianOf(du.raw);
         rows[r].ownMedian = du.overlapped ? medianOf(du.own) : rows[r].median;
-    }
+    });
     m_rows.clear();
     m_durations.clear();
     m_rowOf.clear();

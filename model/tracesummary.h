@@ -82,10 +82,14 @@ std::vector<KernelRow> kernelTable(const Trace& trace, KernelOrder order = Kerne
 // kernelTable in parts: the kernels of several traces with the same string ids (windows of one file,
 // tracewindow.h), each kernel counted by the part where it starts in [from, to). A part must hold
 // every event of a stream that overlaps [from, to), so that own times come out as in one trace.
+// add() counts the streams on the task pool (each apart, then joined); finish() takes the medians there.
 class KernelTableBuilder {
 public:
     void add(const Trace& trace, TimeNs from = std::numeric_limits<TimeNs>::min(),
         TimeNs to = std::numeric_limits<TimeNs>::max());
+    // Room for `factor` times the durations held so far, reserved now so that they are not copied as
+    // they grow (after a first part, when the parts to come are known; untouched room costs no memory).
+    void expect(double factor);
     // The rows, ordered as kernelTable orders them; `name` gives the string of a name id.
     std::vector<KernelRow> finish(KernelOrder order, const std::function<std::string_view(StringId)>& name);
 
@@ -97,7 +101,10 @@ private:
         std::vector<uint32_t> raw, own;
         bool overlapped = false; // own holds every own time
         void add(TimeNs d, TimeNs ownNs);
+        void append(Durations&& other); // other's durations after these
     };
+    void addLane(const Trace& trace, const Lane& lane, TimeNs from, TimeNs to);
+    void merge(KernelTableBuilder&& part);
     std::vector<uint32_t> m_rowOf; // by name id (ids are dense)
     std::vector<KernelRow> m_rows;
     std::vector<Durations> m_durations; // by row

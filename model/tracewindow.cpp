@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 #include "model/tracewindow.h"
 
+#include "model/taskpool.h"
+
 #include <algorithm>
 
 namespace gapscope::model {
@@ -147,19 +149,23 @@ Expected<SummaryTables> summaryTables(const format::TraceReader& reader, const T
     std::vector<std::vector<StepRow>> byRank(ranks.size());
     KernelTableBuilder kernels;
     const std::vector<StepBatch> batches = stepBatches(overview, maxEvents);
+    ReadOptions read = options;
+    read.kernelConfigs = false; // counted and timed, never shown
     for (const StepBatch& b : batches) {
-        auto window = readWindow(reader, overview, b.window, options);
+        auto window = readWindow(reader, overview, b.window, read);
         if (!window)
             return window.status();
         out.largestBatchEvents = std::max<uint64_t>(out.largestBatchEvents, window->eventCount());
-        for (size_t k = 0; k < ranks.size(); ++k) {
+        TaskPool::shared().parallelFor(ranks.size(), [&](size_t k) {
             const std::vector<Step>& steps = overview.steps(ranks[k]);
             auto it = std::lower_bound(
                 steps.begin(), steps.end(), b.firstStep, [](const Step& s, uint32_t i) { return s.index < i; });
             for (; it != steps.end() && it->index <= b.lastStep; ++it)
                 byRank[k].push_back(stepRow(*window, ranks[k], *it, stepWindowEnd(steps, size_t(it - steps.begin()))));
-        }
+        });
         kernels.add(*window, b.ownedFrom, b.ownedTo);
+        if (out.batches == 0 && batches.size() > 1) // the batches hold about as many steps each
+            kernels.expect(double(batches.size()) * 1.1);
         ++out.batches;
         // Not more than one window held at a time; its memory is kept for the next (handing it back to
         // the system and faulting it in again cost a fifth of the time, for no lower peak).

@@ -44,11 +44,13 @@ Expected<StreamedAnalysis> analyzeStreaming(const format::TraceReader& reader, c
     GapAnalyzer::Selection selection;
     selection.kind = GapAnalyzer::Selection::Kind::Steps;
     selection.rank = GapAnalyzer::kCriticalRank;
+    ReadOptions read = options.read;
+    read.kernelConfigs = false; // the analysis never looks at them
     for (const StepBatch& b : stepBatches(overview, options.maxEvents)) {
         // Steps of the batch the host attribution covers (the analyzer takes them all).
         selection.firstStep = std::max(b.firstStep, options.firstStep);
         selection.lastStep = std::min(b.lastStep, options.lastStep);
-        auto window = readBatch(reader, overview, withMargin(overview, b), options.read);
+        auto window = readBatch(reader, overview, withMargin(overview, b), read);
         if (!window)
             return window.status();
         out.largestBatchEvents = std::max<uint64_t>(out.largestBatchEvents, window->eventCount());

@@ -307,6 +307,43 @@ private slots:
         }
     }
 
+    // Without kernel configurations every event is read the same; only the configurations are gone.
+    void readsWithoutKernelConfigs()
+    {
+        QTemporaryDir dir;
+        SynthOptions so;
+        so.ranks = 2;
+        so.steps = 6;
+        so.kernelsPerStep = 300;
+        const std::string path = dir.filePath("c.gapscope").toStdString();
+        QVERIFY(synthesizeToFile(so, path, nullptr, 3).isOk());
+        auto full = readTraceFile(path);
+        QVERIFY(full);
+        ReadOptions ro;
+        ro.kernelConfigs = false;
+        auto lean = readTraceFile(path, ro);
+        QVERIFY2(lean, lean.error().c_str());
+        QCOMPARE(lean->laneCount(), full->laneCount());
+        size_t kernels = 0;
+        for (LaneId l = 0; l < full->laneCount(); ++l) {
+            const LaneEvents &a = full->lane(l).events, &b = lean->lane(l).events;
+            QCOMPARE(b.size(), a.size());
+            for (size_t i = 0; i < a.size(); ++i) {
+                QCOMPARE(b.start(i), a.start(i));
+                QCOMPARE(b.duration(i), a.duration(i));
+                QCOMPARE(b.name(i), a.name(i));
+                QCOMPARE(b.correlation(i), a.correlation(i));
+                QCOMPARE(lean->kindOf(l, i), full->kindOf(l, i));
+                if (full->kindOf(l, i) != EventKind::Kernel)
+                    continue;
+                ++kernels;
+                QVERIFY(full->kernelConfig(l, i) != nullptr);
+                QVERIFY(lean->kernelConfig(l, i) == nullptr);
+            }
+        }
+        QCOMPARE(kernels, size_t(2 * 6 * 300));
+    }
+
     // A window reads only the chunks that may overlap it, and keeps every lane and string id of the
     // file: each event of a full read that overlaps the window is there, the same event.
     void windowKeepsWhatOverlapsIt()

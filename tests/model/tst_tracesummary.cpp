@@ -103,6 +103,28 @@ private slots:
         QCOMPARE(steps[0].busy, busy);
     }
 
+    // Streams are counted apart and joined: one stream with an early launch (own time differs from
+    // raw) and one without, in either order, give medians over all four kernels.
+    void streamsJoin()
+    {
+        for (const uint32_t early : { 1u, 2u }) {
+            const uint32_t plain = 3 - early;
+            // plain: k [0, 200), k [300, 500); early: k [0, 100), k [50, 350) (own from 100: 250).
+            const Trace t = build(
+                { { plain, 0, 200, "k" }, { plain, 300, 200, "k" }, { early, 0, 100, "k" }, { early, 50, 300, "k" } },
+                {});
+            const auto rows = kernelTable(t);
+            QCOMPARE(rows.size(), size_t(1));
+            QCOMPARE(rows[0].count, uint64_t(4));
+            QCOMPARE(rows[0].total, TimeNs(800));
+            QCOMPARE(rows[0].ownTotal, TimeNs(750));
+            QCOMPARE(rows[0].median, TimeNs(200)); // 100 200 [200] 300
+            QCOMPARE(rows[0].ownMedian, TimeNs(200)); // 100 200 [200] 250
+            QCOMPARE(rows[0].min, TimeNs(100));
+            QCOMPARE(rows[0].max, TimeNs(300));
+        }
+    }
+
     void mediansAndOrder()
     {
         // One stream: k [0, 100), k [200, 500), k [450, 700) (early: waits until 500), k [700, 800),
