@@ -44,6 +44,7 @@ Expected<StreamedAnalysis> analyzeStreaming(const format::TraceReader& reader, c
     GapAnalyzer::Selection selection;
     selection.kind = GapAnalyzer::Selection::Kind::Steps;
     selection.rank = GapAnalyzer::kCriticalRank;
+    std::vector<std::vector<WindowSweep::Gap>> gapBuffers; // reused batch to batch
     ReadOptions read = options.read;
     read.kernelConfigs = false; // the analysis never looks at them
     for (const StepBatch& b : stepBatches(overview, options.maxEvents)) {
@@ -60,6 +61,7 @@ Expected<StreamedAnalysis> analyzeStreaming(const format::TraceReader& reader, c
         bopt.margin = kMargin;
         bopt.ownedFrom = b.ownedFrom;
         bopt.ownedTo = b.ownedTo;
+        bopt.keepStepGaps = &gapBuffers; // the host attribution below reads them
         GapAnalyzer batch(*window, classifier, budget, bopt);
         if (selection.firstStep <= selection.lastStep)
             out.host->absorb(HostAttribution(batch, selection, false));

@@ -49,7 +49,13 @@ std::vector<TimeInterval> mergeIntervals(std::vector<TimeInterval> v)
 
 } // namespace
 
-GapAnalyzer::~GapAnalyzer() = default;
+GapAnalyzer::~GapAnalyzer()
+{
+    if (m_keepStepGaps) // the borrowed buffers go back, for the next batch
+        for (RankData& r : m_rankData)
+            if (r.slot < m_keepStepGaps->size())
+                (*m_keepStepGaps)[r.slot].swap(r.keptGaps);
+}
 
 GapAnalyzer::GapAnalyzer(const Trace& trace, KernelClassifier classifier, StepBudget budget, const Options& options)
     : m_trace(trace)
@@ -106,6 +112,7 @@ void GapAnalyzer::setUp(const Options& options)
     m_margin = options.margin;
     m_ownedFrom = options.ownedFrom;
     m_ownedTo = options.ownedTo;
+    m_keepStepGaps = options.keepStepGaps;
     m_stringCount = m_trace.stringCount();
     m_nameClass.reset(new std::atomic<int16_t>[m_stringCount]);
     m_syncApi.reset(new std::atomic<int8_t>[m_stringCount]);
@@ -122,6 +129,8 @@ void GapAnalyzer::setUp(const Options& options)
         m_rankData[i].slot = uint32_t(i);
     }
     m_matcher = CollectiveMatcher(m_ranks.size());
+    if (m_keepStepGaps && m_keepStepGaps->size() < m_rankData.size())
+        m_keepStepGaps->resize(m_rankData.size());
 }
 
 void GapAnalyzer::finish()
@@ -270,15 +279,34 @@ void GapAnalyzer::prepareRank(RankData& r)
 void GapAnalyzer::sweepRank(RankData& r)
 {
     Scratch s;
+    s.trackEnds = m_keepStepGaps != nullptr;
     r.records.resize(r.windows.size());
     r.gaps.assign(r.windows.size() * kTopGaps, IdleGap {});
     r.overlapped.assign(r.windows.size(), 0);
     r.collectives.assign(r.windows.size(), {});
+    if (m_keepStepGaps) {
+        r.keptGaps.swap((*m_keepStepGaps)[r.slot]);
+        r.keptGaps.clear();
+        r.keptRange.assign(r.windows.size(), { RankData::kNotKept, 0 });
+        r.keptLane.assign(r.windows.size(), kNoLane);
+        r.keptEnds.assign(r.windows.size(), {});
+    }
     for (size_t w = 0; w < r.windows.size(); ++w) {
         const Window& win = r.windows[w];
         SweepMode mode { win.w0, win.w1, WindowSweep::Input::Gaps::Longest, false, &r.collectives[w],
-            own(win.index) ? &r.unclassified : nullptr };
+            own(win.index) ? &r.unclassified : nullptr, m_keepStepGaps ? &r.keptGaps : nullptr };
+        const size_t from = r.keptGaps.size();
         sweepWindow(r, w, mode, s);
+        if (m_keepStepGaps) {
+            // With one stream the waits found later move no gap and no first or last event: keep them.
+            if (s.direct && r.keptGaps.size() < RankData::kNotKept) {
+                r.keptRange[w] = { uint32_t(from), uint32_t(r.keptGaps.size()) };
+                r.keptLane[w] = s.singleLane;
+                r.keptEnds[w] = { s.first, s.last };
+            } else {
+                r.keptGaps.resize(from);
+            }
+        }
         storeRecord(r, w, s);
     }
 }

@@ -55,6 +55,11 @@ public:
         // when they start in [ownedFrom, ownedTo), so each is counted in one batch.
         uint32_t firstStep = 0, lastStep = kAllSteps, margin = 0;
         TimeNs ownedFrom = std::numeric_limits<TimeNs>::min(), ownedTo = std::numeric_limits<TimeNs>::max();
+        // Keep every idle gap of the first sweep where one stream ran in the window (its gaps, first and
+        // last event come out as stepGaps() would sweep them again), so that stepGaps() does not sweep
+        // those windows again: a batch's host attribution. 24 bytes a gap, in buffers (one per rank)
+        // that the analyzer borrows and gives back when destroyed, so the next batch reuses them.
+        std::vector<std::vector<WindowSweep::Gap>>* keepStepGaps = nullptr;
     };
 
     GapAnalyzer(const Trace& trace, KernelClassifier classifier, StepBudget budget, const Options& options);
@@ -218,6 +223,13 @@ private:
         std::vector<CollectiveMatcher::Occurrence> outside; // those kernels, matched but in no step
         TimeNs firstEvent = 0, lastEvent = 0; // the rank's GPU events: where its capture began and ended
         std::vector<NameTime> unclassified; // by name (first pass), unsorted
+        // Options::keepStepGaps: per window, its gaps in keptGaps as [from, to) (from kNotKept: swept
+        // with several streams, not kept), the lane of its tags and its first and last event.
+        static constexpr uint32_t kNotKept = UINT32_MAX;
+        std::vector<std::pair<uint32_t, uint32_t>> keptRange;
+        std::vector<WindowSweep::Gap> keptGaps;
+        std::vector<LaneId> keptLane;
+        std::vector<std::pair<EventRef, EventRef>> keptEnds;
     };
     struct Scratch { // per-thread buffers of one window sweep
         WindowSweep sweep;
@@ -233,6 +245,7 @@ private:
         EventRef first, last;
         std::vector<size_t> runs; // boundaries of the per-lane runs in `pieces`
         std::vector<std::pair<size_t, size_t>> ranges; // per lane: events overlapping the window
+        bool direct = false; // the last window was swept with at most one stream (tags: singleLane)
         EventRef ref(uint32_t tag) const { return singleLane != kNoLane ? EventRef { singleLane, tag } : refs[tag]; }
     };
     // How a window is swept: waits unknown (first pass: whole collectives, record them) or known.
@@ -242,6 +255,7 @@ private:
         bool waitsKnown;
         std::vector<CollectiveMatcher::Occurrence>* record; // first pass: collectives found
         std::vector<NameTime>* unclassified; // first pass: unclassified kernel time
+        std::vector<WindowSweep::Gap>* allGaps = nullptr; // every gap appended here too
     };
     void setUp(const Options& options); // what both constructors do first
     void prepareRank(RankData& r);
@@ -274,6 +288,7 @@ private:
     uint32_t m_firstStep = 0, m_lastStep = kAllSteps, m_margin = 0; // Options
     bool own(uint32_t stepIndex) const { return stepIndex >= m_firstStep && stepIndex <= m_lastStep; }
     TimeNs m_ownedFrom = std::numeric_limits<TimeNs>::min(), m_ownedTo = std::numeric_limits<TimeNs>::max();
+    std::vector<std::vector<WindowSweep::Gap>>* m_keepStepGaps = nullptr;
     // By StringId, filled on first use from any thread (the same value whoever computes it):
     // class of a kernel name (-2: not yet), whether an API call of that name blocks the host (-1: not yet).
     std::unique_ptr<std::atomic<int16_t>[]> m_nameClass;

@@ -8,6 +8,7 @@
 #include <map>
 #include <memory>
 #include <set>
+#include <tuple>
 
 namespace gapscope::model {
 
@@ -206,17 +207,28 @@ std::vector<GapAnalyzer::StepGaps> GapAnalyzer::stepGaps(const Selection& sel) c
     for (const auto& [r, w] : selectSteps(sel)) {
         const Window& win = r->windows[w];
         const bool range = sel.kind == Selection::Kind::Range;
-        sweepWindow(*r, w,
-            SweepMode { range ? sel.t0 : win.w0, range ? sel.t1 : win.w1, WindowSweep::Input::Gaps::All, true, nullptr,
-                nullptr },
-            s);
         StepGaps sg;
         sg.rank = r->rank;
         sg.step = win.index;
         sg.w0 = win.w0;
         sg.w1 = win.w1;
+        if (!range && !r->keptRange.empty() && r->keptRange[w].first != RankData::kNotKept) { // keepStepGaps
+            const auto [from, to] = r->keptRange[w];
+            s.singleLane = r->keptLane[w];
+            std::tie(sg.first, sg.last) = r->keptEnds[w];
+            sg.gaps.reserve(to - from);
+            for (uint32_t g = from; g < to; ++g)
+                sg.gaps.push_back(idleGap(r->rank, win.index, r->keptGaps[g], s));
+            out.push_back(std::move(sg));
+            continue;
+        }
+        sweepWindow(*r, w,
+            SweepMode { range ? sel.t0 : win.w0, range ? sel.t1 : win.w1, WindowSweep::Input::Gaps::All, true, nullptr,
+                nullptr },
+            s);
         sg.first = s.first;
         sg.last = s.last;
+        sg.gaps.reserve(s.result.gaps.size());
         for (const auto& g : s.result.gaps)
             sg.gaps.push_back(idleGap(r->rank, win.index, g, s));
         out.push_back(std::move(sg));

@@ -70,6 +70,7 @@ void GapAnalyzer::sweepWindow(const RankData& r, size_t w, const SweepMode& mode
     in.syncCount = size_t(syncEnd - syncBegin);
     in.slotCount = m_layout.busySlots();
     in.gaps = mode.gaps;
+    in.allGaps = mode.allGaps;
     const LaunchLookup lookup { &m_trace, &s.singleLane, &s.refs };
     if (in.syncCount > 0) {
         in.launchTime = &LaunchLookup::time;
@@ -89,6 +90,7 @@ void GapAnalyzer::sweepWindow(const RankData& r, size_t w, const SweepMode& mode
         }
     }
     const bool direct = busyLanes <= 1 && !s.forcePieces;
+    s.direct = direct;
     s.singleLane = direct && busyLanes == 1 ? r.gpuLanes[onlyLane] : kNoLane;
     s.pieces.clear();
     s.refs.clear();

@@ -82,6 +82,8 @@ public:
         const void* launchCtx = nullptr;
         // Idle gaps to report: none, the `kTopGaps` longest, or all.
         enum class Gaps { None, Longest, All } gaps = Gaps::None;
+        // With Gaps::Longest: also every gap, appended here in time order (clipped as the others).
+        std::vector<Gap>* allGaps = nullptr;
     };
     static constexpr size_t kTopGaps = 3;
     struct Result {
@@ -160,6 +162,8 @@ private:
         if (b <= a)
             return;
         m_out->idleNs[size_t(kind)] += b - a;
+        if (m_in->allGaps)
+            m_in->allGaps->push_back(Gap { a, b, kind, tail ? kNoTag : next });
         if (m_in->gaps == Input::Gaps::Longest && m_out->gaps.size() == kTopGaps
             && m_out->gaps.back().end - m_out->gaps.back().start >= b - a)
             return; // shorter than the kept ones: the common case
