@@ -339,8 +339,10 @@ Expected<Trace> TraceLoader::load()
     Trace trace = m_builder->finish();
 #ifdef __GLIBC__
     // The workers' scratch (arenas, buffers) lived in per-thread malloc arenas: hand it back, so
-    // what stays resident is the trace.
-    malloc_trim(0);
+    // what stays resident is the trace. Not after a window: another window follows, and would take the
+    // same memory from the system again.
+    if (!m_options.window())
+        malloc_trim(0);
 #endif
     if (trace.stepCount() == 0 && m_options.detectSteps && !m_options.window()) {
         StepDetector detector;
