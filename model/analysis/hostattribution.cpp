@@ -147,6 +147,10 @@ void HostAttribution::compute(
                 for (const auto& idle : step.gaps) {
                     if (idle.kind == IdleKind::StepGap || idle.end <= idle.start)
                         continue;
+                    if (!keep && queuedOnly(idle)) {
+                        ++serial;
+                        continue;
+                    }
                     Gap g;
                     g.gap = idle;
                     attribute(g, scope);
@@ -164,6 +168,28 @@ void HostAttribution::compute(
             }
     }
     finish();
+}
+
+// The common gap of a step launched ahead of the GPU (a CUDA graph, a queue of launches): what the last
+// gap's attribution found holds for it too (attribute()'s reuse: same launching thread, no host event
+// until after it), and its launch call had returned before it began, so all of it is queued time.
+// Adds it as attribute(), explainRest() and add() would, without building its Gap.
+bool HostAttribution::queuedOnly(const GapAnalyzer::IdleGap& idle)
+{
+    if (idle.kind != IdleKind::LaunchHost || !idle.next.valid() || m_reuse.host.valid() || !m_current
+        || m_current->rank != idle.rank)
+        return false;
+    const EventRef launch = launchOf(idle.next); // sets m_lastLaunch and m_lastLaunchEnd
+    if (!launch.valid() || launch.lane != m_reuse.apiLane || idle.start < m_lastGapStart || idle.end > m_reuse.until
+        || idle.start < m_lastLaunchEnd)
+        return false;
+    m_lastGapStart = idle.start;
+    m_otherPieces.clear();
+    Rank& r = *m_current;
+    r.gapNs += idle.duration();
+    r.queuedNs += idle.duration();
+    ++r.queuedGaps;
+    return true;
 }
 
 void HostAttribution::append(HostAttribution&& part)

@@ -201,6 +201,7 @@ private:
         EventRef host;
     };
     Reuse m_reuse;
+    bool queuedOnly(const GapAnalyzer::IdleGap& idle);
     // The last launch looked up: consecutive gaps often end in kernels of one launch (a graph).
     uint64_t m_lastLaunchKey = UINT64_MAX;
     EventRef m_lastLaunch;
