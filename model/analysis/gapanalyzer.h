@@ -30,6 +30,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <limits>
 #include <memory>
 #include <string>
@@ -173,6 +174,9 @@ public:
         std::vector<IdleGap> gaps;
     };
     std::vector<StepGaps> stepGaps(const Selection& selection) const;
+    // The same, one step at a time (fn sees each step's gaps once; memory of one step, whatever the
+    // selection).
+    void forEachStepGaps(const Selection& selection, const std::function<void(const StepGaps&)>& fn) const;
 
     // Whether a CPU API lane event blocks the host until GPU work is done: a sync record other than a
     // stream-wait-event, or a synchronising / blocking-copy API call (the sync-stall rule of README.md).

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <functional>
 #include <map>
 #include <memory>
 #include <set>
@@ -202,24 +203,30 @@ void GapAnalyzer::addMembers(const RankData& r, size_t w, const Selection& sel, 
 std::vector<GapAnalyzer::StepGaps> GapAnalyzer::stepGaps(const Selection& sel) const
 {
     std::vector<StepGaps> out;
+    forEachStepGaps(sel, [&out](const StepGaps& step) { out.push_back(step); });
+    return out;
+}
+
+void GapAnalyzer::forEachStepGaps(const Selection& sel, const std::function<void(const StepGaps&)>& fn) const
+{
     Scratch s;
     s.trackEnds = true; // the window's first and last events
+    StepGaps sg; // one step at a time: its gaps stay in cache for fn
     for (const auto& [r, w] : selectSteps(sel)) {
         const Window& win = r->windows[w];
         const bool range = sel.kind == Selection::Kind::Range;
-        StepGaps sg;
         sg.rank = r->rank;
         sg.step = win.index;
         sg.w0 = win.w0;
         sg.w1 = win.w1;
+        sg.gaps.clear();
         if (!range && !r->keptRange.empty() && r->keptRange[w].first != RankData::kNotKept) { // keepStepGaps
             const auto [from, to] = r->keptRange[w];
             s.singleLane = r->keptLane[w];
             std::tie(sg.first, sg.last) = r->keptEnds[w];
-            sg.gaps.reserve(to - from);
             for (uint32_t g = from; g < to; ++g)
                 sg.gaps.push_back(idleGap(r->rank, win.index, r->keptGaps[g], s));
-            out.push_back(std::move(sg));
+            fn(sg);
             continue;
         }
         sweepWindow(*r, w,
@@ -228,12 +235,10 @@ std::vector<GapAnalyzer::StepGaps> GapAnalyzer::stepGaps(const Selection& sel) c
             s);
         sg.first = s.first;
         sg.last = s.last;
-        sg.gaps.reserve(s.result.gaps.size());
         for (const auto& g : s.result.gaps)
             sg.gaps.push_back(idleGap(r->rank, win.index, g, s));
-        out.push_back(std::move(sg));
+        fn(sg);
     }
-    return out;
 }
 
 std::vector<GapAnalyzer::NameTime> GapAnalyzer::unclassifiedKernels() const

@@ -115,57 +115,38 @@ void HostAttribution::compute(
     for (uint32_t r : wanted)
         m_byRank[r].rank = r;
     uint64_t serial = 0;
-    using Kind = GapAnalyzer::Selection::Kind;
     for (uint32_t r : wanted) {
         const bool keep = keepGaps && rankHasHostLanes(r);
         m_byRank[r].gapsKept = keep;
-        // Steps in blocks, so the gaps held at once stay few whatever the trace's length.
-        std::vector<GapAnalyzer::Selection> blocks;
         GapAnalyzer::Selection sel = selection;
         sel.rank = int(r);
-        const auto& records = m_analyzer.steps(r);
-        if (sel.kind == Kind::Steps && !records.empty()) {
-            const uint32_t last = std::min(sel.lastStep, records.back().index);
-            constexpr uint32_t kBlock = 64;
-            for (uint32_t first = sel.firstStep; first <= last; first += kBlock) {
-                GapAnalyzer::Selection b = sel;
-                b.firstStep = first;
-                b.lastStep = std::min(last, first + (kBlock - 1));
-                blocks.push_back(b);
-                if (last - first < kBlock)
-                    break;
-            }
-        } else {
-            blocks.push_back(sel);
-        }
-        for (const GapAnalyzer::Selection& block : blocks)
-            for (const auto& step : m_analyzer.stepGaps(block)) {
-                const StepScope scope = scopeOf(step);
-                m_cursors.clear();
-                m_reuse = Reuse {};
-                m_lastGapStart = INT64_MIN;
-                for (const auto& idle : step.gaps) {
-                    if (idle.kind == IdleKind::StepGap || idle.end <= idle.start)
-                        continue;
-                    if (!keep && queuedOnly(idle)) {
-                        ++serial;
-                        continue;
-                    }
-                    Gap g;
-                    g.gap = idle;
-                    attribute(g, scope);
-                    if (idle.kind == IdleKind::SyncStall)
-                        findSyncCall(g, scope);
-                    else
-                        explainRest(g, scope);
-                    add(g, keep ? m_gaps.size() : serial, keep);
+        m_analyzer.forEachStepGaps(sel, [&](const GapAnalyzer::StepGaps& step) {
+            const StepScope scope = scopeOf(step);
+            m_cursors.clear();
+            m_reuse = Reuse {};
+            m_lastGapStart = INT64_MIN;
+            for (const auto& idle : step.gaps) {
+                if (idle.kind == IdleKind::StepGap || idle.end <= idle.start)
+                    continue;
+                if (!keep && queuedOnly(idle)) {
                     ++serial;
-                    if (keep)
-                        m_gaps.push_back(g);
-                    else
-                        m_pieces.clear();
+                    continue;
                 }
+                Gap g;
+                g.gap = idle;
+                attribute(g, scope);
+                if (idle.kind == IdleKind::SyncStall)
+                    findSyncCall(g, scope);
+                else
+                    explainRest(g, scope);
+                add(g, keep ? m_gaps.size() : serial, keep);
+                ++serial;
+                if (keep)
+                    m_gaps.push_back(g);
+                else
+                    m_pieces.clear();
             }
+        });
     }
     finish();
 }

@@ -35,8 +35,8 @@
 // Aggregates, per rank over the selection: gap time, explained time, and rows by (name, kind) with
 // time, count (the gaps the row got time in) and those gaps, longest first.
 //
-// Cost: one sweep per selected step (GapAnalyzer::stepGaps; none where the analyzer kept the step's
-// gaps, Options::keepStepGaps) plus one walk of each launching thread's
+// Cost: one sweep per selected step (GapAnalyzer::forEachStepGaps, a step at a time; none where the
+// analyzer kept the step's gaps, Options::keepStepGaps) plus one walk of each launching thread's
 // events through the step's gaps in time order (an event joins a pool once, leaves it when a gap
 // starts after its end), and per gap O(k log k) for the k events that overlap it. Memory: the
 // aggregates, plus gaps() and pieces() only with keepGaps (and only of ranks with host lanes). Threading: computed in
