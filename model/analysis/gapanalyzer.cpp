@@ -331,9 +331,14 @@ void GapAnalyzer::storeRecord(RankData& r, size_t w, const Scratch& s) const
 GapAnalyzer::IdleGap GapAnalyzer::idleGap(
     uint32_t rank, uint32_t step, const WindowSweep::Gap& g, const Scratch& s) const
 {
+    return idleGap(rank, step, g, g.next != WindowSweep::kNoTag ? s.ref(g.next) : EventRef {});
+}
+
+GapAnalyzer::IdleGap GapAnalyzer::idleGap(uint32_t rank, uint32_t step, const WindowSweep::Gap& g, EventRef next) const
+{
     IdleGap out { rank, step, g.start, g.end, g.kind, EventRef {} };
     if (g.next != WindowSweep::kNoTag) {
-        out.next = s.ref(g.next);
+        out.next = next;
         out.hasNext = true;
         out.nextName = m_trace.lane(out.next.lane).events.name(out.next.index);
         out.nextKind = m_trace.kindOf(out.next.lane, out.next.index);

@@ -174,9 +174,27 @@ public:
         std::vector<IdleGap> gaps;
     };
     std::vector<StepGaps> stepGaps(const Selection& selection) const;
-    // The same, one step at a time (fn sees each step's gaps once; memory of one step, whatever the
-    // selection).
-    void forEachStepGaps(const Selection& selection, const std::function<void(const StepGaps&)>& fn) const;
+    // The same, one step at a time, as the sweep gives the gaps (fn sees each step once; memory of one
+    // step, whatever the selection): gap(i) is the IdleGap of stepGaps(), next(i) only its event.
+    class StepGapsView {
+    public:
+        uint32_t rank = 0, step = 0;
+        TimeNs w0 = 0, w1 = 0; // the window
+        EventRef first, last; // first and last GPU event of the window
+        size_t size() const { return m_count; }
+        const WindowSweep::Gap& raw(size_t i) const { return m_gaps[i]; }
+        EventRef next(size_t i) const;
+        IdleGap gap(size_t i) const;
+
+    private:
+        friend class GapAnalyzer;
+        const GapAnalyzer* m_analyzer = nullptr;
+        const WindowSweep::Gap* m_gaps = nullptr;
+        size_t m_count = 0;
+        LaneId m_lane = kNoLane; // tags are event indices on this lane, else indices into m_refs
+        const std::vector<EventRef>* m_refs = nullptr;
+    };
+    void forEachStepGaps(const Selection& selection, const std::function<void(const StepGapsView&)>& fn) const;
 
     // Whether a CPU API lane event blocks the host until GPU work is done: a sync record other than a
     // stream-wait-event, or a synchronising / blocking-copy API call (the sync-stall rule of README.md).
@@ -268,6 +286,7 @@ private:
     void sweepWindow(const RankData& r, size_t w, const SweepMode& mode, Scratch& s) const;
     void storeRecord(RankData& r, size_t w, const Scratch& s) const;
     IdleGap idleGap(uint32_t rank, uint32_t step, const WindowSweep::Gap& g, const Scratch& s) const;
+    IdleGap idleGap(uint32_t rank, uint32_t step, const WindowSweep::Gap& g, EventRef next) const;
     int classOf(StringId name) const;
     bool isSyncApi(StringId name) const;
     TimeNs waitOf(const RankData& r, size_t w, uint32_t laneSlot, uint32_t index, TimeNs start) const;

@@ -203,41 +203,69 @@ void GapAnalyzer::addMembers(const RankData& r, size_t w, const Selection& sel, 
 std::vector<GapAnalyzer::StepGaps> GapAnalyzer::stepGaps(const Selection& sel) const
 {
     std::vector<StepGaps> out;
-    forEachStepGaps(sel, [&out](const StepGaps& step) { out.push_back(step); });
+    forEachStepGaps(sel, [&out](const StepGapsView& v) {
+        StepGaps sg;
+        sg.rank = v.rank;
+        sg.step = v.step;
+        sg.w0 = v.w0;
+        sg.w1 = v.w1;
+        sg.first = v.first;
+        sg.last = v.last;
+        sg.gaps.reserve(v.size());
+        for (size_t i = 0; i < v.size(); ++i)
+            sg.gaps.push_back(v.gap(i));
+        out.push_back(std::move(sg));
+    });
     return out;
 }
 
-void GapAnalyzer::forEachStepGaps(const Selection& sel, const std::function<void(const StepGaps&)>& fn) const
+EventRef GapAnalyzer::StepGapsView::next(size_t i) const
+{
+    const uint32_t tag = m_gaps[i].next;
+    if (tag == WindowSweep::kNoTag)
+        return {};
+    return m_lane != kNoLane ? EventRef { m_lane, tag } : (*m_refs)[tag];
+}
+
+GapAnalyzer::IdleGap GapAnalyzer::StepGapsView::gap(size_t i) const
+{
+    return m_analyzer->idleGap(rank, step, m_gaps[i], next(i));
+}
+
+void GapAnalyzer::forEachStepGaps(const Selection& sel, const std::function<void(const StepGapsView&)>& fn) const
 {
     Scratch s;
     s.trackEnds = true; // the window's first and last events
-    StepGaps sg; // one step at a time: its gaps stay in cache for fn
+    StepGapsView v;
+    v.m_analyzer = this;
     for (const auto& [r, w] : selectSteps(sel)) {
         const Window& win = r->windows[w];
         const bool range = sel.kind == Selection::Kind::Range;
-        sg.rank = r->rank;
-        sg.step = win.index;
-        sg.w0 = win.w0;
-        sg.w1 = win.w1;
-        sg.gaps.clear();
+        v.rank = r->rank;
+        v.step = win.index;
+        v.w0 = win.w0;
+        v.w1 = win.w1;
         if (!range && !r->keptRange.empty() && r->keptRange[w].first != RankData::kNotKept) { // keepStepGaps
             const auto [from, to] = r->keptRange[w];
-            s.singleLane = r->keptLane[w];
-            std::tie(sg.first, sg.last) = r->keptEnds[w];
-            for (uint32_t g = from; g < to; ++g)
-                sg.gaps.push_back(idleGap(r->rank, win.index, r->keptGaps[g], s));
-            fn(sg);
+            std::tie(v.first, v.last) = r->keptEnds[w];
+            v.m_gaps = r->keptGaps.data() + from;
+            v.m_count = to - from;
+            v.m_lane = r->keptLane[w];
+            v.m_refs = nullptr;
+            fn(v);
             continue;
         }
         sweepWindow(*r, w,
             SweepMode { range ? sel.t0 : win.w0, range ? sel.t1 : win.w1, WindowSweep::Input::Gaps::All, true, nullptr,
                 nullptr },
             s);
-        sg.first = s.first;
-        sg.last = s.last;
-        for (const auto& g : s.result.gaps)
-            sg.gaps.push_back(idleGap(r->rank, win.index, g, s));
-        fn(sg);
+        v.first = s.first;
+        v.last = s.last;
+        v.m_gaps = s.result.gaps.data();
+        v.m_count = s.result.gaps.size();
+        v.m_lane = s.singleLane;
+        v.m_refs = &s.refs;
+        fn(v);
     }
 }
 

@@ -120,18 +120,20 @@ void HostAttribution::compute(
         m_byRank[r].gapsKept = keep;
         GapAnalyzer::Selection sel = selection;
         sel.rank = int(r);
-        m_analyzer.forEachStepGaps(sel, [&](const GapAnalyzer::StepGaps& step) {
+        m_analyzer.forEachStepGaps(sel, [&](const GapAnalyzer::StepGapsView& step) {
             const StepScope scope = scopeOf(step);
             m_cursors.clear();
             m_reuse = Reuse {};
             m_lastGapStart = INT64_MIN;
-            for (const auto& idle : step.gaps) {
-                if (idle.kind == IdleKind::StepGap || idle.end <= idle.start)
+            for (size_t i = 0; i < step.size(); ++i) {
+                const WindowSweep::Gap& raw = step.raw(i);
+                if (raw.kind == IdleKind::StepGap || raw.end <= raw.start)
                     continue;
-                if (!keep && queuedOnly(idle)) {
+                if (!keep && queuedOnly(step.rank, raw, step.next(i))) {
                     ++serial;
                     continue;
                 }
+                const GapAnalyzer::IdleGap idle = step.gap(i);
                 Gap g;
                 g.gap = idle;
                 attribute(g, scope);
@@ -155,20 +157,20 @@ void HostAttribution::compute(
 // gap's attribution found holds for it too (attribute()'s reuse: same launching thread, no host event
 // until after it), and its launch call had returned before it began, so all of it is queued time.
 // Adds it as attribute(), explainRest() and add() would, without building its Gap.
-bool HostAttribution::queuedOnly(const GapAnalyzer::IdleGap& idle)
+bool HostAttribution::queuedOnly(uint32_t rank, const WindowSweep::Gap& gap, EventRef next)
 {
-    if (idle.kind != IdleKind::LaunchHost || !idle.next.valid() || m_reuse.host.valid() || !m_current
-        || m_current->rank != idle.rank)
+    if (gap.kind != IdleKind::LaunchHost || !next.valid() || m_reuse.host.valid() || !m_current
+        || m_current->rank != rank)
         return false;
-    const EventRef launch = launchOf(idle.next); // sets m_lastLaunch and m_lastLaunchEnd
-    if (!launch.valid() || launch.lane != m_reuse.apiLane || idle.start < m_lastGapStart || idle.end > m_reuse.until
-        || idle.start < m_lastLaunchEnd)
+    const EventRef launch = launchOf(next); // sets m_lastLaunch and m_lastLaunchEnd
+    if (!launch.valid() || launch.lane != m_reuse.apiLane || gap.start < m_lastGapStart || gap.end > m_reuse.until
+        || gap.start < m_lastLaunchEnd)
         return false;
-    m_lastGapStart = idle.start;
+    m_lastGapStart = gap.start;
     m_otherPieces.clear();
     Rank& r = *m_current;
-    r.gapNs += idle.duration();
-    r.queuedNs += idle.duration();
+    r.gapNs += gap.end - gap.start;
+    r.queuedNs += gap.end - gap.start;
     ++r.queuedGaps;
     return true;
 }
@@ -291,14 +293,14 @@ EventRef HostAttribution::launchOf(EventRef ev)
     return m_lastLaunch;
 }
 
-HostAttribution::StepScope HostAttribution::scopeOf(const GapAnalyzer::StepGaps& step) const
+HostAttribution::StepScope HostAttribution::scopeOf(const GapAnalyzer::StepGapsView& step) const
 {
     StepScope s;
     s.w0 = step.w0;
     s.w1 = step.w1;
-    for (const auto& g : step.gaps) { // the window, and every gap in it
-        s.w0 = std::min(s.w0, g.start);
-        s.w1 = std::max(s.w1, g.end);
+    for (size_t i = 0; i < step.size(); ++i) { // the window, and every gap in it
+        s.w0 = std::min(s.w0, step.raw(i).start);
+        s.w1 = std::max(s.w1, step.raw(i).end);
     }
     if (!step.first.valid() || !step.last.valid())
         return s;

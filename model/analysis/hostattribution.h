@@ -161,7 +161,7 @@ private:
     template <typename Emit> static void sweepInnermost(std::vector<Candidate>& c, TimeNs a, TimeNs b, Emit&& emit);
     const std::vector<LaneId>& threadLanes(LaneId apiLane);
     EventRef launchOf(EventRef gpuEvent); // Trace::launchOf, remembering the last (rank, correlation)
-    StepScope scopeOf(const GapAnalyzer::StepGaps& step) const;
+    StepScope scopeOf(const GapAnalyzer::StepGapsView& step) const;
     bool stepLevel(const StepScope& scope, LaneId lane, size_t index) const;
     void attribute(Gap& g, const StepScope& scope);
     void findSyncCall(Gap& g, const StepScope& scope);
@@ -201,7 +201,7 @@ private:
         EventRef host;
     };
     Reuse m_reuse;
-    bool queuedOnly(const GapAnalyzer::IdleGap& idle);
+    bool queuedOnly(uint32_t rank, const WindowSweep::Gap& gap, EventRef next);
     // The last launch looked up: consecutive gaps often end in kernels of one launch (a graph).
     uint64_t m_lastLaunchKey = UINT64_MAX;
     EventRef m_lastLaunch;
