@@ -66,8 +66,8 @@ void addLaneBusy(const Trace& trace, LaneId id, TimeNs w0, TimeNs w1, StepRow& r
     }
 }
 
-// Calls fn(events, index, own) for every kernel on a GPU stream, lane by lane in event order. own is
-// the kernel's own time (OwnTime).
+// Calls fn(events, index, own) for every kernel of one GPU stream, in event order. own is the kernel's
+// own time (OwnTime).
 template <class Fn> void forEachKernel(const Trace& trace, const Lane& lane, Fn&& fn)
 {
     const LaneEvents& ev = lane.events;

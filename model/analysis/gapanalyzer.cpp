@@ -287,9 +287,7 @@ void GapAnalyzer::sweepRank(RankData& r)
     if (m_keepStepGaps) {
         r.keptGaps.swap((*m_keepStepGaps)[r.slot]);
         r.keptGaps.clear();
-        r.keptRange.assign(r.windows.size(), { RankData::kNotKept, 0 });
-        r.keptLane.assign(r.windows.size(), kNoLane);
-        r.keptEnds.assign(r.windows.size(), {});
+        r.kept.assign(r.windows.size(), {});
     }
     for (size_t w = 0; w < r.windows.size(); ++w) {
         const Window& win = r.windows[w];
@@ -299,13 +297,10 @@ void GapAnalyzer::sweepRank(RankData& r)
         sweepWindow(r, w, mode, s);
         if (m_keepStepGaps) {
             // With one stream the waits found later move no gap and no first or last event: keep them.
-            if (s.direct && r.keptGaps.size() < RankData::kNotKept) {
-                r.keptRange[w] = { uint32_t(from), uint32_t(r.keptGaps.size()) };
-                r.keptLane[w] = s.singleLane;
-                r.keptEnds[w] = { s.first, s.last };
-            } else {
+            if (s.direct && r.keptGaps.size() < RankData::kNotKept)
+                r.kept[w] = { uint32_t(from), uint32_t(r.keptGaps.size()), s.singleLane, s.first, s.last };
+            else
                 r.keptGaps.resize(from);
-            }
         }
         storeRecord(r, w, s);
     }

@@ -246,12 +246,15 @@ private:
         TimeNs firstEvent = 0, lastEvent = 0; // the rank's GPU events: where its capture began and ended
         std::vector<NameTime> unclassified; // by name (first pass), unsorted
         // Options::keepStepGaps: per window, its gaps in keptGaps as [from, to) (from kNotKept: swept
-        // with several streams, not kept), the lane of its tags and its first and last event.
+        // with several streams, not kept), the lane of their tags and its first and last event.
         static constexpr uint32_t kNotKept = UINT32_MAX;
-        std::vector<std::pair<uint32_t, uint32_t>> keptRange;
+        struct Kept {
+            uint32_t from = kNotKept, to = 0;
+            LaneId lane = kNoLane;
+            EventRef first, last;
+        };
+        std::vector<Kept> kept;
         std::vector<WindowSweep::Gap> keptGaps;
-        std::vector<LaneId> keptLane;
-        std::vector<std::pair<EventRef, EventRef>> keptEnds;
     };
     struct Scratch { // per-thread buffers of one window sweep
         WindowSweep sweep;

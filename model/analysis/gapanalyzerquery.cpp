@@ -9,7 +9,6 @@
 #include <map>
 #include <memory>
 #include <set>
-#include <tuple>
 
 namespace gapscope::model {
 
@@ -245,12 +244,13 @@ void GapAnalyzer::forEachStepGaps(const Selection& sel, const std::function<void
         v.step = win.index;
         v.w0 = win.w0;
         v.w1 = win.w1;
-        if (!range && !r->keptRange.empty() && r->keptRange[w].first != RankData::kNotKept) { // keepStepGaps
-            const auto [from, to] = r->keptRange[w];
-            std::tie(v.first, v.last) = r->keptEnds[w];
-            v.m_gaps = r->keptGaps.data() + from;
-            v.m_count = to - from;
-            v.m_lane = r->keptLane[w];
+        if (!range && !r->kept.empty() && r->kept[w].from != RankData::kNotKept) { // keepStepGaps
+            const RankData::Kept& k = r->kept[w];
+            v.first = k.first;
+            v.last = k.last;
+            v.m_gaps = r->keptGaps.data() + k.from;
+            v.m_count = k.to - k.from;
+            v.m_lane = k.lane;
             v.m_refs = nullptr;
             fn(v);
             continue;

@@ -133,11 +133,10 @@ void HostAttribution::compute(
                     ++serial;
                     continue;
                 }
-                const GapAnalyzer::IdleGap idle = step.gap(i);
                 Gap g;
-                g.gap = idle;
+                g.gap = step.gap(i);
                 attribute(g, scope);
-                if (idle.kind == IdleKind::SyncStall)
+                if (raw.kind == IdleKind::SyncStall)
                     findSyncCall(g, scope);
                 else
                     explainRest(g, scope);
