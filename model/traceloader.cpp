@@ -101,6 +101,8 @@ template <typename R> uint64_t at(const R& r, int i)
 // touched: one fault per 2 MiB instead of per 4 KiB while the lane is filled.
 template <typename T> void sizeColumn(std::vector<T>& v, size_t n)
 {
+    if (v.capacity() < n)
+        v.clear(); // a recycled column too small: its values need not be copied over
     v.reserve(n);
 #ifdef MADV_HUGEPAGE
     constexpr uintptr_t kHuge = uintptr_t(2) << 20;
@@ -109,7 +111,7 @@ template <typename T> void sizeColumn(std::vector<T>& v, size_t n)
     if (hi > lo)
         ::madvise(reinterpret_cast<void*>(lo), hi - lo, MADV_HUGEPAGE);
 #endif
-    v.resize(n);
+    v.resize(n); // zeroes only what is new: a recycled column keeps its old values below its size
 }
 
 void addCounter(std::map<std::pair<std::string, int32_t>, pb::Counter>& m, const pb::Counter& c)
@@ -131,11 +133,57 @@ struct TraceLoader::Plan {
     bool failed = false;
 };
 
-struct TraceLoader::Worker {
+// What a decode thread allocates once and fills anew for every chunk: the zstd context, the parse
+// arena, the decompressed payload, the column walker's stamps. Tens of MB, first touched page by page,
+// so a window's read takes them from the last window's (ScratchPool) instead of the system.
+struct DecodeScratch {
     format::ZstdDecompressor zstd;
     format::ColumnWalker walker;
     format::MessageArena arena;
     std::string raw;
+};
+
+// Scratch kept between reads of windows: at most kDecodeThreads sets, handed out one per worker.
+class ScratchPool {
+public:
+    static std::unique_ptr<DecodeScratch> take()
+    {
+        ScratchPool& p = instance();
+        std::lock_guard<std::mutex> lock(p.m_mutex);
+        if (p.m_free.empty())
+            return std::make_unique<DecodeScratch>();
+        std::unique_ptr<DecodeScratch> s = std::move(p.m_free.back());
+        p.m_free.pop_back();
+        return s;
+    }
+    // Keeps `s` for the next read when `keep` (a window: another one follows), else frees it and all
+    // kept sets (a whole read: the memory goes back to the system with the trim after it).
+    static void give(std::unique_ptr<DecodeScratch> s, bool keep)
+    {
+        ScratchPool& p = instance();
+        std::lock_guard<std::mutex> lock(p.m_mutex);
+        if (!keep)
+            p.m_free.clear();
+        else if (p.m_free.size() < kDecodeThreads)
+            p.m_free.push_back(std::move(s));
+    }
+
+private:
+    static ScratchPool& instance()
+    {
+        static ScratchPool pool;
+        return pool;
+    }
+    std::mutex m_mutex;
+    std::vector<std::unique_ptr<DecodeScratch>> m_free;
+};
+
+struct TraceLoader::Worker {
+    std::unique_ptr<DecodeScratch> scratch = ScratchPool::take();
+    format::ZstdDecompressor& zstd = scratch->zstd;
+    format::ColumnWalker& walker = scratch->walker;
+    format::MessageArena& arena = scratch->arena;
+    std::string& raw = scratch->raw;
     std::vector<uint64_t> cursor; // by file lane id
     std::vector<uint64_t> count; // by file lane id
     std::vector<uint64_t> expect; // by file lane id: events the index entry gives it
@@ -445,9 +493,14 @@ Status TraceLoader::planLanes(std::vector<Plan>& plans)
         events += n;
     if (Status s = format::MemoryBudget::check(events * format::kTraceBytesPerEvent, m_reader.name()); !s)
         return s;
-    t.m_memops.resize(memops);
-    t.m_syncs.resize(syncs);
-    t.m_collectives.resize(colls);
+    if (Trace* spare = m_options.window() ? m_options.recycle : nullptr) { // as the lanes' columns
+        t.m_memops.swap(spare->m_memops);
+        t.m_syncs.swap(spare->m_syncs);
+        t.m_collectives.swap(spare->m_collectives);
+    }
+    sizeColumn(t.m_memops, memops);
+    sizeColumn(t.m_syncs, syncs);
+    sizeColumn(t.m_collectives, colls);
     return Status::ok();
 }
 
@@ -466,11 +519,21 @@ Status TraceLoader::loadParallel()
         return s;
 
     std::atomic<bool> outOfMemory { false };
+    Trace* spare = m_options.window() ? m_options.recycle : nullptr;
     TaskPool::shared().parallelFor(
         t.m_lanes.size(),
         [&](size_t l) {
             LaneEvents& e = t.m_lanes[l].events;
             const size_t n = sh.totals[l];
+            if (spare && l < spare->m_lanes.size()) {
+                // Every slot is written below (or its chunk removed): stale values need no zeroing.
+                LaneEvents& old = spare->m_lanes[l].events;
+                e.m_start.swap(old.m_start);
+                e.m_dur.swap(old.m_dur);
+                e.m_name.swap(old.m_name);
+                e.m_corr.swap(old.m_corr);
+                e.m_aux.swap(old.m_aux);
+            }
             try { // within the budget, yet the system may still refuse
                 sizeColumn(e.m_start, n);
                 sizeColumn(e.m_dur, n);
@@ -482,6 +545,8 @@ Status TraceLoader::loadParallel()
             }
         },
         m_threads);
+    if (spare)
+        *spare = Trace(); // what is left of it: an empty trace
     if (outOfMemory)
         return Status::error(m_reader.name() + ": out of memory while sizing the lanes; "
             + format::MemoryBudget::exceeded(0) + " (or lower it below what the system can give)");
@@ -535,6 +600,7 @@ Status TraceLoader::loadParallel()
     reportProgress(plans.size(), plans.size());
 
     for (auto& w : workers) {
+        ScratchPool::give(std::move(w->scratch), m_options.window());
         for (const auto& [where, d] : w->longDurations)
             t.m_lanes[where.first].events.m_longDur[uint32_t(where.second)] = d;
         for (const auto& [rank, step] : w->steps)

@@ -4,6 +4,7 @@
 #include "model/tracewindow.h"
 
 #include <algorithm>
+#include <optional>
 
 namespace gapscope::model {
 
@@ -47,10 +48,12 @@ Expected<StreamedAnalysis> analyzeStreaming(const format::TraceReader& reader, c
     std::vector<std::vector<WindowSweep::Gap>> gapBuffers; // reused batch to batch
     ReadOptions read = options.read;
     read.kernelConfigs = false; // the analysis never looks at them
+    std::optional<Trace> spare; // the last batch's window: the next one reads into its memory
     for (const StepBatch& b : stepBatches(overview, options.maxEvents)) {
         // Steps of the batch the host attribution covers (the analyzer takes them all).
         selection.firstStep = std::max(b.firstStep, options.firstStep);
         selection.lastStep = std::min(b.lastStep, options.lastStep);
+        read.recycle = spare ? &*spare : nullptr;
         auto window = readBatch(reader, overview, withMargin(overview, b), read);
         if (!window)
             return window.status();
@@ -62,11 +65,14 @@ Expected<StreamedAnalysis> analyzeStreaming(const format::TraceReader& reader, c
         bopt.ownedFrom = b.ownedFrom;
         bopt.ownedTo = b.ownedTo;
         bopt.keepStepGaps = &gapBuffers; // the host attribution below reads them
-        GapAnalyzer batch(*window, classifier, budget, bopt);
-        if (selection.firstStep <= selection.lastStep)
-            out.host->absorb(HostAttribution(batch, selection, false));
-        out.analyzer->absorb(std::move(batch));
+        {
+            GapAnalyzer batch(*window, classifier, budget, bopt);
+            if (selection.firstStep <= selection.lastStep)
+                out.host->absorb(HostAttribution(batch, selection, false));
+            out.analyzer->absorb(std::move(batch));
+        }
         ++out.batches;
+        spare = std::move(*window);
     }
     out.analyzer->finish();
     return out;

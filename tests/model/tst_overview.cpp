@@ -394,6 +394,92 @@ private slots:
         }
     }
 
+    // A window read into the memory of an earlier one (ReadOptions::recycle) is the window read afresh,
+    // event for event, whether it is smaller or larger than the one it takes the memory of; the earlier
+    // one is left without events.
+    void windowReadsIntoRecycledMemory()
+    {
+        QTemporaryDir dir;
+        SynthOptions so;
+        so.ranks = 2;
+        so.steps = 60;
+        so.kernelsPerStep = 1500;
+        so.graphMode = false; // API and sync events besides the kernels
+        so.hostOps = true;
+        so.syncStallUs = 50;
+        so.seed = 17;
+        const std::string path = dir.filePath("r.gapscope").toStdString();
+        QVERIFY(synthesizeToFile(so, path, nullptr, 3).isOk());
+        auto reader = format::TraceReader::open(path);
+        QVERIFY(reader);
+        auto full = readTrace(**reader);
+        QVERIFY(full);
+        const TimeNs t0 = full->startTime(), span = full->endTime() - full->startTime();
+        auto windowOf = [&](double from, double to, Trace* recycle) {
+            ReadOptions ro;
+            ro.windowStart = t0 + TimeNs(double(span) * from);
+            ro.windowEnd = t0 + TimeNs(double(span) * to);
+            ro.recycle = recycle;
+            return readTrace(**reader, ro);
+        };
+        auto sameEvents = [](const Trace& a, const Trace& b) {
+            if (a.laneCount() != b.laneCount())
+                return std::string("lane count");
+            for (LaneId l = 0; l < a.laneCount(); ++l) {
+                const LaneEvents &x = a.lane(l).events, &y = b.lane(l).events;
+                if (x.size() != y.size())
+                    return "lane " + std::to_string(l) + " size";
+                for (size_t i = 0; i < x.size(); ++i) {
+                    const EventKind k = a.kindOf(l, i);
+                    bool same = x.start(i) == y.start(i) && x.duration(i) == y.duration(i) && x.name(i) == y.name(i)
+                        && x.correlation(i) == y.correlation(i) && k == b.kindOf(l, i);
+                    if (same && (k == EventKind::Memcpy || k == EventKind::Memset))
+                        same = a.memop(l, i)->bytes == b.memop(l, i)->bytes && a.memop(l, i)->kind == b.memop(l, i)->kind;
+                    if (same && k == EventKind::Sync)
+                        same = a.sync(l, i)->kind == b.sync(l, i)->kind && a.sync(l, i)->stream == b.sync(l, i)->stream;
+                    if (same && k == EventKind::Collective)
+                        same = a.collective(l, i)->sequence == b.collective(l, i)->sequence
+                            && a.collective(l, i)->bytes == b.collective(l, i)->bytes;
+                    if (!same)
+                        return "lane " + std::to_string(l) + " event " + std::to_string(i);
+                }
+            }
+            return std::string();
+        };
+        auto middle = windowOf(0.3, 0.6, nullptr);
+        QVERIFY2(middle, middle.error().c_str());
+        const uint64_t middleEvents = middle->eventCount();
+        auto small = windowOf(0.1, 0.2, &*middle); // smaller: the columns shrink, old values below stay
+        QVERIFY2(small, small.error().c_str());
+        QCOMPARE(middle->eventCount(), uint64_t(0));
+        auto smallFresh = windowOf(0.1, 0.2, nullptr);
+        QVERIFY(smallFresh);
+        QVERIFY(small->eventCount() < middleEvents);
+        QCOMPARE(sameEvents(*small, *smallFresh), std::string());
+        auto large = windowOf(0.2, 0.9, &*small); // larger than the memory it is given
+        QVERIFY2(large, large.error().c_str());
+        auto largeFresh = windowOf(0.2, 0.9, nullptr);
+        QVERIFY(largeFresh);
+        QVERIFY(large->eventCount() > middleEvents);
+        QCOMPARE(sameEvents(*large, *largeFresh), std::string());
+        size_t collectives = 0, syncs = 0;
+        for (LaneId l = 0; l < large->laneCount(); ++l)
+            for (size_t i = 0; i < large->lane(l).events.size(); ++i) {
+                collectives += large->collective(l, i) != nullptr;
+                syncs += large->sync(l, i) != nullptr;
+            }
+        QVERIFY(collectives > 0 && syncs > 0); // the side tables were read into recycled memory too
+        // A whole read ignores the option: nothing of a window is taken for it.
+        const uint64_t kept = smallFresh->eventCount();
+        ReadOptions whole;
+        whole.recycle = &*smallFresh;
+        auto all = readTrace(**reader, whole);
+        QVERIFY(all);
+        QCOMPARE(sameEvents(*all, *full), std::string());
+        QCOMPARE(smallFresh->eventCount(), kept);
+        QVERIFY(kept > 0);
+    }
+
     // A file cut before its index (agent killed): the pass over its chunks rebuilds the index, entry for
     // entry what the writer wrote for those frames, so that windows of it are read as of a whole file;
     // with a damaged chunk no index is rebuilt (the file is then read whole, in order).
