@@ -72,6 +72,10 @@ void CollectiveMatcher::matchKeyed()
     std::vector<std::vector<Ref>> perRank(m_ranks.size());
     for (uint32_t r = 0; r < m_ranks.size(); ++r) {
         auto& refs = perRank[r];
+        size_t n = 0;
+        for (const auto& e : m_ranks[r])
+            n += e.occ.size();
+        refs.reserve(n);
         for (auto& e : m_ranks[r])
             for (size_t k = 0; k < e.occ.size(); ++k)
                 if (e.occ[k].keyed)
