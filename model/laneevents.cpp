@@ -16,6 +16,14 @@ template <typename T> void applyPermutation(std::vector<T>& v, const std::vector
     v.swap(out);
 }
 
+// Hands back the room a column grew into (up to half of it, after doubling). A column less than 1/8
+// too large stays: copying it would cost more than the room (a window read into a larger one's memory).
+template <typename T> void shrinkLoose(std::vector<T>& v)
+{
+    if (v.capacity() - v.size() > v.size() / 8)
+        v.shrink_to_fit();
+}
+
 } // namespace
 
 TimeNs LaneEvents::longDuration(size_t i) const
@@ -103,13 +111,13 @@ void LaneEvents::buildIndex(size_t fromEvent)
 
 void LaneEvents::shrink()
 {
-    m_start.shrink_to_fit();
-    m_dur.shrink_to_fit();
-    m_name.shrink_to_fit();
-    m_corr.shrink_to_fit();
-    m_aux.shrink_to_fit();
-    m_blockMaxEnd.shrink_to_fit();
-    m_blockStart.shrink_to_fit();
+    shrinkLoose(m_start);
+    shrinkLoose(m_dur);
+    shrinkLoose(m_name);
+    shrinkLoose(m_corr);
+    shrinkLoose(m_aux);
+    shrinkLoose(m_blockMaxEnd);
+    shrinkLoose(m_blockStart);
 }
 
 size_t LaneEvents::memoryBytes() const
