@@ -314,17 +314,18 @@ size_t Trace::memoryBytes() const
     return b;
 }
 
-void Trace::finalizeLane(Lane& lane, uint64_t counts[8])
+void Trace::finalizeLane(Lane& lane, uint64_t counts[8], bool summary)
 {
     lane.events.sortIfNeeded();
     lane.events.shrink();
     lane.events.buildIndex(0);
-    lane.summary.build(lane.events);
+    if (summary)
+        lane.summary.build(lane.events);
     for (uint32_t a : lane.events.m_aux)
         ++counts[size_t(aux::kind(a)) & 7];
 }
 
-void Trace::finalize(unsigned threads)
+void Trace::finalize(unsigned threads, bool summaries)
 {
     // Lanes are independent: biggest first, spread over the threads.
     std::vector<LaneId> order(m_lanes.size());
@@ -334,7 +335,7 @@ void Trace::finalize(unsigned threads)
         [this](LaneId a, LaneId b) { return m_lanes[a].events.size() > m_lanes[b].events.size(); });
     std::vector<std::array<uint64_t, 8>> laneCounts(m_lanes.size());
     TaskPool::shared().parallelFor(
-        order.size(), [&](size_t k) { finalizeLane(m_lanes[order[k]], laneCounts[order[k]].data()); }, threads);
+        order.size(), [&](size_t k) { finalizeLane(m_lanes[order[k]], laneCounts[order[k]].data(), summaries); }, threads);
 
     m_impl->counts.fill(0);
     for (const auto& c : laneCounts)

@@ -353,9 +353,9 @@ private:
     friend class TraceLoader;
     struct Impl;
     // Sorts lanes, builds summaries, counts and lookup tables (end of building / loading), on up to
-    // `threads` threads of TaskPool::shared().
-    void finalize(unsigned threads);
-    void finalizeLane(Lane& lane, uint64_t counts[8]);
+    // `threads` threads of TaskPool::shared(); summaries: build the lanes' summary pyramids.
+    void finalize(unsigned threads, bool summaries = true);
+    void finalizeLane(Lane& lane, uint64_t counts[8], bool summary);
     TraceHeader m_header;
     std::vector<std::string> m_strings;
     std::vector<Lane> m_lanes;
@@ -404,8 +404,9 @@ public:
 
     uint64_t pendingEvents() const;
 
-    // Sorts lanes, builds summaries and lookup tables. The builder is empty afterwards.
-    Trace finish();
+    // Sorts lanes, builds summaries and lookup tables. The builder is empty afterwards. Without
+    // `laneSummaries` the lanes' summary pyramids stay empty (ReadOptions::laneSummaries).
+    Trace finish(bool laneSummaries = true);
 
 private:
     friend class Trace;

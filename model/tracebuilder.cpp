@@ -156,12 +156,12 @@ uint64_t TraceBuilder::pendingEvents() const
     return m_pending->events;
 }
 
-Trace TraceBuilder::finish()
+Trace TraceBuilder::finish(bool laneSummaries)
 {
     Trace t = std::move(*m_trace);
     m_trace = std::make_unique<Trace>();
     m_pending = std::make_unique<Pending>();
-    t.finalize(8); // lanes finalize on at most 8 threads of the pool
+    t.finalize(8, laneSummaries); // lanes finalize on at most 8 threads of the pool
     return t;
 }
 

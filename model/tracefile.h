@@ -38,6 +38,10 @@ struct ReadOptions {
     // be kept (Trace::kernelConfig() may be null), which saves a lookup per kernel: for readers that
     // count and time kernels (summaries, the gap analysis) and show no kernel's details.
     bool kernelConfigs = true;
+    // false: the lanes' summary pyramids (LaneSummary: what the viewer draws zoomed out, `validate`'s
+    // totals) are not built and stay empty: for readers that walk the events themselves (summaries, the
+    // gap analysis).
+    bool laneSummaries = true;
     // A window's read may take the event columns of this trace, an earlier window of the same file that
     // is no longer needed (it is left without events): their memory is already the process's, so the
     // read neither faults it in nor zeroes it again. Windows read in turn pass the last one.

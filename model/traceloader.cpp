@@ -384,7 +384,7 @@ Expected<Trace> TraceLoader::load()
         t.m_warnings.push_back(w);
     for (auto& w : m_warnings)
         t.m_warnings.push_back(std::move(w));
-    Trace trace = m_builder->finish();
+    Trace trace = m_builder->finish(m_options.laneSummaries);
 #ifdef __GLIBC__
     // The workers' scratch (arenas, buffers) lived in per-thread malloc arenas: hand it back, so
     // what stays resident is the trace. Not after a window: another window follows, and would take the

@@ -152,6 +152,7 @@ Expected<SummaryTables> summaryTables(const format::TraceReader& reader, const T
     const std::vector<StepBatch> batches = stepBatches(overview, maxEvents);
     ReadOptions read = options;
     read.kernelConfigs = false; // counted and timed, never shown
+    read.laneSummaries = false; // the tables walk the events
     std::optional<Trace> spare; // the last window: the next one reads into its memory
     for (const StepBatch& b : batches) {
         read.recycle = spare ? &*spare : nullptr;

@@ -48,6 +48,7 @@ Expected<StreamedAnalysis> analyzeStreaming(const format::TraceReader& reader, c
     std::vector<std::vector<WindowSweep::Gap>> gapBuffers; // reused batch to batch
     ReadOptions read = options.read;
     read.kernelConfigs = false; // the analysis never looks at them
+    read.laneSummaries = false; // nor at the lanes' summary pyramids
     std::optional<Trace> spare; // the last batch's window: the next one reads into its memory
     for (const StepBatch& b : stepBatches(overview, options.maxEvents)) {
         // Steps of the batch the host attribution covers (the analyzer takes them all).

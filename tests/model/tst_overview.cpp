@@ -307,7 +307,8 @@ private slots:
         }
     }
 
-    // Without kernel configurations every event is read the same; only the configurations are gone.
+    // Without kernel configurations and lane summaries every event is read the same; only the
+    // configurations and the summary pyramids are gone.
     void readsWithoutKernelConfigs()
     {
         QTemporaryDir dir;
@@ -321,6 +322,7 @@ private slots:
         QVERIFY(full);
         ReadOptions ro;
         ro.kernelConfigs = false;
+        ro.laneSummaries = false;
         auto lean = readTraceFile(path, ro);
         QVERIFY2(lean, lean.error().c_str());
         QCOMPARE(lean->laneCount(), full->laneCount());
@@ -328,6 +330,9 @@ private slots:
         for (LaneId l = 0; l < full->laneCount(); ++l) {
             const LaneEvents &a = full->lane(l).events, &b = lean->lane(l).events;
             QCOMPARE(b.size(), a.size());
+            QCOMPARE(lean->lane(l).summary.memoryBytes(), size_t(0)); // no pyramid built
+            if (!a.empty())
+                QVERIFY(full->lane(l).summary.memoryBytes() > 0);
             for (size_t i = 0; i < a.size(); ++i) {
                 QCOMPARE(b.start(i), a.start(i));
                 QCOMPARE(b.duration(i), a.duration(i));
