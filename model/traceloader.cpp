@@ -179,11 +179,7 @@ private:
 };
 
 struct TraceLoader::Worker {
-    std::unique_ptr<DecodeScratch> scratch = ScratchPool::take();
-    format::ZstdDecompressor& zstd = scratch->zstd;
-    format::ColumnWalker& walker = scratch->walker;
-    format::MessageArena& arena = scratch->arena;
-    std::string& raw = scratch->raw;
+    std::unique_ptr<DecodeScratch> scratch = ScratchPool::take(); // back to the pool after the load
     std::vector<uint64_t> cursor; // by file lane id
     std::vector<uint64_t> count; // by file lane id
     std::vector<uint64_t> expect; // by file lane id: events the index entry gives it
@@ -493,7 +489,7 @@ Status TraceLoader::planLanes(std::vector<Plan>& plans)
         events += n;
     if (Status s = format::MemoryBudget::check(events * format::kTraceBytesPerEvent, m_reader.name()); !s)
         return s;
-    if (Trace* spare = m_options.window() ? m_options.recycle : nullptr) { // as the lanes' columns
+    if (Trace* spare = recycled()) { // as the lanes' columns
         t.m_memops.swap(spare->m_memops);
         t.m_syncs.swap(spare->m_syncs);
         t.m_collectives.swap(spare->m_collectives);
@@ -519,7 +515,7 @@ Status TraceLoader::loadParallel()
         return s;
 
     std::atomic<bool> outOfMemory { false };
-    Trace* spare = m_options.window() ? m_options.recycle : nullptr;
+    Trace* spare = recycled();
     TaskPool::shared().parallelFor(
         t.m_lanes.size(),
         [&](size_t l) {
@@ -568,9 +564,9 @@ Status TraceLoader::loadParallel()
             Plan& p = plans[i];
             Status s;
             try { // an exception must not leave a worker thread: it becomes this chunk's error
-                pb::Chunk* chunk = w.arena.fresh<pb::Chunk>();
+                pb::Chunk* chunk = w.scratch->arena.fresh<pb::Chunk>();
                 s = p.failed ? Status::error(m_reader.where(p.frame->offset, "index names an unknown lane"))
-                             : m_reader.readMessage(*p.frame, w.zstd, w.raw, *chunk);
+                             : m_reader.readMessage(*p.frame, w.scratch->zstd, w.scratch->raw, *chunk);
                 if (p.failed)
                     m_indexMismatch = true;
                 if (s && !p.failed) {
@@ -715,13 +711,13 @@ Status TraceLoader::decodeChunk(const pb::Chunk& ch, const Plan& plan, Worker& w
     uint32_t lastCfg = UINT32_MAX, lastIdx = 0;
     const size_t lanes = sh.decoder.lanes().size(), strings = sh.decoder.strings().size();
     if (!m_options.kernelConfigs) {
-        w.walker.walk(k.c(), base, lanes, strings, [&](int, uint32_t l, int64_t s, int64_t d, uint32_t n, uint32_t c) {
+        w.scratch->walker.walk(k.c(), base, lanes, strings, [&](int, uint32_t l, int64_t s, int64_t d, uint32_t n, uint32_t c) {
             put(l, s, d, n, c, aux::pack(EventKind::Kernel, aux::kMaxPayload));
         });
         decodeOthers(ch, plan, w, put);
         return Status::ok();
     }
-    w.walker.walk(k.c(), base, lanes, strings, [&](int i, uint32_t l, int64_t s, int64_t d, uint32_t n, uint32_t c) {
+    w.scratch->walker.walk(k.c(), base, lanes, strings, [&](int i, uint32_t l, int64_t s, int64_t d, uint32_t n, uint32_t c) {
         node += nodeDelta ? uint64_t(nodeDelta[i]) : 0;
         uint32_t cf = cfg ? cfg[i] : 0;
         uint64_t g = graph ? graph[i] : 0;
@@ -749,7 +745,7 @@ template <typename Put> void TraceLoader::decodeOthers(const pb::Chunk& ch, cons
     Trace& t = *m_builder->m_trace;
     const int64_t base = ch.base_time_ns();
     const size_t lanes = m_shared->decoder.lanes().size(), strings = m_shared->decoder.strings().size();
-    auto walk = [&](const pb::Columns& c, int64_t b, auto&& f) { w.walker.walk(c, b, lanes, strings, f); };
+    auto walk = [&](const pb::Columns& c, int64_t b, auto&& f) { w.scratch->walker.walk(c, b, lanes, strings, f); };
     const auto& m = ch.memops();
     walk(m.c(), base, [&](int i, uint32_t l, int64_t s, int64_t d, uint32_t, uint32_t c) {
         const uint64_t slot = plan.memopBase + uint64_t(i);

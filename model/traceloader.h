@@ -51,6 +51,8 @@ private:
     Status planLanes(std::vector<Plan>& plans);
     void removeFailed(const std::vector<Plan>& plans);
     bool reportProgress(size_t done, size_t total);
+    // The trace whose memory a window's read takes (ReadOptions::recycle); none for a whole read.
+    Trace* recycled() const { return m_options.window() ? m_options.recycle : nullptr; }
 
     const format::TraceReader& m_reader;
     ReadOptions m_options;

@@ -13,6 +13,7 @@
 #include "model/tracefile.h"
 #include "model/tracesummary.h"
 #include "model/tracewindow.h"
+#include "../format/randomtrace.h"
 
 #include <QTemporaryDir>
 #include <QtTest>
@@ -427,30 +428,6 @@ private slots:
             ro.recycle = recycle;
             return readTrace(**reader, ro);
         };
-        auto sameEvents = [](const Trace& a, const Trace& b) {
-            if (a.laneCount() != b.laneCount())
-                return std::string("lane count");
-            for (LaneId l = 0; l < a.laneCount(); ++l) {
-                const LaneEvents &x = a.lane(l).events, &y = b.lane(l).events;
-                if (x.size() != y.size())
-                    return "lane " + std::to_string(l) + " size";
-                for (size_t i = 0; i < x.size(); ++i) {
-                    const EventKind k = a.kindOf(l, i);
-                    bool same = x.start(i) == y.start(i) && x.duration(i) == y.duration(i) && x.name(i) == y.name(i)
-                        && x.correlation(i) == y.correlation(i) && k == b.kindOf(l, i);
-                    if (same && (k == EventKind::Memcpy || k == EventKind::Memset))
-                        same = a.memop(l, i)->bytes == b.memop(l, i)->bytes && a.memop(l, i)->kind == b.memop(l, i)->kind;
-                    if (same && k == EventKind::Sync)
-                        same = a.sync(l, i)->kind == b.sync(l, i)->kind && a.sync(l, i)->stream == b.sync(l, i)->stream;
-                    if (same && k == EventKind::Collective)
-                        same = a.collective(l, i)->sequence == b.collective(l, i)->sequence
-                            && a.collective(l, i)->bytes == b.collective(l, i)->bytes;
-                    if (!same)
-                        return "lane " + std::to_string(l) + " event " + std::to_string(i);
-                }
-            }
-            return std::string();
-        };
         auto middle = windowOf(0.3, 0.6, nullptr);
         QVERIFY2(middle, middle.error().c_str());
         const uint64_t middleEvents = middle->eventCount();
@@ -460,13 +437,13 @@ private slots:
         auto smallFresh = windowOf(0.1, 0.2, nullptr);
         QVERIFY(smallFresh);
         QVERIFY(small->eventCount() < middleEvents);
-        QCOMPARE(sameEvents(*small, *smallFresh), std::string());
+        QCOMPARE(test::compareTraces(*small, *smallFresh), std::string());
         auto large = windowOf(0.2, 0.9, &*small); // larger than the memory it is given
         QVERIFY2(large, large.error().c_str());
         auto largeFresh = windowOf(0.2, 0.9, nullptr);
         QVERIFY(largeFresh);
         QVERIFY(large->eventCount() > middleEvents);
-        QCOMPARE(sameEvents(*large, *largeFresh), std::string());
+        QCOMPARE(test::compareTraces(*large, *largeFresh), std::string());
         size_t collectives = 0, syncs = 0;
         for (LaneId l = 0; l < large->laneCount(); ++l)
             for (size_t i = 0; i < large->lane(l).events.size(); ++i) {
@@ -480,7 +457,7 @@ private slots:
         whole.recycle = &*smallFresh;
         auto all = readTrace(**reader, whole);
         QVERIFY(all);
-        QCOMPARE(sameEvents(*all, *full), std::string());
+        QCOMPARE(test::compareTraces(*all, *full), std::string());
         QCOMPARE(smallFresh->eventCount(), kept);
         QVERIFY(kept > 0);
     }
