@@ -566,7 +566,7 @@ Status TraceLoader::loadParallel()
             try { // an exception must not leave a worker thread: it becomes this chunk's error
                 pb::Chunk* chunk = w.scratch->arena.fresh<pb::Chunk>();
                 s = p.failed ? Status::error(m_reader.where(p.frame->offset, "index names an unknown lane"))
-                             : m_reader.readMessage(*p.frame, w.scratch->zstd, w.scratch->raw, *chunk);
+                             : m_reader.readMessage(*p.frame, w.scratch->zstd, w.scratch->raw, *chunk, m_options.kernelConfigs);
                 if (p.failed)
                     m_indexMismatch = true;
                 if (s && !p.failed) {

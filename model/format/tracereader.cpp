@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 #include "model/format/tracereader.h"
 
+#include "model/format/chunkparser.h"
+
 #include "model/format/crc32c.h"
 #include "model/format/memorybudget.h"
 #include "model/format/regularfile.h"
@@ -440,6 +442,20 @@ Status TraceReader::readMessage(
     if (!message.ParseFromArray(scratch.data(), int(scratch.size())))
         return Status::error(where(
             frame.offset, frameName(frame.header.type) + " frame: payload does not parse as " + message.GetTypeName()));
+    return Status::ok();
+}
+
+Status TraceReader::readMessage(const FrameInfo& frame, ZstdDecompressor& zstd, std::string& scratch, pb::Chunk& chunk,
+    bool kernelConfigs) const
+{
+    if (Status s = readPayload(frame, zstd, scratch); !s)
+        return s;
+    MemoryBudget::Reservation reservation;
+    if (Status s = MemoryBudget::reserve(uint64_t(scratch.size()) * kParseExpansion, reservation); !s)
+        return Status::error(where(frame.offset, frameName(frame.header.type) + " frame: " + s.message()));
+    if (!ChunkParser::parse(scratch.data(), scratch.size(), chunk, kernelConfigs))
+        return Status::error(where(
+            frame.offset, frameName(frame.header.type) + " frame: payload does not parse as " + chunk.GetTypeName()));
     return Status::ok();
 }
 

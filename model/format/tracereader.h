@@ -84,6 +84,9 @@ public:
     // readPayload + parse. Fails on a payload that does not parse.
     Status readMessage(
         const FrameInfo& frame, ZstdDecompressor& zstd, std::string& scratch, google::protobuf::Message& message) const;
+    // The same for a chunk, parsed by ChunkParser (kernelConfigs: see ChunkParser::parse).
+    Status readMessage(const FrameInfo& frame, ZstdDecompressor& zstd, std::string& scratch, pb::Chunk& chunk,
+        bool kernelConfigs = true) const;
 
     // "NAME: offset N: what"
     std::string where(uint64_t offset, const std::string& what) const;
