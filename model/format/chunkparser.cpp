@@ -61,8 +61,7 @@ bool skipValue(Bytes& p, Bytes end, uint64_t wire)
 }
 
 // Appends the packed varints of [p, end) to `out` (zigzag-decoded when Zig), sized once. The last
-// byte ends a varint, so every varint ends inside the range; false (and `out` left longer, for the
-// caller to cut) when one is longer than 64 bits.
+// byte ends a varint, so every varint ends inside the range; false when one is longer than 64 bits.
 template <typename T, bool Zig> bool appendPacked(Bytes p, Bytes end, google::protobuf::RepeatedField<T>& out)
 {
     if (p == end)
@@ -125,96 +124,52 @@ bool packedVarints(Bytes p, Bytes end)
     return true;
 }
 
-// One length-delimited field at p: its number and payload. False for any other wire type.
-bool readPackedField(Bytes& p, Bytes end, uint64_t& number, Bytes& from, Bytes& to)
+// Calls f(number, from, to) for each field of [p, end), all length-delimited (packed columns or
+// messages). False when one is of another wire type, is cut, or f refuses it.
+template <typename F> bool forEachPacked(Bytes p, Bytes end, F&& f)
 {
-    uint64_t tag, len;
-    if (!readVarint(p, end, tag) || (tag & 7) != 2 || !readVarint(p, end, len) || len > uint64_t(end - p))
-        return false;
-    number = tag >> 3;
-    from = p;
-    to = p += len;
+    while (p < end) {
+        uint64_t tag, len;
+        if (!readVarint(p, end, tag) || (tag & 7) != 2 || !readVarint(p, end, len) || len > uint64_t(end - p))
+            return false;
+        const Bytes from = p;
+        p += len;
+        if (!f(tag >> 3, from, p))
+            return false;
+    }
     return true;
 }
 
 bool fastColumns(Bytes p, Bytes end, pb::Columns& c)
 {
-    uint64_t number;
-    Bytes from, to;
-    while (p < end) {
-        if (!readPackedField(p, end, number, from, to))
-            return false;
-        bool ok;
+    return forEachPacked(p, end, [&c](uint64_t number, Bytes from, Bytes to) {
         switch (number) {
-        case 1: ok = appendPacked<uint32_t, false>(from, to, *c.mutable_lane()); break;
-        case 2: ok = appendPacked<int64_t, true>(from, to, *c.mutable_start_delta()); break;
-        case 3: ok = appendPacked<uint64_t, false>(from, to, *c.mutable_duration()); break;
-        case 4: ok = appendPacked<uint32_t, false>(from, to, *c.mutable_name()); break;
-        case 5: ok = appendPacked<int64_t, true>(from, to, *c.mutable_correlation_delta()); break;
-        case 6: ok = appendPacked<int64_t, true>(from, to, *c.mutable_start_gap()); break;
-        case 7: ok = appendPacked<int64_t, true>(from, to, *c.mutable_duration_delta()); break;
-        default: ok = false;
+        case 1: return appendPacked<uint32_t, false>(from, to, *c.mutable_lane());
+        case 2: return appendPacked<int64_t, true>(from, to, *c.mutable_start_delta());
+        case 3: return appendPacked<uint64_t, false>(from, to, *c.mutable_duration());
+        case 4: return appendPacked<uint32_t, false>(from, to, *c.mutable_name());
+        case 5: return appendPacked<int64_t, true>(from, to, *c.mutable_correlation_delta());
+        case 6: return appendPacked<int64_t, true>(from, to, *c.mutable_start_gap());
+        case 7: return appendPacked<int64_t, true>(from, to, *c.mutable_duration_delta());
+        default: return false;
         }
-        if (!ok)
-            return false;
-    }
-    return true;
+    });
 }
 
+// Without configs, their columns are only checked (packedVarints).
 bool fastKernels(Bytes p, Bytes end, pb::KernelBlock& k, bool configs)
 {
-    uint64_t number;
-    Bytes from, to;
-    while (p < end) {
-        if (!readPackedField(p, end, number, from, to))
-            return false;
-        bool ok;
+    return forEachPacked(p, end, [&k, configs](uint64_t number, Bytes from, Bytes to) {
         switch (number) {
-        case 1: ok = fastColumns(from, to, *k.mutable_c()); break;
-        case 2:
-            ok = configs ? appendPacked<uint32_t, false>(from, to, *k.mutable_config()) : packedVarints(from, to);
-            break;
-        case 3:
-            ok = configs ? appendPacked<uint64_t, false>(from, to, *k.mutable_graph_id()) : packedVarints(from, to);
-            break;
+        case 1: return fastColumns(from, to, *k.mutable_c());
+        case 2: return configs ? appendPacked<uint32_t, false>(from, to, *k.mutable_config()) : packedVarints(from, to);
+        case 3: return configs ? appendPacked<uint64_t, false>(from, to, *k.mutable_graph_id()) : packedVarints(from, to);
         case 4:
-            ok = configs ? appendPacked<int64_t, true>(from, to, *k.mutable_graph_node_delta())
-                         : packedVarints(from, to);
-            break;
-        default: ok = false;
+            return configs ? appendPacked<int64_t, true>(from, to, *k.mutable_graph_node_delta())
+                           : packedVarints(from, to);
+        default: return false;
         }
-        if (!ok)
-            return false;
-    }
-    return true;
-}
-
-// Merges one kernel block: the fast path, or protobuf on the same bytes when it meets anything else.
-bool mergeKernels(Bytes p, Bytes end, pb::KernelBlock& k, bool configs)
-{
-    const bool hadColumns = k.has_c();
-    const pb::Columns& c = k.c();
-    const int before[] = { c.lane_size(), c.start_delta_size(), c.duration_size(), c.name_size(),
-        c.correlation_delta_size(), c.start_gap_size(), c.duration_delta_size(), k.config_size(), k.graph_id_size(),
-        k.graph_node_delta_size() };
-    if (fastKernels(p, end, k, configs))
-        return true;
-    if (hadColumns) {
-        pb::Columns& m = *k.mutable_c();
-        m.mutable_lane()->Truncate(before[0]);
-        m.mutable_start_delta()->Truncate(before[1]);
-        m.mutable_duration()->Truncate(before[2]);
-        m.mutable_name()->Truncate(before[3]);
-        m.mutable_correlation_delta()->Truncate(before[4]);
-        m.mutable_start_gap()->Truncate(before[5]);
-        m.mutable_duration_delta()->Truncate(before[6]);
-    } else {
-        k.clear_c();
-    }
-    k.mutable_config()->Truncate(before[7]);
-    k.mutable_graph_id()->Truncate(before[8]);
-    k.mutable_graph_node_delta()->Truncate(before[9]);
-    return mergeBytes(p, end, k);
+    });
 }
 
 } // namespace
@@ -247,8 +202,10 @@ bool ChunkParser::parse(const char* data, size_t size, pb::Chunk& chunk, bool ke
         }
         if (!readVarint(p, end, len) || len > uint64_t(end - p))
             return whole();
-        if (!flush(field) || !mergeKernels(p, p + len, *chunk.mutable_kernels(), kernelConfigs))
+        if (!flush(field))
             return false;
+        if (!fastKernels(p, p + len, *chunk.mutable_kernels(), kernelConfigs))
+            return whole(); // rare: protobuf parses the chunk, so its result and failures are the rule
         p += len;
         run = p;
     }

@@ -10,8 +10,8 @@
 // below 0x80) and decoded straight into columns sized once.
 //
 // Anything the fast path does not expect (an unknown or unpacked field in the kernel block, a
-// varint over 64 bits, a damaged tag or length at the top level) hands that part back to protobuf,
-// so the message, the unknown fields and the failures are the ones ParseFromArray gives. A fuzz
+// ten-byte varint, a damaged tag or length at the top level) hands the whole chunk to protobuf's
+// ParseFromArray, so the message, the unknown fields and the failures are the ones ParseFromArray gives. A fuzz
 // target (tests/fuzz/fuzz_chunkparser.cpp) compares the two on any input.
 //
 // Stateless; safe to call from several threads on different messages.
