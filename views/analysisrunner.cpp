@@ -155,6 +155,7 @@ std::shared_ptr<const AnalysisRunner::State> AnalysisRunner::buildState() const
 
 void AnalysisRunner::setTrace(std::shared_ptr<const Trace> trace)
 {
+    m_held = false;
     m_trace = std::move(trace);
     TraceOpener::releaseLater(std::move(m_state));
     m_state.reset();
@@ -226,6 +227,8 @@ void AnalysisRunner::startBuild()
         }
         return;
     }
+    if (m_held)
+        return; // resume() or the next trace starts it
     const JobTracker::Ticket ticket = m_buildJobs.begin();
     QPointer<AnalysisRunner> self(this);
     auto trace = m_trace;
@@ -244,6 +247,21 @@ void AnalysisRunner::startBuild()
             self->recompute();
         });
     });
+}
+
+void AnalysisRunner::hold()
+{
+    m_held = true;
+    m_buildJobs.cancel();
+}
+
+void AnalysisRunner::resume()
+{
+    if (!m_held)
+        return;
+    m_held = false;
+    if (m_building && !m_rebuildPending)
+        startBuild();
 }
 
 void AnalysisRunner::recompute()

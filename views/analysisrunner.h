@@ -64,6 +64,12 @@ public:
     const WaterfallRequest& request() const { return m_request; }
     // Asks for the members of bar `bar` of the current waterfall (emits membersReady).
     void requestMembers(int bar);
+    // A window read is about to replace the trace: the analyzer's build in the background stops until
+    // resume() or the next setTrace() (on a machine of few cores it would hold the read up). The
+    // waterfall shown stays; busy() stays true when a build was stopped.
+    void hold();
+    // Restarts the build that hold() stopped (the read failed: the trace stays).
+    void resume();
 
     // Off: nothing runs in the background; runNow() does the work (headless export, tests).
     void setAsync(bool on) { m_async = on; }
@@ -126,4 +132,5 @@ private:
     bool m_building = false;
     bool m_async = true;
     bool m_rebuildPending = false;
+    bool m_held = false;
 };

@@ -119,6 +119,7 @@ void StatsPanel::setDocument(std::shared_ptr<const Trace> trace, std::shared_ptr
 {
     m_jobs.cancel();
     m_computing = false;
+    m_held = false;
     m_trace = std::move(trace);
     m_colors = std::move(colors);
     m_origin = m_trace ? m_trace->startTime() : 0;
@@ -146,6 +147,7 @@ void StatsPanel::clearRange()
     if (m_whole || !m_trace) {
         m_jobs.cancel();
         m_computing = false;
+        m_held = false;
         applyStats(m_whole ? *m_whole : KernelStatsResult {}, tr("Whole trace"));
         emit statsReady();
         return;
@@ -166,10 +168,28 @@ void StatsPanel::setRange(TimeNs t0, TimeNs t1)
         false);
 }
 
+void StatsPanel::hold()
+{
+    if (!m_computing || m_held)
+        return;
+    m_jobs.cancel();
+    m_held = true;
+}
+
+void StatsPanel::resume()
+{
+    if (!m_held)
+        return;
+    const Computation c = m_last;
+    compute(c.scope, c.label, c.whole);
+}
+
 void StatsPanel::compute(const StatsScope& scope, const QString& label, bool whole)
 {
     const JobTracker::Ticket ticket = m_jobs.begin();
     m_computing = true;
+    m_held = false;
+    m_last = { scope, label, whole };
     m_scope->setText(tr("Computing the statistics (%1)…").arg(label));
     QPointer<StatsPanel> self(this);
     auto trace = m_trace;

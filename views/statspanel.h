@@ -58,6 +58,11 @@ public:
     StepHistogram* histogram() const { return m_histogram; }
     QTabWidget* tabs() const { return m_tabs; }
     bool computing() const { return m_computing; }
+    // A window read is about to replace the trace: the statistics computed in the background stop
+    // until resume() or the next setDocument() (as AnalysisRunner::hold()).
+    void hold();
+    // Restarts the computation hold() stopped (the read failed: the trace stays).
+    void resume();
 
 signals:
     void stepActivated(uint32_t stepIndex);
@@ -89,4 +94,10 @@ private:
     QLabel* m_scope;
     JobTracker m_jobs;
     bool m_computing = false;
+    struct Computation { // the arguments of the last compute()
+        StatsScope scope;
+        QString label;
+        bool whole = false;
+    } m_last;
+    bool m_held = false; // m_last was stopped by hold()
 };

@@ -370,6 +370,10 @@ void Workspace::readWindow(TimeWindow window)
         return;
     const JobTracker::Ticket ticket = m_windowJobs.begin();
     m_readingWindow = true;
+    // The analysis and statistics of the window shown would compete with the read for the same few
+    // threads, and the read replaces them: they wait (resumed if the read fails).
+    m_analysis->hold();
+    m_stats->hold();
     std::shared_ptr<const TraceDocument> large = m_doc;
     QPointer<Workspace> self(this);
     jobPool()->submit([self, ticket, large, window] {
@@ -384,6 +388,8 @@ void Workspace::readWindow(TimeWindow window)
                 }
                 self->m_readingWindow = false;
                 if (!doc) {
+                    self->m_analysis->resume();
+                    self->m_stats->resume();
                     emit self->statusMessage(tr("Could not read that part of the trace: %1")
                                                  .arg(QString::fromStdString(doc.error())));
                     return;

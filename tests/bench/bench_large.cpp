@@ -11,6 +11,7 @@
 //      the window holding it is shown and painted (large) or the view is painted (full);
 //   4. the peak resident memory over all of it.
 // Prints `key value` lines (for bench_large.sh) and a table (check | measured | target | PASS/FAIL).
+// BENCH_JUMPS=1 also prints each jump to stderr: its time until the window was shown, and the paint.
 
 #include "viewerprobe.h"
 
@@ -147,8 +148,11 @@ int main(int argc, char** argv)
             while (ws.readingWindow() && !shown && nowMs() - t0 < 30'000)
                 QApplication::processEvents(QEventLoop::WaitForMoreEvents, 1);
             QObject::disconnect(c);
-            paintOnce(ws, img);
+            const double tShown = nowMs() - t0;
+            const double pm = paintOnce(ws, img);
             jumpMs.push_back(nowMs() - t0);
+            if (std::getenv("BENCH_JUMPS"))
+                std::fprintf(stderr, "jump step %u: %.1f ms (shown %.1f, paint %.1f)\n", k, jumpMs.back(), tShown, pm);
             QApplication::processEvents(); // let the analysis of that window start, as it would
         }
     });

@@ -5,6 +5,8 @@
 // step's window in the background, after which the frame draws events again and the tables, the
 // analysis and the details cover the window; times stay relative to the file's start. A file cut
 // before its index opens the same way.
+#include "views/analysisrunner.h"
+#include "views/kerneltablemodel.h"
 #include "views/statspanel.h"
 #include "views/steptablemodel.h"
 #include "views/timelinewidget.h"
@@ -133,6 +135,66 @@ private slots:
         ws.timeline()->renderer().paint(p, img.size(), ws.timeline()->view());
         QVERIFY(!ws.timeline()->renderer().frame().fromOverview());
         QVERIFY(ws.timeline()->renderer().frame().itemCount() > 0);
+    }
+
+    // While a window is read, the analysis and the statistics of the window shown wait (on few cores
+    // they would hold the read up); once the new window is shown both run for it.
+    void jumpHoldsTheOldWindowsWork()
+    {
+        QString error;
+        auto doc = TraceDocument::open({ m_path }, &error);
+        QVERIFY(doc);
+        Workspace ws; // analysis in the background, as in the window
+        ws.resize(1400, 800);
+        QSignalSpy analysed(ws.analysis(), &AnalysisRunner::analyzerReady);
+        QSignalSpy stats(ws.statsPanel(), &StatsPanel::statsReady);
+        QSignalSpy shown(&ws, &Workspace::windowShown);
+        ws.setDocument(doc);
+        ws.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&ws));
+        ws.showStep(170);
+        QVERIFY(ws.readingWindow());
+        QTRY_COMPARE_WITH_TIMEOUT(shown.count(), 1, 10'000);
+        QTRY_VERIFY_WITH_TIMEOUT(ws.analysis()->ready() && !ws.statsPanel()->computing(), 10'000);
+        QCOMPARE(ws.analysis()->analyzer()->ranks().size(), doc->trace->ranks().size());
+        bool found = false; // the analysis is the new window's
+        for (const auto& step : ws.analysis()->analyzer()->steps(ws.analysis()->analyzer()->ranks()[0]))
+            found |= step.index == 170;
+        QVERIFY(found);
+        QVERIFY(!stats.isEmpty());
+        QVERIFY(!analysed.isEmpty());
+    }
+
+    // hold() stops the background work until resume(); the result then comes as before.
+    void holdAndResume()
+    {
+        QString error;
+        auto doc = TraceDocument::open({ m_path }, &error);
+        QVERIFY(doc);
+        AnalysisRunner runner;
+        QSignalSpy analysed(&runner, &AnalysisRunner::analyzerReady);
+        runner.setTrace(doc->trace);
+        runner.hold();
+        QTest::qWait(500);
+        QCOMPARE(analysed.count(), 0);
+        QVERIFY(runner.busy());
+        QVERIFY(!runner.ready());
+        runner.resume();
+        QTRY_COMPARE_WITH_TIMEOUT(analysed.count(), 1, 10'000);
+        QVERIFY(runner.ready());
+        QVERIFY(!runner.busy());
+
+        StatsPanel panel;
+        QSignalSpy stats(&panel, &StatsPanel::statsReady);
+        panel.setDocument(doc->trace, doc->colors);
+        panel.hold();
+        QTest::qWait(500);
+        QCOMPARE(stats.count(), 0);
+        QVERIFY(panel.computing());
+        panel.resume();
+        QTRY_COMPARE_WITH_TIMEOUT(stats.count(), 1, 10'000);
+        QVERIFY(!panel.computing());
+        QVERIFY(panel.kernelModel()->rowCount() > 0);
     }
 
     // A file cut before its index (the agent killed mid-capture) opens the same way: the overview's
