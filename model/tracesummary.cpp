@@ -84,10 +84,28 @@ uint32_t saturated(TimeNs d)
     return uint32_t(std::min<TimeNs>(d, UINT32_MAX));
 }
 
-TimeNs medianOf(std::vector<uint32_t>& v)
+// Appends v to a block list: into the last block while it has room, else into a new block twice as
+// large (up to 4 MB), so that nothing written is moved again.
+void pushBlock(std::vector<std::vector<uint32_t>>& blocks, uint32_t v)
 {
-    std::nth_element(v.begin(), v.begin() + long(v.size() / 2), v.end());
-    return v[v.size() / 2];
+    if (blocks.empty() || blocks.back().size() == blocks.back().capacity()) {
+        constexpr size_t kFirst = 256, kLargest = size_t(1) << 20;
+        const size_t next = blocks.empty() ? kFirst : std::min(kLargest, 2 * blocks.back().capacity());
+        blocks.emplace_back().reserve(next);
+    }
+    blocks.back().push_back(v);
+}
+
+// Spans of a block list's first `limit` values.
+void spansOf(const std::vector<std::vector<uint32_t>>& blocks, uint64_t limit, std::vector<U32Span>& out)
+{
+    for (const auto& b : blocks) {
+        if (limit == 0)
+            return;
+        const size_t n = size_t(std::min<uint64_t>(limit, b.size()));
+        out.push_back({ b.data(), n });
+        limit -= n;
+    }
 }
 
 } // namespace
@@ -116,83 +134,82 @@ std::vector<StepRow> stepTable(const Trace& trace)
     return rows;
 }
 
+uint32_t kthOfSpans(const std::vector<U32Span>& spans, uint64_t k)
+{
+    uint64_t n = 0;
+    uint32_t top = 0;
+    for (const U32Span& s : spans) {
+        n += s.size;
+        for (size_t i = 0; i < s.size; ++i)
+            top = std::max(top, s.data[i]);
+    }
+    std::vector<uint32_t> pick;
+    if (n <= 65536) { // few: select among a copy
+        pick.reserve(size_t(n));
+        for (const U32Span& s : spans)
+            pick.insert(pick.end(), s.data, s.data + s.size);
+        std::nth_element(pick.begin(), pick.begin() + long(k), pick.end());
+        return pick[size_t(k)];
+    }
+    // Buckets of the 16 highest bits in use; the k-th value lies in the bucket where the count passes k.
+    int width = 0;
+    while (width < 32 && (top >> width) != 0)
+        ++width;
+    const int shift = std::max(0, width - 16);
+    std::vector<uint64_t> count(size_t(1) << 16);
+    for (const U32Span& s : spans)
+        for (size_t i = 0; i < s.size; ++i)
+            ++count[s.data[i] >> shift];
+    uint32_t bucket = 0;
+    while (k >= count[bucket])
+        k -= count[bucket++];
+    pick.reserve(size_t(count[bucket]));
+    for (const U32Span& s : spans)
+        for (size_t i = 0; i < s.size; ++i)
+            if ((s.data[i] >> shift) == bucket)
+                pick.push_back(s.data[i]);
+    std::nth_element(pick.begin(), pick.begin() + long(k), pick.end());
+    return pick[size_t(k)];
+}
+
 void KernelTableBuilder::Durations::add(TimeNs d, TimeNs ownNs)
 {
-    if (ownNs != d && !overlapped) {
-        own = raw;
-        overlapped = true;
-    }
-    raw.push_back(saturated(d));
-    if (overlapped)
-        own.push_back(saturated(ownNs));
+    if (ownNs != d && ownFrom == kAll)
+        ownFrom = rawCount;
+    pushBlock(raw, saturated(d));
+    ++rawCount;
+    if (ownFrom != kAll)
+        pushBlock(own, saturated(ownNs));
 }
 
-void KernelTableBuilder::Durations::append(Durations&& o)
-{
-    if (o.overlapped && !overlapped) {
-        own = raw;
-        overlapped = true;
-    }
-    const std::vector<uint32_t>& ownOf = o.overlapped ? o.own : o.raw;
-    if (raw.empty() && !overlapped)
-        raw = std::move(o.raw);
-    else
-        raw.insert(raw.end(), o.raw.begin(), o.raw.end());
-    if (overlapped)
-        own.insert(own.end(), ownOf.begin(), ownOf.end());
-}
-
-void KernelTableBuilder::addLane(const Trace& trace, const Lane& lane, TimeNs from, TimeNs to)
+void KernelTableBuilder::Share::addLane(const Trace& trace, const Lane& lane, TimeNs from, TimeNs to)
 {
     constexpr uint32_t kNone = UINT32_MAX;
-    if (m_rowOf.size() < trace.stringCount())
-        m_rowOf.resize(trace.stringCount(), kNone);
+    if (rowOf.size() < trace.stringCount())
+        rowOf.resize(trace.stringCount(), kNone);
     forEachKernel(trace, lane, [&](const LaneEvents& ev, size_t i, TimeNs own) {
         if (ev.start(i) < from || ev.start(i) >= to)
             return;
         const StringId name = ev.name(i);
         const TimeNs d = ev.duration(i);
-        if (name >= m_rowOf.size())
-            m_rowOf.resize(size_t(name) + 1, kNone);
-        if (m_rowOf[name] == kNone) {
-            m_rowOf[name] = uint32_t(m_rows.size());
+        if (name >= rowOf.size())
+            rowOf.resize(size_t(name) + 1, kNone);
+        if (rowOf[name] == kNone) {
+            rowOf[name] = uint32_t(rows.size());
             KernelRow row;
             row.name = name;
             row.min = row.max = d;
-            m_rows.push_back(row);
-            m_durations.emplace_back();
+            rows.push_back(row);
+            durations.emplace_back();
         }
-        KernelRow& row = m_rows[m_rowOf[name]];
+        KernelRow& row = rows[rowOf[name]];
         ++row.count;
         row.total += d;
         row.ownTotal += own;
         row.min = std::min(row.min, d);
         row.max = std::max(row.max, d);
-        m_durations[m_rowOf[name]].add(d, own);
+        durations[rowOf[name]].add(d, own);
     });
-}
-
-void KernelTableBuilder::merge(KernelTableBuilder&& part)
-{
-    constexpr uint32_t kNone = UINT32_MAX;
-    if (m_rowOf.size() < part.m_rowOf.size())
-        m_rowOf.resize(part.m_rowOf.size(), kNone);
-    for (size_t r = 0; r < part.m_rows.size(); ++r) {
-        const KernelRow& src = part.m_rows[r];
-        if (m_rowOf[src.name] == kNone) {
-            m_rowOf[src.name] = uint32_t(m_rows.size());
-            m_rows.push_back(src);
-            m_durations.push_back(std::move(part.m_durations[r]));
-            continue;
-        }
-        KernelRow& row = m_rows[m_rowOf[src.name]];
-        row.count += src.count;
-        row.total += src.total;
-        row.ownTotal += src.ownTotal;
-        row.min = std::min(row.min, src.min);
-        row.max = std::max(row.max, src.max);
-        m_durations[m_rowOf[src.name]].append(std::move(part.m_durations[r]));
-    }
 }
 
 void KernelTableBuilder::add(const Trace& trace, TimeNs from, TimeNs to)
@@ -201,35 +218,60 @@ void KernelTableBuilder::add(const Trace& trace, TimeNs from, TimeNs to)
     for (const Lane& lane : trace.lanes())
         if (lane.info.kind == LaneKind::GpuStream && !lane.events.empty())
             lanes.push_back(&lane);
-    // Streams on the pool, each into a part of its own; the parts join in stream order (the rows are
-    // sums, and a median does not depend on the order of its durations).
-    std::vector<KernelTableBuilder> parts(lanes.size());
-    TaskPool::shared().parallelFor(lanes.size(), [&](size_t k) { parts[k].addLane(trace, *lanes[k], from, to); });
-    for (KernelTableBuilder& part : parts)
-        merge(std::move(part));
-}
-
-void KernelTableBuilder::expect(double factor)
-{
-    for (Durations& du : m_durations) {
-        du.raw.reserve(size_t(double(du.raw.size()) * factor) + 1024);
-        if (du.overlapped)
-            du.own.reserve(size_t(double(du.own.size()) * factor) + 1024);
-    }
+    // Streams on the pool, each task into its share (the rows are sums, and a median does not depend
+    // on the order of its durations, so which share counts a stream does not matter).
+    if (m_shares.size() < lanes.size())
+        m_shares.resize(lanes.size());
+    TaskPool::shared().parallelFor(lanes.size(), [&](size_t k) { m_shares[k].addLane(trace, *lanes[k], from, to); });
 }
 
 std::vector<KernelRow> KernelTableBuilder::finish(
     KernelOrder order, const std::function<std::string_view(StringId)>& name)
 {
-    std::vector<KernelRow> rows = std::move(m_rows);
+    // Rows joined by name, in the order the shares first saw them; each share's durations of a row.
+    constexpr uint32_t kNone = UINT32_MAX;
+    std::vector<uint32_t> rowOf;
+    std::vector<KernelRow> rows;
+    std::vector<std::vector<const Durations*>> parts;
+    for (const Share& share : m_shares)
+        for (size_t r = 0; r < share.rows.size(); ++r) {
+            const KernelRow& src = share.rows[r];
+            if (src.name >= rowOf.size())
+                rowOf.resize(size_t(src.name) + 1, kNone);
+            if (rowOf[src.name] == kNone) {
+                rowOf[src.name] = uint32_t(rows.size());
+                rows.push_back(src);
+                parts.push_back({ &share.durations[r] });
+                continue;
+            }
+            KernelRow& row = rows[rowOf[src.name]];
+            row.count += src.count;
+            row.total += src.total;
+            row.ownTotal += src.ownTotal;
+            row.min = std::min(row.min, src.min);
+            row.max = std::max(row.max, src.max);
+            parts[rowOf[src.name]].push_back(&share.durations[r]);
+        }
     TaskPool::shared().parallelFor(rows.size(), [&](size_t r) {
-        Durations& du = m_durations[r];
-        rows[r].median = medianOf(du.raw);
-        rows[r].ownMedian = du.overlapped ? medianOf(du.own) : rows[r].median;
+        std::vector<U32Span> spans;
+        bool overlapped = false;
+        for (const Durations* du : parts[r]) {
+            spansOf(du->raw, Durations::kAll, spans);
+            overlapped |= du->ownFrom != Durations::kAll;
+        }
+        rows[r].median = kthOfSpans(spans, rows[r].count / 2);
+        if (!overlapped) {
+            rows[r].ownMedian = rows[r].median;
+            return;
+        }
+        spans.clear();
+        for (const Durations* du : parts[r]) {
+            spansOf(du->raw, du->ownFrom, spans); // own = raw before the first that differs
+            spansOf(du->own, Durations::kAll, spans);
+        }
+        rows[r].ownMedian = kthOfSpans(spans, rows[r].count / 2);
     });
-    m_rows.clear();
-    m_durations.clear();
-    m_rowOf.clear();
+    m_shares.clear();
     const bool byOwn = order == KernelOrder::Own;
     std::sort(rows.begin(), rows.end(), [&name, byOwn](const KernelRow& a, const KernelRow& b) {
         const TimeNs ta = byOwn ? a.ownTotal : a.total, tb = byOwn ? b.ownTotal : b.total;

@@ -82,33 +82,46 @@ std::vector<KernelRow> kernelTable(const Trace& trace, KernelOrder order = Kerne
 // kernelTable in parts: the kernels of several traces with the same string ids (windows of one file,
 // tracewindow.h), each kernel counted by the part where it starts in [from, to). A part must hold
 // every event of a stream that overlaps [from, to), so that own times come out as in one trace.
-// add() counts the streams on the task pool (each apart, then joined); finish() takes the medians there.
+// add() counts the streams on the task pool, each task into a share of its own that it keeps from one
+// add() to the next (durations are written once and never copied); finish() joins the shares and
+// takes the medians there, without gathering a name's durations in one place (kthOfSpans).
 class KernelTableBuilder {
 public:
     void add(const Trace& trace, TimeNs from = std::numeric_limits<TimeNs>::min(),
         TimeNs to = std::numeric_limits<TimeNs>::max());
-    // Room for `factor` times the durations held so far, reserved now so that they are not copied as
-    // they grow (after a first part, when the parts to come are known; untouched room costs no memory).
-    void expect(double factor);
     // The rows, ordered as kernelTable orders them; `name` gives the string of a name id.
     std::vector<KernelRow> finish(KernelOrder order, const std::function<std::string_view(StringId)>& name);
 
 private:
-    // Durations of one kernel name, for its medians. `own` is kept only from the first kernel whose own
-    // time differs from its raw one (until then they are equal), so traces without PDL keep one vector
-    // per name.
+    // Durations of one kernel name in one share, for its medians, in blocks that stay where they are
+    // written (a full block is followed by a larger one, never moved). Own times are kept only from
+    // the first kernel whose own time differs from its raw one: before it (`ownFrom` raw durations)
+    // they are equal, so traces without PDL keep one set per name.
     struct Durations {
-        std::vector<uint32_t> raw, own;
-        bool overlapped = false; // own holds every own time
+        static constexpr uint64_t kAll = std::numeric_limits<uint64_t>::max();
+        std::vector<std::vector<uint32_t>> raw, own;
+        uint64_t rawCount = 0;
+        uint64_t ownFrom = kAll; // kAll: every own time equals its raw one
         void add(TimeNs d, TimeNs ownNs);
-        void append(Durations&& other); // other's durations after these
     };
-    void addLane(const Trace& trace, const Lane& lane, TimeNs from, TimeNs to);
-    void merge(KernelTableBuilder&& part);
-    std::vector<uint32_t> m_rowOf; // by name id (ids are dense)
-    std::vector<KernelRow> m_rows;
-    std::vector<Durations> m_durations; // by row
+    // What one task counts: rows and durations by name, kept across add() calls.
+    struct Share {
+        std::vector<uint32_t> rowOf; // by name id (ids are dense)
+        std::vector<KernelRow> rows;
+        std::vector<Durations> durations; // by row
+        void addLane(const Trace& trace, const Lane& lane, TimeNs from, TimeNs to);
+    };
+    std::vector<Share> m_shares;
 };
+
+// The k-th smallest (0-based) of the values of several spans taken together, without copying them
+// when there are many: a histogram of their high bits, then the values of the one bucket that holds
+// it. Exact; O(values). k must be less than the number of values.
+struct U32Span {
+    const uint32_t* data = nullptr;
+    size_t size = 0;
+};
+uint32_t kthOfSpans(const std::vector<U32Span>& spans, uint64_t k);
 
 // "12.345 ms", "850 ns", "3.20 s"
 std::string formatDuration(TimeNs ns);

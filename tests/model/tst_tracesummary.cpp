@@ -6,6 +6,7 @@
 #include <QtTest>
 
 #include <algorithm>
+#include <functional>
 #include <map>
 #include <numeric>
 #include <random>
@@ -183,6 +184,83 @@ private slots:
     }
 
     // Random streams with early launches, nesting and memcpys: own time and busy against brute force.
+    // kthOfSpans against a sort of all values: many values (the histogram path) and few (a copy), spread
+    // wide, all small, all equal, up to UINT32_MAX, in spans of every size including empty ones.
+    void kthOfSpansIsTheSortedValue()
+    {
+        std::mt19937_64 rng(3);
+        const std::vector<std::function<uint32_t()>> kinds = {
+            [&] { return uint32_t(rng()); },
+            [&] { return uint32_t(rng() % 900); },
+            [&] { return uint32_t(7); },
+            [&] { return rng() % 3 ? UINT32_MAX - uint32_t(rng() % 5) : uint32_t(rng() % 70000); },
+            [&] { return uint32_t(40000 + rng() % 200000); },
+        };
+        for (size_t kind = 0; kind < kinds.size(); ++kind)
+            for (size_t n : { size_t(1), size_t(5000), size_t(65536), size_t(65537), size_t(300000) }) {
+                std::vector<std::vector<uint32_t>> blocks;
+                std::vector<uint32_t> all;
+                while (all.size() < n) {
+                    const size_t len = std::min<size_t>(n - all.size(), rng() % 3 ? rng() % 40000 : 0);
+                    blocks.emplace_back();
+                    for (size_t i = 0; i < len; ++i)
+                        blocks.back().push_back(kinds[kind]());
+                    all.insert(all.end(), blocks.back().begin(), blocks.back().end());
+                }
+                std::vector<U32Span> spans;
+                for (const auto& b : blocks)
+                    spans.push_back({ b.data(), b.size() });
+                std::sort(all.begin(), all.end());
+                for (uint64_t k : { uint64_t(0), uint64_t(n / 2), uint64_t(n - 1), uint64_t(rng() % n) })
+                    QCOMPARE(kthOfSpans(spans, k), all[size_t(k)]);
+            }
+    }
+
+    // Medians of names with more kernels than the selection copies (the histogram path), spread over
+    // streams and over several add() calls, one name with early launches on one stream from the middle on.
+    void largeMediansAcrossParts()
+    {
+        std::mt19937_64 rng(9);
+        TraceBuilder b;
+        std::map<std::string, std::vector<TimeNs>> raw, own;
+        const StringId many = b.intern("many"), late = b.intern("late");
+        for (uint64_t stream = 1; stream <= 3; ++stream) {
+            const LaneId l = b.lane({ LaneKind::GpuStream, 0, "h", 0, stream, "", 0 });
+            TimeNs end = 0; // of the stream's last kernel
+            for (int i = 0; i < 60000; ++i) {
+                const bool isLate = i % 2 == 1;
+                const TimeNs d = 100 + TimeNs(rng() % (isLate ? 5000 : 300000));
+                // "late" kernels of stream 2 from its 35,000th kernel on start 50 ns before the last one ends.
+                const bool early = isLate && stream == 2 && i >= 35000;
+                const TimeNs start = early ? end - 50 : end + TimeNs(rng() % 100);
+                b.addKernel(l, start, d, isLate ? late : many, 0, {});
+                raw[isLate ? "late" : "many"].push_back(d);
+                own[isLate ? "late" : "many"].push_back(early ? d - 50 : d);
+                end = start + d;
+            }
+        }
+        const Trace t = b.finish();
+        KernelTableBuilder parts;
+        const TimeNs cut = t.endTime() / 3;
+        parts.add(t, std::numeric_limits<TimeNs>::min(), cut);
+        parts.add(t, cut, std::numeric_limits<TimeNs>::max());
+        const auto median = [](std::vector<TimeNs> v) {
+            std::sort(v.begin(), v.end());
+            return v[v.size() / 2];
+        };
+        for (const auto& rows : { parts.finish(KernelOrder::Total, [&t](StringId id) { return t.str(id); }),
+                 kernelTable(t) }) {
+            QCOMPARE(rows.size(), size_t(2));
+            for (const KernelRow& r : rows) {
+                const std::string name(t.str(r.name));
+                QCOMPARE(r.count, uint64_t(raw[name].size()));
+                QCOMPARE(r.median, median(raw[name]));
+                QCOMPARE(r.ownMedian, median(own[name]));
+                QCOMPARE(r.ownTotal, std::accumulate(own[name].begin(), own[name].end(), TimeNs(0)));
+            }
+        }
+    }
+
     void randomAgainstBruteForce()
     {
         std::mt19937_64 rng(11);
