@@ -59,6 +59,8 @@ int openSide(Side& s, const ArgParser& p, const BudgetOptions& options, const st
 {
     model::ReadOptions ro;
     ro.threads = threads;
+    ro.kernelConfigs = false; // the comparison counts and times kernels, and shows none's launch
+    ro.laneSummaries = false; // nothing is drawn
     auto trace = model::openTrace(s.paths, ro);
     if (!trace) {
         std::cerr << kName << trace.error() << "\n";
