@@ -3,13 +3,16 @@
 #include "analysissetup.h"
 #include "budgetoptions.h"
 #include "command.h"
+#include "largefile.h"
 
+#include "model/analysis/analysisstream.h"
 #include "model/analysis/diffreport.h"
 #include "model/taskpool.h"
 #include "model/open/traceopen.h"
 
 #include <iostream>
 #include <memory>
+#include <optional>
 
 namespace gapscope::cli {
 
@@ -44,8 +47,30 @@ bool takeFileSets(std::vector<std::string>& args, std::vector<std::string>& befo
 struct Side {
     std::string label;
     std::vector<std::string> paths;
+    // Read whole: the trace and its analyzer.
     std::optional<model::Trace> trace;
     std::unique_ptr<model::GapAnalyzer> analyzer;
+    // Read in windows of whole steps (a large .gapscope file): the file, its streamed analysis, and
+    // what hostOverSteps needs to read a batch again.
+    std::optional<LargeFile> large;
+    std::optional<model::StreamedAnalysis> streamed;
+    std::optional<model::KernelClassifier> classifier;
+    std::optional<model::StepBudget> budget;
+    model::StreamOptions stream;
+
+    const model::GapAnalyzer& analysis() const { return streamed ? *streamed->analyzer : *analyzer; }
+    model::TraceDiff::Side diffSide() const
+    {
+        model::TraceDiff::Side d;
+        if (!streamed)
+            return d;
+        d.kernels = &streamed->kernels;
+        d.host = [this](uint32_t first, uint32_t last) {
+            return model::hostOverSteps(
+                *large->reader, large->overview, *streamed, *classifier, *budget, stream, first, last);
+        };
+        return d;
+    }
 };
 
 std::string label(const std::vector<std::string>& paths)
@@ -53,31 +78,57 @@ std::string label(const std::vector<std::string>& paths)
     return paths.size() == 1 ? paths[0] : paths[0] + " and " + std::to_string(paths.size() - 1) + " more";
 }
 
-// Opens one side and analyses it with the classifier and budget `analyze` would pick for it.
+// Opens one side and analyses it with the classifier and budget `analyze` would pick for it: a large
+// file in windows of whole steps, as `analyze` reads it, with its kernel rows from the same windows.
 int openSide(Side& s, const ArgParser& p, const BudgetOptions& options, const std::string& classifierFile,
-    bool achievable, unsigned threads)
+    bool achievable, unsigned threads, const std::string& read, uint64_t windowEvents)
 {
+    std::string error;
+    s.large = openLarge(s.paths, read, error);
+    if (!error.empty()) {
+        std::cerr << kName << error << "\n";
+        return kExitFailure;
+    }
+    if (s.large && s.large->overview.stepCount() == 0)
+        s.large.reset(); // no steps to read in windows: read whole
     model::ReadOptions ro;
     ro.threads = threads;
     ro.kernelConfigs = false; // the comparison counts and times kernels, and shows none's launch
     ro.laneSummaries = false; // nothing is drawn
-    auto trace = model::openTrace(s.paths, ro);
+    auto trace = s.large ? model::readSkeleton(*s.large->reader, s.large->overview, ro) : model::openTrace(s.paths, ro);
     if (!trace) {
         std::cerr << kName << trace.error() << "\n";
         return kExitFailure;
     }
-    s.trace.emplace(std::move(trace).value());
-    auto classifier = pickClassifier(classifierFile, *s.trace);
+    auto classifier = pickClassifier(classifierFile, trace.value());
     if (!classifier) {
         std::cerr << kName << classifier.error() << "\n";
         return kExitProblems;
     }
     std::optional<model::BudgetSettings> settings;
-    auto budget = pickBudget(p, options, achievable, *s.trace, settings);
+    auto budget = pickBudget(p, options, achievable, trace.value(), settings);
     if (!budget) {
         std::cerr << kName << s.label << ": " << budget.error() << "\n";
         return kExitProblems;
     }
+    if (s.large) {
+        s.classifier.emplace(std::move(classifier).value());
+        s.budget.emplace(std::move(budget).value());
+        s.stream.maxEvents = windowEvents;
+        s.stream.threads = threads;
+        s.stream.read = ro;
+        s.stream.keepBatchHosts = true; // the host comparison covers the common steps, known later
+        s.stream.kernelTable = true;
+        auto streamed = model::analyzeStreaming(*s.large->reader, s.large->overview,
+            std::make_unique<model::Trace>(std::move(trace).value()), *s.classifier, *s.budget, s.stream);
+        if (!streamed) {
+            std::cerr << kName << streamed.error() << "\n";
+            return kExitFailure;
+        }
+        s.streamed.emplace(std::move(streamed).value());
+        return kExitOk;
+    }
+    s.trace.emplace(std::move(trace).value());
     model::GapAnalyzer::Options aopt;
     aopt.threads = threads;
     s.analyzer = std::make_unique<model::GapAnalyzer>(
@@ -109,6 +160,10 @@ int runDiff(const std::vector<std::string>& argsIn)
     p.flag("--json", "machine-readable output", json);
     p.option("--kernels", "N", "text: the N kernels that changed most (default 25; JSON lists all)", kernels);
     p.option("--threads", "N", "threads for reading and analysis (default: all)", threads);
+    std::string read = "auto";
+    int64_t windowEvents = 2'000'000;
+    addReadOption(p, read, "in windows of whole steps, one at a time, in bounded memory (as 'analyze')");
+    p.option("--window-events", "N", "--read overview: events read at once, about (default 2000000)", windowEvents);
     p.setPositionals(0, 2);
     std::vector<std::string> args = argsIn;
     std::string error;
@@ -117,6 +172,10 @@ int runDiff(const std::vector<std::string>& argsIn)
         return rc;
     if (!sets)
         return p.usageError(error);
+    if (!readModeValid("diff", read))
+        return kExitUsage;
+    if (windowEvents < 1)
+        return p.usageError("--window-events must be >= 1");
     Side a, b;
     if (!before.empty() || !after.empty()) {
         if (before.empty() || after.empty() || !p.positionals().empty())
@@ -138,12 +197,16 @@ int runDiff(const std::vector<std::string>& argsIn)
     int rcs[2] = { kExitOk, kExitOk };
     Side* sides[2] = { &a, &b };
     model::TaskPool::shared().parallelFor(
-        2, [&](size_t i) { rcs[i] = openSide(*sides[i], p, options, classifierFile, achievable, n); }, 2);
+        2,
+        [&](size_t i) {
+            rcs[i] = openSide(*sides[i], p, options, classifierFile, achievable, n, read, uint64_t(windowEvents));
+        },
+        2);
     for (int rc : rcs)
         if (rc != kExitOk)
             return rc;
 
-    model::TraceDiff diff(*a.analyzer, *b.analyzer);
+    model::TraceDiff diff(a.analysis(), b.analysis(), a.diffSide(), b.diffSide());
     model::DiffReport::Options ropt;
     ropt.aLabel = a.label;
     ropt.bLabel = b.label;

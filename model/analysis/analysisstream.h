@@ -22,8 +22,11 @@
 #include "model/format/tracereader.h"
 #include "model/overview.h"
 #include "model/tracefile.h"
+#include "model/tracesummary.h"
+#include "model/tracewindow.h"
 
 #include <memory>
+#include <vector>
 
 namespace gapscope::model {
 
@@ -33,6 +36,16 @@ struct StreamedAnalysis {
     std::unique_ptr<HostAttribution> host; // every rank over steps [firstStep, lastStep]
     size_t batches = 0; // batches read
     uint64_t largestBatchEvents = 0; // events of the largest window read
+    // StreamOptions::keepBatchHosts: each batch's host attribution, over its steps inside
+    // [firstStep, lastStep] (hostOverSteps adds them up for another range).
+    struct BatchHost {
+        StepBatch batch;
+        uint32_t firstStep = 0, lastStep = 0; // the steps it covers
+        std::unique_ptr<HostAttribution> host; // batched, over `analyzer`
+    };
+    std::vector<BatchHost> batchHosts;
+    // StreamOptions::kernelTable: kernelTable() of the whole file, from the same windows.
+    std::vector<KernelRow> kernels;
 };
 
 struct StreamOptions {
@@ -40,6 +53,8 @@ struct StreamOptions {
     uint32_t firstStep = 0, lastStep = GapAnalyzer::kAllSteps; // the steps the host attribution covers
     unsigned threads = 0; // as GapAnalyzer::Options
     ReadOptions read; // how each window is read (threads, ...)
+    bool keepBatchHosts = false; // keep each batch's host attribution (StreamedAnalysis::batchHosts)
+    bool kernelTable = false; // count the kernels too (StreamedAnalysis::kernels)
 };
 
 // `skeleton` from readSkeleton(reader, overview): the classifier and budget are picked from it (its
@@ -47,5 +62,14 @@ struct StreamOptions {
 Expected<StreamedAnalysis> analyzeStreaming(const format::TraceReader& reader, const TraceOverview& overview,
     std::unique_ptr<Trace> skeleton, const KernelClassifier& classifier, const StepBudget& budget,
     const StreamOptions& options);
+
+// The host attribution of a streamed analysis (made with keepBatchHosts, the same classifier, budget and
+// options) over steps [first, last], every rank over its own steps, as HostAttribution gives it for the
+// whole trace: the attributions of the batches inside the range added up; a batch the range cuts is
+// read and analysed again (at most the two at its ends). For `diff`, whose range is only known once
+// both sides are analysed.
+Expected<std::unique_ptr<HostAttribution>> hostOverSteps(const format::TraceReader& reader,
+    const TraceOverview& overview, const StreamedAnalysis& streamed, const KernelClassifier& classifier,
+    const StepBudget& budget, const StreamOptions& options, uint32_t first, uint32_t last);
 
 } // namespace gapscope::model

@@ -118,8 +118,15 @@ const char* toString(TraceDiff::Match match)
 }
 
 TraceDiff::TraceDiff(const GapAnalyzer& a, const GapAnalyzer& b)
+    : TraceDiff(a, b, Side(), Side())
+{
+}
+
+TraceDiff::TraceDiff(const GapAnalyzer& a, const GapAnalyzer& b, Side sideA, Side sideB)
     : m_a(a)
     , m_b(b)
+    , m_sideA(std::move(sideA))
+    , m_sideB(std::move(sideB))
 {
     compareSteps();
     compareWaterfalls();
@@ -170,8 +177,13 @@ void TraceDiff::compareKernels()
     const Trace& ta = m_a.trace();
     const Trace& tb = m_b.trace();
     std::vector<KernelRow> tables[2]; // one pass over each trace's events, both at once
+    const Side* sides[2] = { &m_sideA, &m_sideB };
     TaskPool::shared().parallelFor(
-        2, [&](size_t i) { tables[i] = kernelTable(i ? tb : ta); }, 2);
+        2,
+        [&](size_t i) {
+            tables[i] = sides[i]->kernels ? *sides[i]->kernels : kernelTable(i ? tb : ta);
+        },
+        2);
     const std::vector<KernelRow>&ra = tables[0], &rb = tables[1];
     std::map<std::string_view, const KernelRow*> byNameB;
     for (const KernelRow& r : rb)
@@ -307,8 +319,22 @@ void TraceDiff::compareHost()
     if (!m_steps.common)
         return;
     const auto sel = select(Kind::Steps, GapAnalyzer::kCriticalRank, m_steps.first, m_steps.last);
-    m_hostA = std::make_unique<HostAttribution>(m_a, sel, false);
-    m_hostB = std::make_unique<HostAttribution>(m_b, sel, false);
+    auto hostOf = [&](const GapAnalyzer& an, const Side& side, const char* which) -> std::unique_ptr<HostAttribution> {
+        if (!side.host)
+            return std::make_unique<HostAttribution>(an, sel, false);
+        auto h = side.host(m_steps.first, m_steps.last);
+        if (h)
+            return std::move(h).value();
+        m_problems.push_back(Status::error(std::string("host attribution of ") + which + ": " + h.error()));
+        return nullptr;
+    };
+    m_hostA = hostOf(m_a, m_sideA, "A");
+    m_hostB = hostOf(m_b, m_sideB, "B");
+    if (!m_hostA || !m_hostB) {
+        m_hostA.reset();
+        m_hostB.reset();
+        return;
+    }
     for (const RankDelta& d : m_ranks) {
         HostRankDelta h;
         const HostAttribution::Rank* ha = d.a.present ? m_hostA->rank(d.a.rank) : nullptr;

@@ -28,12 +28,12 @@
 // only one side has are listed without a partner). Everything else is still compared.
 //
 // Host: the host attribution of launch/host gaps (hostattribution.h) of each trace over the common
-// steps, per rank pair: gap and explained time on each side, and the host events by (name, kind)
+// steps (or what Side::host gives; when it fails, a problem and no host comparison), per rank pair: gap and explained time on each side, and the host events by (name, kind)
 // with their time on each side, by |delta| descending. Available when some gap of A or B lies inside
 // a recorded host event; a trace without host events then counts its gaps as unattributed.
 //
 // Cost: the analyzers' queries, plus one pass over each trace's kernels (kernelTable, the two
-// traces on two threads) and one host attribution per trace.
+// traces on two threads) and one host attribution per trace, unless a Side brings them.
 //
 // Threading: computed in the constructor; the two analyzers (and their traces) must outlive the
 // diff. Const afterwards, safe to read from several threads.
@@ -41,7 +41,9 @@
 #include "model/analysis/gapanalyzer.h"
 #include "model/analysis/hostattribution.h"
 #include "model/status.h"
+#include "model/tracesummary.h"
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -50,6 +52,15 @@ namespace gapscope::model {
 
 class TraceDiff {
 public:
+    // What a side may bring besides its analyzer, for a trace whose events are not all in memory (a
+    // batched analyzer over a large file's skeleton, model/analysis/analysisstream.h): its kernel
+    // rows, and its host attribution over the common steps [first, last] (every rank, Steps), which
+    // may fail (a file read again). Left empty, both are computed here from the analyzer's trace.
+    struct Side {
+        const std::vector<KernelRow>* kernels = nullptr; // as kernelTable() gives them
+        std::function<Expected<std::unique_ptr<HostAttribution>>(uint32_t first, uint32_t last)> host;
+    };
+    TraceDiff(const GapAnalyzer& a, const GapAnalyzer& b, Side sideA, Side sideB);
     TraceDiff(const GapAnalyzer& a, const GapAnalyzer& b);
 
     struct Steps {
@@ -151,6 +162,7 @@ private:
 
     const GapAnalyzer& m_a;
     const GapAnalyzer& m_b;
+    Side m_sideA, m_sideB;
     Steps m_steps;
     Waterfall m_median, m_mean;
     std::vector<KernelDelta> m_kernels;
