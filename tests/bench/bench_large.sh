@@ -6,7 +6,7 @@
 #   CLI:    info through the OVERVIEW frame (--read overview), summary and analyze through it and
 #           windows of whole steps, each against the full decode (--read full; the outputs compared),
 #           and the same file cut at 70 % (no index: rebuilt by the overview's pass): wall time, max
-#           RSS, events per second;
+#           RSS, events per second; with 36m and 120m, diff of the two, in windows against whole;
 #   viewer: bench_large (overview + windows) for first paint, resident memory, paint medians at six
 #           zooms and jump-to-step latency; at 36M also the same program decoding everything (full),
 #           the baseline (FULL=1 adds it at every size: at 120M it needs ~15 GB and minutes);
@@ -87,6 +87,20 @@ for size in $SIZES; do
   done
   rm -f "$TMP/cut.gapscope"
 done
+# diff of the 36M file (A) against the 120M one (B), each side in windows of whole steps (auto) against
+# both decoded whole, the same output. The steps in common (0-2999) end inside a window of B, which
+# is read again for the host comparison.
+if [[ " $SIZES " == *" 36m "* && " $SIZES " == *" 120m "* ]]; then
+  a=$DATA/synth-8x3000x1500.gapscope b=$DATA/synth-8x10000x1500.gapscope size="36/120"
+  events=0
+  for f in "$a" "$b"; do
+    events=$((events + $("$CLI" info "$f" --json --read overview | python3 -c 'import json,sys; print(json.load(sys.stdin)["event_count"])')))
+  done
+  timed "diff full" "$CLI" diff --json --read full "$a" "$b" && row "diff --json A B --read full"
+  cp "$TMP/out" "$TMP/diff-full"
+  timed "diff auto" "$CLI" diff --json "$a" "$b" && row "diff --json A B (windows)"
+  cmp -s "$TMP/out" "$TMP/diff-full" || echo "diff in windows DIFFERS from --read full"
+fi
 [ "$VIEWER" = 1 ] || { echo "(viewer figures skipped: no Qt build)"; exit 0; }
 echo
 echo "viewer (bench_large; full = everything decoded, the baseline):"
