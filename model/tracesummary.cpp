@@ -174,10 +174,12 @@ uint32_t kthOfSpans(const std::vector<U32Span>& spans, uint64_t k)
 
 void KernelTableBuilder::Durations::add(TimeNs d, TimeNs ownNs)
 {
-    if (ownNs != d && ownFrom == kAll)
-        ownFrom = rawCount;
+    if (ownNs != d && ownFrom == kAll) { // once per name and share: the raw durations so far
+        ownFrom = 0;
+        for (const auto& b : raw)
+            ownFrom += b.size();
+    }
     pushBlock(raw, saturated(d));
-    ++rawCount;
     if (ownFrom != kAll)
         pushBlock(own, saturated(ownNs));
 }

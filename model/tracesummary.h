@@ -100,7 +100,6 @@ private:
     struct Durations {
         static constexpr uint64_t kAll = std::numeric_limits<uint64_t>::max();
         std::vector<std::vector<uint32_t>> raw, own;
-        uint64_t rawCount = 0;
         uint64_t ownFrom = kAll; // kAll: every own time equals its raw one
         void add(TimeNs d, TimeNs ownNs);
     };

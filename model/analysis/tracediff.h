@@ -28,9 +28,10 @@
 // only one side has are listed without a partner). Everything else is still compared.
 //
 // Host: the host attribution of launch/host gaps (hostattribution.h) of each trace over the common
-// steps (or what Side::host gives; when it fails, a problem and no host comparison), per rank pair: gap and explained time on each side, and the host events by (name, kind)
-// with their time on each side, by |delta| descending. Available when some gap of A or B lies inside
-// a recorded host event; a trace without host events then counts its gaps as unattributed.
+// steps (or what Side::host gives; when it fails, a problem and no host comparison), per rank pair:
+// gap and explained time on each side, and the host events by (name, kind) with their time on each
+// side, by |delta| descending. Available when some gap of A or B lies inside a recorded host event; a
+// trace without host events then counts its gaps as unattributed.
 //
 // Cost: the analyzers' queries, plus one pass over each trace's kernels (kernelTable, the two
 // traces on two threads) and one host attribution per trace, unless a Side brings them.
