@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: MIT
 #include "model/livefeed.h"
 
-#include "model/stepdetector.h"
 
 namespace gapscope::model {
 
@@ -147,10 +146,7 @@ Expected<Trace> LiveFeed::snapshot(const ChunkList& chunks, const TraceHeader& h
     }
     for (const auto& c : importer.counters())
         builder.header().counters.push_back(c);
-    Trace trace = builder.finish();
-    if (trace.stepCount() == 0 && trace.eventCount() > 0)
-        StepDetector().detect(trace);
-    return trace;
+    return builder.finish(); // its steps are found by the caller (StepFinder), as for any reader
 }
 
 } // namespace gapscope::model

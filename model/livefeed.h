@@ -70,7 +70,7 @@ public:
     // Loss counters carried by the chunks so far (summed by name and rank).
     std::vector<Counter> counters() const;
 
-    // A finished Trace from `chunks` with `header` (steps detected when the stream carried none).
+    // A finished Trace from `chunks` with `header`; the caller finds its steps (StepFinder), as openTrace does.
     static Expected<Trace> snapshot(const ChunkList& chunks, const TraceHeader& header);
 
 private:

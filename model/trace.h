@@ -121,10 +121,21 @@ struct SyncInfo {
 enum class ApiKind : uint8_t { Runtime = 0, Driver = 1 };
 
 struct Step {
+    Step(uint32_t index_ = 0, TimeNs start_ = 0, TimeNs end_ = 0, StepSource source_ = StepSource::Unknown)
+        : index(index_)
+        , start(start_)
+        , end(end_)
+        , source(source_)
+    {
+    }
     uint32_t index = 0; // aligned across ranks: step i of rank 0 is step i of rank 1
     TimeNs start = 0; // GPU-side window [start, end)
     TimeNs end = 0;
     StepSource source = StepSource::Unknown;
+    StepKind kind = StepKind::Unknown;
+    uint32_t batch = 0; // requests in the step's batch, when its annotation says (0: not known)
+    uint32_t tokens = 0; // tokens the step processed, when its annotation says (0: not known)
+    std::string label; // the step annotation's text ("step[DECODE bs=32]"), empty without one
     TimeNs duration() const { return end - start; }
 };
 
@@ -316,6 +327,9 @@ public:
     const std::vector<Step>& steps(uint32_t rank) const;
     void setSteps(uint32_t rank, std::vector<Step> steps);
     uint32_t stepCount() const; // max over ranks
+    // How the steps were found (empty rule: not by StepFinder, e.g. a window of a large file).
+    const StepReport& stepReport() const { return m_stepReport; }
+    void setStepReport(StepReport r) { m_stepReport = std::move(r); }
 
     TimeNs startTime() const { return m_start; }
     TimeNs endTime() const { return m_end; }
@@ -364,6 +378,7 @@ private:
     std::vector<CollectiveInfo> m_collectives;
     std::vector<SyncInfo> m_syncs;
     std::vector<std::vector<Step>> m_steps; // by rank
+    StepReport m_stepReport;
     TimeNs m_start = 0;
     TimeNs m_end = 0;
     std::vector<std::string> m_warnings;

@@ -26,7 +26,10 @@ class TraceOverview;
 
 struct ReadOptions {
     std::function<bool(double fraction)> progress; // return false to cancel
+    // openTrace finds the steps after reading (StepFinder, model/steps) unless detectSteps is false; stepRule
+    // is the rule's text (StepRule::parse): empty keeps a file's stored steps and finds the others' by "auto".
     bool detectSteps = true;
+    std::string stepRule;
     unsigned threads = 0; // 0: min(2, hardware threads) -- decode is memory-bound beyond that
     format::FormatError* error = nullptr; // receives the kind of failure (tests, tools)
     // A window: only the chunks whose events may overlap [windowStart, windowEnd), by the file's index

@@ -8,7 +8,6 @@
 #include "model/format/messagearena.h"
 #include "model/format/stats.h"
 #include "model/format/trace.pb.h"
-#include "model/stepdetector.h"
 #include "model/taskpool.h"
 #include "model/traceimpl.h"
 #include "model/tracemetaproto.h"
@@ -388,10 +387,6 @@ Expected<Trace> TraceLoader::load()
     if (!m_options.window())
         malloc_trim(0);
 #endif
-    if (trace.stepCount() == 0 && m_options.detectSteps && !m_options.window()) {
-        StepDetector detector;
-        detector.detect(trace);
-    }
     return trace;
 }
 

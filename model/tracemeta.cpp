@@ -37,10 +37,43 @@ const char* toString(StepSource source)
         return "anchor";
     case StepSource::Auto:
         return "auto";
+    case StepSource::Forward:
+        return "forward";
+    case StepSource::Engine:
+        return "engine";
     case StepSource::Unknown:
         break;
     }
     return "none";
+}
+
+const char* toString(StepKind kind)
+{
+    switch (kind) {
+    case StepKind::Decode:
+        return "decode";
+    case StepKind::Prefill:
+        return "prefill";
+    case StepKind::Mixed:
+        return "mixed";
+    case StepKind::Draft:
+        return "draft";
+    case StepKind::Verify:
+        return "verify";
+    case StepKind::Unknown:
+        break;
+    }
+    return "unknown";
+}
+
+bool parseStepKind(const std::string& text, StepKind& out)
+{
+    for (size_t k = 0; k < kStepKinds; ++k)
+        if (text == toString(StepKind(k))) {
+            out = StepKind(k);
+            return true;
+        }
+    return false;
 }
 
 const RankInfo* TraceHeader::rank(uint32_t r) const

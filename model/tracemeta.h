@@ -23,11 +23,37 @@ namespace gapscope::model {
 enum class MemopKind : uint8_t { Unknown = 0, Memcpy = 1, Memset = 2 };
 enum class CopyKind : uint8_t { Unknown = 0, HtoD = 1, DtoH = 2, DtoD = 3, HtoH = 4, PtoP = 5 };
 enum class SyncKind : uint8_t { Unknown = 0, Event = 1, StreamWaitEvent = 2, Stream = 3, Context = 4 };
-// Where a trace's decode steps came from.
-enum class StepSource : uint8_t { Unknown = 0, File = 1, Nvtx = 2, Graph = 3, Anchor = 4, Auto = 5 };
+// Where a trace's decode steps came from. Auto: the kernel-period rule of files written before the
+// forward rule (kept so they still read); Forward: one step per model forward, found from the kernels;
+// Engine: a serving engine's own step annotation (SGLang, vLLM, torch.profiler ProfilerStep#N).
+enum class StepSource : uint8_t {
+    Unknown = 0,
+    File = 1,
+    Nvtx = 2,
+    Graph = 3,
+    Anchor = 4,
+    Auto = 5,
+    Forward = 6,
+    Engine = 7
+};
+// What a step does: from the engine's annotation where there is one, else from evidence (stepkinds.h).
+enum class StepKind : uint8_t { Unknown = 0, Decode = 1, Prefill = 2, Mixed = 3, Draft = 4, Verify = 5 };
+constexpr size_t kStepKinds = 6;
 
 const char* toString(CopyKind kind); // "HtoD", "DtoH", "DtoD", "HtoH", "PtoP", "copy"
-const char* toString(StepSource source); // "file", "nvtx", "graph", "anchor", "auto", "none"
+const char* toString(StepSource source); // "file", "nvtx", "graph", "anchor", "auto", "forward", "engine", "none"
+const char* toString(StepKind kind); // "unknown", "decode", "prefill", "mixed", "draft", "verify"
+bool parseStepKind(const std::string& text, StepKind& out); // the names of toString
+
+// How the steps of a trace were found (StepFinder, model/steps): kept with the trace for info and the viewer.
+struct StepReport {
+    std::string rule; // the rule used ("auto", "nvtx:decode", ...)
+    StepSource source = StepSource::Unknown; // of the steps found (the most used over ranks)
+    bool kept = false; // the stored steps were kept (rule "file", or no rule named on a file that has steps)
+    std::vector<std::string> tried; // per rule: what it found, or why it made no steps
+    std::vector<std::string> anchorCandidates; // kernel names that occur once per forward
+    std::vector<std::string> notes; // anomalies in the step ranges, kept as the trace's warnings
+};
 
 // One host of the trace and how its clock was brought onto the reference clock.
 struct HostClock {

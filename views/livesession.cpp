@@ -2,6 +2,7 @@
 #include "views/livesession.h"
 
 #include "model/kernelclassifier.h"
+#include "model/open/traceopen.h"
 #include "model/tracefile.h"
 #include "views/eventcolors.h"
 #include "views/jobtracker.h"
@@ -393,6 +394,8 @@ void LiveSession::maybeSnapshot(bool final)
         QElapsedTimer t;
         t.start();
         auto trace = model::LiveFeed::snapshot(chunks, header);
+        if (trace && trace->eventCount() > 0) // the steps the stream carried, else found (as openTrace does)
+            (void)model::findSteps(*trace, {});
         std::shared_ptr<const TraceDocument> doc;
         if (trace)
             doc = makeDocument(std::move(*trace), QStringLiteral("live capture"));

@@ -109,19 +109,22 @@ uint64_t TraceDocument::windowEvents()
     return cacheBytes() / kWindowBytesPerEvent;
 }
 
-std::pair<TraceOpener::OpenFn, TraceOpener::PrepareFn> TraceDocument::loader(const QStringList& paths)
+std::pair<TraceOpener::OpenFn, TraceOpener::PrepareFn> TraceDocument::loader(
+    const QStringList& paths, const QString& stepRule)
 {
     std::vector<std::string> files;
     for (const QString& p : paths)
         files.push_back(p.toStdString());
     auto large = std::make_shared<LargeOpen>();
-    TraceOpener::OpenFn open = [files, large](const TraceOpener::Progress& progress) -> gapscope::Expected<Trace> {
+    TraceOpener::OpenFn open = [files, large, rule = stepRule.toStdString()](
+                                   const TraceOpener::Progress& progress) -> gapscope::Expected<Trace> {
         ReadOptions options;
         options.progress = progress;
+        options.stepRule = rule;
         // One large .gapscope file: its overview and a first window, not every event.
         if (files.size() == 1 && gapscope::format::checkRegularFile(files[0])) {
             auto reader = gapscope::format::TraceReader::open(files[0]);
-            if (reader && gapscope::model::fileEvents(**reader) >= largeTraceEvents()) {
+            if (reader && rule.empty() && gapscope::model::fileEvents(**reader) >= largeTraceEvents()) {
                 OverviewOptions oo;
                 oo.progress = progress;
                 auto overview = TraceOverview::openRebuildingIndex(**reader, oo);
@@ -193,13 +196,13 @@ TraceDocument TraceDocument::fromLoaded(const LoadedTrace& loaded)
     return doc;
 }
 
-std::shared_ptr<TraceDocument> TraceDocument::open(const QStringList& paths, QString* error)
+std::shared_ptr<TraceDocument> TraceDocument::open(const QStringList& paths, QString* error, const QString& stepRule)
 {
     LoadedTrace loaded;
     loaded.paths = paths;
     QElapsedTimer timer;
     timer.start();
-    auto [openFn, prepareFn] = loader(paths);
+    auto [openFn, prepareFn] = loader(paths, stepRule);
     auto trace = openFn([](double) { return true; });
     if (!trace) {
         if (error)

@@ -57,12 +57,15 @@ struct TraceDocument {
     static uint64_t largeTraceEvents();
     static void setLargeTraceEvents(uint64_t events);
 
-    static std::pair<TraceOpener::OpenFn, TraceOpener::PrepareFn> loader(const QStringList& paths);
+    // stepRule: how the steps are found (model/steps/steprule.h); empty keeps a capture's stored steps
+    // and finds the others' by "auto". A large file read through its overview keeps its stored steps.
+    static std::pair<TraceOpener::OpenFn, TraceOpener::PrepareFn> loader(
+        const QStringList& paths, const QString& stepRule = {});
     static TraceOpener::PrepareFn prepareFunction();
     // Builds a document from a finished load (the prepare step's output).
     static TraceDocument fromLoaded(const LoadedTrace& loaded);
     // Synchronous open + prepare; `error` receives the message on failure.
-    static std::shared_ptr<TraceDocument> open(const QStringList& paths, QString* error);
+    static std::shared_ptr<TraceDocument> open(const QStringList& paths, QString* error, const QString& stepRule = {});
     // A document around an existing trace (tests, synth), prepared synchronously.
     static std::shared_ptr<TraceDocument> fromTrace(gapscope::model::Trace trace, const QString& name);
     // Another window of a large document (on any thread): the same overview, reader and paths.

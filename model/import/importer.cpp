@@ -9,7 +9,6 @@
 #include "model/import/sglangranks.h"
 #include "model/import/stagedtrace.h"
 #include "model/import/traceassembler.h"
-#include "model/stepdetector.h"
 #include "model/taskpool.h"
 #ifdef GAPSCOPE_HAVE_SIMDJSON
 #include "model/import/kinetoreader.h"
@@ -252,8 +251,6 @@ Expected<Trace> importTraces(const std::vector<std::string>& paths, const ReadOp
         return Status::error("import cancelled");
     ranksFromFileNames(paths, staged);
     Trace trace = importer::TraceAssembler(std::move(staged)).assemble();
-    if (options.detectSteps && trace.stepCount() == 0)
-        StepDetector().detect(trace);
     if (options.progress)
         options.progress(1.0);
     return trace;

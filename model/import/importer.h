@@ -11,8 +11,8 @@
 // importTraces parses the files in parallel (ReadOptions::threads, 0 = one per file up to the
 // hardware threads), aligns their clocks, assigns ranks, and returns one Trace whose warnings and
 // header counters name everything skipped or damaged (unknown event kinds, a truncated file, bad
-// rows). Malformed input fails with the file and byte offset. Steps are detected when
-// ReadOptions::detectSteps is set. The algorithm and mapping are described in model/import/README.md.
+// rows). Malformed input fails with the file and byte offset. Steps are not found here: openTrace finds
+// them once, after any reader (model/steps). The algorithm and mapping are described in model/import/README.md.
 //
 // Threading: each call is independent.
 

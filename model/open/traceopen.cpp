@@ -5,6 +5,7 @@
 #include "model/format/tracereader.h"
 #include "model/open/tracemerger.h"
 #include "model/open/tracereaders.h"
+#include "model/steps/stepfinder.h"
 
 #include <fstream>
 
@@ -18,7 +19,37 @@ bool isGapscopeFile(const std::string& path)
     return in.gcount() == sizeof magic && format::TraceReader::hasMagic(magic, sizeof magic);
 }
 
+Status findSteps(Trace& trace, const std::string& rule)
+{
+    auto r = StepRule::parse(rule.empty() ? std::string("auto") : rule);
+    if (!r)
+        return r.status();
+    StepFinder(*r, rule.empty()).find(trace);
+    return Status::ok();
+}
+
+namespace {
+
+Expected<Trace> readParts(const std::vector<std::string>& paths, const ReadOptions& options);
+
+} // namespace
+
 Expected<Trace> openTrace(const std::vector<std::string>& paths, const ReadOptions& options)
+{
+    if (options.detectSteps && !options.stepRule.empty()) // a wrong rule fails before any file is read
+        if (auto r = StepRule::parse(options.stepRule); !r)
+            return r.status();
+    auto trace = readParts(paths, options);
+    if (!trace || !options.detectSteps || options.window())
+        return trace;
+    if (Status s = findSteps(*trace, options.stepRule); !s)
+        return s;
+    return trace;
+}
+
+namespace {
+
+Expected<Trace> readParts(const std::vector<std::string>& paths, const ReadOptions& options)
 {
     if (paths.empty())
         return Status::error("no trace file given");
@@ -59,5 +90,7 @@ Expected<Trace> openTrace(const std::vector<std::string>& paths, const ReadOptio
     }
     return TraceMerger::merge(std::move(traces), names);
 }
+
+} // namespace
 
 } // namespace gapscope::model

@@ -17,7 +17,12 @@
 
 namespace gapscope::model {
 
+// Then, unless options.detectSteps is false, the steps: StepFinder (model/steps) with options.stepRule, the
+// stored steps of a capture kept when no rule is given.
 Expected<Trace> openTrace(const std::vector<std::string>& paths, const ReadOptions& options = {});
+// The step pass of openTrace, for traces that come from elsewhere (a live snapshot): `rule` as
+// StepRule::parse reads it; empty keeps stored steps and finds the others by "auto".
+Status findSteps(Trace& trace, const std::string& rule);
 // True when `path` starts with the .gapscope magic.
 bool isGapscopeFile(const std::string& path);
 

@@ -32,11 +32,10 @@ json::Value loadJson(const std::string& path)
     return v ? *v : json::Value();
 }
 
+// The importers only decode; `steps`: then the step pass that openTrace runs after any reader.
 Trace load(const std::vector<std::string>& paths, bool steps = false)
 {
-    ReadOptions o;
-    o.detectSteps = steps;
-    auto t = importTraces(paths, o);
+    auto t = steps ? openTrace(paths) : importTraces(paths, ReadOptions());
     if (!t)
         qFatal("%s", t.error().c_str());
     return std::move(*t);
@@ -150,8 +149,11 @@ void TstImporter::twoRanks()
 void TstImporter::decodeStepsDetected()
 {
     Trace t = load({ fixture("kineto/decode.json.gz") }, true);
-    QCOMPARE(t.stepCount(), 6u); // one record_function("decode_step") per step
-    QCOMPARE(t.steps(0).front().source, StepSource::Nvtx);
+    QCOMPARE(t.stepCount(), 6u); // one record_function("decode_step") per step: gapscope's own step range
+    QCOMPARE(t.steps(0).front().source, StepSource::Engine);
+    QCOMPARE(t.steps(0).front().kind, StepKind::Decode);
+    QCOMPARE(t.steps(0).front().label, std::string("decode_step"));
+    QCOMPARE(importTraces({ fixture("kineto/decode.json.gz") }, ReadOptions())->stepCount(), 0u); // readers only decode
 }
 
 void TstImporter::nsysReport()

@@ -522,8 +522,11 @@ void TstHostView::realKinetoTrace()
         QSKIP("no corpus here: ../shared/corpus/kineto/hta_alexnet.json.gz is not next to the source tree");
     QVERIFY2(QFile::exists(cli), qPrintable(cli + QStringLiteral(" is missing")));
     QString error;
-    auto doc = TraceDocument::open({ file }, &error);
+    // Its steps are PARAM's "[param|...|forward]" benchmark iterations: only a named rule makes them steps.
+    const QString rule = QStringLiteral("nvtx:forward\\]$");
+    auto doc = TraceDocument::open({ file }, &error, rule);
     QVERIFY2(doc, qPrintable(error));
+    QCOMPARE(doc->trace->stepCount(), 2u);
     Workspace ws;
     ws.analysis()->setAsync(false);
     ws.resize(1400, 800);
@@ -550,7 +553,7 @@ void TstHostView::realKinetoTrace()
     }
     // The Host table's launch/host rows are `analyze --json`'s host_gaps top entries, in order.
     QProcess p;
-    p.start(cli, { QStringLiteral("analyze"), QStringLiteral("--json"), file });
+    p.start(cli, { QStringLiteral("analyze"), QStringLiteral("--json"), QStringLiteral("--step-rule"), rule, file });
     QVERIFY(p.waitForFinished(120'000));
     const QJsonDocument json = QJsonDocument::fromJson(p.readAllStandardOutput());
     const QJsonArray gaps = json.object().value(QStringLiteral("host_gaps")).toArray();

@@ -1,0 +1,137 @@
+// SPDX-License-Identifier: MIT
+#include "model/steps/stepsequence.h"
+
+#include <algorithm>
+#include <map>
+#include <unordered_set>
+
+namespace gapscope::model {
+
+bool StepSequence::isGraphLaunchName(std::string_view name)
+{
+    for (std::string_view p : { "cudaGraphLaunch", "cuGraphLaunch", "hipGraphLaunch" })
+        if (name.substr(0, p.size()) == p)
+            return true;
+    return false;
+}
+
+namespace {
+
+struct Kernel {
+    uint32_t corr;
+    TimeNs start, end;
+    StringId name;
+};
+
+// Correlation ids of the rank's graph launches.
+std::unordered_set<uint32_t> graphLaunchIds(const Trace& trace, uint32_t rank)
+{
+    std::unordered_set<uint32_t> out;
+    std::unordered_map<StringId, bool> isLaunch;
+    for (LaneId id : trace.lanesOf(rank, LaneKind::CpuApi)) {
+        const LaneEvents& ev = trace.lane(id).events;
+        for (size_t i = 0; i < ev.size(); ++i) {
+            if (ev.correlation(i) == 0)
+                continue;
+            auto [it, fresh] = isLaunch.try_emplace(ev.name(i), false);
+            if (fresh)
+                it->second = StepSequence::isGraphLaunchName(trace.str(ev.name(i)));
+            if (it->second)
+                out.insert(ev.correlation(i));
+        }
+    }
+    return out;
+}
+
+} // namespace
+
+StepSequence StepSequence::of(const Trace& trace, uint32_t rank, uint32_t corrLo, uint32_t corrHi)
+{
+    std::vector<Kernel> ks;
+    bool allCorrelated = true;
+    for (LaneId id : trace.lanesOf(rank, LaneKind::GpuStream)) {
+        const LaneEvents& ev = trace.lane(id).events;
+        for (size_t i = 0; i < ev.size(); ++i) {
+            if (trace.kindOf(id, i) != EventKind::Kernel)
+                continue;
+            const uint32_t c = ev.correlation(i);
+            if ((corrLo != 0 || corrHi != UINT32_MAX) && (c < corrLo || c > corrHi))
+                continue;
+            allCorrelated = allCorrelated && c != 0;
+            ks.push_back({ c, ev.start(i), ev.end(i), ev.name(i) });
+        }
+    }
+    if (allCorrelated)
+        std::sort(ks.begin(), ks.end(),
+            [](const Kernel& a, const Kernel& b) { return a.corr != b.corr ? a.corr < b.corr : a.start < b.start; });
+    else
+        std::sort(ks.begin(), ks.end(), [](const Kernel& a, const Kernel& b) { return a.start < b.start; });
+    const std::unordered_set<uint32_t> graphs = allCorrelated ? graphLaunchIds(trace, rank) : std::unordered_set<uint32_t>();
+    StepSequence s;
+    s.byCorrelation = allCorrelated && !ks.empty();
+    std::map<std::pair<StringId, uint32_t>, uint64_t> graphSymbols; // (first kernel, kernel count) -> symbol
+    for (size_t i = 0; i < ks.size();) {
+        size_t j = i + 1;
+        const bool graph = graphs.count(ks[i].corr) != 0;
+        Unit u { ks[i].name, ks[i].start, ks[i].end, ks[i].corr, 1 };
+        if (graph) {
+            while (j < ks.size() && ks[j].corr == ks[i].corr) {
+                u.start = std::min(u.start, ks[j].start);
+                u.end = std::max(u.end, ks[j].end);
+                ++j;
+            }
+            u.kernels = uint32_t(j - i);
+            u.firstKernel = uint32_t(s.graphKernelNames.size());
+            for (size_t k = i; k < j; ++k)
+                s.graphKernelNames.push_back(ks[k].name);
+            auto key = std::make_pair(ks[i].name, u.kernels);
+            auto [it, fresh] = graphSymbols.try_emplace(key, kGraphSymbol | graphSymbols.size());
+            u.symbol = it->second;
+            ++s.graphLaunches;
+        }
+        s.units.push_back(u);
+        i = j;
+    }
+    TimeNs busyUntil = INT64_MIN;
+    s.gpuIdleBefore.resize(s.units.size());
+    for (size_t i = 0; i < s.units.size(); ++i) {
+        s.gpuIdleBefore[i] = busyUntil == INT64_MIN ? 0 : std::max<TimeNs>(0, s.units[i].start - busyUntil);
+        busyUntil = std::max(busyUntil, s.units[i].end);
+    }
+    return s;
+}
+
+StepSequence StepSequence::slice(size_t first, size_t last) const
+{
+    StepSequence s;
+    s.byCorrelation = byCorrelation;
+    s.graphKernelNames = graphKernelNames;
+    s.units.assign(units.begin() + long(first), units.begin() + long(last));
+    s.gpuIdleBefore.assign(gpuIdleBefore.begin() + long(first), gpuIdleBefore.begin() + long(last));
+    if (!s.gpuIdleBefore.empty())
+        s.gpuIdleBefore[0] = 0;
+    for (const Unit& u : s.units)
+        s.graphLaunches += u.graph() ? 1 : 0;
+    return s;
+}
+
+StepSequence StepSequence::replayed(size_t unit) const
+{
+    StepSequence s;
+    const Unit& u = units[unit];
+    for (uint32_t k = 0; u.graph() && k < u.kernels; ++k) {
+        s.units.push_back(Unit { graphKernelNames[u.firstKernel + k], 0, 0, 0, 1, 0 });
+        s.gpuIdleBefore.push_back(0);
+    }
+    return s;
+}
+
+size_t StepSequence::kernelCount(size_t first, size_t last) const
+{
+    size_t n = 0;
+    for (size_t i = first; i < last && i < units.size(); ++i)
+        n += units[i].kernels;
+    return n;
+}
+
+} // namespace gapscope::model

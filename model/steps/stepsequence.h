@@ -1,0 +1,56 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+
+// StepSequence: one rank's GPU work in launch order, as the step rules see it. Each unit is one
+// kernel launched on its own, or one graph launch (CUDA or HIP) with all the kernels it replayed.
+// Launch order is the correlation order of the launches when every kernel has one (it does not depend
+// on how the GPU overlapped streams), otherwise start order.
+//
+// A unit's symbol says what it is, so that equal work compares equal: a kernel's name id, or for a
+// graph launch an id of its own (kGraphSymbol bit set) shared by launches that replayed the same first
+// kernel name the same number of times.
+//
+// Invariants: units are in launch order; `gpuIdleBefore[i]` is the time the rank's GPU had nothing of
+// this sequence running before unit i started (0 when it overlapped earlier work).
+//
+// Threading: plain values built from a const Trace.
+
+#include "model/trace.h"
+
+#include <cstdint>
+#include <vector>
+
+namespace gapscope::model {
+
+constexpr uint64_t kGraphSymbol = 1ull << 40;
+
+struct StepSequence {
+    struct Unit {
+        uint64_t symbol = 0;
+        TimeNs start = 0;
+        TimeNs end = 0;
+        uint32_t correlation = 0; // the launch's (0: not recorded)
+        uint32_t kernels = 1; // kernels it ran (more than one for a graph launch)
+        uint32_t firstKernel = 0; // a graph launch's kernel names: graphKernelNames[firstKernel, +kernels)
+        bool graph() const { return symbol & kGraphSymbol; }
+    };
+    std::vector<Unit> units;
+    std::vector<TimeNs> gpuIdleBefore;
+    std::vector<StringId> graphKernelNames; // the kernels of each graph launch, in launch order
+    size_t graphLaunches = 0;
+    bool byCorrelation = false; // units are in correlation order (every kernel had one)
+
+    // The GPU kernels of `rank`; with `corrLo..corrHi` only those launched in that correlation range.
+    static StepSequence of(const Trace& trace, uint32_t rank, uint32_t corrLo = 0, uint32_t corrHi = UINT32_MAX);
+    // Units [first, last) as a sequence of their own (gaps recomputed from the first).
+    StepSequence slice(size_t first, size_t last) const;
+    size_t size() const { return units.size(); }
+    size_t kernelCount(size_t first, size_t last) const;
+    // The kernels a graph launch replayed, as a sequence of their own (names only, no times).
+    StepSequence replayed(size_t unit) const;
+    // True when the name of a graph launch API call (cudaGraphLaunch, cuGraphLaunch, hipGraphLaunch and
+    // their suffixed variants).
+    static bool isGraphLaunchName(std::string_view name);
+};
+
+} // namespace gapscope::model
