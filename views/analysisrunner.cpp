@@ -124,6 +124,7 @@ std::shared_ptr<const AnalysisRunner::State> AnalysisRunner::makeState(
     st->trace = trace;
     GapAnalyzer::Options options;
     options.cancel = cancel;
+    options.kind = GapAnalyzer::defaultKind(*trace);
     st->analyzer = std::make_unique<GapAnalyzer>(*trace, classifierFor(*trace), budget, options);
     if (st->analyzer->cancelled())
         return nullptr; // superseded while it was built

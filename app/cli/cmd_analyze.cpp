@@ -23,7 +23,7 @@ namespace {
 const char* const kName = "gapscope-cli analyze: ";
 
 struct Flags {
-    std::string steps, range, classifier, read = "auto";
+    std::string steps, range, classifier, read = "auto", stepRule, kind;
     bool json = false, achievable = false, noSteps = false, save = false;
     int64_t threads = 0, gaps = 3, windowEvents = 2'000'000;
 };
@@ -67,6 +67,10 @@ int runAnalyze(const std::vector<std::string>& args)
     Flags f;
     p.option("--steps", "A:B", "analyse steps A to B (inclusive; default all)", f.steps);
     p.option("--range", "T0:T1", "analyse the time range T0 to T1 from the trace start (10ms:25ms)", f.range);
+    p.option("--kind", "KIND",
+        "the kind of step analysed: decode, prefill, mixed, draft, verify or all (default: decode where the trace "
+        "has decode steps, else all); steps of other kinds are shown but left out",
+        f.kind);
     p.option("--classifier", "FILE", "kernel classification table (default: the trace's, else the built-in one)",
         f.classifier);
     p.flag("--achievable", "compare with the budget's achievable column (default: ideal)", f.achievable);
@@ -76,12 +80,13 @@ int runAnalyze(const std::vector<std::string>& args)
     p.option("--gaps", "N", "name the N largest idle gaps (default 3)", f.gaps);
     p.option("--threads", "N", "threads for reading and analysis (default: all)", f.threads);
     addReadOption(p, f.read, "in windows of whole steps, one at a time, in bounded memory");
+    addStepRuleOption(p, f.stepRule);
     p.option("--window-events", "N", "--read overview: events read at once, about (default 2000000)", f.windowEvents);
     p.setPositionals(1, SIZE_MAX);
     if (int rc = p.parse(args); rc >= 0)
         return rc;
 
-    if (!readModeValid("analyze", f.read))
+    if (!readModeValid("analyze", f.read) || !stepRuleValid("analyze", f.stepRule, &f.read))
         return kExitUsage;
     if (f.windowEvents < 1)
         return p.usageError("--window-events must be >= 1");
@@ -89,6 +94,7 @@ int runAnalyze(const std::vector<std::string>& args)
         model::TaskPool::configure(std::max(model::TaskPool::defaultSize(), unsigned(f.threads)));
     model::ReadOptions ro;
     ro.threads = unsigned(std::max<int64_t>(0, f.threads));
+    ro.stepRule = f.stepRule;
     // A large file is analysed in windows of whole steps (not for a time range: its steps are swept again).
     std::string error;
     std::optional<LargeFile> large;
@@ -125,6 +131,11 @@ int runAnalyze(const std::vector<std::string>& args)
     model::ClassifierTable table = classifier->toTable();
     model::GapAnalyzer::Options aopt;
     aopt.threads = unsigned(std::max<int64_t>(0, f.threads));
+    aopt.kind = model::GapAnalyzer::defaultKind(trace.value());
+    if (!f.kind.empty() && f.kind != "all" && !model::parseStepKind(f.kind, aopt.kind))
+        return p.usageError("--kind takes decode, prefill, mixed, draft, verify or all, not '" + f.kind + "'");
+    if (f.kind == "all")
+        aopt.kind = model::StepKind::Unknown;
     std::optional<model::StreamedAnalysis> streamed;
     std::optional<model::GapAnalyzer> whole;
     if (large) {

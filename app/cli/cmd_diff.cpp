@@ -81,7 +81,7 @@ std::string label(const std::vector<std::string>& paths)
 // Opens one side and analyses it with the classifier and budget `analyze` would pick for it: a large
 // file in windows of whole steps, as `analyze` reads it, with its kernel rows from the same windows.
 int openSide(Side& s, const ArgParser& p, const BudgetOptions& options, const std::string& classifierFile,
-    bool achievable, unsigned threads, const std::string& read, uint64_t windowEvents)
+    bool achievable, unsigned threads, const std::string& read, uint64_t windowEvents, const std::string& stepRule)
 {
     std::string error;
     s.large = openLarge(s.paths, read, error);
@@ -95,6 +95,7 @@ int openSide(Side& s, const ArgParser& p, const BudgetOptions& options, const st
     ro.threads = threads;
     ro.kernelConfigs = false; // the comparison counts and times kernels, and shows none's launch
     ro.laneSummaries = false; // nothing is drawn
+    ro.stepRule = stepRule;
     auto trace = s.large ? model::readSkeleton(*s.large->reader, s.large->overview, ro) : model::openTrace(s.paths, ro);
     if (!trace) {
         std::cerr << kName << trace.error() << "\n";
@@ -131,6 +132,7 @@ int openSide(Side& s, const ArgParser& p, const BudgetOptions& options, const st
     s.trace.emplace(std::move(trace).value());
     model::GapAnalyzer::Options aopt;
     aopt.threads = threads;
+    aopt.kind = model::GapAnalyzer::defaultKind(*s.trace); // decode steps compared with decode steps
     s.analyzer = std::make_unique<model::GapAnalyzer>(
         *s.trace, std::move(classifier).value(), std::move(budget).value(), aopt);
     return kExitOk;
@@ -163,6 +165,8 @@ int runDiff(const std::vector<std::string>& argsIn)
     std::string read = "auto";
     int64_t windowEvents = 2'000'000;
     addReadOption(p, read, "in windows of whole steps, one at a time, in bounded memory (as 'analyze')");
+    std::string stepRule;
+    addStepRuleOption(p, stepRule);
     p.option("--window-events", "N", "--read overview: events read at once, about (default 2000000)", windowEvents);
     p.setPositionals(0, 2);
     std::vector<std::string> args = argsIn;
@@ -172,7 +176,7 @@ int runDiff(const std::vector<std::string>& argsIn)
         return rc;
     if (!sets)
         return p.usageError(error);
-    if (!readModeValid("diff", read))
+    if (!readModeValid("diff", read) || !stepRuleValid("diff", stepRule, &read))
         return kExitUsage;
     if (windowEvents < 1)
         return p.usageError("--window-events must be >= 1");
@@ -199,7 +203,7 @@ int runDiff(const std::vector<std::string>& argsIn)
     model::TaskPool::shared().parallelFor(
         2,
         [&](size_t i) {
-            rcs[i] = openSide(*sides[i], p, options, classifierFile, achievable, n, read, uint64_t(windowEvents));
+            rcs[i] = openSide(*sides[i], p, options, classifierFile, achievable, n, read, uint64_t(windowEvents), stepRule);
         },
         2);
     for (int rc : rcs)

@@ -106,6 +106,7 @@ void GapAnalyzer::setUp(const Options& options)
 {
     m_layout = makeSlotLayout(m_classifier, m_budget);
     m_threads = options.threads;
+    m_kind = options.kind;
     m_cancel = options.cancel;
     m_firstStep = options.firstStep;
     m_lastStep = options.lastStep;
@@ -136,6 +137,7 @@ void GapAnalyzer::setUp(const Options& options)
 void GapAnalyzer::finish()
 {
     findIncomplete();
+    leaveOutOtherKinds();
     computeCritical();
     addNotes();
 }
@@ -407,6 +409,39 @@ void GapAnalyzer::keyCollectives()
             order[i][k]->comm = items[i][k].comm;
             order[i][k]->seq = items[i][k].seq;
         }
+}
+
+StepKind GapAnalyzer::defaultKind(const Trace& trace)
+{
+    for (uint32_t rank : trace.ranks())
+        for (const Step& s : trace.steps(rank))
+            if (s.kind == StepKind::Decode)
+                return StepKind::Decode;
+    return StepKind::Unknown;
+}
+
+// Steps of another kind than the one analysed: shown, left out of every summary like incomplete ones.
+void GapAnalyzer::leaveOutOtherKinds()
+{
+    if (m_kind == StepKind::Unknown)
+        return;
+    std::map<uint32_t, StepKind> other; // step index -> its kind (the first rank's that has it)
+    for (uint32_t rank : m_trace.ranks())
+        for (const Step& s : m_trace.steps(rank))
+            if (s.kind != m_kind)
+                other.emplace(s.index, s.kind);
+    for (const auto& [index, kind] : other) {
+        if (isIncomplete(index))
+            continue;
+        m_incomplete.push_back(Incomplete { index,
+            std::string("a ") + toString(kind) + " step; this analysis is of " + toString(m_kind) + " steps: step "
+                + std::to_string(index) + " left out" });
+    }
+    std::sort(m_incomplete.begin(), m_incomplete.end(),
+        [](const Incomplete& a, const Incomplete& b) { return a.index < b.index; });
+    m_incompleteIndex.clear();
+    for (const auto& i : m_incomplete)
+        m_incompleteIndex.push_back(i.index);
 }
 
 bool GapAnalyzer::isIncomplete(uint32_t stepIndex) const

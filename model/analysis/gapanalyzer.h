@@ -61,7 +61,12 @@ public:
         // those windows again: a batch's host attribution. 24 bytes a gap, in buffers (one per rank)
         // that the analyzer borrows and gives back when destroyed, so the next batch reuses them.
         std::vector<std::vector<WindowSweep::Gap>>* keepStepGaps = nullptr;
+        // The kind of step analysed: the steps of other kinds are shown but left out like incomplete
+        // ones (a decode budget is not laid over a prefill). Unknown: every kind (see defaultKind()).
+        StepKind kind = StepKind::Unknown;
     };
+    // The kind an analysis looks at unless told: decode where the trace has decode steps, else all.
+    static StepKind defaultKind(const Trace& trace);
 
     GapAnalyzer(const Trace& trace, KernelClassifier classifier, StepBudget budget, const Options& options);
     GapAnalyzer(const Trace& trace, KernelClassifier classifier, StepBudget budget)
@@ -312,6 +317,8 @@ private:
     bool m_cancelled = false;
     bool m_batched = false; // built by absorb(): no events
     uint32_t m_firstStep = 0, m_lastStep = kAllSteps, m_margin = 0; // Options
+    StepKind m_kind = StepKind::Unknown;
+    void leaveOutOtherKinds();
     bool own(uint32_t stepIndex) const { return stepIndex >= m_firstStep && stepIndex <= m_lastStep; }
     TimeNs m_ownedFrom = std::numeric_limits<TimeNs>::min(), m_ownedTo = std::numeric_limits<TimeNs>::max();
     std::vector<std::vector<WindowSweep::Gap>>* m_keepStepGaps = nullptr;
