@@ -34,7 +34,10 @@ TraceStats traceStats(const Trace& trace)
             }
         }
     }
+    std::map<uint32_t, StepKind> kindOf; // aligned step index -> kind (the first rank's that has it)
     for (auto& [r, rs] : ranks) {
+        for (const Step& st : trace.steps(r))
+            kindOf.emplace(st.index, st.kind);
         rs.steps = uint32_t(trace.steps(r).size());
         if (!trace.steps(r).empty())
             s.stepSource = trace.steps(r).front().source;
@@ -42,6 +45,8 @@ TraceStats traceStats(const Trace& trace)
         s.kernelTime += rs.kernelTime;
         s.ranks.push_back(rs);
     }
+    for (const auto& [index, kind] : kindOf)
+        ++s.stepKinds[size_t(kind)];
     return s;
 }
 
@@ -118,6 +123,10 @@ StepRow stepRow(const Trace& trace, uint32_t rank, const Step& step, TimeNs wind
     row.start = step.start;
     row.gpuSpan = step.duration();
     row.window = windowEnd - step.start;
+    row.kind = step.kind;
+    row.label = step.label;
+    row.batch = step.batch;
+    row.tokens = step.tokens;
     for (LaneId id : trace.lanesOf(rank, LaneKind::GpuStream))
         addLaneBusy(trace, id, step.start, windowEnd, row);
     return row;

@@ -47,6 +47,7 @@ struct TraceStats {
     TimeNs kernelTime = 0;
     std::vector<RankStats> ranks;
     StepSource stepSource = StepSource::Unknown;
+    std::array<uint32_t, kStepKinds> stepKinds {}; // steps (aligned indices) by StepKind
 };
 TraceStats traceStats(const Trace& trace);
 
@@ -58,6 +59,10 @@ struct StepRow {
     TimeNs gpuSpan = 0; // recorded end - start
     uint64_t kernels = 0;
     TimeNs busy = 0; // per-stream union of GPU event time inside the window, summed over streams
+    StepKind kind = StepKind::Unknown; // from the step (Step::kind, label, batch, tokens)
+    std::string label;
+    uint32_t batch = 0;
+    uint32_t tokens = 0;
 };
 std::vector<StepRow> stepTable(const Trace& trace);
 // One row of stepTable: `step` of `rank`, its window [step.start, windowEnd), from the events `trace`

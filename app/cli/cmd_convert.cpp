@@ -4,6 +4,7 @@
 #include "args.h"
 #include "budgetoptions.h"
 #include "command.h"
+#include "largefile.h"
 
 #include "model/export/chromeexport.h"
 #include "model/export/exportrules.h"
@@ -141,6 +142,8 @@ int runConvert(const std::vector<std::string>& args)
     p.option("--threads", "N", "Perfetto output: encoding threads (default: up to 2)", f.threads);
     p.option("--zstd-level", "L", "zstd level (.gapscope output: default 3; Perfetto output: default -1)", f.level);
     options.addTo(p);
+    std::string stepRule;
+    addStepRuleOption(p, stepRule);
     p.setPositionals(2, SIZE_MAX);
     if (int rc = p.parse(args); rc >= 0)
         return rc;
@@ -155,7 +158,11 @@ int runConvert(const std::vector<std::string>& args)
     int64_t a = 0, b = INT64_MAX;
     if (!f.steps.empty() && !parseRange(f.steps, a, b))
         return p.usageError("--steps takes A:B");
-    auto trace = model::openTrace(inputs);
+    if (!stepRuleValid("convert", stepRule, nullptr))
+        return kExitUsage;
+    model::ReadOptions ro;
+    ro.stepRule = stepRule;
+    auto trace = model::openTrace(inputs, ro);
     if (!trace) {
         std::cerr << "gapscope-cli convert: " << trace.error() << "\n";
         return kExitFailure;

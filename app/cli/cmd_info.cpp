@@ -35,18 +35,23 @@ struct InfoData {
     uint32_t steps = 0;
     std::vector<std::string> warnings;
     std::string read = "full"; // how: "full" (every event decoded) or "overview"
+    model::StepReport stepReport;
 };
 
 InfoData fromTrace(const model::Trace& t)
 {
     return InfoData { t.header(), model::traceStats(t), t.startTime(), t.endTime(), t.eventCount(), t.stepCount(),
-        t.warnings(), "full" };
+        t.warnings(), "full", t.stepReport() };
 }
 
 InfoData fromOverview(const model::TraceOverview& o)
 {
+    model::StepReport stored; // an overview reads the steps stored in the file as they are
+    stored.rule = "file";
+    stored.kept = true;
+    stored.source = o.stats().stepSource;
     return InfoData { o.header(), o.stats(), o.startTime(), o.endTime(), o.eventCount(), o.stepCount(), o.warnings(),
-        "overview" };
+        "overview", stored };
 }
 
 json::Value infoJson(const std::string& path, const InfoData& t)
@@ -82,6 +87,17 @@ json::Value infoJson(const std::string& path, const InfoData& t)
     o.set("kernel_time_ns", (long long)st.kernelTime);
     o.set("step_count", t.steps);
     o.set("step_source", model::toString(st.stepSource));
+    o.set("step_rule", t.stepReport.rule);
+    json::Value stepKinds = json::Value::object();
+    for (size_t k = 0; k < model::kStepKinds; ++k)
+        stepKinds.set(model::toString(model::StepKind(k)), st.stepKinds[k]);
+    o.set("step_kinds", std::move(stepKinds));
+    if (!t.stepReport.tried.empty()) {
+        json::Value tried = json::Value::array();
+        for (const auto& line : t.stepReport.tried)
+            tried.push(line);
+        o.set("step_rules_tried", std::move(tried));
+    }
     json::Value gpus = json::Value::array();
     for (const auto& g : h.gpus) {
         json::Value x = json::Value::object();
@@ -166,7 +182,17 @@ void printText(const std::string& path, const InfoData& t)
         std::cout << " on " << st.cpuThreads << " CPU thread" << (st.cpuThreads == 1 ? "" : "s") << "\n";
     }
     std::cout << "kernels:   " << st.kernels << ", " << formatDuration(st.kernelTime) << " of kernel time\n";
-    std::cout << "steps:     " << t.steps << " (" << model::toString(st.stepSource) << ")\n";
+    std::cout << "steps:     " << t.steps << " (" << model::toString(st.stepSource) << ", rule "
+              << (t.stepReport.rule.empty() ? "none" : t.stepReport.rule) << ")";
+    first = true;
+    if (t.read == "overview" && t.steps)
+        std::cout << ": kinds not read (they need the events: --read full)";
+    for (size_t k = 0; k < model::kStepKinds && t.read != "overview"; ++k)
+        if (st.stepKinds[k]) {
+            std::cout << (first ? ": " : ", ") << st.stepKinds[k] << " " << model::toString(model::StepKind(k));
+            first = false;
+        }
+    std::cout << "\n";
     for (const auto& g : h.gpus)
         std::cout << "gpu:       " << g.host << "/" << g.deviceIndex << " " << g.name << " " << g.uuid << ", "
                   << g.smCount << " SMs, " << g.memoryBytes / (1024 * 1024) << " MiB, " << g.smClockMhz << "/"
@@ -201,6 +227,8 @@ int runInfo(const std::vector<std::string>& args)
     p.flag("--json", "machine-readable output", json);
     bool saveOverview = false;
     addReadOption(p, read, "summed up from the file's overview in bounded memory");
+    std::string stepRule;
+    addStepRuleOption(p, stepRule);
     p.flag("--save-overview",
         "store the overview in a .gapscope file written before format 1.2 (which has none: each open of a "
         "large one builds it in a pass over every chunk); the file is rewritten, its events copied as they are",
@@ -208,7 +236,7 @@ int runInfo(const std::vector<std::string>& args)
     p.setPositionals(1, SIZE_MAX);
     if (int rc = p.parse(args); rc >= 0)
         return rc;
-    if (!readModeValid("info", read))
+    if (!readModeValid("info", read) || !stepRuleValid("info", stepRule, &read))
         return kExitUsage;
     if (saveOverview && (p.positionals().size() != 1 || read == "full"))
         return p.usageError("--save-overview takes one .gapscope file, read through its overview");
@@ -222,7 +250,9 @@ int runInfo(const std::vector<std::string>& args)
     if (large) {
         data = fromOverview(large->overview);
     } else {
-        auto trace = model::openTrace(p.positionals());
+        model::ReadOptions ro;
+        ro.stepRule = stepRule;
+        auto trace = model::openTrace(p.positionals(), ro);
         if (!trace) {
             std::cerr << "gapscope-cli info: " << trace.error() << "\n";
             return kExitFailure;

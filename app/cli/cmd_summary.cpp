@@ -52,6 +52,13 @@ json::Value summaryJson(const NameOf& str, const std::vector<model::StepRow>& st
         x.set("gpu_span_ns", (long long)s.gpuSpan);
         x.set("kernels", (unsigned long long)s.kernels);
         x.set("busy_ns", (long long)s.busy);
+        x.set("kind", model::toString(s.kind));
+        if (!s.label.empty())
+            x.set("label", s.label);
+        if (s.batch)
+            x.set("batch", s.batch);
+        if (s.tokens)
+            x.set("tokens", s.tokens);
         sa.push(std::move(x));
     }
     o.set("steps", std::move(sa));
@@ -136,10 +143,12 @@ int runSummary(const std::vector<std::string>& args)
     p.option("--sort", "total|own", "order kernel names by total or own total time (default total)", sort);
     std::string read = "auto";
     addReadOption(p, read, "from the file's overview and its steps read a few at a time, in bounded memory");
+    std::string stepRule;
+    addStepRuleOption(p, stepRule);
     p.setPositionals(1, SIZE_MAX);
     if (int rc = p.parse(args); rc >= 0)
         return rc;
-    if (!readModeValid("summary", read))
+    if (!readModeValid("summary", read) || !stepRuleValid("summary", stepRule, &read))
         return kExitUsage;
     if (top < 0 || width < 8)
         return p.usageError("--top must be >= 0 and --name-width >= 8");
@@ -168,7 +177,9 @@ int runSummary(const std::vector<std::string>& args)
         for (const auto& w : large->overview.warnings())
             std::cerr << "gapscope-cli summary: warning: " << w << "\n";
     } else {
-        auto opened = model::openTrace(p.positionals());
+        model::ReadOptions ro;
+        ro.stepRule = stepRule;
+        auto opened = model::openTrace(p.positionals(), ro);
         if (!opened) {
             std::cerr << "gapscope-cli summary: " << opened.error() << "\n";
             return kExitFailure;

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 #include "largefile.h"
 
+#include "model/steps/steprule.h"
+
 #include <iostream>
 
 namespace gapscope::cli {
@@ -12,6 +14,32 @@ void addReadOption(ArgParser& p, std::string& mode, const char* overviewMeans)
             + " (overview: a .gapscope file's OVERVIEW frame, else one pass over its chunks); auto: overview for a "
               "file of 4M events or more",
         mode);
+}
+
+void addStepRuleOption(ArgParser& p, std::string& rule)
+{
+    p.option("--step-rule", "RULE",
+        std::string("how to find the steps: ") + model::StepRule::help()
+            + " (default: the steps stored in a capture, auto for other traces; auto re-finds a capture's; a "
+              "rule reads every event)",
+        rule);
+}
+
+bool stepRuleValid(const std::string& command, const std::string& rule, std::string* readMode)
+{
+    if (rule.empty())
+        return true;
+    if (auto r = model::StepRule::parse(rule); !r) {
+        std::cerr << "gapscope-cli " << command << ": --step-rule: " << r.error() << "\n";
+        return false;
+    }
+    if (readMode && *readMode == "overview") {
+        std::cerr << "gapscope-cli " << command << ": --step-rule finds steps from every event: not with --read overview\n";
+        return false;
+    }
+    if (readMode)
+        *readMode = "full";
+    return true;
 }
 
 bool readModeValid(const std::string& command, const std::string& mode)

@@ -25,6 +25,12 @@ struct LargeFile {
 
 // Adds the --read option to `p` (the help names what "overview" means for this command).
 void addReadOption(ArgParser& p, std::string& mode, const char* overviewMeans);
+// Adds --step-rule RULE (model/steps/steprule.h). Finding steps needs every event: a rule read with
+// --read auto reads in full.
+void addStepRuleOption(ArgParser& p, std::string& rule);
+// False (after printing the usage error) when `rule` does not parse or is asked with --read overview;
+// with a rule, `readMode` auto becomes full (pass nullptr for commands without --read).
+bool stepRuleValid(const std::string& command, const std::string& rule, std::string* readMode);
 // False (after printing the usage error) when `mode` is not auto, full or overview.
 bool readModeValid(const std::string& command, const std::string& mode);
 // The file's reader and overview when it is to be read through them; nothing otherwise, or on error

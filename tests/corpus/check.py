@@ -5,7 +5,8 @@
 For every file of each format's folder (CORPUS/nsys, ...), a reader of that format written here from
 the raw file alone (Python sqlite3, not gapscope's code) computes the expected figures: kernel,
 memcpy and memset counts and total times, the processes with GPU or CUDA work (= the ranks), the GPU
-clocks and the recording tool. Then gapscope-cli reads the same file (`info --json`, `summary --json`,
+clocks and the recording tool (Kineto files: kineto_check.py's reading, with the steps and their kinds
+that the files' annotations say). Then gapscope-cli reads the same file (`info --json`, `summary --json`,
 `convert` to Chrome JSON for the memcpy/memset times) and every figure must match exactly. A file
 that holds nothing importable must make gapscope-cli fail with a message saying so.
 
@@ -313,6 +314,26 @@ def main():
                 for b in bad:
                     print("     " + b)
                 failures += bool(bad)
+    kineto = os.path.join(args.corpus, "kineto")
+    if os.path.isdir(kineto):  # Kineto files: kineto_check.py's own reading (events, ranks, steps and kinds)
+        sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+        import kineto_check
+        kineto_check.CLI = args.cli
+        files = sorted(os.path.join(kineto, f) for f in os.listdir(kineto) if kineto_check.is_json_trace(f))
+        for path in files:
+            if kineto_check.skipped(path):
+                continue
+            bad = kineto_check.check_kineto(path)
+            checked += 1
+            failures += bool(bad)
+            print("%s kineto/%s" % ("FAIL" if bad else "ok  ", os.path.basename(path)))
+            for what, want, got in bad:
+                print("     %s: expected %s, got %s" % (what, want, got))
+        for group in kineto_check.job_groups(files):
+            bad = kineto_check.check_kineto_ranks(group)
+            checked += 1
+            failures += bool(bad)
+            print("%s kineto/ %d files together" % ("FAIL" if bad else "ok  ", len(group)))
     print("%d files, %d mismatched" % (checked, failures))
     return 1 if failures or not checked else 0
 

@@ -236,11 +236,16 @@ def main():
         k = args.index("--top")
         top = int(args[k + 1])
         del args[k:k + 2]
+    rule = []
+    if "--step-rule" in args:  # a file whose steps only a named rule finds
+        k = args.index("--step-rule")
+        rule = ["--step-rule", args[k + 1]]
+        del args[k:k + 2]
     cli, path = args
     if not os.path.exists(path):
         print(f"skipped: no corpus here ({path} is not there; ../shared/corpus sits next to the source tree)")
         return 77
-    out = subprocess.run([cli, "analyze", "--json", path], capture_output=True, text=True)
+    out = subprocess.run([cli, "analyze", "--json", path] + rule, capture_output=True, text=True)
     if out.returncode != 0:
         print(f"{path}: analyze failed: {out.stderr.strip()}")
         return 1

@@ -334,8 +334,8 @@ def fmt_event(h):
 
 def main():
     args = sys.argv[1:]
-    min_covered, top, json_out = 0.9, 5, None
-    for flag in ("--min-covered", "--top", "--json"):
+    min_covered, top, json_out, rule = 0.9, 5, None, []
+    for flag in ("--min-covered", "--top", "--json", "--step-rule"):
         if flag in args:
             k = args.index(flag)
             v = args[k + 1]
@@ -344,6 +344,8 @@ def main():
                 min_covered = float(v)
             elif flag == "--top":
                 top = int(v)
+            elif flag == "--step-rule":  # a file whose steps only a named rule finds
+                rule = ["--step-rule", v]
             else:
                 json_out = v
     if len(args) != 2:
@@ -353,7 +355,7 @@ def main():
     if not os.path.exists(path):
         print(f"skipped: {path} is not there")
         return 77
-    out = subprocess.run([cli, "analyze", "--json", path], capture_output=True, text=True)
+    out = subprocess.run([cli, "analyze", "--json", path] + rule, capture_output=True, text=True)
     if out.returncode != 0:
         print(f"{path}: analyze failed: {out.stderr.strip()}")
         return 1

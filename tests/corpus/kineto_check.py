@@ -12,6 +12,12 @@ report:
     number) opened together: their distributedInfo ranks, or 0..N-1 in file order;
   - ProfilerStep#N ranges (user_annotation, and their gpu_user_annotation copies): names, start and
     duration, relative to the first one;
+  - the steps: one per engine step range (SGLang step[...], vLLM execute_..., decode_step) that launched
+    GPU work, else one per ProfilerStep#N range that launched GPU work (none of the corpus files is a
+    decode loop inside one), with their kinds (read from the range's name; unknown for ProfilerSteps);
+    a file with neither is a training loop when it has Optimizer.step ranges: then as many steps as
+    Optimizer.step ranges, give or take the iterations its start and end cut (the period rule), kind
+    unknown; otherwise no step count is expected;
   - a file that is not a Kineto trace (no traceEvents array: a PyTorch execution trace, {}) or holds
     nothing to import: gapscope-cli must refuse it (non-zero exit, naming the file).
 
@@ -106,6 +112,43 @@ def expected_of(doc):
     return e
 
 
+ENGINE = re.compile(r"^(step\[|execute_(new_|(\d+_)?context_)|decode[_ ]step)", re.I)
+OPTIMIZER = re.compile(r"^Optimizer\.step#")
+
+
+def expected_steps(doc):
+    """(count, kinds, slack) of the steps the file's annotations say it has, or None to expect nothing."""
+    events = doc["traceEvents"] if isinstance(doc, dict) else doc
+    xs = [e for e in events if isinstance(e, dict) and e.get("ph") == "X" and "ts" in e]
+    launches = sorted((ns(e["ts"]), ns(e.get("dur", 0)), e["args"]["correlation"]) for e in xs
+                      if e.get("cat") in ("cuda_runtime", "cuda_driver", "Runtime", "Driver")
+                      and isinstance(e.get("args"), dict) and "correlation" in e["args"])
+    gpu = {e["args"]["correlation"] for e in xs if e.get("cat") in KERNEL_CATS | MEMCPY_CATS | MEMSET_CATS
+           and isinstance(e.get("args"), dict) and "correlation" in e["args"]}
+
+    def launched(r):
+        t0 = ns(r["ts"])
+        t1 = t0 + max(0, ns(r.get("dur", 0)))
+        return any(t0 <= t < t1 and c in gpu for t, _, c in launches)
+
+    ann = [e for e in xs if e.get("cat") == "user_annotation" and isinstance(e.get("name"), str)]
+    engine = [r for r in ann if ENGINE.match(r["name"]) and launched(r)]
+    if engine:
+        kinds = {}
+        for r in engine:
+            n = r["name"].lower()
+            k = "decode" if "decode" in n else "prefill" if "extend" in n or "prefill" in n else "unknown"
+            kinds[k] = kinds.get(k, 0) + 1
+        return len(engine), kinds, 0
+    steps = [r for r in ann if STEP.match(r["name"]) and launched(r)]
+    if steps:
+        return len(steps), {"unknown": len(steps)}, 0
+    opt = [r for r in ann if OPTIMIZER.match(r["name"])]
+    if opt:
+        return len(opt), {"unknown": len(opt)}, 2
+    return None
+
+
 def run(args):
     return subprocess.run([cli()] + args, capture_output=True, text=True)
 
@@ -148,6 +191,16 @@ def check_kineto(path):
     for kind, n in exp["host"].items():
         if host.get(kind, 0) != n:
             mismatches.append((kind + " host events", n, host.get(kind, 0)))
+    want_steps = expected_steps(doc)
+    if want_steps is not None:
+        count, kinds, slack = want_steps
+        if abs(info["step_count"] - count) > slack:
+            mismatches.append(("steps" + (" (+-%d)" % slack if slack else ""), count, info["step_count"]))
+        got_kinds = {k: n for k, n in info.get("step_kinds", {}).items() if n}
+        if not slack and got_kinds != kinds:
+            mismatches.append(("step kinds", kinds, got_kinds))
+        if slack and set(got_kinds) - set(kinds):
+            mismatches.append(("step kinds", sorted(kinds), sorted(got_kinds)))
     if info["kernel_time_ns"] != exp["kernel"][1]:
         mismatches.append(("kernel time ns", exp["kernel"][1], info["kernel_time_ns"]))
     ranks = [x["rank"] for x in info["ranks"]]

@@ -58,13 +58,8 @@ foreach(g "mtia|info mtia.json|info_mtia.txt"
     LABELS "import;golden")
 endforeach()
 
-# The independent reading of the raw files: the fixtures always, the corpus beside the checkout when present.
+# The independent reading of the raw files: the fixtures here; the corpus beside the checkout through
+# tests/corpus/check.py (corpus_check), which runs the same reading on its kineto/ folder.
 add_test(NAME import_kineto_check_fixtures COMMAND ${CMAKE_COMMAND} -E env PYTHONDONTWRITEBYTECODE=1
   ${Python3_EXECUTABLE} ${PROJECT_SOURCE_DIR}/tests/corpus/kineto_check.py --cli ${_cli} ${_kfx})
 set_tests_properties(import_kineto_check_fixtures PROPERTIES LABELS import TIMEOUT 300)
-set(_corpus ${PROJECT_SOURCE_DIR}/../shared/corpus/kineto)
-if(EXISTS ${_corpus})
-  add_test(NAME import_kineto_check_corpus COMMAND ${CMAKE_COMMAND} -E env PYTHONDONTWRITEBYTECODE=1
-    ${Python3_EXECUTABLE} ${PROJECT_SOURCE_DIR}/tests/corpus/kineto_check.py --cli ${_cli} ${_corpus})
-  set_tests_properties(import_kineto_check_corpus PROPERTIES LABELS "import;corpus" TIMEOUT 600)
-endif()
