@@ -54,6 +54,12 @@ InfoData fromOverview(const model::TraceOverview& o)
         "overview", stored };
 }
 
+// Where most steps came from (a graph-replayed loop's prefill steps come from the forward rule).
+model::StepSource stepSource(const InfoData& t)
+{
+    return t.stepReport.source != model::StepSource::Unknown ? t.stepReport.source : t.stats.stepSource;
+}
+
 json::Value infoJson(const std::string& path, const InfoData& t)
 {
     const model::TraceHeader& h = t.header;
@@ -86,7 +92,7 @@ json::Value infoJson(const std::string& path, const InfoData& t)
     o.set("kernel_count", (unsigned long long)st.kernels);
     o.set("kernel_time_ns", (long long)st.kernelTime);
     o.set("step_count", t.steps);
-    o.set("step_source", model::toString(st.stepSource));
+    o.set("step_source", model::toString(stepSource(t)));
     o.set("step_rule", t.stepReport.rule);
     json::Value stepKinds = json::Value::object();
     for (size_t k = 0; k < model::kStepKinds; ++k)
@@ -182,7 +188,7 @@ void printText(const std::string& path, const InfoData& t)
         std::cout << " on " << st.cpuThreads << " CPU thread" << (st.cpuThreads == 1 ? "" : "s") << "\n";
     }
     std::cout << "kernels:   " << st.kernels << ", " << formatDuration(st.kernelTime) << " of kernel time\n";
-    std::cout << "steps:     " << t.steps << " (" << model::toString(st.stepSource) << ", rule "
+    std::cout << "steps:     " << t.steps << " (" << model::toString(stepSource(t)) << ", rule "
               << (t.stepReport.rule.empty() ? "none" : t.stepReport.rule) << ")";
     first = true;
     if (t.read == "overview" && t.steps)

@@ -101,32 +101,27 @@ size_t median(std::vector<size_t> v)
     return v[v.size() / 2];
 }
 
-// A decode loop repeats one forward: forwards of the same size (within 10% of the median) and of the
-// same kernels (the same set of names) make at least 60% of them. Not so the stages of a network, nor
-// a training loop's forward and backward passes, which alternate.
+// A decode loop repeats one forward: forwards of the same size (within 10% of the median) and alike in
+// their kernels (StepKinds: the cores alike to the most common one) make at least 60% of them. Not so the stages
+// of a network, nor a training loop's forward and backward passes, which alternate.
 bool forwardsAgree(const StepSequence& seq, const ForwardSplit& f)
 {
     std::vector<size_t> sizes;
-    std::unordered_map<uint64_t, size_t> kinds; // set of symbols -> forwards running it
+    std::vector<std::vector<uint64_t>> sets;
     for (size_t k = 0; k < f.starts.size(); ++k) {
         const size_t last = k + 1 < f.starts.size() ? f.starts[k + 1] : f.end;
         sizes.push_back(seq.kernelCount(f.starts[k], last));
         std::vector<uint64_t> syms;
         for (size_t i = f.starts[k]; i < last; ++i)
             syms.push_back(seq.units[i].symbol);
-        std::sort(syms.begin(), syms.end());
-        syms.erase(std::unique(syms.begin(), syms.end()), syms.end());
-        uint64_t h = 1469598103934665603ull;
-        for (uint64_t x : syms)
-            h = (h ^ x) * 1099511628211ull;
-        ++kinds[h];
+        sets.push_back(StepKinds::core(std::move(syms)));
     }
     const size_t m = median(sizes);
     const size_t close = size_t(std::count_if(sizes.begin(), sizes.end(),
         [m](size_t s) { return s * 10 >= m * 9 && s * 10 <= m * 11; }));
-    size_t same = 0;
-    for (const auto& [h, n] : kinds)
-        same = std::max(same, n);
+    const std::vector<uint64_t>& loop = sets[StepKinds::modal(sets)];
+    const size_t same = size_t(
+        std::count_if(sets.begin(), sets.end(), [&](const std::vector<uint64_t>& s) { return StepKinds::alike(s, loop); }));
     return close * 10 >= sizes.size() * 6 && same * 10 >= sizes.size() * 6;
 }
 

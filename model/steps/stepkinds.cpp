@@ -16,42 +16,93 @@ bool fromEvidence(const Step& s)
 
 } // namespace
 
+size_t StepKinds::modal(const std::vector<std::vector<uint64_t>>& sets)
+{
+    std::unordered_map<uint64_t, std::pair<size_t, size_t>> seen; // hash -> (count, first index)
+    size_t best = 0, bestCount = 0;
+    for (size_t i = 0; i < sets.size(); ++i) {
+        uint64_t h = 1469598103934665603ull; // FNV-1a over the set
+        for (uint64_t x : sets[i])
+            h = (h ^ x) * 1099511628211ull;
+        auto& [n, first] = seen.try_emplace(h, 0, i).first->second;
+        if (++n > bestCount) {
+            bestCount = n;
+            best = first;
+        }
+    }
+    return best;
+}
+
+std::vector<uint64_t> StepKinds::core(std::vector<uint64_t> names)
+{
+    std::sort(names.begin(), names.end());
+    std::vector<uint64_t> repeated;
+    for (size_t i = 0; i < names.size();) {
+        size_t j = i + 1;
+        while (j < names.size() && names[j] == names[i])
+            ++j;
+        if (j - i > 1)
+            repeated.push_back(names[i]);
+        i = j;
+    }
+    if (repeated.empty())
+        names.erase(std::unique(names.begin(), names.end()), names.end());
+    return repeated.empty() ? names : repeated;
+}
+
+bool StepKinds::alike(const std::vector<uint64_t>& a, const std::vector<uint64_t>& b)
+{
+    size_t common = 0;
+    for (size_t i = 0, j = 0; i < a.size() && j < b.size();) {
+        if (a[i] == b[j]) {
+            ++common;
+            ++i;
+            ++j;
+        } else if (a[i] < b[j]) {
+            ++i;
+        } else {
+            ++j;
+        }
+    }
+    const size_t all = a.size() + b.size() - common;
+    return all == 0 || double(common) >= kAlike * double(all);
+}
+
 void StepKinds::byEvidence(const Trace& trace, uint32_t rank, std::vector<Step>& steps)
 {
     if (steps.size() < 2)
         return;
-    std::vector<uint64_t> signature(steps.size());
-    std::vector<uint32_t> seenIn; // name id -> 1 + the last step it was counted in, on this lane
+    std::vector<std::vector<uint64_t>> names(steps.size());
     for (LaneId id : trace.lanesOf(rank, LaneKind::GpuStream)) {
         const LaneEvents& ev = trace.lane(id).events;
-        std::fill(seenIn.begin(), seenIn.end(), 0u);
         size_t k = 0;
         for (size_t i = ev.lowerBound(steps.front().start); i < ev.size(); ++i) {
             while (k + 1 < steps.size() && ev.start(i) >= steps[k + 1].start)
                 ++k;
-            const StringId name = ev.name(i);
-            if (trace.kindOf(id, i) != EventKind::Kernel)
-                continue;
-            if (name >= seenIn.size())
-                seenIn.resize(size_t(name) + 1, 0u);
-            if (seenIn[name] == k + 1)
-                continue;
-            seenIn[name] = uint32_t(k + 1);
-            uint64_t h = (uint64_t(name) + 0x9e3779b97f4a7c15ull) * 0xbf58476d1ce4e5b9ull;
-            signature[k] += h ^ (h >> 31);
+            if (k + 1 == steps.size() && ev.start(i) > steps[k].end)
+                break; // after the last step (a forward the recording cut, left out)
+            if (trace.kindOf(id, i) == EventKind::Kernel)
+                names[k].push_back(ev.name(i));
         }
     }
-    std::unordered_map<uint64_t, size_t> count;
+    std::vector<size_t> candidates; // the steps evidence decides
+    std::vector<std::vector<uint64_t>> sets;
     for (size_t i = 0; i < steps.size(); ++i)
-        if (fromEvidence(steps[i]))
-            ++count[signature[i]];
-    const auto modal
-        = std::max_element(count.begin(), count.end(), [](const auto& a, const auto& b) { return a.second < b.second; });
-    if (modal == count.end() || modal->second < 2)
+        if (fromEvidence(steps[i])) {
+            candidates.push_back(i);
+            sets.push_back(core(std::move(names[i])));
+        }
+    if (sets.size() < 2)
         return;
-    for (size_t i = 0; i < steps.size(); ++i)
-        if (fromEvidence(steps[i]) && signature[i] == modal->first)
-            steps[i].kind = StepKind::Decode;
+    const std::vector<uint64_t>& loop = sets[modal(sets)];
+    size_t decode = 0;
+    for (size_t c = 0; c < candidates.size(); ++c)
+        decode += alike(sets[c], loop) ? 1 : 0;
+    if (decode < 2)
+        return;
+    for (size_t c = 0; c < candidates.size(); ++c)
+        if (alike(sets[c], loop))
+            steps[candidates[c]].kind = StepKind::Decode;
     for (size_t i = 0; i + 1 < steps.size(); ++i)
         if (fromEvidence(steps[i]) && steps[i].kind == StepKind::Unknown && steps[i + 1].kind == StepKind::Decode)
             steps[i].kind = StepKind::Prefill;

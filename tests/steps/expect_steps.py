@@ -14,11 +14,16 @@ The expected steps, per process, from the file alone (not gapscope's rules):
     without forwards is unknown.
 A step starts at its first kernel. gapscope-cli's `summary --json` must give the same steps, starts (ns),
 kinds, labels, batch and tokens; `info --json` the same counts per kind.
+A real trace with a FILE.truth.json beside it (what the workload that wrote it did: `calls` generate()
+calls of `new_tokens` tokens each, under tests/gpu/workloads/hf_generate.py) must give calls x new_tokens
+steps, the first of each call prefill and the rest decode, each holding one embedding lookup (eager) or
+one graph launch (a replayed decode forward): counts and kinds are compared, not starts.
 
 Usage: expect_steps.py GAPSCOPE_CLI FILE [FILE...]     Exit 0 all match, 1 a mismatch (printed).
 """
 import gzip
 import json
+import os
 import re
 import subprocess
 import sys
@@ -121,7 +126,39 @@ def run(cli, *args):
     return json.loads(out.stdout)
 
 
+def truth_of(path):
+    t = path[:-len(".json.gz")] + ".truth.json" if path.endswith(".json.gz") else None
+    if t and os.path.exists(t):
+        with open(t) as f:
+            return json.load(f)
+    return None
+
+
+def check_truth(cli, path, truth):
+    calls, tokens = truth["calls"], truth["new_tokens"]
+    want = ["prefill" if i % tokens == 0 else "decode" for i in range(calls * tokens)]
+    got = [s["kind"] for s in run(cli, "summary", "--json", "--top", "0", path)["steps"] if s["rank"] == 0]
+    # Each forward holds one embedding lookup or one graph launch (the raw file's own count).
+    with gzip.open(path, "rt") as f:
+        ev = json.load(f)["traceEvents"]
+    forwards = sum(1 for e in ev if e.get("cat") == "kernel" and "indexSelect" in e.get("name", "")) + sum(
+        1 for e in ev if e.get("cat") == "cuda_runtime" and "GraphLaunch" in e.get("name", ""))
+    bad = []
+    if forwards != calls * tokens:
+        bad.append("the file holds %d embedding lookups and graph launches, the workload ran %d forwards"
+                   % (forwards, calls * tokens))
+    if got != want:
+        bad.append("kinds %s, expected %s" % (got, want))
+    print("%-34s %3d steps %s" % (os.path.basename(path), len(want), "ok" if not bad else "MISMATCH"))
+    for b in bad:
+        print("    " + b)
+    return not bad
+
+
 def check(cli, path):
+    truth = truth_of(path)
+    if truth:
+        return check_truth(cli, path, truth)
     want = expected(path)
     got = [s for s in run(cli, "summary", "--json", "--top", "0", path)["steps"] if s["rank"] == 0]
     info = run(cli, "info", "--json", path)

@@ -4,7 +4,8 @@
 weights (nothing downloaded), bf16 on the GPU, greedy decoding of exactly --new-tokens tokens per call.
 
   --mode eager   the plain loop (a dynamic cache, every kernel launched from Python)
-  --mode graph   static cache + torch.compile(mode="reduce-overhead"): decode forwards replay CUDA graphs
+  --mode graph   static cache: generate() compiles the decode forward itself (torch.compile,
+                 mode="reduce-overhead") and replays it as a CUDA graph; the prefill runs eager
 
 It writes nothing of its own into the process (no NVTX, no record_function): what a step is must be
 found from the kernels. With --profile OUT.json.gz the timed calls run under torch.profiler (CPU and
@@ -37,7 +38,11 @@ def build(args):
     gc.pad_token_id = 0
     if args.mode == "graph":
         gc.cache_implementation = "static"
-        model.forward = torch.compile(model.forward, mode="reduce-overhead", fullgraph=True)
+        try:  # generate() compiles on its own with a static cache; say how, where this version can
+            from transformers import CompileConfig
+            gc.compile_config = CompileConfig(fullgraph=True, mode="reduce-overhead")
+        except ImportError:
+            pass
     return model
 
 
@@ -60,7 +65,7 @@ def main():
     ap.add_argument("--vocab", type=int, default=32000)
     ap.add_argument("--prompt", type=int, default=32)
     ap.add_argument("--new-tokens", type=int, default=16)
-    ap.add_argument("--warmup", type=int, default=2)
+    ap.add_argument("--warmup", type=int, default=3)
     ap.add_argument("--calls", type=int, default=2)
     ap.add_argument("--profile", help="write the timed calls' torch.profiler trace here (.json.gz)")
     ap.add_argument("--profiler-steps", action="store_true", help="prof.step() after each call")
@@ -78,7 +83,11 @@ def main():
     if args.profile:
         from torch.profiler import ProfilerActivity, profile
         acts = [ProfilerActivity.CPU, ProfilerActivity.CUDA]
-        kw = {"schedule": torch.profiler.schedule(wait=0, warmup=0, active=args.calls)} if args.profiler_steps else {}
+        raw = args.profile[:-3] if args.profile.endswith(".gz") else args.profile
+        kw = {}
+        if args.profiler_steps:  # one cycle of `calls` steps, exported when it ends (each call a ProfilerStep#N)
+            kw["schedule"] = torch.profiler.schedule(wait=0, warmup=0, active=args.calls, repeat=1)
+            kw["on_trace_ready"] = lambda p: p.export_chrome_trace(raw)
         with profile(activities=acts, **kw) as prof:
             for _ in range(args.calls):
                 t0 = time.perf_counter()
@@ -86,8 +95,8 @@ def main():
                 times.append((time.perf_counter() - t0) * 1e3)
                 if args.profiler_steps:
                     prof.step()
-        raw = args.profile[:-3] if args.profile.endswith(".gz") else args.profile
-        prof.export_chrome_trace(raw)
+        if not args.profiler_steps:
+            prof.export_chrome_trace(raw)
         if raw != args.profile:
             with open(raw, "rb") as f, gzip.open(args.profile, "wb", compresslevel=9) as g:
                 shutil.copyfileobj(f, g)
