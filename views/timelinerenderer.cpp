@@ -256,8 +256,11 @@ void TimelineRenderer::paintSteps(QPainter& p, const QRect& plot, const Timeline
             p.drawLine(QPointF(x0, y), QPointF(x0, y + row.height));
             if (x1 - x0 >= 28) {
                 p.setPen(kText);
-                p.drawText(QRectF(x0 + 3, y, x1 - x0 - 4, row.height), Qt::AlignVCenter | Qt::AlignLeft,
-                    QStringLiteral("step %1").arg(s.index));
+                // The step's kind where it is known (prefill, mixed, ... stand out among decode steps).
+                const QString label = s.kind == StepKind::Unknown
+                    ? QStringLiteral("step %1").arg(s.index)
+                    : QStringLiteral("step %1 %2").arg(s.index).arg(QLatin1String(toString(s.kind)));
+                p.drawText(QRectF(x0 + 3, y, x1 - x0 - 4, row.height), Qt::AlignVCenter | Qt::AlignLeft, label);
             }
         });
     }

@@ -11,6 +11,7 @@
 #include "views/jobtracker.h"
 #include "views/lanelayout.h"
 #include "views/searchbar.h"
+#include "views/stepsmenu.h"
 #include "views/timelinewidget.h"
 #include "views/workspace.h"
 
@@ -44,6 +45,17 @@
 #include <QToolButton>
 
 #include <algorithm>
+
+// The QSettings key under which the Steps menu's choice for these files is kept.
+static QString stepRuleKey(const QStringList& paths)
+{
+    QStringList abs;
+    for (const QString& p : paths)
+        abs << QFileInfo(p).absoluteFilePath();
+    return QStringLiteral("steps/rule/") + QString::fromLatin1(abs.join(QLatin1Char('|')).toUtf8().toBase64(
+                                               QByteArray::Base64UrlEncoding | QByteArray::OmitTrailingEquals));
+}
+
 
 MainWindow::MainWindow(QWidget* parent)
     : QMainWindow(parent)
@@ -179,6 +191,15 @@ void MainWindow::buildMenus()
         view->addAction(d->toggleViewAction());
     view->addSeparator();
     view->addAction(tr("&Reset layout"), this, &MainWindow::resetLayout);
+
+    m_steps = new StepsMenu(this);
+    menuBar()->addMenu(m_steps);
+    connect(m_steps, &StepsMenu::ruleChosen, this, [this](const QString& rule) {
+        if (!m_doc)
+            return;
+        QSettings().setValue(stepRuleKey(m_doc->paths), rule); // the file opens with it again
+        openFiles(m_doc->paths, rule);
+    });
 
     QMenu* live = menuBar()->addMenu(tr("&Live"));
     m_connectAction = live->addAction(tr("&Connect to agent…"), this, &MainWindow::connectToAgent);
@@ -365,14 +386,15 @@ void MainWindow::openDialog()
     openFiles(files);
 }
 
-void MainWindow::openFiles(const QStringList& paths)
+void MainWindow::openFiles(const QStringList& paths, const QString& stepRule)
 {
     if (paths.isEmpty() || !confirmUnsavedAnnotations())
         return;
+    const QString rule = stepRule.isEmpty() ? QSettings().value(stepRuleKey(paths)).toString() : stepRule;
     m_openTimer.start();
     m_firstPaintMs = -1;
     m_waitingFirstPaint = false;
-    auto [open, prepare] = TraceDocument::loader(paths);
+    auto [open, prepare] = TraceDocument::loader(paths, rule);
     m_opener->load(paths, std::move(open), std::move(prepare));
 }
 
@@ -385,6 +407,7 @@ void MainWindow::onLoaded(std::shared_ptr<LoadedTrace> loaded)
     m_workspace->setDocument(doc);
     TraceOpener::releaseLater(std::move(m_doc)); // the previous trace is freed off the GUI thread
     m_doc = doc;
+    m_steps->setDocument(doc);
     for (const QString& p : doc->paths)
         m_recent->add(p);
     setWindowTitle(QStringLiteral("%1 — gapscope").arg(doc->displayName()));

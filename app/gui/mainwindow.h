@@ -35,6 +35,7 @@ class QMessageBox;
 class QProgressBar;
 class QToolButton;
 class RecentFiles;
+class StepsMenu;
 class Workspace;
 
 class MainWindow : public QMainWindow {
@@ -48,7 +49,9 @@ public:
     // Shows the window: maximised on the first start (no saved geometry), else as it was last closed.
     void showAsRemembered();
     // Opens one trace (or several files forming one trace) in the background.
-    void openFiles(const QStringList& paths);
+    // stepRule: how to find the steps (model/steps/steprule.h); empty: the rule last chosen in the Steps
+    // menu for these files, else the default (a capture's stored steps, auto for other traces).
+    void openFiles(const QStringList& paths, const QString& stepRule = {});
     // The bundled sample (resources/samples/*.gapscope), "" when there is none.
     static QString samplePath();
     // Milliseconds from the last openFiles() call to the first paint of its trace (-1: not yet).
@@ -103,6 +106,7 @@ private:
     Workspace* m_workspace;
     TraceOpener* m_opener;
     RecentFiles* m_recent = nullptr;
+    StepsMenu* m_steps = nullptr;
     QProgressBar* m_progress;
     QToolButton* m_cancel;
     QLabel* m_status;

@@ -497,6 +497,21 @@ std::vector<Step> StepFinder::findRank(const Trace& trace, uint32_t rank, StepRe
     return steps;
 }
 
+std::vector<StepFinder::Candidate> StepFinder::candidates(const Trace& trace)
+{
+    std::vector<Candidate> out;
+    for (const char* text : { "engine", "graph", "forward", "period" }) {
+        const StepFinder finder(*StepRule::parse(text));
+        Candidate c { text, 0 };
+        for (uint32_t rank : trace.ranks()) {
+            StepReport scratch;
+            c.steps = std::max(c.steps, uint32_t(finder.findRank(trace, rank, scratch).size()));
+        }
+        out.push_back(c);
+    }
+    return out;
+}
+
 // Kinds of stored steps: from the engine annotation whose GPU work overlaps a step most, else from
 // evidence.
 void StepFinder::kindsOfStored(Trace& trace)

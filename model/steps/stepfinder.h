@@ -51,6 +51,14 @@ public:
     // Steps of one rank, numbered 0..n-1 and not aligned; lines for the report go to `tried`.
     std::vector<Step> findRank(const Trace& trace, uint32_t rank, StepReport& report) const;
 
+    // What each rule that needs no pattern would make of `trace`: (rule, steps of the rank with most),
+    // for a user choosing one (the viewer's Steps menu). Runs every rule on every rank.
+    struct Candidate {
+        std::string rule;
+        uint32_t steps = 0;
+    };
+    static std::vector<Candidate> candidates(const Trace& trace);
+
 private:
     static void kindsOfStored(Trace& trace);
     StepRule m_rule;

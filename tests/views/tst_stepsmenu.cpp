@@ -1,0 +1,53 @@
+// SPDX-License-Identifier: MIT
+// StepsMenu on a real torch.profiler trace of an HF generate() loop (tests/steps/fixtures): it says which
+// rule made the steps and how many of each kind, counts what every rule would make (off the GUI thread),
+// and a choice emits the rule; the trace opened again with that rule has the steps it counted.
+#include "views/stepsmenu.h"
+#include "views/tracedocument.h"
+
+#include <QSignalSpy>
+#include <QtTest>
+
+using namespace gapscope::model;
+
+class TstStepsMenu : public QObject {
+    Q_OBJECT
+private slots:
+    void saysAndCountsAndChooses()
+    {
+        const QString file = QStringLiteral(GAPSCOPE_SOURCE_DIR "/tests/steps/fixtures/real_hf_eager.json.gz");
+        QString error;
+        auto doc = TraceDocument::open({ file }, &error);
+        QVERIFY2(doc, qPrintable(error));
+        QCOMPARE(doc->trace->stepCount(), 12u);
+        StepsMenu menu;
+        menu.setDocument(doc);
+        QStringList texts;
+        for (QAction* a : menu.actions())
+            texts << a->text();
+        QVERIFY2(texts.join('\n').contains(QStringLiteral("Rule in use: auto (forward)")), qPrintable(texts.join('\n')));
+        QVERIFY2(texts.join('\n').contains(QStringLiteral("12 steps: 10 decode, 2 prefill")), qPrintable(texts.join('\n')));
+        emit menu.aboutToShow(); // counts the candidates on a worker
+        auto countOf = [&](const QString& rule) {
+            for (QAction* a : menu.ruleActions())
+                if (a->data().toString() == rule)
+                    return a->text();
+            return QString();
+        };
+        QTRY_VERIFY_WITH_TIMEOUT(countOf(QStringLiteral("forward")).contains(QStringLiteral("12 steps")), 20000);
+        QVERIFY2(countOf(QStringLiteral("engine")).contains(QStringLiteral("0 steps")), qPrintable(countOf("engine")));
+        QSignalSpy chosen(&menu, &StepsMenu::ruleChosen);
+        for (QAction* a : menu.ruleActions())
+            if (a->data().toString() == QStringLiteral("engine"))
+                a->trigger();
+        QCOMPARE(chosen.count(), 1);
+        QCOMPARE(chosen.at(0).at(0).toString(), QStringLiteral("engine"));
+        auto again = TraceDocument::open({ file }, &error, QStringLiteral("engine"));
+        QVERIFY(again);
+        QCOMPARE(again->trace->stepCount(), 0u); // no engine annotations in a plain generate() loop
+        QCOMPARE(again->trace->stepReport().rule, std::string("engine"));
+    }
+};
+
+QTEST_MAIN(TstStepsMenu)
+#include "tst_stepsmenu.moc"
