@@ -9,6 +9,7 @@
 #include "model/steps/stepannotation.h"
 #include "model/steps/stepkinds.h"
 #include "model/steps/stepsequence.h"
+#include "model/taskpool.h"
 
 #include <algorithm>
 #include <climits>
@@ -202,6 +203,16 @@ StepSequence RankFinder::launchedIn(const Range& r, TimeNs until)
     return out;
 }
 
+// True when every event of a GPU lane has a correlation id and they grow along the lane (a stream runs
+// what was launched onto it in launch order; graph replays share their launch's id).
+bool launchOrdered(const LaneEvents& ev)
+{
+    for (size_t i = 0; i < ev.size(); ++i)
+        if (ev.correlation(i) == 0 || (i > 0 && ev.correlation(i) < ev.correlation(i - 1)))
+            return false;
+    return true;
+}
+
 std::vector<std::pair<Range, Step>> RankFinder::rangeSteps(const std::vector<Range>& ranges, StepSource source)
 {
     // The window of a range: every GPU event (kernels, copies, memsets) its API calls launched, in one
@@ -221,6 +232,32 @@ std::vector<std::pair<Range, Step>> RankFinder::rangeSteps(const std::vector<Ran
     std::sort(order.begin(), order.end(), [&](size_t a, size_t b) { return spans[a].lo < spans[b].lo; });
     for (LaneId id : m_trace.lanesOf(m_rank, LaneKind::GpuStream)) {
         const LaneEvents& ev = m_trace.lane(id).events;
+        if (anySpan && launchOrdered(ev)) {
+            // A stream runs its work in launch order: each range's events are one stretch of the lane,
+            // found by two binary searches instead of a look at every event.
+            auto corrAt = [&ev](size_t i) { return ev.correlation(i); };
+            for (size_t k : order) {
+                size_t lo = 0, hi = ev.size();
+                while (lo < hi) { // first event with correlation >= spans[k].lo
+                    const size_t mid = (lo + hi) / 2;
+                    (corrAt(mid) < spans[k].lo ? lo = mid + 1 : hi = mid);
+                }
+                for (size_t i = lo; i < ev.size() && corrAt(i) <= spans[k].hi; ++i) {
+                    w[k].start = std::min(w[k].start, ev.start(i));
+                    w[k].end = std::max(w[k].end, ev.end(i));
+                    if (i + 1 < ev.size() && corrAt(i + 1) <= spans[k].hi) { // skip to the stretch's last event
+                        size_t a = i + 1, b = ev.size();
+                        while (a < b) {
+                            const size_t mid = (a + b) / 2;
+                            (corrAt(mid) <= spans[k].hi ? a = mid + 1 : b = mid);
+                        }
+                        w[k].end = std::max(w[k].end, ev.end(a - 1));
+                        break;
+                    }
+                }
+            }
+            continue;
+        }
         for (size_t i = 0; i < ev.size(); ++i) {
             size_t k = SIZE_MAX;
             if (anySpan) {
@@ -517,16 +554,22 @@ std::vector<StepFinder::Candidate> StepFinder::candidates(const Trace& trace)
 void StepFinder::kindsOfStored(Trace& trace)
 {
     const StepRule engine { StepRule::Kind::Engine, {} };
-    for (uint32_t rank : trace.ranks()) {
-        std::vector<Step> steps = trace.steps(rank);
+    const std::vector<uint32_t> ranks = trace.ranks();
+    std::vector<std::vector<Step>> kinded(ranks.size());
+    TaskPool::shared().parallelFor(ranks.size(), [&](size_t r) { // ranks apart: the trace is only read
+        std::vector<Step> steps = trace.steps(ranks[r]);
         if (steps.empty())
-            continue;
+            return;
         std::stable_sort(steps.begin(), steps.end(), [](const Step& a, const Step& b) { return a.start < b.start; });
         StepReport scratch;
-        const std::vector<Step> annotated = RankFinder(trace, rank, engine, scratch).run();
+        const std::vector<Step> annotated = RankFinder(trace, ranks[r], engine, scratch).run(); // in start order
+        size_t from = 0;
         for (Step& s : steps) {
+            while (from < annotated.size() && annotated[from].end <= s.start)
+                ++from;
             TimeNs best = 0;
-            for (const Step& a : annotated) {
+            for (size_t j = from; j < annotated.size() && annotated[j].start < s.end; ++j) {
+                const Step& a = annotated[j];
                 const TimeNs overlap = std::min(s.end, a.end) - std::max(s.start, a.start);
                 if (overlap > best && overlap * 2 >= s.duration()) {
                     best = overlap;
@@ -537,9 +580,12 @@ void StepFinder::kindsOfStored(Trace& trace)
                 }
             }
         }
-        StepKinds::byEvidence(trace, rank, steps);
-        trace.setSteps(rank, std::move(steps));
-    }
+        StepKinds::byEvidence(trace, ranks[r], steps);
+        kinded[r] = std::move(steps);
+    });
+    for (size_t r = 0; r < ranks.size(); ++r)
+        if (!kinded[r].empty())
+            trace.setSteps(ranks[r], std::move(kinded[r]));
 }
 
 StepReport StepFinder::find(Trace& trace) const
@@ -558,12 +604,28 @@ StepReport StepFinder::find(Trace& trace) const
         report.kept = true;
         kindsOfStored(trace);
     }
-    for (uint32_t rank : trace.ranks()) {
-        std::vector<Step> steps = keep ? trace.steps(rank) : std::vector<Step>();
-        if (steps.empty() && m_rule.kind != StepRule::Kind::File) {
-            steps = findRank(trace, rank, report); // numbered 0..n-1 in start order
-            found = found || !steps.empty();
-        }
+    // Ranks apart, on the task pool: each rank's rules read the trace only.
+    const std::vector<uint32_t> ranks = trace.ranks();
+    std::vector<std::vector<Step>> byRank(ranks.size());
+    std::vector<StepReport> reports(ranks.size());
+    TaskPool::shared().parallelFor(ranks.size(), [&](size_t r) {
+        byRank[r] = keep ? trace.steps(ranks[r]) : std::vector<Step>();
+        if (byRank[r].empty() && m_rule.kind != StepRule::Kind::File)
+            byRank[r] = findRank(trace, ranks[r], reports[r]); // numbered 0..n-1 in start order
+    });
+    for (size_t r = 0; r < ranks.size(); ++r) {
+        report.tried.insert(report.tried.end(), reports[r].tried.begin(), reports[r].tried.end());
+        report.notes.insert(report.notes.end(), reports[r].notes.begin(), reports[r].notes.end());
+        for (const auto& c : reports[r].anchorCandidates)
+            if (report.anchorCandidates.size() < 5
+                && std::find(report.anchorCandidates.begin(), report.anchorCandidates.end(), c)
+                    == report.anchorCandidates.end())
+                report.anchorCandidates.push_back(c);
+    }
+    for (size_t r = 0; r < ranks.size(); ++r) {
+        const uint32_t rank = ranks[r];
+        std::vector<Step> steps = std::move(byRank[r]);
+        found = found || (!steps.empty() && (!keep || trace.steps(rank).empty()));
         trace.setSteps(rank, {});
         if (steps.empty())
             continue;

@@ -70,9 +70,12 @@ bool StepKinds::alike(const std::vector<uint64_t>& a, const std::vector<uint64_t
 
 void StepKinds::byEvidence(const Trace& trace, uint32_t rank, std::vector<Step>& steps)
 {
-    if (steps.size() < 2)
-        return;
-    std::vector<std::vector<uint64_t>> names(steps.size());
+    if (steps.size() < 2 || std::count_if(steps.begin(), steps.end(), fromEvidence) < 2)
+        return; // nothing for evidence to decide (annotated steps keep their kind)
+    // One pass: per step, the names seen once and the names seen again (the core), through arrays
+    // indexed by name id (which step a name was last seen in, and how often there).
+    std::vector<std::vector<uint64_t>> seen(steps.size()), repeated(steps.size());
+    std::vector<uint32_t> lastStep(trace.stringCount() + 1, UINT32_MAX), count(trace.stringCount() + 1, 0);
     for (LaneId id : trace.lanesOf(rank, LaneKind::GpuStream)) {
         const LaneEvents& ev = trace.lane(id).events;
         size_t k = 0;
@@ -81,8 +84,16 @@ void StepKinds::byEvidence(const Trace& trace, uint32_t rank, std::vector<Step>&
                 ++k;
             if (k + 1 == steps.size() && ev.start(i) > steps[k].end)
                 break; // after the last step (a forward the recording cut, left out)
-            if (trace.kindOf(id, i) == EventKind::Kernel)
-                names[k].push_back(ev.name(i));
+            const StringId name = ev.name(i);
+            if (name >= lastStep.size() || trace.kindOf(id, i) != EventKind::Kernel)
+                continue;
+            if (lastStep[name] != k) {
+                lastStep[name] = uint32_t(k);
+                count[name] = 1;
+                seen[k].push_back(name);
+            } else if (++count[name] == 2) {
+                repeated[k].push_back(name);
+            }
         }
     }
     std::vector<size_t> candidates; // the steps evidence decides
@@ -90,7 +101,10 @@ void StepKinds::byEvidence(const Trace& trace, uint32_t rank, std::vector<Step>&
     for (size_t i = 0; i < steps.size(); ++i)
         if (fromEvidence(steps[i])) {
             candidates.push_back(i);
-            sets.push_back(core(std::move(names[i])));
+            auto& v = repeated[i].empty() ? seen[i] : repeated[i];
+            std::sort(v.begin(), v.end());
+            v.erase(std::unique(v.begin(), v.end()), v.end());
+            sets.push_back(std::move(v));
         }
     if (sets.size() < 2)
         return;
