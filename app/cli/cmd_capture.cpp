@@ -17,6 +17,9 @@
 #include "model/format/stats.h"
 #include "model/format/trace.pb.h"
 #include "model/format/tracewriter.h"
+#include "model/open/traceopen.h"
+#include "model/steps/steprule.h"
+#include "model/tracefile.h"
 
 #include <algorithm>
 #include <atomic>
@@ -26,6 +29,7 @@
 #include <memory>
 #include <set>
 #include <sstream>
+#include <sys/stat.h>
 #include <unistd.h>
 
 namespace gapscope::cli {
@@ -311,6 +315,141 @@ void report(const capture::LiveCapture& lc, const pb::FileHeader& h, const std::
         std::cout << "no data lost\n";
 }
 
+// One capture through the agent(s) into `out`; the exit code. A file is reported only when it exists.
+int captureOnce(const capture::LiveCaptureOptions& lo, const std::string& out, bool quiet, bool noStream)
+{
+    capture::LiveCapture lc(lo);
+    if (Status s = lc.connect(); !s) {
+        std::cerr << "gapscope-cli capture: " << s.message() << "\n";
+        return int(kExitFailure);
+    }
+    FileListener listener(lc, out, quiet);
+    std::signal(SIGINT, onInterrupt);
+    Status s = lc.start();
+    if (s)
+        s = lc.run(listener, &g_stop);
+    std::signal(SIGINT, SIG_DFL);
+    bool cut = false, ok = s.isOk();
+    for (const auto& a : lc.agents()) {
+        cut = cut || a->cut || noStream;
+        ok = ok && a->done && a->doneMsg.ok();
+    }
+    pb::FileHeader final = lc.mergedHeader(true);
+    uint64_t events = listener.events();
+    if (listener.writer()) {
+        if (Status fs = listener.writer()->finish(&final); !fs)
+            s = fs;
+    } else if (!cut && ok) {
+        // Nothing streamed (empty capture): still leave a valid file behind.
+        auto w = format::TraceWriter::create(out, final);
+        if (w)
+            (void)(*w)->finish(&final);
+    }
+    if (cut) {
+        for (size_t i = 0; i < lc.agents().size(); ++i) {
+            if (!lc.agents()[i]->done)
+                continue;
+            const std::string dest = lc.agents().size() == 1 ? out : out + "." + std::to_string(i) + ".gapscope";
+            if (Status fs = const_cast<capture::LiveCapture&>(lc).fetchFile(i, dest); !fs) {
+                std::cerr << "gapscope-cli capture: fetching the agent's file failed: " << fs.message() << "\n";
+                ok = false;
+            } else {
+                events = lc.agents()[i]->doneMsg.events();
+                std::cerr << "fetched the agent's complete file into " << dest << "\n";
+            }
+        }
+    }
+    if (!listener.status()) {
+        std::cerr << "gapscope-cli capture: " << out << ": " << listener.status().message() << "\n";
+        ok = false;
+    }
+    if (!s)
+        std::cerr << "gapscope-cli capture: " << s.message() << "\n";
+    bool started = false;
+    for (const auto& a : lc.agents())
+        started = started || a->captureId != 0;
+    struct stat sb { };
+    if (started && ::stat(out.c_str(), &sb) != 0) { // never report a file that is not there
+        std::cerr << "gapscope-cli capture: no file was written to " << out
+                  << (events ? "" : " (nothing was recorded)") << "\n";
+        return int(kExitFailure);
+    }
+    if (started)
+        report(lc, final, out, events, cut ? nullptr : listener.latency());
+    return ok ? int(kExitOk) : int(kExitFailure);
+}
+
+// After a capture by the graph rule with no rule named: each graph launch was a step, so the eager
+// prefill between replays is part of one. The steps found in the events (StepFinder's auto: the prefill
+// a step of its own, kinds) replace them when they are at least as many.
+int refindSteps(const std::string& out)
+{
+    auto stored = model::openTrace({ out });
+    model::ReadOptions ro;
+    ro.stepRule = "auto";
+    auto found = model::openTrace({ out }, ro);
+    if (!stored || !found || stored->stepReport().source != model::StepSource::Graph
+        || found->stepCount() < stored->stepCount())
+        return kExitOk;
+    if (Status s = model::writeTraceFile(*found, out); !s) {
+        std::cerr << "gapscope-cli capture: " << s.message() << "\n";
+        return kExitFailure;
+    }
+    std::cout << "steps: " << found->stepCount() << " found by the " << model::toString(found->stepReport().source)
+              << " rule in place of the " << stored->stepCount() << " graph launches, stored in " << out << "\n";
+    return kExitOk;
+}
+
+// --steps N with no step rule, on a process that annotates nothing (an unmodified eager or graph loop):
+// the steps are the forwards StepFinder finds once the events are here, so the capture records a time
+// window long enough to hold N of them (a short first window measures how long a forward takes; a
+// longer one follows when too few were found), then stores the steps found in the file.
+int captureForwards(capture::LiveCaptureOptions lo, const std::string& out, bool quiet, bool noStream, uint32_t n)
+{
+    double window = lo.settings.duration_s() > 0 ? lo.settings.duration_s() : 2.0;
+    constexpr double kMaxWindowS = 120;
+    lo.settings.set_steps(0);
+    for (int attempt = 0; attempt < 4; ++attempt) {
+        lo.settings.set_duration_s(window);
+        if (int rc = captureOnce(lo, out, quiet, noStream); rc != kExitOk)
+            return rc;
+        model::ReadOptions ro;
+        ro.stepRule = "auto"; // whatever the window stored, the steps are found in its events
+        auto trace = model::openTrace({ out }, ro);
+        if (!trace) {
+            std::cerr << "gapscope-cli capture: " << trace.error() << "\n";
+            return kExitFailure;
+        }
+        const uint32_t found = trace->stepCount();
+        const model::StepReport& r = trace->stepReport();
+        if (found >= n) {
+            if (Status s = model::writeTraceFile(*trace, out); !s) {
+                std::cerr << "gapscope-cli capture: " << s.message() << "\n";
+                return kExitFailure;
+            }
+            std::cout << "steps: " << found << " found by the " << model::toString(r.source)
+                      << " rule (no rule named; asked for " << n << "), stored in " << out << "\n";
+            return kExitOk;
+        }
+        if (window >= kMaxWindowS)
+            break;
+        // Time enough for n forwards at the rate seen, with room for the ones the window's ends cut.
+        const double perStep = found ? window / found : window;
+        window = std::min(kMaxWindowS, std::max(window * 2, perStep * (n + 3) * 1.5));
+        std::cerr << "gapscope-cli capture: " << found << " steps in the window, " << n << " asked for: recording "
+                  << window << " s\n";
+    }
+    std::cerr << "gapscope-cli capture: no rule found " << n << " steps in " << window << " s of recording (";
+    model::ReadOptions ro;
+    ro.stepRule = "auto";
+    auto trace = model::openTrace({ out }, ro);
+    if (trace)
+        for (const auto& line : trace->stepReport().tried)
+            std::cerr << line << "; ";
+    std::cerr << "name a rule with --step-rule)\n";
+    return kExitFailure;
+}
+
 int runCapture(const std::vector<std::string>& args)
 {
     ArgParser p("capture", "--steps N -o FILE",
@@ -318,11 +457,15 @@ int runCapture(const std::vector<std::string>& args)
     std::vector<std::string> agents;
     int64_t steps = 0, waitRanks = 0;
     double duration = 0, armTimeout = 0;
-    std::string rule = "auto", tokenFile, out, record, agentName;
+    std::string rule, tokenFile, out, record, agentName;
     bool quiet = false, noStream = false;
     p.multi("--agent", "ADDR", "agent host:port (default 127.0.0.1:7433); repeat for several hosts", agents);
     p.option("--steps", "N", "decode steps to record (every rank starts and stops on the same step)", steps);
-    p.option("--step-rule", "RULE", "nvtx:PATTERN, graph, anchor:PATTERN or auto (default)", rule);
+    p.option("--step-rule", "RULE",
+        "nvtx:PATTERN, graph or anchor:PATTERN: the ranks find steps while recording and stop on the same one; "
+        "none (default) with --steps: a time window long enough for N steps, which are found afterwards as "
+        "opening the file finds them (engine annotations, graph launches, forwards)",
+        rule);
     p.option(
         "--duration", "S", "without --steps: record S seconds; with --steps: stop after S seconds at most", duration);
     p.option("--token-file", "F", "the agent's token (needed when it listens beyond loopback)", tokenFile);
@@ -343,6 +486,9 @@ int runCapture(const std::vector<std::string>& args)
     capture::LiveCaptureOptions lo;
     if (!agents.empty())
         lo.agents = agents;
+    const bool autoSteps = steps > 0 && (rule.empty() || rule == "auto");
+    if (rule.empty())
+        rule = "auto";
     if (!parseStepRule(rule, lo.settings))
         return p.usageError("--step-rule must be nvtx:PATTERN, graph, anchor:PATTERN or auto (got '" + rule + "')");
     std::string bad;
@@ -366,61 +512,15 @@ int runCapture(const std::vector<std::string>& args)
     lo.agentOutputName = agentName;
     lo.clientName = "gapscope-cli";
     lo.clientVersion = GAPSCOPE_VERSION;
-    return [&]() {
-        capture::LiveCapture lc(lo);
-        if (Status s = lc.connect(); !s) {
-            std::cerr << "gapscope-cli capture: " << s.message() << "\n";
-            return int(kExitFailure);
-        }
-        FileListener listener(lc, out, quiet);
-        std::signal(SIGINT, onInterrupt);
-        Status s = lc.start();
-        if (s)
-            s = lc.run(listener, &g_stop);
-        std::signal(SIGINT, SIG_DFL);
-        bool cut = false, ok = s.isOk();
-        for (const auto& a : lc.agents()) {
-            cut = cut || a->cut || noStream;
-            ok = ok && a->done && a->doneMsg.ok();
-        }
-        pb::FileHeader final = lc.mergedHeader(true);
-        uint64_t events = listener.events();
-        if (listener.writer()) {
-            if (Status fs = listener.writer()->finish(&final); !fs)
-                s = fs;
-        } else if (!cut && ok) {
-            // Nothing streamed (empty capture): still leave a valid file behind.
-            auto w = format::TraceWriter::create(out, final);
-            if (w)
-                (void)(*w)->finish(&final);
-        }
-        if (cut) {
-            for (size_t i = 0; i < lc.agents().size(); ++i) {
-                if (!lc.agents()[i]->done)
-                    continue;
-                const std::string dest = lc.agents().size() == 1 ? out : out + "." + std::to_string(i) + ".gapscope";
-                if (Status fs = const_cast<capture::LiveCapture&>(lc).fetchFile(i, dest); !fs) {
-                    std::cerr << "gapscope-cli capture: fetching the agent's file failed: " << fs.message() << "\n";
-                    ok = false;
-                } else {
-                    events = lc.agents()[i]->doneMsg.events();
-                    std::cerr << "fetched the agent's complete file into " << dest << "\n";
-                }
-            }
-        }
-        if (!listener.status()) {
-            std::cerr << "gapscope-cli capture: " << out << ": " << listener.status().message() << "\n";
-            ok = false;
-        }
-        if (!s)
-            std::cerr << "gapscope-cli capture: " << s.message() << "\n";
-        bool started = false;
-        for (const auto& a : lc.agents())
-            started = started || a->captureId != 0;
-        if (started)
-            report(lc, final, out, events, cut ? nullptr : listener.latency());
-        return ok ? int(kExitOk) : int(kExitFailure);
-    }();
+    if (!autoSteps)
+        return captureOnce(lo, out, quiet, noStream);
+    // No rule named: the ranks' own rule first (graph launches, every rank on the same steps); where it
+    // finds no step (an eager loop), a time window and the steps found in it.
+    if (captureOnce(lo, out, quiet, noStream) != kExitOk) {
+        std::cerr << "gapscope-cli capture: no graph launches made steps: recording a time window instead\n";
+        return captureForwards(lo, out, quiet, noStream, uint32_t(steps));
+    }
+    return refindSteps(out);
 }
 
 } // namespace

@@ -5,7 +5,8 @@
 #     (no schedule; and with prof.step() after each generate() call): gapscope-cli must find one step per
 #     forward with no rule named, the first of each call prefill, the rest decode.
 #  2. the eager and graph loops under gapscope-agent launch (libgapscope-inject.so), captured for a few
-#     seconds with no step rule; the capture opened with --step-rule auto: the same.
+#     seconds with no step rule; the capture opened with --step-rule auto: the same. Then
+#     `capture --steps 40` with no rule: at least 40 steps stored in the file, prefill and decode.
 #  3. small fixtures (4 layers, 2 calls of 6 tokens) for tests/steps/fixtures/real_*.json.gz.
 # Rows `check | measured | target | PASS/FAIL` go to OUTDIR/table.txt.
 set -uo pipefail
@@ -80,7 +81,25 @@ if [ -x "$AGENT" ] && [ -f "$LIB" ]; then
     timeout 120 "$CLI" capture --agent "$ADDR" --wait-ranks 1 --arm-timeout 60 --duration 3 --quiet \
       -o "$LOG/cap_$mode.gapscope" >"$LOG/cap_$mode.capture.log" 2>&1
     rc=$?
+    # --steps N with no rule: a window long enough for N forwards, the forwards found and stored.
+    timeout 180 "$CLI" capture --agent "$ADDR" --wait-ranks 1 --arm-timeout 60 --steps 40 --quiet \
+      -o "$LOG/capn_$mode.gapscope" >"$LOG/capn_$mode.capture.log" 2>&1
+    nrc=$?
     touch "$LOG/stop"; wait $WL 2>/dev/null
+    if [ -s "$LOG/capn_$mode.gapscope" ]; then
+      "$CLI" info --json "$LOG/capn_$mode.gapscope" >"$LOG/capn_$mode.info.json" 2>&1
+      python3 - "$LOG/capn_$mode.info.json" "$nrc" >>"$TABLE" <<PY
+import json, sys
+d = json.load(open(sys.argv[1])); k = d.get("step_kinds", {})
+ok = sys.argv[2] == "0" and d["step_count"] >= 40 and d.get("step_rule") == "file" and k.get("decode", 0) >= 30 \
+    and k.get("prefill", 0) >= 2
+print("steps: capture --steps 40 of HF generate() $mode, no rule | exit %s, %d steps stored (%s), %d prefill, %d decode, "
+      "%d unknown | >= 40 steps, prefill and decode | %s" % (sys.argv[2], d["step_count"], d.get("step_source"),
+      k.get("prefill", 0), k.get("decode", 0), k.get("unknown", 0), "PASS" if ok else "FAIL"))
+PY
+    else
+      row "steps: capture --steps 40 of HF generate() $mode" "rc $nrc, no file (see steps/capn_$mode.capture.log)" "a trace" FAIL
+    fi
     if [ -s "$LOG/cap_$mode.gapscope" ]; then
       "$CLI" summary --json --top 0 --step-rule auto "$LOG/cap_$mode.gapscope" >"$LOG/cap_$mode.summary.json" 2>&1
       python3 - "$LOG/cap_$mode.summary.json" "$TOKENS" >>"$TABLE" <<PY
