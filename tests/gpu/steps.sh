@@ -22,6 +22,7 @@ touch "$TABLE"
 CLI=$BUILD/app/gapscope-cli
 row() { echo "$1 | $2 | $3 | $4" >>"$TABLE"; }
 CALLS=${STEPS_CALLS:-2}
+PARTS=${STEPS_PARTS:-profiler,capture} # which halves run: torch.profiler traces, captures through the agent
 TOKENS=${STEPS_TOKENS:-16}
 
 # verdict FILE CALLS TOKENS [RULE]: "steps N (P prefill, D decode) | PASS|FAIL"
@@ -41,6 +42,7 @@ PY
 }
 
 for mode in eager graph; do
+  [[ ",$PARTS," == *",profiler,"* ]] || break
   for ps in plain profilerstep; do
     f=$LOG/hf_${mode}_${ps}.json.gz
     extra=(); [ $ps = profilerstep ] && extra=(--profiler-steps)
@@ -63,7 +65,7 @@ done
 # Captures of the unmodified loops through the injection library, no step rule.
 AGENT=$BUILD/capture/agent/gapscope-agent
 LIB=$(readlink -f "$BUILD/capture/inject/libgapscope-inject.so" 2>/dev/null)
-if [ -x "$AGENT" ] && [ -f "$LIB" ]; then
+if [ -x "$AGENT" ] && [ -f "$LIB" ] && [[ ",$PARTS," == *",capture,"* ]]; then
   SOCKDIR=/tmp/gapscope-steps; rm -rf "$SOCKDIR"; mkdir -m 700 "$SOCKDIR"
   SOCK=$SOCKDIR/agent.sock
   "$AGENT" --socket "$SOCK" --listen 127.0.0.1:0 --port-file "$LOG/port" --output-dir "$LOG/captures" \
