@@ -118,13 +118,13 @@ const GapAnalyzer* AnalysisRunner::analyzer() const
 }
 
 std::shared_ptr<const AnalysisRunner::State> AnalysisRunner::makeState(
-    std::shared_ptr<const Trace> trace, const StepBudget& budget, const CancelToken& cancel)
+    std::shared_ptr<const Trace> trace, StepKind kind, const StepBudget& budget, const CancelToken& cancel)
 {
     auto st = std::make_shared<State>();
     st->trace = trace;
     GapAnalyzer::Options options;
     options.cancel = cancel;
-    options.kind = GapAnalyzer::defaultKind(*trace);
+    options.kind = kind;
     st->analyzer = std::make_unique<GapAnalyzer>(*trace, classifierFor(*trace), budget, options);
     if (st->analyzer->cancelled())
         return nullptr; // superseded while it was built
@@ -151,13 +151,14 @@ std::shared_ptr<const AnalysisRunner::State> AnalysisRunner::makeState(
 
 std::shared_ptr<const AnalysisRunner::State> AnalysisRunner::buildState() const
 {
-    return makeState(m_trace, m_budget, CancelToken());
+    return makeState(m_trace, m_kind, m_budget, CancelToken());
 }
 
 void AnalysisRunner::setTrace(std::shared_ptr<const Trace> trace)
 {
     m_held = false;
     m_trace = std::move(trace);
+    m_kind = m_trace ? GapAnalyzer::defaultKind(*m_trace) : StepKind::Unknown;
     TraceOpener::releaseLater(std::move(m_state));
     m_state.reset();
     m_breakdown = {};
@@ -177,6 +178,18 @@ void AnalysisRunner::setBudget(const std::optional<Budget>& budget, bool achieva
         rebuildBars(); // same slots: only the budget side of the bars changes
         return;
     }
+    rebuild();
+}
+
+void AnalysisRunner::setStepKind(StepKind kind)
+{
+    if (kind == m_kind)
+        return;
+    m_kind = kind;
+    if (!m_trace)
+        return;
+    TraceOpener::releaseLater(std::move(m_state));
+    m_state.reset();
     rebuild();
 }
 
@@ -234,8 +247,9 @@ void AnalysisRunner::startBuild()
     QPointer<AnalysisRunner> self(this);
     auto trace = m_trace;
     auto budget = m_budget;
-    jobPool()->submit([self, ticket, trace, budget] {
-        std::shared_ptr<const State> result = makeState(trace, budget, ticket.cancelToken());
+    const StepKind kind = m_kind;
+    jobPool()->submit([self, ticket, trace, budget, kind] {
+        std::shared_ptr<const State> result = makeState(trace, kind, budget, ticket.cancelToken());
         postToGui([self, ticket, result]() mutable {
             if (!self || ticket.stale() || !result) {
                 TraceOpener::releaseLater(std::move(result));

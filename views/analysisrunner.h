@@ -57,7 +57,11 @@ public:
     explicit AnalysisRunner(QObject* parent = nullptr);
     ~AnalysisRunner() override;
 
+    // The trace to analyse; its kind of step is GapAnalyzer::defaultKind (decode where there are some).
     void setTrace(std::shared_ptr<const gapscope::model::Trace> trace);
+    // The kind of step the analysis looks at (Unknown: every kind); the others are shown but left out.
+    void setStepKind(gapscope::model::StepKind kind);
+    gapscope::model::StepKind stepKind() const { return m_kind; }
     // nullopt: no budget (the waterfall shows measured bars only).
     void setBudget(const std::optional<gapscope::model::Budget>& budget, bool achievable, const QString& description);
     void setRequest(const WaterfallRequest& request);
@@ -110,6 +114,7 @@ private:
     std::shared_ptr<const State> buildState() const;
     // Null when `cancel` was cancelled before it was done.
     static std::shared_ptr<const State> makeState(std::shared_ptr<const gapscope::model::Trace> trace,
+        gapscope::model::StepKind kind,
         const gapscope::model::StepBudget& budget, const gapscope::model::CancelToken& cancel);
     void rebuild();
     void startBuild();
@@ -125,6 +130,7 @@ private:
     gapscope::model::StepBudget m_budget;
     QString m_budgetDescription;
     WaterfallRequest m_request;
+    gapscope::model::StepKind m_kind = gapscope::model::StepKind::Unknown;
     gapscope::model::GapAnalyzer::Breakdown m_breakdown;
     std::vector<gapscope::model::Bar> m_bars;
     WaterfallData m_waterfall;

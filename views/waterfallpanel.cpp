@@ -6,6 +6,7 @@
 
 #include <QCheckBox>
 #include <QComboBox>
+#include <QSignalBlocker>
 #include <QHBoxLayout>
 #include <QLabel>
 #include <QSpinBox>
@@ -23,6 +24,7 @@ WaterfallPanel::WaterfallPanel(QWidget* parent)
     , m_step(new QSpinBox)
     , m_rank(new QComboBox)
     , m_column(new QComboBox)
+    , m_kind(new QComboBox)
     , m_status(new QLabel)
     , m_chart(new WaterfallChart)
     , m_hideEmpty(new QCheckBox(tr("hide empty bars")))
@@ -48,6 +50,7 @@ WaterfallPanel::WaterfallPanel(QWidget* parent)
     controls->addWidget(m_step);
     controls->addWidget(m_rank);
     controls->addWidget(m_column);
+    controls->addWidget(m_kind);
     controls->addWidget(m_hideEmpty);
     controls->addStretch(1);
     m_status->setWordWrap(true);
@@ -66,7 +69,25 @@ WaterfallPanel::WaterfallPanel(QWidget* parent)
     connect(m_rank, &QComboBox::currentIndexChanged, this, changed);
     connect(m_step, &QSpinBox::valueChanged, this, changed);
     connect(m_column, &QComboBox::currentIndexChanged, this, [this] { emit budgetColumnChanged(achievable()); });
+    m_kind->setToolTip(tr("The kind of step analysed (the decode budget is laid over decode steps); steps of other "
+                          "kinds are shown on the timeline but left out of the waterfall, medians and findings"));
+    m_kind->hide();
+    connect(m_kind, &QComboBox::activated, this,
+        [this] { emit stepKindChanged(gapscope::model::StepKind(m_kind->currentData().toInt())); });
     updateEnabled();
+}
+
+void WaterfallPanel::setStepKinds(const std::vector<gapscope::model::StepKind>& present, gapscope::model::StepKind current)
+{
+    using gapscope::model::StepKind;
+    QSignalBlocker block(m_kind);
+    m_kind->clear();
+    for (StepKind k : present)
+        if (k != StepKind::Unknown)
+            m_kind->addItem(tr("%1 steps").arg(QLatin1String(gapscope::model::toString(k))), int(k));
+    m_kind->addItem(tr("steps of every kind"), int(StepKind::Unknown));
+    m_kind->setCurrentIndex(std::max(0, m_kind->findData(int(current))));
+    m_kind->setVisible(m_kind->count() > 1); // a trace whose steps have no kind: nothing to choose
 }
 
 void WaterfallPanel::updateEnabled()

@@ -39,6 +39,8 @@ public:
     void setSelectedRange(gapscope::model::TimeNs t0, gapscope::model::TimeNs t1);
     void setSelectedSteps(uint32_t first, uint32_t last);
     bool achievable() const;
+    // The kinds of step the trace has (each step's Step::kind), and the one analysed.
+    void setStepKinds(const std::vector<gapscope::model::StepKind>& present, gapscope::model::StepKind current);
     void setData(const WaterfallData& data);
     void setStatus(const QString& text);
     QString status() const; // the notes line under the chart
@@ -46,6 +48,7 @@ public:
 signals:
     void requestChanged();
     void budgetColumnChanged(bool achievable);
+    void stepKindChanged(gapscope::model::StepKind kind);
 
 private:
     void updateEnabled();
@@ -53,6 +56,7 @@ private:
     QSpinBox* m_step;
     QComboBox* m_rank;
     QComboBox* m_column;
+    QComboBox* m_kind;
     QLabel* m_status;
     WaterfallChart* m_chart;
     QCheckBox* m_hideEmpty;

@@ -32,6 +32,8 @@
 #include <QTabWidget>
 #include <QVBoxLayout>
 
+#include <set>
+
 using namespace gapscope::model;
 
 Workspace::Workspace(QWidget* parent)
@@ -114,6 +116,7 @@ void Workspace::connectPanels()
     connect(m_waterfall, &WaterfallPanel::budgetColumnChanged, this, &Workspace::applyBudget);
     connect(
         m_waterfall, &WaterfallPanel::requestChanged, this, [this] { m_analysis->setRequest(m_waterfall->request()); });
+    connect(m_waterfall, &WaterfallPanel::stepKindChanged, m_analysis, &AnalysisRunner::setStepKind);
     connect(m_analysis, &AnalysisRunner::waterfallReady, this, [this](const WaterfallData& d) {
         m_waterfall->setData(d);
         m_selectedBar = -1;
@@ -202,6 +205,11 @@ void Workspace::setDocument(std::shared_ptr<const TraceDocument> doc)
     m_analysis->setTrace(m_doc ? m_doc->trace : nullptr);
     if (!trace)
         return;
+    std::set<StepKind> kinds; // the kinds of step the trace has, to pick the one analysed
+    for (uint32_t r : trace->ranks())
+        for (const Step& s : trace->steps(r))
+            kinds.insert(s.kind);
+    m_waterfall->setStepKinds(std::vector<StepKind>(kinds.begin(), kinds.end()), m_analysis->stepKind());
     uint32_t last = 0;
     for (uint32_t r : trace->ranks()) {
         if (!trace->steps(r).empty())
