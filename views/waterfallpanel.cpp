@@ -72,6 +72,8 @@ WaterfallPanel::WaterfallPanel(QWidget* parent)
     m_kind->setToolTip(tr("The kind of step analysed (the decode budget is laid over decode steps); steps of other "
                           "kinds are shown on the timeline but left out of the waterfall, medians and findings"));
     m_kind->hide();
+    m_kind->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
+    m_kind->setMinimumContentsLength(12);
     connect(m_kind, &QComboBox::activated, this,
         [this] { emit stepKindChanged(gapscope::model::StepKind(m_kind->currentData().toInt())); });
     updateEnabled();
@@ -87,7 +89,8 @@ void WaterfallPanel::setStepKinds(const std::vector<gapscope::model::StepKind>& 
             m_kind->addItem(tr("%1 steps").arg(QLatin1String(gapscope::model::toString(k))), int(k));
     m_kind->addItem(tr("steps of every kind"), int(StepKind::Unknown));
     m_kind->setCurrentIndex(std::max(0, m_kind->findData(int(current))));
-    m_kind->setVisible(m_kind->count() > 1); // a trace whose steps have no kind: nothing to choose
+    // Only where the steps are of several kinds is there a choice (every step decode: the same analysis).
+    m_kind->setVisible(present.size() > 1);
 }
 
 void WaterfallPanel::updateEnabled()
