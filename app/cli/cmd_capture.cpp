@@ -514,9 +514,13 @@ int runCapture(const std::vector<std::string>& args)
     lo.clientVersion = GAPSCOPE_VERSION;
     if (!autoSteps)
         return captureOnce(lo, out, quiet, noStream);
-    // No rule named: the ranks' own rule first (graph launches, every rank on the same steps); where it
-    // finds no step (an eager loop), a time window and the steps found in it.
-    if (captureOnce(lo, out, quiet, noStream) != kExitOk) {
+    // No rule named: the ranks' own rule first (graph launches, every rank on the same steps; 15 s to see
+    // them unless --arm-timeout says otherwise); where it finds no step (an eager loop), a time window
+    // and the steps found in it.
+    capture::LiveCaptureOptions first = lo;
+    if (first.armTimeoutS <= 0)
+        first.armTimeoutS = 15; // a loop that replays graphs launches one within seconds
+    if (captureOnce(first, out, quiet, noStream) != kExitOk) {
         std::cerr << "gapscope-cli capture: no graph launches made steps: recording a time window instead\n";
         return captureForwards(lo, out, quiet, noStream, uint32_t(steps));
     }
