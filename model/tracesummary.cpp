@@ -34,10 +34,7 @@ TraceStats traceStats(const Trace& trace)
             }
         }
     }
-    std::map<uint32_t, StepKind> kindOf; // aligned step index -> kind (the first rank's that has it)
     for (auto& [r, rs] : ranks) {
-        for (const Step& st : trace.steps(r))
-            kindOf.emplace(st.index, st.kind);
         rs.steps = uint32_t(trace.steps(r).size());
         if (!trace.steps(r).empty())
             s.stepSource = trace.steps(r).front().source;
@@ -45,9 +42,20 @@ TraceStats traceStats(const Trace& trace)
         s.kernelTime += rs.kernelTime;
         s.ranks.push_back(rs);
     }
-    for (const auto& [index, kind] : kindOf)
-        ++s.stepKinds[size_t(kind)];
+    s.stepKinds = stepKindCounts(trace);
     return s;
+}
+
+std::array<uint32_t, kStepKinds> stepKindCounts(const Trace& trace)
+{
+    std::map<uint32_t, StepKind> kindOf; // aligned step index -> kind (the first rank's that has it)
+    for (uint32_t r : trace.ranks())
+        for (const Step& st : trace.steps(r))
+            kindOf.emplace(st.index, st.kind);
+    std::array<uint32_t, kStepKinds> counts {};
+    for (const auto& [index, kind] : kindOf)
+        ++counts[size_t(kind)];
+    return counts;
 }
 
 namespace {

@@ -50,6 +50,8 @@ struct TraceStats {
     std::array<uint32_t, kStepKinds> stepKinds {}; // steps (aligned indices) by StepKind
 };
 TraceStats traceStats(const Trace& trace);
+// Steps by StepKind, counting each aligned step index once (the kind of the first rank that has it).
+std::array<uint32_t, kStepKinds> stepKindCounts(const Trace& trace);
 
 struct StepRow {
     uint32_t rank = 0;

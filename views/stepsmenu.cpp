@@ -2,6 +2,7 @@
 #include "views/stepsmenu.h"
 
 #include "model/steps/stepfinder.h"
+#include "model/tracesummary.h"
 #include "views/tracedocument.h"
 
 #include <QInputDialog>
@@ -46,13 +47,7 @@ void StepsMenu::rebuild()
     const Trace& t = *m_doc->trace;
     const StepReport& r = t.stepReport();
     QStringList kinds;
-    std::array<uint32_t, kStepKinds> perKind {};
-    std::map<uint32_t, StepKind> byIndex;
-    for (uint32_t rank : t.ranks())
-        for (const Step& s : t.steps(rank))
-            byIndex.emplace(s.index, s.kind);
-    for (const auto& [index, kind] : byIndex)
-        ++perKind[size_t(kind)];
+    const auto perKind = stepKindCounts(t);
     for (size_t k = 0; k < kStepKinds; ++k)
         if (perKind[k])
             kinds << QStringLiteral("%1 %2").arg(perKind[k]).arg(QString::fromLatin1(toString(StepKind(k))));

@@ -32,8 +32,6 @@
 #include <QTabWidget>
 #include <QVBoxLayout>
 
-#include <set>
-
 using namespace gapscope::model;
 
 Workspace::Workspace(QWidget* parent)
@@ -205,11 +203,12 @@ void Workspace::setDocument(std::shared_ptr<const TraceDocument> doc)
     m_analysis->setTrace(m_doc ? m_doc->trace : nullptr);
     if (!trace)
         return;
-    std::set<StepKind> kinds; // the kinds of step the trace has, to pick the one analysed
-    for (uint32_t r : trace->ranks())
-        for (const Step& s : trace->steps(r))
-            kinds.insert(s.kind);
-    m_waterfall->setStepKinds(std::vector<StepKind>(kinds.begin(), kinds.end()), m_analysis->stepKind());
+    std::vector<StepKind> kinds; // the kinds of step the trace has, to pick the one analysed
+    const auto counts = stepKindCounts(*trace);
+    for (size_t k = 0; k < kStepKinds; ++k)
+        if (counts[k])
+            kinds.push_back(StepKind(k));
+    m_waterfall->setStepKinds(kinds, m_analysis->stepKind());
     uint32_t last = 0;
     for (uint32_t r : trace->ranks()) {
         if (!trace->steps(r).empty())

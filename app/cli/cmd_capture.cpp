@@ -384,19 +384,25 @@ int captureOnce(const capture::LiveCaptureOptions& lo, const std::string& out, b
 // a step of its own, kinds) replace them when they are at least as many.
 int refindSteps(const std::string& out)
 {
-    auto stored = model::openTrace({ out });
     model::ReadOptions ro;
-    ro.stepRule = "auto";
-    auto found = model::openTrace({ out }, ro);
-    if (!stored || !found || stored->stepReport().source != model::StepSource::Graph
-        || found->stepCount() < stored->stepCount())
+    ro.detectSteps = false; // read once: the stored steps first, then the ones found in the same events
+    auto trace = model::openTrace({ out }, ro);
+    if (!trace)
         return kExitOk;
-    if (Status s = model::writeTraceFile(*found, out); !s) {
+    const uint32_t stored = trace->stepCount();
+    bool byGraph = false;
+    for (uint32_t r : trace->ranks())
+        byGraph = byGraph || (!trace->steps(r).empty() && trace->steps(r).front().source == model::StepSource::Graph);
+    if (!byGraph)
+        return kExitOk;
+    if (Status s = model::findSteps(*trace, "auto"); !s || trace->stepCount() < stored)
+        return kExitOk; // the file on disk keeps the launches
+    if (Status s = model::writeTraceFile(*trace, out); !s) {
         std::cerr << "gapscope-cli capture: " << s.message() << "\n";
         return kExitFailure;
     }
-    std::cout << "steps: " << found->stepCount() << " found by the " << model::toString(found->stepReport().source)
-              << " rule in place of the " << stored->stepCount() << " graph launches, stored in " << out << "\n";
+    std::cout << "steps: " << trace->stepCount() << " found by the " << model::toString(trace->stepReport().source)
+              << " rule in place of the " << stored << " graph launches, stored in " << out << "\n";
     return kExitOk;
 }
 
@@ -409,6 +415,7 @@ int captureForwards(capture::LiveCaptureOptions lo, const std::string& out, bool
     double window = lo.settings.duration_s() > 0 ? lo.settings.duration_s() : 2.0;
     constexpr double kMaxWindowS = 120;
     lo.settings.set_steps(0);
+    std::vector<std::string> tried; // what the rules said of the last window
     for (int attempt = 0; attempt < 4; ++attempt) {
         lo.settings.set_duration_s(window);
         if (int rc = captureOnce(lo, out, quiet, noStream); rc != kExitOk)
@@ -422,6 +429,7 @@ int captureForwards(capture::LiveCaptureOptions lo, const std::string& out, bool
         }
         const uint32_t found = trace->stepCount();
         const model::StepReport& r = trace->stepReport();
+        tried = r.tried;
         if (found >= n) {
             if (Status s = model::writeTraceFile(*trace, out); !s) {
                 std::cerr << "gapscope-cli capture: " << s.message() << "\n";
@@ -440,12 +448,8 @@ int captureForwards(capture::LiveCaptureOptions lo, const std::string& out, bool
                   << window << " s\n";
     }
     std::cerr << "gapscope-cli capture: no rule found " << n << " steps in " << window << " s of recording (";
-    model::ReadOptions ro;
-    ro.stepRule = "auto";
-    auto trace = model::openTrace({ out }, ro);
-    if (trace)
-        for (const auto& line : trace->stepReport().tried)
-            std::cerr << line << "; ";
+    for (const auto& line : tried)
+        std::cerr << line << "; ";
     std::cerr << "name a rule with --step-rule)\n";
     return kExitFailure;
 }

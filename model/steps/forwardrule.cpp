@@ -10,14 +10,6 @@ namespace {
 constexpr double kMinLayerRegularity = 0.6; // share of a layer symbol's spacings that equal the period
 constexpr double kAnchorGlueShare = 0.9; // share of the glues an anchor occurs in exactly once
 
-template <typename T> T medianOf(std::vector<T> v)
-{
-    if (v.empty())
-        return T {};
-    std::nth_element(v.begin(), v.begin() + long(v.size() / 2), v.end());
-    return v[v.size() / 2];
-}
-
 struct Layer {
     uint64_t symbol = 0;
     size_t period = 0;

@@ -42,8 +42,7 @@ std::vector<size_t> GraphCycles::starts(const StepSequence& seq, const std::vect
         std::vector<TimeNs> idle;
         for (uint32_t k : p)
             idle.push_back(seq.gpuIdleBefore[launches[k]]);
-        std::nth_element(idle.begin(), idle.begin() + long(idle.size() / 2), idle.end());
-        const TimeNs med = idle[idle.size() / 2];
+        const TimeNs med = medianOf(std::move(idle));
         if (p.size() > bestCount || (p.size() == bestCount && med > bestIdle)) {
             best = sym;
             bestCount = p.size();

@@ -71,14 +71,6 @@ Step stepOf(const StepSequence& seq, size_t first, size_t last, StepSource sourc
     return s;
 }
 
-size_t median(std::vector<size_t> v)
-{
-    if (v.empty())
-        return 0;
-    std::nth_element(v.begin(), v.begin() + long(v.size() / 2), v.end());
-    return v[v.size() / 2];
-}
-
 // A decode loop repeats one forward: forwards of the same size (within 10% of the median) and alike in
 // their kernels (StepKinds: the cores alike to the most common one) make at least 60% of them. Not so the stages
 // of a network, nor a training loop's forward and backward passes, which alternate.
@@ -94,7 +86,7 @@ bool forwardsAgree(const StepSequence& seq, const ForwardSplit& f)
             syms.push_back(seq.units[i].symbol);
         sets.push_back(StepKinds::core(std::move(syms)));
     }
-    const size_t m = median(sizes);
+    const size_t m = medianOf(sizes);
     const size_t close = size_t(std::count_if(sizes.begin(), sizes.end(),
         [m](size_t s) { return s * 10 >= m * 9 && s * 10 <= m * 11; }));
     const std::vector<uint64_t>& loop = sets[StepKinds::modal(sets)];
@@ -272,7 +264,7 @@ std::vector<Piece> RankFinder::byGraph(const StepSequence& seq)
                 n += seq.units[i].kernels;
         stepKernels.push_back(n);
     }
-    const size_t eagerStep = std::max<size_t>(8, median(stepKernels) / 2);
+    const size_t eagerStep = std::max<size_t>(8, medianOf(stepKernels) / 2);
     std::vector<Piece> out;
     auto eagerStretch = [&](size_t first, size_t last) {
         if (seq.kernelCount(first, last) < eagerStep)
@@ -320,7 +312,7 @@ std::vector<Piece> RankFinder::split(const StepSequence& seq, bool top)
     using K = StepRule::Kind;
     std::vector<Piece> pieces;
     // Graphs that run a small part of the work (a few kernels captured beside an eager loop) are not steps.
-    const size_t graphKernels = seq.graphKernelNames.empty() ? 0 : seq.kernelCount(0, seq.size()) - (seq.size() - seq.graphLaunches);
+    const size_t graphKernels = seq.kernelCount(0, seq.size()) - (seq.size() - seq.graphLaunches);
     const bool graphsRunTheWork = seq.graphLaunches >= 1 && graphKernels * 10 >= seq.kernelCount(0, seq.size()) * 3;
     if (allows(K::Graph) && graphsRunTheWork)
         pieces = byGraph(seq);
@@ -427,7 +419,7 @@ std::vector<Step> RankFinder::byAnchor(const StepSequence& seq)
         const auto& u = seq.units[i];
         bool hit = !u.graph() && match(StringId(u.symbol));
         for (uint32_t k = 0; u.graph() && !hit && k < u.kernels; ++k) // a replay that runs the anchor
-            hit = match(seq.graphKernelNames[u.firstKernel + k]);
+            hit = match(seq.graphKernel(u, k));
         if (hit)
             starts.push_back(i);
     }

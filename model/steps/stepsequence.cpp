@@ -45,7 +45,7 @@ std::unordered_set<uint32_t> graphLaunchIds(const Trace& trace, uint32_t rank)
 
 } // namespace
 
-StepSequence StepSequence::of(const Trace& trace, uint32_t rank, uint32_t corrLo, uint32_t corrHi)
+StepSequence StepSequence::of(const Trace& trace, uint32_t rank)
 {
     std::vector<Kernel> ks;
     bool allCorrelated = true;
@@ -55,8 +55,6 @@ StepSequence StepSequence::of(const Trace& trace, uint32_t rank, uint32_t corrLo
             if (trace.kindOf(id, i) != EventKind::Kernel)
                 continue;
             const uint32_t c = ev.correlation(i);
-            if ((corrLo != 0 || corrHi != UINT32_MAX) && (c < corrLo || c > corrHi))
-                continue;
             allCorrelated = allCorrelated && c != 0;
             ks.push_back({ c, ev.start(i), ev.end(i), ev.name(i) });
         }
@@ -68,6 +66,7 @@ StepSequence StepSequence::of(const Trace& trace, uint32_t rank, uint32_t corrLo
         std::sort(ks.begin(), ks.end(), [](const Kernel& a, const Kernel& b) { return a.start < b.start; });
     const std::unordered_set<uint32_t> graphs = allCorrelated ? graphLaunchIds(trace, rank) : std::unordered_set<uint32_t>();
     StepSequence s;
+    auto names = std::make_shared<std::vector<StringId>>();
     s.byCorrelation = allCorrelated && !ks.empty();
     std::map<std::pair<StringId, uint32_t>, uint64_t> graphSymbols; // (first kernel, kernel count) -> symbol
     for (size_t i = 0; i < ks.size();) {
@@ -81,9 +80,9 @@ StepSequence StepSequence::of(const Trace& trace, uint32_t rank, uint32_t corrLo
                 ++j;
             }
             u.kernels = uint32_t(j - i);
-            u.firstKernel = uint32_t(s.graphKernelNames.size());
+            u.firstKernel = uint32_t(names->size());
             for (size_t k = i; k < j; ++k)
-                s.graphKernelNames.push_back(ks[k].name);
+                names->push_back(ks[k].name);
             auto key = std::make_pair(ks[i].name, u.kernels);
             auto [it, fresh] = graphSymbols.try_emplace(key, kGraphSymbol | graphSymbols.size());
             u.symbol = it->second;
@@ -92,6 +91,7 @@ StepSequence StepSequence::of(const Trace& trace, uint32_t rank, uint32_t corrLo
         s.units.push_back(u);
         i = j;
     }
+    s.graphKernelNames = std::move(names);
     TimeNs busyUntil = INT64_MIN;
     s.gpuIdleBefore.resize(s.units.size());
     for (size_t i = 0; i < s.units.size(); ++i) {
@@ -120,7 +120,7 @@ StepSequence StepSequence::replayed(size_t unit) const
     StepSequence s;
     const Unit& u = units[unit];
     for (uint32_t k = 0; u.graph() && k < u.kernels; ++k) {
-        s.units.push_back(Unit { graphKernelNames[u.firstKernel + k], 0, 0, 0, 1, 0 });
+        s.units.push_back(Unit { graphKernel(u, k), 0, 0, 0, 1, 0 });
         s.gpuIdleBefore.push_back(0);
     }
     return s;

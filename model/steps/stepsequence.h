@@ -17,7 +17,9 @@
 
 #include "model/trace.h"
 
+#include <algorithm>
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 namespace gapscope::model {
@@ -31,26 +33,37 @@ struct StepSequence {
         TimeNs end = 0;
         uint32_t correlation = 0; // the launch's (0: not recorded)
         uint32_t kernels = 1; // kernels it ran (more than one for a graph launch)
-        uint32_t firstKernel = 0; // a graph launch's kernel names: graphKernelNames[firstKernel, +kernels)
+        uint32_t firstKernel = 0; // a graph launch's kernel names: (*graphKernelNames)[firstKernel, +kernels)
         bool graph() const { return symbol & kGraphSymbol; }
     };
     std::vector<Unit> units;
     std::vector<TimeNs> gpuIdleBefore;
-    std::vector<StringId> graphKernelNames; // the kernels of each graph launch, in launch order
+    // The kernels of each graph launch, in launch order; shared by the sequence's slices.
+    std::shared_ptr<const std::vector<StringId>> graphKernelNames;
     size_t graphLaunches = 0;
     bool byCorrelation = false; // units are in correlation order (every kernel had one)
 
-    // The GPU kernels of `rank`; with `corrLo..corrHi` only those launched in that correlation range.
-    static StepSequence of(const Trace& trace, uint32_t rank, uint32_t corrLo = 0, uint32_t corrHi = UINT32_MAX);
+    // The GPU kernels of `rank`.
+    static StepSequence of(const Trace& trace, uint32_t rank);
     // Units [first, last) as a sequence of their own (gaps recomputed from the first).
     StepSequence slice(size_t first, size_t last) const;
     size_t size() const { return units.size(); }
     size_t kernelCount(size_t first, size_t last) const;
     // The kernels a graph launch replayed, as a sequence of their own (names only, no times).
     StepSequence replayed(size_t unit) const;
+    StringId graphKernel(const Unit& u, uint32_t k) const { return (*graphKernelNames)[u.firstKernel + k]; }
     // True when the name of a graph launch API call (cudaGraphLaunch, cuGraphLaunch, hipGraphLaunch and
     // their suffixed variants).
     static bool isGraphLaunchName(std::string_view name);
 };
+
+// The median of `v` (the upper one of an even count; T{} when empty), for the rules' spacings and gaps.
+template <typename T> T medianOf(std::vector<T> v)
+{
+    if (v.empty())
+        return T {};
+    std::nth_element(v.begin(), v.begin() + long(v.size() / 2), v.end());
+    return v[v.size() / 2];
+}
 
 } // namespace gapscope::model
