@@ -32,6 +32,7 @@ json::Value stepJson(const StepRecord& s, bool boundaries)
         j.set("sync_idle_ns", std::move(b));
     }
     j.set("step_gap_ns", s.stepGapNs);
+    j.set("step_gap_idle_ns", s.stepGapIdleNs);
     j.set("straggler_ns", s.stragglerNs);
     j.set("slow_ns", s.slowNs);
     return j;
@@ -52,6 +53,7 @@ StepRecord stepFrom(const json::Value& j)
         s.syncIdleNs.push_back(static_cast<uint64_t>(v.toInt()));
     s.startUnixNs = static_cast<uint64_t>(j["start_unix_ns"].toInt());
     s.stepGapNs = static_cast<uint64_t>(j["step_gap_ns"].toInt());
+    s.stepGapIdleNs = static_cast<uint64_t>(j["step_gap_idle_ns"].toInt());
     s.stragglerNs = static_cast<uint64_t>(j["straggler_ns"].toInt());
     s.slowNs = static_cast<uint64_t>(j["slow_ns"].toInt());
     return s;

@@ -32,6 +32,9 @@ struct StepRecord {
     uint64_t startUnixNs = 0; // host CLOCK_REALTIME when the step's launches began (matches captures)
     uint32_t syncs = 0;
     uint64_t stepGapNs = 0; // host gap injected after this step (inside this step's window)
+    // --step-stamps: GPU idle from this step's last copy to the next step's first kernel (GPU clock
+    // stamps): the host gap plus the sync's wake-up and the next launch, as a capture sees it.
+    uint64_t stepGapIdleNs = 0;
     uint64_t stragglerNs = 0; // this rank's own spin before collectives (straggler rank only)
     uint64_t slowNs = 0; // extra time spun by slowed kernels (device-measured)
 };

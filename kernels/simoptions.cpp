@@ -95,6 +95,7 @@ json::Value Pathologies::toJson() const
     j.set("slow_component", slow ? model::toString(slowComponent) : "");
     j.set("slow_factor", slow ? slowFactor : 1.0);
     j.set("step_gap_ns", stepGapNs);
+    j.set("step_stamps", stepStamps);
     return j;
 }
 
@@ -184,7 +185,11 @@ Pathologies (each injects a known amount, recorded in the truth file):
   --straggler-rank R --straggler-us US [--straggler-every N]
                            rank R spins US before every N-th collective
   --slow COMPONENT:FACTOR  kernels of COMPONENT run FACTOR times as long as their work
-  --step-gap-us US         host gap between steps
+  --step-gap-us US         host gap between steps (the host spins US after each step's sync)
+  --step-stamps            a one-thread kernel after each step's last copy and another as the
+                           step's first kernel (first node of its graph) write the GPU clock;
+                           step_gap_idle_ns is the GPU idle between them (the clock of a capture's
+                           kernel timestamps), what a capture's `step gap` bar measures
 )";
 }
 
@@ -264,7 +269,8 @@ Expected<SimOptions> SimOptions::parse(const std::vector<std::string>& args, boo
     opts["--slow"] = [&](const std::string& v) { return parseSlow(v, p); };
     opts["--step-gap-us"] = us(p.stepGapNs, "--step-gap-us");
     std::map<std::string, bool*> flags = { { "--nvtx", &o.nvtx }, { "--check", &o.check }, { "--json", &o.json },
-        { "--sync-every-layer", &p.syncEveryLayer }, { "--sync-stamps", &p.syncStamps } };
+        { "--sync-every-layer", &p.syncEveryLayer }, { "--sync-stamps", &p.syncStamps },
+        { "--step-stamps", &p.stepStamps } };
 
     for (size_t i = 0; i < args.size(); ++i) {
         std::string a = args[i], value;

@@ -34,6 +34,9 @@ struct Pathologies {
     model::Component slowComponent = model::Component::Attention;
     double slowFactor = 1.0;
     uint64_t stepGapNs = 0;
+    // Time the GPU idle between steps by clock-stamp kernels (GPU clock): one after the step's last
+    // copy, one as the first kernel of the next step (inside its first graph in graph mode).
+    bool stepStamps = false;
 
     bool any() const
     {

@@ -487,6 +487,9 @@ Status SimRank::enqueueSegment(size_t seg, bool inject, uint64_t& threadDelayNs)
     cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
     GS_CUDA(cudaStreamIsCapturing(m_stream, &capture));
     const unsigned recordFlags = capture == cudaStreamCaptureStatusActive ? cudaEventRecordExternal : 0u;
+    // --step-stamps: the step's first kernel writes the GPU clock (read with the step's counters).
+    if (seg == 0 && inject && m_opt.path.stepStamps)
+        GS_CUDA(launchClockStamp(m_counters + kStepStartStamp, m_stream));
     if (seg > 0 && inject) {
         GS_CUDA(cudaEventRecordWithFlags(m_segBegin[seg], m_stream, recordFlags));
         if (m_stamps)
@@ -578,9 +581,15 @@ Status SimRank::runStep(uint32_t index, bool record, StepRecord& rec)
             GS_CUDA(cudaStreamSynchronize(m_stream));
     }
     GS_CUDA(cudaMemcpyAsync(m_hostTokens, m_tokens, 4 * m_opt.plan.batch, cudaMemcpyDeviceToHost, m_stream));
-    GS_CUDA(cudaMemcpyAsync(m_hostCounters, m_counters, 16, cudaMemcpyDeviceToHost, m_stream));
+    // The counters, and with --step-stamps the end stamp of the step before and this step's start.
+    GS_CUDA(cudaMemcpyAsync(m_hostCounters, m_counters, 8 * kCounterWords, cudaMemcpyDeviceToHost, m_stream));
     if (m_stamps)
         GS_CUDA(cudaMemcpyAsync(m_hostStamps, m_stamps, 16 * (segs - 1), cudaMemcpyDeviceToHost, m_stream));
+    // --step-stamps: the GPU clock after the step's last copy, the start of the idle before the
+    // next step (the host's wait, any --step-gap-us spin, the next launch). Launched after the
+    // copies, so they read the stamp of the step before.
+    if (m_opt.path.stepStamps)
+        GS_CUDA(launchClockStamp(m_counters + kStepEndStamp, m_stream));
     GS_CUDA(cudaEventRecord(m_stepEnd, m_stream));
     GS_CUDA(cudaStreamSynchronize(m_stream));
     if (m_opt.nvtx)
@@ -704,8 +713,13 @@ Status SimRank::run(RankResult& out)
     for (uint32_t i = 0; i < m_opt.steps; ++i) {
         StepRecord rec;
         GS_TRY(runStep(i, true, rec));
-        if (i > 0)
+        if (i > 0) {
             out.steps.back().measuredNs = elapsedNs(m_stepStart[(i - 1) % 2], m_stepStart[i % 2]);
+            // The idle after step i - 1 in the GPU clock: from its end stamp to step i's first kernel.
+            const unsigned long long end = m_hostCounters[kStepEndStamp], start = m_hostCounters[kStepStartStamp];
+            if (m_opt.path.stepStamps)
+                out.steps.back().stepGapIdleNs = start > end ? start - end : 0;
+        }
         out.steps.push_back(rec);
         if (i + 1 < m_opt.steps && m_opt.path.stepGapNs)
             out.steps.back().stepGapNs = hostSpin(m_opt.path.stepGapNs);

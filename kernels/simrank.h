@@ -109,7 +109,10 @@ private:
     void* m_localPairs = nullptr;
     void* m_gatheredPairs = nullptr;
     SlowTail* m_tails = nullptr;
-    unsigned long long* m_counters = nullptr; // [0] slow-kernel ns, [1] straggler ns
+    // [0] slow-kernel ns, [1] straggler ns; --step-stamps: [2] GPU clock after a step's last copy,
+    // [3] at its first kernel (copied at the end of a step: the step before's end, this step's start)
+    unsigned long long* m_counters = nullptr;
+    static constexpr size_t kStepEndStamp = 2, kStepStartStamp = 3, kCounterWords = 4; // <= 8 (m_hostTokens)
     unsigned long long* m_hostCounters = nullptr; // pinned copy, read after each step
     int32_t* m_hostTokens = nullptr;
     // --sync-stamps: GPU clock before ([2b]) and after ([2b + 1]) the sync at boundary b, and its pinned copy
