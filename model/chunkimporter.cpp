@@ -62,9 +62,9 @@ public:
         CollectiveInfo c { bytes, m.str(datatype), m.str(algorithm), m.str(protocol), sequence, comm, channels, root };
         m.m_builder.addCollective(m.lane(lane), start, TimeNs(dur), m.str(op), c);
     }
-    void step(uint32_t rank, uint32_t index, int64_t start, uint64_t dur, pb::StepSource source) override
+    void stepRecord(const format::StepRecord& s) override
     {
-        m.m_builder.addStep(rank, Step { index, start, start + TimeNs(dur), StepSource(source) });
+        m.m_builder.addStep(s.rank, fromRecord(s, m.m_decoder.string(s.label)));
     }
 
 private:

@@ -58,10 +58,7 @@ public:
     {
         m_b.event(lane, OverviewBuilder::Collective, start, dur, op);
     }
-    void step(uint32_t rank, uint32_t index, int64_t start, uint64_t dur, pb::StepSource source) override
-    {
-        m_b.step(rank, index, start, dur, uint32_t(source));
-    }
+    void stepRecord(const format::StepRecord& s) override { m_b.step(s); }
 
 private:
     OverviewBuilder& m_b;
@@ -256,18 +253,17 @@ Expected<TraceOverview> TraceOverview::open(
         }
         o.m_events += l.events;
     }
-    const pb::StepBlock& sb = frame.steps();
-    TimeNs t = 0;
-    for (int i = 0; i < sb.rank_size(); ++i) {
-        t += at(sb.start_delta(), i);
-        const uint32_t rank = sb.rank(i);
-        if (rank >= o.m_steps.size())
-            o.m_steps.resize(size_t(rank) + 1);
-        Step st { at(sb.index(), i), t, t + TimeNs(at(sb.duration(), i)), StepSource(at(sb.source(), i)) };
-        o.m_steps[rank].push_back(st);
-        o.m_start = std::min(o.m_start, st.start);
-        o.m_end = std::max(o.m_end, st.end);
-    }
+    if (Status s = format::checkStepColumns(frame.steps(), o.m_strings.size() - 1); !s)
+        o.m_warnings.push_back(reader.name() + ": overview: " + s.message() + "; its steps left out");
+    else
+        format::forEachStep(frame.steps(), 0, [&o](const format::StepRecord& r) {
+            if (r.rank >= o.m_steps.size())
+                o.m_steps.resize(size_t(r.rank) + 1);
+            Step st = fromRecord(r, std::string(o.str(r.label)));
+            o.m_start = std::min(o.m_start, st.start);
+            o.m_end = std::max(o.m_end, st.end);
+            o.m_steps[r.rank].push_back(std::move(st));
+        });
     for (auto& steps : o.m_steps)
         std::sort(steps.begin(), steps.end(), [](const Step& a, const Step& b) { return a.index < b.index; });
     if (o.m_start > o.m_end)
@@ -370,6 +366,10 @@ TraceStats TraceOverview::stats() const
         s.kernelTime += rs.kernelTime;
         s.ranks.push_back(rs);
     }
+    std::vector<const std::vector<Step>*> perRank;
+    for (const auto& steps : m_steps)
+        perRank.push_back(&steps);
+    s.stepKinds = stepKindCounts(perRank);
     return s;
 }
 

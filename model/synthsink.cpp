@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 #include "model/synthsink.h"
 
+#include "model/tracemetaproto.h"
+
 namespace gapscope::model::synth {
 namespace {
 
@@ -139,7 +141,7 @@ public:
     }
     void step(uint32_t rank, const Step& s) override
     {
-        m_e.addStep(rank, s.index, s.start, uint64_t(s.end - s.start), pb::StepSource(s.source));
+        m_e.addStep(toRecord(rank, s, s.label.empty() ? 0 : m_e.internString(s.label)));
     }
     Status flush() override { return m_w.maybeFlush(); }
 

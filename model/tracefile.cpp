@@ -189,7 +189,7 @@ Status writeTraceFile(const Trace& trace, const std::string& path, const WriteOp
             return s;
     for (uint32_t rank : trace.ranks())
         for (const Step& st : trace.steps(rank))
-            w.encoder().addStep(rank, st.index, st.start, uint64_t(std::max<TimeNs>(0, st.end - st.start)), pb::StepSource(st.source));
+            w.encoder().addStep(toRecord(rank, st, st.label.empty() ? 0 : w.encoder().internString(st.label)));
     return w.finish(&header);
 }
 

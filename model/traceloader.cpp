@@ -779,16 +779,9 @@ template <typename Put> void TraceLoader::decodeOthers(const pb::Chunk& ch, cons
             uint32_t(at(co.root(), i)) };
         put(l, s, d, n, uint32_t(info.sequence), aux::pack(EventKind::Collective, uint32_t(slot)));
     });
-    const auto& st = ch.steps();
-    uint64_t ts = uint64_t(base);
-    for (int i = 0; i < st.rank_size(); ++i) {
-        ts += at(st.start_delta(), i);
-        const TimeNs start = format::ColumnWalker::clampTime(ts);
-        w.steps.push_back({ st.rank(i),
-            Step { uint32_t(at(st.index(), i)), start,
-                start + format::ColumnWalker::clampDuration(at(st.duration(), i)),
-                StepSource(at(st.source(), i)) } });
-    }
+    format::forEachStep(ch.steps(), base, [&](const format::StepRecord& r) {
+        w.steps.push_back({ r.rank, fromRecord(r, m_shared->decoder.string(r.label)) });
+    });
     for (const auto& c : ch.counters())
         addCounter(w.counters, c);
 }

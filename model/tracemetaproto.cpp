@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 #include "model/tracemetaproto.h"
 
+#include <algorithm>
+
 namespace gapscope::model {
 
 namespace {
@@ -214,6 +216,33 @@ pb::FileHeader toProto(const TraceHeader& h)
     for (const std::string& w : h.warnings)
         out.add_warnings(w);
     return out;
+}
+
+Step fromRecord(const format::StepRecord& r, std::string label)
+{
+    Step s { r.index, r.start, r.start + TimeNs(r.duration), StepSource(r.source) };
+    s.kind = r.kind < kStepKinds ? StepKind(r.kind) : StepKind::Unknown;
+    s.batch = r.batch;
+    s.tokens = r.tokens;
+    s.label = std::move(label);
+    return s;
+}
+
+format::StepRecord toRecord(uint32_t rank, const Step& s, uint32_t labelId)
+{
+    static_assert(uint32_t(StepKind::Verify) == pb::StepBlock::KIND_VERIFY && kStepKinds == 6,
+        "StepKind converts to StepBlock.Kind by value");
+    format::StepRecord r;
+    r.rank = rank;
+    r.index = s.index;
+    r.start = s.start;
+    r.duration = uint64_t(std::max<TimeNs>(0, s.end - s.start));
+    r.source = uint32_t(s.source);
+    r.kind = uint32_t(s.kind);
+    r.batch = s.batch;
+    r.tokens = s.tokens;
+    r.label = labelId;
+    return r;
 }
 
 Annotation fromProto(const pb::Annotation& a)

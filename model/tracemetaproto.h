@@ -12,10 +12,18 @@
 // Threading: pure functions.
 
 #include "model/format/stats.h"
+#include "model/format/stepcolumns.h"
 #include "model/format/trace.pb.h"
+#include "model/trace.h"
 #include "model/tracemeta.h"
 
 namespace gapscope::model {
+
+// A step of a StepBlock (format/stepcolumns.h) as the model's Step and back; its label travels as a
+// string id that the caller resolves (`label`) or interns (`labelId`). A kind this build does not know
+// reads as unknown.
+Step fromRecord(const format::StepRecord& r, std::string label);
+format::StepRecord toRecord(uint32_t rank, const Step& s, uint32_t labelId);
 
 TraceHeader fromProto(const pb::FileHeader& h);
 pb::FileHeader toProto(const TraceHeader& h);

@@ -48,9 +48,17 @@ TraceStats traceStats(const Trace& trace)
 
 std::array<uint32_t, kStepKinds> stepKindCounts(const Trace& trace)
 {
-    std::map<uint32_t, StepKind> kindOf; // aligned step index -> kind (the first rank's that has it)
+    std::vector<const std::vector<Step>*> perRank;
     for (uint32_t r : trace.ranks())
-        for (const Step& st : trace.steps(r))
+        perRank.push_back(&trace.steps(r));
+    return stepKindCounts(perRank);
+}
+
+std::array<uint32_t, kStepKinds> stepKindCounts(const std::vector<const std::vector<Step>*>& perRank)
+{
+    std::map<uint32_t, StepKind> kindOf; // aligned step index -> kind (the first rank's that has it)
+    for (const std::vector<Step>* steps : perRank)
+        for (const Step& st : *steps)
             kindOf.emplace(st.index, st.kind);
     std::array<uint32_t, kStepKinds> counts {};
     for (const auto& [index, kind] : kindOf)

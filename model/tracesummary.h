@@ -52,6 +52,8 @@ struct TraceStats {
 TraceStats traceStats(const Trace& trace);
 // Steps by StepKind, counting each aligned step index once (the kind of the first rank that has it).
 std::array<uint32_t, kStepKinds> stepKindCounts(const Trace& trace);
+// The same over each rank's steps, from wherever they come (a TraceOverview's stored steps).
+std::array<uint32_t, kStepKinds> stepKindCounts(const std::vector<const std::vector<Step>*>& perRank);
 
 struct StepRow {
     uint32_t rank = 0;

@@ -144,6 +144,7 @@ int runAnalyze(const std::vector<std::string>& args)
         so.firstStep = ropt.firstStep;
         so.lastStep = ropt.lastStep;
         so.threads = aopt.threads;
+        so.kind = aopt.kind;
         so.read = ro;
         auto s = model::analyzeStreaming(*large->reader, large->overview,
             std::make_unique<model::Trace>(std::move(trace).value()), classifier.value(), budget.value(), so);

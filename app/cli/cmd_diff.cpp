@@ -120,6 +120,7 @@ int openSide(Side& s, const ArgParser& p, const BudgetOptions& options, const st
         s.stream.read = ro;
         s.stream.keepBatchHosts = true; // the host comparison covers the common steps, known later
         s.stream.kernelTable = true;
+        s.stream.kind = model::GapAnalyzer::defaultKind(trace.value()); // as below: the kinds stored with the steps
         auto streamed = model::analyzeStreaming(*s.large->reader, s.large->overview,
             std::make_unique<model::Trace>(std::move(trace).value()), *s.classifier, *s.budget, s.stream);
         if (!streamed) {

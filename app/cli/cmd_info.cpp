@@ -191,9 +191,11 @@ void printText(const std::string& path, const InfoData& t)
     std::cout << "steps:     " << t.steps << " (" << model::toString(stepSource(t)) << ", rule "
               << (t.stepReport.rule.empty() ? "none" : t.stepReport.rule) << ")";
     first = true;
-    if (t.read == "overview" && t.steps)
-        std::cout << ": kinds not read (they need the events: --read full)";
-    for (size_t k = 0; k < model::kStepKinds && t.read != "overview"; ++k)
+    // An overview has the kinds the file stored; a file written before they were stores none.
+    const bool notStored = t.read == "overview" && t.steps && st.stepKinds[size_t(model::StepKind::Unknown)] == t.steps;
+    if (notStored)
+        std::cout << ": kinds not stored in the file (--read full finds them)";
+    for (size_t k = 0; k < model::kStepKinds && !notStored; ++k)
         if (st.stepKinds[k]) {
             std::cout << (first ? ": " : ", ") << st.stepKinds[k] << " " << model::toString(model::StepKind(k));
             first = false;

@@ -83,6 +83,7 @@ Expected<StreamedAnalysis> analyzeStreaming(const format::TraceReader& reader, c
     out.skeleton = std::move(skeleton);
     GapAnalyzer::Options aopt;
     aopt.threads = options.threads;
+    aopt.kind = options.kind;
     out.analyzer = std::make_unique<GapAnalyzer>(*out.skeleton, classifier, budget, aopt, GapAnalyzer::Batched {});
     out.host = std::make_unique<HostAttribution>(*out.analyzer, GapAnalyzer::Batched {});
     KernelTableBuilder kernels;
@@ -125,6 +126,7 @@ Expected<std::unique_ptr<HostAttribution>> hostOverSteps(const format::TraceRead
     auto out = std::make_unique<HostAttribution>(*streamed.analyzer, GapAnalyzer::Batched {});
     GapAnalyzer::Options aopt;
     aopt.threads = options.threads;
+    aopt.kind = options.kind;
     std::vector<std::vector<WindowSweep::Gap>> gapBuffers;
     ReadOptions read = windowRead(options);
     std::optional<Trace> spare;

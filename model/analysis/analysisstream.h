@@ -52,6 +52,7 @@ struct StreamOptions {
     uint64_t maxEvents = 2'000'000; // events of a batch's window, about (at least one step)
     uint32_t firstStep = 0, lastStep = GapAnalyzer::kAllSteps; // the steps the host attribution covers
     unsigned threads = 0; // as GapAnalyzer::Options
+    StepKind kind = StepKind::Unknown; // as GapAnalyzer::Options (the kinds stored with the file's steps)
     ReadOptions read; // how each window is read (threads, ...)
     bool keepBatchHosts = false; // keep each batch's host attribution (StreamedAnalysis::batchHosts)
     bool kernelTable = false; // count the kernels too (StreamedAnalysis::kernels)

@@ -208,12 +208,7 @@ Status ChunkDecoder::validate(const pb::Chunk& ch) const
         return Status::error("collectives: column lengths differ");
     if (std::max({ maxOf(co.datatype()), maxOf(co.algorithm()), maxOf(co.protocol()) }) > m_strings.size())
         return Status::error("collectives: string id not defined");
-    const auto& st = ch.steps();
-    const size_t ns = size_t(st.rank_size());
-    if (!sizeOk(st.index(), ns) || !sizeOk(st.start_delta(), ns) || !sizeOk(st.duration(), ns)
-        || !sizeOk(st.source(), ns))
-        return Status::error("steps: bad columns");
-    return Status::ok();
+    return checkStepColumns(ch.steps(), m_strings.size());
 }
 
 bool ChunkDecoder::hasUnknownFields(const pb::Chunk& c)
@@ -265,13 +260,7 @@ void ChunkDecoder::forEach(const pb::Chunk& ch, Visitor& v) const
             uint32_t(at(co.protocol(), i)), at(co.sequence(), i), at(co.comm(), i), uint32_t(at(co.channels(), i)),
             uint32_t(at(co.root(), i)));
     });
-    const auto& st = ch.steps();
-    uint64_t t = uint64_t(base);
-    for (int i = 0; i < st.rank_size(); ++i) {
-        t += at(st.start_delta(), i);
-        v.step(st.rank(i), uint32_t(at(st.index(), i)), ColumnWalker::clampTime(t),
-            uint64_t(ColumnWalker::clampDuration(at(st.duration(), i))), pb::StepSource(at(st.source(), i)));
-    }
+    forEachStep(ch.steps(), base, [&v](const StepRecord& s) { v.stepRecord(s); });
 }
 
 } // namespace gapscope::format

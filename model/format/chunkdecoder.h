@@ -12,6 +12,7 @@
 // Not thread-safe while absorbing; validate()/forEach() are const and may run concurrently once the
 // dictionaries are complete (e.g. loaded from an index).
 
+#include "model/format/stepcolumns.h"
 #include "model/format/trace.pb.h"
 #include "model/status.h"
 
@@ -68,6 +69,12 @@ public:
         {
         }
         virtual void step(uint32_t rank, uint32_t index, int64_t start, uint64_t dur, pb::StepSource source) { }
+        // A step with what the block says it did (kind, batch, tokens, label); by default step() above,
+        // for visitors that need only its window.
+        virtual void stepRecord(const StepRecord& s)
+        {
+            step(s.rank, s.index, s.start, s.duration, pb::StepSource(s.source));
+        }
     };
     void forEach(const pb::Chunk& chunk, Visitor& visitor) const;
 

@@ -67,7 +67,7 @@ struct CollCols {
     std::vector<uint32_t> datatype, algorithm, protocol, channels, root;
 };
 struct StepCols {
-    std::vector<uint32_t> rank, index, source;
+    std::vector<uint32_t> rank, index, source, kind, batch, tokens, label;
     std::vector<int64_t> start;
     std::vector<uint64_t> dur;
 };
@@ -415,12 +415,27 @@ void ChunkEncoder::addCollective(uint32_t lane, int64_t start, uint64_t duration
 
 void ChunkEncoder::addStep(uint32_t rank, uint32_t index, int64_t start, uint64_t duration, pb::StepSource source)
 {
+    StepRecord r;
+    r.rank = rank;
+    r.index = index;
+    r.start = start;
+    r.duration = duration;
+    r.source = uint32_t(source);
+    addStep(r);
+}
+
+void ChunkEncoder::addStep(const StepRecord& r)
+{
     auto& s = m_impl->steps;
-    s.rank.push_back(rank);
-    s.index.push_back(index);
-    s.start.push_back(start);
-    s.dur.push_back(duration);
-    s.source.push_back(uint32_t(source));
+    s.rank.push_back(r.rank);
+    s.index.push_back(r.index);
+    s.start.push_back(r.start);
+    s.dur.push_back(r.duration);
+    s.source.push_back(r.source);
+    s.kind.push_back(r.kind);
+    s.batch.push_back(r.batch);
+    s.tokens.push_back(r.tokens);
+    s.label.push_back(r.label);
 }
 
 void ChunkEncoder::addCounter(const pb::Counter& counter)
@@ -440,7 +455,7 @@ size_t ChunkEncoder::pendingBytes() const
     const Impl& d = *m_impl;
     return d.kernels.c.bytes() + d.kernels.c.size() * 20 + d.memops.c.bytes() + d.memops.c.size() * 20 + d.api.c.bytes()
         + d.api.c.size() * 4 + d.syncs.c.bytes() + d.syncs.c.size() * 12 + d.nvtx.c.bytes() + d.nvtx.c.size() * 8
-        + d.host.c.bytes() + d.host.c.size() * 8 + d.colls.c.bytes() + d.colls.c.size() * 44 + d.steps.rank.size() * 28;
+        + d.host.c.bytes() + d.host.c.size() * 8 + d.colls.c.bytes() + d.colls.c.size() * 44 + d.steps.rank.size() * 44;
 }
 
 const std::vector<std::string>& ChunkEncoder::strings() const
@@ -579,6 +594,10 @@ void ChunkEncoder::Impl::writeSteps(pb::Chunk& out, int64_t base)
     });
     copyColumn(b->mutable_duration(), s.dur);
     copyColumn(b->mutable_source(), s.source);
+    copyColumn(b->mutable_kind(), s.kind); // all unknown (a capture's steps): left out, as before the columns
+    copyColumn(b->mutable_batch(), s.batch);
+    copyColumn(b->mutable_tokens(), s.tokens);
+    copyColumn(b->mutable_label(), s.label);
     stats.steps = s.rank.size();
 }
 
@@ -603,7 +622,7 @@ void ChunkEncoder::Impl::writeReused(pb::Chunk& out)
     usedIds.clear();
     const size_t oldStrings = flushedStrings + 1; // string ids 1..flushedStrings
     for (const std::vector<uint32_t>* col : { &kernels.c.name, &api.c.name, &nvtx.c.name, &nvtx.domain, &host.c.name,
-             &colls.c.name, &colls.datatype, &colls.algorithm, &colls.protocol })
+             &colls.c.name, &colls.datatype, &colls.algorithm, &colls.protocol, &steps.label })
         for (uint32_t id : *col)
             if (id != 0)
                 mark(stringStamp, usedIds, oldStrings, id);
@@ -691,7 +710,8 @@ void ChunkEncoder::Impl::feedOverview()
             host.c.lane[i], K::Host, host.c.start[i], host.c.dur[i], host.c.name[i], host.kind[i], host.depth[i]);
     feed(colls.c, [](size_t) { return K::Collective; });
     for (size_t i = 0; i < steps.rank.size(); ++i)
-        overview.step(steps.rank[i], steps.index[i], steps.start[i], steps.dur[i], steps.source[i]);
+        overview.step({ steps.rank[i], steps.index[i], steps.start[i], steps.dur[i], steps.source[i], steps.kind[i],
+            steps.batch[i], steps.tokens[i], steps.label[i] });
     for (const pb::Counter& c : counters)
         overview.counter(c);
 }
@@ -759,7 +779,8 @@ void ChunkEncoder::flush(pb::Chunk& out)
     clearAll(d.colls.c.lane, d.colls.c.start, d.colls.c.dur, d.colls.c.name, d.colls.c.corr, d.colls.bytes,
         d.colls.sequence, d.colls.comm, d.colls.datatype, d.colls.algorithm, d.colls.protocol, d.colls.channels,
         d.colls.root);
-    clearAll(d.steps.rank, d.steps.index, d.steps.source, d.steps.start, d.steps.dur);
+    clearAll(d.steps.rank, d.steps.index, d.steps.source, d.steps.start, d.steps.dur, d.steps.kind, d.steps.batch,
+        d.steps.tokens, d.steps.label);
 }
 
 } // namespace gapscope::format

@@ -20,6 +20,7 @@
 #include "model/format/trace.pb.h"
 
 #include "model/format/overviewbuilder.h"
+#include "model/format/stepcolumns.h"
 
 #include <cstdint>
 #include <string>
@@ -63,6 +64,8 @@ public:
     };
     void addCollective(uint32_t lane, int64_t start, uint64_t duration, uint32_t op, const Collective& c);
     void addStep(uint32_t rank, uint32_t index, int64_t start, uint64_t duration, pb::StepSource source);
+    // A step with what it did (kind, batch, tokens; its label a string id of internString).
+    void addStep(const StepRecord& step);
     void addCounter(const pb::Counter& counter);
 
     size_t pendingEvents() const; // host events included

@@ -32,9 +32,9 @@ void OverviewBuilder::event(
     ++m_events;
 }
 
-void OverviewBuilder::step(uint32_t rank, uint32_t index, int64_t start, uint64_t duration, uint32_t source)
+void OverviewBuilder::step(const StepRecord& step)
 {
-    m_steps.push_back(Step { rank, index, source, start, duration });
+    m_steps.push_back(step);
 }
 
 void OverviewBuilder::counter(const pb::Counter& c)
@@ -46,7 +46,7 @@ void OverviewBuilder::counter(const pb::Counter& c)
 
 size_t OverviewBuilder::memoryBytes() const
 {
-    size_t n = m_lanes.capacity() * sizeof(Lane) + m_steps.capacity() * sizeof(Step);
+    size_t n = m_lanes.capacity() * sizeof(Lane) + m_steps.capacity() * sizeof(StepRecord);
     for (const Lane& l : m_lanes)
         n += l.nodes.capacity() * sizeof(Node);
     return n;
@@ -82,13 +82,23 @@ void OverviewBuilder::toProto(pb::Overview& out) const
     }
     pb::StepBlock* s = out.mutable_steps();
     int64_t prev = 0;
-    for (const Step& st : m_steps) {
+    bool known = false; // what the steps did: columns written only when some step says it
+    for (const StepRecord& st : m_steps) {
         s->add_rank(st.rank);
         s->add_index(st.index);
         s->add_start_delta(st.start - prev);
         prev = st.start;
         s->add_duration(st.duration);
         s->add_source(st.source);
+        known = known || st.kind || st.batch || st.tokens || st.label;
+    }
+    for (const StepRecord& st : m_steps) {
+        if (!known)
+            break;
+        s->add_kind(st.kind);
+        s->add_batch(st.batch);
+        s->add_tokens(st.tokens);
+        s->add_label(st.label);
     }
     for (const auto& [key, c] : m_counters)
         *out.add_counters() = c;

@@ -8,9 +8,10 @@
 // a reader the decoded chunks of a file that has no such frame, in file order: both get the same
 // nodes.
 //
-// Memory: about 40 bytes per node, per lane (0.16 bytes per event), and 24 per step.
+// Memory: about 40 bytes per node, per lane (0.16 bytes per event), and 48 per step.
 // Not thread-safe.
 
+#include "model/format/stepcolumns.h"
 #include "model/format/trace.pb.h"
 
 #include <cstdint>
@@ -30,7 +31,7 @@ public:
     // `depth`: the nesting depth of an NVTX or host range (0 otherwise).
     void event(uint32_t lane, Kind kind, int64_t start, uint64_t duration, uint32_t name, uint32_t hostKind = 0,
         uint32_t depth = 0);
-    void step(uint32_t rank, uint32_t index, int64_t start, uint64_t duration, uint32_t source);
+    void step(const StepRecord& step);
     void counter(const pb::Counter& c); // a chunk's counter: summed by (name, rank)
 
     bool empty() const { return m_lanes.empty() && m_steps.empty() && m_counters.empty(); }
@@ -51,13 +52,8 @@ private:
         uint64_t hostKindCount[kHostKinds] = {};
         std::vector<Node> nodes;
     };
-    struct Step {
-        uint32_t rank, index, source;
-        int64_t start;
-        uint64_t duration;
-    };
     std::vector<Lane> m_lanes; // by file lane id
-    std::vector<Step> m_steps;
+    std::vector<StepRecord> m_steps;
     std::map<std::pair<std::string, int32_t>, pb::Counter> m_counters;
     uint64_t m_events = 0;
 };

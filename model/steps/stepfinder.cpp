@@ -42,8 +42,8 @@ std::vector<StepFinder::Candidate> StepFinder::candidates(const Trace& trace)
     return out;
 }
 
-// Kinds of stored steps: from the engine annotation whose GPU work overlaps a step most, else from
-// evidence.
+// Kinds of stored steps that the file does not say (files written before steps kept their kinds, and
+// captures): from the engine annotation whose GPU work overlaps a step most, else from evidence.
 void StepFinder::kindsOfStored(Trace& trace)
 {
     const StepRule engine { StepRule::Kind::Engine, {} };
@@ -60,6 +60,8 @@ void StepFinder::kindsOfStored(Trace& trace)
         for (Step& s : steps) {
             while (from < annotated.size() && annotated[from].end <= s.start)
                 ++from;
+            if (s.kind != StepKind::Unknown || !s.label.empty())
+                continue; // the file says what it did
             TimeNs best = 0;
             for (size_t j = from; j < annotated.size() && annotated[j].start < s.end; ++j) {
                 const Step& a = annotated[j];

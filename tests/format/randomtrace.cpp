@@ -171,7 +171,8 @@ std::string compareTraces(const Trace& a, const Trace& b, bool ignoreHeaderTimes
             return "rank " + std::to_string(r) + ": step count differs";
         for (size_t i = 0; i < sa.size(); ++i)
             if (sa[i].index != sb[i].index || sa[i].start != sb[i].start || sa[i].end != sb[i].end
-                || sa[i].source != sb[i].source)
+                || sa[i].source != sb[i].source || sa[i].kind != sb[i].kind || sa[i].batch != sb[i].batch
+                || sa[i].tokens != sb[i].tokens || sa[i].label != sb[i].label)
                 return "rank " + std::to_string(r) + ": step " + std::to_string(i) + " differs";
     }
     pb::FileHeader ha = toProto(a.header()), hb = toProto(b.header());

@@ -5,9 +5,11 @@
 // its time; a damaged chunk is skipped and counted as a full read skips and counts it; a file cut
 // before its index gets it rebuilt from its chunks.
 #include "model/format/fileformat.h"
+#include "model/format/zstdcodec.h"
 #include "model/format/trace.pb.h"
 #include "model/format/tracereader.h"
 #include "model/format/tracewriter.h"
+#include "model/open/traceopen.h"
 #include "model/overview.h"
 #include "model/synth.h"
 #include "model/tracefile.h"
@@ -465,6 +467,124 @@ private slots:
     // A file cut before its index (agent killed): the pass over its chunks rebuilds the index, entry for
     // entry what the writer wrote for those frames, so that windows of it are read as of a whole file;
     // with a damaged chunk no index is rebuilt (the file is then read whole, in order).
+    // Steps keep their kind, batch, tokens and label through a file (StepBlock's kind columns): a full
+    // read, openTrace (the stored kinds are not found again), the overview from its frame and from the
+    // pass, a window, and the in-order read of a file cut before its overview. A file whose steps say
+    // nothing has no kind columns and reads as kind unknown.
+    void storedStepKindsRoundTrip()
+    {
+        TraceBuilder b;
+        std::vector<Step> want[2];
+        for (uint32_t rank = 0; rank < 2; ++rank) {
+            const LaneId l = b.lane({ LaneKind::GpuStream, rank, "h", rank, 7, "", 0 });
+            for (uint32_t s = 0; s < 6; ++s) {
+                const TimeNs t0 = 1000000 + TimeNs(s) * 100000;
+                for (int k = 0; k < 40; ++k)
+                    b.addKernel(l, t0 + k * 2000, 1500, b.intern(k % 2 ? "gemv" : "rmsnorm"), 0, {});
+                Step st { s, t0, t0 + 90000, StepSource::Engine };
+                if (s == 0) { // a prefill of 4 prompts, 512 tokens in all (SGLang's annotation)
+                    st.kind = StepKind::Prefill;
+                    st.batch = 4;
+                    st.tokens = 512;
+                    st.label = "step[PREFILL bs=4 toks=512]";
+                } else if (s < 5) {
+                    st.kind = StepKind::Decode;
+                    st.batch = 4;
+                    st.tokens = 4;
+                    st.label = "step[DECODE bs=4]";
+                } // step 5: nothing known
+                b.addStep(rank, st);
+                want[rank].push_back(st);
+            }
+        }
+        const Trace t = b.finish();
+        QTemporaryDir dir;
+        const std::string path = dir.filePath("k.gapscope").toStdString();
+        WriteOptions wo;
+        wo.eventsPerChunk = 100;
+        QVERIFY(writeTraceFile(t, path, wo).isOk());
+        auto same = [&](const std::vector<Step>& got, const std::vector<Step>& expected, const char* how) {
+            QVERIFY2(got.size() == expected.size(), how);
+            for (size_t i = 0; i < got.size(); ++i) {
+                QVERIFY2(got[i].index == expected[i].index && got[i].start == expected[i].start
+                        && got[i].end == expected[i].end && got[i].source == expected[i].source,
+                    how);
+                QVERIFY2(got[i].kind == expected[i].kind, how);
+                QVERIFY2(got[i].batch == expected[i].batch && got[i].tokens == expected[i].tokens, how);
+                QVERIFY2(got[i].label == expected[i].label, how);
+            }
+        };
+        auto full = readTraceFile(path);
+        QVERIFY(full);
+        auto opened = openTrace({ path });
+        QVERIFY(opened);
+        QCOMPARE(opened->stepReport().rule, std::string("file"));
+        const TraceOverview frame = overviewOf(path, true), pass = overviewOf(path, false);
+        QVERIFY(frame.fromFrame() && !pass.fromFrame());
+        for (uint32_t rank = 0; rank < 2; ++rank) {
+            same(full->steps(rank), want[rank], "full read");
+            same(opened->steps(rank), want[rank], "openTrace");
+            same(frame.steps(rank), want[rank], "overview frame");
+            same(pass.steps(rank), want[rank], "overview pass");
+        }
+        const auto kinds = frame.stats().stepKinds; // what `info` prints of a large file
+        QCOMPARE(kinds[size_t(StepKind::Prefill)], 1u);
+        QCOMPARE(kinds[size_t(StepKind::Decode)], 4u);
+        QCOMPARE(kinds[size_t(StepKind::Unknown)], 1u);
+        QCOMPARE(kinds, traceStats(*full).stepKinds);
+
+        auto reader = format::TraceReader::open(path);
+        QVERIFY(reader);
+        auto window = readWindow(**reader, frame, TimeWindow { 1000000, 1250000 });
+        QVERIFY2(window, window ? "" : window.error().c_str());
+        QVERIFY(!window->steps(1).empty());
+        QCOMPARE(window->steps(1).front().kind, StepKind::Prefill);
+        QCOMPARE(window->steps(1).front().tokens, 512u);
+        QCOMPARE(window->steps(1).front().label, std::string("step[PREFILL bs=4 toks=512]"));
+
+        // Cut before the overview: no index, the chunks read in order (ChunkImporter).
+        std::string bytes;
+        {
+            std::ifstream in(path, std::ios::binary);
+            bytes.assign(std::istreambuf_iterator<char>(in), {});
+        }
+        uint64_t cutAt = 0;
+        for (const auto& f : (*reader)->frames())
+            if (f.header.type == uint8_t(format::FrameType::Overview))
+                cutAt = f.offset;
+        QVERIFY(cutAt > 0);
+        auto cut = readTraceBuffer(bytes.substr(0, cutAt), "cut");
+        QVERIFY2(cut, cut ? "" : cut.error().c_str());
+        for (uint32_t rank = 0; rank < 2; ++rank)
+            same(cut->steps(rank), want[rank], "in-order read");
+
+        // Steps that say nothing: no kind columns at all, and they read as unknown.
+        TraceBuilder plain;
+        const LaneId pl = plain.lane({ LaneKind::GpuStream, 0, "h", 0, 7, "", 0 });
+        plain.addKernel(pl, 1000, 500, plain.intern("gemv"), 0, {});
+        plain.addStep(0, Step { 0, 900, 2000, StepSource::Nvtx });
+        const std::string plainPath = dir.filePath("p.gapscope").toStdString();
+        QVERIFY(writeTraceFile(plain.finish(), plainPath, wo).isOk());
+        auto plainReader = format::TraceReader::open(plainPath);
+        QVERIFY(plainReader);
+        format::ZstdDecompressor zstd;
+        std::string raw;
+        bool sawSteps = false;
+        for (const auto& f : (*plainReader)->frames()) {
+            pb::Chunk chunk;
+            if (f.header.type != uint8_t(format::FrameType::Chunk) || !(*plainReader)->readMessage(f, zstd, raw, chunk))
+                continue;
+            sawSteps = sawSteps || chunk.steps().rank_size() > 0;
+            QCOMPARE(chunk.steps().kind_size() + chunk.steps().label_size() + chunk.steps().tokens_size(), 0);
+        }
+        QVERIFY(sawSteps);
+        auto plainRead = readTraceFile(plainPath);
+        QVERIFY(plainRead);
+        QCOMPARE(plainRead->steps(0).size(), size_t(1));
+        QCOMPARE(plainRead->steps(0)[0].kind, StepKind::Unknown);
+        QCOMPARE(overviewOf(plainPath, true).steps(0)[0].kind, StepKind::Unknown);
+    }
+
     void cutFileGetsItsIndexRebuilt()
     {
         QTemporaryDir dir;
