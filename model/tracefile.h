@@ -69,6 +69,10 @@ Status writeTraceFile(const Trace& trace, const std::string& path, const WriteOp
 Status saveTraceSections(const std::string& path, const AnnotationSet* annotations,
     const BudgetSettings* budget, const ClassifierTable* classifier);
 
+// The annotation section of a .gapscope file (the last sound one, as a full read takes it), read
+// without its events; an empty set when it has none.
+AnnotationSet readAnnotations(const format::TraceReader& reader);
+
 // Stores the overview that TraceOverview built in a pass (passFrame()) in the file that lacked it, as
 // its OVERVIEW frame (rewritten as saveTraceSections does), so that later opens read it at once.
 Status saveOverview(const std::string& path, const TraceOverview& overview);

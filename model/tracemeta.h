@@ -182,7 +182,15 @@ struct Annotation {
     int64_t createdUnixNs = 0;
     bool operator==(const Annotation& o) const;
 };
-using AnnotationSet = std::vector<Annotation>;
+// What the user added to a trace, kept in its annotation section (or the viewer's sidecar): the notes,
+// and the step rule chosen for it (the viewer's Steps menu), with which the trace opens again (openTrace:
+// unless a rule is asked for).
+struct AnnotationSet {
+    std::vector<Annotation> notes;
+    std::string stepRule; // StepRule text (model/steps/steprule.h); empty: none chosen
+    bool empty() const { return notes.empty() && stepRule.empty(); }
+    bool operator==(const AnnotationSet& o) const { return notes == o.notes && stepRule == o.stepRule; }
+};
 
 // The budget inputs stored with a trace, as given (budget/budgetsettings.h reads them).
 struct BudgetSettings {

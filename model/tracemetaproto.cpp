@@ -268,17 +268,19 @@ pb::Annotation toProto(const Annotation& a)
 AnnotationSet fromProto(const pb::AnnotationSet& s)
 {
     AnnotationSet out;
-    out.reserve(size_t(s.annotations_size()));
+    out.notes.reserve(size_t(s.annotations_size()));
     for (const pb::Annotation& a : s.annotations())
-        out.push_back(fromProto(a));
+        out.notes.push_back(fromProto(a));
+    out.stepRule = s.step_rule();
     return out;
 }
 
 pb::AnnotationSet toProto(const AnnotationSet& s)
 {
     pb::AnnotationSet out;
-    for (const Annotation& a : s)
+    for (const Annotation& a : s.notes)
         *out.add_annotations() = toProto(a);
+    out.set_step_rule(s.stepRule);
     return out;
 }
 

@@ -151,6 +151,17 @@ Status saveOverview(const std::string& path, const TraceOverview& overview)
     return rewrite(path, nullptr, nullptr, nullptr, &frame);
 }
 
+AnnotationSet readAnnotations(const format::TraceReader& reader)
+{
+    format::ZstdDecompressor zstd;
+    std::string raw;
+    pb::AnnotationSet set, one;
+    for (const auto& f : reader.frames())
+        if (FrameType(f.header.type) == FrameType::Annotations && reader.readMessage(f, zstd, raw, one))
+            set.Swap(&one); // the last sound one, as a full read takes it
+    return fromProto(set);
+}
+
 std::string encodeSection(const AnnotationSet& annotations)
 {
     return toProto(annotations).SerializeAsString();

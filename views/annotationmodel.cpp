@@ -29,7 +29,7 @@ int AnnotationModel::add(model::Annotation a)
 {
     if (a.id == 0) {
         uint64_t next = 1;
-        for (const auto& x : m_set)
+        for (const auto& x : m_set.notes)
             next = std::max<uint64_t>(next, x.id + 1);
         a.id = next;
     }
@@ -37,9 +37,9 @@ int AnnotationModel::add(model::Annotation a)
         a.createdUnixNs = QDateTime::currentMSecsSinceEpoch() * 1'000'000;
     if (a.endNs < a.startNs)
         a.endNs = a.startNs;
-    const int row = int(m_set.size());
+    const int row = int(m_set.notes.size());
     beginInsertRows({}, row, row);
-    m_set.push_back(std::move(a));
+    m_set.notes.push_back(std::move(a));
     endInsertRows();
     m_modified = true;
     emit changed();
@@ -57,9 +57,9 @@ void AnnotationModel::update(int row, const model::Annotation& a)
 {
     if (row < 0 || row >= rowCount())
         return;
-    const uint64_t id = m_set[size_t(row)].id;
-    m_set[size_t(row)] = a;
-    m_set[size_t(row)].id = id;
+    const uint64_t id = m_set.notes[size_t(row)].id;
+    m_set.notes[size_t(row)] = a;
+    m_set.notes[size_t(row)].id = id;
     touch(row);
 }
 
@@ -67,7 +67,7 @@ void AnnotationModel::move(int row, model::TimeNs delta)
 {
     if (row < 0 || row >= rowCount() || delta == 0)
         return;
-    model::Annotation* a = &m_set[size_t(row)];
+    model::Annotation* a = &m_set.notes[size_t(row)];
     a->startNs = a->startNs + delta;
     a->endNs = a->endNs + delta;
     touch(row);
@@ -78,16 +78,24 @@ void AnnotationModel::remove(int row)
     if (row < 0 || row >= rowCount())
         return;
     beginRemoveRows({}, row, row);
-    m_set.erase(m_set.begin() + row);
+    m_set.notes.erase(m_set.notes.begin() + row);
     endRemoveRows();
     m_modified = true;
     emit changed();
 }
 
+void AnnotationModel::setStepRule(const std::string& rule)
+{
+    if (rule == m_set.stepRule)
+        return;
+    m_set.stepRule = rule;
+    m_modified = true;
+}
+
 int AnnotationModel::rowOfId(uint64_t id) const
 {
-    for (int i = 0; i < int(m_set.size()); ++i) {
-        if (m_set[size_t(i)].id == id)
+    for (int i = 0; i < int(m_set.notes.size()); ++i) {
+        if (m_set.notes[size_t(i)].id == id)
             return i;
     }
     return -1;
@@ -95,7 +103,7 @@ int AnnotationModel::rowOfId(uint64_t id) const
 
 int AnnotationModel::rowCount(const QModelIndex& parent) const
 {
-    return parent.isValid() ? 0 : int(m_set.size());
+    return parent.isValid() ? 0 : int(m_set.notes.size());
 }
 
 int AnnotationModel::columnCount(const QModelIndex& parent) const
@@ -107,7 +115,7 @@ QVariant AnnotationModel::data(const QModelIndex& index, int role) const
 {
     if (!index.isValid() || index.row() >= rowCount() || index.column() >= ColumnCount)
         return {};
-    const model::Annotation& a = m_set[size_t(index.row())];
+    const model::Annotation& a = m_set.notes[size_t(index.row())];
     const double length = double(a.endNs - a.startNs);
     if (role == Qt::DecorationRole && index.column() == Text)
         return TimelineRenderer::annotationColor(a.colorRgba);
@@ -140,7 +148,7 @@ bool AnnotationModel::setData(const QModelIndex& index, const QVariant& value, i
 {
     if (!index.isValid() || index.row() >= rowCount())
         return false;
-    model::Annotation* a = &m_set[size_t(index.row())];
+    model::Annotation* a = &m_set.notes[size_t(index.row())];
     if (index.column() == Text && role == Qt::EditRole) {
         a->text = value.toString().toStdString();
     } else if (index.column() == Text && role == Qt::DecorationRole && value.canConvert<QColor>()) {

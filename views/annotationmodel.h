@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 #pragma once
 
-// AnnotationModel: the notes of the open trace (a model::AnnotationSet) as a table: start (relative to
+// AnnotationModel: the notes of the open trace (a model::AnnotationSet, with the step rule chosen for
+// the trace, which has no row) as a table: start (relative to
 // the trace start), length, lane, text, with the note colour as decoration. Text and colour are
 // editable in place; add/update/move/remove keep ids stable and mark the set modified. The
 // timeline draws straight from annotations() (the renderer holds a pointer to it), so every change
@@ -23,7 +24,11 @@ public:
     // Replaces all annotations; `origin` is the trace start that times are shown relative to.
     void setAnnotations(const gapscope::model::AnnotationSet& set, gapscope::model::TimeNs origin);
     const gapscope::model::AnnotationSet& annotations() const { return m_set; }
-    const gapscope::model::Annotation& at(int row) const { return m_set[size_t(row)]; }
+    const gapscope::model::Annotation& at(int row) const { return m_set.notes[size_t(row)]; }
+    // The step rule chosen for the trace (the Steps menu), saved with the notes; a change marks the set
+    // modified. No row changes.
+    void setStepRule(const std::string& rule);
+    const std::string& stepRule() const { return m_set.stepRule; }
 
     // Adds a note and returns its row. Assigns a fresh id and the creation time when they are 0.
     int add(gapscope::model::Annotation a);

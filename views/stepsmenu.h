@@ -5,8 +5,8 @@
 // they came from, how many of each kind, what the rules tried said when none was found), lists what
 // each rule would make of the trace (the candidates, counted on jobPool() when the menu is first
 // opened for a trace: every rule on every rank), and lets the user pick one, or name an NVTX pattern or
-// an anchor kernel. Picking emits ruleChosen(rule); the main window opens the trace again with it and
-// remembers the choice for that file.
+// an anchor kernel. Picking emits ruleChosen(rule); the main window puts it in the trace's annotations
+// (Workspace::chooseStepRule: saved with them, the trace opens with it again) and opens the trace again with it.
 //
 // Threading: GUI thread; the candidates are counted on a worker and come back through a queued call,
 // a stale count (another trace shown since) dropped by its JobTracker ticket.

@@ -474,9 +474,9 @@ void TimelineRenderer::paintLaunchArrow(QPainter& p, const QRect& plot, const Ti
 
 QRectF TimelineRenderer::annotationRect(int index, const TimelineView& v, const QSize& size) const
 {
-    if (!m_annotations || index < 0 || index >= int(m_annotations->size()))
+    if (!m_annotations || index < 0 || index >= int(m_annotations->notes.size()))
         return {};
-    const auto& a = (*m_annotations)[size_t(index)];
+    const auto& a = m_annotations->notes[size_t(index)];
     const QRect plot = plotRect(size, v);
     const double x0 = v.headerWidth + v.mapping.toX(a.startNs);
     const double x1 = std::max(x0 + 2, v.headerWidth + v.mapping.toX(std::max(a.startNs, a.endNs)));
@@ -508,8 +508,8 @@ void TimelineRenderer::paintAnnotations(QPainter& p, const QRect& plot, const Ti
         return;
     const QSize size(plot.right() + 1, plot.bottom() + 1);
     const QFontMetrics fm(p.font());
-    for (int i = 0; i < int(m_annotations->size()); ++i) {
-        const auto& a = (*m_annotations)[size_t(i)];
+    for (int i = 0; i < int(m_annotations->notes.size()); ++i) {
+        const auto& a = m_annotations->notes[size_t(i)];
         const QRectF r = annotationRect(i, v, size);
         if (r.isEmpty() || r.right() < plot.left() || r.left() > plot.right())
             continue;
@@ -539,7 +539,7 @@ int TimelineRenderer::annotationAt(const QPoint& pos, const TimelineView& v) con
     if (!m_annotations)
         return -1;
     const QSize size(v.headerWidth + v.mapping.width, 1 << 20);
-    for (int i = int(m_annotations->size()) - 1; i >= 0; --i) {
+    for (int i = int(m_annotations->notes.size()) - 1; i >= 0; --i) {
         const QRectF r = annotationRect(i, v, size).adjusted(-3, 0, 3, 0);
         // Only the flag at the top and the edges are hot, so events under a range stay clickable.
         const bool onFlag

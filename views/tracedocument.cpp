@@ -6,6 +6,7 @@
 #include "model/format/tracereader.h"
 #include "model/kernelclassifier.h"
 #include "model/open/traceopen.h"
+#include "views/annotationstore.h"
 
 #include <QElapsedTimer>
 #include <QFileInfo>
@@ -116,15 +117,25 @@ std::pair<TraceOpener::OpenFn, TraceOpener::PrepareFn> TraceDocument::loader(
     for (const QString& p : paths)
         files.push_back(p.toStdString());
     auto large = std::make_shared<LargeOpen>();
-    TraceOpener::OpenFn open = [files, large, rule = stepRule.toStdString()](
+    TraceOpener::OpenFn open = [files, large, asked = stepRule.toStdString(), first = paths.value(0)](
                                    const TraceOpener::Progress& progress) -> gapscope::Expected<Trace> {
         ReadOptions options;
         options.progress = progress;
+        // The rule asked for, else the one saved in the annotations' sidecar (what the user saved last;
+        // openTrace takes the file's own saved rule when this is empty).
+        std::string rule = asked;
+        if (rule.empty() && !first.isEmpty())
+            if (auto sidecar = annotationstore::loadSidecar(first, nullptr))
+                rule = sidecar->stepRule;
         options.stepRule = rule;
-        // One large .gapscope file: its overview and a first window, not every event.
+        // One large .gapscope file: its overview and a first window, not every event, unless a rule (asked
+        // for, or saved with it) must find the steps from every event.
         if (files.size() == 1 && gapscope::format::checkRegularFile(files[0])) {
             auto reader = gapscope::format::TraceReader::open(files[0]);
-            if (reader && rule.empty() && gapscope::model::fileEvents(**reader) >= largeTraceEvents()) {
+            if (reader && rule.empty())
+                rule = gapscope::model::savedStepRule(**reader);
+            if (reader && (rule.empty() || rule == "file")
+                && gapscope::model::fileEvents(**reader) >= largeTraceEvents()) {
                 OverviewOptions oo;
                 oo.progress = progress;
                 auto overview = TraceOverview::openRebuildingIndex(**reader, oo);

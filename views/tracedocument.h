@@ -57,8 +57,10 @@ struct TraceDocument {
     static uint64_t largeTraceEvents();
     static void setLargeTraceEvents(uint64_t events);
 
-    // stepRule: how the steps are found (model/steps/steprule.h); empty keeps a capture's stored steps
-    // and finds the others' by "auto". A large file read through its overview keeps its stored steps.
+    // stepRule: how the steps are found (model/steps/steprule.h); empty: the rule saved with the trace's
+    // annotations (its sidecar's, else the file's own section), else a capture's stored steps kept and
+    // the others' found by "auto". A large file is read through its overview (its stored steps) unless a
+    // rule other than "file" is asked for or saved.
     static std::pair<TraceOpener::OpenFn, TraceOpener::PrepareFn> loader(
         const QStringList& paths, const QString& stepRule = {});
     static TraceOpener::PrepareFn prepareFunction();

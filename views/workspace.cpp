@@ -238,13 +238,29 @@ void Workspace::loadAnnotations()
         m_annotations->setAnnotations({}, 0);
         return;
     }
+    const TimeNs origin = m_doc->large() ? m_doc->overview->startTime() : m_doc->trace->startTime();
+    if (m_keptAnnotations && m_keptFor == m_doc->paths) { // opened again with a rule just chosen
+        m_annotations->setAnnotations(*m_keptAnnotations, origin);
+        m_annotations->setModified(true);
+        m_keptAnnotations.reset();
+        return;
+    }
+    m_keptAnnotations.reset();
     QString error;
     const QString path = m_doc->paths.isEmpty() ? QString() : m_doc->paths.first();
     auto sidecar = path.isEmpty() ? std::nullopt : annotationstore::loadSidecar(path, &error);
-    m_annotations->setAnnotations(sidecar ? *sidecar : m_doc->trace->annotations(),
-        m_doc->large() ? m_doc->overview->startTime() : m_doc->trace->startTime());
+    m_annotations->setAnnotations(sidecar ? *sidecar : m_doc->trace->annotations(), origin);
     if (!error.isEmpty())
         emit statusMessage(error);
+}
+
+void Workspace::chooseStepRule(const QString& rule)
+{
+    if (!m_doc)
+        return;
+    m_annotations->setStepRule(rule.toStdString());
+    m_keptAnnotations = m_annotations->annotations();
+    m_keptFor = m_doc->paths;
 }
 
 void Workspace::chooseBudget(const QString& model, const QString& hardware)

@@ -51,6 +51,10 @@ public:
     // them there is none until the user picks a model and hardware (then they are stored, budgetstore).
     void setDocument(std::shared_ptr<const TraceDocument> doc);
     const TraceDocument* document() const { return m_doc.get(); }
+    // The user picked a step rule (the Steps menu): it joins the annotations (saved with them, in the
+    // file or its sidecar; the trace opens with it again), and the next setDocument() of the same files
+    // (the trace opened again with that rule) keeps the annotations as edited, still to be saved.
+    void chooseStepRule(const QString& rule);
 
     TimelineWidget* timeline() const { return m_timeline; }
     SearchBar* searchBar() const { return m_search; }
@@ -128,6 +132,9 @@ private:
     void loadAnnotations();
 
     std::shared_ptr<const TraceDocument> m_doc;
+    // Annotations edited before the trace was opened again (chooseStepRule), for those files.
+    std::optional<gapscope::model::AnnotationSet> m_keptAnnotations;
+    QStringList m_keptFor;
     JobTracker m_windowJobs; // a large file's window reads: a newer one makes the older stale
     bool m_readingWindow = false;
     TimelineWidget* m_timeline;

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include "largefile.h"
 
+#include "model/open/traceopen.h"
 #include "model/steps/steprule.h"
 
 #include <iostream>
@@ -20,8 +21,8 @@ void addStepRuleOption(ArgParser& p, std::string& rule)
 {
     p.option("--step-rule", "RULE",
         std::string("how to find the steps: ") + model::StepRule::help()
-            + " (default: the steps stored in a capture, auto for other traces; auto re-finds a capture's; a "
-              "rule reads every event)",
+            + " (default: the rule saved with the trace's annotations (the viewer's Steps menu), else the steps "
+              "stored in a capture, auto for other traces; auto re-finds a capture's; a rule reads every event)",
         rule);
 }
 
@@ -58,6 +59,14 @@ std::optional<LargeFile> openLarge(
     auto reader = format::TraceReader::open(paths[0]);
     if (!reader || (mode != "overview" && model::fileEvents(**reader) < model::kLargeTraceEvents))
         return std::nullopt;
+    // A step rule saved with the annotations finds the steps from every event, as --step-rule does;
+    // "file" keeps the stored ones, which the overview has.
+    if (const std::string saved = model::savedStepRule(**reader); !saved.empty() && saved != "file") {
+        if (mode != "overview")
+            return std::nullopt;
+        std::cerr << "gapscope-cli: " << paths[0] << ": the step rule saved with its annotations (" << saved
+                  << ") needs every event: not applied with --read overview (the stored steps are used)\n";
+    }
     model::OverviewOptions options;
     options.keepPassFrame = keepPassFrame;
     auto o = model::TraceOverview::openRebuildingIndex(**reader, options);

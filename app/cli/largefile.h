@@ -34,7 +34,8 @@ bool stepRuleValid(const std::string& command, const std::string& rule, std::str
 // False (after printing the usage error) when `mode` is not auto, full or overview.
 bool readModeValid(const std::string& command, const std::string& mode);
 // The file's reader and overview when it is to be read through them; nothing otherwise, or on error
-// (`error` says what went wrong opening the overview).
+// (`error` says what went wrong opening the overview). A file whose annotations name a step rule
+// (model::savedStepRule) is read in full with `auto`, as with --step-rule.
 // keepPassFrame: see model::OverviewOptions (info --save-overview).
 std::optional<LargeFile> openLarge(
     const std::vector<std::string>& paths, const std::string& mode, std::string& error, bool keepPassFrame = false);

@@ -46,16 +46,6 @@
 
 #include <algorithm>
 
-// The QSettings key under which the Steps menu's choice for these files is kept.
-static QString stepRuleKey(const QStringList& paths)
-{
-    QStringList abs;
-    for (const QString& p : paths)
-        abs << QFileInfo(p).absoluteFilePath();
-    return QStringLiteral("steps/rule/") + QString::fromLatin1(abs.join(QLatin1Char('|')).toUtf8().toBase64(
-                                               QByteArray::Base64UrlEncoding | QByteArray::OmitTrailingEquals));
-}
-
 
 MainWindow::MainWindow(QWidget* parent)
     : QMainWindow(parent)
@@ -197,8 +187,8 @@ void MainWindow::buildMenus()
     connect(m_steps, &StepsMenu::ruleChosen, this, [this](const QString& rule) {
         if (!m_doc)
             return;
-        QSettings().setValue(stepRuleKey(m_doc->paths), rule); // the file opens with it again
-        openFiles(m_doc->paths, rule);
+        m_workspace->chooseStepRule(rule); // saved with the annotations: the file opens with it again
+        loadFiles(m_doc->paths, rule); // the edited annotations go along, still to be saved
     });
 
     QMenu* live = menuBar()->addMenu(tr("&Live"));
@@ -390,7 +380,11 @@ void MainWindow::openFiles(const QStringList& paths, const QString& stepRule)
 {
     if (paths.isEmpty() || !confirmUnsavedAnnotations())
         return;
-    const QString rule = stepRule.isEmpty() ? QSettings().value(stepRuleKey(paths)).toString() : stepRule;
+    loadFiles(paths, stepRule);
+}
+
+void MainWindow::loadFiles(const QStringList& paths, const QString& rule)
+{
     m_openTimer.start();
     m_firstPaintMs = -1;
     m_waitingFirstPaint = false;

@@ -5,7 +5,8 @@
 // widget; details, budget and annotations are docks. Traces open from the menu, the command line,
 // drag-and-drop and the recent-files menu, in the background (TraceOpener) with a progress bar in
 // the status bar; the window stays responsive and a newer open supersedes an older one. Window
-// geometry, dock layout, lane options and recent files are kept in QSettings.
+// geometry, dock layout, lane options and recent files are kept in QSettings (the step rule chosen for a
+// trace is kept with its annotations, not here).
 //
 // File > Compare with… opens a second trace (B) in the background and compares the shown one (A)
 // with it in the "Compare" dock (CompareView: the same comparison as `gapscope-cli diff`), which
@@ -49,8 +50,9 @@ public:
     // Shows the window: maximised on the first start (no saved geometry), else as it was last closed.
     void showAsRemembered();
     // Opens one trace (or several files forming one trace) in the background.
-    // stepRule: how to find the steps (model/steps/steprule.h); empty: the rule last chosen in the Steps
-    // menu for these files, else the default (a capture's stored steps, auto for other traces).
+    // stepRule: how to find the steps (model/steps/steprule.h); empty: the rule saved with the trace's
+    // annotations (chosen in the Steps menu; TraceDocument::loader), else the default (a capture's
+    // stored steps, auto for other traces).
     void openFiles(const QStringList& paths, const QString& stepRule = {});
     // The bundled sample (resources/samples/*.gapscope), "" when there is none.
     static QString samplePath();
@@ -91,6 +93,8 @@ protected:
     void dropEvent(QDropEvent* e) override;
 
 private:
+    // openFiles() without asking about unsaved annotations (the Steps menu's reopen carries them).
+    void loadFiles(const QStringList& paths, const QString& stepRule);
     void buildMenus();
     void buildDocks();
     void restoreSettings();

@@ -379,7 +379,7 @@ void Exporter::collectItems(std::vector<Item>& items, PerfettoExportStats& st) c
             ++st.steps;
         }
     const AnnotationSet& annotations = m_opt.annotations ? *m_opt.annotations : m_t.annotations();
-    for (const Annotation& a : annotations) {
+    for (const Annotation& a : annotations.notes) {
         const TimeNs end = std::max(a.startNs, a.endNs);
         if (!inWindow(a.startNs, end))
             continue;

@@ -167,12 +167,18 @@ Trace TraceMerger::merge(std::vector<Trace> parts, const std::vector<std::string
             header.metadata.clear();
         }
         mergeHeader(part.header(), rankMap[p], header);
-        for (Annotation a : part.annotations()) {
+        for (Annotation a : part.annotations().notes) {
             a.startNs += offset;
             a.endNs += offset;
             a.laneKey = renumberedLaneKey(a.laneKey, rankMap[p]);
-            all.push_back(std::move(a));
+            all.notes.push_back(std::move(a));
         }
+        const std::string& rule = part.annotations().stepRule; // the first part's rule (as its budget)
+        if (all.stepRule.empty())
+            all.stepRule = rule;
+        else if (!rule.empty() && rule != all.stepRule)
+            warnings.push_back("annotations: " + names[p] + " names step rule '" + rule + "', not '" + all.stepRule
+                + "' as an earlier part: '" + all.stepRule + "' is used");
         if (!budget && part.budgetSettings())
             budget = part.budgetSettings();
         if (!classifier && part.classifierTable())

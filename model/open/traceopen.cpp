@@ -42,9 +42,27 @@ Expected<Trace> openTrace(const std::vector<std::string>& paths, const ReadOptio
     auto trace = readParts(paths, options);
     if (!trace || !options.detectSteps || options.window())
         return trace;
-    if (Status s = findSteps(*trace, options.stepRule); !s)
+    if (Status s = findSteps(*trace, stepRuleFor(*trace, options.stepRule)); !s)
         return s;
     return trace;
+}
+
+std::string stepRuleFor(Trace& trace, const std::string& asked)
+{
+    const std::string& saved = trace.annotations().stepRule;
+    if (!asked.empty() || saved.empty())
+        return asked;
+    if (auto r = StepRule::parse(saved); !r) {
+        trace.addWarning("annotations: the saved step rule is not one: " + r.error() + "; the default is used");
+        return {};
+    }
+    return saved;
+}
+
+std::string savedStepRule(const format::TraceReader& reader)
+{
+    const AnnotationSet a = readAnnotations(reader);
+    return !a.stepRule.empty() && StepRule::parse(a.stepRule) ? a.stepRule : std::string();
 }
 
 namespace {

@@ -17,9 +17,17 @@
 
 namespace gapscope::model {
 
-// Then, unless options.detectSteps is false, the steps: StepFinder (model/steps) with options.stepRule, the
-// stored steps of a capture kept when no rule is given.
+// Then, unless options.detectSteps is false, the steps: StepFinder (model/steps) with options.stepRule, else
+// the rule saved with the trace's annotations (stepRuleFor), the stored steps of a capture kept when
+// neither names one.
 Expected<Trace> openTrace(const std::vector<std::string>& paths, const ReadOptions& options = {});
+// The rule openTrace finds the steps of `trace` by: `asked` when given, else the one saved with its
+// annotations (AnnotationSet::stepRule: the user's choice in the viewer's Steps menu), else "" (stored
+// steps kept, the others found by "auto"). A saved rule that does not parse is left, with a warning.
+std::string stepRuleFor(Trace& trace, const std::string& asked);
+// The step rule saved with the annotations of a .gapscope file, read without its events ("" when none,
+// or not a rule): what decides, before reading, whether a large file can go through its overview.
+std::string savedStepRule(const format::TraceReader& reader);
 // The step pass of openTrace, for traces that come from elsewhere (a live snapshot): `rule` as
 // StepRule::parse reads it; empty keeps stored steps and finds the others by "auto".
 Status findSteps(Trace& trace, const std::string& rule);

@@ -91,7 +91,9 @@ Trace randomTrace(const RandomTraceOptions& o)
         an.endNs = base + 5000;
         an.laneKey = "r0/gpu/d0/7";
         an.text = "slow all-reduce \xe2\x9c\x93";
-        b.setAnnotations({ an });
+        AnnotationSet set;
+        set.notes.push_back(an);
+        b.setAnnotations(set);
         BudgetSettings bs;
         bs.model = "glm-5";
         bs.tp = 8;

@@ -6,6 +6,7 @@
 #include "model/format/chunkdecoder.h"
 #include "model/format/tracereader.h"
 #include "model/format/tracewriter.h"
+#include "model/open/traceopen.h"
 #include "model/tracefile.h"
 
 #include <QTemporaryDir>
@@ -348,16 +349,32 @@ private slots:
     {
         Trace full;
         const std::string p = writeSmall("sections.gapscope", &full);
-        AnnotationSet a(1);
-        a[0].id = 42;
-        a[0].text = "new note";
+        AnnotationSet a;
+        a.notes.resize(1);
+        a.notes[0].id = 42;
+        a.notes[0].text = "new note";
+        a.stepRule = "engine"; // the viewer's Steps menu choice, saved with the notes
         BudgetSettings b;
         b.model = "deepseek-v3";
         QVERIFY(saveTraceSections(p, &a, &b, nullptr).isOk());
         auto t = readTraceFile(p);
         QVERIFY(t.hasValue());
-        QCOMPARE(t->annotations().size(), size_t(1));
-        QCOMPARE(t->annotations()[0].text, std::string("new note"));
+        QCOMPARE(t->annotations().notes.size(), size_t(1));
+        QCOMPARE(t->annotations().notes[0].text, std::string("new note"));
+        QCOMPARE(t->annotations().stepRule, std::string("engine"));
+        auto reader = format::TraceReader::open(p);
+        QVERIFY(reader);
+        QCOMPARE(readAnnotations(**reader).stepRule, std::string("engine")); // without the events
+        QCOMPARE(savedStepRule(**reader), std::string("engine"));
+        // openTrace finds the steps by the saved rule, unless another is asked for.
+        auto opened = openTrace({ p });
+        QVERIFY(opened);
+        QCOMPARE(opened->stepReport().rule, std::string("engine"));
+        ReadOptions asked;
+        asked.stepRule = "file";
+        auto openedAsked = openTrace({ p }, asked);
+        QVERIFY(openedAsked);
+        QCOMPARE(openedAsked->stepReport().rule, std::string("file"));
         QCOMPARE(t->budgetSettings()->model, std::string("deepseek-v3"));
         QCOMPARE(t->classifierTable()->rules[0].pattern, std::string("nccl")); // kept
         QCOMPARE(t->eventCount(), full.eventCount());

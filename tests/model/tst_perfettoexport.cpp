@@ -271,13 +271,13 @@ private slots:
     void annotationsAndWaterfall()
     {
         Trace t = synth(2, 3, 60, true);
-        Annotation* a = &t.mutableAnnotations().emplace_back();
+        Annotation* a = &t.mutableAnnotations().notes.emplace_back();
         a->startNs = t.steps(1)[1].start;
         a->endNs = t.steps(1)[1].start;
         a->laneKey = t.lane(t.lanesOf(1, LaneKind::GpuStream).at(0)).info.key();
         a->text = "slow here";
         a->author = "me";
-        Annotation* g = &t.mutableAnnotations().emplace_back();
+        Annotation* g = &t.mutableAnnotations().notes.emplace_back();
         g->startNs = t.startTime();
         g->endNs = t.startTime() + 1000;
         g->text = "whole trace";

@@ -41,6 +41,7 @@ static model::AnnotationSet sampleSet()
     p.endNs = testtrace::kT0 + 100'000;
     p.text = "host gap, ünïcödé";
     model.add(p);
+    model.setStepRule("nvtx:decode_step"); // the Steps menu's choice travels with the notes
     return model.annotations();
 }
 
@@ -61,7 +62,8 @@ void TstAnnotationStore::roundTripThroughTraceFile()
     QVERIFY(!QFile::exists(annotationstore::sidecarPath(path)));
     auto back = model::readTraceFile(path.toStdString());
     QVERIFY2(back, back.error().c_str());
-    QCOMPARE(back->annotations().size(), size_t(2));
+    QCOMPARE(back->annotations().notes.size(), size_t(2));
+    QCOMPARE(back->annotations().stepRule, std::string("nvtx:decode_step"));
     QVERIFY(equal(back->annotations(), set));
     // The events survived the rewrite.
     QCOMPARE(back->eventCount(), testtrace::make().eventCount());
@@ -83,6 +85,7 @@ void TstAnnotationStore::roundTripThroughSidecar()
     auto back = annotationstore::loadSidecar(path, &error);
     QVERIFY(back);
     QVERIFY(error.isEmpty());
+    QCOMPARE(back->stepRule, std::string("nvtx:decode_step"));
     QVERIFY(equal(*back, set));
 }
 

@@ -2,13 +2,18 @@
 // StepsMenu on a real torch.profiler trace of an HF generate() loop (tests/steps/fixtures): it says which
 // rule made the steps and how many of each kind, counts what every rule would make (off the GUI thread),
 // and a choice emits the rule; the trace opened again with that rule has the steps it counted.
+#include "model/open/traceopen.h"
 #include "views/analysisrunner.h"
+#include "views/annotationmodel.h"
+#include "views/annotationstore.h"
 #include "views/stepsmenu.h"
 #include "views/tracedocument.h"
 #include "views/waterfallpanel.h"
 #include "views/workspace.h"
 
 #include <QComboBox>
+#include <QFile>
+#include <QTemporaryDir>
 
 #include <QSignalSpy>
 #include <QtTest>
@@ -51,6 +56,61 @@ private slots:
         QVERIFY(again);
         QCOMPARE(again->trace->stepCount(), 0u); // no engine annotations in a plain generate() loop
         QCOMPARE(again->trace->stepReport().rule, std::string("engine"));
+    }
+
+    // The rule picked in the Steps menu joins the annotations: the trace opened again with it keeps the
+    // edit (still to be saved), saving stores it (in a .gapscope file's annotation section, else in the
+    // sidecar of an import), and the trace opens with it again with no rule asked for.
+    void ruleSurvivesSaveAndReopen_data()
+    {
+        QTest::addColumn<bool>("gapscope");
+        QTest::newRow("import, sidecar") << false;
+        QTest::newRow(".gapscope file") << true;
+    }
+    void ruleSurvivesSaveAndReopen()
+    {
+        QFETCH(bool, gapscope);
+        QTemporaryDir dir;
+        const QString fixture = QStringLiteral(GAPSCOPE_SOURCE_DIR "/tests/steps/fixtures/real_hf_eager.json.gz");
+        QString file = dir.filePath(QStringLiteral("hf.json.gz"));
+        QString error;
+        if (gapscope) {
+            auto src = TraceDocument::open({ fixture }, &error);
+            QVERIFY2(src, qPrintable(error));
+            file = dir.filePath(QStringLiteral("hf.gapscope"));
+            QVERIFY(writeTraceFile(*src->trace, file.toStdString()).isOk());
+        } else {
+            QVERIFY(QFile::copy(fixture, file));
+        }
+        auto doc = TraceDocument::open({ file }, &error);
+        QVERIFY2(doc, qPrintable(error));
+        QCOMPARE(doc->trace->stepReport().rule, std::string(gapscope ? "file" : "auto"));
+        Workspace ws;
+        ws.analysis()->setAsync(false);
+        ws.setDocument(doc);
+        QVERIFY(!ws.annotations()->isModified());
+        ws.chooseStepRule(QStringLiteral("engine")); // what the main window does on StepsMenu::ruleChosen
+        QVERIFY(ws.annotations()->isModified());
+        auto again = TraceDocument::open({ file }, &error, QStringLiteral("engine"));
+        QVERIFY(again);
+        ws.setDocument(again);
+        QCOMPARE(ws.annotations()->stepRule(), std::string("engine")); // kept across the reopen
+        QVERIFY(ws.annotations()->isModified());
+        QString where;
+        QCOMPARE(ws.saveAnnotations(&where), QString());
+        QCOMPARE(QFile::exists(annotationstore::sidecarPath(file)), !gapscope);
+        auto reopened = TraceDocument::open({ file }, &error); // no rule asked for
+        QVERIFY2(reopened, qPrintable(error));
+        QCOMPARE(reopened->trace->stepReport().rule, std::string("engine"));
+        QCOMPARE(reopened->trace->stepCount(), 0u); // no engine annotations in a plain generate() loop
+        ws.setDocument(reopened);
+        QCOMPARE(ws.annotations()->stepRule(), std::string("engine"));
+        QVERIFY(!ws.annotations()->isModified());
+        if (gapscope) { // the CLI's door too
+            auto t = openTrace({ file.toStdString() });
+            QVERIFY(t);
+            QCOMPARE(t->stepReport().rule, std::string("engine"));
+        }
     }
 
     // The waterfall looks at decode steps by default; picking prefill leaves the decode steps out instead.
