@@ -122,9 +122,9 @@ bool Annotation::operator==(const Annotation& o) const
 bool BudgetSettings::operator==(const BudgetSettings& o) const
 {
     return std::tie(model, modelConfigJson, hardware, hardwareJson, precision, tp, ep, batch, context, engine,
-               allreduceUs, cudaGraphs, draftTokens, acceptanceLength, extra)
+               allreduceUs, cudaGraphs, draftTokens, acceptanceLength, promptTokens, extra)
         == std::tie(o.model, o.modelConfigJson, o.hardware, o.hardwareJson, o.precision, o.tp, o.ep, o.batch,
-            o.context, o.engine, o.allreduceUs, o.cudaGraphs, o.draftTokens, o.acceptanceLength, o.extra);
+            o.context, o.engine, o.allreduceUs, o.cudaGraphs, o.draftTokens, o.acceptanceLength, o.promptTokens, o.extra);
 }
 
 } // namespace gapscope::model

@@ -208,6 +208,7 @@ struct BudgetSettings {
     bool cudaGraphs = false;
     uint32_t draftTokens = 0;
     double acceptanceLength = 0;
+    uint32_t promptTokens = 0; // prefill budget: prompt tokens of a step whose annotation does not say (0: none)
     std::map<std::string, std::string> extra;
     bool operator==(const BudgetSettings& o) const;
 };

@@ -295,6 +295,7 @@ BudgetSettings fromProto(const pb::BudgetSettings& b)
     out.tp = b.tp();
     out.ep = b.ep();
     out.batch = b.batch();
+    out.promptTokens = b.prompt_tokens();
     out.context = b.context();
     out.engine = b.engine();
     out.allreduceUs = b.allreduce_us();
@@ -317,6 +318,7 @@ pb::BudgetSettings toProto(const BudgetSettings& b)
     out.set_tp(b.tp);
     out.set_ep(b.ep);
     out.set_batch(b.batch);
+    out.set_prompt_tokens(b.promptTokens);
     out.set_context(b.context);
     out.set_engine(b.engine);
     out.set_allreduce_us(b.allreduceUs);

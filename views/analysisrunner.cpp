@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 #include "views/analysisrunner.h"
 
+#include "model/analysis/phasebudget.h"
+
 #include "model/analysis/analysisreport.h"
 
 #include "views/eventcolors.h"
@@ -159,6 +161,7 @@ void AnalysisRunner::setTrace(std::shared_ptr<const Trace> trace)
     m_held = false;
     m_trace = std::move(trace);
     m_kind = m_trace ? GapAnalyzer::defaultKind(*m_trace) : StepKind::Unknown;
+    updateStepBudget();
     TraceOpener::releaseLater(std::move(m_state));
     m_state.reset();
     m_breakdown = {};
@@ -168,10 +171,13 @@ void AnalysisRunner::setTrace(std::shared_ptr<const Trace> trace)
     rebuild();
 }
 
-void AnalysisRunner::setBudget(const std::optional<Budget>& budget, bool achievable, const QString& description)
+void AnalysisRunner::setBudget(
+    const std::optional<BudgetInputs>& inputs, bool achievable, const QString& description)
 {
-    m_budget = budget ? makeStepBudget(*budget, achievable, description.toStdString()) : StepBudget {};
+    m_budgetInputs = inputs;
+    m_achievable = achievable;
     m_budgetDescription = description;
+    updateStepBudget();
     if (!m_trace)
         return;
     if (m_state && sameLayout(makeSlotLayout(m_state->analyzer->classifier(), m_budget), m_state->analyzer->layout())) {
@@ -181,11 +187,27 @@ void AnalysisRunner::setBudget(const std::optional<Budget>& budget, bool achieva
     rebuild();
 }
 
+// The budget of the kind of step analysed (phasebudget.h): prefill steps against the prefill budget.
+void AnalysisRunner::updateStepBudget()
+{
+    m_budget = StepBudget {};
+    if (!m_budgetInputs)
+        return;
+    static const Trace empty;
+    auto b = budgetForSteps(m_trace ? *m_trace : empty, m_kind, *m_budgetInputs, m_achievable,
+        m_budgetDescription.toStdString());
+    if (b)
+        m_budget = std::move(*b);
+    else
+        m_budget.why = b.error();
+}
+
 void AnalysisRunner::setStepKind(StepKind kind)
 {
     if (kind == m_kind)
         return;
     m_kind = kind;
+    updateStepBudget();
     if (!m_trace)
         return;
     TraceOpener::releaseLater(std::move(m_state));

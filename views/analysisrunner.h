@@ -62,8 +62,13 @@ public:
     // The kind of step the analysis looks at (Unknown: every kind); the others are shown but left out.
     void setStepKind(gapscope::model::StepKind kind);
     gapscope::model::StepKind stepKind() const { return m_kind; }
-    // nullopt: no budget (the waterfall shows measured bars only).
-    void setBudget(const std::optional<gapscope::model::Budget>& budget, bool achievable, const QString& description);
+    // nullopt: no budget (the waterfall shows measured bars only). The inputs of a decode budget; the
+    // steps analysed are compared with the budget of their kind (model/analysis/phasebudget.h: prefill
+    // steps with the prefill budget of their prompt tokens), made again when the kind changes.
+    void setBudget(
+        const std::optional<gapscope::model::BudgetInputs>& inputs, bool achievable, const QString& description);
+    // The budget the analysed steps are compared with (not present: none, or `why` not).
+    const gapscope::model::StepBudget& stepBudget() const { return m_budget; }
     void setRequest(const WaterfallRequest& request);
     const WaterfallRequest& request() const { return m_request; }
     // Asks for the members of bar `bar` of the current waterfall (emits membersReady).
@@ -127,7 +132,10 @@ private:
 
     std::shared_ptr<const gapscope::model::Trace> m_trace;
     std::shared_ptr<const State> m_state;
+    void updateStepBudget();
     gapscope::model::StepBudget m_budget;
+    std::optional<gapscope::model::BudgetInputs> m_budgetInputs;
+    bool m_achievable = false;
     QString m_budgetDescription;
     WaterfallRequest m_request;
     gapscope::model::StepKind m_kind = gapscope::model::StepKind::Unknown;

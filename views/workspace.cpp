@@ -293,7 +293,8 @@ void Workspace::applyBudget()
 {
     const auto& b = m_budget->budget();
     m_waterfall->setBudgetPresent(b.has_value());
-    m_analysis->setBudget(b, m_waterfall->achievable(),
+    m_analysis->setBudget(b ? std::optional<gapscope::model::BudgetInputs>(m_budget->inputs()) : std::nullopt,
+        m_waterfall->achievable(),
         b ? m_budget->modelLabel() + QStringLiteral(" on ") + m_budget->hardwareLabel() : QString());
     if (b)
         m_stats->setBandwidthCeiling(m_budget->inputs().hardware.memoryBandwidthGbs);

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include "analysissetup.h"
 
+#include "model/analysis/phasebudget.h"
 #include "model/budget/budgetsettings.h"
 
 namespace gapscope::cli {
@@ -29,7 +30,7 @@ std::string describe(const model::BudgetInputs& in, bool tpFromTrace, bool achie
 } // namespace
 
 Expected<model::StepBudget> pickBudget(const ArgParser& p, const BudgetOptions& options, bool achievable,
-    const model::Trace& trace, std::optional<model::BudgetSettings>& settings)
+    const model::Trace& trace, model::StepKind kind, std::optional<model::BudgetSettings>& settings)
 {
     if (!options.modelGiven() && !options.hardwareGiven() && !trace.budgetSettings())
         return model::StepBudget {};
@@ -45,11 +46,14 @@ Expected<model::StepBudget> pickBudget(const ArgParser& p, const BudgetOptions& 
         inputs->tp = uint32_t(trace.ranks().size());
         tpFromTrace = true;
     }
-    auto budget = model::computeBudget(inputs.value());
+    if (!stored && !p.given("--prompt-tokens") && trace.budgetSettings()) // the stored setting, unless given
+        inputs->promptTokens = trace.budgetSettings()->promptTokens;
+    auto budget = model::budgetForSteps(
+        trace, kind, inputs.value(), achievable, describe(inputs.value(), tpFromTrace, achievable, stored));
     if (!budget)
         return budget.status().withContext("budget");
     settings = model::toBudgetSettings(inputs.value());
-    return model::makeStepBudget(budget.value(), achievable, describe(inputs.value(), tpFromTrace, achievable, stored));
+    return budget;
 }
 
 } // namespace gapscope::cli

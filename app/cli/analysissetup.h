@@ -19,9 +19,10 @@ namespace gapscope::cli {
 // `file`: --classifier (empty: the trace's table, else the built-in one).
 Expected<model::KernelClassifier> pickClassifier(const std::string& file, const model::Trace& trace);
 
-// The budget from the flags, else from the settings stored in the trace, else none. `settings`
-// receives what was used (for --save).
+// The budget from the flags, else from the settings stored in the trace, else none, for steps of `kind`
+// (model/analysis/phasebudget.h: prefill steps get the prefill budget). `settings` receives what was
+// used (for --save).
 Expected<model::StepBudget> pickBudget(const ArgParser& p, const BudgetOptions& options, bool achievable,
-    const model::Trace& trace, std::optional<model::BudgetSettings>& settings);
+    const model::Trace& trace, model::StepKind kind, std::optional<model::BudgetSettings>& settings);
 
 } // namespace gapscope::cli

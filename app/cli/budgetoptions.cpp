@@ -24,6 +24,10 @@ void BudgetOptions::addTo(ArgParser& p)
     p.option("--graphs", "on|off", "CUDA graphs (default on) or eager launches", m_graphs);
     p.option("--draft-tokens", "N", "speculative decoding: tokens drafted per step (default 0)", m_draftTokens);
     p.option("--accept-len", "X", "speculative decoding: tokens accepted per step incl. the bonus token", m_acceptLen);
+    p.option("--prompt-tokens", "N",
+        "prefill budget: prompt tokens of a prefill step whose annotation does not say (SGLang toks=, vLLM context "
+        "tokens say it)",
+        m_promptTokens);
     p.option("--expert-hits", "FILE",
         "measured expert-hit histogram JSON ({\"counts\": [...]} or {\"layers\": [[...]]})", m_expertHits);
     p.option(
@@ -47,7 +51,8 @@ Status BudgetOptions::applyNumbers(model::BudgetInputs& in) const
     };
     for (Status s : { range("--tp", m_tp, 1, 4096), range("--ep", m_ep, 1, 4096), range("--batch", m_batch, 1, 1000000),
              range("--context", m_context, 0, int64_t(1) << 32), range("--draft-tokens", m_draftTokens, 0, 64),
-             range("--extra-kernels", m_extraKernels, 0, 10000) })
+             range("--extra-kernels", m_extraKernels, 0, 10000),
+             range("--prompt-tokens", m_promptTokens, 0, int64_t(UINT32_MAX)) })
         if (!s.isOk())
             return s;
     in.tp = uint32_t(m_tp);
@@ -55,6 +60,7 @@ Status BudgetOptions::applyNumbers(model::BudgetInputs& in) const
     in.batch = uint32_t(m_batch);
     in.context = uint64_t(m_context);
     in.draftTokens = uint32_t(m_draftTokens);
+    in.promptTokens = uint64_t(m_promptTokens);
     in.extraKernelsPerLayer = uint32_t(m_extraKernels);
     in.acceptanceLength = m_acceptLen;
     if (m_allreduceUs >= 0 && m_allreduceUs > 1e6)

@@ -7,7 +7,7 @@
 //   [--precision COMPONENT=FORMAT,...] [--engine sglang|none] [--allreduce-us X]
 //   [--allreduce-lib NAME] [--graphs on|off] [--draft-tokens N] [--accept-len X]
 //   [--expert-hits FILE] [--indexer auto|on|off] [--edge-collectives on|off] [--extra-kernels N]
-//   [--hw-set FIGURE=VALUE,...]
+//   [--hw-set FIGURE=VALUE,...] [--prompt-tokens N]
 // Usage: declare one, addTo(parser) before parser.parse(), then resolve() to load the model and
 // hardware and build the inputs. Not thread-safe (holds the parser's targets).
 
@@ -33,7 +33,7 @@ private:
 
     std::string m_model, m_hw, m_precision, m_engine = "sglang", m_graphs = "on", m_indexer = "auto";
     std::string m_allreduceLib, m_expertHits, m_edge, m_hwSet;
-    int64_t m_tp = 1, m_ep = 1, m_batch = 1, m_context = 0, m_draftTokens = 0, m_extraKernels = 8;
+    int64_t m_tp = 1, m_ep = 1, m_batch = 1, m_context = 0, m_draftTokens = 0, m_extraKernels = 8, m_promptTokens = 0;
     double m_allreduceUs = -1, m_acceptLen = 0;
 };
 

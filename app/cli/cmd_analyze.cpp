@@ -122,13 +122,6 @@ int runAnalyze(const std::vector<std::string>& args)
         std::cerr << kName << classifier.error() << "\n";
         return kExitProblems;
     }
-    std::optional<model::BudgetSettings> settings;
-    auto budget = pickBudget(p, options, f.achievable, trace.value(), settings);
-    if (!budget) {
-        std::cerr << kName << budget.error() << "\n";
-        return kExitProblems;
-    }
-    model::ClassifierTable table = classifier->toTable();
     model::GapAnalyzer::Options aopt;
     aopt.threads = unsigned(std::max<int64_t>(0, f.threads));
     aopt.kind = model::GapAnalyzer::defaultKind(trace.value());
@@ -136,6 +129,13 @@ int runAnalyze(const std::vector<std::string>& args)
         return p.usageError("--kind takes decode, prefill, mixed, draft, verify or all, not '" + f.kind + "'");
     if (f.kind == "all")
         aopt.kind = model::StepKind::Unknown;
+    std::optional<model::BudgetSettings> settings;
+    auto budget = pickBudget(p, options, f.achievable, trace.value(), aopt.kind, settings);
+    if (!budget) {
+        std::cerr << kName << budget.error() << "\n";
+        return kExitProblems;
+    }
+    model::ClassifierTable table = classifier->toTable();
     std::optional<model::StreamedAnalysis> streamed;
     std::optional<model::GapAnalyzer> whole;
     if (large) {

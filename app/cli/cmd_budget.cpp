@@ -46,6 +46,10 @@ json::Value settingsJson(const model::BudgetInputs& in)
     s.set("cuda_graphs", in.cudaGraphs);
     s.set("draft_tokens", in.draftTokens);
     s.set("accept_len", in.acceptanceLength > 0 ? in.acceptanceLength : 1.0);
+    if (in.phase == model::BudgetPhase::Prefill) { // decode outputs keep their shape
+        s.set("phase", model::toString(in.phase));
+        s.set("prompt_tokens", static_cast<unsigned long long>(in.promptTokens));
+    }
     return s;
 }
 
@@ -89,6 +93,9 @@ void printTable(const model::BudgetInputs& in, const model::Budget& b)
 {
     std::cout << "budget: " << in.model.name << " on " << in.hardware.name << ", TP " << in.tp << ", EP " << in.ep
               << ", batch " << in.batch << ", context " << in.context << ", engine " << model::toString(in.engine)
+              << (in.phase == model::BudgetPhase::Prefill
+                         ? ", prefill of " + std::to_string(in.promptTokens) + " prompt tokens"
+                         : std::string())
               << "\n\n";
     std::cout << pad("component", 30) << pad("MB/GPU", 11, true) << pad("GFLOP", 9, true) << pad("ideal ms", 10, true)
               << pad("achiev. ms", 11, true) << "  " << pad("bound", 8) << "note\n";
@@ -138,8 +145,10 @@ int runBudget(const std::vector<std::string>& args)
         "assumption made.");
     BudgetOptions options;
     options.addTo(p);
-    bool json = false, list = false;
+    bool json = false, list = false, prefill = false;
     p.flag("--json", "machine-readable output", json);
+    p.flag("--prefill", "the budget of a prefill step of --prompt-tokens N tokens (compute-bound: 2 x active "
+        "parameters x tokens at the dense peak, or the weight read, whichever is longer per kernel)", prefill);
     p.flag("--list", "list the model and hardware presets", list);
     p.setPositionals(0, 0);
     if (int rc = p.parse(args); rc >= 0)
@@ -153,6 +162,8 @@ int runBudget(const std::vector<std::string>& args)
         std::cerr << "gapscope-cli budget: " << inputs.error() << "\n";
         return kExitProblems;
     }
+    if (prefill)
+        inputs->phase = model::BudgetPhase::Prefill;
     auto budget = model::computeBudget(inputs.value());
     if (!budget) {
         std::cerr << "gapscope-cli budget: " << budget.error() << "\n";

@@ -80,12 +80,12 @@ Expected<std::unique_ptr<model::GapAnalyzer>> analysisFor(
     auto classifier = pickClassifier(f.classifier, trace);
     if (!classifier)
         return classifier.status();
+    model::GapAnalyzer::Options ao; // every kind of step: the decode budget
+    ao.threads = unsigned(std::max<int64_t>(0, f.threads));
     std::optional<model::BudgetSettings> settings;
-    auto budget = pickBudget(p, options, f.achievable, trace, settings);
+    auto budget = pickBudget(p, options, f.achievable, trace, ao.kind, settings);
     if (!budget)
         return budget.status();
-    model::GapAnalyzer::Options ao;
-    ao.threads = unsigned(std::max<int64_t>(0, f.threads));
     return std::make_unique<model::GapAnalyzer>(trace, std::move(classifier).value(), std::move(budget).value(), ao);
 }
 

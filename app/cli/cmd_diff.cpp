@@ -107,7 +107,7 @@ int openSide(Side& s, const ArgParser& p, const BudgetOptions& options, const st
         return kExitProblems;
     }
     std::optional<model::BudgetSettings> settings;
-    auto budget = pickBudget(p, options, achievable, trace.value(), settings);
+    auto budget = pickBudget(p, options, achievable, trace.value(), model::GapAnalyzer::defaultKind(trace.value()), settings);
     if (!budget) {
         std::cerr << kName << s.label << ": " << budget.error() << "\n";
         return kExitProblems;

@@ -166,8 +166,18 @@ json::Value AnalysisReport::budgetJson() const
     const StepBudget& b = m_analyzer.budget();
     json::Value o = json::Value::object();
     o.set("present", b.present);
-    if (!b.present)
+    if (!b.present && b.why.empty())
         return o;
+    o.set("phase", b.phase);
+    if (b.phase == "prefill") {
+        o.set("prompt_tokens", b.promptTokens);
+        o.set("prompt_steps", b.promptSteps);
+        o.set("prompt_tokens_from", b.promptTokensFrom);
+    }
+    if (!b.present) {
+        o.set("why", b.why);
+        return o;
+    }
     o.set("description", b.description);
     o.set("total_ms", b.totalMs());
     json::Value comps = json::Value::array();
@@ -447,8 +457,10 @@ std::string AnalysisReport::toText() const
                                                              : std::to_string(m_options.lastStep));
     out << " (" << m_critical.total << (m_critical.total == 1 ? " step)\n" : " steps)\n");
     out << "budget: "
-        << (a.budget().present ? a.budget().description + ", " + fixed(a.budget().totalMs()) + " ms per step"
-                               : std::string("none (give --model and --hw to compare with the theory)"))
+        << (a.budget().present ? a.budget().phase + " budget: " + a.budget().description + ", "
+                    + fixed(a.budget().totalMs()) + " ms per step"
+                : !a.budget().why.empty() ? "none: " + a.budget().why
+                                          : std::string("none (give --model and --hw to compare with the theory)"))
         << "\nclassifier: " << a.classifier().origin() << "\n";
     if (m_critical.rank >= 0)
         out << "critical rank: " << m_critical.rank << " (the rank the others wait for in " << m_critical.steps

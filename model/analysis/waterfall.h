@@ -49,6 +49,14 @@ struct StepBudget {
     std::map<std::string, double> componentMs; // "attention", ..., "launch_host" (the floor)
     std::string description; // what it was computed from, for output
     std::vector<std::string> assumptions;
+    // Which budget (phasebudget.h): "decode", or "prefill" with its prompt tokens (the mean over the
+    // steps it stands for), how many steps it stands for and where their tokens came from. A prefill
+    // budget that could not be made is not present and says why.
+    std::string phase = "decode";
+    double promptTokens = 0;
+    uint32_t promptSteps = 0;
+    std::string promptTokensFrom; // "steps" (their annotations), "setting", "steps and setting"
+    std::string why; // not present: why not ("" when no budget was asked for)
     double totalMs() const;
 };
 

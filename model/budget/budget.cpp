@@ -75,13 +75,15 @@ private:
     bool indexerQueryRuns() const;
     void addLayerWeights(uint32_t layer, uint32_t count, uint64_t tokens, const char* draftName);
     void addRoutedExperts(uint32_t moeLayers, uint64_t tokens, const char* draftName);
-    void addHeadAndEmbedding(uint64_t tokens, const char* draftName);
+    void addHeadAndEmbedding(uint64_t tokens, uint64_t logitTokens, const char* draftName);
     void addKvCache(uint32_t layers, uint64_t tokens, const char* draftName);
     void addIndexerScan(uint32_t indexerLayers, uint64_t tokens, const char* draftName);
     void addCollectives(uint64_t tokens);
     void addDraft();
     void addLaunchFloor(Budget& b);
     double collectiveUs(double bytes) const;
+    // Tokens whose logits are computed: all in decode, the last of each sequence in prefill.
+    uint64_t logitTokens(uint64_t tokens) const { return m_in.phase == BudgetPhase::Prefill ? m_in.batch : tokens; }
     void describe(Budget& b) const;
 
     const BudgetInputs& m_in;
@@ -239,13 +241,15 @@ void BudgetBuilder::addRoutedExperts(uint32_t moeLayers, uint64_t tokens, const 
                        : (m_in.tp > 1 ? ", each 1/" + std::to_string(m_in.tp) + " per GPU" : ""));
 }
 
-void BudgetBuilder::addHeadAndEmbedding(uint64_t tokens, const char* draftName)
+// `logitTokens`: the tokens whose logits are computed (every token in decode; in prefill only the last
+// of each sequence, as engines sample from it alone).
+void BudgetBuilder::addHeadAndEmbedding(uint64_t tokens, uint64_t logitTokens, const char* draftName)
 {
     double h = double(m_m.hidden), v = double(m_m.vocab);
     Precision lp = precisionFor(Component::LmHead, "lm_head");
     double params = h * v / m_in.tp;
     Acc& l = acc(draftName ? draftName : "lm_head", draftName ? Component::Draft : Component::LmHead);
-    addKernels(l, 1, params * bytesPerParam(lp), 2.0 * params * tokens, mathRate(lp));
+    addKernels(l, 1, params * bytesPerParam(lp), 2.0 * params * logitTokens, mathRate(lp));
     if (draftName)
         return;
     l.item.note = std::string(toString(lp)) + (m_in.tp > 1 ? ", vocab split 1/" + std::to_string(m_in.tp) : "")
@@ -262,23 +266,34 @@ void BudgetBuilder::addKvCache(uint32_t layers, uint64_t tokens, const char* dra
     double kb = bytesPerParam(kp), ctx = double(m_in.context), B = m_in.batch;
     double headsPerGpu = double(m_m.heads) / m_in.tp;
     double perQuery = double(tokens) / B; // query tokens per sequence (draft tokens verified together)
-    double bytesPerLayer, flopsPerLayer;
+    // Query-row pairs of one layer: each query token scores every cached row it may see. Prefill is
+    // causal: the i-th prompt token of a sequence also sees the i before it and itself, P (P + 1) / 2
+    // pairs per sequence on top of the cached context's; its rows are written once.
+    const bool prefill = m_in.phase == BudgetPhase::Prefill && !draftName;
+    double bytesPerRow, flopsPerPair, rows;
     std::string note;
     if (m_m.isMla()) {
-        double rows = m_m.indexHeads > 0 ? std::min(ctx, double(m_m.indexTopk)) : ctx;
-        double row = double(m_m.kvLoraRank + m_m.qkRopeHeadDim) * kb;
-        bytesPerLayer = B * rows * row;
-        flopsPerLayer = B * perQuery * headsPerGpu * rows * 2.0 * (2.0 * m_m.kvLoraRank + m_m.qkRopeHeadDim);
-        note = "MLA latent " + fmt("%.0f", row * m_m.layers) + " B/token, read whole by every rank"
+        rows = m_m.indexHeads > 0 ? std::min(ctx, double(m_m.indexTopk)) : ctx;
+        bytesPerRow = double(m_m.kvLoraRank + m_m.qkRopeHeadDim) * kb;
+        flopsPerPair = 2.0 * (2.0 * m_m.kvLoraRank + m_m.qkRopeHeadDim);
+        note = "MLA latent " + fmt("%.0f", bytesPerRow * m_m.layers) + " B/token, read whole by every rank"
             + (m_m.indexHeads > 0 ? ", DSA: min(context, top-k) rows" : "");
     } else {
-        double rows = m_m.slidingWindow > 0 ? std::min(ctx, double(m_m.slidingWindow)) : ctx;
+        rows = m_m.slidingWindow > 0 ? std::min(ctx, double(m_m.slidingWindow)) : ctx;
         double share = std::min<double>(m_in.tp, m_m.kvHeads);
-        bytesPerLayer = B * rows * 2.0 * m_m.kvHeads * m_m.headDim * kb / share;
-        flopsPerLayer = B * perQuery * headsPerGpu * rows * 4.0 * m_m.headDim;
+        bytesPerRow = 2.0 * m_m.kvHeads * m_m.headDim * kb / share;
+        flopsPerPair = 4.0 * m_m.headDim;
         note = "GQA K+V " + fmt("%.0f", 2.0 * m_m.kvHeads * m_m.headDim * kb * m_m.layers) + " B/token, 1/"
             + fmt("%.0f", share) + " per GPU";
     }
+    double bytesPerLayer = B * rows * bytesPerRow;
+    double pairs = B * perQuery * rows;
+    if (prefill) {
+        bytesPerLayer += double(tokens) * bytesPerRow; // the prompt's rows, written
+        pairs += B * perQuery * (perQuery + 1) / 2;
+        note += ", causal over " + fmt("%.0f", perQuery) + " prompt tokens per sequence";
+    }
+    double flopsPerLayer = headsPerGpu * pairs * flopsPerPair;
     Acc& a = acc(draftName ? draftName : "kv_cache", draftName ? Component::Draft : Component::KvCache);
     addKernels(a, layers, bytesPerLayer, flopsPerLayer, MathRate::Bf16);
     if (!draftName)
@@ -330,7 +345,7 @@ void BudgetBuilder::addCollectives(uint64_t tokens)
     bool edge = m_in.edgeCollectives.value_or(m_in.engine == EngineReplication::Sglang);
     if (edge) {
         add("collectives.embedding", 1, act, "vocab-parallel embedding AllReduce");
-        add("collectives.logits", 1, double(tokens) * m_m.vocab * 2.0, "logits all-gather");
+        add("collectives.logits", 1, double(logitTokens(tokens)) * m_m.vocab * 2.0, "logits all-gather");
     }
 }
 
@@ -359,7 +374,7 @@ void BudgetBuilder::addDraft()
             double eh = 2.0 * m_m.hidden * m_m.hidden / m_in.tp;
             addKernels(acc(name, Component::Draft), 1, eh * 2.0, 2.0 * eh * tokens, MathRate::Bf16);
         }
-        addHeadAndEmbedding(tokens, name);
+        addHeadAndEmbedding(tokens, tokens, name);
     }
     Acc& a = acc(name, Component::Draft);
     a.item.note = std::to_string(m_in.draftTokens) + " draft pass(es) of " + std::to_string(m_m.mtpLayers)
@@ -378,7 +393,8 @@ void BudgetBuilder::addDraft()
 
 void BudgetBuilder::addLaunchFloor(Budget& b)
 {
-    double kernels = double(m_in.extraKernelsPerLayer) * (m_m.layers + double(m_in.draftTokens) * m_m.mtpLayers);
+    const double drafts = m_in.phase == BudgetPhase::Prefill ? 0 : double(m_in.draftTokens);
+    double kernels = double(m_in.extraKernelsPerLayer) * (m_m.layers + drafts * m_m.mtpLayers);
     double gpuUs = 0;
     for (const auto& it : b.items) {
         kernels += it.kernels;
@@ -408,7 +424,8 @@ void BudgetBuilder::addLaunchFloor(Budget& b)
 Budget BudgetBuilder::run()
 {
     m_items.reserve(32);
-    uint64_t tokens = uint64_t(m_in.batch) * (1 + m_in.draftTokens);
+    const bool prefill = m_in.phase == BudgetPhase::Prefill;
+    uint64_t tokens = prefill ? m_in.promptTokens : uint64_t(m_in.batch) * (1 + m_in.draftTokens);
     // Layers grouped by shape: (MoE?, indexer?) -> first layer and count.
     struct Group {
         uint32_t first = 0, count = 0;
@@ -422,11 +439,12 @@ Budget BudgetBuilder::run()
         if (g.count > 0)
             addLayerWeights(g.first, g.count, tokens, nullptr);
     addRoutedExperts(m_m.moeLayerCount(), tokens, nullptr);
-    addHeadAndEmbedding(tokens, nullptr);
+    addHeadAndEmbedding(tokens, logitTokens(tokens), nullptr);
     addIndexerScan(m_m.indexerLayerCount(), tokens, nullptr);
     addKvCache(m_m.layers, tokens, nullptr);
     addCollectives(tokens);
-    addDraft();
+    if (!prefill)
+        addDraft();
 
     Budget b;
     b.items.reserve(m_items.size() + 1);
@@ -446,7 +464,7 @@ Budget BudgetBuilder::run()
         b.achievableMs += it.achievableMs;
     }
     double accept = m_in.acceptanceLength > 0 ? m_in.acceptanceLength : 1.0;
-    b.tokensPerStep = m_in.batch * accept;
+    b.tokensPerStep = prefill ? double(m_in.promptTokens) : m_in.batch * accept;
     b.tokPerSecIdeal = b.idealMs > 0 ? b.tokensPerStep * 1e3 / b.idealMs : 0;
     b.tokPerSecAchievable = b.achievableMs > 0 ? b.tokensPerStep * 1e3 / b.achievableMs : 0;
     b.expertsPerLayer = m_experts;

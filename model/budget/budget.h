@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 #pragma once
 
-// The theoretical latency budget of one decode step on one GPU (the busiest one).
+// The theoretical latency budget of one decode step (or one prefill step: BudgetPhase) on one GPU (the
+// busiest one).
 //
 // computeBudget() turns a model config, a hardware profile and the serving setup (precision per
 // component, TP/EP, batch, context, engine replication, collective latency, CUDA graphs,
@@ -37,6 +38,10 @@ enum class IndexerMode {
     Off, // leave it out of the budget
 };
 
+// What the step does: decode (one new token per sequence, memory-bound) or prefill (the prompt's tokens
+// in one forward, compute-bound as the prompt grows).
+enum class BudgetPhase { Decode, Prefill };
+
 struct BudgetInputs {
     ModelConfig model;
     HardwareProfile hardware;
@@ -61,6 +66,10 @@ struct BudgetInputs {
     std::string hardwareSource; // as given
     std::string hardwareOverrides; // --hw-set spec, already applied to `hardware` (kept for BudgetSettings)
     std::string expertHitsSource;
+    // Prefill: the step processes promptTokens tokens (every sequence of the batch together; `batch`
+    // sequences, `context` tokens already cached each); speculative decoding does not apply.
+    BudgetPhase phase = BudgetPhase::Decode;
+    uint64_t promptTokens = 0; // prefill: prompt tokens of the step (must be > 0); also the stored setting
 };
 
 struct BudgetItem {
@@ -85,7 +94,7 @@ struct Budget {
     // Extras for display.
     double weightBytesPerGpu = 0; // weights read per step per GPU (all weight items)
     double kernelsPerStep = 0; // estimated kernel launches per step
-    double tokensPerStep = 0; // batch x acceptance length
+    double tokensPerStep = 0; // batch x acceptance length (prefill: the prompt tokens)
     double expertsPerLayer = 0; // U(B) (or from the histogram)
     double busiestRankExperts = 0; // experts read by the busiest EP rank per layer (EP > 1)
     uint32_t collectivesPerStep = 0;
@@ -99,6 +108,7 @@ Expected<Budget> computeBudget(const BudgetInputs& in);
 // Checks the inputs (divisibility, ranges) without computing; computeBudget calls it.
 Status validateBudgetInputs(const BudgetInputs& in);
 
+const char* toString(BudgetPhase p); // "decode", "prefill"
 const char* toString(IndexerMode m);
 bool parseIndexerMode(const std::string& s, IndexerMode& out);
 const char* toString(EngineReplication e);

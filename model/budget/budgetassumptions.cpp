@@ -131,6 +131,12 @@ std::vector<std::string> budgetAssumptions(const BudgetInputs& in, const Budget&
         + (hw.interconnectKind.empty() ? "" : ", " + hw.interconnectKind + " " + num(hw.interconnectGbs) + " GB/s"));
     a.push_back(describeParallel(in));
     a.push_back(describePrecision(in));
+    if (in.phase == BudgetPhase::Prefill)
+        a.push_back("prefill: " + std::to_string(in.promptTokens) + " prompt tokens of " + std::to_string(in.batch)
+            + " sequence(s) in one forward: every linear layer does 2 x parameters x prompt tokens FLOPs at the "
+              "dense peak of its precision and reads its weights once, each kernel taking the larger of the two; "
+              "attention is causal over the prompt; lm_head and the logits gather run on the last token of each "
+              "sequence");
     a.push_back("batch " + std::to_string(in.batch) + ", context " + std::to_string(in.context) + " tokens per sequence"
         + (m.isMoe() ? "; " + num(b.expertsPerLayer, "%.2f") + " routed experts touched per MoE layer"
                     + (in.expertHits.empty() ? " (uniform routing: U(B) = E(1-(1-k/E)^B))"
@@ -190,6 +196,9 @@ Status validateBudgetInputs(const BudgetInputs& in)
         || (in.acceptanceLength > 0 && (in.acceptanceLength < 1 || in.acceptanceLength > in.draftTokens + 1)))
         return Status::error(
             "--accept-len must be in [1, draft tokens + 1] (" + std::to_string(in.draftTokens + 1) + ")");
+    if (in.phase == BudgetPhase::Prefill && (in.promptTokens == 0 || in.promptTokens > (uint64_t(1) << 32)))
+        return Status::error("a prefill budget needs the prompt tokens of the step (1 to 2^32), got "
+            + std::to_string(in.promptTokens));
     if (in.extraKernelsPerLayer > 10000)
         return Status::error("extra kernels per layer must be at most 10000");
     for (const auto& h : in.expertHits)
@@ -197,6 +206,11 @@ Status validateBudgetInputs(const BudgetInputs& in)
             return Status::error("the expert-hit histogram has " + std::to_string(h.size()) + " entries, the model "
                 + std::to_string(m.experts) + " routed experts");
     return Status::ok();
+}
+
+const char* toString(BudgetPhase p)
+{
+    return p == BudgetPhase::Prefill ? "prefill" : "decode";
 }
 
 const char* toString(IndexerMode m)

@@ -3,6 +3,8 @@
 
 #include "model/budget/moeexperts.h"
 
+#include <algorithm>
+#include <cstdint>
 #include <cstdlib>
 
 namespace gapscope::model {
@@ -114,6 +116,7 @@ BudgetSettings toBudgetSettings(const BudgetInputs& in)
     out.cudaGraphs = in.cudaGraphs;
     out.draftTokens = in.draftTokens;
     out.acceptanceLength = in.acceptanceLength;
+    out.promptTokens = uint32_t(std::min<uint64_t>(in.promptTokens, UINT32_MAX));
     auto& extra = out.extra;
     extra["indexer"] = toString(in.indexer);
     extra["allreduce_fixed"] = in.allreduceUs >= 0 ? "1" : "0";
@@ -154,6 +157,7 @@ Expected<BudgetInputs> fromBudgetSettings(const BudgetSettings& s)
     in.cudaGraphs = s.cudaGraphs;
     in.draftTokens = s.draftTokens;
     in.acceptanceLength = s.acceptanceLength;
+    in.promptTokens = s.promptTokens; // the setting; the phase is the analysis' choice, not stored
     st = readExtras(s, in);
     if (!st.isOk())
         return st;

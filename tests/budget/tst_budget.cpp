@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 // computeBudget against the figures of BUDGET.md (scenarios A and B, U(B), EP busiest rank, KV bytes)
 // and its invariants.
+#include "model/analysis/phasebudget.h"
 #include "model/budget/budget.h"
 #include "model/budget/moeexperts.h"
 
@@ -62,6 +63,8 @@ private slots:
     void itemsAddUp();
     void speculativeDecoding();
     void launchFloor();
+    void prefillBudget();
+    void prefillBudgetOfSteps();
     void checkpointPrecisionDefaults();
     void rejectsBadInputs_data();
     void rejectsBadInputs();
@@ -341,6 +344,94 @@ void TestBudget::gqaQkvOneKernel()
     QVERIFY(b.hasValue());
     QVERIFY(!item(*b, "attention.qkv_proj"));
     QVERIFY(item(*b, "attention.q_a_proj") && item(*b, "attention.kv_a_proj_with_mqa"));
+}
+
+// A prefill of 2048 prompt tokens of Llama-3.1-70B on one H100 SXM (TP 1, BF16, batch 1, context 0),
+// against an independent computation (this Python):
+//   h, L, H, kv, d, I, V = 8192, 80, 64, 8, 128, 28672, 128256; T, BW, PEAK = 2048, 3350e9, 989e12
+//   item = lambda params, tokens: max(params * 2 / BW, 2 * params * tokens / PEAK)
+//   linear = item(L*h*(h + 2*kv*d), T) + item(L*h*h, T) + item(L*3*h*I, T)        -> 283.4939 ms
+//   lm_head = item(h*V, 1)  (the last token's logits only)                        -> 0.6273 ms
+//   embedding = T*h*2 / BW                                                        -> 0.01002 ms
+//   attention = max(L*T*2*kv*d*2 / BW, L*H*(T*(T+1)/2)*4*d / PEAK)  (causal)       -> 5.5614 ms
+//   total                                                                         -> 289.6926 ms
+void TestBudget::prefillBudget()
+{
+    BudgetInputs in = inputs("llama-3.1-70b", "h100-sxm", 1, "all=bf16", "none");
+    in.phase = BudgetPhase::Prefill;
+    in.promptTokens = 2048;
+    auto b = computeBudget(in);
+    QVERIFY2(b, b ? "" : b.error().c_str());
+    QVERIFY2(near(b->idealMs, 289.6926, 1e-5), qPrintable(QString::number(b->idealMs, 'f', 4)));
+    QVERIFY(near(item(*b, "lm_head")->idealMs, 0.6273, 1e-4));
+    QVERIFY(near(item(*b, "embedding")->idealMs, 0.01002, 1e-3));
+    QVERIFY2(near(item(*b, "kv_cache")->idealMs, 5.5614, 1e-4), qPrintable(QString::number(item(*b, "kv_cache")->idealMs)));
+    QCOMPARE(item(*b, "attention.qkv_proj")->bound, std::string("compute"));
+    QCOMPARE(item(*b, "lm_head")->bound, std::string("memory"));
+    QCOMPARE(b->tokensPerStep, 2048.0);
+    // The decode budget of the same setup reads the same weights, memory-bound (41.5 ms, 7x shorter).
+    BudgetInputs decode = in;
+    decode.phase = BudgetPhase::Decode;
+    auto d = computeBudget(decode);
+    QVERIFY(d);
+    QCOMPARE(d->weightBytesPerGpu - item(*d, "embedding")->bytes, // the embedding reads one row per token
+        b->weightBytesPerGpu - item(*b, "embedding")->bytes);
+    QVERIFY(near(d->idealMs, d->weightBytesPerGpu / 3350e6, 1e-6)); // decode: the weight read alone
+    in.promptTokens = 0;
+    QVERIFY(!computeBudget(in)); // a prefill budget needs its prompt tokens
+}
+
+// Prefill steps against the prefill budget of their own prompt tokens: the mean of the steps' budgets
+// (512 and 1536 tokens: checked against the two computed apart); a step that does not say
+// takes the setting; none saying and no setting: no budget, and why.
+void TestBudget::prefillBudgetOfSteps()
+{
+    TraceBuilder tb;
+    const LaneId l = tb.lane({ LaneKind::GpuStream, 0, "h", 0, 7, "", 0 });
+    tb.addKernel(l, 0, 10, tb.intern("k"), 0, {});
+    const uint32_t tokens[] = { 512, 1536, 0 };
+    for (uint32_t i = 0; i < 4; ++i) {
+        Step s { i, TimeNs(i) * 1000, TimeNs(i) * 1000 + 900, StepSource::Engine };
+        s.kind = i < 3 ? StepKind::Prefill : StepKind::Decode;
+        s.tokens = i < 3 ? tokens[i] : 1;
+        s.batch = 1;
+        tb.addStep(0, s);
+    }
+    const Trace t = tb.finish();
+    BudgetInputs in = inputs("llama-3.1-70b", "h100-sxm", 1, "all=bf16", "none");
+    auto apart = [&](uint64_t n) {
+        BudgetInputs x = in;
+        x.phase = BudgetPhase::Prefill;
+        x.promptTokens = n;
+        return computeBudget(x)->idealMs;
+    };
+    auto b = budgetForSteps(t, StepKind::Prefill, in, false, "llama on h100");
+    QVERIFY(b && b->present);
+    QCOMPARE(b->phase, std::string("prefill"));
+    QCOMPARE(b->promptSteps, 2u); // the third says nothing and there is no setting
+    QCOMPARE(b->promptTokens, 1024.0);
+    QCOMPARE(b->promptTokensFrom, std::string("steps"));
+    QVERIFY(near(b->totalMs(), (apart(512) + apart(1536)) / 2, 1e-9));
+    in.promptTokens = 4096; // the setting for the step that does not say
+    b = budgetForSteps(t, StepKind::Prefill, in, false, "llama on h100");
+    QCOMPARE(b->promptSteps, 3u);
+    QCOMPARE(b->promptTokensFrom, std::string("steps and setting"));
+    QVERIFY(near(b->totalMs(), (apart(512) + apart(1536) + apart(4096)) / 3, 1e-9));
+    auto decode = budgetForSteps(t, StepKind::Decode, in, false, "llama on h100");
+    QVERIFY(decode && decode->present);
+    QCOMPARE(decode->phase, std::string("decode"));
+    BudgetInputs d = in;
+    QVERIFY(near(decode->totalMs(), computeBudget(d)->idealMs, 1e-12));
+    TraceBuilder none;
+    const LaneId nl = none.lane({ LaneKind::GpuStream, 0, "h", 0, 7, "", 0 });
+    none.addKernel(nl, 0, 10, none.intern("k"), 0, {});
+    Step p { 0, 0, 900, StepSource::Forward };
+    p.kind = StepKind::Prefill;
+    none.addStep(0, p);
+    in.promptTokens = 0;
+    auto unknown = budgetForSteps(none.finish(), StepKind::Prefill, in, false, "llama on h100");
+    QVERIFY(unknown && !unknown->present);
+    QVERIFY2(unknown->why.find("prefill budget unknown") == 0, unknown->why.c_str());
 }
 
 void TestBudget::launchFloor()
