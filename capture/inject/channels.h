@@ -39,6 +39,10 @@ struct Channels {
     std::atomic<uint64_t> collectivesDropped { 0 };
     std::atomic<uint64_t> cuptiDropped { 0 };
 
+    // Kernels of CUDA-graph replays were recorded since CUPTI was last attached (the recorder sets
+    // it): cuptiFinalize then faults the process's next replays (H100, driver 580), so CUPTI stays.
+    std::atomic<bool> graphKernelsRecorded { false };
+
     // Set by the NCCL plugin when NCCL loads it (version 3..5) and from its communicators.
     std::atomic<int> ncclPluginVersion { 0 };
     std::atomic<int> ncclRank { -1 };

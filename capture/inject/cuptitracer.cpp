@@ -4,12 +4,16 @@
 #include "capture/inject/injectlog.h"
 #include "capture/inject/nvtxhooks.h"
 
+#include <cuda.h>
 #include <cupti.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cctype>
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
+#include <thread>
 
 namespace gapscope::capture::inject {
 
@@ -19,6 +23,14 @@ namespace {
 std::atomic<StepRule> g_rule { StepRule::Graph };
 // Depth of runtime launch calls on this thread: the driver call made inside one is not a new step.
 thread_local int t_inRuntimeLaunch = 0;
+
+// Detaching CUPTI (cuptiFinalize) after a capture. CUPTI recommends calling it from the exit site of a
+// CUDA API callback, where no other CUPTI call of that thread is in flight: endDetection() switches
+// on the callbacks of every runtime and driver API and marks the detach pending; the first API call
+// that returns finalizes CUPTI. An arm before that cancels it (the subscriber is still valid then).
+enum class Detach : int { None, Pending, Finalizing, Done, Failed };
+std::atomic<Detach> g_detach { Detach::None };
+std::atomic<CUpti_SubscriberHandle> g_detachSubscriber { nullptr };
 
 const uint32_t kRuntimeGraph[]
     = { CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_v10000, CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_ptsz_v10000 };
@@ -43,6 +55,21 @@ void CUPTIAPI onCallback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId cb
     if (domain != CUPTI_CB_DOMAIN_RUNTIME_API && domain != CUPTI_CB_DOMAIN_DRIVER_API)
         return;
     const auto* cb = static_cast<const CUpti_CallbackData*>(data);
+    if (g_detach.load(std::memory_order_acquire) == Detach::Pending) {
+        Detach expected = Detach::Pending;
+        if (cb->callbackSite == CUPTI_API_EXIT
+            && g_detach.compare_exchange_strong(expected, Detach::Finalizing, std::memory_order_acq_rel)) {
+            if (cuptiFinalize() == CUPTI_SUCCESS) {
+                g_detach.store(Detach::Done, std::memory_order_release);
+            } else { // still attached: at least no callback stays on
+                auto* sub = g_detachSubscriber.load(std::memory_order_acquire);
+                cuptiEnableDomain(0, sub, CUPTI_CB_DOMAIN_RUNTIME_API);
+                cuptiEnableDomain(0, sub, CUPTI_CB_DOMAIN_DRIVER_API);
+                g_detach.store(Detach::Failed, std::memory_order_release);
+            }
+        }
+        return;
+    }
     const bool runtime = domain == CUPTI_CB_DOMAIN_RUNTIME_API;
     if (cb->callbackSite == CUPTI_API_EXIT) {
         if (runtime && t_inRuntimeLaunch > 0)
@@ -176,6 +203,11 @@ CuptiTracer::CuptiTracer(Channels&)
 CuptiTracer::~CuptiTracer()
 {
     stopRecording();
+    if (m_detachRequested) {
+        settleDetach();
+        m_detachRequested = false;
+    }
+    m_everRecorded = false; // at exit: release the subscriber, no detach
     endDetection();
 }
 
@@ -198,8 +230,61 @@ void CuptiTracer::enableCallbacks(bool on)
     }
 }
 
+// Whether endDetection() detaches CUPTI: GAPSCOPE_CUPTI_DETACH=0 keeps it attached (to measure what
+// an attached CUPTI costs); by default it detaches where the driver is CUDA 12.6 or newer (older
+// drivers crashed on re-attaching while CUDA graphs exist, the reason torch.profiler left teardown off)
+// and no kernel of a CUDA-graph replay was recorded; GAPSCOPE_CUPTI_DETACH=force detaches even then.
+bool CuptiTracer::detachWanted()
+{
+    const char* v = std::getenv("GAPSCOPE_CUPTI_DETACH");
+    if (v && *v)
+        return std::strcmp(v, "0") != 0;
+    int driver = 0;
+    return cuDriverGetVersion(&driver) == CUDA_SUCCESS && driver >= 12060;
+}
+
+// The detach requested by the last endDetection(): cancelled while still pending (the subscriber is
+// then still ours), waited for while an API exit is finalizing. Afterwards no subscriber is held.
+void CuptiTracer::settleDetach()
+{
+    Detach expected = Detach::Pending;
+    if (g_detach.compare_exchange_strong(expected, Detach::None, std::memory_order_acq_rel)) {
+        injectLog("CUPTI detach cancelled: no CUDA API call since the last capture");
+        auto* sub = static_cast<CUpti_SubscriberHandle>(m_subscriber);
+        cuptiEnableDomain(0, sub, CUPTI_CB_DOMAIN_RUNTIME_API);
+        cuptiEnableDomain(0, sub, CUPTI_CB_DOMAIN_DRIVER_API);
+        cuptiUnsubscribe(sub);
+        m_subscriber = nullptr;
+        return;
+    }
+    for (int i = 0; i < 2000 && g_detach.load(std::memory_order_acquire) == Detach::Finalizing; ++i)
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    switch (g_detach.load(std::memory_order_acquire)) {
+    case Detach::Done:
+        ++m_detaches;
+        m_everRecorded = false;
+        m_subscriber = nullptr;
+        injectLog("CUPTI was detached (cuptiFinalize) after the last capture; attaching again");
+        break;
+    case Detach::Failed: // cuptiFinalize refused: the subscriber is still ours
+        injectLog("cuptiFinalize failed: CUPTI stays attached");
+        cuptiUnsubscribe(static_cast<CUpti_SubscriberHandle>(m_subscriber));
+        m_subscriber = nullptr;
+        break;
+    default:
+        injectLog("CUPTI detach still in progress after 2 s: left to it");
+        m_subscriber = nullptr;
+        break;
+    }
+    g_detach.store(Detach::None, std::memory_order_release);
+}
+
 Status CuptiTracer::beginDetection(StepRule rule, const std::string&, std::string* otherClient)
 {
+    if (m_detachRequested) {
+        settleDetach();
+        m_detachRequested = false;
+    }
     if (m_subscriber)
         return Status::error("step detection already running");
     char oldName[128] = {};
@@ -232,11 +317,52 @@ Status CuptiTracer::beginDetection(StepRule rule, const std::string&, std::strin
 
 void CuptiTracer::endDetection()
 {
-    if (!m_subscriber)
+    if (!m_subscriber || m_detachRequested)
         return;
     enableCallbacks(false);
-    cuptiUnsubscribe(static_cast<CUpti_SubscriberHandle>(m_subscriber));
+    auto* sub = static_cast<CUpti_SubscriberHandle>(m_subscriber);
+    const char* env = std::getenv("GAPSCOPE_CUPTI_DETACH");
+    const bool graphKernels = channels().graphKernelsRecorded.load(std::memory_order_relaxed)
+        && !(env && std::strcmp(env, "force") == 0);
+    if (m_everRecorded && graphKernels && detachWanted())
+        injectLog("CUPTI stays attached: kernels of CUDA-graph replays were recorded, and cuptiFinalize "
+                  "faults later replays (see capture/README.md)");
+    if (m_everRecorded && !graphKernels && detachWanted()) {
+        // Everything the capture switched on is off and flushed (stopRecording); what CUPTI keeps
+        // hooked into the driver goes with cuptiFinalize at the next API exit.
+        g_detachSubscriber.store(sub, std::memory_order_release);
+        g_detach.store(Detach::Pending, std::memory_order_release);
+        const CUptiResult r1 = cuptiEnableDomain(1, sub, CUPTI_CB_DOMAIN_RUNTIME_API);
+        const CUptiResult r2 = cuptiEnableDomain(1, sub, CUPTI_CB_DOMAIN_DRIVER_API);
+        if (r1 == CUPTI_SUCCESS || r2 == CUPTI_SUCCESS) {
+            m_detachRequested = true;
+            injectLog("CUPTI detach requested: at the exit of the next CUDA API call");
+            return;
+        }
+        g_detach.store(Detach::None, std::memory_order_release);
+        injectLog("CUPTI detach not possible (cuptiEnableDomain: %s): unsubscribing only", cuptiError(r1).c_str());
+    }
+    cuptiUnsubscribe(sub);
     m_subscriber = nullptr;
+}
+
+CuptiTracer::AttachState CuptiTracer::attachState() const
+{
+    if (m_subscriber && !m_detachRequested)
+        return AttachState::Attached;
+    if (m_detachRequested) {
+        switch (g_detach.load(std::memory_order_acquire)) {
+        case Detach::Done:
+            return AttachState::Detached;
+        case Detach::Pending:
+        case Detach::Finalizing:
+            return AttachState::DetachPending;
+        case Detach::None:
+        case Detach::Failed:
+            break;
+        }
+    }
+    return m_detaches > 0 ? AttachState::Detached : (m_everRecorded ? AttachState::Idle : AttachState::Never);
 }
 
 Status CuptiTracer::startRecording(const pb::CaptureSettings& s)
@@ -263,6 +389,8 @@ Status CuptiTracer::startRecording(const pb::CaptureSettings& s)
         kinds.push_back(CUPTI_ACTIVITY_KIND_SYNCHRONIZATION);
     m_kinds.clear();
     m_recording = true; // from here on stopRecording() undoes what was switched on
+    m_everRecorded = true;
+    m_everRecorded = true;
     for (CUpti_ActivityKind k : kinds) {
         r = cuptiActivityEnable(k);
         if (r != CUPTI_SUCCESS) {

@@ -12,6 +12,10 @@
 // MEMCPY, MEMSET, SYNCHRONIZATION and a selected set of runtime/driver APIs (launches, copies,
 // syncs: enough for launch -> start correlation without tracing every cudaGetDevice).
 // Everything is disabled again at stopRecording(); the subscriber is released at endDetection().
+// After a process has recorded, endDetection() also detaches CUPTI (cuptiFinalize, at the exit of
+// the next CUDA API call), because activity kinds once enabled leave a cost on every later API call
+// even when disabled; the next arm attaches it again (CUPTI initializes lazily).
+// GAPSCOPE_CUPTI_DETACH=0 keeps it attached; drivers before CUDA 12.6 are never detached.
 //
 // Threading: methods on the library's thread; the static callbacks run on application/CUPTI
 // threads and only push to Channels (never block, never throw).
@@ -39,12 +43,15 @@ public:
     void forEachRecord(const uint8_t* buffer, size_t validSize, const std::function<void(const void*)>& fn) override;
     std::string apiName(uint8_t domain, uint32_t cbid) override;
     DeviceBuffers deviceBuffers() const override { return m_deviceBuffers; }
+    AttachState attachState() const override;
 
     // Launch/copy/sync APIs recorded as API activity (runtime and driver callback ids).
     static const std::vector<uint32_t>& runtimeApis();
     static const std::vector<uint32_t>& driverApis();
 
 private:
+    static bool detachWanted();
+    void settleDetach();
     void enableCallbacks(bool on);
     void configureDeviceBuffers();
 
@@ -55,6 +62,9 @@ private:
     bool m_recording = false;
     bool m_disabled = false; // recording, kinds already switched off (disableRecording)
     std::vector<int> m_kinds; // enabled CUpti_ActivityKind values
+    bool m_everRecorded = false; // activity was enabled since CUPTI was last attached
+    bool m_detachRequested = false; // endDetection() asked for cuptiFinalize; beginDetection settles it
+    uint32_t m_detaches = 0;
     DeviceBuffers m_deviceBuffers;
 };
 

@@ -180,6 +180,8 @@ void Recorder::drainGpu(const std::function<void()>& checkpoint)
         pool->release(f.data);
         m_counters.records += m_batch.size();
         for (const GpuRecord& g : m_batch) {
+            if (g.kind == GpuRecordKind::Kernel && g.graphId != 0)
+                m_channels.graphKernelsRecorded.store(true, std::memory_order_relaxed);
             if (g.kind == GpuRecordKind::Api)
                 m_window.noteApi(g);
             else if (m_firstRecord == 0 || g.start < m_firstRecord)

@@ -58,6 +58,12 @@ public:
         uint64_t poolLimit = 0;
     };
     virtual DeviceBuffers deviceBuffers() const { return {}; }
+
+    // Where CUPTI stands between captures: never used, attached (detecting or recording), idle
+    // (attached, nothing enabled, not detached: old driver or GAPSCOPE_CUPTI_DETACH=0), detach
+    // pending (until the next CUDA API call returns), detached.
+    enum class AttachState : uint8_t { Never, Attached, Idle, DetachPending, Detached };
+    virtual AttachState attachState() const { return AttachState::Never; }
 };
 
 } // namespace gapscope::capture::inject
