@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 # Every GPU check in one command, on the GPU box (repo root):
-#   tests/gpu/run_all.sh [PARTS]        PARTS: comma list of kernels,e2e,host,agent,inject,sample,bench,fixtures,steps
+#   tests/gpu/run_all.sh [PARTS]        PARTS: comma list of kernels,e2e,host,agent,inject,sample,bench,fixtures,steps,lasting
 #                                       (default all but bench)
 # Builds with the gpu preset (no Qt, CUDA on) unless GAPSCOPE_GPU_BIN names a folder of prebuilt
 # binaries laid out like a build folder (app/, capture/, kernels/, tests/capture/inject/). Each area
@@ -12,7 +12,7 @@ cd "$(dirname "$0")/../.."
 ROOT=$(pwd)
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1 PYTHONUNBUFFERED=1
 export GAPSCOPE_RESOURCES=$ROOT/resources
-PARTS=${1:-kernels,e2e,agent,inject,sample,fixtures,steps}
+PARTS=${1:-kernels,e2e,agent,inject,sample,fixtures,steps,lasting}
 OUTROOT=${OUT:-/tmp/gapscope-gpu-out}
 RES=${GAPSCOPE_GPU_RES:-$(mktemp -d)/results}
 mkdir -p "$RES" "$OUTROOT"
@@ -105,6 +105,11 @@ fi
 if has steps; then
   part steps tests/gpu/steps.sh "$BUILD" "$RES/steps"
   cat "$RES/steps/table.txt" >>"$TABLE" 2>/dev/null
+fi
+if has lasting; then
+  # What a capture leaves behind: per recorded piece, and after 3 captures against before, eager and graph.
+  part lasting tests/gpu/lasting.sh "$BUILD" "$RES/lasting"
+  cat "$RES/lasting/table.txt" >>"$TABLE" 2>/dev/null
 fi
 
 cp "$TABLE" "$OUTROOT/table.txt"

@@ -12,7 +12,11 @@ found from the kernels. With --profile OUT.json.gz the timed calls run under tor
 CUDA activities, no schedule: no ProfilerStep ranges; --profiler-steps adds prof.step() after each call,
 so each generate() call is one ProfilerStep#N). --ready-file is touched after the warm-up calls, and
 --idle-calls keeps calling generate() untraced (for a capture from outside) until the file named by
---stop-file exists or the count is reached. Prints one JSON line: mode, calls, per-call ms.
+--stop-file exists or the count is reached. With --timeline FILE each untraced call appends a line
+{"t0_ns", "t1_ns", "ms", "state"} (CLOCK_REALTIME, as capture files use), so that a driver can tell the
+calls before, while and after a capture; while the file named by --torch-trigger exists, the next
+--torch-calls calls run under torch.profiler (state "torch"), and the trigger file is removed after.
+Prints one JSON line: mode, calls, per-call ms.
 """
 import argparse
 import gzip
@@ -54,6 +58,21 @@ def call(model, ids, args):
     return out
 
 
+def profiled_block(model, ids, args, timeline):
+    """--torch-calls calls under torch.profiler (CPU and CUDA activities, as a user would), each timed."""
+    from torch.profiler import ProfilerActivity, profile
+    with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]):
+        for _ in range(args.torch_calls):
+            w0 = time.time_ns()
+            t0 = time.perf_counter()
+            call(model, ids, args)
+            ms = (time.perf_counter() - t0) * 1e3
+            if timeline:
+                timeline.write(json.dumps({"t0_ns": w0, "t1_ns": time.time_ns(), "ms": round(ms, 3),
+                                           "state": "torch"}) + "\n")
+                timeline.flush()
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--mode", choices=["eager", "graph"], default="eager")
@@ -72,6 +91,9 @@ def main():
     ap.add_argument("--ready-file")
     ap.add_argument("--stop-file")
     ap.add_argument("--idle-calls", type=int, default=0)
+    ap.add_argument("--timeline", help="append one JSON line per untraced call here")
+    ap.add_argument("--torch-trigger", help="while this file exists, profile the next --torch-calls calls")
+    ap.add_argument("--torch-calls", type=int, default=10)
     args = ap.parse_args()
     model = build(args)
     ids = torch.randint(1, args.vocab, (1, args.prompt), device="cuda")
@@ -102,12 +124,22 @@ def main():
                 shutil.copyfileobj(f, g)
             os.remove(raw)
     else:
+        timeline = open(args.timeline, "a") if args.timeline else None
         for i in range(max(args.calls, args.idle_calls)):
             if args.stop_file and os.path.exists(args.stop_file):
                 break
+            if args.torch_trigger and os.path.exists(args.torch_trigger):
+                profiled_block(model, ids, args, timeline)
+                os.remove(args.torch_trigger)
+                continue
+            w0 = time.time_ns()
             t0 = time.perf_counter()
             call(model, ids, args)
             times.append((time.perf_counter() - t0) * 1e3)
+            if timeline:
+                timeline.write(json.dumps({"t0_ns": w0, "t1_ns": time.time_ns(), "ms": round(times[-1], 3),
+                                           "state": "idle"}) + "\n")
+                timeline.flush()
     print(json.dumps({"mode": args.mode, "layers": args.layers, "calls": len(times), "new_tokens": args.new_tokens,
                       "ms_per_call": [round(t, 2) for t in times]}))
     sys.stdout.flush()
