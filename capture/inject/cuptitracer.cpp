@@ -362,7 +362,10 @@ CuptiTracer::AttachState CuptiTracer::attachState() const
             break;
         }
     }
-    return m_detaches > 0 ? AttachState::Detached : (m_everRecorded ? AttachState::Idle : AttachState::Never);
+    // m_everRecorded is cleared by a detach: set, the last capture recorded and CUPTI stayed.
+    if (m_everRecorded)
+        return AttachState::Idle;
+    return m_detaches > 0 ? AttachState::Detached : AttachState::Never;
 }
 
 Status CuptiTracer::startRecording(const pb::CaptureSettings& s)
@@ -389,7 +392,6 @@ Status CuptiTracer::startRecording(const pb::CaptureSettings& s)
         kinds.push_back(CUPTI_ACTIVITY_KIND_SYNCHRONIZATION);
     m_kinds.clear();
     m_recording = true; // from here on stopRecording() undoes what was switched on
-    m_everRecorded = true;
     m_everRecorded = true;
     for (CUpti_ActivityKind k : kinds) {
         r = cuptiActivityEnable(k);
