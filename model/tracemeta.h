@@ -88,14 +88,25 @@ struct VersionInfo {
     std::string driverVersion;
 };
 
-// Evidence of a capture's own perturbation: step times before arming vs while capturing.
+// Evidence of a capture's own perturbation: median host step times before this capture, while
+// capturing, and the process's baseline from before its first capture (refreshed only while no
+// capture had left CUPTI attached; capture/inject/stepbaseline.h). Each figure comes with the
+// number of steps it rests on (0: no figure).
 struct OverheadEvidence {
-    uint32_t stepsBefore = 0;
+    // CUPTI after the process's last capture, when this capture's arm began.
+    enum class CuptiAfterLast : uint8_t { None, Detached, StillAttached, DetachPending };
+
+    uint32_t stepsBefore = 0; // this arm's steps before recording ("after the last capture" when capturesBefore > 0)
     double stepMsMedianBefore = 0;
     uint32_t stepsDuring = 0;
     double stepMsMedianDuring = 0;
     double armLatencyMs = 0; // from the arm request to the first recorded activity
     double disarmLatencyMs = 0;
+    uint32_t baselineSteps = 0; // 0: no baseline (older files, no steps seen)
+    double stepMsMedianBaseline = 0;
+    uint32_t baselineCapturesBefore = 0; // captures before the baseline's newest step
+    uint32_t capturesBefore = 0; // captures in this process before this one
+    CuptiAfterLast cuptiAfterLast = CuptiAfterLast::None;
 };
 
 struct RankInfo {

@@ -55,8 +55,32 @@ void toProto(const VersionInfo& v, pb::VersionInfo* out)
 
 OverheadEvidence fromProto(const pb::OverheadEvidence& o)
 {
-    return OverheadEvidence { o.steps_before(), o.step_ms_median_before(), o.steps_during(), o.step_ms_median_during(),
-        o.arm_latency_ms(), o.disarm_latency_ms() };
+    OverheadEvidence e;
+    e.stepsBefore = o.steps_before();
+    e.stepMsMedianBefore = o.step_ms_median_before();
+    e.stepsDuring = o.steps_during();
+    e.stepMsMedianDuring = o.step_ms_median_during();
+    e.armLatencyMs = o.arm_latency_ms();
+    e.disarmLatencyMs = o.disarm_latency_ms();
+    e.baselineSteps = o.baseline_steps();
+    e.stepMsMedianBaseline = o.step_ms_median_baseline();
+    e.baselineCapturesBefore = o.baseline_captures_before();
+    e.capturesBefore = o.captures_before();
+    switch (o.cupti_after_last()) {
+    case pb::OverheadEvidence::CUPTI_AFTER_LAST_DETACHED:
+        e.cuptiAfterLast = OverheadEvidence::CuptiAfterLast::Detached;
+        break;
+    case pb::OverheadEvidence::CUPTI_AFTER_LAST_STILL_ATTACHED:
+        e.cuptiAfterLast = OverheadEvidence::CuptiAfterLast::StillAttached;
+        break;
+    case pb::OverheadEvidence::CUPTI_AFTER_LAST_DETACH_PENDING:
+        e.cuptiAfterLast = OverheadEvidence::CuptiAfterLast::DetachPending;
+        break;
+    default: // NONE, and values of newer writers
+        e.cuptiAfterLast = OverheadEvidence::CuptiAfterLast::None;
+        break;
+    }
+    return e;
 }
 
 void toProto(const OverheadEvidence& o, pb::OverheadEvidence* out)
@@ -67,6 +91,24 @@ void toProto(const OverheadEvidence& o, pb::OverheadEvidence* out)
     out->set_step_ms_median_during(o.stepMsMedianDuring);
     out->set_arm_latency_ms(o.armLatencyMs);
     out->set_disarm_latency_ms(o.disarmLatencyMs);
+    out->set_baseline_steps(o.baselineSteps);
+    out->set_step_ms_median_baseline(o.stepMsMedianBaseline);
+    out->set_baseline_captures_before(o.baselineCapturesBefore);
+    out->set_captures_before(o.capturesBefore);
+    switch (o.cuptiAfterLast) {
+    case OverheadEvidence::CuptiAfterLast::None:
+        out->set_cupti_after_last(pb::OverheadEvidence::CUPTI_AFTER_LAST_NONE);
+        break;
+    case OverheadEvidence::CuptiAfterLast::Detached:
+        out->set_cupti_after_last(pb::OverheadEvidence::CUPTI_AFTER_LAST_DETACHED);
+        break;
+    case OverheadEvidence::CuptiAfterLast::StillAttached:
+        out->set_cupti_after_last(pb::OverheadEvidence::CUPTI_AFTER_LAST_STILL_ATTACHED);
+        break;
+    case OverheadEvidence::CuptiAfterLast::DetachPending:
+        out->set_cupti_after_last(pb::OverheadEvidence::CUPTI_AFTER_LAST_DETACH_PENDING);
+        break;
+    }
 }
 
 void toProto(const RankInfo& r, pb::RankInfo* out)

@@ -331,32 +331,4 @@ std::string formatDuration(TimeNs ns)
     return b;
 }
 
-const OverheadEvidence* captureOverhead(const TraceHeader& header, uint32_t rank)
-{
-    for (const auto& r : header.ranks)
-        if (r.rank == rank && r.hasOverhead) {
-            const OverheadEvidence& o = r.overhead;
-            if (o.stepsBefore > 0 && o.stepsDuring > 0 && o.stepMsMedianBefore > 0)
-                return &o;
-        }
-    return nullptr;
-}
-
-double captureOverheadPct(const OverheadEvidence& o)
-{
-    return 100.0 * (o.stepMsMedianDuring - o.stepMsMedianBefore) / o.stepMsMedianBefore;
-}
-
-json::Value captureOverheadJson(const OverheadEvidence& o)
-{
-    json::Value c = json::Value::object();
-    c.set("steps_before", o.stepsBefore);
-    c.set("before_ms", o.stepMsMedianBefore);
-    c.set("steps_during", o.stepsDuring);
-    c.set("during_ms", o.stepMsMedianDuring);
-    c.set("pct", captureOverheadPct(o));
-    c.set("arm_latency_ms", o.armLatencyMs);
-    return c;
-}
-
 } // namespace gapscope::model

@@ -19,6 +19,7 @@
 // Cost: O(events) per table; for the medians, kernelTable keeps 4 bytes per kernel (8 for the kernels
 // of a name that ever overlaps earlier work). Pure functions of the trace; thread-safe.
 
+#include "model/captureoverhead.h"
 #include "model/json.h"
 #include "model/trace.h"
 
@@ -134,17 +135,11 @@ uint32_t kthOfSpans(const std::vector<U32Span>& spans, uint64_t k);
 // "12.345 ms", "850 ns", "3.20 s"
 std::string formatDuration(TimeNs ns);
 
-// The capture's record of its own cost for `rank` (the median step before arming vs while
-// capturing), or null when the trace has none (imports, synth, captures that saw too few steps).
-const OverheadEvidence* captureOverhead(const TraceHeader& header, uint32_t rank);
+// The capture's record of its own cost (captureOverhead, captureOverheadPct, captureOverheadJson,
+// captureOverheadLine) is in model/captureoverhead.h.
 inline const OverheadEvidence* captureOverhead(const Trace& trace, uint32_t rank)
 {
     return captureOverhead(trace.header(), rank);
 }
-// (while capturing - before) / before, in %.
-double captureOverheadPct(const OverheadEvidence& evidence);
-// {steps_before, before_ms, steps_during, during_ms, pct, arm_latency_ms}: `capture_overhead` in
-// `info --json` and `analyze --json`.
-json::Value captureOverheadJson(const OverheadEvidence& evidence);
 
 } // namespace gapscope::model

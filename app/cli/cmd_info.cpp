@@ -208,15 +208,9 @@ void printText(const std::string& path, const InfoData& t)
     for (const auto& r : st.ranks) {
         std::cout << "rank " << r.rank << ":    " << r.kernels << " kernels, " << formatDuration(r.kernelTime) << ", "
                   << r.steps << " steps, " << r.lanes << " lanes\n";
-        if (const model::OverheadEvidence* e = model::captureOverhead(h, r.rank)) {
-            char line[256];
-            std::snprintf(line, sizeof line,
-                "overhead:  rank %u: median step %.3f ms before arming (%u steps), %.3f ms while capturing (%u "
-                "steps), %+.1f %%; arm latency %.1f ms\n",
-                r.rank, e->stepMsMedianBefore, e->stepsBefore, e->stepMsMedianDuring, e->stepsDuring,
-                model::captureOverheadPct(*e), e->armLatencyMs);
-            std::cout << line;
-        }
+        if (const model::OverheadEvidence* e = model::rankOverheadEvidence(h, r.rank))
+            std::cout << "overhead:  rank " << r.rank << ": "
+                      << model::captureOverheadLine(*e, h.hasCapture && h.capture.steps == 0) << "\n";
     }
     for (const auto& c : h.counters)
         std::cout << "counter:   " << c.name << (c.rank >= 0 ? " rank " + std::to_string(c.rank) : "") << " = " << c.value

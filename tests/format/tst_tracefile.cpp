@@ -93,6 +93,53 @@ private slots:
         QCOMPARE(readAll(path("rt2.gapscope")).size(), readAll(p).size());
     }
 
+    void overheadEvidenceRoundTrip()
+    {
+        // Every field of a rank's overhead evidence, the baseline and the state after the last
+        // capture included, comes back from the file as written.
+        TraceBuilder b;
+        TraceHeader& h = b.header();
+        h.source = "test";
+        RankInfo& ri = h.ranks.emplace_back();
+        ri.rank = 3;
+        ri.hasOverhead = true;
+        OverheadEvidence& o = ri.overhead;
+        o.stepsBefore = 61;
+        o.stepMsMedianBefore = 2.21;
+        o.stepsDuring = 20;
+        o.stepMsMedianDuring = 2.31;
+        o.armLatencyMs = 4.5;
+        o.disarmLatencyMs = 0.75;
+        o.baselineSteps = 200;
+        o.stepMsMedianBaseline = 2.17;
+        o.baselineCapturesBefore = 1;
+        o.capturesBefore = 2;
+        o.cuptiAfterLast = OverheadEvidence::CuptiAfterLast::StillAttached;
+        const LaneId gpu = b.lane({ LaneKind::GpuStream, 3, "host", 0, 7, "", 100 });
+        b.addKernel(gpu, 1000, 500, b.intern("k"), 1, KernelConfig());
+        Trace t = b.finish();
+        const std::string p = path("overhead.gapscope");
+        QVERIFY(writeTraceFile(t, p, WriteOptions()).isOk());
+        auto back = readTraceFile(p, ReadOptions());
+        QVERIFY2(back.hasValue(), back.error().c_str());
+        QCOMPARE(back->header().ranks.size(), size_t(1));
+        const RankInfo& r = back->header().ranks[0];
+        QVERIFY(r.hasOverhead);
+        QCOMPARE(r.overhead.stepsBefore, 61u);
+        QCOMPARE(r.overhead.stepMsMedianBefore, 2.21);
+        QCOMPARE(r.overhead.stepsDuring, 20u);
+        QCOMPARE(r.overhead.stepMsMedianDuring, 2.31);
+        QCOMPARE(r.overhead.armLatencyMs, 4.5);
+        QCOMPARE(r.overhead.disarmLatencyMs, 0.75);
+        QCOMPARE(r.overhead.baselineSteps, 200u);
+        QCOMPARE(r.overhead.stepMsMedianBaseline, 2.17);
+        QCOMPARE(r.overhead.baselineCapturesBefore, 1u);
+        QCOMPARE(r.overhead.capturesBefore, 2u);
+        QVERIFY(r.overhead.cuptiAfterLast == OverheadEvidence::CuptiAfterLast::StillAttached);
+        const std::string diff = test::compareTraces(t, *back);
+        QVERIFY2(diff.empty(), diff.c_str());
+    }
+
     void truncatedAtEveryFrameBoundary()
     {
         Trace full;
