@@ -285,6 +285,7 @@ void RankSession::onArm(const wire::Arm& arm)
     }
     m_channels.allocate(m_settings.buffer_bytes() ? m_settings.buffer_bytes() : (128u << 10),
         m_settings.buffer_count() ? m_settings.buffer_count() : 128);
+    const Tracer::AttachState afterLast = m_tracer.attachState(); // before this arm attaches again
     std::string other;
     if (Status s = m_tracer.beginDetection(rule, m_settings.step_pattern(), &other); !s) {
         if (!other.empty())
@@ -303,6 +304,9 @@ void RankSession::onArm(const wire::Arm& arm)
     std::vector<Recorder::NewMarker> stale;
     m_recorder.drainHost(stale);
     m_recorder.window().reset();
+    m_baseline.beginArm(afterLast);
+    m_prevMarkerTime = 0;
+    m_activityAt = 0;
     m_channels.nvtxMode.store(rule == StepRule::Nvtx ? 1 : 0);
     m_state = State::Detecting;
     m_lastMarker = nowRealtimeNs();
@@ -322,6 +326,10 @@ void RankSession::onStart(const wire::StartRecording& start)
         if (Status s = m_tracer.startRecording(m_settings); !s) {
             sendArmed(wire::ARM_CUPTI_UNAVAILABLE, s.message(), m_plan);
             return;
+        }
+        if (m_activityAt == 0) {
+            m_activityAt = t0;
+            m_baseline.recordingStarted();
         }
         m_enableMs = double(nowRealtimeNs() - t0) / 1e6;
         m_activityOn = true;
@@ -367,6 +375,10 @@ void RankSession::onStart(const wire::StartRecording& start)
 void RankSession::reportMarkers(const std::vector<Recorder::NewMarker>& markers)
 {
     for (const auto& m : markers) {
+        // Steps before activity first went on in this arm: StepBaseline's.
+        if (m_prevMarkerTime && m.time > m_prevMarkerTime && (m_activityAt == 0 || m.time < m_activityAt))
+            m_baseline.addInterval(double(m.time - m_prevMarkerTime) / 1e6);
+        m_prevMarkerTime = std::max(m_prevMarkerTime, m.time);
         wire::RankToAgent out;
         auto* b = out.mutable_step();
         b->set_capture_id(m_captureId);
@@ -496,14 +508,17 @@ void RankSession::finishRecording(const char*)
     d->set_steps_recorded(m_recorder.window().stepsRecorded());
     const StepWindow::Evidence e = m_recorder.window().evidence();
     auto* o = d->mutable_overhead();
-    o->set_steps_before(e.stepsBefore);
-    o->set_step_ms_median_before(e.medianBeforeMs);
+    fillOverhead(o);
     o->set_steps_during(e.stepsDuring);
     o->set_step_ms_median_during(e.medianDuringMs);
     o->set_arm_latency_ms(std::max(0.0, m_armLatencyMs));
     fillCounters(d->mutable_counters());
     send(out);
-    injectLog("capture %llu done: %u steps", (unsigned long long)m_captureId, m_recorder.window().stepsRecorded());
+    injectLog("capture %llu done: %u steps; median step %.3f ms baseline (%u steps), %.3f ms before (%u), %.3f ms "
+              "while recording (%u); %u captures before, CUPTI after the last: %s",
+        (unsigned long long)m_captureId, m_recorder.window().stepsRecorded(), o->step_ms_median_baseline(),
+        o->baseline_steps(), o->step_ms_median_before(), o->steps_before(), e.medianDuringMs, e.stepsDuring,
+        o->captures_before(), toString(m_baseline.report().afterLast));
     m_recorder.window().backToDetecting();
     m_recorder.endPlan();
     m_state = State::Done;
@@ -605,7 +620,34 @@ void RankSession::sendStatus()
     s->set_bytes_sent(m_link ? m_link->bytesSent() : 0);
     s->set_other_cupti_client(m_otherClient);
     s->set_arm_latency_ms(m_armLatencyMs);
+    if (m_state != State::Idle)
+        fillOverhead(s->mutable_overhead());
     send(out);
+}
+
+void RankSession::fillOverhead(pb::OverheadEvidence* o) const
+{
+    const StepBaseline::Report r = m_baseline.report();
+    o->set_steps_before(r.before.steps);
+    o->set_step_ms_median_before(r.before.medianMs);
+    o->set_baseline_steps(r.baseline.steps);
+    o->set_step_ms_median_baseline(r.baseline.medianMs);
+    o->set_baseline_captures_before(r.baselineCapturesBefore);
+    o->set_captures_before(r.capturesBefore);
+    switch (r.afterLast) {
+    case StepBaseline::AfterLast::NoCapture:
+        o->set_cupti_after_last(pb::OverheadEvidence::CUPTI_AFTER_LAST_NONE);
+        break;
+    case StepBaseline::AfterLast::Detached:
+        o->set_cupti_after_last(pb::OverheadEvidence::CUPTI_AFTER_LAST_DETACHED);
+        break;
+    case StepBaseline::AfterLast::StillAttached:
+        o->set_cupti_after_last(pb::OverheadEvidence::CUPTI_AFTER_LAST_STILL_ATTACHED);
+        break;
+    case StepBaseline::AfterLast::DetachPending:
+        o->set_cupti_after_last(pb::OverheadEvidence::CUPTI_AFTER_LAST_DETACH_PENDING);
+        break;
+    }
 }
 
 } // namespace gapscope::capture::inject

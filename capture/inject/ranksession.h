@@ -11,6 +11,12 @@
 // for a step already passed when activity came on is answered with ARM_START_MISSED (activity stays
 // on for the next plan). Everything the capture lost is reported as counters.
 //
+// Step-time evidence: every interval between step markers of an arm, until activity first goes on
+// in it, feeds StepBaseline (this arm's "before" and the process's baseline; the rule is in
+// stepbaseline.h); RecordingDone.overhead carries the baseline, this arm's figure, the captures
+// before this one and what CUPTI was after the last, with StepWindow's "during"; RankStatus carries
+// the same while armed.
+//
 // Memory guard: the process's resident memory is read once a second while recording (/proc, no
 // locks taken in the application). Its growth since StartRecording is reported with every capture
 // (`rank_rss_growth_mb`), and past GAPSCOPE_RANK_RSS_GROWTH_LIMIT_MB (default 512; 0: no limit)
@@ -23,6 +29,7 @@
 #include "capture/inject/agentlink.h"
 #include "capture/inject/channels.h"
 #include "capture/inject/recorder.h"
+#include "capture/inject/stepbaseline.h"
 #include "capture/inject/tracer.h"
 
 #include <atomic>
@@ -73,6 +80,7 @@ private:
     void stopEverything();
     void releaseCuptiBuffers();
     void sendStatus();
+    void fillOverhead(pb::OverheadEvidence* out) const;
     void fillCounters(google::protobuf::RepeatedPtrField<pb::Counter>* out);
     void sendArmed(wire::ArmError error, const std::string& message, uint32_t plan = 0);
     bool send(const wire::RankToAgent& msg, bool droppable = false);
@@ -113,6 +121,10 @@ private:
     uint64_t m_rssBase = 0; // at StartRecording
     int64_t m_rssGrowth = 0; // the most seen while recording
     bool m_stoppedForMemory = false;
+
+    StepBaseline m_baseline; // for the life of the process (RankSession outlives connections)
+    int64_t m_prevMarkerTime = 0; // this arm's newest marker
+    int64_t m_activityAt = 0; // when activity first went on in this arm (0: not yet)
 };
 
 } // namespace gapscope::capture::inject

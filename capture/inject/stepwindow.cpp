@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 #include "capture/inject/stepwindow.h"
 
+#include "capture/inject/stepbaseline.h"
+
 #include <algorithm>
 
 namespace gapscope::capture::inject {
@@ -8,20 +10,6 @@ namespace gapscope::capture::inject {
 namespace {
 
 constexpr size_t kMaxDuring = 1u << 16;
-
-double median(std::vector<double> v)
-{
-    if (v.empty())
-        return 0;
-    const size_t mid = v.size() / 2;
-    std::nth_element(v.begin(), v.begin() + long(mid), v.end());
-    double m = v[mid];
-    if (v.size() % 2 == 0) {
-        const double lower = *std::max_element(v.begin(), v.begin() + long(mid));
-        m = (m + lower) / 2;
-    }
-    return m;
-}
 
 } // namespace
 
@@ -48,19 +36,15 @@ int64_t StepWindow::markerTime(uint64_t localIndex) const
 uint64_t StepWindow::addMarker(const StepMarker& marker)
 {
     const uint64_t index = stepsSeen();
-    if (!m_bounds.empty() && marker.time > m_bounds.back().time) {
+    // Intervals inside the window are the "during" evidence; those before recording are
+    // StepBaseline's (RankSession feeds it).
+    const bool recording = m_mode != Mode::Detecting && m_enabledAt != 0 && marker.time >= m_enabledAt;
+    if (recording && !m_bounds.empty() && marker.time > m_bounds.back().time && m_during.size() < kMaxDuring) {
         const double ms = double(marker.time - m_bounds.back().time) / 1e6;
-        const bool recording = m_mode != Mode::Detecting && m_enabledAt != 0 && marker.time >= m_enabledAt;
-        if (!recording) {
-            m_before.push_back(ms);
-            if (m_before.size() > kKeepIntervals)
-                m_before.pop_front();
-        } else if (m_mode == Mode::Steps && index > m_startLocal && index <= m_startLocal + m_steps
-            && m_during.size() < kMaxDuring) {
+        if (m_mode == Mode::Steps && index > m_startLocal && index <= m_startLocal + m_steps)
             m_during.push_back(ms);
-        } else if (m_mode == Mode::Time && marker.time < m_stopNs && m_during.size() < kMaxDuring) {
+        else if (m_mode == Mode::Time && marker.time < m_stopNs)
             m_during.push_back(ms);
-        }
     }
     m_bounds.push_back(Bound { marker.time, marker.correlation });
     trim();
@@ -309,10 +293,8 @@ bool StepWindow::endMarkerSeen() const
 StepWindow::Evidence StepWindow::evidence() const
 {
     Evidence e;
-    e.stepsBefore = uint32_t(m_before.size());
-    e.medianBeforeMs = median(std::vector<double>(m_before.begin(), m_before.end()));
     e.stepsDuring = uint32_t(m_during.size());
-    e.medianDuringMs = median(m_during);
+    e.medianDuringMs = intervalMedian(m_during);
     return e;
 }
 

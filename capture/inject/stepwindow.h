@@ -19,8 +19,8 @@
 // Each recorded step's GPU window (earliest start .. next step's earliest start; the last step
 // ends at its latest end) becomes a StepBlock entry once a later step has shown up.
 //
-// Overhead evidence: host intervals between markers while armed but not recording ("before") and
-// inside the window ("during"), as medians.
+// Overhead evidence: host intervals between markers inside the window ("during"), as a median. The
+// intervals before recording, and the process's baseline, are StepBaseline's.
 //
 // Memory: bounded. Markers older than the window (or than the last kKeepMarkers) are trimmed, and so
 // are markers inside the window kKeepBehindWork steps behind the newest step with GPU work; step
@@ -54,7 +54,6 @@ public:
     static constexpr size_t kKeepMarkers = 512;
     // Bounds kept inside a steps window behind the newest step that has GPU work.
     static constexpr uint64_t kKeepBehindWork = 16384;
-    static constexpr size_t kKeepIntervals = 256;
     // A step's span is final once GPU work this much later than the start of the step after it
     // has been seen: CUPTI may hold back a buffer with earlier records for a while (on the H200,
     // 250 ms was too short for 2 to 6 steps in 1,000 of a 0.5 ms-step CUDA-graph loop).
@@ -114,8 +113,6 @@ public:
     uint32_t stepCount() const { return m_steps; }
 
     struct Evidence {
-        uint32_t stepsBefore = 0;
-        double medianBeforeMs = 0;
         uint32_t stepsDuring = 0;
         double medianDuringMs = 0;
     };
@@ -154,7 +151,6 @@ private:
     bool m_markersClosed = false;
     int64_t m_markersDrainedAt = 0;
 
-    std::deque<double> m_before; // host step intervals (ms) while not recording
     std::vector<double> m_during;
 };
 

@@ -2,7 +2,8 @@
 // The rank side of the protocol against the probe agent over a real Unix socket, with a fake
 // tracer that writes hand-built CUpti_ActivityKernel10 records into the real buffer pool: a whole
 // capture (alignment, window, per-step kernels, evidence), agent death mid-capture (disarm),
-// another CUPTI client, a missed start, and no agent at all.
+// another CUPTI client, a missed start, no agent at all, and the step-time baseline across captures
+// (taken from the first steps, refreshed after a detached capture, frozen after an attached one).
 #include "capture/inject/agentlink.h"
 #include "capture/inject/channels.h"
 #include "capture/inject/nvtxhooks.h"
@@ -31,6 +32,9 @@ public:
     std::atomic<bool> detecting { false }, recording { false };
     std::atomic<int> stops { 0 }, ends { 0 };
     std::string failWith;
+    std::atomic<AttachState> attach { AttachState::Never }; // between captures, as the test says
+
+    AttachState attachState() const override { return detecting ? AttachState::Attached : attach.load(); }
 
     CuptiLayout layout() const override { return CuptiLayout::Cuda130; }
     uint32_t cuptiVersion() const override { return 130001; }
@@ -149,6 +153,57 @@ private:
     std::thread m_thread;
 };
 
+// A decode loop with exact step times: markers carry their scheduled times (the thread sleeps until
+// each), one step every `beforeNs` while not recording and every `recordingNs` while recording, so
+// the step-time medians the rank reports are known to the nanosecond.
+class PacedWorkload {
+public:
+    PacedWorkload(FakeTracer& t, int64_t beforeNs, int64_t recordingNs)
+        : m_tracer(t)
+        , m_before(beforeNs)
+        , m_recording(recordingNs)
+        , m_thread([this] { run(); })
+    {
+    }
+    ~PacedWorkload()
+    {
+        m_stop = true;
+        m_thread.join();
+    }
+    void setBefore(int64_t ns) { m_before = ns; }
+
+private:
+    void run()
+    {
+        uint32_t corr = 500000;
+        int64_t next = nowRealtimeNs();
+        while (!m_stop) {
+            int64_t now = nowRealtimeNs();
+            if (now < next) {
+                std::this_thread::sleep_for(std::chrono::nanoseconds(next - now));
+                continue;
+            }
+            if (now - next > 50000000)
+                next = now; // fell far behind (loaded machine): start the schedule again
+            corr += 100;
+            if (m_tracer.detecting) {
+                StepMarker m;
+                m.time = next;
+                m.correlation = corr;
+                m.source = MarkerSource::GraphLaunch;
+                channels().pushMarker(m);
+            }
+            for (uint32_t k = 1; k <= 5; ++k)
+                m_tracer.emitKernel(corr + k, next + 100000 * k, next + 100000 * k + 50000);
+            next += m_tracer.recording ? m_recording.load() : m_before.load();
+        }
+    }
+    FakeTracer& m_tracer;
+    std::atomic<int64_t> m_before, m_recording;
+    std::atomic<bool> m_stop { false };
+    std::thread m_thread;
+};
+
 struct Rank {
     FakeTracer tracer;
     std::atomic<bool> stop { false };
@@ -217,6 +272,27 @@ pb::CaptureSettings settings(uint32_t steps)
     s.set_step_rule("graph");
     return s;
 }
+
+// One whole capture of `steps` steps once the rank has reported `boundaries` step boundaries, then
+// disarm; `done` receives the rank's RecordingDone.
+bool captureAfter(
+    probe::ProbeAgent& agent, uint64_t id, uint32_t steps, size_t boundaries, int64_t leadNs, wire::RecordingDone* done)
+{
+    agent.arm(id, settings(steps), 5);
+    if (!pumpUntil(agent, [&] { return agent.allArmed(); }) || agent.ranks()[0]->armed.error() != wire::ARM_OK)
+        return false;
+    if (!pumpUntil(agent, [&] { return agent.ranks()[0]->boundaries.size() >= boundaries; }))
+        return false;
+    if (!pumpUntil(agent, [&] { return agent.tryPlan(leadNs, 2); }))
+        return false;
+    if (!pumpUntil(agent, [&] { return agent.allDone(); }))
+        return false;
+    *done = agent.ranks()[0]->doneMsg;
+    agent.disarm();
+    return pumpUntil(agent, [&] { return agent.ranks()[0]->disarmed; });
+}
+
+constexpr int64_t kMsNs = 1000000;
 
 } // namespace
 
@@ -367,6 +443,121 @@ private slots:
         QCOMPARE(stopped, uint64_t(1));
         QVERIFY(growth >= 128);
         QVERIFY(agent.errors().empty());
+    }
+
+    void firstCaptureTakesTheBaseline()
+    {
+        // 60 steps of 2 ms before recording, 2.5 ms while recording: the baseline and "before"
+        // are this arm's 60+ steps at exactly 2 ms; the rank's status says so while armed.
+        QTemporaryDir dir;
+        probe::ProbeAgent agent;
+        Rank rank;
+        QVERIFY(connectRank(dir, agent, rank));
+        PacedWorkload load(rank.tracer, 2 * kMsNs, 5 * kMsNs / 2);
+        agent.arm(21, settings(20), 5);
+        QVERIFY(pumpUntil(agent, [&] { return agent.allArmed(); }));
+        probe::ProbeAgent::Rank& r = *agent.ranks()[0];
+        QVERIFY(pumpUntil(agent, [&] { return r.boundaries.size() >= 61; }));
+        QVERIFY(pumpUntil(
+            agent,
+            [&] {
+                return r.lastStatus.capture_id() == 21 && r.lastStatus.state() == "armed"
+                    && r.lastStatus.overhead().baseline_steps() >= 50;
+            },
+            3000));
+        const pb::OverheadEvidence& live = r.lastStatus.overhead();
+        QCOMPARE(live.step_ms_median_baseline(), 2.0);
+        QCOMPARE(live.steps_before(), live.baseline_steps()); // never captured: the same steps
+        QCOMPARE(live.step_ms_median_before(), 2.0);
+        QCOMPARE(live.captures_before(), 0u);
+        QVERIFY(pumpUntil(agent, [&] { return agent.tryPlan(20 * kMsNs) || agent.plan() > 0; }));
+        QVERIFY(pumpUntil(agent, [&] { return agent.allDone(); }));
+        const pb::OverheadEvidence& o = r.doneMsg.overhead();
+        QVERIFY2(o.baseline_steps() >= 60, std::to_string(o.baseline_steps()).c_str());
+        QVERIFY(o.baseline_steps() <= 200);
+        QCOMPARE(o.step_ms_median_baseline(), 2.0);
+        QCOMPARE(o.baseline_captures_before(), 0u);
+        QCOMPARE(o.steps_before(), o.baseline_steps());
+        QCOMPARE(o.step_ms_median_before(), 2.0);
+        QCOMPARE(o.captures_before(), 0u);
+        QCOMPARE(o.cupti_after_last(), pb::OverheadEvidence::CUPTI_AFTER_LAST_NONE);
+        QCOMPARE(o.steps_during(), 20u);
+        QCOMPARE(o.step_ms_median_during(), 2.5);
+    }
+
+    void detachedCaptureLetsTheBaselineRefresh()
+    {
+        QTemporaryDir dir;
+        probe::ProbeAgent agent;
+        Rank rank;
+        QVERIFY(connectRank(dir, agent, rank));
+        PacedWorkload load(rank.tracer, 2 * kMsNs, 5 * kMsNs / 2);
+        wire::RecordingDone first, second, third;
+        QVERIFY(captureAfter(agent, 31, 10, 61, 20 * kMsNs, &first));
+        QCOMPARE(first.overhead().captures_before(), 0u);
+        // CUPTI detached after it; the process runs a little slower now (longer sequences).
+        rank.tracer.attach = Tracer::AttachState::Detached;
+        load.setBefore(22 * kMsNs / 10);
+        QVERIFY(captureAfter(agent, 32, 10, 61, 20 * kMsNs, &second));
+        const pb::OverheadEvidence& o = second.overhead();
+        QCOMPARE(o.captures_before(), 1u);
+        QCOMPARE(o.cupti_after_last(), pb::OverheadEvidence::CUPTI_AFTER_LAST_DETACHED);
+        QVERIFY(o.steps_before() >= 60); // after the last capture
+        QCOMPARE(o.step_ms_median_before(), 2.2);
+        // The baseline as it stood when the arm began: the first capture's, from before it.
+        QCOMPARE(o.baseline_steps(), first.overhead().baseline_steps());
+        QCOMPARE(o.step_ms_median_baseline(), 2.0);
+        QCOMPARE(o.baseline_captures_before(), 0u);
+        // The second arm's steps (CUPTI detached) joined the baseline.
+        QVERIFY(captureAfter(agent, 33, 10, 61, 20 * kMsNs, &third));
+        const pb::OverheadEvidence& t = third.overhead();
+        QCOMPARE(t.captures_before(), 2u);
+        QCOMPARE(t.baseline_steps(), std::min(200u, first.overhead().baseline_steps() + o.steps_before()));
+        QCOMPARE(t.baseline_captures_before(), 1u);
+        QVERIFY(t.step_ms_median_baseline() >= 2.0 && t.step_ms_median_baseline() <= 2.2);
+    }
+
+    void attachedCaptureFreezesTheBaseline()
+    {
+        QTemporaryDir dir;
+        probe::ProbeAgent agent;
+        Rank rank;
+        QVERIFY(connectRank(dir, agent, rank));
+        PacedWorkload load(rank.tracer, 2 * kMsNs, 5 * kMsNs / 2);
+        wire::RecordingDone first, second, third;
+        QVERIFY(captureAfter(agent, 41, 10, 61, 20 * kMsNs, &first));
+        // CUPTI stayed attached (graph kernels): the process keeps a lasting cost.
+        rank.tracer.attach = Tracer::AttachState::Idle;
+        load.setBefore(26 * kMsNs / 10);
+        QVERIFY(captureAfter(agent, 42, 10, 61, 20 * kMsNs, &second));
+        QCOMPARE(second.overhead().captures_before(), 1u);
+        QCOMPARE(second.overhead().cupti_after_last(), pb::OverheadEvidence::CUPTI_AFTER_LAST_STILL_ATTACHED);
+        QCOMPARE(second.overhead().step_ms_median_before(), 2.6);
+        QVERIFY(captureAfter(agent, 43, 10, 61, 20 * kMsNs, &third));
+        const pb::OverheadEvidence& t = third.overhead();
+        QCOMPARE(t.captures_before(), 2u);
+        QCOMPARE(t.cupti_after_last(), pb::OverheadEvidence::CUPTI_AFTER_LAST_STILL_ATTACHED);
+        QCOMPARE(t.baseline_steps(), first.overhead().baseline_steps()); // frozen
+        QCOMPARE(t.step_ms_median_baseline(), 2.0);
+        QCOMPARE(t.baseline_captures_before(), 0u);
+        QCOMPARE(t.step_ms_median_before(), 2.6);
+    }
+
+    void fewStepsAreCounted()
+    {
+        // Recording starts after a handful of steps: every one of them is the figure, and the
+        // count says how few.
+        QTemporaryDir dir;
+        probe::ProbeAgent agent;
+        Rank rank;
+        QVERIFY(connectRank(dir, agent, rank));
+        PacedWorkload load(rank.tracer, 2 * kMsNs, 2 * kMsNs);
+        wire::RecordingDone done;
+        QVERIFY(captureAfter(agent, 51, 5, 4, 10 * kMsNs, &done));
+        const pb::OverheadEvidence& o = done.overhead();
+        QVERIFY2(o.steps_before() >= 3 && o.steps_before() < 50, std::to_string(o.steps_before()).c_str());
+        QCOMPARE(o.baseline_steps(), o.steps_before());
+        QCOMPARE(o.step_ms_median_baseline(), 2.0);
     }
 
     void noAgentStaysQuiet()
