@@ -338,6 +338,8 @@ void CaptureSession::onStatus(uint32_t connId, const wire::RankStatus& m)
         s.otherCupti = m.other_cupti_client();
     if (m.arm_latency_ms() > 0)
         s.rankArmLatencyMs = m.arm_latency_ms();
+    if (m.has_overhead())
+        s.liveOverhead = m.overhead();
 }
 
 void CaptureSession::onRecordingDone(uint32_t connId, const wire::RecordingDone& m)
@@ -558,6 +560,8 @@ wire::Progress CaptureSession::progress() const
         r->set_state(names[int(s->state)]);
         r->set_steps_recorded(s->stepsDone);
         r->set_dropped_events(s->dropped);
+        if (s->liveOverhead.baseline_steps() || s->liveOverhead.steps_before())
+            *r->mutable_overhead() = s->liveOverhead;
         if (s->state == Slot::State::Recording || s->state == Slot::State::Done)
             minSteps = std::min(minSteps, s->stepsDone);
     }

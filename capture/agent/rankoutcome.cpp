@@ -26,6 +26,18 @@ pb::RankInfo RankOutcome::rankInfo() const
         r.set_other_cupti_client(otherCupti);
     auto* o = r.mutable_overhead();
     *o = rankOverhead; // the rank's GPU-side figures win; host boundaries fill what it did not send
+    if (!o->baseline_steps() && liveOverhead.baseline_steps()) {
+        // No RecordingDone (stopped early, rank lost): the baseline as its last status said.
+        o->set_baseline_steps(liveOverhead.baseline_steps());
+        o->set_step_ms_median_baseline(liveOverhead.step_ms_median_baseline());
+        o->set_baseline_captures_before(liveOverhead.baseline_captures_before());
+        o->set_captures_before(liveOverhead.captures_before());
+        o->set_cupti_after_last(liveOverhead.cupti_after_last());
+        if (!o->steps_before() && liveOverhead.steps_before()) {
+            o->set_steps_before(liveOverhead.steps_before());
+            o->set_step_ms_median_before(liveOverhead.step_ms_median_before());
+        }
+    }
     if (!o->steps_before() && !before.empty()) {
         o->set_steps_before(uint32_t(before.size()));
         o->set_step_ms_median_before(medianMs(before));

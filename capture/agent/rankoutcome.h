@@ -2,8 +2,9 @@
 #pragma once
 
 // RankOutcome: what a capture learned about one rank, and how that goes into the file header: the
-// RankInfo (with the overhead evidence: median host step time before arming vs while recording, or
-// the rank's own GPU-side figures when it sent them, and its arm latency), its GPU, and a counter for
+// RankInfo (with the overhead evidence: the rank's own figures when it sent them, its baseline from
+// before the process's first capture included; median host step time before arming vs while
+// recording from the boundaries it reported otherwise; and its arm latency), its GPU, and a counter for
 // every loss or anomaly (agent drops, the rank's own counters, a lost rank, a failed arm, another
 // CUPTI client). CaptureSession keeps one per rank and adds its control state on top.
 //
@@ -24,7 +25,8 @@ struct RankOutcome {
     std::vector<int64_t> before, during; // step periods (ns) from host boundaries
     std::map<std::string, pb::Counter> counters; // the rank's own, latest cumulative values
     uint64_t dropped = 0; // events the agent dropped (merge queue full)
-    pb::OverheadEvidence rankOverhead;
+    pb::OverheadEvidence rankOverhead; // RecordingDone's
+    pb::OverheadEvidence liveOverhead; // the latest RankStatus's: baseline and steps before recording so far
     double rankArmLatencyMs = -1;
     double disarmLatencyMs = -1;
 

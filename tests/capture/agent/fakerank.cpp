@@ -306,6 +306,18 @@ void FakeRank::handleAgent()
                 ar->set_other_cupti_client(m_opt.otherCupti);
             }
             sendFrame(frameOf(a), false);
+            if (s.armed && m_opt.statusBaselineMs > 0) {
+                wire::RankToAgent st;
+                auto* rs = st.mutable_status();
+                rs->set_capture_id(s.captureId);
+                rs->set_state("armed");
+                auto* o = rs->mutable_overhead();
+                o->set_baseline_steps(200);
+                o->set_step_ms_median_baseline(m_opt.statusBaselineMs);
+                o->set_captures_before(1);
+                o->set_cupti_after_last(pb::OverheadEvidence::CUPTI_AFTER_LAST_DETACHED);
+                sendFrame(frameOf(st), false);
+            }
         } else if (m.has_start() && s.armed && m.start().capture_id() == s.captureId) {
             const auto& st = m.start();
             s.plan = st.plan();

@@ -35,6 +35,8 @@ struct FakeRankOptions {
     bool noSteps = false; // never report step boundaries (idle server)
     std::string armError; // answer Arm with this error (ARM_CUPTI_UNAVAILABLE)
     std::string otherCupti; // report another CUPTI client
+    double statusBaselineMs = 0; // > 0: once armed, a RankStatus with this step-time baseline (200 steps,
+                                 // 1 capture before, CUPTI detached), as a rank captured before sends
     double runSeconds = 60; // end after this long
     bool reconnect = true; // register again after the agent went away
     bool verbose = false;

@@ -2,6 +2,7 @@
 // gapscope-fake-rank: a FakeRank as a process (tests that kill ranks, benchmarks, manual demos).
 //   gapscope-fake-rank --socket PATH --rank R [--world N] [--step-ms X] [--kernels K] [--first-step S]
 //                      [--crash-after N] [--leave-after N] [--flood EVENTS] [--no-steps] [--seconds S]
+//                      [--status-baseline MS]
 #include "fakerank.h"
 
 #include <cstdio>
@@ -42,6 +43,8 @@ int main(int argc, char** argv)
             o.noSteps = true;
         else if (a == "--seconds" && v)
             o.runSeconds = std::atof(take());
+        else if (a == "--status-baseline" && v)
+            o.statusBaselineMs = std::atof(take());
         else if (a == "--verbose")
             o.verbose = true;
         else {

@@ -218,6 +218,37 @@ private slots:
         QCOMPARE(done.events(), uint64_t(file.events.size()));
     }
 
+    void rankBaselineReachesProgressAndHeader()
+    {
+        // A rank captured before reports its step-time baseline while armed: clients see it in
+        // Progress, and the file keeps it (this rank's RecordingDone carries no figures of its own,
+        // so the agent's host boundaries fill "before" and "during").
+        AgentOptions o = options();
+        AgentThread agent(o);
+        QVERIFY(agent.start().isOk());
+        auto f0 = rankOptions(o, 0, 1);
+        f0.statusBaselineMs = 1.75;
+        RankThread r0(f0);
+        QVERIFY(waitFor([&] { return registered(agent.address()) == 1; }, 3000));
+        Recorder rec = capture(agent.address(), steps(200));
+        QVERIFY2(rec.errors.empty(), rec.errors.empty() ? "" : rec.errors[0].c_str());
+        QCOMPARE(int(rec.finished.size()), 1);
+        bool live = false;
+        for (const auto& p : rec.progressed)
+            for (const auto& r : p.ranks())
+                live = live || (r.overhead().baseline_steps() == 200 && r.overhead().step_ms_median_baseline() == 1.75);
+        QVERIFY(live);
+        const auto& h = rec.finished[0].header();
+        QCOMPARE(h.ranks_size(), 1);
+        const auto& ov = h.ranks(0).overhead();
+        QCOMPARE(ov.baseline_steps(), 200u);
+        QCOMPARE(ov.step_ms_median_baseline(), 1.75);
+        QCOMPARE(ov.captures_before(), 1u);
+        QCOMPARE(ov.cupti_after_last(), pb::OverheadEvidence::CUPTI_AFTER_LAST_DETACHED);
+        QVERIFY(ov.steps_before() >= 2);
+        QVERIFY(ov.steps_during() >= 100);
+    }
+
     void armFailureAndOtherCuptiClient()
     {
         AgentOptions o = options();
