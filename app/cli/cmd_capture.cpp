@@ -14,12 +14,14 @@
 #include "capture/agent/client/livecapture.h"
 #include "capture/protocol/netutil.h"
 #include "capture/protocol/tokenauth.h"
+#include "model/captureoverhead.h"
 #include "model/format/stats.h"
 #include "model/format/trace.pb.h"
 #include "model/format/tracewriter.h"
 #include "model/open/traceopen.h"
 #include "model/steps/steprule.h"
 #include "model/tracefile.h"
+#include "model/tracemetaproto.h"
 
 #include <algorithm>
 #include <atomic>
@@ -286,11 +288,9 @@ void report(const capture::LiveCapture& lc, const pb::FileHeader& h, const std::
         if (!r.other_cupti_client().empty())
             std::cout << "warning: rank " << r.rank() << ": another CUPTI client is active: " << r.other_cupti_client()
                       << " (torch.profiler / SGLang profiling and gapscope cannot record at the same time)\n";
-        const auto& o = r.overhead();
-        if (o.steps_before() && o.steps_during())
-            std::cout << "rank " << r.rank() << ": median step " << o.step_ms_median_before() << " ms before arming, "
-                      << o.step_ms_median_during() << " ms while capturing; arm latency " << o.arm_latency_ms()
-                      << " ms\n";
+        if (r.has_overhead())
+            std::cout << "rank " << r.rank() << ": "
+                      << model::captureOverheadLine(model::fromProto(r).overhead, h.capture().steps() == 0) << "\n";
     }
     if (latency && latency->count())
         std::cout << "kernel end -> visible here: p50 " << latency->percentileMs(0.5) << " ms, p99 "
