@@ -566,6 +566,11 @@ std::string ProbeAgent::json() const
         j.field("steps_during", ev.steps_during());
         j.field("step_ms_median_during", ev.step_ms_median_during());
         j.field("arm_latency_ms", ev.arm_latency_ms());
+        j.field("baseline_steps", ev.baseline_steps());
+        j.field("step_ms_median_baseline", ev.step_ms_median_baseline());
+        j.field("baseline_captures_before", ev.baseline_captures_before());
+        j.field("captures_before", ev.captures_before());
+        j.field("cupti_after_last", int(ev.cupti_after_last()));
         j.close('}');
         j.key("counters");
         j.open('{');
