@@ -312,7 +312,7 @@ void SynthGenerator::closeTruth(Rank& r, uint32_t step, TimeNs windowEnd)
     if (r.segments.empty())
         return;
     std::vector<TimeNs> cls(m_classes.size(), 0);
-    TimeNs wait = 0, memops = 0, launchHost = 0, syncStall = 0;
+    TimeNs wait = 0, memops = 0, launchHost = 0, syncStall = 0, inGraph = 0;
     const auto& seg = r.segments;
     for (size_t j = 0; j < seg.size(); ++j) {
         const TimeNs busy = seg[j].end - seg[j].start;
@@ -324,6 +324,10 @@ void SynthGenerator::closeTruth(Rank& r, uint32_t step, TimeNs windowEnd)
         if (j == 0 || seg[j].start <= seg[j - 1].end)
             continue;
         const TimeNs a = seg[j - 1].end, b = seg[j].start;
+        if (sameGraphLaunch(seg[j - 1], seg[j])) { // queued whole: neither the host nor a sync held it up
+            inGraph += b - a;
+            continue;
+        }
         TimeNs inSync = 0;
         for (const auto& [s0, s1] : r.syncs)
             inSync += std::max<TimeNs>(0, std::min(b, s1) - std::max(a, s0));
@@ -338,6 +342,7 @@ void SynthGenerator::closeTruth(Rank& r, uint32_t step, TimeNs windowEnd)
     st.set("measured_ns", measured);
     st.set("launch_host_ns", launchHost);
     st.set("sync_stall_ns", syncStall);
+    st.set("in_graph_ns", inGraph);
     st.set("step_gap_ns", stepGap);
     st.set("collective_wait_ns", wait);
     st.set("memory_ops_ns", memops);
@@ -362,6 +367,13 @@ void SynthGenerator::closeTruth(Rank& r, uint32_t step, TimeNs windowEnd)
 
 // The host attribution of one step's launch/host gaps (the gap rules of closeTruth; a gap that
 // overlaps a host sync keeps only its launch/host part [a, max(a, s0))).
+// Two kernels of one graph launch, one after the other on the stream: the gap between them is an
+// in-graph gap (the analysis's rule: the same launching call).
+bool SynthGenerator::sameGraphLaunch(const Segment& before, const Segment& after) const
+{
+    return m_o.graphMode && before.cls >= 0 && after.cls >= 0 && before.launch == after.launch;
+}
+
 json::Value SynthGenerator::hostTruth(const Rank& r) const
 {
     const auto& seg = r.segments;
@@ -375,7 +387,7 @@ json::Value SynthGenerator::hostTruth(const Rank& r) const
     SynthHostTruth truth;
     for (size_t j = 1; j < seg.size(); ++j) {
         TimeNs a = seg[j - 1].end, b = seg[j].start;
-        if (b <= a)
+        if (b <= a || sameGraphLaunch(seg[j - 1], seg[j]))
             continue;
         for (const auto& [s0, s1] : r.syncs) { // the first sync still running at a decides
             if (s1 <= a)

@@ -5,7 +5,7 @@
 // thread (NVTX range, graph or kernel launches, syncs) and compute stream (kernels one after another,
 // each starting when both the stream is free and its launch has arrived), with collectives ending
 // together on all ranks. Ground truth is computed from the generated timeline with the rules of
-// CONTRACTS.md (single stream: no concurrency to split). Internal to synth. Not thread-safe.
+// model/analysis/README.md (single stream: no concurrency to split). Internal to synth. Not thread-safe.
 
 #include "model/json.h"
 #include "model/synth.h"
@@ -81,6 +81,7 @@ private:
         Rank& r, TimeNs start, TimeNs dur, uint32_t name, const std::string& text, HostKind kind, uint32_t depth);
     void endStep(Rank& r, uint32_t step);
     void closeTruth(Rank& r, uint32_t step, TimeNs windowEnd);
+    bool sameGraphLaunch(const Segment& before, const Segment& after) const;
     json::Value hostTruth(const Rank& r) const;
     void writeTruth();
     TimeNs jittered(Rank& r, double us, double sigma);

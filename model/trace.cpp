@@ -361,4 +361,12 @@ void Trace::finalize(unsigned threads, bool summaries)
     m_impl->invalidateLaunches();
 }
 
+bool isGraphLaunchName(std::string_view apiName)
+{
+    for (std::string_view p : { "cudaGraphLaunch", "cuGraphLaunch", "hipGraphLaunch" })
+        if (apiName.substr(0, p.size()) == p)
+            return true;
+    return false;
+}
+
 } // namespace gapscope::model

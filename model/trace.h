@@ -144,6 +144,8 @@ struct EventRef {
     LaneId lane = kNoLane;
     uint32_t index = 0;
     bool valid() const { return lane != kNoLane; }
+    bool operator==(const EventRef& o) const { return lane == o.lane && index == o.index; }
+    bool operator!=(const EventRef& o) const { return !(*this == o); }
 };
 
 // Columnar events of one lane. Indices are positions in start order.
@@ -318,7 +320,8 @@ public:
     ApiKind apiKind(LaneId lane, size_t index) const; // API events only
 
     // The CPU API call (same rank, same correlation id) that launched a GPU event, if recorded.
-    // Graph kernels resolve to their cudaGraphLaunch. Built lazily on first call (thread-safe).
+    // Graph kernels resolve to their cudaGraphLaunch (isGraphLaunchName). Built lazily on first call
+    // (thread-safe).
     EventRef launchOf(LaneId lane, size_t index) const;
     // GPU events launched by an API call (inverse of launchOf).
     std::vector<EventRef> launchedBy(LaneId apiLane, size_t index) const;
@@ -430,5 +433,9 @@ private:
     struct Pending;
     std::unique_ptr<Pending> m_pending;
 };
+
+// True for the name of an API call that launches a CUDA or HIP graph: cudaGraphLaunch, cuGraphLaunch,
+// hipGraphLaunch and their suffixed variants (_ptsz, _v10000, ...).
+bool isGraphLaunchName(std::string_view apiName);
 
 } // namespace gapscope::model

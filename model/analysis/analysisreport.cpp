@@ -476,7 +476,8 @@ std::string AnalysisReport::toText() const
                        + " on rank " + std::to_string(m_criticalMedian.steps[0].first) + ", ms):");
     out << "\nper rank, mean over the selected steps (ms per step):\n  " << pad("rank", 6) << pad("measured", 11, true)
         << pad("budget", 11, true) << pad("kernels+", 11, true) << pad("coll.wait", 11, true)
-        << pad("launch/host", 12, true) << pad("sync", 11, true) << pad("step gap", 11, true) << "\n";
+        << pad("launch/host", 12, true) << pad("in-graph", 11, true) << pad("sync", 11, true)
+        << pad("step gap", 11, true) << "\n";
     const SlotLayout& l = a.layout();
     for (uint32_t r : a.ranks()) {
         auto b = a.analyze(selection(int(r), m_options.range ? Kind::Range : Kind::Steps));
@@ -490,6 +491,7 @@ std::string AnalysisReport::toText() const
             << pad(fixed(ms(budget, n)), 11, true) << pad(fixed(ms(kernels, n)), 11, true)
             << pad(fixed(ms(b.slotNs[l.waitSlot()], n)), 11, true)
             << pad(fixed(ms(b.slotNs[l.idleSlot(IdleKind::LaunchHost)], n)), 12, true)
+            << pad(fixed(ms(b.slotNs[l.idleSlot(IdleKind::InGraph)], n)), 11, true)
             << pad(fixed(ms(b.slotNs[l.idleSlot(IdleKind::SyncStall)], n)), 11, true)
             << pad(fixed(ms(b.slotNs[l.idleSlot(IdleKind::StepGap)], n)), 11, true) << "\n";
     }

@@ -28,8 +28,9 @@ enum class BarId : uint8_t {
     StepGap,
     UnclassifiedKernels,
     MemoryOps,
+    InGraphGaps, // idle between two pieces of work of one CUDA-graph launch
 };
-inline constexpr size_t kBarIdCount = 11;
+inline constexpr size_t kBarIdCount = 12;
 
 inline constexpr uint32_t kClassColor = 0xffffffff; // the bar's class's colour
 
@@ -57,6 +58,10 @@ inline constexpr BarInfo kBars[] = {
     { BarId::UnclassifiedKernels, "unclassified kernels", 0xb0bec5,
         "kernels no classifier rule matches (edit the table: --classifier)", "" },
     { BarId::MemoryOps, "memory ops", 0x00bcd4, "memcpy and memset", "" },
+    { BarId::InGraphGaps, "in-graph gaps", 0xbdbdbd,
+        "the GPU was idle inside a CUDA-graph replay, between two kernels of one launch (dependencies, host nodes, "
+        "the graph's own launch latency): the host had launched the whole replay already",
+        "in-graph gap" },
 };
 
 static_assert(rowsFollowEnum(kBars, kBarIdCount), "kBars: one row per BarId, in enum order");

@@ -121,6 +121,12 @@ void GapAnalyzer::setUp(const Options& options)
         m_nameClass[i].store(-2, std::memory_order_relaxed);
         m_syncApi[i].store(-1, std::memory_order_relaxed);
     }
+    m_graphLaunchName.clear();
+    for (size_t i = 1; i < m_stringCount; ++i)
+        if (isGraphLaunchName(m_trace.str(StringId(i)))) {
+            m_graphLaunchName.resize(m_stringCount, 0);
+            m_graphLaunchName[i] = 1;
+        }
     for (uint32_t rank : m_trace.ranks())
         if (!m_trace.steps(rank).empty())
             m_ranks.push_back(rank);

@@ -16,7 +16,7 @@
 // Queries then only add up stored slots (analyze()), except when the members of each bar are asked
 // for (the events and idle intervals that make it up, for the viewer): those steps are swept again.
 //
-// The rules are the ones of model/analysis/README.md ("Gap analysis rules" in CONTRACTS.md).
+// The rules are the ones of model/analysis/README.md ("The rules, as implemented").
 //
 // Threading: the trace must stay unchanged while the analyzer lives. After construction every
 // method is const and safe to call from several threads at once.
@@ -314,6 +314,9 @@ private:
     SlotLayout m_layout;
     unsigned m_threads = 1;
     CancelToken m_cancel;
+    // Per string id: the name of a graph launch API call (isGraphLaunchName); empty when the trace
+    // has none, and then no gap is looked at for in-graph idle.
+    std::vector<uint8_t> m_graphLaunchName;
     bool m_cancelled = false;
     bool m_batched = false; // built by absorb(): no events
     uint32_t m_firstStep = 0, m_lastStep = kAllSteps, m_margin = 0; // Options

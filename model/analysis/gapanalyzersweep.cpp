@@ -33,6 +33,26 @@ struct LaunchLookup {
         return api.valid() ? l->trace->lane(api.lane).events.start(api.index) : WindowSweep::kUnknownLaunch;
     }
 };
+// Whether a swept piece continues the graph launch of the work before it on its stream: both were
+// launched by the same cudaGraphLaunch (or cuGraphLaunch, hipGraphLaunch) call.
+struct GraphLookup {
+    const Trace* trace;
+    const LaneId* singleLane; // as in LaunchLookup
+    const std::vector<EventRef>* refs;
+    const std::vector<uint8_t>* graphLaunchName;
+    static bool inGraph(const void* ctx, uint32_t tag)
+    {
+        const auto* l = static_cast<const GraphLookup*>(ctx);
+        const EventRef ev = *l->singleLane != kNoLane ? EventRef { *l->singleLane, tag } : (*l->refs)[tag];
+        if (ev.index == 0)
+            return false;
+        const EventRef api = l->trace->launchOf(ev.lane, ev.index);
+        if (!api.valid() || !(*l->graphLaunchName)[l->trace->lane(api.lane).events.name(api.index)])
+            return false;
+        const EventRef before = l->trace->launchOf(ev.lane, ev.index - 1);
+        return before.valid() && before == api;
+    }
+};
 } // namespace
 
 TimeNs GapAnalyzer::waitOf(const RankData& r, size_t w, uint32_t laneSlot, uint32_t index, TimeNs start) const
@@ -75,6 +95,11 @@ void GapAnalyzer::sweepWindow(const RankData& r, size_t w, const SweepMode& mode
     if (in.syncCount > 0) {
         in.launchTime = &LaunchLookup::time;
         in.launchCtx = &lookup;
+    }
+    const GraphLookup graphs { &m_trace, &s.singleLane, &s.refs, &m_graphLaunchName };
+    if (!m_graphLaunchName.empty()) {
+        in.inGraph = &GraphLookup::inGraph;
+        in.inGraphCtx = &graphs;
     }
 
     // Lanes with events in the window, and their index ranges.

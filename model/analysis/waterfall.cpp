@@ -41,6 +41,8 @@ BarId idleBar(IdleKind kind)
         return BarId::SyncStalls;
     case IdleKind::StepGap:
         return BarId::StepGap;
+    case IdleKind::InGraph:
+        return BarId::InGraphGaps;
     }
     return BarId::None;
 }
@@ -137,6 +139,7 @@ std::vector<Bar> buildWaterfall(
     };
     gap(layout.waitSlot());
     gap(layout.idleSlot(IdleKind::LaunchHost), floorNs);
+    gap(layout.idleSlot(IdleKind::InGraph));
     gap(layout.idleSlot(IdleKind::SyncStall));
     gap(layout.idleSlot(IdleKind::StepGap));
     gap(layout.unclassifiedSlot());

@@ -20,7 +20,10 @@
 //     launched at or after max(a, s0) (or its launch is unknown); [a, s0) before it, and every other
 //     gap, is a launch/host gap. Work queued before the sync began was held up by something else
 //     (a host node or callback in a graph, a dependency), not by the sync; and a host that reached
-//     the sync only after the GPU ran dry was late on its own until then.
+//     the sync only after the GPU ran dry was late on its own until then. Before all that, a gap
+//     whose ending work belongs to the same CUDA-graph launch as the work before it on its stream
+//     (the caller's inGraph says so) is an in-graph gap: the replay was queued whole, so the host
+//     neither launched nor held it up.
 //   - only time inside the accounting clip [clip0, clip1) is counted (time-range analysis); the
 //     categories are still decided on the whole window.
 // Invariant: sum(busyNs) + sum(idleNs) == |[w0, w1) intersected with [clip0, clip1)|.
@@ -42,8 +45,8 @@
 
 namespace gapscope::model {
 
-enum class IdleKind : uint8_t { LaunchHost = 0, SyncStall = 1, StepGap = 2 };
-constexpr size_t kIdleKinds = 3;
+enum class IdleKind : uint8_t { LaunchHost = 0, SyncStall = 1, StepGap = 2, InGraph = 3 };
+constexpr size_t kIdleKinds = 4;
 
 struct TimeInterval {
     TimeNs start = 0;
@@ -80,6 +83,10 @@ public:
         // recorded. Asked only for gaps that start while a sync is in flight.
         TimeNs (*launchTime)(const void* ctx, uint32_t tag) = nullptr;
         const void* launchCtx = nullptr;
+        // Optional: whether the piece with a tag continues the graph launch of the work before it
+        // on its stream (an in-graph gap ends there). Asked for every gap but the step gap.
+        bool (*inGraph)(const void* ctx, uint32_t tag) = nullptr;
+        const void* inGraphCtx = nullptr;
         // Idle gaps to report: none, the `kTopGaps` longest, or all.
         enum class Gaps { None, Longest, All } gaps = Gaps::None;
         // With Gaps::Longest: also every gap, appended here in time order (clipped as the others).
@@ -141,6 +148,8 @@ private:
     {
         if (tail)
             return account(a, b, IdleKind::StepGap, kNoTag);
+        if (m_in->inGraph && next != kNoTag && m_in->inGraph(m_in->inGraphCtx, next))
+            return account(a, b, IdleKind::InGraph, next);
         while (m_syncCursor < m_in->syncCount && m_in->syncs[m_syncCursor].end <= a)
             ++m_syncCursor;
         if (m_syncCursor < m_in->syncCount && m_in->syncs[m_syncCursor].start < b) { // a sync overlaps the gap

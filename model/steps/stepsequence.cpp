@@ -7,14 +7,6 @@
 
 namespace gapscope::model {
 
-bool StepSequence::isGraphLaunchName(std::string_view name)
-{
-    for (std::string_view p : { "cudaGraphLaunch", "cuGraphLaunch", "hipGraphLaunch" })
-        if (name.substr(0, p.size()) == p)
-            return true;
-    return false;
-}
-
 namespace {
 
 struct Kernel {
@@ -35,7 +27,7 @@ std::unordered_set<uint32_t> graphLaunchIds(const Trace& trace, uint32_t rank)
                 continue;
             auto [it, fresh] = isLaunch.try_emplace(ev.name(i), false);
             if (fresh)
-                it->second = StepSequence::isGraphLaunchName(trace.str(ev.name(i)));
+                it->second = isGraphLaunchName(trace.str(ev.name(i)));
             if (it->second)
                 out.insert(ev.correlation(i));
         }

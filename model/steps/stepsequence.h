@@ -52,9 +52,6 @@ struct StepSequence {
     // The kernels a graph launch replayed, as a sequence of their own (names only, no times).
     StepSequence replayed(size_t unit) const;
     StringId graphKernel(const Unit& u, uint32_t k) const { return (*graphKernelNames)[u.firstKernel + k]; }
-    // True when the name of a graph launch API call (cudaGraphLaunch, cuGraphLaunch, hipGraphLaunch and
-    // their suffixed variants).
-    static bool isGraphLaunchName(std::string_view name);
 };
 
 // The median of `v` (the upper one of an even count; T{} when empty), for the rules' spacings and gaps.

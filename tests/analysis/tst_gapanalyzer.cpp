@@ -106,6 +106,7 @@ private slots:
     void budgetBars();
     void missingApiLanes();
     void queuedWorkIsNotASyncStall();
+    void inGraphGapsOnlyWithinOneLaunch();
     void concurrentStreams();
     void earlyLaunchOnOneStream();
     void collectiveWaitAndStragglers();
@@ -198,9 +199,10 @@ void TstGapAnalyzer::queuedWorkIsNotASyncStall()
 {
     // A graph step: one cudaGraphLaunch at 0 queues every kernel; the host then waits in
     // cudaStreamSynchronize for the whole step. A host node in the graph leaves the GPU idle over
-    // [20000, 30000): the work after it was queued long before, so the gap is a launch/host gap. After
-    // the sync returns, a second launch at 61000 (the host relaunching late) ends a gap that began
-    // while the sync was in flight: that one is the sync's.
+    // [20000, 30000): the work after it belongs to the same graph launch as the work before it, so the
+    // gap is an in-graph gap (neither the host's launching nor the sync). After the sync returns, a
+    // second launch at 61000 (the host relaunching late) ends a gap that began while the sync was in
+    // flight: that one is the sync's.
     Builder t;
     LaneId g = t.gpu(0);
     LaneId a = t.api(0);
@@ -215,9 +217,41 @@ void TstGapAnalyzer::queuedWorkIsNotASyncStall()
     GapAnalyzer an(trace, KernelClassifier::builtinDefault(), StepBudget {});
     auto b = stepOf(an, 0, 0);
     QCOMPARE(b.measuredNs, TimeNs(60000));
-    QCOMPARE(barNs(b, "launch/host gaps"), TimeNs(10000));
+    QCOMPARE(barNs(b, "in-graph gaps"), TimeNs(10000));
+    QCOMPARE(barNs(b, "launch/host gaps"), TimeNs(0));
     QCOMPARE(barNs(b, "sync stalls"), TimeNs(15000));
     QCOMPARE(sumBars(b), b.measuredNs);
+}
+
+void TstGapAnalyzer::inGraphGapsOnlyWithinOneLaunch()
+{
+    // Two replays of one graph (launches 700 and 701, each two kernels) and an eager kernel: the gap
+    // inside a replay is in-graph; the gap before the second replay's first kernel (its launch came
+    // late) and the one before the eager kernel are launch/host gaps. Without API events nothing is
+    // known of launches: all three are launch/host gaps.
+    for (bool withApi : { true, false }) {
+        Builder t;
+        LaneId g = t.gpu(0);
+        if (withApi) {
+            LaneId a = t.api(0);
+            t.apiCall(a, 0, 1000, "cudaGraphLaunch_v10000", 700);
+            t.apiCall(a, 30000, 1000, "cuGraphLaunch", 701);
+            t.apiCall(a, 60000, 1000, "cudaLaunchKernel", 702);
+        }
+        t.kernel(g, 2000, 8000, kGemm, 700); // 2000-10000
+        t.kernel(g, 13000, 7000, kMoe, 700); // in-graph gap 10000-13000
+        t.kernel(g, 32000, 8000, kGemm, 701); // launch/host gap 20000-32000
+        t.kernel(g, 41000, 4000, kMoe, 701); // in-graph gap 40000-41000
+        t.kernel(g, 62000, 3000, kNorm, 702); // launch/host gap 45000-62000
+        t.step(0, 0, 2000, 65000);
+        Trace trace = t.finish();
+        GapAnalyzer an(trace, KernelClassifier::builtinDefault(), StepBudget {});
+        auto b = stepOf(an, 0, 0);
+        QCOMPARE(b.measuredNs, TimeNs(63000));
+        QCOMPARE(barNs(b, "in-graph gaps"), withApi ? TimeNs(4000) : TimeNs(0));
+        QCOMPARE(barNs(b, "launch/host gaps"), withApi ? TimeNs(29000) : TimeNs(33000));
+        QCOMPARE(sumBars(b), b.measuredNs);
+    }
 }
 
 void TstGapAnalyzer::concurrentStreams()

@@ -66,6 +66,7 @@ QString compare(const GapAnalyzer& a, const json::Value& truth)
             for (QString d : { check("measured", rec->measured(), st["measured_ns"].toInt()),
                      check("launch/host + sync stalls", mineLaunch + mineSync, launch + sync),
                      check("step gap", idle(IdleKind::StepGap), st["step_gap_ns"].toInt()),
+                     check("in-graph gaps", idle(IdleKind::InGraph), st["in_graph_ns"].toInt()),
                      check("collective wait", rec->slotNs[l.waitSlot()], st["collective_wait_ns"].toInt()),
                      check("memory ops", rec->slotNs[l.memopsSlot()], st["memory_ops_ns"].toInt()),
                      check("unclassified", rec->slotNs[l.unclassifiedSlot()], 0) })

@@ -17,6 +17,7 @@ class TstWindowSweep : public QObject {
     Q_OBJECT
 private slots:
     void singleStream();
+    void inGraphGap();
     void syncStallWholeGap_data();
     void syncStallWholeGap();
     void syncStallNeedsLateLaunch_data();
@@ -81,6 +82,38 @@ void TstWindowSweep::singleStream()
     QCOMPARE(r.gaps[0].start, TimeNs(10));
     QCOMPARE(r.gaps[0].end, TimeNs(15));
     QCOMPARE(r.gaps[1].kind, IdleKind::StepGap);
+}
+
+void TstWindowSweep::inGraphGap()
+{
+    // Tags 1 and 3 continue the graph launch of the work before them: the gaps they end are in-graph,
+    // even with a host sync in flight over them; the gap tag 2 ends is a launch/host gap.
+    std::vector<Piece> pieces = { { 0, 10, 0, 0 }, { 12, 20, 0, 1 }, { 30, 40, 0, 2 }, { 45, 50, 0, 3 } };
+    WindowSweep s;
+    WindowSweep::Input in;
+    in.w0 = 0;
+    in.w1 = 60;
+    in.clip0 = 0;
+    in.clip1 = 60;
+    in.pieces = pieces.data();
+    in.pieceCount = pieces.size();
+    std::vector<TimeInterval> syncs = { { 41, 48 } };
+    in.syncs = syncs.data();
+    in.syncCount = syncs.size();
+    in.slotCount = 1;
+    in.gaps = WindowSweep::Input::Gaps::All;
+    in.inGraph = [](const void*, uint32_t tag) { return tag == 1 || tag == 3; };
+    WindowSweep::Result r;
+    s.run(in, r);
+    QCOMPARE(idle(r, IdleKind::InGraph), TimeNs(2 + 5));
+    QCOMPARE(idle(r, IdleKind::LaunchHost), TimeNs(10));
+    QCOMPARE(idle(r, IdleKind::SyncStall), TimeNs(0));
+    QCOMPARE(idle(r, IdleKind::StepGap), TimeNs(10));
+    QCOMPARE(r.total(), TimeNs(60));
+    QCOMPARE(int(r.gaps.size()), 4);
+    QCOMPARE(r.gaps[0].kind, IdleKind::InGraph);
+    QCOMPARE(r.gaps[0].next, 1u);
+    QCOMPARE(r.gaps[1].kind, IdleKind::LaunchHost);
 }
 
 void TstWindowSweep::syncStallWholeGap_data()

@@ -123,7 +123,7 @@ private slots:
             for (size_t i = 0; i < steps.size(); ++i) {
                 const auto& s = r["steps"].at(i);
                 int64_t sum = s["launch_host_ns"].toInt() + s["sync_stall_ns"].toInt() + s["step_gap_ns"].toInt()
-                    + s["collective_wait_ns"].toInt() + s["memory_ops_ns"].toInt();
+                    + s["in_graph_ns"].toInt() + s["collective_wait_ns"].toInt() + s["memory_ops_ns"].toInt();
                 for (const auto& [k, v] : s["components_ns"].members())
                     sum += v.toInt();
                 QCOMPARE(sum, s["measured_ns"].toInt());
