@@ -20,7 +20,6 @@ void SynthHostTruth::addGap(const std::vector<const HostSpan*>& spans, TimeNs a,
     }
     std::sort(cuts.begin(), cuts.end());
     cuts.erase(std::unique(cuts.begin(), cuts.end()), cuts.end());
-    std::set<std::string> seen;
     for (size_t i = 0; i + 1 < cuts.size(); ++i) {
         const TimeNs x = cuts[i], y = cuts[i + 1];
         const HostSpan* inner = nullptr;
@@ -37,7 +36,7 @@ void SynthHostTruth::addGap(const std::vector<const HostSpan*>& spans, TimeNs a,
         row.kind = inner->kind;
         row.ns += y - x;
         m_explainedNs += y - x;
-        if (seen.insert(inner->name).second)
+        if (m_counted.insert(inner).second)
             ++row.count;
     }
 }

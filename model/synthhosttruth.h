@@ -12,6 +12,7 @@
 #include "model/trace.h"
 
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -27,7 +28,8 @@ class SynthHostTruth {
 public:
     // Attributes the gap [a, b) over `spans` (already without the step-level ones).
     void addGap(const std::vector<const HostSpan*>& spans, TimeNs a, TimeNs b);
-    // {"launch_host_ns", "explained_ns", "events": [{name, kind, ns, count}] longest first}.
+    // {"launch_host_ns", "explained_ns", "events": [{name, kind, ns, count}] longest first}; count is
+    // the host spans of the name that got time, each once however many gaps it spans.
     json::Value toJson() const;
 
 private:
@@ -37,6 +39,7 @@ private:
         uint64_t count = 0;
     };
     std::map<std::string, Row> m_rows;
+    std::set<const HostSpan*> m_counted;
     TimeNs m_gapNs = 0, m_explainedNs = 0;
 };
 

@@ -127,7 +127,8 @@ void HostAttribution::compute(
             m_lastGapStart = INT64_MIN;
             for (size_t i = 0; i < step.size(); ++i) {
                 const WindowSweep::Gap& raw = step.raw(i);
-                if (raw.kind == IdleKind::StepGap || raw.end <= raw.start)
+                // Step gaps and in-graph gaps were not the host's doing: nothing to attribute.
+                if ((raw.kind != IdleKind::LaunchHost && raw.kind != IdleKind::SyncStall) || raw.end <= raw.start)
                     continue;
                 if (!keep && queuedOnly(step.rank, raw, step.next(i))) {
                     ++serial;
@@ -560,7 +561,7 @@ void HostAttribution::add(const Gap& g, uint64_t serial, bool keep)
     }
     Rank& r = *m_current;
     r.rank = g.gap.rank;
-    // Rows by (name, kind); a gap counts once per row.
+    // Rows by (name, kind); a host event counts once per row, and a gap is listed once per row.
     auto addMoments = [&](std::vector<Row>& rows, std::map<std::pair<StringId, const char*>, size_t>& index,
                           const Piece* begin, const Piece* end) {
         for (const Piece* p = begin; p != end; ++p) {
@@ -571,12 +572,15 @@ void HostAttribution::add(const Gap& g, uint64_t serial, bool keep)
             const StringId name = m_trace.lane(piece.host.lane).events.name(piece.host.index);
             auto [it, fresh] = index.emplace(std::make_pair(name, kind), rows.size());
             if (fresh)
-                rows.push_back(Row { name, kind, 0, 0, {} });
+                rows.push_back(Row { name, kind, 0, 0, {}, UINT64_MAX, EventRef {} });
             Row& row = rows[it->second];
             row.ns += piece.end - piece.start;
+            if (row.lastHost != piece.host) {
+                row.lastHost = piece.host;
+                ++row.count;
+            }
             if (row.lastGap != serial) {
                 row.lastGap = serial;
-                ++row.count;
                 if (keep)
                     row.gaps.push_back(uint32_t(serial));
             }
@@ -613,10 +617,12 @@ void HostAttribution::add(const Gap& g, uint64_t serial, bool keep)
     auto [it, fresh] = m_syncIndex[r.rank].emplace(std::make_pair(call, around), r.syncs.size());
     if (fresh)
         r.syncs.push_back(
-            SyncRow { call, around, g.syncAround.valid() ? hostKindName(m_trace, g.syncAround) : "", 0, 0, {} });
+            SyncRow { call, around, g.syncAround.valid() ? hostKindName(m_trace, g.syncAround) : "", 0, 0, {}, EventRef {} });
     SyncRow& row = r.syncs[it->second];
     row.ns += g.gap.duration();
-    ++row.count;
+    if (!g.syncCall.valid() || row.lastCall != g.syncCall)
+        ++row.count;
+    row.lastCall = g.syncCall;
     if (keep)
         row.gaps.push_back(uint32_t(serial));
 }
@@ -652,7 +658,7 @@ void HostAttribution::absorb(const HostAttribution& batch)
                 return y.name == x.name && std::string_view(y.kind) == std::string_view(x.kind);
             });
             if (it == into.end())
-                it = into.insert(into.end(), Row { x.name, x.kind, 0, 0, {} });
+                it = into.insert(into.end(), Row { x.name, x.kind, 0, 0, {}, UINT64_MAX, EventRef {} });
             it->ns += x.ns;
             it->count += x.count;
         }
@@ -679,7 +685,7 @@ void HostAttribution::absorb(const HostAttribution& batch)
             auto s = std::find_if(r.syncs.begin(), r.syncs.end(),
                 [&x](const SyncRow& y) { return y.call == x.call && y.around == x.around; });
             if (s == r.syncs.end())
-                s = r.syncs.insert(r.syncs.end(), SyncRow { x.call, x.around, x.aroundKind, 0, 0, {} });
+                s = r.syncs.insert(r.syncs.end(), SyncRow { x.call, x.around, x.aroundKind, 0, 0, {}, EventRef {} });
             s->ns += x.ns;
             s->count += x.count;
         }

@@ -33,7 +33,8 @@
 // innermost host event around that call on its thread (step-level events left out).
 //
 // Aggregates, per rank over the selection: gap time, explained time, and rows by (name, kind) with
-// time, count (the gaps the row got time in) and those gaps, longest first.
+// time, count (its host events, each counted once however many gaps it spans) and those gaps, longest
+// first.
 //
 // Cost: one sweep per selected step (GapAnalyzer::forEachStepGaps, a step at a time; none where the
 // analyzer kept the step's gaps, Options::keepStepGaps) plus one walk of each launching thread's
@@ -88,9 +89,10 @@ public:
         StringId name = 0;
         const char* kind = ""; // hostKindName()
         TimeNs ns = 0;
-        uint64_t count = 0; // gaps it got time in
+        uint64_t count = 0; // host events (calls) of the name that got time, each once however many gaps it spans
         std::vector<uint32_t> gaps; // indices into gaps() (empty without keepGaps)
-        uint64_t lastGap = UINT64_MAX; // the serial number of the last gap counted (counts a gap once)
+        uint64_t lastGap = UINT64_MAX; // the serial number of the last gap listed (lists a gap once)
+        EventRef lastHost; // the last host event counted (counts an event once)
     };
     // Sync stalls of one rank by (blocking call, host event around it).
     struct SyncRow {
@@ -98,8 +100,9 @@ public:
         StringId around = 0; // 0: no host event around the call
         const char* aroundKind = "";
         TimeNs ns = 0;
-        uint64_t count = 0;
+        uint64_t count = 0; // blocking calls (each once however many stalls it caused; a stall without a found call counts 1)
         std::vector<uint32_t> gaps; // (empty without keepGaps)
+        EventRef lastCall; // the last call counted
     };
     struct Rank {
         uint32_t rank = 0;

@@ -3,12 +3,15 @@
 """Host attribution of launch/host gaps, counted straight from a raw Kineto (torch.profiler) file.
 
 Independent of gapscope's code: the GPU idle gaps of each step window (the windows are taken from
-`gapscope-cli analyze --json`, everything else from the raw JSON), the sync-stall rule, and for every
+`gapscope-cli analyze --json`, everything else from the raw JSON), less the in-graph ones (the event
+after the gap and the one before it on its stream launched by one graph launch call), the sync-stall
+rule, and for every
 moment of every launch/host gap the innermost host event on the thread (pid, tid) that launched the
 next GPU event (cpu_op, python_function, user_annotation, cuda_runtime/cuda_driver; events that
 enclose every launch of the step left out). The moments with none are split by why: no recorded
 launch, queued (after the launch call returned), another thread of the process busy (its innermost
-event), nothing. Compares the totals, the breakdown and the top entries of both lists with analyze's
+event), nothing. A row's count is its host events, each once however many gaps it spans. Compares the
+totals, the breakdown and the top entries of both lists with analyze's
 `host_gaps`, and checks that at least MIN_EXPLAINED of the gap time is explained when the file has
 cpu_op events.
 
@@ -74,7 +77,7 @@ def analyse(doc, windows):
             corr = int(args.get("correlation", 0) or 0)
             runtime = API_CATS[cat] == "cuda_runtime"  # the launch is the runtime call when both exist
             if corr not in api_by_corr or (runtime and not api_by_corr[corr][3]):
-                api_by_corr[corr] = (t0, t1, thread_of(e), runtime)
+                api_by_corr[corr] = (t0, t1, thread_of(e), runtime, name)
             host.setdefault(thread_of(e), []).append((t0, t1, 2, name, API_CATS[cat]))
             if blocking(name):
                 syncs.append((t0, t1))
@@ -88,13 +91,20 @@ def analyse(doc, windows):
     by_stream = {}
     for g in sorted(gpu, key=lambda g: g[0]):
         by_stream.setdefault(g[3], []).append(g)
+    # A piece that continues the graph launch of the event before it on its stream ends an in-graph
+    # gap, not a launch/host gap (the launching call of both is one cudaGraphLaunch / cuGraphLaunch /
+    # hipGraphLaunch).
+    def graph_launch(corr):
+        api = api_by_corr.get(corr)
+        return api is not None and api[4].startswith(("cudaGraphLaunch", "cuGraphLaunch", "hipGraphLaunch"))
     pieces = []
     for evs in by_stream.values():
-        end = None
+        end, before = None, None
         for (t0, t1, corr, _) in evs:
             start = t0 if end is None else min(max(t0, end), t1)
             end = t1 if end is None else max(end, t1)
-            pieces.append((start, t1, corr))
+            pieces.append((start, t1, corr, before == corr and graph_launch(corr)))
+            before = corr
     pieces.sort(key=lambda p: p[0])
     merged = []
     for s in sorted(syncs):
@@ -109,7 +119,7 @@ def analyse(doc, windows):
     rows, gap_ns, explained_ns = {}, 0, 0
     why, others = {"queued": 0, "other_threads": 0, "nothing": 0, "no_launch": 0}, {}
     for (w0, w1) in windows:
-        inside = [(max(p[0], w0), min(p[1], w1), p[2]) for p in pieces if p[1] > w0 and p[0] < w1]
+        inside = [(max(p[0], w0), min(p[1], w1), p[2], p[3]) for p in pieces if p[1] > w0 and p[0] < w1]
         inside = [p for p in inside if p[0] <= p[1]]
         if not inside:
             continue
@@ -119,8 +129,8 @@ def analyse(doc, windows):
         if la and lb:
             scope = (min(la[0], lb[0]), max(la[1], lb[1]), la != lb)
         t = w0
-        for (s, e, corr) in inside:
-            if s > t:
+        for (s, e, corr, in_graph) in inside:
+            if s > t and not in_graph:
                 launch_host = (t, s)
                 launch = api_by_corr.get(corr)
                 for (s0, s1) in merged:  # the first sync still running at t decides
@@ -187,11 +197,13 @@ def sweep(cands, a, b):
     return out
 
 
-def count(rows, seen, c, ns):
-    row = rows.setdefault((c[3], c[4]), [0, 0])
+def count(rows, c, ns):
+    """Time to the row of c's (name, kind); the row counts host events, each once however many gaps it
+    spans (its last counted event is kept: events of one name that interleave count again)."""
+    row = rows.setdefault((c[3], c[4]), [0, 0, None])
     row[0] += ns
-    if (c[3], c[4]) not in seen:
-        seen.add((c[3], c[4]))
+    if row[2] != c:
+        row[2] = c
         row[1] += 1
 
 
@@ -201,10 +213,10 @@ def attribute(a, b, launch, host, scope, rows, why, others):
     if launch is None:
         why["no_launch"] += b - a
         return 0
-    explained, seen, seen_other = 0, set(), set()
+    explained = 0
     for (x, y, c) in sweep(candidates(host, launch[2], a, b, scope), a, b):
         if c is not None:
-            count(rows, seen, c, y - x)
+            count(rows, c, y - x)
             explained += y - x
             continue
         if y > launch[1]:  # the launch call had returned: the work was queued
@@ -215,13 +227,13 @@ def attribute(a, b, launch, host, scope, rows, why, others):
         cands = []
         for thread in host:
             if thread != launch[2] and thread[0] == launch[2][0]:  # the same process's other threads
-                cands += candidates(host, thread, x, y, scope)
+                cands += [c + (thread,) for c in candidates(host, thread, x, y, scope)]
         for (u, v, o) in sweep(cands, x, y):
             if o is None:
                 why["nothing"] += v - u
             else:
                 why["other_threads"] += v - u
-                count(others, seen_other, o, v - u)
+                count(others, o, v - u)
     return explained
 
 
@@ -270,7 +282,7 @@ def main():
         print(f"  unattributed: " + ", ".join(f"{k} {v / 1e6:.3f} ms" for k, v in why.items()))
         for label, got_rows, want_rows in (("row", mine["top"], rows), ("other-thread row", mine["other_threads"], others)):
             expected = sorted(want_rows.items(), key=lambda kv: (-kv[1][0], kv[0][0], kv[0][1]))[:top]
-            for k, ((name, kind), (t, count)) in enumerate(expected):
+            for k, ((name, kind), (t, count, _)) in enumerate(expected):
                 if k >= len(got_rows):
                     problems.append(f"rank {rank['rank']}: missing {label} {name}")
                     continue
