@@ -43,24 +43,6 @@ void onInterrupt(int)
     g_stop = true;
 }
 
-// "nvtx:PATTERN", "anchor:PATTERN", "graph", "auto".
-bool parseStepRule(const std::string& s, pb::CaptureSettings& out)
-{
-    const auto colon = s.find(':');
-    const std::string rule = s.substr(0, colon);
-    const std::string pattern = colon == std::string::npos ? "" : s.substr(colon + 1);
-    if ((rule == "nvtx" || rule == "anchor") && !pattern.empty()) {
-        out.set_step_rule(rule);
-        out.set_step_pattern(pattern);
-        return true;
-    }
-    if ((rule == "graph" || rule == "auto") && colon == std::string::npos) {
-        out.set_step_rule(rule);
-        return true;
-    }
-    return false;
-}
-
 bool parseRecord(const std::string& list, pb::CaptureSettings& out, std::string& bad)
 {
     std::stringstream ss(list);
@@ -493,8 +475,11 @@ int runCapture(const std::vector<std::string>& args)
     const bool autoSteps = steps > 0 && (rule.empty() || rule == "auto");
     if (rule.empty())
         rule = "auto";
-    if (!parseStepRule(rule, lo.settings))
-        return p.usageError("--step-rule must be nvtx:PATTERN, graph, anchor:PATTERN or auto (got '" + rule + "')");
+    const Expected<model::StepRule::CaptureRequest> request = model::StepRule::forCapture(rule);
+    if (!request)
+        return p.usageError("--step-rule: " + request.error());
+    lo.settings.set_step_rule(request->rule);
+    lo.settings.set_step_pattern(request->pattern);
     std::string bad;
     if (record.empty())
         record = "kernels,memops,api,sync,nvtx,nccl";

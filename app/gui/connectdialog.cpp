@@ -2,6 +2,7 @@
 #include "app/gui/connectdialog.h"
 
 #include "capture/protocol/tokenauth.h"
+#include "model/steps/steprule.h"
 #include "views/csvexport.h"
 #include "views/jobtracker.h"
 
@@ -151,23 +152,17 @@ void ConnectDialog::loadTokenFile()
     m_token->setText(QString::fromStdString(*token));
 }
 
-bool ConnectDialog::parseStepRule(const QString& text, pb::CaptureSettings& out)
+bool ConnectDialog::parseStepRule(const QString& text, pb::CaptureSettings& out, QString* error)
 {
-    const QString t = text.trimmed();
-    const int colon = t.indexOf(QLatin1Char(':'));
-    const QString rule = colon < 0 ? t : t.left(colon);
-    const QString pattern = colon < 0 ? QString() : t.mid(colon + 1);
-    if ((rule == QLatin1String("nvtx") || rule == QLatin1String("anchor")) && !pattern.isEmpty()) {
-        out.set_step_rule(rule.toStdString());
-        out.set_step_pattern(pattern.toStdString());
-        return true;
+    const Expected<model::StepRule::CaptureRequest> request = model::StepRule::forCapture(text.trimmed().toStdString());
+    if (!request) {
+        if (error)
+            *error = QString::fromStdString(request.error());
+        return false;
     }
-    if ((rule == QLatin1String("graph") || rule == QLatin1String("auto")) && colon < 0) {
-        out.set_step_rule(rule.toStdString());
-        out.clear_step_pattern();
-        return true;
-    }
-    return false;
+    out.set_step_rule(request->rule);
+    out.set_step_pattern(request->pattern);
+    return true;
 }
 
 void ConnectDialog::setOptions(const capture::LiveCaptureOptions& o)
@@ -221,9 +216,9 @@ void ConnectDialog::validateAndAccept()
         QMessageBox::warning(this, windowTitle(), tr("Give at least one agent (host:port)."));
         return;
     }
-    if (!parseStepRule(m_rule->text(), s)) {
-        QMessageBox::warning(this, windowTitle(),
-            tr("The step rule must be auto, graph, nvtx:PATTERN or anchor:PATTERN (got \"%1\").").arg(m_rule->text()));
+    QString why;
+    if (!parseStepRule(m_rule->text(), s, &why)) {
+        QMessageBox::warning(this, windowTitle(), tr("Step rule: %1").arg(why));
         return;
     }
     accept();

@@ -32,7 +32,8 @@ public:
     QStringList agents() const;
 
     // "nvtx:PATTERN", "anchor:PATTERN", "graph" or "auto" into the settings; false when malformed.
-    static bool parseStepRule(const QString& text, gapscope::pb::CaptureSettings& out);
+    // The step rule field into the request (model::StepRule::toCaptureSettings); false with the reason.
+    static bool parseStepRule(const QString& text, gapscope::pb::CaptureSettings& out, QString* error = nullptr);
 
 public slots:
     // Lists the ranks of every agent in the background.

@@ -67,4 +67,27 @@ const char* StepRule::help()
     return "auto, engine, nvtx:REGEX, graph, forward, period, anchor:REGEX, file";
 }
 
+Expected<StepRule::CaptureRequest> StepRule::forCapture(const std::string& text)
+{
+    static const char* const kCaptureRules = "auto, graph, nvtx:REGEX or anchor:REGEX";
+    if (text.empty())
+        return Status::error(std::string("the step rule is empty: a capture takes ") + kCaptureRules);
+    Expected<StepRule> rule = parse(text);
+    if (!rule)
+        return Status::error(rule.status().message() + " (a capture takes " + kCaptureRules + ")");
+    switch (rule->kind) {
+    case Kind::Auto:
+        return CaptureRequest { "auto", "" };
+    case Kind::Graph:
+        return CaptureRequest { "graph", "" };
+    case Kind::Nvtx:
+        return CaptureRequest { "nvtx", rule->pattern };
+    case Kind::Anchor:
+        return CaptureRequest { "anchor", rule->pattern };
+    default:
+        return Status::error("step rule '" + text + "' needs the whole trace: a capture takes " + kCaptureRules
+            + "; name it when the file is opened (--step-rule on info, summary, analyze)");
+    }
+}
+
 } // namespace gapscope::model

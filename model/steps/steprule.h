@@ -32,6 +32,17 @@ struct StepRule {
     static Expected<StepRule> parse(const std::string& text);
     std::string toString() const; // the text form parse() reads back
     static const char* help(); // one line listing the rules, for --help texts
+
+    // The rule of a live capture request (`capture --step-rule`, the viewer's connect dialog): the ranks
+    // find steps while the process runs, so only auto, graph, nvtx:RE and anchor:RE can be asked for (the
+    // others need the whole trace: name them when the file is opened). The request's step_rule
+    // ("auto", "graph", "nvtx", "anchor") and step_pattern; the error names the text and the rules a
+    // capture takes.
+    struct CaptureRequest {
+        std::string rule;
+        std::string pattern;
+    };
+    static Expected<CaptureRequest> forCapture(const std::string& text);
 };
 
 } // namespace gapscope::model
