@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
 #pragma once
 
-// CalibrationProfile: what gapscope-calibrate measured on a box, in the JSON shape agreed in
-// CONTRACTS.md ("kind": "gapscope-calibration"), plus the lookups the decode sim uses to sum
+// CalibrationProfile: what gapscope-calibrate measured on a box, in the JSON shape of
+// kernels/README.md ("kind": "gapscope-calibration"), plus the lookups the decode sim uses to sum
 // per-kernel floors: GEMV time vs bytes and AllReduce time vs bytes, interpolated log-log between
 // measured points and extrapolated at the measured bandwidth (GEMV) or linearly (AllReduce).
 // Pure value type.

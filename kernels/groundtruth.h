@@ -4,7 +4,7 @@
 // Ground truth of a gapscope-decode-sim run: what each rank injected in each step and what its
 // own CUDA events measured. Ranks fill a RankResult each (serialised to JSON to reach the parent
 // process); GroundTruth::build merges them into the truth file documented in kernels/README.md
-// and CONTRACTS.md ("kind": "gapscope-decode-sim-truth").
+// ("kind": "gapscope-decode-sim-truth").
 // Per step i of a rank, the window is [start_i, start_{i+1}) as in the gap analysis rules.
 // Pure value types.
 

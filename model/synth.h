@@ -22,7 +22,7 @@
 // step's kernels. Their ground truth (per step "host": the launch/host gap time attributed to each
 // host event name, the rule of model/analysis/hostattribution.h) follows from the generated timeline.
 //
-// Ground truth (`truth`, see CONTRACTS.md) follows from construction: per rank per step the
+// Ground truth (`truth`) follows from construction: per rank per step the
 // measured window, kernel time per analysis class (the default classifier's classes), collective
 // wait, launch/host gaps, sync stalls, step gap and memory ops, adding up exactly to measured_ns.
 //

@@ -6,7 +6,7 @@
 // per-kernel-name rows (raw and own time).
 //
 // A step's window is [start_i, start_{i+1}) on its rank, the last step ending at its recorded end
-// (CONTRACTS.md). Busy time is, per GPU stream, the union of its events' intervals clipped to the
+// (model/analysis/README.md). Busy time is, per GPU stream, the union of its events' intervals clipped to the
 // window, summed over the rank's streams: overlap on one stream (a kernel launched early by
 // programmatic dependent launch, PDL, starts before the previous one ends) counts once, while
 // overlap between concurrent streams is not removed (two streams busy at once count twice).

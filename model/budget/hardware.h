@@ -3,7 +3,7 @@
 
 // HardwareProfile: what one GPU of a box can do, for the budget. Loaded from a preset name
 // (resources/hardware/<name>.json), a preset-shaped JSON file, or a gapscope-calibrate profile
-// ("kind": "gapscope-calibration", schema in CONTRACTS.md). Datasheet ceilings feed the ideal
+// ("kind": "gapscope-calibration", schema in kernels/README.md). Datasheet ceilings feed the ideal
 // column; efficiencies, the measured GEMV floor curve and launch costs feed the achievable column.
 // A calibration profile is laid over the preset whose device_names list its device, so the ideal
 // column keeps datasheet figures. Plain value type; thread-safe to read.

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: MIT
 """Checks `gapscope-cli analyze --json` of a captured gapscope-decode-sim run against the sim's own
 ground truth (kernels/README.md, "kind": "gapscope-decode-sim-truth") and prints table rows
-`check | measured | target | PASS/FAIL` (CONTRACTS.md, "GPU scripts").
+`check | measured | target | PASS/FAIL` (tests/gpu/README.md).
 
     analysis_check.py --truth T.json --analysis A.json \
         [--clean-analysis C.json] [--label NAME] [--tolerance 0.15]
