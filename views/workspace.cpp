@@ -129,13 +129,9 @@ void Workspace::connectPanels()
             // The capture's own cost where the trace recorded it, so it is not read as a gap.
             for (uint32_t r : a->ranks())
                 if (const gapscope::model::OverheadEvidence* e = captureOverhead(a->trace(), r))
-                    notes << tr("Capture overhead on rank %1: %2 ms per step before arming, %3 ms while capturing "
-                                "(%4%5 %); the tool's own cost is inside the bars.")
+                    notes << tr("Capture overhead on rank %1: %2; the tool's own cost is inside the bars.")
                                  .arg(r)
-                                 .arg(e->stepMsMedianBefore, 0, 'f', 3)
-                                 .arg(e->stepMsMedianDuring, 0, 'f', 3)
-                                 .arg(captureOverheadPct(*e) >= 0 ? QStringLiteral("+") : QString())
-                                 .arg(captureOverheadPct(*e), 0, 'f', 1);
+                                 .arg(QString::fromStdString(gapscope::model::captureOverheadLine(*e, false)));
             m_waterfall->setStatus(notes.join(QLatin1Char('\n')));
             // The findings first, then the notes (data problems, the capture's own cost) as rows of their own.
             std::vector<Finding> rows = m_analysis->findings();

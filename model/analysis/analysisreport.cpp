@@ -348,12 +348,10 @@ std::string AnalysisReport::overheadText() const
         if (!o)
             continue;
         if (!any)
-            out << "\ncapture overhead (median step before arming vs while capturing; the bars above include it):\n";
+            out << "\ncapture overhead (the process's host step time; the bars above include it):\n";
         any = true;
         const double pct = captureOverheadPct(*o);
-        out << "  rank " << r << ": " << fixed(o->stepMsMedianBefore) << " ms (" << o->stepsBefore << " steps) -> "
-            << fixed(o->stepMsMedianDuring) << " ms (" << o->stepsDuring << " steps), " << (pct >= 0 ? "+" : "")
-            << fixed(pct, 1) << " %";
+        out << "  rank " << r << ": " << captureOverheadLine(*o, false);
         if (pct > 5)
             out << ": part of this rank's launch/host and sync gaps is the capture's own cost";
         out << "\n";
