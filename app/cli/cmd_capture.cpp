@@ -134,10 +134,7 @@ public:
     {
         m_in.collective(l, s, d, op, c);
     }
-    void step(uint32_t r, uint32_t i, int64_t s, uint64_t d, pb::StepSource src) override
-    {
-        m_in.step(r, i, s, d, src);
-    }
+    void step(const format::StepRecord& s) override { m_in.step(s); }
     void counter(const pb::Counter& c) override
     {
         auto [it, inserted] = m_counters.emplace(std::make_pair(c.name(), c.rank()), c);

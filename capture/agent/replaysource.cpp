@@ -5,6 +5,7 @@
 #include "capture/agent/client/encodersink.h"
 #include "capture/agent/mergeworker.h"
 #include "capture/protocol/netutil.h"
+#include "model/format/stepcolumns.h"
 #include "model/format/stats.h"
 #include "model/format/trace.pb.h"
 #include "model/format/tracereader.h"
@@ -38,23 +39,29 @@ struct Pending {
 void dropStepsAfter(pb::Chunk& chunk, const std::map<uint32_t, uint32_t>& last)
 {
     const pb::StepBlock in = chunk.steps();
+    if (!format::checkStepColumns(in, SIZE_MAX))
+        return; // the reader downstream reports the bad block as it is
+    const bool described = in.kind_size() || in.batch_size() || in.tokens_size() || in.label_size();
     pb::StepBlock& out = *chunk.mutable_steps();
     out.Clear();
-    auto at = [](const auto& col, int i) { return col.size() ? uint64_t(col.Get(i)) : 0; };
-    uint64_t t = uint64_t(chunk.base_time_ns()), prev = t;
-    for (int i = 0; i < in.rank_size(); ++i) {
-        t += at(in.start_delta(), i);
-        const uint32_t index = uint32_t(at(in.index(), i));
-        auto it = last.find(in.rank(i));
-        if (it != last.end() && index > it->second)
-            continue;
-        out.add_rank(in.rank(i));
-        out.add_index(index);
-        out.add_start_delta(int64_t(t - prev));
-        prev = t;
-        out.add_duration(at(in.duration(), i));
-        out.add_source(uint32_t(at(in.source(), i)));
-    }
+    int64_t prev = chunk.base_time_ns();
+    format::forEachStep(in, chunk.base_time_ns(), [&](const format::StepRecord& s) {
+        auto it = last.find(s.rank);
+        if (it != last.end() && s.index > it->second)
+            return;
+        out.add_rank(s.rank);
+        out.add_index(s.index);
+        out.add_start_delta(s.start - prev);
+        prev = s.start;
+        out.add_duration(s.duration);
+        out.add_source(s.source);
+        if (described) { // kind, batch, tokens and label travel with their step
+            out.add_kind(s.kind);
+            out.add_batch(s.batch);
+            out.add_tokens(s.tokens);
+            out.add_label(s.label);
+        }
+    });
 }
 
 } // namespace
@@ -148,10 +155,14 @@ public:
         p.v = c.root;
         add(p, start, d);
     }
-    void step(uint32_t rank, uint32_t index, int64_t start, uint64_t d, pb::StepSource source) override
+    void step(const format::StepRecord& s) override
     {
-        add(make(Pending::Step, rank, index, 0, source, 0, 0, 0, 0, 0), start, d);
-        m_steps[rank].push_back({ index, map(start) + int64_t(scale(d)) });
+        // rank in lane, index in name, source, kind, batch in x, y, z, tokens and label in w, v.
+        Pending p = make(Pending::Step, s.rank, s.index, 0, s.source, s.kind, s.batch, 0, 0, 0);
+        p.w = s.tokens;
+        p.v = s.label;
+        add(p, s.start, s.duration);
+        m_steps[s.rank].push_back({ s.index, map(s.start) + int64_t(scale(s.duration)) });
     }
     void counter(const pb::Counter& c) override { m_counters.push_back(c); }
 
@@ -223,10 +234,21 @@ private:
             enc.addCollective(p.lane, p.start, p.dur, p.name, c);
             break;
         }
-        case Pending::Step:
-            enc.addStep(p.lane, p.name, p.start, p.dur, pb::StepSource(p.x));
+        case Pending::Step: {
+            format::StepRecord s;
+            s.rank = p.lane;
+            s.index = p.name;
+            s.start = p.start;
+            s.duration = p.dur;
+            s.source = p.x;
+            s.kind = p.y;
+            s.batch = p.z;
+            s.tokens = p.w;
+            s.label = p.v;
+            enc.addStep(s);
             ++steps;
             break;
+        }
         }
     }
 

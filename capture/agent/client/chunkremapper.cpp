@@ -91,12 +91,17 @@ public:
         c.root = root;
         m_sink.collective(t, start + m_shift, dur, str(op), c);
     }
-    void step(uint32_t rank, uint32_t index, int64_t start, uint64_t dur, pb::StepSource source) override
+    void stepRecord(const format::StepRecord& s) override
     {
-        const int64_t i = int64_t(index) + m_r.m_opt.stepIndexShift;
+        const int64_t i = int64_t(s.index) + m_r.m_opt.stepIndexShift;
         if (i < 0 || i > int64_t(std::numeric_limits<uint32_t>::max()))
             return; // a step before the capture window (rank-local index below the planned start)
-        m_sink.step(m_r.m_opt.rank >= 0 ? uint32_t(m_r.m_opt.rank) : rank, uint32_t(i), start + m_shift, dur, source);
+        format::StepRecord out = s;
+        out.rank = m_r.m_opt.rank >= 0 ? uint32_t(m_r.m_opt.rank) : s.rank;
+        out.index = uint32_t(i);
+        out.start = s.start + m_shift;
+        out.label = s.label ? str(s.label) : 0;
+        m_sink.step(out);
     }
 
 private:

@@ -57,10 +57,7 @@ public:
         ++m_events;
         m_enc.addCollective(lane, start, duration, op, c);
     }
-    void step(uint32_t rank, uint32_t index, int64_t start, uint64_t duration, pb::StepSource source) override
-    {
-        m_enc.addStep(rank, index, start, duration, source);
-    }
+    void step(const format::StepRecord& step) override { m_enc.addStep(step); }
     void counter(const pb::Counter& counter) override { m_enc.addCounter(counter); }
 
 private:

@@ -35,7 +35,8 @@ public:
     virtual void collective(
         uint32_t lane, int64_t start, uint64_t duration, uint32_t op, const format::ChunkEncoder::Collective& c)
         = 0;
-    virtual void step(uint32_t rank, uint32_t index, int64_t start, uint64_t duration, pb::StepSource source) = 0;
+    // A step with what it did (kind, batch, tokens, label: a string id like the names above).
+    virtual void step(const format::StepRecord& step) = 0;
     virtual void counter(const pb::Counter& counter) = 0;
 };
 

@@ -56,7 +56,17 @@ Status writeTestTrace(const std::string& path, int ranks, int steps, int kernels
             for (int k = 0; k < kernels; ++k)
                 enc.addKernel(lane, start + k * (stepNs / kernels), uint64_t(stepNs / kernels / 2),
                     enc.internString("kernel_" + std::to_string(k % 37)), uint32_t(s * kernels + k + 1), 0);
-            enc.addStep(uint32_t(r), uint32_t(s), start, uint64_t(stepNs - 2000), pb::STEP_FILE);
+            // The first step a prefill of 64 tokens, the others decodes of one: kinds travel with steps.
+            format::StepRecord st;
+            st.rank = uint32_t(r);
+            st.index = uint32_t(s);
+            st.start = start;
+            st.duration = uint64_t(stepNs - 2000);
+            st.source = pb::STEP_FILE;
+            st.kind = s == 0 ? pb::StepBlock::KIND_PREFILL : pb::StepBlock::KIND_DECODE;
+            st.batch = 1;
+            st.tokens = s == 0 ? 64 : 1;
+            enc.addStep(st);
             if (Status st = (*w)->maybeFlush(); !st)
                 return st;
         }
@@ -88,9 +98,9 @@ struct Collect : format::ChunkDecoder::Visitor {
     {
         add(lane, start, dur, name);
     }
-    void step(uint32_t rank, uint32_t index, int64_t start, uint64_t dur, pb::StepSource) override
+    void stepRecord(const format::StepRecord& s) override
     {
-        out->steps.push_back({ rank, index, start, dur });
+        out->steps.push_back({ s.rank, s.index, s.start, s.duration, s.kind, s.tokens });
     }
 };
 } // namespace

@@ -29,6 +29,8 @@ struct PlainStep {
     uint32_t rank, index;
     int64_t start;
     uint64_t dur;
+    uint32_t kind = 0; // pb::StepBlock::Kind
+    uint32_t tokens = 0;
 };
 
 struct Decoded {

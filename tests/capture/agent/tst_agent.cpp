@@ -399,6 +399,11 @@ private slots:
         for (auto& [rank, v] : byRank) {
             QCOMPARE(int(v.size()), 30);
             QCOMPARE(v.back().index, 29u);
+            // What each step did travels with it through the replay's cut.
+            QCOMPARE(v[0].kind, uint32_t(pb::StepBlock::KIND_PREFILL));
+            QCOMPARE(v[0].tokens, 64u);
+            QCOMPARE(v[29].kind, uint32_t(pb::StepBlock::KIND_DECODE));
+            QCOMPARE(v[29].tokens, 1u);
         }
         size_t kernels = 0;
         for (const auto& e : rec.stream.events)
