@@ -263,7 +263,12 @@ void RankSession::onArm(const wire::Arm& arm)
     m_armLatencyMs = -1;
     m_enableMs = 0;
     m_buffersLeft = 0;
-    StepRule rule = parseStepRule(m_settings.step_rule());
+    StepRule rule = StepRule::Graph;
+    if (!parseStepRule(m_settings.step_rule(), &rule)) {
+        sendArmed(wire::ARM_RULE_UNSUPPORTED,
+            "step rule '" + m_settings.step_rule() + "' is not one a rank can follow (auto, graph, nvtx, anchor, time)");
+        return;
+    }
     if (m_settings.steps() == 0 && m_settings.step_rule().empty())
         rule = StepRule::Time;
     if (m_tracer.layout() == CuptiLayout::Unknown) {

@@ -3,15 +3,19 @@
 
 namespace gapscope::capture::inject {
 
-StepRule parseStepRule(const std::string& text)
+bool parseStepRule(const std::string& text, StepRule* out)
 {
-    if (text == "nvtx")
-        return StepRule::Nvtx;
-    if (text == "anchor")
-        return StepRule::Anchor;
-    if (text == "time" || text == "duration")
-        return StepRule::Time;
-    return StepRule::Graph;
+    if (text.empty() || text == "auto" || text == "graph")
+        *out = StepRule::Graph;
+    else if (text == "nvtx")
+        *out = StepRule::Nvtx;
+    else if (text == "anchor")
+        *out = StepRule::Anchor;
+    else if (text == "time" || text == "duration")
+        *out = StepRule::Time;
+    else
+        return false;
+    return true;
 }
 
 const char* toString(StepRule rule)

@@ -19,7 +19,10 @@ namespace gapscope::capture::inject {
 
 enum class StepRule : uint8_t { Graph, Nvtx, Anchor, Time };
 
-StepRule parseStepRule(const std::string& text); // "graph", "nvtx", "anchor", "time"/"duration"; "" and "auto" -> Graph
+// The rule a capture request names (its step_rule: "graph", "nvtx", "anchor", "time"/"duration"; "" and
+// "auto" are Graph here, the agent's own choice made first); false for any other text, which the arm
+// refuses.
+bool parseStepRule(const std::string& text, StepRule* out);
 const char* toString(StepRule rule);
 
 class Tracer {

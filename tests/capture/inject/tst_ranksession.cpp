@@ -391,6 +391,26 @@ private slots:
         QCOMPARE(agent.ranks()[0]->armed.error(), wire::ARM_OK);
     }
 
+    void unknownRuleIsRefused()
+    {
+        // A rule the rank cannot follow is an error, never a silent graph rule; the session stays usable.
+        QTemporaryDir dir;
+        probe::ProbeAgent agent;
+        Rank rank;
+        QVERIFY(connectRank(dir, agent, rank));
+        pb::CaptureSettings s = settings(5);
+        s.set_step_rule("forward");
+        agent.arm(6, s);
+        QVERIFY(pumpUntil(agent, [&] { return agent.allArmed(); }));
+        QCOMPARE(agent.ranks()[0]->armed.error(), wire::ARM_RULE_UNSUPPORTED);
+        QVERIFY2(QString::fromStdString(agent.ranks()[0]->armed.message()).contains(QLatin1String("'forward'")),
+            agent.ranks()[0]->armed.message().c_str());
+        QVERIFY(!rank.tracer.detecting);
+        agent.arm(7, settings(5));
+        QVERIFY(pumpUntil(agent, [&] { return agent.allArmed(); }));
+        QCOMPARE(agent.ranks()[0]->armed.error(), wire::ARM_OK);
+    }
+
     void missedStartIsAnswered()
     {
         QTemporaryDir dir;
