@@ -130,18 +130,15 @@ Status ChunkImporter::add(const pb::Chunk& chunk)
     m_events += c.kernels().c().lane_size() + c.memops().c().lane_size() + c.api().c().lane_size()
         + c.syncs().c().lane_size() + c.nvtx().c().lane_size() + c.host().c().lane_size()
         + c.collectives().c().lane_size();
-    for (const auto& counter : chunk.counters()) {
-        auto [it, inserted] = m_counters.emplace(std::make_pair(counter.name(), counter.rank()), counter);
-        if (!inserted)
-            it->second.set_value(it->second.value() + counter.value());
-    }
+    for (const auto& counter : chunk.counters())
+        m_counters.add(counter);
     return Status::ok();
 }
 
 std::vector<Counter> ChunkImporter::counters() const
 {
     std::vector<Counter> out;
-    for (const auto& [k, c] : m_counters)
+    for (const pb::Counter& c : m_counters.sorted())
         out.push_back(fromProto(c));
     return out;
 }

@@ -11,9 +11,8 @@
 // tracemetaproto.h). Not thread-safe.
 
 #include "model/format/chunkdecoder.h"
+#include "model/format/counterset.h"
 #include "model/trace.h"
-
-#include <map>
 
 namespace gapscope::model {
 
@@ -41,7 +40,7 @@ private:
     std::vector<StringId> m_strings; // stream id -> builder id (UINT32_MAX: not yet interned)
     std::vector<LaneId> m_lanes;
     uint64_t m_events = 0;
-    std::map<std::pair<std::string, int32_t>, pb::Counter> m_counters;
+    format::CounterSet<pb::Counter> m_counters;
 };
 
 } // namespace gapscope::model

@@ -13,7 +13,6 @@
 #include "model/tracemetaproto.h"
 
 #include <algorithm>
-#include <map>
 #include <sys/mman.h>
 #ifdef __GLIBC__
 #include <malloc.h>
@@ -113,13 +112,6 @@ template <typename T> void sizeColumn(std::vector<T>& v, size_t n)
     v.resize(n); // zeroes only what is new: a recycled column keeps its old values below its size
 }
 
-void addCounter(std::map<std::pair<std::string, int32_t>, pb::Counter>& m, const pb::Counter& c)
-{
-    auto [it, inserted] = m.emplace(std::make_pair(c.name(), c.rank()), c);
-    if (!inserted)
-        it->second.set_value(it->second.value() + c.value());
-}
-
 } // namespace
 
 struct TraceLoader::Plan {
@@ -190,7 +182,7 @@ struct TraceLoader::Worker {
     std::vector<Recent> recent = std::vector<Recent>(1024);
     std::vector<std::pair<std::pair<LaneId, uint64_t>, TimeNs>> longDurations;
     std::vector<std::pair<uint32_t, Step>> steps;
-    std::map<std::pair<std::string, int32_t>, pb::Counter> counters;
+    format::CounterSet<pb::Counter> counters;
 };
 
 // State of the parallel path, shared read-only by the workers once set up.
@@ -596,10 +588,9 @@ Status TraceLoader::loadParallel()
             t.m_lanes[where.first].events.m_longDur[uint32_t(where.second)] = d;
         for (const auto& [rank, step] : w->steps)
             m_builder->addStep(rank, step);
-        for (const auto& [k, c] : w->counters)
-            addCounter(m_counterMap, c);
+        m_counterMap.add(w->counters);
     }
-    for (const auto& [k, c] : m_counterMap)
+    for (const pb::Counter& c : m_counterMap.sorted())
         m_counters.push_back(fromProto(c));
     if (std::any_of(plans.begin(), plans.end(), [](const Plan& p) { return p.failed; }))
         removeFailed(plans);
@@ -783,7 +774,7 @@ template <typename Put> void TraceLoader::decodeOthers(const pb::Chunk& ch, cons
         w.steps.push_back({ r.rank, fromRecord(r, m_shared->decoder.string(r.label)) });
     });
     for (const auto& c : ch.counters())
-        addCounter(w.counters, c);
+        w.counters.add(c);
 }
 
 void TraceLoader::removeFailed(const std::vector<Plan>& plans)

@@ -13,11 +13,11 @@
 //
 // Threading: load() uses ReadOptions::threads threads; the loader itself is used by one thread.
 
+#include "model/format/counterset.h"
 #include "model/format/tracereader.h"
 #include "model/tracefile.h"
 
 #include <atomic>
-#include <map>
 #include <memory>
 #include <mutex>
 
@@ -61,7 +61,7 @@ private:
     std::mutex m_mutex; // guards the builder's config table and m_warnings during parallel decode
     std::vector<std::string> m_warnings;
     std::vector<Counter> m_counters;
-    std::map<std::pair<std::string, int32_t>, pb::Counter> m_counterMap;
+    format::CounterSet<pb::Counter> m_counterMap; // the decode threads' counters, joined
     std::atomic<bool> m_cancelled { false };
     std::atomic<uint64_t> m_unknownFieldChunks { 0 };
     std::unique_ptr<Shared> m_shared;

@@ -84,17 +84,6 @@ const RankInfo* TraceHeader::rank(uint32_t r) const
     return nullptr;
 }
 
-void TraceHeader::addCounter(
-    const std::string& name, int32_t rank, uint64_t value, const std::string& severity, const std::string& detail)
-{
-    for (Counter& c : counters)
-        if (c.name == name && c.rank == rank) {
-            c.value += value;
-            return;
-        }
-    counters.push_back(Counter { name, rank, value, severity, detail });
-}
-
 bool TraceHeader::empty() const
 {
     return toolVersion.empty() && createdUnixNs == 0 && clockDomain.empty() && source.empty() && !hasCapture

@@ -176,9 +176,6 @@ struct TraceHeader {
 
     const RankInfo* rank(uint32_t r) const;
     bool empty() const; // nothing set (what a file would store as an empty header)
-    // Adds `value` to the counter (name, rank), creating it with `severity` and `detail`.
-    void addCounter(const std::string& name, int32_t rank, uint64_t value, const std::string& severity,
-        const std::string& detail = {});
 };
 
 // A note pinned to a time range (and a lane, or the whole trace).

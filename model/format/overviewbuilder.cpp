@@ -39,9 +39,7 @@ void OverviewBuilder::step(const StepRecord& step)
 
 void OverviewBuilder::counter(const pb::Counter& c)
 {
-    auto [it, fresh] = m_counters.emplace(std::make_pair(c.name(), c.rank()), c);
-    if (!fresh)
-        it->second.set_value(it->second.value() + c.value());
+    m_counters.add(c);
 }
 
 size_t OverviewBuilder::memoryBytes() const
@@ -100,7 +98,7 @@ void OverviewBuilder::toProto(pb::Overview& out) const
         s->add_tokens(st.tokens);
         s->add_label(st.label);
     }
-    for (const auto& [key, c] : m_counters)
+    for (const pb::Counter& c : m_counters.sorted())
         *out.add_counters() = c;
 }
 

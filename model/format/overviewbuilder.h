@@ -11,12 +11,11 @@
 // Memory: about 40 bytes per node, per lane (0.16 bytes per event), and 48 per step.
 // Not thread-safe.
 
+#include "model/format/counterset.h"
 #include "model/format/stepcolumns.h"
 #include "model/format/trace.pb.h"
 
 #include <cstdint>
-#include <map>
-#include <string>
 #include <vector>
 
 namespace gapscope::format {
@@ -32,7 +31,7 @@ public:
     void event(uint32_t lane, Kind kind, int64_t start, uint64_t duration, uint32_t name, uint32_t hostKind = 0,
         uint32_t depth = 0);
     void step(const StepRecord& step);
-    void counter(const pb::Counter& c); // a chunk's counter: summed by (name, rank)
+    void counter(const pb::Counter& c); // a chunk's counter: summed by (name, rank) (CounterSet)
 
     bool empty() const { return m_lanes.empty() && m_steps.empty() && m_counters.empty(); }
     uint64_t events() const { return m_events; }
@@ -54,7 +53,7 @@ private:
     };
     std::vector<Lane> m_lanes; // by file lane id
     std::vector<StepRecord> m_steps;
-    std::map<std::pair<std::string, int32_t>, pb::Counter> m_counters;
+    CounterSet<pb::Counter> m_counters;
     uint64_t m_events = 0;
 };
 

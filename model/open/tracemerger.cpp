@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include "model/open/tracemerger.h"
 
+#include "model/format/counterset.h"
 #include "model/import/clockaligner.h"
 #include "model/import/traceassembler.h"
 
@@ -27,7 +28,9 @@ std::string renumberedLaneKey(const std::string& key, const std::map<uint32_t, u
     return key;
 }
 
-void mergeHeader(const TraceHeader& part, const std::map<uint32_t, uint32_t>& ranks, TraceHeader& out)
+// The part's counters go into `counters` (added up by name and renumbered rank), the rest into `out`.
+void mergeHeader(const TraceHeader& part, const std::map<uint32_t, uint32_t>& ranks, TraceHeader& out,
+    format::CounterSet<Counter>& counters)
 {
     std::set<std::string> hosts;
     for (const auto& h : out.hosts)
@@ -49,7 +52,7 @@ void mergeHeader(const TraceHeader& part, const std::map<uint32_t, uint32_t>& ra
     for (auto c : part.counters) {
         if (auto it = c.rank >= 0 ? ranks.find(uint32_t(c.rank)) : ranks.end(); it != ranks.end())
             c.rank = int32_t(it->second);
-        out.addCounter(c.name, c.rank, c.value, c.severity, c.detail);
+        counters.add(c);
     }
     out.metadata.insert(part.metadata.begin(), part.metadata.end());
 }
@@ -139,6 +142,7 @@ Trace TraceMerger::merge(std::vector<Trace> parts, const std::vector<std::string
     // 3. Everything else.
     TraceBuilder b;
     TraceHeader& header = b.header();
+    format::CounterSet<Counter> counters;
     AnnotationSet all;
     std::optional<BudgetSettings> budget;
     std::optional<ClassifierTable> classifier;
@@ -166,7 +170,7 @@ Trace TraceMerger::merge(std::vector<Trace> parts, const std::vector<std::string
             header.gpus.clear();
             header.metadata.clear();
         }
-        mergeHeader(part.header(), rankMap[p], header);
+        mergeHeader(part.header(), rankMap[p], header, counters);
         for (Annotation a : part.annotations().notes) {
             a.startNs += offset;
             a.endNs += offset;
@@ -187,6 +191,7 @@ Trace TraceMerger::merge(std::vector<Trace> parts, const std::vector<std::string
             b.addWarning(w);
         parts[p] = Trace(); // free the part before the next one is copied
     }
+    header.counters = counters.inOrderAdded();
     for (auto& w : warnings)
         b.addWarning(std::move(w));
     if (!all.empty())
