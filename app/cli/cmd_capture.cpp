@@ -15,6 +15,7 @@
 #include "capture/protocol/netutil.h"
 #include "capture/protocol/tokenauth.h"
 #include "model/captureoverhead.h"
+#include "model/format/counterset.h"
 #include "model/format/stats.h"
 #include "model/format/trace.pb.h"
 #include "model/format/tracewriter.h"
@@ -27,7 +28,6 @@
 #include <atomic>
 #include <csignal>
 #include <cstdio>
-#include <map>
 #include <memory>
 #include <set>
 #include <sstream>
@@ -137,23 +137,15 @@ public:
     void step(const format::StepRecord& s) override { m_in.step(s); }
     void counter(const pb::Counter& c) override
     {
-        auto [it, inserted] = m_counters.emplace(std::make_pair(c.name(), c.rank()), c);
-        if (!inserted)
-            it->second.set_value(it->second.value() + c.value());
+        m_counters.add(c);
         m_in.counter(c);
     }
     // Counters that came with the stream's chunks (added up), for the report.
-    std::vector<pb::Counter> streamedCounters() const
-    {
-        std::vector<pb::Counter> out;
-        for (const auto& [k, c] : m_counters)
-            out.push_back(c);
-        return out;
-    }
+    std::vector<pb::Counter> streamedCounters() const { return m_counters.sorted(); }
 
 private:
     capture::EventSink& m_in;
-    std::map<std::pair<std::string, int32_t>, pb::Counter> m_counters;
+    format::CounterSet<pb::Counter> m_counters;
     std::vector<uint64_t> m_hist;
     int64_t m_arrival = 0;
     uint64_t m_count = 0;
