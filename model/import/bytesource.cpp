@@ -2,11 +2,8 @@
 #include "model/import/bytesource.h"
 
 #include "model/import/filebytesource.h"
-#ifdef GAPSCOPE_HAVE_ZLIB
+#if defined(GAPSCOPE_HAVE_ZLIB) || defined(GAPSCOPE_HAVE_ISAL)
 #include "model/import/gzipbytesource.h"
-#endif
-#ifdef GAPSCOPE_HAVE_ISAL
-#include "model/import/isalbytesource.h"
 #endif
 
 #include <cstdio>
@@ -34,10 +31,10 @@ Expected<std::unique_ptr<ByteSource>> ByteSource::open(const std::string& path)
     // GAPSCOPE_IMPORT_INFLATE=zlib picks the fallback (benchmarks and tests compare the two).
     const char* inflater = std::getenv("GAPSCOPE_IMPORT_INFLATE");
     if (!inflater || std::strcmp(inflater, "zlib") != 0)
-        return IsalByteSource::open(path);
+        return GzipByteSource::open(path, Inflater::isal());
 #endif
 #ifdef GAPSCOPE_HAVE_ZLIB
-    return GzipByteSource::open(path);
+    return GzipByteSource::open(path, Inflater::zlib());
 #else
     return Status::error(path + ": gzip-compressed, but this build has no zlib (install zlib1g-dev and rebuild)");
 #endif
