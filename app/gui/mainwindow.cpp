@@ -6,9 +6,9 @@
 #include "views/annotationmodel.h"
 #include "views/annotationpanel.h"
 #include "views/budgetpanel.h"
+#include "views/comparerunner.h"
 #include "views/compareview.h"
 #include "views/detailspane.h"
-#include "views/jobtracker.h"
 #include "views/lanelayout.h"
 #include "views/searchbar.h"
 #include "views/stepsmenu.h"
@@ -30,14 +30,12 @@
 #include <QDragEnterEvent>
 #include <QFileDialog>
 #include <QFileInfo>
-#include <QFutureWatcher>
 #include <QInputDialog>
 #include <QLabel>
 #include <QMenuBar>
 #include <QMessageBox>
 #include <QMimeData>
 #include <QProgressBar>
-#include <QPromise>
 #include <QScrollArea>
 #include <QSettings>
 #include <QSplitter>
@@ -54,6 +52,7 @@ MainWindow::MainWindow(QWidget* parent)
     , m_progress(new QProgressBar)
     , m_cancel(new QToolButton)
     , m_status(new QLabel)
+    , m_compare(new CompareRunner(this))
 {
     setWindowTitle(QStringLiteral("gapscope"));
     setAcceptDrops(true);
@@ -65,6 +64,12 @@ MainWindow::MainWindow(QWidget* parent)
     m_cancel->setToolTip(tr("Stop opening this trace"));
     m_cancel->hide();
     connect(m_cancel, &QToolButton::clicked, m_opener, &TraceOpener::cancel);
+    connect(m_compare, &CompareRunner::statusText, m_status, &QLabel::setText);
+    connect(m_compare, &CompareRunner::message, this, [this](const QString& t) { statusBar()->showMessage(t, 8000); });
+    connect(m_compare, &CompareRunner::shown, this, [this] {
+        m_exportComparison->setEnabled(true);
+        emit comparisonShown();
+    });
     statusBar()->addWidget(m_status, 1);
     statusBar()->addPermanentWidget(m_progress);
     statusBar()->addPermanentWidget(m_cancel);
@@ -503,80 +508,12 @@ void MainWindow::compareDialog()
 
 void MainWindow::compareWith(const QStringList& paths)
 {
-    if (!m_doc || paths.isEmpty())
-        return;
-    // The same classifier and budget on both sides: A's, as its analysis uses them.
-    const gapscope::model::GapAnalyzer* an = m_workspace->analysis()->analyzer();
-    gapscope::model::KernelClassifier classifier
-        = an ? an->classifier() : gapscope::model::KernelClassifier::builtinDefault();
-    gapscope::model::StepBudget budget = an ? an->budget() : gapscope::model::StepBudget {};
-    const int generation = ++m_compareGeneration;
-    m_status->setText(tr("Comparing with %1…").arg(QFileInfo(paths.first()).fileName()));
-    struct Result {
-        std::shared_ptr<const Comparison> comparison;
-        QString error;
-    };
-    auto* watcher = new QFutureWatcher<Result>(this);
-    connect(watcher, &QFutureWatcher<Result>::finished, this, [this, watcher, generation, paths] {
-        const Result r = watcher->result();
-        watcher->deleteLater();
-        if (generation != m_compareGeneration)
-            return; // superseded
-        if (!r.comparison) {
-            m_status->setText(tr("Compare failed"));
-            QMessageBox::warning(this, tr("Compare with"), r.error);
-            return;
-        }
-        if (!m_compare) {
-            m_compare = new CompareView;
-            m_compareDock = new QDockWidget(tr("Compare"), this);
-            m_compareDock->setObjectName(QStringLiteral("compare"));
-            m_compareDock->setWidget(m_compare);
-            addDockWidget(Qt::BottomDockWidgetArea, m_compareDock);
-        }
-        m_compare->setComparison(r.comparison);
-        m_compareDock->show();
-        m_compareDock->raise();
-        m_exportComparison->setEnabled(true);
-        m_status->setText(tr("Compared with %1").arg(QFileInfo(paths.first()).fileName()));
-        emit comparisonShown();
-    });
-    // On the model's one pool, like every background job; the watcher sees the promise's future.
-    auto promise = std::make_shared<QPromise<Result>>();
-    watcher->setFuture(promise->future());
-    promise->start();
-    jobPool()->submit([promise, a = m_doc, paths, classifier, budget]() {
-        Result r;
-        QString error;
-        std::shared_ptr<const TraceDocument> b = TraceDocument::open(paths, &error);
-        if (!b)
-            r.error = error;
-        else
-            r.comparison = Comparison::make(a, b, classifier, budget);
-        promise->addResult(std::move(r));
-        promise->finish();
-    });
+    m_compare->compareWith(m_doc, paths, m_workspace->analysis()->analyzer());
 }
 
 void MainWindow::exportComparisonDialog()
 {
-    if (!m_compare || !m_compare->comparison())
-        return;
-    QSettings settings;
-    const QString suggested = settings.value(QStringLiteral("exportDir"), QDir::homePath()).toString()
-        + QLatin1Char('/') + QFileInfo(m_compare->comparison()->a->displayName()).completeBaseName()
-        + QStringLiteral("-compare.png");
-    const QString path = QFileDialog::getSaveFileName(
-        this, tr("Export comparison image"), suggested, tr("PNG image (*.png);;SVG image (*.svg)"));
-    if (path.isEmpty())
-        return;
-    settings.setValue(QStringLiteral("exportDir"), QFileInfo(path).absolutePath());
-    const QSize size = m_compare->size().expandedTo(QSize(320, 200));
-    const QString err = m_compare->exportImage(path, size, path.endsWith(QLatin1String(".svg"), Qt::CaseInsensitive));
-    if (!err.isEmpty())
-        QMessageBox::warning(this, tr("Export failed"), err);
-    else
-        statusBar()->showMessage(tr("Exported %1").arg(path), 8000);
+    m_compare->exportImageDialog();
 }
 
 // The whole trace, or the steps selected in the step table (asked when some are), for ui.perfetto.dev.

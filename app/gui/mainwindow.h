@@ -9,14 +9,15 @@
 // trace is kept with its annotations, not here).
 //
 // File > Compare with… opens a second trace (B) in the background and compares the shown one (A)
-// with it in the "Compare" dock (CompareView: the same comparison as `gapscope-cli diff`), which
-// File > Export > Comparison image… writes like the main view.
+// with it in the "Compare" dock (CompareRunner runs the job and owns the dock and its image export;
+// CompareView: the same comparison as `gapscope-cli diff`).
 //
 // The Live menu holds "Connect to agent…" (connectToAgent()), the entry point of the live
 // connection: streaming from a capture agent into the open workspace.
 //
 // Threading: GUI thread.
 
+#include "views/comparerunner.h"
 #include "views/tracedocument.h"
 #include "views/traceopener.h"
 
@@ -68,7 +69,7 @@ public:
     // Compares the shown trace (A) with the trace of `paths` (B), opened and analysed in the background
     // with A's classifier and budget; the result shows in the Compare dock (comparisonShown()).
     void compareWith(const QStringList& paths);
-    CompareView* compareView() const { return m_compare; }
+    CompareView* compareView() const { return m_compare->view(); }
 
 public slots:
     void openDialog();
@@ -119,10 +120,8 @@ private:
     LiveSession* m_live = nullptr;
     LivePanel* m_livePanel = nullptr;
     QDockWidget* m_liveDock = nullptr;
-    CompareView* m_compare = nullptr;
-    QDockWidget* m_compareDock = nullptr;
+    CompareRunner* m_compare; // Compare with…: the background job, the Compare dock, its export
     QAction* m_exportComparison = nullptr;
-    int m_compareGeneration = 0; // a newer Compare with… supersedes an older one still loading
     QByteArray m_defaultState; // the dock layout before any saved one was restored
     std::shared_ptr<const TraceDocument> m_doc;
     QElapsedTimer m_openTimer;
