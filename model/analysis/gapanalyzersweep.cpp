@@ -34,23 +34,33 @@ struct LaunchLookup {
     }
 };
 // Whether a swept piece continues the graph launch of the work before it on its stream: both were
-// launched by the same cudaGraphLaunch (or cuGraphLaunch, hipGraphLaunch) call.
+// launched by the same cudaGraphLaunch (or cuGraphLaunch, hipGraphLaunch) call. One call gives its
+// work one correlation id (on one rank), so the ids are compared first; the launch call is looked up
+// once per launch (the last answer is kept: a replay's gaps come one after the other).
 struct GraphLookup {
     const Trace* trace;
     const LaneId* singleLane; // as in LaunchLookup
     const std::vector<EventRef>* refs;
     const std::vector<uint8_t>* graphLaunchName;
+    mutable uint32_t lastCorr = 0;
+    mutable bool lastIsGraph = false;
     static bool inGraph(const void* ctx, uint32_t tag)
     {
         const auto* l = static_cast<const GraphLookup*>(ctx);
         const EventRef ev = *l->singleLane != kNoLane ? EventRef { *l->singleLane, tag } : (*l->refs)[tag];
         if (ev.index == 0)
             return false;
-        const EventRef api = l->trace->launchOf(ev.lane, ev.index);
-        if (!api.valid() || !(*l->graphLaunchName)[l->trace->lane(api.lane).events.name(api.index)])
+        const LaneEvents& events = l->trace->lane(ev.lane).events;
+        const uint32_t corr = events.correlation(ev.index);
+        if (corr == 0 || corr != events.correlation(ev.index - 1))
             return false;
-        const EventRef before = l->trace->launchOf(ev.lane, ev.index - 1);
-        return before.valid() && before == api;
+        if (corr != l->lastCorr) {
+            const EventRef api = l->trace->launchOf(ev.lane, ev.index);
+            l->lastCorr = corr;
+            l->lastIsGraph
+                = api.valid() && (*l->graphLaunchName)[l->trace->lane(api.lane).events.name(api.index)];
+        }
+        return l->lastIsGraph;
     }
 };
 } // namespace
