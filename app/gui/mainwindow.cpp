@@ -38,12 +38,8 @@
 #include <QProgressBar>
 #include <QScrollArea>
 #include <QSettings>
-#include <QSplitter>
 #include <QStatusBar>
 #include <QToolButton>
-
-#include <algorithm>
-
 
 MainWindow::MainWindow(QWidget* parent)
     : QMainWindow(parent)
@@ -53,6 +49,7 @@ MainWindow::MainWindow(QWidget* parent)
     , m_cancel(new QToolButton)
     , m_status(new QLabel)
     , m_compare(new CompareRunner(this))
+    , m_layout(this, m_workspace)
 {
     setWindowTitle(QStringLiteral("gapscope"));
     setAcceptDrops(true);
@@ -74,8 +71,7 @@ MainWindow::MainWindow(QWidget* parent)
     statusBar()->addPermanentWidget(m_progress);
     statusBar()->addPermanentWidget(m_cancel);
     buildDocks();
-    m_defaultState = saveState(); // what View > Reset layout goes back to
-    restoreSettings(); // before the menus, whose lane toggles show the restored options
+    m_layout.restore(); // before the menus, whose lane toggles show the restored options
     buildMenus();
     connect(
         m_workspace, &Workspace::statusMessage, this, [this](const QString& t) { statusBar()->showMessage(t, 8000); });
@@ -548,47 +544,12 @@ void MainWindow::exportPerfettoDialog()
 
 void MainWindow::resetLayout()
 {
-    restoreState(m_defaultState);
-    // The timeline and waterfall get three quarters of the height, the tables the rest (as at first).
-    QSplitter* split = m_workspace->splitter();
-    const int h = std::max(4, split->height());
-    split->setSizes({ h * 3 / 4, h - h * 3 / 4 });
-}
-
-void MainWindow::restoreSettings()
-{
-    QSettings s;
-    restoreGeometry(s.value(QStringLiteral("window/geometry")).toByteArray());
-    restoreState(s.value(QStringLiteral("window/state")).toByteArray());
-    m_workspace->splitter()->restoreState(s.value(QStringLiteral("window/splitter")).toByteArray());
-    LaneLayoutOptions o = m_workspace->timeline()->layoutOptions();
-    o.showCpuApi = s.value(QStringLiteral("lanes/cpuApi"), o.showCpuApi).toBool();
-    o.showNvtx = s.value(QStringLiteral("lanes/nvtx"), o.showNvtx).toBool();
-    o.showCollectives = s.value(QStringLiteral("lanes/collectives"), o.showCollectives).toBool();
-    m_workspace->timeline()->setLayoutOptions(o);
-    if (!s.contains(QStringLiteral("window/geometry")))
-        resize(1500, 900); // the size a later un-maximise returns to
+    m_layout.reset();
 }
 
 void MainWindow::showAsRemembered()
 {
-    // restoreGeometry() has brought back a maximised or full-screen state with the rest.
-    if (QSettings().contains(QStringLiteral("window/geometry")))
-        show();
-    else
-        showMaximized();
-}
-
-void MainWindow::saveSettings() const
-{
-    QSettings s;
-    s.setValue(QStringLiteral("window/geometry"), saveGeometry());
-    s.setValue(QStringLiteral("window/state"), saveState());
-    s.setValue(QStringLiteral("window/splitter"), m_workspace->splitter()->saveState());
-    const LaneLayoutOptions& o = m_workspace->timeline()->layoutOptions();
-    s.setValue(QStringLiteral("lanes/cpuApi"), o.showCpuApi);
-    s.setValue(QStringLiteral("lanes/nvtx"), o.showNvtx);
-    s.setValue(QStringLiteral("lanes/collectives"), o.showCollectives);
+    m_layout.show();
 }
 
 void MainWindow::closeEvent(QCloseEvent* e)
@@ -598,7 +559,7 @@ void MainWindow::closeEvent(QCloseEvent* e)
         return;
     }
     m_opener->cancel();
-    saveSettings();
+    m_layout.save();
     e->accept();
 }
 

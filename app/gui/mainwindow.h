@@ -5,8 +5,8 @@
 // widget; details, budget and annotations are docks. Traces open from the menu, the command line,
 // drag-and-drop and the recent-files menu, in the background (TraceOpener) with a progress bar in
 // the status bar; the window stays responsive and a newer open supersedes an older one. Window
-// geometry, dock layout, lane options and recent files are kept in QSettings (the step rule chosen for a
-// trace is kept with its annotations, not here).
+// geometry, dock layout and lane options (WindowLayout) and recent files (RecentFiles) are kept in
+// QSettings (the step rule chosen for a trace is kept with its annotations, not here).
 //
 // File > Compare with… opens a second trace (B) in the background and compares the shown one (A)
 // with it in the "Compare" dock (CompareRunner runs the job and owns the dock and its image export;
@@ -17,6 +17,7 @@
 //
 // Threading: GUI thread.
 
+#include "app/gui/windowlayout.h"
 #include "views/comparerunner.h"
 #include "views/tracedocument.h"
 #include "views/traceopener.h"
@@ -98,8 +99,6 @@ private:
     void loadFiles(const QStringList& paths, const QString& stepRule);
     void buildMenus();
     void buildDocks();
-    void restoreSettings();
-    void saveSettings() const;
     void onLoaded(std::shared_ptr<LoadedTrace> loaded);
     void onFailed(const QStringList& paths, const QString& message);
     bool confirmUnsavedAnnotations();
@@ -121,8 +120,8 @@ private:
     LivePanel* m_livePanel = nullptr;
     QDockWidget* m_liveDock = nullptr;
     CompareRunner* m_compare; // Compare with…: the background job, the Compare dock, its export
+    WindowLayout m_layout; // geometry, docks, split and lane options kept in QSettings
     QAction* m_exportComparison = nullptr;
-    QByteArray m_defaultState; // the dock layout before any saved one was restored
     std::shared_ptr<const TraceDocument> m_doc;
     QElapsedTimer m_openTimer;
     qint64 m_firstPaintMs = -1;
