@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include "app/gui/mainwindow.h"
 
+#include "app/gui/filedialogs.h"
 #include "app/gui/recentfiles.h"
 #include "model/memoryuse.h"
 #include "views/annotationmodel.h"
@@ -37,7 +38,6 @@
 #include <QMimeData>
 #include <QProgressBar>
 #include <QScrollArea>
-#include <QSettings>
 #include <QStatusBar>
 #include <QToolButton>
 
@@ -62,7 +62,7 @@ MainWindow::MainWindow(QWidget* parent)
     m_cancel->hide();
     connect(m_cancel, &QToolButton::clicked, m_opener, &TraceOpener::cancel);
     connect(m_compare, &CompareRunner::statusText, m_status, &QLabel::setText);
-    connect(m_compare, &CompareRunner::message, this, [this](const QString& t) { statusBar()->showMessage(t, 8000); });
+    connect(m_compare, &CompareRunner::message, this, &MainWindow::showMessage);
     connect(m_compare, &CompareRunner::shown, this, [this] {
         m_exportComparison->setEnabled(true);
         emit comparisonShown();
@@ -367,14 +367,7 @@ QString MainWindow::samplePath()
 
 void MainWindow::openDialog()
 {
-    QSettings settings;
-    const QStringList files
-        = QFileDialog::getOpenFileNames(this, tr("Open trace"), settings.value(QStringLiteral("lastDir")).toString(),
-            tr("Traces (*.gapscope *.json *.json.gz *.pt.trace.json *.sqlite);;All files (*)"));
-    if (files.isEmpty())
-        return;
-    settings.setValue(QStringLiteral("lastDir"), QFileInfo(files.first()).absolutePath());
-    openFiles(files);
+    openFiles(FileDialogs::askTraces(this, tr("Open trace")));
 }
 
 void MainWindow::openFiles(const QStringList& paths, const QString& stepRule)
@@ -470,36 +463,18 @@ bool MainWindow::confirmUnsavedAnnotations()
 
 void MainWindow::exportDialog()
 {
-    if (!m_workspace->document())
-        return;
-    QSettings settings;
-    QString suggested = settings.value(QStringLiteral("exportDir"), QDir::homePath()).toString() + QLatin1Char('/')
-        + QFileInfo(m_workspace->document()->displayName()).completeBaseName() + QStringLiteral(".png");
-    const QString path
-        = QFileDialog::getSaveFileName(this, tr("Export image"), suggested, tr("PNG image (*.png);;SVG image (*.svg)"));
-    if (path.isEmpty())
-        return;
-    settings.setValue(QStringLiteral("exportDir"), QFileInfo(path).absolutePath());
-    const QString err = m_workspace->exportImage(
-        path, m_workspace->screenExportSize(), path.endsWith(QLatin1String(".svg"), Qt::CaseInsensitive));
-    if (!err.isEmpty())
-        QMessageBox::warning(this, tr("Export failed"), err);
-    else
-        statusBar()->showMessage(tr("Exported %1").arg(path), 8000);
+    showMessage(FileDialogs::exportImage(this, m_workspace));
+}
+
+void MainWindow::exportPerfettoDialog()
+{
+    showMessage(FileDialogs::exportPerfetto(this, m_workspace));
 }
 
 void MainWindow::compareDialog()
 {
-    if (!m_doc)
-        return;
-    QSettings settings;
-    const QStringList files = QFileDialog::getOpenFileNames(this, tr("Compare with trace"),
-        settings.value(QStringLiteral("lastDir")).toString(),
-        tr("Traces (*.gapscope *.json *.json.gz *.pt.trace.json *.sqlite);;All files (*)"));
-    if (files.isEmpty())
-        return;
-    settings.setValue(QStringLiteral("lastDir"), QFileInfo(files.first()).absolutePath());
-    compareWith(files);
+    if (m_doc)
+        compareWith(FileDialogs::askTraces(this, tr("Compare with trace")));
 }
 
 void MainWindow::compareWith(const QStringList& paths)
@@ -512,36 +487,6 @@ void MainWindow::exportComparisonDialog()
     m_compare->exportImageDialog();
 }
 
-// The whole trace, or the steps selected in the step table (asked when some are), for ui.perfetto.dev.
-void MainWindow::exportPerfettoDialog()
-{
-    if (!m_workspace->document())
-        return;
-    bool selected = false;
-    if (const auto steps = m_workspace->selectedSteps(); steps && steps->first <= steps->second) {
-        const auto answer = QMessageBox::question(this, tr("Export Perfetto trace"),
-            tr("Export the selected steps %1 to %2 only? (No: the whole trace)").arg(steps->first).arg(steps->second),
-            QMessageBox::Yes | QMessageBox::No | QMessageBox::Cancel, QMessageBox::Yes);
-        if (answer == QMessageBox::Cancel)
-            return;
-        selected = answer == QMessageBox::Yes;
-    }
-    QSettings settings;
-    const QString suggested = settings.value(QStringLiteral("exportDir"), QDir::homePath()).toString()
-        + QLatin1Char('/') + QFileInfo(m_workspace->document()->displayName()).completeBaseName()
-        + QStringLiteral(".pftrace");
-    const QString path = QFileDialog::getSaveFileName(
-        this, tr("Export Perfetto trace"), suggested, tr("Perfetto trace (*.pftrace *.perfetto-trace)"));
-    if (path.isEmpty())
-        return;
-    settings.setValue(QStringLiteral("exportDir"), QFileInfo(path).absolutePath());
-    const QString err = m_workspace->exportPerfetto(path, selected);
-    if (!err.isEmpty())
-        QMessageBox::warning(this, tr("Export failed"), err);
-    else
-        statusBar()->showMessage(tr("Exported %1 (open it in ui.perfetto.dev)").arg(path), 8000);
-}
-
 void MainWindow::resetLayout()
 {
     m_layout.reset();
@@ -550,6 +495,12 @@ void MainWindow::resetLayout()
 void MainWindow::showAsRemembered()
 {
     m_layout.show();
+}
+
+void MainWindow::showMessage(const QString& text)
+{
+    if (!text.isEmpty())
+        statusBar()->showMessage(text, 8000);
 }
 
 void MainWindow::closeEvent(QCloseEvent* e)

@@ -102,6 +102,7 @@ private:
     void onLoaded(std::shared_ptr<LoadedTrace> loaded);
     void onFailed(const QStringList& paths, const QString& message);
     bool confirmUnsavedAnnotations();
+    void showMessage(const QString& text); // for 8 s in the status bar; nothing when empty
     void showShortcuts();
     void goToStep(); // View > Go to step: any step (of a large file too)
     QString memoryText() const; // Help > About: what the process and the open trace hold
