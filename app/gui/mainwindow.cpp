@@ -2,16 +2,14 @@
 #include "app/gui/mainwindow.h"
 
 #include "app/gui/filedialogs.h"
+#include "app/gui/helpmenu.h"
 #include "app/gui/recentfiles.h"
-#include "model/memoryuse.h"
+#include "app/gui/viewmenu.h"
 #include "views/annotationmodel.h"
 #include "views/annotationpanel.h"
 #include "views/budgetpanel.h"
 #include "views/comparerunner.h"
-#include "views/compareview.h"
 #include "views/detailspane.h"
-#include "views/lanelayout.h"
-#include "views/searchbar.h"
 #include "views/stepsmenu.h"
 #include "views/timelinewidget.h"
 #include "views/workspace.h"
@@ -31,7 +29,6 @@
 #include <QDragEnterEvent>
 #include <QFileDialog>
 #include <QFileInfo>
-#include <QInputDialog>
 #include <QLabel>
 #include <QMenuBar>
 #include <QMessageBox>
@@ -156,32 +153,7 @@ void MainWindow::buildMenus()
     file->addSeparator();
     file->addAction(tr("&Quit"), QKeySequence::Quit, this, &QWidget::close);
 
-    QMenu* view = menuBar()->addMenu(tr("&View"));
-    view->addAction(tr("&Find…"), QKeySequence::Find, m_workspace->searchBar(), &SearchBar::activate);
-    view->addAction(tr("Find &next"), QKeySequence::FindNext, m_workspace->searchBar(), &SearchBar::next);
-    view->addAction(tr("Find &previous"), QKeySequence::FindPrevious, m_workspace->searchBar(), &SearchBar::previous);
-    view->addAction(
-        tr("&Zoom to whole trace"), QKeySequence(Qt::Key_0), m_workspace->timeline(), &TimelineWidget::zoomToAll);
-    view->addAction(tr("&Go to step…"), QKeySequence(Qt::CTRL | Qt::Key_G), this, &MainWindow::goToStep);
-    view->addSeparator();
-    auto toggle = [this, view](const QString& text, bool LaneLayoutOptions::*member) {
-        QAction* a = view->addAction(text);
-        a->setCheckable(true);
-        a->setChecked(m_workspace->timeline()->layoutOptions().*member);
-        connect(a, &QAction::toggled, this, [this, member](bool on) {
-            LaneLayoutOptions o = m_workspace->timeline()->layoutOptions();
-            o.*member = on;
-            m_workspace->timeline()->setLayoutOptions(o);
-        });
-    };
-    toggle(tr("Show &CPU API lanes"), &LaneLayoutOptions::showCpuApi);
-    toggle(tr("Show &NVTX lanes"), &LaneLayoutOptions::showNvtx);
-    toggle(tr("Show c&ollective lanes"), &LaneLayoutOptions::showCollectives);
-    view->addSeparator();
-    for (QDockWidget* d : findChildren<QDockWidget*>())
-        view->addAction(d->toggleViewAction());
-    view->addSeparator();
-    view->addAction(tr("&Reset layout"), this, &MainWindow::resetLayout);
+    menuBar()->addMenu(new ViewMenu(m_workspace, &m_layout, this));
 
     m_steps = new StepsMenu(this);
     menuBar()->addMenu(m_steps);
@@ -209,65 +181,7 @@ void MainWindow::buildMenus()
     });
 #endif
 
-    QMenu* help = menuBar()->addMenu(tr("&Help"));
-    help->addAction(tr("&Mouse and keys"), this, &MainWindow::showShortcuts);
-    help->addAction(tr("&About gapscope"), this, [this] {
-        QMessageBox::about(this, tr("About gapscope"),
-            tr("<b>gapscope %1</b><p>Where the time of an LLM decode step goes: per-GPU timelines beside "
-               "the theoretical budget's waterfall.</p><p>%2</p>")
-                .arg(QApplication::applicationVersion(), memoryText()));
-    });
-}
-
-QString MainWindow::memoryText() const
-{
-    const auto mb = [](uint64_t bytes) { return QString::number(double(bytes) / double(1 << 20), 'f', 0); };
-    QString text = tr("Memory: %1 MB resident (peak %2 MB).")
-                       .arg(mb(gapscope::model::residentBytes()), mb(gapscope::model::peakResidentBytes()));
-    const TraceDocument* doc = m_workspace->document();
-    if (doc && doc->large())
-        text += tr("<br>Large trace: %L1 events; the overview %2 MB, the events read (a window) %3 MB of a "
-                   "%4 MB cache (Preferences: viewer/cacheMb, or --cache-mb).")
-                    .arg(doc->overview->eventCount())
-                    .arg(mb(doc->overview->memoryBytes()), mb(doc->trace->memoryBytes()),
-                        mb(TraceDocument::cacheBytes()));
-    else if (doc && doc->trace)
-        text += tr("<br>The trace: %L1 events, %2 MB.").arg(doc->trace->eventCount()).arg(mb(doc->trace->memoryBytes()));
-    return text;
-}
-
-void MainWindow::goToStep()
-{
-    const TraceDocument* doc = m_workspace->document();
-    if (!doc || !doc->trace)
-        return;
-    const uint32_t steps = doc->large() ? doc->overview->stepCount() : doc->trace->stepCount();
-    if (steps == 0)
-        return;
-    bool ok = false;
-    const int step = QInputDialog::getInt(this, tr("Go to step"), tr("Decode step (0 to %1):").arg(steps - 1), 0, 0,
-        int(steps - 1), 1, &ok);
-    if (ok)
-        m_workspace->showStep(uint32_t(step));
-}
-
-void MainWindow::showShortcuts()
-{
-    QMessageBox::information(this, tr("Mouse and keys"),
-        tr("<table>"
-           "<tr><td>wheel</td><td>zoom around the cursor</td></tr>"
-           "<tr><td>shift + wheel</td><td>scroll the lanes</td></tr>"
-           "<tr><td>left drag</td><td>pan</td></tr>"
-           "<tr><td>shift + left drag, right drag, drag on the ruler</td><td>select a time range</td></tr>"
-           "<tr><td>click</td><td>select an event (details pane)</td></tr>"
-           "<tr><td>double-click</td><td>zoom to the event</td></tr>"
-           "<tr><td>W / S, A / D</td><td>zoom in / out, pan left / right</td></tr>"
-           "<tr><td>Ctrl+F, Enter, Shift+Enter</td><td>search, next, previous</td></tr>"
-           "<tr><td>click a rank header</td><td>collapse / expand the rank</td></tr>"
-           "<tr><td>click a rank's \"CPU threads\" row</td><td>open / close its CPU thread flames</td></tr>"
-           "<tr><td>right click</td><td>annotate, zoom to the selection</td></tr>"
-           "<tr><td>click a waterfall bar</td><td>light up its kernels and gaps</td></tr>"
-           "<tr><td>Esc</td><td>clear the selection and the highlight</td></tr></table>"));
+    menuBar()->addMenu(new HelpMenu(m_workspace, this));
 }
 
 #ifdef GAPSCOPE_HAVE_LIVE

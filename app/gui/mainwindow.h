@@ -6,7 +6,9 @@
 // drag-and-drop and the recent-files menu, in the background (TraceOpener) with a progress bar in
 // the status bar; the window stays responsive and a newer open supersedes an older one. Window
 // geometry, dock layout and lane options (WindowLayout) and recent files (RecentFiles) are kept in
-// QSettings (the step rule chosen for a trace is kept with its annotations, not here).
+// QSettings (the step rule chosen for a trace is kept with its annotations, not here). The window
+// builds the File, Steps and Live menus and wires them; the View menu (ViewMenu), the Help menu
+// (HelpMenu) and the File menu's dialogs (FileDialogs) are their own classes.
 //
 // File > Compare with… opens a second trace (B) in the background and compares the shown one (A)
 // with it in the "Compare" dock (CompareRunner runs the job and owns the dock and its image export;
@@ -103,9 +105,6 @@ private:
     void onFailed(const QStringList& paths, const QString& message);
     bool confirmUnsavedAnnotations();
     void showMessage(const QString& text); // for 8 s in the status bar; nothing when empty
-    void showShortcuts();
-    void goToStep(); // View > Go to step: any step (of a large file too)
-    QString memoryText() const; // Help > About: what the process and the open trace hold
     void ensureLiveSession();
 
     Workspace* m_workspace;
