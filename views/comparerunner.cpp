@@ -27,8 +27,8 @@ CompareRunner::CompareRunner(QMainWindow* window)
 
 CompareRunner::~CompareRunner() = default;
 
-void CompareRunner::compareWith(std::shared_ptr<const TraceDocument> a, const QStringList& paths,
-    const gapscope::model::GapAnalyzer* analyzerOfA)
+void CompareRunner::compareWith(
+    std::shared_ptr<const TraceDocument> a, const QStringList& paths, const gapscope::model::GapAnalyzer* analyzerOfA)
 {
     if (!a || paths.isEmpty())
         return;
