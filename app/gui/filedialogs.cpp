@@ -13,9 +13,9 @@
 QStringList FileDialogs::askTraces(QWidget* parent, const QString& title)
 {
     QSettings settings;
-    const QStringList files = QFileDialog::getOpenFileNames(parent, title,
-        settings.value(QStringLiteral("lastDir")).toString(),
-        tr("Traces (*.gapscope *.json *.json.gz *.pt.trace.json *.sqlite);;All files (*)"));
+    const QStringList files
+        = QFileDialog::getOpenFileNames(parent, title, settings.value(QStringLiteral("lastDir")).toString(),
+            tr("Traces (*.gapscope *.json *.json.gz *.pt.trace.json *.sqlite);;All files (*)"));
     if (!files.isEmpty())
         settings.setValue(QStringLiteral("lastDir"), QFileInfo(files.first()).absolutePath());
     return files;
@@ -28,8 +28,8 @@ QString FileDialogs::exportImage(QWidget* parent, Workspace* workspace)
     QSettings settings;
     QString suggested = settings.value(QStringLiteral("exportDir"), QDir::homePath()).toString() + QLatin1Char('/')
         + QFileInfo(workspace->document()->displayName()).completeBaseName() + QStringLiteral(".png");
-    const QString path
-        = QFileDialog::getSaveFileName(parent, tr("Export image"), suggested, tr("PNG image (*.png);;SVG image (*.svg)"));
+    const QString path = QFileDialog::getSaveFileName(
+        parent, tr("Export image"), suggested, tr("PNG image (*.png);;SVG image (*.svg)"));
     if (path.isEmpty())
         return {};
     settings.setValue(QStringLiteral("exportDir"), QFileInfo(path).absolutePath());

@@ -56,6 +56,7 @@ QString HelpMenu::memoryText() const
                     .arg(mb(doc->overview->memoryBytes()), mb(doc->trace->memoryBytes()),
                         mb(TraceDocument::cacheBytes()));
     else if (doc && doc->trace)
-        text += tr("<br>The trace: %L1 events, %2 MB.").arg(doc->trace->eventCount()).arg(mb(doc->trace->memoryBytes()));
+        text
+            += tr("<br>The trace: %L1 events, %2 MB.").arg(doc->trace->eventCount()).arg(mb(doc->trace->memoryBytes()));
     return text;
 }

@@ -52,8 +52,8 @@ void ViewMenu::goToStep()
     if (steps == 0)
         return;
     bool ok = false;
-    const int step = QInputDialog::getInt(parentWidget(), tr("Go to step"),
-        tr("Decode step (0 to %1):").arg(steps - 1), 0, 0, int(steps - 1), 1, &ok);
+    const int step = QInputDialog::getInt(
+        parentWidget(), tr("Go to step"), tr("Decode step (0 to %1):").arg(steps - 1), 0, 0, int(steps - 1), 1, &ok);
     if (ok)
         m_workspace->showStep(uint32_t(step));
 }
