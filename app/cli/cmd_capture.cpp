@@ -249,8 +249,12 @@ void report(const capture::LiveCapture& lc, const pb::FileHeader& h, const std::
         std::cout << ", " << h.capture().steps() << " steps";
     std::cout << "\n";
     for (const auto& a : lc.agents()) {
-        std::cout << "agent " << a->address << ": capture " << a->captureId << ", arm latency "
-                  << a->doneMsg.arm_latency_ms() << " ms, agent file " << a->doneMsg.output_path();
+        std::cout << "agent " << a->address << ": capture " << a->captureId << ", arm latency ";
+        if (a->doneMsg.arm_latency_ms() >= 0) // negative: the agent did not measure it
+            std::cout << a->doneMsg.arm_latency_ms() << " ms";
+        else
+            std::cout << "not measured";
+        std::cout << ", agent file " << a->doneMsg.output_path();
         if (lc.agents().size() > 1)
             std::cout << ", clock offset " << a->shiftNs << " ns (+/- " << a->offsetErrorNs << " ns)";
         std::cout << "\n";
