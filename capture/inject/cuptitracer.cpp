@@ -234,13 +234,16 @@ void CuptiTracer::enableCallbacks(bool on)
 // an attached CUPTI costs); by default it detaches where the driver is CUDA 12.6 or newer (older
 // drivers crashed on re-attaching while CUDA graphs exist, the reason torch.profiler left teardown off)
 // and no kernel of a CUDA-graph replay was recorded; GAPSCOPE_CUPTI_DETACH=force detaches even then.
-bool CuptiTracer::detachWanted()
+CuptiTracer::DetachPolicy CuptiTracer::detachPolicy()
 {
     const char* v = std::getenv("GAPSCOPE_CUPTI_DETACH");
     if (v && *v)
-        return std::strcmp(v, "0") != 0;
+        return std::strcmp(v, "0") == 0 ? DetachPolicy::Never
+            : std::strcmp(v, "force") == 0 ? DetachPolicy::Always
+                                            : DetachPolicy::UnlessGraphKernels;
     int driver = 0;
-    return cuDriverGetVersion(&driver) == CUDA_SUCCESS && driver >= 12060;
+    return cuDriverGetVersion(&driver) == CUDA_SUCCESS && driver >= 12060 ? DetachPolicy::UnlessGraphKernels
+                                                                          : DetachPolicy::Never;
 }
 
 // The detach requested by the last endDetection(): cancelled while still pending (the subscriber is
@@ -321,13 +324,16 @@ void CuptiTracer::endDetection()
         return;
     enableCallbacks(false);
     auto* sub = static_cast<CUpti_SubscriberHandle>(m_subscriber);
-    const char* env = std::getenv("GAPSCOPE_CUPTI_DETACH");
-    const bool graphKernels = channels().graphKernelsRecorded.load(std::memory_order_relaxed)
-        && !(env && std::strcmp(env, "force") == 0);
-    if (m_everRecorded && graphKernels && detachWanted())
-        injectLog("CUPTI stays attached: kernels of CUDA-graph replays were recorded, and cuptiFinalize "
-                  "faults later replays (see capture/README.md)");
-    if (m_everRecorded && !graphKernels && detachWanted()) {
+    bool detach = false;
+    if (m_everRecorded) {
+        const DetachPolicy policy = detachPolicy();
+        const bool graphKernels = channels().graphKernelsRecorded.load(std::memory_order_relaxed);
+        detach = policy == DetachPolicy::Always || (policy == DetachPolicy::UnlessGraphKernels && !graphKernels);
+        if (policy == DetachPolicy::UnlessGraphKernels && graphKernels)
+            injectLog("CUPTI stays attached: kernels of CUDA-graph replays were recorded, and cuptiFinalize "
+                      "faults later replays (see capture/README.md)");
+    }
+    if (detach) {
         // Everything the capture switched on is off and flushed (stopRecording); what CUPTI keeps
         // hooked into the driver goes with cuptiFinalize at the next API exit.
         g_detachSubscriber.store(sub, std::memory_order_release);

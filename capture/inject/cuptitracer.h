@@ -50,7 +50,8 @@ public:
     static const std::vector<uint32_t>& driverApis();
 
 private:
-    static bool detachWanted();
+    enum class DetachPolicy { Never, UnlessGraphKernels, Always };
+    static DetachPolicy detachPolicy();
     void settleDetach();
     void enableCallbacks(bool on);
     void configureDeviceBuffers();

@@ -20,6 +20,11 @@ void addUnclassified(std::vector<GapAnalyzer::NameTime>& v, StringId name, TimeN
         }
     v.push_back(GapAnalyzer::NameTime { name, std::max<TimeNs>(0, ns), 1 });
 }
+// The event of a swept piece: with one lane the tag is the event index on it, else it indexes refs.
+EventRef pieceEvent(const LaneId* singleLane, const std::vector<EventRef>* refs, uint32_t tag)
+{
+    return *singleLane != kNoLane ? EventRef { *singleLane, tag } : (*refs)[tag];
+}
 // Host launch time of a swept piece: the start of the API call that launched its event.
 struct LaunchLookup {
     const Trace* trace;
@@ -28,7 +33,7 @@ struct LaunchLookup {
     static TimeNs time(const void* ctx, uint32_t tag)
     {
         const auto* l = static_cast<const LaunchLookup*>(ctx);
-        const EventRef ev = *l->singleLane != kNoLane ? EventRef { *l->singleLane, tag } : (*l->refs)[tag];
+        const EventRef ev = pieceEvent(l->singleLane, l->refs, tag);
         const EventRef api = l->trace->launchOf(ev.lane, ev.index);
         return api.valid() ? l->trace->lane(api.lane).events.start(api.index) : WindowSweep::kUnknownLaunch;
     }
@@ -47,7 +52,7 @@ struct GraphLookup {
     static bool inGraph(const void* ctx, uint32_t tag)
     {
         const auto* l = static_cast<const GraphLookup*>(ctx);
-        const EventRef ev = *l->singleLane != kNoLane ? EventRef { *l->singleLane, tag } : (*l->refs)[tag];
+        const EventRef ev = pieceEvent(l->singleLane, l->refs, tag);
         if (ev.index == 0)
             return false;
         const LaneEvents& events = l->trace->lane(ev.lane).events;
