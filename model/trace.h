@@ -95,6 +95,29 @@ struct KernelConfig {
     bool operator==(const KernelConfig& o) const;
 };
 
+// The one hash of a KernelConfig (FNV-1a over every field operator== compares), for the tables that
+// give each distinct config one id (TraceBuilder, the importers' StagedTrace). Inline: TraceBuilder
+// asks it once per kernel.
+inline size_t hashOf(const KernelConfig& c)
+{
+    uint64_t h = 1469598103934665603ull;
+    auto mix = [&h](uint64_t v) { h = (h ^ v) * 1099511628211ull; };
+    for (int i = 0; i < 3; ++i) {
+        mix(c.grid[i]);
+        mix(c.block[i]);
+    }
+    mix(c.registers);
+    mix(c.sharedStatic);
+    mix(c.sharedDynamic);
+    mix(c.graphId);
+    mix(c.graphNodeId);
+    return size_t(h ^ (h >> 31));
+}
+
+struct KernelConfigHash {
+    size_t operator()(const KernelConfig& c) const { return hashOf(c); }
+};
+
 struct MemopInfo {
     MemopKind kind = MemopKind::Unknown;
     CopyKind copyKind = CopyKind::Unknown;

@@ -16,24 +16,6 @@
 
 namespace gapscope::model {
 
-struct ConfigKeyHash {
-    size_t operator()(const KernelConfig& c) const
-    {
-        uint64_t h = 1469598103934665603ull;
-        auto mix = [&h](uint64_t v) { h = (h ^ v) * 1099511628211ull; };
-        for (int i = 0; i < 3; ++i) {
-            mix(c.grid[i]);
-            mix(c.block[i]);
-        }
-        mix(c.registers);
-        mix(c.sharedStatic);
-        mix(c.sharedDynamic);
-        mix(c.graphId);
-        mix(c.graphNodeId);
-        return size_t(h ^ (h >> 31));
-    }
-};
-
 struct LaunchEntry {
     uint32_t corr;
     uint32_t rank;
@@ -45,7 +27,7 @@ struct Trace::Impl {
     InternTable strings;
     std::unordered_map<format::LaneKey, LaneId, format::LaneKeyHash> laneById; // by LaneInfo::identity()
     std::unordered_map<std::string, LaneId> laneByKey; // by LaneInfo::key(): the first lane of that key
-    std::unordered_map<KernelConfig, uint32_t, ConfigKeyHash> configIndex;
+    std::unordered_map<KernelConfig, uint32_t, KernelConfigHash> configIndex;
     std::array<uint64_t, 8> counts {}; // by EventKind
 
     std::mutex launchMutex;

@@ -81,29 +81,6 @@ uint32_t StagedTrace::lane(uint16_t process, LaneKind kind, uint32_t device, uin
     return id;
 }
 
-size_t StagedTrace::ConfigHash::operator()(const KernelConfig& c) const
-{
-    uint64_t h = 1469598103934665603ULL;
-    auto mix = [&h](uint64_t v) { h = (h ^ v) * 1099511628211ULL; };
-    for (int i = 0; i < 3; ++i) {
-        mix(c.grid[i]);
-        mix(c.block[i]);
-    }
-    mix(c.registers);
-    mix(c.sharedStatic);
-    mix(c.sharedDynamic);
-    mix(c.graphId);
-    mix(c.graphNodeId);
-    return static_cast<size_t>(h ^ (h >> 32));
-}
-
-bool StagedTrace::ConfigEq::operator()(const KernelConfig& a, const KernelConfig& b) const
-{
-    return std::equal(a.grid, a.grid + 3, b.grid) && std::equal(a.block, a.block + 3, b.block)
-        && a.registers == b.registers && a.sharedStatic == b.sharedStatic && a.sharedDynamic == b.sharedDynamic
-        && a.graphId == b.graphId && a.graphNodeId == b.graphNodeId;
-}
-
 uint32_t StagedTrace::config(const KernelConfig& c)
 {
     if (auto found = m_configIndex.find(c); found != m_configIndex.end())

@@ -169,14 +169,8 @@ private:
     std::vector<StagedLane> m_lanes;
     std::unordered_map<std::string, uint32_t> m_laneIndex;
     std::vector<uint64_t> m_lastOfLane;
-    struct ConfigHash {
-        size_t operator()(const KernelConfig& c) const;
-    };
-    struct ConfigEq {
-        bool operator()(const KernelConfig& a, const KernelConfig& b) const;
-    };
     std::vector<KernelConfig> m_configs;
-    std::unordered_map<KernelConfig, uint32_t, ConfigHash, ConfigEq> m_configIndex;
+    std::unordered_map<KernelConfig, uint32_t, KernelConfigHash> m_configIndex;
     std::vector<MemopInfo> m_memops;
     std::vector<SyncInfo> m_syncs;
     std::vector<CollectiveInfo> m_collectives;

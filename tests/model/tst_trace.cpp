@@ -67,6 +67,42 @@ private slots:
         QVERIFY(!t.findString("nope").has_value());
     }
 
+    // One config id per distinct KernelConfig: every field counts, graph ids included, and a config
+    // seen again gets its first id (KernelConfigHash, the one hash the builder and importers share).
+    void kernelConfigsDifferInEveryField()
+    {
+        KernelConfig base;
+        base.grid[0] = 132;
+        base.block[0] = 256;
+        using Change = void (*)(KernelConfig&);
+        const Change changes[] = { [](KernelConfig& c) { c.grid[0] = 64; }, [](KernelConfig& c) { c.grid[1] = 2; },
+            [](KernelConfig& c) { c.grid[2] = 2; }, [](KernelConfig& c) { c.block[0] = 128; },
+            [](KernelConfig& c) { c.block[1] = 2; }, [](KernelConfig& c) { c.block[2] = 2; },
+            [](KernelConfig& c) { c.registers = 32; }, [](KernelConfig& c) { c.sharedStatic = 1024; },
+            [](KernelConfig& c) { c.sharedDynamic = 4096; }, [](KernelConfig& c) { c.graphId = 5; },
+            [](KernelConfig& c) { c.graphNodeId = 77; } };
+        std::vector<KernelConfig> configs { base };
+        for (Change change : changes) {
+            configs.push_back(base);
+            change(configs.back());
+            QVERIFY(!(configs.back() == base));
+        }
+        KernelConfig again = base;
+        QCOMPARE(hashOf(again), hashOf(base));
+        QCOMPARE(KernelConfigHash()(again), hashOf(base));
+
+        TraceBuilder b;
+        const LaneId gpu = makeLanes(b, 0).gpu;
+        for (size_t i = 0; i < configs.size(); ++i)
+            b.addKernel(gpu, TimeNs(i) * 100, 10, b.intern("k"), uint32_t(i + 1), configs[i]);
+        b.addKernel(gpu, TimeNs(configs.size()) * 100, 10, b.intern("k"), 99, again);
+        Trace t = b.finish();
+        QCOMPARE(t.kernelConfigs().size(), configs.size());
+        for (size_t i = 0; i < configs.size(); ++i)
+            QVERIFY(*t.kernelConfig(gpu, i) == configs[i]);
+        QCOMPARE(t.kernelConfig(gpu, configs.size()), t.kernelConfig(gpu, 0));
+    }
+
     // Lanes equal in kind, rank, device and stream but of two hosts (or two processes of one host)
     // are different lanes: building, appending and writing and reading a file keep them apart.
     void lanesOfTwoHostsStayApart()
