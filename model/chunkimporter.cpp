@@ -16,17 +16,8 @@ public:
         uint64_t graphId, uint64_t graphNodeId) override
     {
         KernelConfig c;
-        if (const pb::LaunchConfig* lc = m.m_decoder.config(config)) {
-            c.grid[0] = lc->grid_x();
-            c.grid[1] = lc->grid_y();
-            c.grid[2] = lc->grid_z();
-            c.block[0] = lc->block_x();
-            c.block[1] = lc->block_y();
-            c.block[2] = lc->block_z();
-            c.registers = lc->registers();
-            c.sharedStatic = lc->shared_static();
-            c.sharedDynamic = lc->shared_dynamic();
-        }
+        if (const pb::LaunchConfig* lc = m.m_decoder.config(config))
+            c = fromProto(*lc);
         c.graphId = graphId;
         c.graphNodeId = graphNodeId;
         m.m_builder.addKernel(m.lane(lane), start, TimeNs(dur), m.str(name), corr, c);
@@ -76,19 +67,6 @@ ChunkImporter::ChunkImporter(TraceBuilder& builder)
 {
 }
 
-LaneInfo ChunkImporter::laneInfo(const pb::LaneDef& d)
-{
-    LaneInfo i;
-    i.kind = d.kind() >= 0 && d.kind() <= 5 ? LaneKind(d.kind()) : LaneKind::Unknown;
-    i.rank = d.rank();
-    i.host = d.host();
-    i.device = d.device();
-    i.stream = d.stream();
-    i.name = d.name();
-    i.pid = d.pid();
-    return i;
-}
-
 StringId ChunkImporter::str(uint32_t id)
 {
     if (id == 0)
@@ -105,7 +83,7 @@ LaneId ChunkImporter::lane(uint32_t id)
     if (id >= m_lanes.size())
         m_lanes.resize(m_decoder.lanes().size(), kNoLane);
     if (m_lanes[id] == kNoLane)
-        m_lanes[id] = m_builder.lane(laneInfo(*m_decoder.laneDef(id)));
+        m_lanes[id] = m_builder.lane(fromProto(*m_decoder.laneDef(id)));
     return m_lanes[id];
 }
 

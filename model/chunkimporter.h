@@ -28,8 +28,6 @@ public:
     // Loss counters carried by the chunks so far, summed by (name, rank).
     std::vector<Counter> counters() const;
 
-    static LaneInfo laneInfo(const pb::LaneDef& def);
-
 private:
     friend class ChunkVisitor;
     StringId str(uint32_t id);

@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: MIT
 #include "model/overview.h"
 
-#include "model/chunkimporter.h"
 #include "model/format/chunkdecoder.h"
 #include "model/format/chunkentry.h"
 #include "model/format/overviewbuilder.h"
@@ -218,7 +217,7 @@ Expected<TraceOverview> TraceOverview::open(
     o.m_strings.insert(o.m_strings.end(), decoder.strings().begin(), decoder.strings().end());
     for (const auto& def : decoder.lanes()) {
         LaneData l;
-        l.info = ChunkImporter::laneInfo(def);
+        l.info = fromProto(def);
         o.m_lanes.push_back(std::move(l));
     }
     o.m_start = INT64_MAX;

@@ -75,32 +75,8 @@ public:
     {
     }
     uint32_t string(std::string_view s) override { return m_e.internString(s); }
-    uint32_t lane(const LaneInfo& i) override
-    {
-        pb::LaneDef d;
-        d.set_kind(pb::LaneKind(i.kind));
-        d.set_rank(i.rank);
-        d.set_host(i.host);
-        d.set_device(i.device);
-        d.set_stream(i.stream);
-        d.set_name(i.name);
-        d.set_pid(i.pid);
-        return m_e.lane(d);
-    }
-    uint32_t launchConfig(const KernelConfig& c) override
-    {
-        pb::LaunchConfig l;
-        l.set_grid_x(c.grid[0]);
-        l.set_grid_y(c.grid[1]);
-        l.set_grid_z(c.grid[2]);
-        l.set_block_x(c.block[0]);
-        l.set_block_y(c.block[1]);
-        l.set_block_z(c.block[2]);
-        l.set_registers(c.registers);
-        l.set_shared_static(c.sharedStatic);
-        l.set_shared_dynamic(c.sharedDynamic);
-        return m_e.config(l);
-    }
+    uint32_t lane(const LaneInfo& i) override { return m_e.lane(toProto(i)); }
+    uint32_t launchConfig(const KernelConfig& c) override { return m_e.config(toProto(c)); }
     void kernel(uint32_t lane, TimeNs start, TimeNs dur, uint32_t name, uint32_t corr, uint32_t config,
         uint64_t graphId, uint64_t graphNode) override
     {

@@ -52,34 +52,14 @@ public:
     uint32_t config(const KernelConfig& c)
     {
         size_t idx = size_t(&c - m_trace.kernelConfigs().data());
-        if (m_configs[idx] == UINT32_MAX) {
-            pb::LaunchConfig lc;
-            lc.set_grid_x(c.grid[0]);
-            lc.set_grid_y(c.grid[1]);
-            lc.set_grid_z(c.grid[2]);
-            lc.set_block_x(c.block[0]);
-            lc.set_block_y(c.block[1]);
-            lc.set_block_z(c.block[2]);
-            lc.set_registers(c.registers);
-            lc.set_shared_static(c.sharedStatic);
-            lc.set_shared_dynamic(c.sharedDynamic);
-            m_configs[idx] = m_enc.config(lc);
-        }
+        if (m_configs[idx] == UINT32_MAX)
+            m_configs[idx] = m_enc.config(toProto(c));
         return m_configs[idx];
     }
 
     Status lane(const Lane& lane)
     {
-        const LaneInfo& info = lane.info;
-        pb::LaneDef def;
-        def.set_kind(pb::LaneKind(info.kind));
-        def.set_rank(info.rank);
-        def.set_host(info.host);
-        def.set_device(info.device);
-        def.set_stream(info.stream);
-        def.set_name(info.name);
-        def.set_pid(info.pid);
-        const uint32_t l = m_enc.lane(def);
+        const uint32_t l = m_enc.lane(toProto(lane.info));
         const LaneEvents& ev = lane.events;
         for (size_t i = 0; i < ev.size(); ++i) {
             event(lane.id, l, ev, i);

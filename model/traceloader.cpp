@@ -435,7 +435,7 @@ Status TraceLoader::planLanes(std::vector<Plan>& plans)
     const pb::Index& index = m_reader.index();
     sh.laneMap.resize(sh.decoder.lanes().size());
     for (size_t i = 0; i < sh.laneMap.size(); ++i)
-        sh.laneMap[i] = m_builder->lane(ChunkImporter::laneInfo(sh.decoder.lanes()[i]));
+        sh.laneMap[i] = m_builder->lane(fromProto(sh.decoder.lanes()[i]));
     sh.totals.assign(t.m_lanes.size(), 0);
     uint64_t memops = 0, syncs = 0, colls = 0;
     for (const auto& f : m_reader.frames()) {
@@ -610,17 +610,8 @@ uint32_t TraceLoader::configIndex(uint32_t cfg, uint64_t graph, uint64_t node, W
         return *v;
     }
     KernelConfig kc;
-    if (const pb::LaunchConfig* lc = m_shared->decoder.config(cfg)) {
-        kc.grid[0] = lc->grid_x();
-        kc.grid[1] = lc->grid_y();
-        kc.grid[2] = lc->grid_z();
-        kc.block[0] = lc->block_x();
-        kc.block[1] = lc->block_y();
-        kc.block[2] = lc->block_z();
-        kc.registers = lc->registers();
-        kc.sharedStatic = lc->shared_static();
-        kc.sharedDynamic = lc->shared_dynamic();
-    }
+    if (const pb::LaunchConfig* lc = m_shared->decoder.config(cfg))
+        kc = fromProto(*lc);
     kc.graphId = graph;
     kc.graphNodeId = node;
     uint32_t idx;

@@ -210,6 +210,62 @@ pb::Counter toProto(const Counter& c)
     return out;
 }
 
+KernelConfig fromProto(const pb::LaunchConfig& c)
+{
+    KernelConfig k;
+    k.grid[0] = c.grid_x();
+    k.grid[1] = c.grid_y();
+    k.grid[2] = c.grid_z();
+    k.block[0] = c.block_x();
+    k.block[1] = c.block_y();
+    k.block[2] = c.block_z();
+    k.registers = c.registers();
+    k.sharedStatic = c.shared_static();
+    k.sharedDynamic = c.shared_dynamic();
+    return k;
+}
+
+pb::LaunchConfig toProto(const KernelConfig& k)
+{
+    pb::LaunchConfig c;
+    c.set_grid_x(k.grid[0]);
+    c.set_grid_y(k.grid[1]);
+    c.set_grid_z(k.grid[2]);
+    c.set_block_x(k.block[0]);
+    c.set_block_y(k.block[1]);
+    c.set_block_z(k.block[2]);
+    c.set_registers(k.registers);
+    c.set_shared_static(k.sharedStatic);
+    c.set_shared_dynamic(k.sharedDynamic);
+    return c;
+}
+
+LaneInfo fromProto(const pb::LaneDef& d)
+{
+    LaneInfo i;
+    i.kind = d.kind() >= 0 && d.kind() <= int(LaneKind::CpuThread) ? LaneKind(d.kind()) : LaneKind::Unknown;
+    i.rank = d.rank();
+    i.host = d.host();
+    i.device = d.device();
+    i.stream = d.stream();
+    i.name = d.name();
+    i.pid = d.pid();
+    return i;
+}
+
+pb::LaneDef toProto(const LaneInfo& i)
+{
+    pb::LaneDef d;
+    d.set_kind(pb::LaneKind(i.kind));
+    d.set_rank(i.rank);
+    d.set_host(i.host);
+    d.set_device(i.device);
+    d.set_stream(i.stream);
+    d.set_name(i.name);
+    d.set_pid(i.pid);
+    return d;
+}
+
 TraceHeader fromProto(const pb::FileHeader& h)
 {
     TraceHeader out;

@@ -4,7 +4,8 @@
 // The edge between the model's own trace metadata (tracemeta.h) and the file format's protobuf
 // messages (trace.proto): the readers, the writer, the live stream and the capture's client convert
 // here, field by field, so a header, an annotation set, budget settings or a classifier table read
-// from a file and written again keeps every field (message presence included).
+// from a file and written again keeps every field (message presence included). The dictionaries' lanes
+// and launch configs convert here too, and nowhere else.
 //
 // makeCounter() is format::makeCounter() for the model: the counter's name, severity and default
 // detail come from the one stats table (format/stats.h).
@@ -24,6 +25,17 @@ namespace gapscope::model {
 // reads as unknown.
 Step fromRecord(const format::StepRecord& r, std::string label);
 format::StepRecord toRecord(uint32_t rank, const Step& s, uint32_t labelId);
+
+// A kernel's launch configuration (a LaunchConfig of the file's dictionary) as the model's KernelConfig
+// and back. The graph and graph node ids travel with each kernel, not in the dictionary: fromProto
+// leaves them 0 for the caller to set, toProto drops them; the LaunchConfig's id is the encoder's.
+KernelConfig fromProto(const pb::LaunchConfig& c);
+pb::LaunchConfig toProto(const KernelConfig& c);
+
+// A lane's identity and name (a LaneDef of the file's dictionary) as the model's LaneInfo and back. A
+// lane kind this build does not know reads as unknown; the LaneDef's id is the encoder's.
+LaneInfo fromProto(const pb::LaneDef& d);
+pb::LaneDef toProto(const LaneInfo& i);
 
 TraceHeader fromProto(const pb::FileHeader& h);
 pb::FileHeader toProto(const TraceHeader& h);

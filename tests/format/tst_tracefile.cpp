@@ -8,6 +8,7 @@
 #include "model/format/tracewriter.h"
 #include "model/open/traceopen.h"
 #include "model/tracefile.h"
+#include "model/tracemetaproto.h"
 
 #include <QTemporaryDir>
 #include <QtTest>
@@ -91,6 +92,35 @@ private slots:
         // Writing the read trace again gives the same bytes (the format is deterministic).
         QVERIFY(writeTraceFile(*back, path("rt2.gapscope"), wo).isOk());
         QCOMPARE(readAll(path("rt2.gapscope")).size(), readAll(p).size());
+    }
+
+    // The dictionaries' launch configs and lanes convert in tracemetaproto only: a launch config keeps
+    // its nine fields (the graph ids travel with each kernel instead), a lane its identity and name,
+    // and a lane kind this build does not know reads as unknown.
+    void dictionaryConversions()
+    {
+        KernelConfig k;
+        k.grid[0] = 1, k.grid[1] = 2, k.grid[2] = 3, k.block[0] = 4, k.block[1] = 5, k.block[2] = 6;
+        k.registers = 7, k.sharedStatic = 8, k.sharedDynamic = 9, k.graphId = 10, k.graphNodeId = 11;
+        const pb::LaunchConfig lc = toProto(k);
+        QCOMPARE(lc.grid_z(), 3u);
+        QCOMPARE(lc.block_x(), 4u);
+        QCOMPARE(lc.shared_dynamic(), 9u);
+        KernelConfig back = fromProto(lc);
+        QCOMPARE(back.graphId, uint64_t(0));
+        QCOMPARE(back.graphNodeId, uint64_t(0));
+        back.graphId = k.graphId;
+        back.graphNodeId = k.graphNodeId;
+        QVERIFY(back == k);
+
+        const LaneInfo lane { LaneKind::CpuThread, 3, "host-a", 2, 99, "main CPU", 1234 };
+        pb::LaneDef def = toProto(lane);
+        QCOMPARE(def.kind(), pb::LANE_CPU_THREAD);
+        const LaneInfo read = fromProto(def);
+        QCOMPARE(read.identity(), lane.identity());
+        QCOMPARE(read.name, lane.name);
+        def.set_kind(pb::LaneKind(42));
+        QCOMPARE(fromProto(def).kind, LaneKind::Unknown);
     }
 
     void overheadEvidenceRoundTrip()
