@@ -115,6 +115,45 @@ json::Value AnalysisReport::breakdownJson(const GapAnalyzer::Breakdown& b, bool 
     return o;
 }
 
+// A light-mode capture's step times by how the step was recorded (steps of the selection, incomplete
+// ones too): every step, the detailed ones, the ones of whole graph replays; median ms each, and the
+// median idle time per step over all of them.
+AnalysisReport::LightMode AnalysisReport::lightMode(uint32_t rank) const
+{
+    LightMode out;
+    const SlotLayout& l = m_analyzer.layout();
+    if (!l.wholeGraphs)
+        return out;
+    std::vector<TimeNs> all, detailed, whole, idle;
+    for (const auto& rec : m_analyzer.steps(rank)) {
+        const bool wanted = m_options.range ? rec.end > m_options.t0 && rec.start < m_options.t1
+                                            : rec.index >= m_options.firstStep && rec.index <= m_options.lastStep;
+        if (!wanted || rec.slotNs.size() < l.slotCount())
+            continue;
+        all.push_back(rec.measured());
+        (rec.slotNs[l.wholeGraphSlot()] > 0 ? whole : detailed).push_back(rec.measured());
+        TimeNs idleNs = 0;
+        for (size_t k = 0; k < kIdleKinds; ++k)
+            idleNs += rec.slotNs[l.idleSlot(IdleKind(k))];
+        idle.push_back(idleNs);
+    }
+    auto median = [](std::vector<TimeNs>& v) {
+        if (v.empty())
+            return 0.0;
+        std::nth_element(v.begin(), v.begin() + long(v.size() / 2), v.end());
+        return double(v[v.size() / 2]) / 1e6;
+    };
+    out.present = !whole.empty();
+    out.steps = uint32_t(all.size());
+    out.detailed = uint32_t(detailed.size());
+    out.whole = uint32_t(whole.size());
+    out.stepMs = median(all);
+    out.detailedMs = median(detailed);
+    out.wholeMs = median(whole);
+    out.idleMs = median(idle);
+    return out;
+}
+
 json::Value AnalysisReport::rankJson(uint32_t rank) const
 {
     const TimeNs origin = m_analyzer.trace().startTime();
@@ -147,6 +186,17 @@ json::Value AnalysisReport::rankJson(uint32_t rank) const
     r.set("steps", std::move(steps));
     if (const OverheadEvidence* o = captureOverhead(m_analyzer.trace(), rank))
         r.set("capture_overhead", captureOverheadJson(*o));
+    if (const LightMode lm = lightMode(rank); lm.present) {
+        json::Value o = json::Value::object();
+        o.set("steps", lm.steps);
+        o.set("steps_detailed", lm.detailed);
+        o.set("steps_whole_graph", lm.whole);
+        o.set("step_ms_median", lm.stepMs);
+        o.set("step_ms_median_detailed", lm.detailedMs);
+        o.set("step_ms_median_whole_graph", lm.wholeMs);
+        o.set("idle_ms_median", lm.idleMs);
+        r.set("light_mode", std::move(o));
+    }
     r.set("median", breakdownJson(m_analyzer.analyze(selection(int(rank), Kind::Median)), false));
     r.set("mean", breakdownJson(m_analyzer.analyze(selection(int(rank), Kind::Steps)), true));
     if (m_options.range) {
@@ -495,6 +545,12 @@ std::string AnalysisReport::toText() const
     }
     out << "  (kernels+ = kernel time beyond the budget, unclassified kernels and memory ops included)\n";
     out << overheadText();
+    for (uint32_t r : m_analyzer.ranks())
+        if (const LightMode lm = lightMode(r); lm.present)
+            out << "\nlight mode, rank " << r << ": " << lm.steps << " steps, " << lm.detailed
+                << " detailed (the bars above), " << lm.whole << " as whole graph replays; median step "
+                << formatDuration(lm.stepMs) << " (detailed " << formatDuration(lm.detailedMs) << ", whole replays "
+                << formatDuration(lm.wholeMs) << "), median idle per step " << formatDuration(lm.idleMs) << "\n";
     out << hostText();
     if (!m_findings.empty()) {
         out << "\nfindings:\n";

@@ -12,7 +12,10 @@
 //           bars [{name, kind, ms, ns}]}], median {index, ...}, mean {steps, measured_ms, bars}}]
 //           (a time range adds `range` {measured_ms, bars, budget_steps}; a capture that recorded
 //           its own cost adds `capture_overhead` {steps_before, before_ms, steps_during, during_ms,
-//           pct, arm_latency_ms}: the median step before arming vs while capturing)
+//           pct, arm_latency_ms}: the median step before arming vs while capturing; a light-mode capture
+//           adds `light_mode` {steps, steps_detailed, steps_whole_graph, step_ms_median,
+//           step_ms_median_detailed, step_ms_median_whole_graph, idle_ms_median}: step times of every
+//           step, while the bars come from the detailed ones)
 //   critical {rank, rule, steps_critical, steps, per_step [{index, rank}], median, mean}
 //   stragglers [{rank, late_count, mean_late_ms, max_late_ms, matched, unmatched, late_fraction, op}]
 //   largest_gaps [{rank, step, start_ms, ms, kind, before}], unclassified_kernels [{name, ms, count}]
@@ -69,6 +72,12 @@ private:
     json::Value budgetJson() const;
     std::string waterfallText(const GapAnalyzer::Breakdown& b, const std::string& title) const;
     std::string overheadText() const; // per rank: the capture's own cost, when the trace recorded it
+    struct LightMode {
+        bool present = false; // the rank has steps of whole graph replays
+        uint32_t steps = 0, detailed = 0, whole = 0;
+        double stepMs = 0, detailedMs = 0, wholeMs = 0, idleMs = 0; // medians
+    };
+    LightMode lightMode(uint32_t rank) const;
     json::Value hostJson() const;
     json::Value hostSyncsJson() const;
     std::string hostText() const;

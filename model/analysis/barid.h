@@ -29,8 +29,9 @@ enum class BarId : uint8_t {
     UnclassifiedKernels,
     MemoryOps,
     InGraphGaps, // idle between two pieces of work of one CUDA-graph launch
+    WholeGraphReplays, // CUDA-graph replays recorded whole (light mode), their kernels unknown
 };
-inline constexpr size_t kBarIdCount = 12;
+inline constexpr size_t kBarIdCount = 13;
 
 inline constexpr uint32_t kClassColor = 0xffffffff; // the bar's class's colour
 
@@ -62,6 +63,10 @@ inline constexpr BarInfo kBars[] = {
         "the GPU was idle inside a CUDA-graph replay, between two kernels of one launch (dependencies, host nodes, "
         "the graph's own launch latency): the host had launched the whole replay already",
         "in-graph gap" },
+    { BarId::WholeGraphReplays, "graph replays, nodes not recorded", 0x78909c,
+        "CUDA-graph replays a light-mode capture (--detail-every) recorded as a whole: busy, but which kernels ran "
+        "is known only in the detailed steps",
+        "" },
 };
 
 static_assert(rowsFollowEnum(kBars, kBarIdCount), "kBars: one row per BarId, in enum order");

@@ -189,6 +189,8 @@ std::vector<Finding> makeFindings(const GapAnalyzer& a, const GapAnalyzer::Break
     }
     // Steps partly outside some rank's capture are in none of the figures above: say which.
     for (const auto& i : a.incompleteSteps()) {
+        if (i.summarised)
+            continue;
         Finding f;
         f.text = i.why;
         f.kind = "incomplete_step";

@@ -6,6 +6,7 @@
 
 #include "model/analysis/findings.h"
 #include "model/collectivekeys.h"
+#include "model/format/wholegraph.h"
 #include "model/taskpool.h"
 
 #include <algorithm>
@@ -121,6 +122,8 @@ void GapAnalyzer::setUp(const Options& options)
         m_nameClass[i].store(-2, std::memory_order_relaxed);
         m_syncApi[i].store(-1, std::memory_order_relaxed);
     }
+    m_wholeGraphName = m_trace.findString(format::kWholeGraphName).value_or(StringId(0));
+    m_layout.wholeGraphs = m_wholeGraphName != 0;
     m_graphLaunchName.clear();
     for (size_t i = 1; i < m_stringCount; ++i)
         if (isGraphLaunchName(m_trace.str(StringId(i)))) {
@@ -144,6 +147,7 @@ void GapAnalyzer::finish()
 {
     findIncomplete();
     leaveOutOtherKinds();
+    leaveOutWholeGraphSteps();
     computeCritical();
     addNotes();
 }
@@ -450,6 +454,44 @@ void GapAnalyzer::leaveOutOtherKinds()
         m_incompleteIndex.push_back(i.index);
 }
 
+bool GapAnalyzer::isWholeGraph(LaneId lane, size_t index) const
+{
+    const KernelConfig* c = m_trace.kernelConfig(lane, index);
+    return c && c->graphNodeId == format::kWholeGraphNode;
+}
+
+// A light-mode capture: steps where a rank ran whole graph replays have no kernel detail. With
+// detailed steps beside them they are left out of the summaries (their step times stay in steps()).
+void GapAnalyzer::leaveOutWholeGraphSteps()
+{
+    if (!m_layout.wholeGraphs)
+        return;
+    const size_t slot = m_layout.wholeGraphSlot();
+    std::map<uint32_t, bool> whole; // step index -> some rank ran a whole replay in it
+    for (const auto& r : m_rankData)
+        for (size_t w = 0; w < r.windows.size(); ++w) {
+            const auto& ns = r.records[w].slotNs;
+            bool& any = whole[r.windows[w].index];
+            any = any || (slot < ns.size() && ns[slot] > 0);
+        }
+    m_wholeGraphSteps = m_detailedSteps = 0;
+    for (const auto& [index, any] : whole)
+        ++(any ? m_wholeGraphSteps : m_detailedSteps);
+    if (m_wholeGraphSteps == 0 || m_detailedSteps == 0)
+        return;
+    for (const auto& [index, any] : whole) {
+        if (!any || isIncomplete(index))
+            continue;
+        m_incomplete.push_back(Incomplete { index,
+            "step " + std::to_string(index) + " ran as whole graph replays (light mode): left out of the bars", true });
+    }
+    std::sort(m_incomplete.begin(), m_incomplete.end(),
+        [](const Incomplete& a, const Incomplete& b) { return a.index < b.index; });
+    m_incompleteIndex.clear();
+    for (const auto& i : m_incomplete)
+        m_incompleteIndex.push_back(i.index);
+}
+
 bool GapAnalyzer::isIncomplete(uint32_t stepIndex) const
 {
     return std::binary_search(m_incompleteIndex.begin(), m_incompleteIndex.end(), stepIndex);
@@ -564,7 +606,16 @@ void GapAnalyzer::addNotes()
                   "communicator whose other ranks were not traced)");
     }
     for (const auto& i : m_incomplete)
-        m_notes.push_back(i.why);
+        if (!i.summarised)
+            m_notes.push_back(i.why);
+    if (m_wholeGraphSteps > 0 && m_detailedSteps > 0)
+        m_notes.push_back("light-mode capture: kernel bars from the " + std::to_string(m_detailedSteps)
+            + " detailed steps; the " + std::to_string(m_wholeGraphSteps)
+            + " steps recorded as whole graph replays are left out of them (their step times are in the per-step "
+              "list)");
+    else if (m_wholeGraphSteps > 0)
+        m_notes.push_back("light-mode capture without a detailed step: which kernels ran is not known (\"graph "
+                          "replays, nodes not recorded\")");
     if (m_rankData.size() > 1 && m_classifier.collectivesClass() >= 0 && matched == 0)
         m_notes.push_back("no collective kernels found in the steps: waiting for other ranks cannot be measured");
 }

@@ -218,8 +218,15 @@ public:
     struct Incomplete {
         uint32_t index = 0;
         std::string why; // "capture started 824 ms apart on ranks 0 and 1; step 0 left out"
+        bool summarised = false; // one note and finding stand for all such steps (the light mode's)
     };
     const std::vector<Incomplete>& incompleteSteps() const { return m_incomplete; }
+    // A light-mode capture (--detail-every): steps whose graph replays were recorded whole, and the
+    // detailed ones. Where both exist, whole-graph steps are left out of the summaries (incomplete,
+    // summarised) so that kernel bars come from the detailed steps; step times of all of them are in
+    // steps().
+    uint32_t wholeGraphSteps() const { return m_wholeGraphSteps; }
+    uint32_t detailedSteps() const { return m_detailedSteps; }
     bool isIncomplete(uint32_t stepIndex) const;
 
     // Problems with the data, in words (missing API lanes, unmatched collectives, ...).
@@ -317,11 +324,15 @@ private:
     // Per string id: the name of a graph launch API call (isGraphLaunchName); empty when the trace
     // has none, and then no gap is looked at for in-graph idle.
     std::vector<uint8_t> m_graphLaunchName;
+    StringId m_wholeGraphName = 0; // format::kWholeGraphName where the trace has it (a light-mode capture)
     bool m_cancelled = false;
     bool m_batched = false; // built by absorb(): no events
     uint32_t m_firstStep = 0, m_lastStep = kAllSteps, m_margin = 0; // Options
     StepKind m_kind = StepKind::Unknown;
     void leaveOutOtherKinds();
+    void leaveOutWholeGraphSteps();
+    bool isWholeGraph(LaneId lane, size_t index) const;
+    uint32_t m_wholeGraphSteps = 0, m_detailedSteps = 0; // steps with whole graph replays, and without
     bool own(uint32_t stepIndex) const { return stepIndex >= m_firstStep && stepIndex <= m_lastStep; }
     TimeNs m_ownedFrom = std::numeric_limits<TimeNs>::min(), m_ownedTo = std::numeric_limits<TimeNs>::max();
     std::vector<std::vector<WindowSweep::Gap>>* m_keepStepGaps = nullptr;

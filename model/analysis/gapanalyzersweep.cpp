@@ -91,7 +91,7 @@ void GapAnalyzer::sweepWindow(const RankData& r, size_t w, const SweepMode& mode
     const TimeNs w0 = r.windows[w].w0, w1 = r.windows[w].w1;
     const int coll = m_classifier.collectivesClass();
     const uint32_t waitSlot = uint32_t(m_layout.waitSlot()), unclassified = uint32_t(m_layout.unclassifiedSlot()),
-                   memops = uint32_t(m_layout.memopsSlot());
+                   memops = uint32_t(m_layout.memopsSlot()), wholeGraph = uint32_t(m_layout.wholeGraphSlot());
     auto syncBegin = std::lower_bound(
         r.syncs.begin(), r.syncs.end(), w0, [](const TimeInterval& i, TimeNs t) { return i.end <= t; });
     auto syncEnd
@@ -169,7 +169,10 @@ void GapAnalyzer::sweepWindow(const RankData& r, size_t w, const SweepMode& mode
             const EventKind k = m_trace.kindOf(id, i);
             uint32_t slot;
             TimeNs wait = 0;
-            if (k == EventKind::Kernel) {
+            if (k == EventKind::Kernel && m_wholeGraphName != 0 && ev.name(i) == m_wholeGraphName
+                && isWholeGraph(id, i)) {
+                slot = wholeGraph;
+            } else if (k == EventKind::Kernel) {
                 const StringId name = ev.name(i);
                 const int c = classOf(name);
                 slot = c < 0 ? unclassified : uint32_t(c);

@@ -29,6 +29,8 @@ BarId SlotLayout::slotBar(size_t slot) const
         return BarId::UnclassifiedKernels;
     if (slot == memopsSlot())
         return BarId::MemoryOps;
+    if (wholeGraphs && slot == wholeGraphSlot())
+        return BarId::WholeGraphReplays;
     return slot < slotCount() ? idleBar(IdleKind(slot - busySlots())) : BarId::None;
 }
 
@@ -144,6 +146,8 @@ std::vector<Bar> buildWaterfall(
     gap(layout.idleSlot(IdleKind::StepGap));
     gap(layout.unclassifiedSlot());
     gap(layout.memopsSlot());
+    if (layout.wholeGraphs)
+        gap(layout.wholeGraphSlot());
     return bars;
 }
 

@@ -5,8 +5,9 @@
 // plus the per-step budget -> bars that go from the theoretical total to the measured total.
 //
 // Slot layout (SlotLayout): one slot per class (the classifier's classes, then one per budget
-// component that no class covers), then "collective wait", "unclassified kernels", "memory ops"
-// (the busy slots), then the idle kinds "launch/host gaps", "sync stalls", "step gap".
+// component that no class covers), then "collective wait", "unclassified kernels", "memory ops",
+// in a trace with whole graph replays "graph replays, nodes not recorded" (the busy slots), then the
+// idle kinds "launch/host gaps", "sync stalls", "step gap", "in-graph gaps".
 //
 // Bar order: budget bars (one per class, then "launch/host floor"), then gap bars
 // ("<class> inefficiency" = measured - budget per class, "collective wait", "launch/host gaps" =
@@ -31,11 +32,15 @@ const char* toString(BarKind kind); // "budget", "gap", "measured"
 struct SlotLayout {
     std::vector<KernelClassifier::Class> classes;
     size_t classifierClasses = 0; // classes[0, classifierClasses) come from the classifier
+    // The trace holds whole CUDA-graph replays (model/format/wholegraph.h: a light-mode capture): they
+    // get a busy slot of their own, after memory ops, and a bar ("graph replays, nodes not recorded").
+    bool wholeGraphs = false;
 
     size_t waitSlot() const { return classes.size(); }
     size_t unclassifiedSlot() const { return classes.size() + 1; }
     size_t memopsSlot() const { return classes.size() + 2; }
-    size_t busySlots() const { return classes.size() + 3; }
+    size_t wholeGraphSlot() const { return classes.size() + 3; } // only when wholeGraphs
+    size_t busySlots() const { return classes.size() + 3 + (wholeGraphs ? 1 : 0); }
     size_t idleSlot(IdleKind k) const { return busySlots() + size_t(k); }
     size_t slotCount() const { return busySlots() + kIdleKinds; }
     std::string slotName(size_t slot) const;

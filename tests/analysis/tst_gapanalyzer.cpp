@@ -2,7 +2,9 @@
 // GapAnalyzer on hand-built traces (TraceBuilder): exact bars for one stream, budget bars,
 // concurrent streams, collective wait across ranks, stragglers, the critical rank, missing API
 // lanes, unmatched collectives, kernels straddling a step boundary, selections and bar members.
+#include "model/analysis/analysisreport.h"
 #include "model/analysis/gapanalyzer.h"
+#include "model/format/wholegraph.h"
 
 #include <QTest>
 
@@ -107,6 +109,7 @@ private slots:
     void missingApiLanes();
     void queuedWorkIsNotASyncStall();
     void inGraphGapsOnlyWithinOneLaunch();
+    void lightModeBarsFromDetailedSteps();
     void concurrentStreams();
     void earlyLaunchOnOneStream();
     void collectiveWaitAndStragglers();
@@ -252,6 +255,65 @@ void TstGapAnalyzer::inGraphGapsOnlyWithinOneLaunch()
         QCOMPARE(barNs(b, "launch/host gaps"), withApi ? TimeNs(29000) : TimeNs(33000));
         QCOMPARE(sumBars(b), b.measuredNs);
     }
+}
+
+void TstGapAnalyzer::lightModeBarsFromDetailedSteps()
+{
+    // A light-mode capture: steps 0 and 2 recorded node by node, step 1 as one whole replay of graph 5.
+    Builder t;
+    LaneId g = t.gpu(0);
+    t.kernel(g, 1000, 6000, kGemm); // step 0: 1000-7000, then 3000 idle
+    KernelConfig whole;
+    whole.graphId = 5;
+    whole.graphNodeId = format::kWholeGraphNode;
+    t.b.addKernel(g, 21000, 7000, t.b.intern(format::kWholeGraphName), ++t.corr, whole); // step 1: 21000-28000
+    t.kernel(g, 31000, 8000, kGemm); // step 2
+    t.step(0, 0, 0, 10000);
+    t.step(0, 1, 20000, 30000);
+    t.step(0, 2, 30000, 40000);
+    Trace trace = t.finish();
+    GapAnalyzer a(trace, KernelClassifier::builtinDefault(), StepBudget {});
+    QVERIFY(a.layout().wholeGraphs);
+    QCOMPARE(a.wholeGraphSteps(), 1u);
+    QCOMPARE(a.detailedSteps(), 2u);
+    QVERIFY(a.isIncomplete(1));
+    QVERIFY(!a.isIncomplete(0) && !a.isIncomplete(2));
+    auto one = stepOf(a, 0, 1);
+    QCOMPARE(barNs(one, "graph replays, nodes not recorded"), TimeNs(7000));
+    QCOMPARE(barNs(one, "unclassified kernels"), TimeNs(0));
+    QCOMPARE(sumBars(one), one.measuredNs);
+    GapAnalyzer::Selection all;
+    all.kind = GapAnalyzer::Selection::Kind::Steps;
+    all.rank = 0;
+    auto mean = a.analyze(all);
+    QCOMPARE(mean.steps.size(), size_t(2)); // the detailed steps only
+    QCOMPARE(barNs(mean, "graph replays, nodes not recorded"), TimeNs(0));
+    QCOMPARE(sumBars(mean), mean.measuredNs);
+    // One note for the light mode, not one per step; the report gives step times of all three.
+    int lightNotes = 0;
+    for (const auto& n : a.notes()) {
+        QVERIFY(n.find("ran as whole graph replays") == std::string::npos);
+        lightNotes += n.find("light-mode capture") != std::string::npos;
+    }
+    QCOMPARE(lightNotes, 1);
+    AnalysisReport report(a, AnalysisReport::Options {});
+    const json::Value doc = report.toJson();
+    const json::Value* lm = nullptr;
+    for (const auto& r : doc["ranks"].items())
+        lm = r.find("light_mode");
+    QVERIFY(lm);
+    QCOMPARE((*lm)["steps"].toInt(), int64_t(3));
+    QCOMPARE((*lm)["steps_detailed"].toInt(), int64_t(2));
+    QCOMPARE((*lm)["steps_whole_graph"].toInt(), int64_t(1));
+    QCOMPARE((*lm)["step_ms_median"].toDouble(), 0.01);
+    // A trace without whole replays keeps its slot layout.
+    Builder plain;
+    plain.kernel(plain.gpu(0), 0, 1000, kGemm);
+    plain.step(0, 0, 0, 2000);
+    Trace p = plain.finish();
+    GapAnalyzer pa(p, KernelClassifier::builtinDefault(), StepBudget {});
+    QVERIFY(!pa.layout().wholeGraphs);
+    QCOMPARE(pa.wholeGraphSteps(), 0u);
 }
 
 void TstGapAnalyzer::concurrentStreams()
