@@ -434,7 +434,7 @@ int runCapture(const std::vector<std::string>& args)
     ArgParser p("capture", "--steps N -o FILE",
         "Capture decode steps of every rank through gapscope-agent and write them to a .gapscope file.");
     std::vector<std::string> agents;
-    int64_t steps = 0, waitRanks = 0;
+    int64_t steps = 0, waitRanks = 0, detailEvery = 0;
     double duration = 0, armTimeout = 0;
     std::string rule, tokenFile, out, record, agentName;
     bool quiet = false, noStream = false;
@@ -449,6 +449,11 @@ int runCapture(const std::vector<std::string>& args)
         "--duration", "S", "without --steps: record S seconds; with --steps: stop after S seconds at most", duration);
     p.option("--token-file", "F", "the agent's token (needed when it listens beyond loopback)", tokenFile);
     p.option("--record", "LIST", "kernels,memops,api,sync,nvtx,nccl (default: all)", record);
+    p.option("--detail-every", "N",
+        "light mode for CUDA-graph decode: kernels node by node for every Nth graph launch only, each other "
+        "replay as one event (its start, end and graph); the analysis takes kernel bars from the detailed steps "
+        "and step times from all",
+        detailEvery);
     p.option("--wait-ranks", "N", "wait until N ranks are registered before arming", waitRanks);
     p.option("--arm-timeout", "S", "give up when the ranks do not align within S seconds", armTimeout);
     p.option("--agent-output", "NAME", "file name of the agent's copy (in its output folder)", agentName);
@@ -478,6 +483,11 @@ int runCapture(const std::vector<std::string>& args)
         record = "kernels,memops,api,sync,nvtx,nccl";
     if (!parseRecord(record, lo.settings, bad))
         return p.usageError("--record: unknown kind '" + bad + "'");
+    if (detailEvery < 0 || detailEvery > 1000000)
+        return p.usageError("--detail-every: give a step count from 1 to 1000000");
+    if (detailEvery > 1 && !lo.settings.kernels())
+        return p.usageError("--detail-every: needs kernels in --record");
+    lo.settings.set_detail_every(uint32_t(detailEvery));
     if (!tokenFile.empty()) {
         auto tok = capture::loadToken(tokenFile, false);
         if (!tok) {

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 #include "capture/inject/activityconverter.h"
 
+#include "model/format/wholegraph.h"
+
 #include <cupti_activity.h>
 #include <cupti_activity_deprecated.h>
 
@@ -108,6 +110,26 @@ ActivityConverter::Result fillMemset(const CUpti_ActivityMemset4& m, GpuRecord& 
     return ActivityConverter::Result::Converted;
 }
 
+// A whole graph replay (CUPTI_ACTIVITY_KIND_GRAPH_TRACE): one kernel event, wholegraph.h. Every layout
+// starts with the fields of CUpti_ActivityGraphTrace (GraphTrace2 of CUDA 12.8+ appends end ids).
+ActivityConverter::Result fillGraphTrace(const CUpti_ActivityGraphTrace& g, GpuRecord& out)
+{
+    if (g.start == 0 && g.end == 0)
+        return ActivityConverter::Result::NoTiming;
+    out = GpuRecord();
+    out.kind = GpuRecordKind::Kernel;
+    out.start = int64_t(g.start);
+    out.end = int64_t(g.end);
+    out.correlation = g.correlationId;
+    out.device = g.deviceId;
+    out.context = g.contextId;
+    out.stream = g.streamId;
+    out.graphId = g.graphId;
+    out.graphNodeId = format::kWholeGraphNode;
+    out.name = format::kWholeGraphName;
+    return ActivityConverter::Result::Converted;
+}
+
 ActivityConverter::Result fillApi(const CUpti_ActivityAPI& a, uint8_t domain, GpuRecord& out)
 {
     out = GpuRecord();
@@ -197,6 +219,8 @@ ActivityConverter::Result ActivityConverter::convert(const void* rec, GpuRecord&
     case CUPTI_ACTIVITY_KIND_SYNCHRONIZATION:
         return v128 ? fillSync(load<CUpti_ActivitySynchronization2>(record), out)
                     : fillSync(load<CUpti_ActivitySynchronization>(record), out);
+    case CUPTI_ACTIVITY_KIND_GRAPH_TRACE:
+        return fillGraphTrace(load<CUpti_ActivityGraphTrace>(record), out);
     default:
         return Result::Skipped;
     }

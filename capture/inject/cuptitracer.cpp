@@ -13,6 +13,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
+#include <mutex>
 #include <thread>
 
 namespace gapscope::capture::inject {
@@ -82,6 +83,51 @@ const uint32_t kDriverLaunch[] = { CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, CUPTI
     CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz,
     CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel, CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel_ptsz };
 
+// The light mode (CaptureSettings.detail_every = N > 1): CONCURRENT_KERNEL on for every Nth graph
+// launch only, CUPTI's graph-level trace (GRAPH_TRACE: one record per replay) for the others. The
+// switch happens in the entry callback of the graph launch, before the driver sees the launch, so
+// each launch is recorded one way or the other. Where CUPTI refuses the two kinds together
+// (NOT_COMPATIBLE) GRAPH_TRACE goes off while CONCURRENT_KERNEL is on.
+std::atomic<uint32_t> g_detailEvery { 0 }; // 0: light mode off
+std::mutex g_detailMutex; // serialises the switch between launching threads
+uint64_t g_detailLaunches = 0; // graph launches seen while recording (under g_detailMutex)
+bool g_detailKernelsOn = false; // CONCURRENT_KERNEL enabled now (under g_detailMutex)
+bool g_detailGraphTraceOn = false; // GRAPH_TRACE enabled now (under g_detailMutex)
+std::atomic<uint64_t> g_detailSwitchErrors { 0 };
+
+// The light mode's switch for the graph launch about to happen.
+void switchDetail()
+{
+    const uint32_t every = g_detailEvery.load(std::memory_order_acquire);
+    if (every < 2)
+        return;
+    std::lock_guard<std::mutex> lock(g_detailMutex);
+    if (g_detailEvery.load(std::memory_order_relaxed) < 2)
+        return; // recording stopped meanwhile
+    const bool detailed = g_detailLaunches++ % every == 0;
+    if (detailed == g_detailKernelsOn)
+        return;
+    if (detailed) {
+        CUptiResult r = cuptiActivityEnable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
+        if (r == CUPTI_ERROR_NOT_COMPATIBLE && g_detailGraphTraceOn) {
+            cuptiActivityDisable(CUPTI_ACTIVITY_KIND_GRAPH_TRACE);
+            g_detailGraphTraceOn = false;
+            r = cuptiActivityEnable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
+        }
+        g_detailKernelsOn = r == CUPTI_SUCCESS;
+        if (r != CUPTI_SUCCESS)
+            g_detailSwitchErrors.fetch_add(1, std::memory_order_relaxed);
+    } else {
+        cuptiActivityDisable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
+        g_detailKernelsOn = false;
+        if (!g_detailGraphTraceOn) {
+            g_detailGraphTraceOn = cuptiActivityEnable(CUPTI_ACTIVITY_KIND_GRAPH_TRACE) == CUPTI_SUCCESS;
+            if (!g_detailGraphTraceOn)
+                g_detailSwitchErrors.fetch_add(1, std::memory_order_relaxed);
+        }
+    }
+}
+
 template <size_t N> bool contains(const uint32_t (&list)[N], uint32_t cbid)
 {
     return std::find(std::begin(list), std::end(list), cbid) != std::end(list);
@@ -119,6 +165,8 @@ void CUPTIAPI onCallback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId cb
         return; // the driver half of a runtime launch already seen
     const StepRule rule = g_rule.load(std::memory_order_relaxed);
     const bool graph = runtime ? contains(kRuntimeGraph, cbid) : contains(kDriverGraph, cbid);
+    if (graph)
+        switchDetail();
     if ((rule == StepRule::Graph) != graph)
         return;
     StepMarker m;
@@ -248,6 +296,18 @@ CuptiTracer::~CuptiTracer()
     endDetection();
 }
 
+void CuptiTracer::enableGraphCallbacks(bool on)
+{
+    auto* sub = static_cast<CUpti_SubscriberHandle>(m_subscriber);
+    if (!sub)
+        return;
+    const uint32_t flag = on ? 1 : 0;
+    for (uint32_t id : kRuntimeGraph)
+        cuptiEnableCallback(flag, sub, CUPTI_CB_DOMAIN_RUNTIME_API, id);
+    for (uint32_t id : kDriverGraph)
+        cuptiEnableCallback(flag, sub, CUPTI_CB_DOMAIN_DRIVER_API, id);
+}
+
 void CuptiTracer::enableCallbacks(bool on)
 {
     auto* sub = static_cast<CUpti_SubscriberHandle>(m_subscriber);
@@ -255,10 +315,7 @@ void CuptiTracer::enableCallbacks(bool on)
         return;
     const uint32_t flag = on ? 1 : 0;
     if (m_rule == StepRule::Graph) {
-        for (uint32_t id : kRuntimeGraph)
-            cuptiEnableCallback(flag, sub, CUPTI_CB_DOMAIN_RUNTIME_API, id);
-        for (uint32_t id : kDriverGraph)
-            cuptiEnableCallback(flag, sub, CUPTI_CB_DOMAIN_DRIVER_API, id);
+        enableGraphCallbacks(on);
     } else if (m_rule == StepRule::Anchor) {
         for (uint32_t id : kRuntimeLaunch)
             cuptiEnableCallback(flag, sub, CUPTI_CB_DOMAIN_RUNTIME_API, id);
@@ -433,8 +490,17 @@ Status CuptiTracer::startRecording(const pb::CaptureSettings& s)
     cuptiSetThreadIdType(CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM);
     configureDeviceBuffers();
     std::vector<CUpti_ActivityKind> kinds;
-    if (all || s.kernels())
+    const bool light = (all || s.kernels()) && s.detail_every() > 1;
+    if (light) { // CONCURRENT_KERNEL goes on at the first graph launch (switchDetail)
+        std::lock_guard<std::mutex> lock(g_detailMutex);
+        g_detailLaunches = 0;
+        g_detailKernelsOn = false;
+        g_detailGraphTraceOn = true;
+        g_detailSwitchErrors.store(0, std::memory_order_relaxed);
+        kinds.push_back(CUPTI_ACTIVITY_KIND_GRAPH_TRACE);
+    } else if (all || s.kernels()) {
         kinds.push_back(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
+    }
     if (all || s.memory_ops()) {
         kinds.push_back(CUPTI_ACTIVITY_KIND_MEMCPY);
         kinds.push_back(CUPTI_ACTIVITY_KIND_MEMSET);
@@ -457,6 +523,13 @@ Status CuptiTracer::startRecording(const pb::CaptureSettings& s)
             stopRecording();
             return st;
         }
+    }
+    if (light) {
+        m_light = true;
+        if (m_rule != StepRule::Graph)
+            enableGraphCallbacks(true);
+        g_detailEvery.store(s.detail_every(), std::memory_order_release);
+        injectLog("light mode: kernels of every %u-th graph launch, whole replays of the others", s.detail_every());
     }
     return Status::ok();
 }
@@ -523,9 +596,25 @@ void CuptiTracer::disableRecording()
 {
     if (!m_recording || m_disabled)
         return;
+    if (m_light) {
+        std::lock_guard<std::mutex> lock(g_detailMutex);
+        g_detailEvery.store(0, std::memory_order_release);
+        if (g_detailKernelsOn)
+            cuptiActivityDisable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
+        if (g_detailGraphTraceOn)
+            cuptiActivityDisable(CUPTI_ACTIVITY_KIND_GRAPH_TRACE);
+        g_detailKernelsOn = g_detailGraphTraceOn = false;
+        if (const uint64_t errors = g_detailSwitchErrors.load(std::memory_order_relaxed))
+            injectLog(
+                "light mode: %llu switches between kernel and graph-level records failed", (unsigned long long)errors);
+        if (m_rule != StepRule::Graph)
+            enableGraphCallbacks(false);
+        m_light = false;
+    }
     disableApis();
     for (int k : m_kinds)
-        cuptiActivityDisable(CUpti_ActivityKind(k));
+        if (k != CUPTI_ACTIVITY_KIND_GRAPH_TRACE) // the light mode's, switched off above
+            cuptiActivityDisable(CUpti_ActivityKind(k));
     m_disabled = true;
     cuptiActivityFlushAll(0);
 }

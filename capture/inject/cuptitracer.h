@@ -11,6 +11,10 @@
 // Recording: registers the buffer callbacks of Channels' pool and enables CONCURRENT_KERNEL,
 // MEMCPY, MEMSET, SYNCHRONIZATION and a selected set of runtime/driver APIs (launches, copies,
 // syncs: enough for launch -> start correlation without tracing every cudaGetDevice).
+// With CaptureSettings.detail_every = N > 1 (the light mode for CUDA-graph decode) kernels are
+// recorded for every Nth graph launch only and each other replay as one graph-level record
+// (GRAPH_TRACE, model/format/wholegraph.h); kernels launched outside graphs only while a detailed
+// launch's kinds are on.
 // Everything is disabled again at stopRecording(); the subscriber is released at endDetection().
 // After a process has recorded, endDetection() also detaches CUPTI (cuptiFinalize, at the exit of
 // the next CUDA API call), because activity kinds once enabled leave a cost on every later API call
@@ -54,6 +58,7 @@ private:
     static DetachPolicy detachPolicy();
     void settleDetach();
     void enableCallbacks(bool on);
+    void enableGraphCallbacks(bool on);
     void configureDeviceBuffers();
 
     uint32_t m_version = 0;
@@ -62,6 +67,7 @@ private:
     StepRule m_rule = StepRule::Graph;
     bool m_recording = false;
     bool m_disabled = false; // recording, kinds already switched off (disableRecording)
+    bool m_light = false; // recording in the light mode (CaptureSettings.detail_every > 1)
     std::vector<int> m_kinds; // enabled CUpti_ActivityKind values
     bool m_everRecorded = false; // activity was enabled since CUPTI was last attached
     bool m_detachRequested = false; // endDetection() asked for cuptiFinalize; beginDetection settles it

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include "capture/inject/recorder.h"
 #include "capture/inject/nvtxhooks.h"
+#include "model/format/wholegraph.h"
 
 namespace gapscope::capture::inject {
 
@@ -180,7 +181,7 @@ void Recorder::drainGpu(const std::function<void()>& checkpoint)
         pool->release(f.data);
         m_counters.records += m_batch.size();
         for (const GpuRecord& g : m_batch) {
-            if (g.kind == GpuRecordKind::Kernel && g.graphId != 0)
+            if (g.kind == GpuRecordKind::Kernel && g.graphId != 0 && g.graphNodeId != format::kWholeGraphNode)
                 m_channels.graphKernelsRecorded.store(true, std::memory_order_relaxed);
             if (g.kind == GpuRecordKind::Api)
                 m_window.noteApi(g);

@@ -12,7 +12,9 @@
 #  2. modes (eager, graph; detach on; 3 captures, then LASTING_BLOCK calls under torch.profiler in the
 #     same process): idle after the 3rd capture within 2% of idle before the first, and the cost
 #     while capturing below torch.profiler's.
-#  3. graphdetach (not by default): whether a CUDA-graph process survives a forced detach.
+#  3. light (graph, `capture --detail-every 10`, 3 captures): while capturing within 5% of idle,
+#     idle after the 3rd capture within 2% of before; the file has detailed and whole-replay steps.
+#  4. graphdetach (not by default): whether a CUDA-graph process survives a forced detach.
 # LASTING_PARTS=pieces,modes  LASTING_PIECES=kernels,memops,sync,api,all  LASTING_MODES=eager,graph
 # Rows `check | measured | target | PASS/FAIL/INFO` go to OUTDIR/table.txt.
 set -uo pipefail
@@ -28,7 +30,7 @@ touch "$TABLE"
 CLI=$BUILD/app/gapscope-cli
 AGENT=$BUILD/capture/agent/gapscope-agent
 LIB=$(readlink -f "$BUILD/capture/inject/libgapscope-inject.so" 2>/dev/null)
-PARTS=${LASTING_PARTS:-pieces,modes}
+PARTS=${LASTING_PARTS:-pieces,modes,light}
 PIECES=${LASTING_PIECES:-kernels,memops,sync,api,all}
 MODES=${LASTING_MODES:-eager,graph}
 BLOCK=${LASTING_BLOCK:-10}
@@ -98,7 +100,7 @@ run_case() {
     local c0 c1 f=$LOG/$name.cap$k.gapscope
     c0=$(date +%s%N)
     timeout 120 $PIN_TOOLS "$CLI" capture --agent "$ADDR" --wait-ranks 1 --arm-timeout 30 --duration "$DUR" --record "$record" \
-      -o "$f" >"$LOG/$name.cap$k.log" 2>&1
+      ${CAPTURE_EXTRA:-} -o "$f" >"$LOG/$name.cap$k.log" 2>&1
     c1=$(date +%s%N)
     if [ -s "$f" ] && $PIN_TOOLS "$CLI" info --json "$f" >"$f.info.json" 2>/dev/null; then
       python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print($k, $c0, $c1, d['start_ns'], d['end_ns'])" \
@@ -132,6 +134,31 @@ if [[ ",$PARTS," == *",modes,"* ]]; then
   for mode in ${MODES//,/ }; do
     run_case "$mode" "$mode" kernels,memops,api,sync,nvtx,nccl 3 1 1 --gate-after 2 --gate-torch
   done
+fi
+if [[ ",$PARTS," == *",light,"* ]]; then
+  CAPTURE_EXTRA="--detail-every 10" run_case graph_light graph kernels,memops,api,sync,nvtx,nccl 3 1 0 \
+    --gate-after 2 --gate-while 5
+  f=$LOG/graph_light.cap1.gapscope
+  if [ -s "$f" ] && $PIN_TOOLS "$CLI" analyze --json "$f" >"$f.analyze.json" 2>"$f.analyze.err"; then
+    python3 - "$f.analyze.json" >>"$TABLE" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+lm = [r["light_mode"] for r in d.get("ranks", []) if "light_mode" in r]
+if not lm:
+    print("lasting: graph_light analyze | no light_mode block | detailed and whole-replay steps | FAIL")
+else:
+    m = lm[0]
+    ok = m["steps_detailed"] > 0 and m["steps_whole_graph"] > 0
+    print("lasting: graph_light analyze | %d steps, %d detailed, %d whole replays; median step %.3f ms "
+          "(detailed %.3f, whole %.3f), idle %.3f ms | detailed and whole-replay steps | %s"
+          % (m["steps"], m["steps_detailed"], m["steps_whole_graph"], m["step_ms_median"],
+             m["step_ms_median_detailed"], m["step_ms_median_whole_graph"], m["idle_ms_median"],
+             "PASS" if ok else "FAIL"))
+PY
+  else
+    row "lasting: graph_light analyze" "no file or analyze failed (see lasting/graph_light.cap1.gapscope.analyze.err)" \
+      "detailed and whole-replay steps" FAIL
+  fi
 fi
 if [[ ",$PARTS," == *",graphdetach,"* ]]; then
   # Whether a graph-replay process survives cuptiFinalize after its kernels were recorded (it faults

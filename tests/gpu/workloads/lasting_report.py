@@ -55,6 +55,7 @@ def main():
     ap.add_argument("windows")
     ap.add_argument("--gate-after", type=float, help="fail when idle after the last capture is this many %% slower")
     ap.add_argument("--gate-torch", action="store_true", help="fail when capturing costs more than torch.profiler")
+    ap.add_argument("--gate-while", type=float, help="fail when calls while capturing are this many %% slower")
     ap.add_argument("--skip", type=int, default=0, help="leave out this many calls after each capture and at the start")
     ap.add_argument("--json", help="write the figures here")
     ap.add_argument("--control", help="timeline of an uncaptured twin process run at the same time")
@@ -119,8 +120,13 @@ def main():
               "torch.profiler %.1f ms/call (%+.1f%%, %d calls) | gapscope below torch.profiler | %s"
               % (args.name, w_med, pct(w_med, b), t, pct(t, b), out["torch"]["calls"],
                  ("PASS" if ok else "FAIL") if args.gate_torch else "INFO"))
-    else:
+    elif args.gate_while is None:
         print("lasting: %s while capturing | %.1f ms/call (%+.1f%%) | - | INFO" % (args.name, w_med, pct(w_med, b)))
+    if args.gate_while is not None:
+        ok = bool(during_all) and pct(w_med, b) <= args.gate_while
+        rc |= 0 if ok else 1
+        print("lasting: %s while capturing | %.1f ms/call (%+.1f%%, %d captures) | <= %g%% above idle before | %s"
+              % (args.name, w_med, pct(w_med, b), len(during_all), args.gate_while, "PASS" if ok else "FAIL"))
     return rc
 
 
