@@ -27,48 +27,11 @@ thread_local int t_inRuntimeLaunch = 0;
 
 // Detaching CUPTI (cuptiFinalize) after a capture. CUPTI recommends calling it from the exit site of a
 // CUDA API callback, where no other CUPTI call of that thread is in flight: endDetection() switches
-// on the callbacks of every runtime and driver API and marks the detach pending; the exit of the
-// next outermost runtime call (one whose entry was seen, with no runtime call around it) unsubscribes
-// and finalizes CUPTI, as torch.profiler's Kineto does. Never at a driver call made inside a runtime
-// call (cuGraphLaunch inside cudaGraphLaunch): the runtime call is then still in flight. A process
-// that makes driver calls only is finalized at an outermost driver exit once kDriverOnlyGraceNs have
-// passed without any runtime exit. An arm before that cancels it.
-enum class Detach : int { None, Pending, Finalizing, Done, Failed, FailedSubscribed };
+// on the callbacks of every runtime and driver API and marks the detach pending; the first API call
+// that returns finalizes CUPTI. An arm before that cancels it (the subscriber is still valid then).
+enum class Detach : int { None, Pending, Finalizing, Done, Failed };
 std::atomic<Detach> g_detach { Detach::None };
 std::atomic<CUpti_SubscriberHandle> g_detachSubscriber { nullptr };
-std::atomic<int64_t> g_detachSince { 0 }; // CLOCK_REALTIME when the detach was requested
-std::atomic<bool> g_detachSawRuntime { false }; // a runtime call returned while pending
-constexpr int64_t kDriverOnlyGraceNs = 200000000;
-std::atomic<uint32_t> g_detachEpoch { 0 }; // one per detach request
-// Per thread, while a detach is pending: runtime and driver calls entered (seen) and not yet returned,
-// counted from the request of epoch t_pendingEpoch.
-thread_local uint32_t t_pendingEpoch = 0;
-thread_local int t_pendingRuntimeDepth = 0;
-thread_local int t_pendingDriverDepth = 0;
-
-// Whether this callback is a safe place for cuptiFinalize (see above); keeps the per-thread depths.
-bool atDetachSite(CUpti_CallbackDomain domain, const CUpti_CallbackData* cb)
-{
-    if (const uint32_t epoch = g_detachEpoch.load(std::memory_order_relaxed); epoch != t_pendingEpoch) {
-        t_pendingEpoch = epoch;
-        t_pendingRuntimeDepth = t_pendingDriverDepth = 0;
-    }
-    const bool runtime = domain == CUPTI_CB_DOMAIN_RUNTIME_API;
-    int& depth = runtime ? t_pendingRuntimeDepth : t_pendingDriverDepth;
-    if (cb->callbackSite == CUPTI_API_ENTER) {
-        ++depth;
-        return false;
-    }
-    if (depth == 0)
-        return false; // its entry came before the detach was asked for: not known to be outermost
-    --depth;
-    if (runtime) {
-        g_detachSawRuntime.store(true, std::memory_order_relaxed);
-        return depth == 0;
-    }
-    return depth == 0 && t_pendingRuntimeDepth == 0 && !g_detachSawRuntime.load(std::memory_order_relaxed)
-        && nowRealtimeNs() - g_detachSince.load(std::memory_order_relaxed) > kDriverOnlyGraceNs;
-}
 
 const uint32_t kRuntimeGraph[]
     = { CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_v10000, CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_ptsz_v10000 };
@@ -140,16 +103,16 @@ void CUPTIAPI onCallback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId cb
     const auto* cb = static_cast<const CUpti_CallbackData*>(data);
     if (g_detach.load(std::memory_order_acquire) == Detach::Pending) {
         Detach expected = Detach::Pending;
-        if (atDetachSite(domain, cb)
+        if (cb->callbackSite == CUPTI_API_EXIT
             && g_detach.compare_exchange_strong(expected, Detach::Finalizing, std::memory_order_acq_rel)) {
-            auto* sub = g_detachSubscriber.load(std::memory_order_acquire);
-            cuptiEnableDomain(0, sub, CUPTI_CB_DOMAIN_RUNTIME_API);
-            cuptiEnableDomain(0, sub, CUPTI_CB_DOMAIN_DRIVER_API);
-            const bool unsubscribed = cuptiUnsubscribe(sub) == CUPTI_SUCCESS;
-            if (cuptiFinalize() == CUPTI_SUCCESS)
+            if (cuptiFinalize() == CUPTI_SUCCESS) {
                 g_detach.store(Detach::Done, std::memory_order_release);
-            else // still attached, nothing switched on; the subscriber is gone unless the unsubscribe failed
-                g_detach.store(unsubscribed ? Detach::Failed : Detach::FailedSubscribed, std::memory_order_release);
+            } else { // still attached: at least no callback stays on
+                auto* sub = g_detachSubscriber.load(std::memory_order_acquire);
+                cuptiEnableDomain(0, sub, CUPTI_CB_DOMAIN_RUNTIME_API);
+                cuptiEnableDomain(0, sub, CUPTI_CB_DOMAIN_DRIVER_API);
+                g_detach.store(Detach::Failed, std::memory_order_release);
+            }
         }
         return;
     }
@@ -363,11 +326,7 @@ void CuptiTracer::settleDetach()
         m_subscriber = nullptr;
         injectLog("CUPTI was detached (cuptiFinalize) after the last capture; attaching again");
         break;
-    case Detach::Failed: // cuptiFinalize refused, the subscriber was released before it
-        injectLog("cuptiFinalize failed: CUPTI stays attached");
-        m_subscriber = nullptr;
-        break;
-    case Detach::FailedSubscribed: // neither the unsubscribe nor the finalize went through
+    case Detach::Failed: // cuptiFinalize refused: the subscriber is still ours
         injectLog("cuptiFinalize failed: CUPTI stays attached");
         cuptiUnsubscribe(static_cast<CUpti_SubscriberHandle>(m_subscriber));
         m_subscriber = nullptr;
@@ -435,9 +394,6 @@ void CuptiTracer::endDetection()
         // Everything the capture switched on is off and flushed (stopRecording); what CUPTI keeps
         // hooked into the driver goes with cuptiFinalize at the next API exit.
         g_detachSubscriber.store(sub, std::memory_order_release);
-        g_detachSince.store(nowRealtimeNs(), std::memory_order_relaxed);
-        g_detachSawRuntime.store(false, std::memory_order_relaxed);
-        g_detachEpoch.fetch_add(1, std::memory_order_relaxed);
         g_detach.store(Detach::Pending, std::memory_order_release);
         const CUptiResult r1 = cuptiEnableDomain(1, sub, CUPTI_CB_DOMAIN_RUNTIME_API);
         const CUptiResult r2 = cuptiEnableDomain(1, sub, CUPTI_CB_DOMAIN_DRIVER_API);
@@ -466,7 +422,6 @@ CuptiTracer::AttachState CuptiTracer::attachState() const
             return AttachState::DetachPending;
         case Detach::None:
         case Detach::Failed:
-        case Detach::FailedSubscribed:
             break;
         }
     }
