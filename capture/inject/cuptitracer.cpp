@@ -58,6 +58,15 @@ bool g_detailKernelsOn = false; // CONCURRENT_KERNEL enabled now (under g_detail
 bool g_detailGraphTraceOn = false; // GRAPH_TRACE enabled now (under g_detailMutex)
 std::atomic<uint64_t> g_detailSwitchErrors { 0 };
 
+// Whether the light mode may switch GRAPH_TRACE on: only where the traced process opted in
+// (GAPSCOPE_GRAPH_TRACE=1), because on the H100 box (driver 580, CUPTI 13.0) switching it on while the
+// process replayed CUDA graphs built before segfaulted the process, 2 of 2 (tests/gpu/lasting.sh light).
+bool graphTraceAllowed()
+{
+    const char* v = std::getenv("GAPSCOPE_GRAPH_TRACE");
+    return v && std::strcmp(v, "1") == 0;
+}
+
 // The light mode's switch for the graph launch about to happen.
 void switchDetail()
 {
@@ -439,6 +448,10 @@ Status CuptiTracer::startRecording(const pb::CaptureSettings& s)
         return Status::error("CUPTI API version " + std::to_string(m_version)
             + " has no known record layout (known: " + knownCuptiVersions() + ")");
     const bool all = !s.kernels() && !s.memory_ops() && !s.runtime_api() && !s.synchronization();
+    if ((all || s.kernels()) && s.detail_every() > 1 && !graphTraceAllowed())
+        return Status::error("--detail-every is refused: CUPTI's graph-level trace, switched on in a process whose CUDA "
+                             "graphs already exist, crashed the process (H100, driver 580, CUPTI 13.0; "
+                             "capture/README.md); set GAPSCOPE_GRAPH_TRACE=1 in the traced process to try it anyway");
     CUptiResult r = cuptiActivityRegisterCallbacks(onBufferRequested, onBufferCompleted);
     if (r != CUPTI_SUCCESS)
         return Status::error("cuptiActivityRegisterCallbacks: " + cuptiError(r));
