@@ -12,7 +12,8 @@
 #  2. modes (eager, graph; detach on; 3 captures, then LASTING_BLOCK calls under torch.profiler in the
 #     same process): idle after the 3rd capture within 2% of idle before the first, and the cost
 #     while capturing below torch.profiler's.
-#  3. light (graph, `capture --detail-every 10`, 3 captures): while capturing within 5% of idle,
+#  3. light (graph, `capture --detail-every 10` with GAPSCOPE_GRAPH_TRACE=1, 3 captures): the process
+#     survives (it segfaulted on the H100 box, driver 580), while capturing within 5% of idle,
 #     idle after the 3rd capture within 2% of before; the file has detailed and whole-replay steps.
 #  4. graphdetach (not by default): whether a CUDA-graph process survives a forced detach.
 # LASTING_PARTS=pieces,modes  LASTING_PIECES=kernels,memops,sync,api,all  LASTING_MODES=eager,graph
@@ -77,7 +78,7 @@ run_case() {
   local name=$1 mode=$2 record=$3 captures=$4 detach=$5 torch=$6; shift 6
   local tl=$LOG/$name.timeline.jsonl win=$LOG/$name.windows
   rm -f "$tl" "$win" "$LOG/$name.ready" "$LOG/$name.stop" "$LOG/$name.torch"
-  env ${CASE_ENV:-} GAPSCOPE_CUPTI_DETACH=$detach GAPSCOPE_INJECT_LOG=1 setsid $PIN_WL "$AGENT" launch --no-agent --socket "$SOCK" --inject "$LIB" -- timeout 900 \
+  env PYTHONFAULTHANDLER=1 ${CASE_ENV:-} GAPSCOPE_CUPTI_DETACH=$detach GAPSCOPE_INJECT_LOG=1 setsid $PIN_WL "$AGENT" launch --no-agent --socket "$SOCK" --inject "$LIB" -- timeout 900 \
     python3 "$W/hf_generate.py" --mode "$mode" "${MODEL[@]}" --warmup 3 --calls 0 --idle-calls 100000 \
     --timeline "$tl" --ready-file "$LOG/$name.ready" --stop-file "$LOG/$name.stop" \
     --torch-trigger "$LOG/$name.torch" --torch-calls "$BLOCK" >"$LOG/$name.workload.log" 2>&1 &
@@ -136,8 +137,12 @@ if [[ ",$PARTS," == *",modes,"* ]]; then
   done
 fi
 if [[ ",$PARTS," == *",light,"* ]]; then
-  CAPTURE_EXTRA="--detail-every 10" run_case graph_light graph kernels,memops,api,sync,nvtx,nccl 3 1 0 \
-    --gate-after 2 --gate-while 5
+  # The traced process opts in to CUPTI's graph-level trace (refused otherwise: it crashed graph processes).
+  CASE_ENV="GAPSCOPE_GRAPH_TRACE=1" CAPTURE_EXTRA="--detail-every 10" run_case graph_light graph \
+    kernels,memops,api,sync,nvtx,nccl 3 1 0 --gate-after 2 --gate-while 5
+  if grep -q "Fatal Python error\|Segmentation fault" "$LOG/graph_light.workload.log"; then
+    row "lasting: graph_light process" "died (see lasting/graph_light.workload.log)" "survives the light mode" FAIL
+  fi
   f=$LOG/graph_light.cap1.gapscope
   if [ -s "$f" ] && $PIN_TOOLS "$CLI" analyze --json "$f" >"$f.analyze.json" 2>"$f.analyze.err"; then
     python3 - "$f.analyze.json" >>"$TABLE" <<'PY'
