@@ -4,7 +4,6 @@
 #include "model/import/sqlitedb.h"
 
 #include <algorithm>
-#include <numeric>
 
 namespace gapscope::model::importer {
 
@@ -390,14 +389,7 @@ size_t NsysRowConverter::rankCount() const
 // GPU work first, by lowest device then pid; processes with only CUDA API rows after them, by pid.
 void NsysRowConverter::orderProcesses()
 {
-    const auto& procs = m_out.processes();
-    std::vector<uint16_t> order(procs.size());
-    std::iota(order.begin(), order.end(), uint16_t(0));
-    std::stable_sort(order.begin(), order.end(), [&procs](uint16_t a, uint16_t b) {
-        const uint32_t da = procs[a].device.value_or(UINT32_MAX), db = procs[b].device.value_or(UINT32_MAX);
-        return da != db ? da < db : procs[a].pid < procs[b].pid;
-    });
-    m_out.reorderProcesses(order);
+    m_out.orderProcessesByDevice();
     for (uint16_t i = 0; i < m_out.processes().size(); ++i) {
         StagedProcess& p = m_out.process(i);
         auto n = m_processNames.find(p.pid);

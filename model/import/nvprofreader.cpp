@@ -2,9 +2,8 @@
 #include "model/import/nvprofreader.h"
 
 #include "model/import/cuptiapinames.h"
+#include "model/import/demangle.h"
 
-#include <cstdlib>
-#include <cxxabi.h>
 #include <sqlite3.h>
 
 namespace gapscope::model::importer {
@@ -14,17 +13,6 @@ const char* kApiTables[] = { "CUPTI_ACTIVITY_KIND_RUNTIME", "CUPTI_ACTIVITY_KIND
 // Synthetic string ids for API names: StringTable ids are never negative.
 constexpr int64_t kRuntimeNameBase = -1;
 constexpr int64_t kDriverNameBase = -(int64_t(1) << 32);
-
-std::string demangled(std::string_view name)
-{
-    if (name.size() < 3 || name.compare(0, 2, "_Z") != 0)
-        return std::string(name);
-    int status = 0;
-    char* d = abi::__cxa_demangle(std::string(name).c_str(), nullptr, nullptr, &status);
-    std::string out = status == 0 && d ? std::string(d) : std::string(name);
-    std::free(d);
-    return out;
-}
 
 std::string uuidText(std::string_view b)
 {
@@ -131,7 +119,7 @@ Status NvprofReader::readStrings()
         auto device = m_deviceNames.find(id);
         if (device != m_deviceNames.end())
             device->second = std::string(value);
-        m_rows.string(id, demangled(value));
+        m_rows.string(id, demangle(value));
     });
 }
 

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <numeric>
 
 namespace gapscope::model::importer {
 
@@ -53,6 +54,17 @@ void StagedTrace::reorderProcesses(const std::vector<uint16_t>& order)
         l.process = newIndex[l.process];
         m_laneIndex.emplace(laneKey(l.process, l.info.kind, l.info.device, l.info.stream, l.ownPid), i);
     }
+}
+
+void StagedTrace::orderProcessesByDevice()
+{
+    std::vector<uint16_t> order(m_processes.size());
+    std::iota(order.begin(), order.end(), uint16_t(0));
+    std::stable_sort(order.begin(), order.end(), [this](uint16_t a, uint16_t b) {
+        const uint32_t da = m_processes[a].device.value_or(UINT32_MAX), db = m_processes[b].device.value_or(UINT32_MAX);
+        return da != db ? da < db : m_processes[a].pid < m_processes[b].pid;
+    });
+    reorderProcesses(order);
 }
 
 uint32_t StagedTrace::lane(uint16_t process, LaneKind kind, uint32_t device, uint64_t stream, uint32_t pid)

@@ -98,6 +98,10 @@ public:
     // Puts the processes in `order` (a permutation: order[i] is the current index of the new i-th
     // process) and renumbers the lanes' processes to match.
     void reorderProcesses(const std::vector<uint16_t>& order);
+    // Puts the processes in the order of the lowest device each ran GPU work on (tensor-parallel ranks
+    // own devices in rank order), then by pid; processes without GPU work last. For sources that record
+    // no rank (nsys, rocprof): TraceAssembler numbers their processes densely in this order.
+    void orderProcessesByDevice();
     // Finds or creates the lane (kind, device, stream) of `process`; kNoLane when the source has more
     // than 65535 lanes (counted, events dropped).
     // `pid`: a host thread's own pid when the source names one other than its process's (a file whose
