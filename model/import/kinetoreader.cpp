@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include "model/import/kinetoreader.h"
 
+#include "model/import/jsoncursor.h"
 #include "model/import/jsonscanner.h"
 #include "model/import/kinetoevents.h"
 #include "model/import/kinetometadata.h"
@@ -48,6 +49,7 @@ KinetoReader::KinetoReader(ByteSource& source, StagedTrace& out, Options options
     , m_out(out)
     , m_options(std::move(options))
     , m_window(source, m_options.windowBytes)
+    , m_cursor(source, m_window)
     , m_impl(std::make_unique<Impl>(out))
 {
     if (m_options.workers > 0)
@@ -56,21 +58,10 @@ KinetoReader::KinetoReader(ByteSource& source, StagedTrace& out, Options options
 
 KinetoReader::~KinetoReader() = default;
 
-std::string KinetoReader::where(uint64_t offset) const
-{
-    return m_source.path() + ": byte " + std::to_string(offset)
-        + (m_source.compressed() ? " of the decompressed data" : "");
-}
-
-Status KinetoReader::malformed(uint64_t offset, const std::string& what) const
-{
-    return Status::error(where(offset) + ": malformed JSON: " + what);
-}
-
 void KinetoReader::truncated(const std::string& what)
 {
     m_truncated = true;
-    const std::string w = where(m_window.offset()) + ": " + what + "; kept the " + std::to_string(m_elements)
+    const std::string w = m_cursor.where(m_window.offset()) + ": " + what + "; kept the " + std::to_string(m_elements)
         + " trace events read before it";
     m_out.warnings.push_back(w);
     m_out.count(format::Stat::ImportTruncated, w);
@@ -78,7 +69,7 @@ void KinetoReader::truncated(const std::string& what)
 
 Status KinetoReader::read()
 {
-    auto c = peek();
+    auto c = m_cursor.peek();
     if (!c)
         return c.status();
     if (*c == 0)
@@ -91,16 +82,17 @@ Status KinetoReader::read()
         m_window.consume(1);
         st = topObject();
     } else {
-        return malformed(m_window.offset(), "expected '{' or '[' at the start of a trace");
+        return m_cursor.malformed(m_window.offset(), "expected '{' or '[' at the start of a trace");
     }
     if (!st)
         return st;
     if (!m_truncated) {
-        auto rest = peek();
+        auto rest = m_cursor.peek();
         if (!rest)
             return rest.status();
         if (*rest != 0) {
-            const std::string w = where(m_window.offset()) + ": data after the end of the JSON document, ignored";
+            const std::string w
+                = m_cursor.where(m_window.offset()) + ": data after the end of the JSON document, ignored";
             m_out.warnings.push_back(w);
             m_out.count(format::Stat::ImportTrailingData, w);
         }
@@ -154,26 +146,9 @@ Status KinetoReader::nothingImported() const
         + std::to_string(m_elements) + " trace events" + what + (m_truncated ? " (the file is cut short)" : ""));
 }
 
-// The next non-blank byte (0 at the end of the stream), left in the window.
-Expected<char> KinetoReader::peek()
-{
-    for (;;) {
-        size_t i = JsonScanner::skipWhitespace(m_window.data(), 0, m_window.size());
-        if (i == 0 && m_window.size() >= 3 && std::memcmp(m_window.data(), "\xEF\xBB\xBF", 3) == 0)
-            i = 3; // UTF-8 byte order mark
-        m_window.consume(i);
-        if (m_window.size() > 0)
-            return m_window.data()[0];
-        if (m_window.eof())
-            return char(0);
-        if (Status st = m_window.fill(); !st)
-            return st;
-    }
-}
-
 Status KinetoReader::expect(char c, const char* context)
 {
-    auto got = peek();
+    auto got = m_cursor.peek();
     if (!got)
         return got.status();
     if (*got != c) {
@@ -181,7 +156,7 @@ Status KinetoReader::expect(char c, const char* context)
             truncated(std::string("the file ends ") + context);
             return Status::ok();
         }
-        return malformed(m_window.offset(), std::string("expected '") + c + "' " + context);
+        return m_cursor.malformed(m_window.offset(), std::string("expected '") + c + "' " + context);
     }
     m_window.consume(1);
     return Status::ok();
@@ -190,7 +165,7 @@ Status KinetoReader::expect(char c, const char* context)
 Status KinetoReader::topObject()
 {
     for (bool first = true;; first = false) {
-        auto c = peek();
+        auto c = m_cursor.peek();
         if (!c)
             return c.status();
         if (*c == '}') {
@@ -203,7 +178,7 @@ Status KinetoReader::topObject()
         }
         if (!first) {
             if (*c != ',')
-                return malformed(m_window.offset(), "expected ',' or '}' between top-level members");
+                return m_cursor.malformed(m_window.offset(), "expected ',' or '}' between top-level members");
             m_window.consume(1);
         }
         std::string key;
@@ -218,7 +193,7 @@ Status KinetoReader::topObject()
 
 Status KinetoReader::readKey(std::string& key)
 {
-    auto c = peek();
+    auto c = m_cursor.peek();
     if (!c)
         return c.status();
     if (*c == 0) {
@@ -226,7 +201,7 @@ Status KinetoReader::readKey(std::string& key)
         return Status::ok();
     }
     if (*c != '"')
-        return malformed(m_window.offset(), "expected a quoted key in the top-level object");
+        return m_cursor.malformed(m_window.offset(), "expected a quoted key in the top-level object");
     std::string text;
     if (Status st = valueText(&text, 4096); !st || m_truncated)
         return st;
@@ -243,7 +218,7 @@ Status KinetoReader::member(const std::string& key)
     if (key == "nodes")
         m_sawNodes = true;
     if (key == "traceEvents") {
-        auto c = peek();
+        auto c = m_cursor.peek();
         if (!c)
             return c.status();
         if (*c == '[') {
@@ -266,33 +241,22 @@ Status KinetoReader::member(const std::string& key)
 // bytes; larger values are skipped and counted) and consuming it.
 Status KinetoReader::valueText(std::string* text, size_t limit)
 {
-    JsonScanner scanner;
     const uint64_t startOffset = m_window.offset();
-    for (;;) {
-        if (m_window.size() == 0 && !m_window.eof())
-            if (Status st = m_window.fill(); !st)
-                return st;
-        size_t used = 0;
-        const auto state = scanner.feed(m_window.data(), m_window.size(), used, m_window.eof());
-        if (text && text->size() + used <= limit)
-            text->append(m_window.data(), used);
-        else if (text) {
+    Status st = m_cursor.skip([&](const char* bytes, size_t n) {
+        if (text && text->size() + n <= limit) {
+            text->append(bytes, n);
+        } else if (text) {
             m_out.count(format::Stat::ImportSkippedMetadata);
             text->clear();
             text = nullptr;
         }
-        if (state == JsonScanner::State::Invalid)
-            return malformed(m_window.offset() + used, scanner.error());
-        m_window.consume(used);
-        if (state == JsonScanner::State::Complete)
-            return Status::ok();
-        if (m_window.eof()) {
-            if (text)
-                text->clear();
-            truncated("the file ends inside the top-level value at byte " + std::to_string(startOffset));
-            return Status::ok();
-        }
+    });
+    if (st && m_cursor.truncated()) {
+        if (text)
+            text->clear();
+        truncated("the file ends inside the top-level value at byte " + std::to_string(startOffset));
     }
+    return st;
 }
 
 Status KinetoReader::eventArray(bool rootArray)
@@ -460,13 +424,13 @@ Expected<KinetoReader::WindowEnd> KinetoReader::parseWindow()
         }
         const bool cutProblem = err == simdjson::UNCLOSED_STRING || (err == simdjson::UTF8_ERROR && cutTail);
         if (!cutProblem || attempt >= kMaxCutRetries)
-            return malformed(m_window.offset(), simdjson::error_message(err));
+            return m_cursor.malformed(m_window.offset(), simdjson::error_message(err));
         if (!moveCutBeforeQuote(cut) || cut == 0)
             return elementFailed(0, cut, simdjson::error_message(err), nullptr);
     }
     simdjson::ondemand::array arr;
     if (auto err = doc.get_array().get(arr))
-        return malformed(m_window.offset(), simdjson::error_message(err));
+        return m_cursor.malformed(m_window.offset(), simdjson::error_message(err));
     auto restore = [&] {
         d[cut] = saved;
         d[cut + 1] = savedNext;
@@ -510,7 +474,7 @@ Expected<KinetoReader::WindowEnd> KinetoReader::parseWindow()
             --p;
         restore();
         if (p == 0 || d[p - 1] != ']')
-            return malformed(m_window.offset() + p, "expected ',' or ']' after a trace event");
+            return m_cursor.malformed(m_window.offset() + p, "expected ',' or ']' after a trace event");
         m_window.consume(p);
         return WindowEnd::ArrayEnd;
     }
@@ -529,12 +493,12 @@ Expected<KinetoReader::WindowEnd> KinetoReader::elementFailed(
     size_t used = 0;
     const auto state = scanner.feed(d + start, cut - start, used, m_window.eof() && cut == m_window.size());
     if (state == JsonScanner::State::Invalid)
-        return malformed(m_window.offset() + start + used, scanner.error());
+        return m_cursor.malformed(m_window.offset() + start + used, scanner.error());
     if (state == JsonScanner::State::Complete) {
         size_t at = start;
         if (errorAt && errorAt >= d + start && errorAt <= d + start + used)
             at = static_cast<size_t>(errorAt - d);
-        return malformed(m_window.offset() + at,
+        return m_cursor.malformed(m_window.offset() + at,
             std::string(error) + " (in the trace event starting at byte " + std::to_string(m_window.offset() + start)
                 + ")");
     }
@@ -544,7 +508,7 @@ Expected<KinetoReader::WindowEnd> KinetoReader::elementFailed(
     if (m_window.eof())
         return WindowEnd::Truncated;
     if (m_window.windowBytes() >= m_options.maxEventBytes)
-        return malformed(
+        return m_cursor.malformed(
             m_window.offset(), "a trace event larger than " + std::to_string(m_options.maxEventBytes >> 20) + " MiB");
     m_window.growWindow(m_window.windowBytes() * 2); // one element larger than the window
     return WindowEnd::More;

@@ -23,6 +23,7 @@
 // simdjson stays out of this header (Impl): its types differ with the library's build options.
 
 #include "model/import/bytesource.h"
+#include "model/import/jsoncursor.h"
 #include "model/import/jsonwindow.h"
 #include "model/import/stagedtrace.h"
 
@@ -55,7 +56,6 @@ private:
     Status readKey(std::string& key);
     Status valueText(std::string* text, size_t limit);
     Status expect(char c, const char* context);
-    Expected<char> peek();
     Status eventArray(bool rootArray);
     Expected<WindowEnd> parseWindow();
     Expected<bool> submitUnit();
@@ -65,15 +65,14 @@ private:
     size_t chooseCut();
     bool moveCutBeforeQuote(size_t& cut);
     void truncated(const std::string& where);
-    Status malformed(uint64_t offset, const std::string& what) const;
     Status notKineto() const;
     Status nothingImported() const;
-    std::string where(uint64_t offset) const;
 
     ByteSource& m_source;
     StagedTrace& m_out;
     Options m_options;
     JsonWindow m_window;
+    JsonCursor m_cursor; // over m_window: where(), malformed(), peek()
     struct Impl;
     std::unique_ptr<Impl> m_impl; // simdjson parser, event parser, metadata
     uint64_t m_elements = 0;
