@@ -6,19 +6,23 @@
 
 #include "model/import/bytesource.h"
 #include "model/import/prefetchbytesource.h"
+#include "model/import/rocprofcsvreader.h"
 #include "model/import/sglangranks.h"
 #include "model/import/stagedtrace.h"
 #include "model/import/traceassembler.h"
 #include "model/taskpool.h"
 #ifdef GAPSCOPE_HAVE_SIMDJSON
 #include "model/import/kinetoreader.h"
+#include "model/import/rocprofjsonreader.h"
 #endif
 #ifdef GAPSCOPE_HAVE_SQLITE
 #include "model/import/nsysreader.h"
+#include "model/import/rocprofdbreader.h"
 #endif
 
 #include <algorithm>
 #include <atomic>
+#include <cstdio>
 #include <cstring>
 #include <mutex>
 #include <optional>
@@ -32,23 +36,31 @@ using importer::StagedTrace;
 
 namespace {
 
-enum class Format { Unknown, Json, Nsys };
+enum class Format { Unknown, Json, Nsys, RocprofJson, RocprofCsv, RocprofDb };
 
+bool isSqlite(const std::string& path)
+{
+    std::FILE* f = std::fopen(path.c_str(), "rb");
+    if (!f)
+        return false;
+    char magic[16] = {};
+    const size_t n = std::fread(magic, 1, sizeof magic, f);
+    std::fclose(f);
+    return n == sizeof magic && std::memcmp(magic, "SQLite format 3", 16) == 0;
+}
+
+// The format of a file, from its content: SQLite (nsys, nvprof, rocprof v1), JSON (Kineto, rocprofv3),
+// rocprof v1 CSV; for gzip, of the decompressed bytes.
 Format sniff(const std::string& path)
 {
+    if (isSqlite(path)) {
 #ifdef GAPSCOPE_HAVE_SQLITE
-    if (importer::NsysReader::looksLikeNsys(path))
-        return Format::Nsys;
-#else
-    std::FILE* f = std::fopen(path.c_str(), "rb");
-    if (f) {
-        char magic[16] = {};
-        const size_t n = std::fread(magic, 1, sizeof magic, f);
-        std::fclose(f);
-        if (n == sizeof magic && std::memcmp(magic, "SQLite format 3", 16) == 0)
-            return Format::Nsys;
-    }
+        importer::SqliteDb db;
+        if (db.open(path) && importer::RocprofDbReader::isRocprofDb(db))
+            return Format::RocprofDb;
 #endif
+        return Format::Nsys;
+    }
     auto src = ByteSource::open(path);
     if (!src)
         return Format::Unknown;
@@ -56,6 +68,12 @@ Format sniff(const std::string& path)
     auto n = (*src)->read(buf, sizeof buf);
     if (!n)
         return Format::Unknown;
+#ifdef GAPSCOPE_HAVE_SIMDJSON // without it, the JSON importer names the library missing
+    if (importer::RocprofJsonReader::looksLikeRocprofv3(buf, *n))
+        return Format::RocprofJson;
+#endif
+    if (importer::RocprofCsvReader::looksLikeRocprofCsv(buf, *n))
+        return Format::RocprofCsv;
     size_t i = 0;
     if (*n >= 3 && std::memcmp(buf, "\xEF\xBB\xBF", 3) == 0)
         i = 3;
@@ -145,16 +163,60 @@ Status importNsys(const std::string& path, StagedTrace& out)
 #endif
 }
 
-// The StagedTrace source name of a file: "kineto", "nsys" or "nvprof".
+// rocprof's formats: rocprofv3 JSON (simdjson), rocprof v1 CSV (no library) and SQLite (SQLite3).
+Status importRocprof(Format format, const std::string& path, StagedTrace& out, SharedProgress& progress, size_t index)
+{
+    if (format == Format::RocprofDb) {
+#ifdef GAPSCOPE_HAVE_SQLITE
+        importer::SqliteDb db;
+        if (Status st = db.open(path); !st)
+            return st;
+        return importer::RocprofDbReader(path, db, out).read();
+#else
+        return Status::error(path
+            + ": rocprof SQLite import needs SQLite3, which this build lacks "
+              "(install libsqlite3-dev and reconfigure)");
+#endif
+    }
+    auto src = ByteSource::open(path);
+    if (!src)
+        return src.status();
+    if (format == Format::RocprofCsv)
+        return importer::RocprofCsvReader(**src, out).read();
+#ifdef GAPSCOPE_HAVE_SIMDJSON
+    importer::RocprofJsonReader::Options options;
+    options.progress = [&progress, &out, index](uint64_t bytes) {
+        return !out.overBudget() && progress.update(index, bytes); // over the budget: stop reading
+    };
+    return importer::RocprofJsonReader(**src, out, options).read();
+#else
+    (void)progress;
+    (void)index;
+    return Status::error(path
+        + ": rocprofv3 JSON import needs simdjson, which this build lacks "
+          "(install libsimdjson-dev and reconfigure)");
+#endif
+}
+
+// The StagedTrace source name of a file: "kineto", "nsys", "nvprof", "rocprofv3" or "rocprof" (the
+// trace's source and clock domain, import:<source>).
 std::string sourceName(const std::string& path)
 {
-    if (sniff(path) != Format::Nsys)
-        return "kineto";
+    switch (sniff(path)) {
+    case Format::RocprofJson:
+        return "rocprofv3";
+    case Format::RocprofCsv:
+    case Format::RocprofDb:
+        return "rocprof";
+    case Format::Nsys:
 #ifdef GAPSCOPE_HAVE_SQLITE
-    return importer::NsysReader::sourceOf(path);
+        return importer::NsysReader::sourceOf(path);
 #else
-    return "nsys";
+        return "nsys";
 #endif
+    default:
+        return "kineto";
+    }
 }
 
 // Files that do not say their rank (no distributedInfo), named the way SGLang names its per-rank
@@ -202,15 +264,19 @@ Status importOne(const std::string& path, StagedTrace& out, SharedProgress& prog
 {
     if (Status s = format::checkRegularFile(path); !s)
         return s;
-    switch (sniff(path)) {
+    switch (const Format format = sniff(path)) {
     case Format::Json:
         return importJson(path, out, progress, index, workers);
     case Format::Nsys:
         return importNsys(path, out);
+    case Format::RocprofJson:
+    case Format::RocprofCsv:
+    case Format::RocprofDb:
+        return importRocprof(format, path, out, progress, index);
     default:
         return Status::error(path
-            + ": not a Kineto / Chrome-trace JSON file (.json, .json.gz) nor an Nsight "
-              "Systems SQLite export");
+            + ": not a trace gapscope reads: neither Kineto / Chrome-trace JSON (.json, .json.gz), an Nsight "
+              "Systems or nvprof SQLite file, rocprofv3 JSON nor a rocprof kernel trace (CSV, SQLite)");
     }
 }
 

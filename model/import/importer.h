@@ -4,7 +4,10 @@
 // Importers: open the traces people already have.
 //   - Kineto / torch.profiler / SGLang / vLLM Chrome-trace JSON (.json or gzip .json.gz; one file per
 //     rank, opened together into one trace with one rank each);
-//   - Nsight Systems SQLite exports (`nsys export --type sqlite`; one report may hold several ranks).
+//   - Nsight Systems SQLite exports (`nsys export --type sqlite`; one report may hold several ranks) and
+//     nvprof files;
+//   - AMD's profilers: rocprofv3 JSON (rocprofiler-sdk, `--output-format json`), rocprof v1 kernel
+//     traces as CSV or SQLite (its KERN table).
 // The format is recognised from the content, not the file name. openTrace() (model/traceopen.h)
 // dispatches here for anything that is not a .gapscope file.
 //
@@ -26,7 +29,7 @@ namespace gapscope::model {
 
 Expected<Trace> importTraces(const std::vector<std::string>& paths, const ReadOptions& options = {});
 
-// True when `path` looks like something importTraces reads (gzip, JSON object/array, nsys SQLite).
+// True when `path` looks like something importTraces reads (gzip, JSON object/array, SQLite, rocprof CSV).
 bool isImportable(const std::string& path);
 
 } // namespace gapscope::model

@@ -3,8 +3,6 @@
 
 #include "model/import/nvprofreader.h"
 
-#include <cstdio>
-#include <cstring>
 #include <sqlite3.h>
 
 namespace gapscope::model::importer {
@@ -27,17 +25,6 @@ NsysReader::NsysReader(std::string path, StagedTrace& out)
     , m_out(out)
     , m_rows(out)
 {
-}
-
-bool NsysReader::looksLikeNsys(const std::string& path)
-{
-    std::FILE* f = std::fopen(path.c_str(), "rb");
-    if (!f)
-        return false;
-    char magic[16] = {};
-    const size_t n = std::fread(magic, 1, sizeof magic, f);
-    std::fclose(f);
-    return n == sizeof magic && std::memcmp(magic, "SQLite format 3", 16) == 0;
 }
 
 std::string NsysReader::sourceOf(const std::string& path)

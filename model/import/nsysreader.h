@@ -33,8 +33,6 @@ public:
     NsysReader(std::string path, StagedTrace& out);
 
     Status read();
-    // Cheap check used by format sniffing: an SQLite file (nsys export or nvprof file).
-    static bool looksLikeNsys(const std::string& path);
     // "nvprof" for an nvprof file, else "nsys".
     static std::string sourceOf(const std::string& path);
 
