@@ -45,8 +45,13 @@ Status RocprofDbReader::read()
                 std::string("table ") + kTable + ", row " + std::to_string(n) + ", column " + RocprofV1Rows::name(bad),
                 error);
     });
-    if (!st)
+    if (!st && n == 0)
         return st;
+    if (!st) { // a damaged page part way: the rows before it are kept
+        const std::string w = st.message() + "; kept the " + std::to_string(n) + " rows read before it";
+        m_out.warnings.push_back(w);
+        m_out.count(format::Stat::ImportTruncated, w);
+    }
     return v1.finish(n);
 }
 

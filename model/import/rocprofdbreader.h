@@ -4,7 +4,8 @@
 // RocprofDbReader: rocprof v1's kernel trace as SQLite (`rocprof --timestamp on -o results.db`): the
 // KERN table, whose columns are the CSV's, read as text through RocprofV1Rows - the same checks as the
 // CSV's rows, so a value of the wrong type (text where a number belongs) is skipped with its row and
-// column in a warning, and counted. The source is "rocprof".
+// column in a warning, and counted. A database damaged part way through the table keeps the rows read
+// before the damage (import_truncated). The source is "rocprof".
 //
 // Threading: one reader per thread.
 
