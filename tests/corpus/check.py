@@ -6,9 +6,11 @@ For every file of each format's folder (CORPUS/nsys, ...), a reader of that form
 the raw file alone (Python sqlite3, not gapscope's code) computes the expected figures: kernel,
 memcpy and memset counts and total times, the processes with GPU or CUDA work (= the ranks), the GPU
 clocks and the recording tool (Kineto files: kineto_check.py's reading, with the steps and their kinds
-that the files' annotations say). Then gapscope-cli reads the same file (`info --json`, `summary --json`,
-`convert` to Chrome JSON for the memcpy/memset times) and every figure must match exactly. A file
-that holds nothing importable must make gapscope-cli fail with a message saying so.
+that the files' annotations say; AMD's rocprofv3 JSON and rocprof v1 CSV / SQLite in CORPUS/other:
+rocprof_check.py's reading, with lanes, kernel names and launch flows). Then gapscope-cli reads the same
+file (`info --json`, `summary --json`, `convert` to Chrome JSON for the memcpy/memset times) and every
+figure must match exactly. A file that holds nothing importable must make gapscope-cli fail with a
+message saying so.
 
 Usage: check.py CORPUS_DIR [--cli PATH_TO_gapscope-cli]
 Exit: 0 all match; 1 a mismatch (each printed); 77 (CTest's skip code) when CORPUS_DIR does not exist.
@@ -278,6 +280,14 @@ def compare(e, a):
     return bad
 
 
+def report(label, bad):
+    """Prints a file's line and its (what, expected, got) mismatches; 1 when there are any."""
+    print("%s %s" % ("FAIL" if bad else "ok  ", label))
+    for what, want, got in bad:
+        print("     %s: expected %s, got %s" % (what, want, got))
+    return 1 if bad else 0
+
+
 # Folder of the corpus -> (which of its files are traces, the expected figures of one of them).
 # An expect function returns a dict: importable (bool: False means gapscope-cli must fail saying
 # "nothing to import"), kernels, kernel_ns, memcpy, memcpy_ns, memset, memset_ns, ranks (processes
@@ -323,17 +333,21 @@ def main():
         for path in files:
             if kineto_check.skipped(path):
                 continue
-            bad = kineto_check.check_kineto(path)
             checked += 1
-            failures += bool(bad)
-            print("%s kineto/%s" % ("FAIL" if bad else "ok  ", os.path.basename(path)))
-            for what, want, got in bad:
-                print("     %s: expected %s, got %s" % (what, want, got))
+            failures += report("kineto/" + os.path.basename(path), kineto_check.check_kineto(path))
         for group in kineto_check.job_groups(files):
             bad = kineto_check.check_kineto_ranks(group)
             checked += 1
             failures += bool(bad)
             print("%s kineto/ %d files together" % ("FAIL" if bad else "ok  ", len(group)))
+    other = os.path.join(args.corpus, "other")
+    if os.path.isdir(other):  # AMD's profilers: rocprof_check.py's own reading (rocprofv3 JSON, rocprof v1)
+        sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+        import rocprof_check
+        rocprof_check.CLI = args.cli
+        for path in rocprof_check.files([other]):
+            checked += 1
+            failures += report("other/" + os.path.basename(path), rocprof_check.check(path))
     print("%d files, %d mismatched" % (checked, failures))
     return 1 if failures or not checked else 0
 

@@ -26,16 +26,7 @@ foreach(r "execution_trace.json|a PyTorch execution trace" "empty_object.json|th
   string(REPLACE "|" ";" parts "${r}")
   list(GET parts 0 file)
   list(GET parts 1 text)
-  foreach(cmd info summary convert)
-    set(t import_kineto_refused_${cmd}_${file})
-    set(out "")
-    if(cmd STREQUAL "convert")
-      set(out "${t}.gapscope")
-    endif()
-    add_test(NAME ${t} COMMAND ${CMAKE_COMMAND} -E chdir ${_kdir} sh -c
-      "rm -f ${t}.gapscope; '${_cli}' ${cmd} ${file} ${out} >${t}.out 2>${t}.err; rc=$?; cat ${t}.err; [ $rc -ne 0 ] && grep -q '^gapscope-cli ${cmd}: ${file}: .*${text}' ${t}.err && [ ! -s ${t}.out ] && [ ! -e ${t}.gapscope ]")
-    set_tests_properties(${t} PROPERTIES FIXTURES_REQUIRED import_kineto LABELS import)
-  endforeach()
+  import_refused(import_kineto_refused ${_kdir} ${file} "${text}" import_kineto)
 endforeach()
 
 # Warnings and counters kept through convert: the converted file's info shows them.
