@@ -8,32 +8,16 @@
 #include "model/import/nsysreader.h"
 #include "model/import/nsysrows.h"
 #include "model/import/traceassembler.h"
+#include "tests/fuzz/fuzzinput.h"
 
 #include <cstdint>
-#include <cstdio>
-#include <cstring>
 #include <string>
-#include <unistd.h>
 
 using namespace gapscope::model::importer;
 
 namespace {
 
-struct Bytes {
-    const uint8_t* p;
-    size_t n;
-    int64_t next()
-    {
-        int64_t v = 0;
-        const size_t k = n < 8 ? n : 8;
-        std::memcpy(&v, p, k);
-        p += k;
-        n -= k;
-        return v;
-    }
-};
-
-void feedRows(Bytes in, NsysRowConverter& rows)
+void feedRows(gapscope::fuzz::FuzzBytes in, NsysRowConverter& rows)
 {
     std::string text;
     while (in.n > 0) {
@@ -127,20 +111,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size)
     staged.emplace_back("nsys", "fuzz.sqlite");
     if (data[0] & 1) {
         NsysRowConverter rows(staged[0]);
-        feedRows(Bytes { data + 1, size - 1 }, rows);
+        feedRows(gapscope::fuzz::FuzzBytes { data + 1, size - 1 }, rows);
     } else {
-        char path[] = "/tmp/gapscope-fuzz-nsys-XXXXXX";
-        const int fd = mkstemp(path);
-        if (fd < 0)
-            return 0;
-        const bool written = write(fd, data + 1, size - 1) == ssize_t(size - 1);
-        close(fd);
-        bool ok = false;
-        if (written) {
+        const bool ok = gapscope::fuzz::readAsFile(data + 1, size - 1, [&staged](const char* path) {
             NsysReader reader(path, staged[0]);
-            ok = reader.read().isOk();
-        }
-        unlink(path);
+            return reader.read().isOk();
+        });
         if (!ok)
             return 0;
     }
