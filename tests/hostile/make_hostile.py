@@ -16,6 +16,7 @@ import argparse
 import gzip
 import json
 import os
+import sqlite3
 import struct
 import subprocess
 import sys
@@ -165,12 +166,14 @@ class Crafter:
         self.total = sum(f["events"] for f in self.chunks)
         self.cases = []
 
-    def write(self, name, data, kept, validate_fails=True, expect=(), note=""):
+    def write(self, name, data, kept, validate_fails=True, expect=(), note="", warning=None):
         path = os.path.join(self.out, name)
         with open(path, "wb") as fh:
             fh.write(data)
-        self.cases.append(dict(name=name, file=name, kept=kept, validate_fails=validate_fails,
-                               expect=list(expect), note=note))
+        case = dict(name=name, file=name, kept=kept, validate_fails=validate_fails, expect=list(expect), note=note)
+        if warning:
+            case["warning"] = warning  # a text one of the trace's warnings must hold (the place named)
+        self.cases.append(case)
 
     def without_index(self):
         return bytearray(self.good[:self.index["offset"]])
@@ -288,6 +291,78 @@ def kineto_cases(c):
                         note="%d events" % (repeats * 1000 + 1)))
 
 
+def rocprofv3(dispatches):
+    """A rocprofv3 results.json (rocprofiler-sdk's JSON output) of one process, one MI300X agent, two
+    kernel symbols and the given kernel_dispatch records, one per line."""
+    head = ('{"rocprofiler-sdk-tool":[{"metadata":{"pid":77,"node":{"hostname":"box"},"command":["python"]},'
+            '"agents":[{"id":{"handle":5},"type":2,"gpu_index":0,"name":"gfx942",'
+            '"product_name":"AMD Instinct MI300X"}],'
+            '"kernel_symbols":[{"kernel_id":1,"kernel_name":"_Z4gemmPfi.kd"},'
+            '{"kernel_id":2,"kernel_name":"__amd_rocclr_copyBuffer.kd"}],"buffer_records":{"kernel_dispatch":[\n')
+    return head + ",\n".join(dispatches) + '\n],"hip_api":[]}}]}'
+
+
+def rocprofv3_dispatch(i, start=None):
+    start = '%d' % (1000 + 100 * i) if start is None else start
+    return ('{"thread_id":77,"correlation_id":{"internal":%d,"external":0},"start_timestamp":%s,"end_timestamp":%d,'
+            '"dispatch_info":{"agent_id":{"handle":5},"queue_id":{"handle":3},"kernel_id":%d,'
+            '"workgroup_size":{"x":256,"y":1,"z":1},"grid_size":{"x":4096,"y":1,"z":1}},"stream_id":{"handle":7}}'
+            % (i + 1, start, 1050 + 100 * i, 1 + i % 2))
+
+
+ROCPROF1_HEADER = ('"Index","KernelName","gpu-id","queue-id","queue-index","pid","tid","grd","wgr","lds","scr",'
+                   '"arch_vgpr","accum_vgpr","sgpr","wave_size","sig","obj","DispatchNs","BeginNs","EndNs",'
+                   '"CompleteNs","DurationNs"\n')
+
+
+def rocprof1_row(i, begin=None):
+    begin = '%d' % (1000 + 100 * i) if begin is None else begin
+    return ('%d,"void k<double>(double*, int) [clone .kd]",2,0,%d,900,900,4096,256,0,0,16,0,32,64,"0x0","0x7f",'
+            '100,%s,%d,200,50\n' % (i, i, begin, 1050 + 100 * i))
+
+
+def rocprof_cases(c):
+    """9. AMD's profilers: a rocprofv3 JSON cut inside a record and one with fields of the wrong type; a
+    rocprof v1 CSV with bad lines and one cut inside a quoted field; an SQLite KERN table with text where
+    numbers belong. The events kept are counted here from what was written."""
+    n = 100
+    whole = rocprofv3([rocprofv3_dispatch(i) for i in range(n)])
+    cut = whole[:whole.index(rocprofv3_dispatch(61)) + 40]  # inside the 62nd dispatch
+    c.write("rocprofv3-cut.json", cut.encode(), 61, validate_fails=None, expect=["import_truncated"],
+            note="cut inside dispatch 61",
+            warning="the file ends inside the value that starts there; kept the 61 kernel dispatches")
+    wrong = [rocprofv3_dispatch(i) for i in range(n)]
+    wrong[10] = rocprofv3_dispatch(10, start='"1000"')
+    wrong[20] = wrong[20].replace('"dispatch_info":{', '"dispatch_info":[{').replace('"z":1}},', '"z":1}}],', 1)
+    c.write("rocprofv3-wrong-types.json", rocprofv3(wrong).encode(), n - 2, validate_fails=None,
+            expect=["import_bad_events"], warning="a record of buffer_records.kernel_dispatch: start_timestamp: "
+            "not an integer; skipped")
+    rows = [rocprof1_row(i) for i in range(n)]
+    rows[40] = rows[40].replace(',2,0,', ',2",0,', 1)  # a quote inside an unquoted field
+    rows[50] = rocprof1_row(50, begin="12x4")
+    c.write("rocprof1-bad-lines.csv", (ROCPROF1_HEADER + "".join(rows)).encode(), n - 2, validate_fails=None,
+            expect=["import_bad_events"], warning="line 52, column 103 (BeginNs): not an integer")
+    text = ROCPROF1_HEADER + "".join(rocprof1_row(i) for i in range(n))
+    cut = text[:text.index(rocprof1_row(80)) + 12]  # inside row 80's quoted KernelName
+    c.write("rocprof1-cut.csv", cut.encode(), 80, validate_fails=None, expect=["import_truncated"],
+            warning="line 82: the file ends inside this row")
+    path = os.path.join(c.out, "rocprof1-wrong-types.db")
+    if os.path.exists(path):
+        os.remove(path)
+    db = sqlite3.connect(path)
+    db.execute('CREATE TABLE KERN ("Index" INTEGER, "KernelName" TEXT, "gpu-id" INTEGER, "queue-id" INTEGER, '
+               '"pid" INTEGER, "tid" INTEGER, "grd" INTEGER, "wgr" INTEGER, "BeginNs" INTEGER, "EndNs" INTEGER)')
+    for i in range(n):
+        begin = "soon" if i == 30 else 1000 + 100 * i
+        db.execute("INSERT INTO KERN VALUES (?, ?, 2, 0, 900, 900, 4096, 256, ?, ?)",
+                   (i, '"void k<double>(double*, int) [clone .kd]"', begin, 1050 + 100 * i))
+    db.commit()
+    db.close()
+    c.cases.append(dict(name="rocprof1-wrong-types.db", file="rocprof1-wrong-types.db", kept=n - 1,
+                        validate_fails=None, expect=["import_bad_events"], note="",
+                        warning='table KERN, row 31, column BeginNs: not an integer: "soon"'))
+
+
 def index_seeds(cli, out):
     """Seeds of tests/fuzz/fuzz_index: the index of the synth capture that fuzz target builds."""
     os.makedirs(out, exist_ok=True)
@@ -333,6 +408,7 @@ def main():
         sys.exit("the synth capture should have at least 4 chunks, has %d" % len(c.chunks))
     c.make()
     kineto_cases(c)
+    rocprof_cases(c)
     # 5/8. paths that are no regular readable file (and, for other users than root, one without read
     # permission).
     fifo = os.path.join(a.out, "fifo.gapscope")

@@ -9,7 +9,8 @@ convert to .gapscope) it checks: the command ends by itself (no signal, no hang,
 error") with its address space limited to --limit-mb (RLIMIT_AS, as `ulimit -v`) and a peak RSS
 below it; the events kept (info --json, and info of the converted file) are the ones the manifest
 computed from the surviving chunks; validate fails every broken .gapscope file and passes the good
-one; the counters named by the case are reported; paths that are no trace fail with the real error.
+one; the counters named by the case are reported, and the warning it names (the place of bad input);
+paths that are no trace fail with the real error.
 With --viewer, the viewer's headless export (offscreen) runs on each case too, under the same limit: it
 ends by itself, writes the picture when the case keeps events, and fails with the real error otherwise.
 Prints one line per run and exits 1 on any failure.
@@ -110,6 +111,9 @@ def main():
                     names = {c["name"] for c in info.get("counters", [])}
                     for c in case["expect"]:
                         check(c in names, label, "counter %s not reported (have %s)" % (c, sorted(names)))
+                    if case.get("warning"):
+                        check(any(case["warning"] in w for w in info.get("warnings", [])), label,
+                              "no warning says '%s' (have %s)" % (case["warning"], info.get("warnings", [])[:4]))
             elif cmd == "validate" and case["validate_fails"] is not None:
                 want = 1 if case["validate_fails"] else 0
                 check(rc == want, label, "exit %d, expected %d" % (rc, want))
