@@ -246,7 +246,8 @@ def check(path):
     for key, want in e.items():
         if a.get(key) != want:
             if isinstance(want, dict):
-                diff = {k: (want.get(k), a[key].get(k)) for k in set(want) | set(a[key]) if want.get(k) != a[key].get(k)}
+                keys = set(want) | set(a[key])
+                diff = {k: (want.get(k), a[key].get(k)) for k in keys if want.get(k) != a[key].get(k)}
                 bad.append((key, "the same", "%d differ, e.g. %s" % (len(diff), _short(dict(list(diff.items())[:3])))))
             else:
                 bad.append((key, _short(want), _short(a.get(key))))
