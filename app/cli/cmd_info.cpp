@@ -60,15 +60,32 @@ model::StepSource stepSource(const InfoData& t)
     return t.stepReport.source != model::StepSource::Unknown ? t.stepReport.source : t.stats.stepSource;
 }
 
-json::Value infoJson(const std::string& path, const InfoData& t)
+// The size of a file on disk, -1 where it cannot be read.
+long long fileBytes(const std::string& path)
+{
+    struct stat sb { };
+    return ::stat(path.c_str(), &sb) == 0 ? (long long)sb.st_size : -1;
+}
+
+// `file` and `bytes` name the first file (as before several files could be opened as one trace);
+// `files` lists every file opened.
+json::Value infoJson(const std::vector<std::string>& paths, const InfoData& t)
 {
     const model::TraceHeader& h = t.header;
     const model::TraceStats& st = t.stats;
     json::Value o = json::Value::object();
-    o.set("file", path);
-    struct stat sb { };
-    if (::stat(path.c_str(), &sb) == 0)
-        o.set("bytes", (long long)sb.st_size);
+    o.set("file", paths.front());
+    if (const long long b = fileBytes(paths.front()); b >= 0)
+        o.set("bytes", b);
+    json::Value files = json::Value::array();
+    for (const auto& path : paths) {
+        json::Value f = json::Value::object();
+        f.set("file", path);
+        if (const long long b = fileBytes(path); b >= 0)
+            f.set("bytes", b);
+        files.push(std::move(f));
+    }
+    o.set("files", std::move(files));
     o.set("source", h.source);
     o.set("tool_version", h.toolVersion);
     o.set("clock_domain", h.clockDomain);
@@ -161,11 +178,12 @@ json::Value infoJson(const std::string& path, const InfoData& t)
     return o;
 }
 
-void printText(const std::string& path, const InfoData& t)
+void printText(const std::vector<std::string>& paths, const InfoData& t)
 {
     const model::TraceHeader& h = t.header;
     const model::TraceStats& st = t.stats;
-    std::cout << "file:      " << path << "\n";
+    for (const auto& path : paths)
+        std::cout << "file:      " << path << "\n";
     std::cout << "source:    " << (h.source.empty() ? "?" : h.source) << " (tool " << h.toolVersion << ", clock "
               << h.clockDomain << ")\n";
     std::cout << "span:      " << formatDuration(t.end - t.start) << "\n";
@@ -263,9 +281,9 @@ int runInfo(const std::vector<std::string>& args)
     }
     const std::string& path = p.positionals()[0];
     if (json)
-        std::cout << json::write(infoJson(path, data), 2) << "\n";
+        std::cout << json::write(infoJson(p.positionals(), data), 2) << "\n";
     else
-        printText(path, data);
+        printText(p.positionals(), data);
     if (saveOverview) {
         if (!large) {
             std::cerr << "gapscope-cli info: " << path << ": --save-overview: not a complete .gapscope file\n";
