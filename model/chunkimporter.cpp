@@ -65,6 +65,7 @@ private:
 ChunkImporter::ChunkImporter(TraceBuilder& builder)
     : m_builder(builder)
 {
+    m_decoder.recoverLostDefinitions(true); // a file or stream that lost a chunk keeps the chunks after it
 }
 
 StringId ChunkImporter::str(uint32_t id)

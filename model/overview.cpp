@@ -120,6 +120,7 @@ Expected<TraceOverview> TraceOverview::open(
         o.m_warnings.push_back(w);
 
     format::ChunkDecoder decoder;
+    decoder.recoverLostDefinitions(true);
     if (reader.hasIndex())
         decoder.load(reader.index());
     uint64_t skipped = 0, lost = 0;

@@ -39,6 +39,9 @@ void ChunkDecoder::reset()
     m_lanes.clear();
     m_configs.clear();
     m_notes.clear();
+    m_laneLost.clear();
+    m_lost = LostDefinitions {};
+    m_lostNote = SIZE_MAX;
 }
 
 void ChunkDecoder::padStrings(size_t count, bool note)
@@ -91,11 +94,15 @@ Status ChunkDecoder::absorb(const pb::Chunk& chunk)
             lost.set_id(uint32_t(m_lanes.size()));
             lost.set_name("<lane lost>");
             m_lanes.push_back(lost);
+            m_laneLost.resize(m_lanes.size(), 0);
+            m_laneLost.back() = 1;
         }
         if (l.id() < m_lanes.size())
             m_lanes[l.id()] = l;
         else
             m_lanes.push_back(l);
+        m_laneLost.resize(m_lanes.size(), 0);
+        m_laneLost[l.id()] = 0;
     }
     for (const auto& c : chunk.configs()) {
         if (c.id() == 0 || c.id() > m_configs.size() + 1000000)
@@ -104,7 +111,87 @@ Status ChunkDecoder::absorb(const pb::Chunk& chunk)
             m_configs.resize(c.id());
         m_configs[c.id() - 1] = c;
     }
+    if (m_recoverLost)
+        defineLost(chunk);
     return Status::ok();
+}
+
+void ChunkDecoder::defineLost(const pb::Chunk& ch)
+{
+    const LostDefinitions before = m_lost;
+    struct B {
+        const pb::Columns& c;
+        pb::LaneKind kind;
+        bool names;
+    };
+    const B blocks[] = { { ch.kernels().c(), pb::LANE_GPU_STREAM, true },
+        { ch.memops().c(), pb::LANE_GPU_STREAM, false }, { ch.api().c(), pb::LANE_CPU_API, true },
+        { ch.syncs().c(), pb::LANE_CPU_API, false }, { ch.nvtx().c(), pb::LANE_NVTX, true },
+        { ch.host().c(), pb::LANE_CPU_THREAD, true }, { ch.collectives().c(), pb::LANE_COLLECTIVE, true } };
+    const size_t laneLimit = m_lanes.size() + 100000; // beyond: absurd, left to validate()
+    for (const B& b : blocks) {
+        for (uint32_t id : b.c.lane()) {
+            if (id >= laneLimit || (id < m_lanes.size() && !m_laneLost[id]))
+                continue;
+            if (id >= m_lanes.size()) {
+                const size_t from = m_lanes.size();
+                m_lanes.resize(size_t(id) + 1);
+                m_laneLost.resize(m_lanes.size(), 1);
+                for (size_t i = from; i < m_lanes.size(); ++i) {
+                    m_lanes[i].set_id(uint32_t(i));
+                    m_lanes[i].set_name("<lane lost>");
+                }
+            }
+            pb::LaneDef& l = m_lanes[id];
+            if (l.kind() != pb::LANE_UNKNOWN)
+                continue; // already given its kind by an earlier chunk's events
+            l.set_kind(b.kind);
+            l.set_rank(ch.source_rank() != 0 ? ch.source_rank() : kLostRank);
+            l.set_stream(id); // lost lanes stay apart: one per id
+            l.set_name("<lane " + std::to_string(id) + ": definition lost>");
+            ++m_lost.lanes;
+        }
+        if (b.names && blockSize(b.c)) {
+            const size_t maxName = maxOf(b.c.name());
+            if (maxName > m_strings.size() && maxName <= m_strings.size() + 1000000) {
+                m_lost.strings += maxName - m_strings.size();
+                padStrings(maxName, false);
+            }
+        }
+    }
+    // String ids outside the name columns: collectives' datatype, algorithm and protocol, NVTX
+    // domains, step labels.
+    const auto& co = ch.collectives();
+    const size_t maxOther = std::max({ maxOf(co.datatype()), maxOf(co.algorithm()), maxOf(co.protocol()),
+        maxOf(ch.nvtx().domain()), maxOf(ch.steps().label()) });
+    if (maxOther > m_strings.size() && maxOther <= m_strings.size() + 1000000) {
+        m_lost.strings += maxOther - m_strings.size();
+        padStrings(maxOther, false);
+    }
+    const size_t maxConfig = maxOf(ch.kernels().config());
+    if (maxConfig > m_configs.size() && maxConfig <= m_configs.size() + 1000000) {
+        const size_t from = m_configs.size();
+        m_configs.resize(maxConfig);
+        for (size_t i = from; i < maxConfig; ++i)
+            m_configs[i].set_id(uint32_t(i + 1));
+        m_lost.configs += maxConfig - from;
+    }
+    if (m_lost.total() != before.total())
+        noteLost();
+}
+
+void ChunkDecoder::noteLost()
+{
+    std::string n = "definitions lost with an earlier chunk: " + std::to_string(m_lost.lanes) + " lanes, "
+        + std::to_string(m_lost.strings) + " names, " + std::to_string(m_lost.configs)
+        + " launch configs; the events that use them are kept, on lanes marked \"definition lost\" (of rank "
+        + std::to_string(kLostRank) + " where the chunk does not name its rank) and with names \"<string N lost>\"";
+    if (m_lostNote < m_notes.size())
+        m_notes[m_lostNote] = std::move(n);
+    else {
+        m_lostNote = m_notes.size();
+        m_notes.push_back(std::move(n));
+    }
 }
 
 void ChunkDecoder::load(const pb::Index& index)
@@ -118,9 +205,12 @@ void ChunkDecoder::load(const pb::Index& index)
     for (const auto& l : index.lanes()) {
         if (l.id() >= maxLanes)
             continue;
-        if (l.id() >= m_lanes.size())
+        if (l.id() >= m_lanes.size()) {
             m_lanes.resize(l.id() + 1);
+            m_laneLost.resize(m_lanes.size(), 1);
+        }
         m_lanes[l.id()] = l;
+        m_laneLost[l.id()] = 0;
     }
     for (const auto& c : index.configs()) {
         if (c.id() == 0 || c.id() > maxConfigs)

@@ -26,8 +26,18 @@ class ChunkDecoder {
 public:
     // Takes the dictionary entries a chunk defines or repeats (reused_strings, lanes and configs it
     // uses: a chunk of format 1.1 decodes alone). New ids must continue the existing ones; a gap (an
-    // earlier chunk was lost) is filled with placeholders ("<string N lost>") and reported.
+    // earlier chunk was lost) is filled with placeholders ("<string N lost>") and reported. Ids the
+    // chunk uses that no chunk read so far defines (a file of format 1.0 whose defining chunk was
+    // lost) get placeholders too where recoverLostDefinitions(true) was asked for (file readers; a
+    // live stream's chunk with such ids is malformed and fails validate()), so that its events are
+    // kept: a lane marked "definition lost" of
+    // the kind its block implies (kernels, copies: GPU stream; API calls, syncs: CPU API; ...) on the
+    // chunk's source rank where it names one, else on kLostRank (so that they never mix into a real
+    // rank's analysis), names "<string N lost>", empty launch configs; each counted in
+    // lostDefinitions() and reported once in notes().
     Status absorb(const pb::Chunk& chunk);
+    static constexpr uint32_t kLostRank = 4095;
+    void recoverLostDefinitions(bool on) { m_recoverLost = on; }
     void load(const pb::Index& index);
     void reset();
 
@@ -42,6 +52,11 @@ public:
     const pb::LaneDef* laneDef(uint32_t id) const;
     const pb::LaunchConfig* config(uint32_t id) const; // nullptr for 0 or unknown
     const std::vector<std::string>& notes() const { return m_notes; }
+    struct LostDefinitions {
+        uint64_t lanes = 0, strings = 0, configs = 0;
+        uint64_t total() const { return lanes + strings + configs; }
+    };
+    const LostDefinitions& lostDefinitions() const { return m_lost; }
 
     // Events with absolute values, in block order. Call validate() first.
     struct Visitor {
@@ -80,11 +95,17 @@ public:
 
 private:
     void padStrings(size_t count, bool note); // placeholders up to `count` strings
+    void defineLost(const pb::Chunk& chunk); // placeholders for the ids `chunk` uses and nothing defines
+    void noteLost();
     Status checkColumns(const pb::Columns& c, size_t n, const char* block, bool names) const;
     std::vector<std::string> m_strings;
     std::vector<pb::LaneDef> m_lanes;
     std::vector<pb::LaunchConfig> m_configs; // m_configs[i] has id i + 1
     std::vector<std::string> m_notes;
+    std::vector<uint8_t> m_laneLost; // m_laneLost[id]: lane id is a placeholder
+    LostDefinitions m_lost;
+    bool m_recoverLost = false;
+    size_t m_lostNote = SIZE_MAX; // index of the note that counts m_lost
 };
 
 // Number of events in a block (the length of its lane column).

@@ -185,6 +185,34 @@ class Crafter:
         body += frame(INDEX, index_payload, codec=codec, raw=raw)
         return bytes(body + footer(off, len(body) - off, self.total))
 
+    def as_format_1_0(self):
+        """The good file without its index, as format 1.0 wrote it: every chunk without the definitions an
+        earlier chunk made (repeated lanes and launch configs, reused strings), header minor version 0."""
+        out = bytearray(self.good[:FILE_HEADER])
+        struct.pack_into("<H", out, 10, 0)
+        lanes, configs = set(), set()
+        for f in self.fr:
+            if f["type"] == INDEX:
+                break
+            if f["type"] != CHUNK:
+                out += self.good[f["offset"]:f["offset"] + FRAME_HEADER + f["stored"]]
+                continue
+            raw = payload(self.good, f) if f["codec"] == 0 else zstd(payload(self.good, f), decompress=True)
+            kept = []
+            for fld, w, v in fields(raw):
+                if fld in (16, 17):
+                    continue
+                if fld in (5, 6):
+                    ident = next((x for k, _, x in fields(v) if k == 1), 0)
+                    seen = lanes if fld == 5 else configs
+                    if ident in seen:
+                        continue
+                    seen.add(ident)
+                kept.append((fld, w, v))
+            msg = encode(kept)
+            out += frame(CHUNK, zstd(msg), codec=1, raw=len(msg), events=f["events"])
+        return out
+
     def index_message(self):
         return zstd(payload(self.good, self.index), decompress=True)
 
@@ -247,6 +275,14 @@ class Crafter:
         first = self.chunks[0]
         b[first["offset"] + FRAME_HEADER + first["stored"] // 2] ^= 0x10
         self.write("noindex-flip-first-chunk.gapscope", bytes(b), t - first["events"],
+                   expect=["read_index_missing", "read_frames_skipped"])
+        # The same in a file of format 1.0, whose chunks define each lane, name and launch config once
+        # (no repeats): the later chunks' events are kept, on placeholder definitions, and counted.
+        b = self.as_format_1_0()
+        first = frames(b)[1]
+        assert first["type"] == CHUNK
+        b[first["offset"] + FRAME_HEADER + first["stored"] // 2] ^= 0x10
+        self.write("noindex-flip-first-chunk-v1.0.gapscope", bytes(b), t - first["events"],
                    expect=["read_index_missing", "read_frames_skipped"])
         # 4. files validate must fail.
         self.write("header-only.gapscope", self.good[:FILE_HEADER], 0, expect=["read_index_missing"])
