@@ -8,7 +8,8 @@
 #   ./dev.sh setup        only install the packages
 # Environment: BUILD_DIR (default build/dev), JOBS (default: number of cores), GAPSCOPE_NO_APT=1 to skip apt-get,
 # GAPSCOPE_GUI (default ON here: configure stops, naming the missing Qt module and its package, when the
-# viewer cannot be built; OFF builds the CLI, agent and injection library only).
+# viewer cannot be built; OFF builds the CLI, agent and injection library only), GAPSCOPE_WERROR=ON to make
+# warnings errors (.ci/run does; unset, the build directory keeps what it had, OFF at first).
 set -euo pipefail
 cd "$(dirname "$0")"
 ROOT=$(pwd)
@@ -61,7 +62,7 @@ setup() {
 
 configure() {
   local args=(-S . -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=${BUILD_TYPE:-RelWithDebInfo}
-    -DGAPSCOPE_GUI=${GAPSCOPE_GUI:-ON})
+    -DGAPSCOPE_GUI=${GAPSCOPE_GUI:-ON} ${GAPSCOPE_WERROR:+-DGAPSCOPE_WERROR=$GAPSCOPE_WERROR})
   # clang gives us libFuzzer in the same build; g++ works too (fuzz targets then replay their seeds only).
   if [ ! -f "$BUILD_DIR/CMakeCache.txt" ] && command -v clang++ >/dev/null; then
     args+=(-DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++)
