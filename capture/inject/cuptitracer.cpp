@@ -60,7 +60,7 @@ std::atomic<uint64_t> g_detailSwitchErrors { 0 };
 
 // Whether the light mode may switch GRAPH_TRACE on: only where the traced process opted in
 // (GAPSCOPE_GRAPH_TRACE=1), because on the H100 box (driver 580, CUPTI 13.0) switching it on while the
-// process replayed CUDA graphs built before segfaulted the process, 2 of 2 (tests/gpu/lasting.sh light).
+// process replayed CUDA graphs built before segfaulted the process, 4 of 4 (tests/gpu/lasting.sh light).
 bool graphTraceAllowed()
 {
     const char* v = std::getenv("GAPSCOPE_GRAPH_TRACE");
