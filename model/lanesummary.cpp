@@ -13,7 +13,7 @@ FoldItem single(const LaneEvents& ev, size_t i, TimeNs d)
 {
     FoldItem f;
     f.start = ev.start(i);
-    f.end = f.start + d;
+    f.end = addSaturated(f.start, d);
     f.count = 1;
     f.first = uint32_t(i);
     f.longest = uint32_t(i);
@@ -54,8 +54,8 @@ void LaneSummary::buildFrom(const LaneEvents& ev, size_t firstNode)
             TimeNs d = ev.duration(i);
             if (i > b)
                 gap = std::max(gap, ev.start(i) - nd.end);
-            nd.end = std::max(nd.end, ev.start(i) + d);
-            nd.busy += d;
+            nd.end = std::max(nd.end, addSaturated(ev.start(i), d));
+            nd.busy = addSaturated(nd.busy, d);
             ++nd.count;
             if (d > longest) {
                 longest = d;
@@ -82,7 +82,7 @@ void LaneSummary::buildFrom(const LaneEvents& ev, size_t firstNode)
                 const TimeNs gap = std::max<TimeNs>(0, x.start - nd.end);
                 nd.maxGap = std::max({ nd.maxGap, x.maxGap, uint32_t(std::min<TimeNs>(gap, UINT32_MAX)) });
                 nd.end = std::max(nd.end, x.end);
-                nd.busy += x.busy;
+                nd.busy = addSaturated(nd.busy, x.busy);
                 nd.count += x.count;
                 if (x.longestDur > nd.longestDur
                     || (x.longestDur == UINT32_MAX && ev.duration(x.longest) > ev.duration(nd.longest))) {
@@ -110,15 +110,15 @@ LaneSummary::Range LaneSummary::range(const LaneEvents& ev, size_t first, size_t
     Range r;
     auto addEvent = [&](size_t i) {
         TimeNs d = ev.duration(i);
-        r.busy += d;
-        r.maxEnd = std::max(r.maxEnd, ev.start(i) + d);
+        r.busy = addSaturated(r.busy, d);
+        r.maxEnd = std::max(r.maxEnd, addSaturated(ev.start(i), d));
         if (d > r.longestDuration) {
             r.longestDuration = d;
             r.longest = uint32_t(i);
         }
     };
     auto addNode = [&](const Node& nd) {
-        r.busy += nd.busy;
+        r.busy = addSaturated(r.busy, nd.busy);
         r.maxEnd = std::max(r.maxEnd, nd.end);
         TimeNs d = nd.longestDur != UINT32_MAX ? TimeNs(nd.longestDur) : ev.duration(nd.longest);
         if (d > r.longestDuration) {
@@ -174,7 +174,7 @@ void LaneSummary::fold(
     size_t i = first;
     while (i < last) {
         TimeNs d = ev.duration(i);
-        if (ev.start(i) + d <= t0) { // nested in an earlier event that reaches into the window
+        if (addSaturated(ev.start(i), d) <= t0) { // nested in an earlier event that reaches into the window
             ++i;
             continue;
         }
@@ -191,11 +191,11 @@ void LaneSummary::fold(
             if (absorbNode(ev, j, last, q, f, longestDur))
                 continue;
             const TimeNs dj = ev.duration(j);
-            if (ev.start(j) >= f.end + q || dj >= q)
+            if (ev.start(j) >= addSaturated(f.end, q) || dj >= q)
                 break;
             ++f.count;
-            f.busy += dj;
-            f.end = std::max(f.end, ev.start(j) + dj);
+            f.busy = addSaturated(f.busy, dj);
+            f.end = std::max(f.end, addSaturated(ev.start(j), dj));
             if (dj > longestDur) {
                 longestDur = dj;
                 f.longest = uint32_t(j);
@@ -220,10 +220,10 @@ bool LaneSummary::absorbNode(
     }
     for (;; --level, span /= kFanout) {
         const Node& nd = m_levels[level][j / span];
-        if (nd.first + nd.count <= last && nd.start < f.end + q && TimeNs(nd.longestDur) < q && TimeNs(nd.maxGap) < q
-            && nd.longestDur != UINT32_MAX && nd.maxGap != UINT32_MAX) {
+        if (nd.first + nd.count <= last && nd.start < addSaturated(f.end, q) && TimeNs(nd.longestDur) < q
+            && TimeNs(nd.maxGap) < q && nd.longestDur != UINT32_MAX && nd.maxGap != UINT32_MAX) {
             f.count += nd.count;
-            f.busy += nd.busy;
+            f.busy = addSaturated(f.busy, nd.busy);
             f.end = std::max(f.end, nd.end);
             if (TimeNs(nd.longestDur) > longestDur) {
                 longestDur = nd.longestDur;
@@ -247,7 +247,7 @@ void LaneSummary::foldNvtx(
     bool isOpen[kDepths] = {};
     for (size_t i = first; i < last; ++i) {
         TimeNs d = ev.duration(i);
-        if (ev.start(i) + d <= t0)
+        if (addSaturated(ev.start(i), d) <= t0)
             continue;
         size_t depth = std::min<size_t>(aux::depth(ev.aux(i)), kDepths - 1);
         FoldItem& o = open[depth];
@@ -263,8 +263,8 @@ void LaneSummary::foldNvtx(
             isOpen[depth] = true;
         } else {
             ++o.count;
-            o.busy += d;
-            o.end = std::max(o.end, ev.start(i) + d);
+            o.busy = addSaturated(o.busy, d);
+            o.end = std::max(o.end, addSaturated(ev.start(i), d));
             if (d > openLongest[depth]) {
                 openLongest[depth] = d;
                 o.longest = uint32_t(i);
@@ -284,7 +284,7 @@ LaneSummary::Totals LaneSummary::totals(const LaneEvents& ev, TimeNs t0, TimeNs 
     auto clipped = [&](size_t i) {
         TimeNs s = std::max(ev.start(i), t0), e = std::min(ev.end(i), t1);
         if (e > s || (ev.duration(i) == 0 && ev.start(i) >= t0)) {
-            t.busy += std::max<TimeNs>(0, e - s);
+            t.busy = addSaturated(t.busy, std::max<TimeNs>(0, e - s));
             ++t.count;
         }
     };
@@ -296,7 +296,7 @@ LaneSummary::Totals LaneSummary::totals(const LaneEvents& ev, TimeNs t0, TimeNs 
         clipped(i);
     if (c > a) {
         Range r = range(ev, a, c);
-        t.busy += r.busy;
+        t.busy = addSaturated(t.busy, r.busy);
         t.count += c - a;
     }
     for (size_t i = c; i < last; ++i)

@@ -33,6 +33,15 @@
 namespace gapscope::model {
 
 using TimeNs = int64_t;
+// a + b, held at INT64_MAX / INT64_MIN instead of overflowing: sums of durations (a lane's busy time)
+// and ends of absurd events stay defined; equal to a + b whenever that fits.
+inline TimeNs addSaturated(TimeNs a, TimeNs b)
+{
+    TimeNs sum;
+    if (__builtin_add_overflow(a, b, &sum))
+        return b > 0 ? INT64_MAX : INT64_MIN;
+    return sum;
+}
 using StringId = uint32_t;
 using LaneId = uint32_t;
 
@@ -241,7 +250,8 @@ struct FoldItem {
 // Per-lane summary pyramid: level 0 groups kLeaf consecutive events; each level above groups
 // kFanout nodes. Each node keeps first index, count, min start, max end, busy time, the longest
 // event and the largest gap inside it. Built once in O(n); a fold absorbs whole nodes into a run,
-// so it touches O(items x levels) nodes: cost follows the screen, not the trace.
+// so it touches O(items x levels) nodes: cost follows the screen, not the trace. Busy sums and ends
+// saturate (addSaturated), so a lane of absurd durations totals INT64_MAX instead of overflowing.
 class LaneSummary {
 public:
     static constexpr uint32_t kLeaf = 32;

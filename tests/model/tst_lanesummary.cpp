@@ -173,6 +173,39 @@ private slots:
         }
     }
 
+    // Durations near INT64_MAX (a fuzzed file): busy totals hold at INT64_MAX instead of overflowing,
+    // through single events (few), the pyramid's nodes (many) and a fold.
+    void busySaturates_data()
+    {
+        QTest::addColumn<int>("events");
+        QTest::addColumn<TimeNs>("duration");
+        QTest::newRow("3 events, one by one") << 3 << TimeNs(INT64_MAX - 1000);
+        QTest::newRow("200 events, by summary nodes") << 200 << TimeNs(INT64_MAX - 1000);
+        QTest::newRow("200 events of INT64_MAX / 4") << 200 << TimeNs(INT64_MAX / 4);
+    }
+    void busySaturates()
+    {
+        QFETCH(int, events);
+        QFETCH(TimeNs, duration);
+        std::vector<TimeNs> pairs;
+        for (int i = 0; i < events; ++i)
+            pairs.insert(pairs.end(), { TimeNs(i), duration });
+        Trace t = lane(pairs);
+        const LaneEvents& ev = t.lane(0).events;
+        const LaneSummary& sum = t.lane(0).summary;
+        const LaneSummary::Range r = sum.range(ev, 0, ev.size());
+        QCOMPARE(r.busy, TimeNs(INT64_MAX));
+        QCOMPARE(r.longestDuration, duration);
+        QCOMPARE(r.maxEnd, TimeNs(events - 1) + duration);
+        QCOMPARE(sum.totals(ev, 0, INT64_MAX).busy, TimeNs(INT64_MAX));
+        std::vector<FoldItem> out; // every event narrower than the fold threshold (2^62 ns): one run
+        sum.fold(ev, 0, INT64_MAX, double(int64_t(1) << 62), 1.0, out);
+        QCOMPARE(out.size(), duration < (int64_t(1) << 62) ? size_t(1) : size_t(events));
+        QCOMPARE(out.back().busy, duration < (int64_t(1) << 62) ? TimeNs(INT64_MAX) : duration);
+        QCOMPARE(addSaturated(INT64_MIN + 5, -10), TimeNs(INT64_MIN));
+        QCOMPARE(addSaturated(40, -2), TimeNs(38)); // sane sums as before
+    }
+
     void foldCostFollowsPixels()
     {
         // A million tiny back-to-back events, folded for a 2000-pixel screen: few items.
