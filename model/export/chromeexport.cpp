@@ -75,6 +75,12 @@ uint64_t tidOf(const LaneInfo& info, LaneId id)
     return info.stream;
 }
 
+// The thread of a GPU lane's overlap track k >= 1 (OverlapLayout), apart from every stream id.
+uint64_t overlapTid(LaneId id, uint32_t k)
+{
+    return 0xD000000000ull + uint64_t(id) * OverlapLayout::kMaxTracks + k;
+}
+
 class Exporter {
 public:
     Exporter(const Trace& t, Out& o, const ChromeExportOptions& opt)
@@ -88,9 +94,9 @@ public:
 
 private:
     void metadata();
-    void event(const Lane& lane, size_t i);
+    void event(const Lane& lane, size_t i, uint64_t tid);
     void args(const Lane& lane, size_t i);
-    void flow(const Lane& lane, size_t i);
+    void flow(const Lane& lane, size_t i, uint64_t tid);
     void steps();
     void sep()
     {
@@ -176,13 +182,13 @@ void Exporter::args(const Lane& lane, size_t i)
     sink.close();
 }
 
-void Exporter::event(const Lane& lane, size_t i)
+void Exporter::event(const Lane& lane, size_t i, uint64_t tid)
 {
     const LaneEvents& ev = lane.events;
     const EventKind kind = m_t.kindOf(lane.id, i);
     sep();
-    m_o.printf("{\"ph\":\"X\",\"pid\":%u,\"tid\":%" PRIu64 ",\"cat\":\"%s\",\"name\":", lane.info.rank,
-        tidOf(lane.info, lane.id), toString(kind));
+    m_o.printf(
+        "{\"ph\":\"X\",\"pid\":%u,\"tid\":%" PRIu64 ",\"cat\":\"%s\",\"name\":", lane.info.rank, tid, toString(kind));
     m_o.string(exportedName(m_t, lane, i));
     micros(m_o, "ts", ev.start(i) - m_base);
     micros(m_o, "dur", ev.duration(i));
@@ -191,7 +197,7 @@ void Exporter::event(const Lane& lane, size_t i)
     ++m_events;
 }
 
-void Exporter::flow(const Lane& lane, size_t i)
+void Exporter::flow(const Lane& lane, size_t i, uint64_t tid)
 {
     const EventRef launch = m_t.launchOf(lane.id, i);
     if (!launch.valid())
@@ -206,7 +212,7 @@ void Exporter::flow(const Lane& lane, size_t i)
     sep();
     m_o.printf("{\"ph\":\"f\",\"bp\":\"e\",\"id\":%" PRIu64 ",\"pid\":%u,\"tid\":%" PRIu64
                ",\"cat\":\"launch\",\"name\":\"launch\"",
-        id, lane.info.rank, tidOf(lane.info, lane.id));
+        id, lane.info.rank, tid);
     micros(m_o, "ts", lane.events.start(i) - m_base);
     m_o.put("}");
 }
@@ -233,12 +239,31 @@ void Exporter::run(ChromeExportStats& st)
     metadata();
     for (const Lane& lane : m_t.lanes()) {
         auto [first, last] = exportedRange(lane.events, m_opt.from, m_opt.to);
+        // A GPU stream's work that overlaps without nesting goes to overlap threads (exportrules.h).
+        const bool layout = OverlapLayout::applies(lane.info);
+        OverlapLayout overlaps;
+        uint32_t named = 1; // overlap threads named so far (track 0 is the lane's own)
         for (size_t i = first; i < last; ++i) {
             if (!isExported(lane.events, i, m_opt.from))
                 continue;
-            event(lane, i);
+            uint64_t tid = tidOf(lane.info, lane.id);
+            if (layout) {
+                const uint32_t k = overlaps.place(lane.events.start(i), lane.events.end(i)).track;
+                if (k) {
+                    tid = overlapTid(lane.id, k);
+                    for (; named <= k; ++named) {
+                        sep();
+                        m_o.printf("{\"ph\":\"M\",\"pid\":%u,\"tid\":%" PRIu64
+                                   ",\"name\":\"thread_name\",\"args\":{\"name\":",
+                            lane.info.rank, overlapTid(lane.id, named));
+                        m_o.string(overlapTrackTitle(lane.info, named));
+                        m_o.put("}}");
+                    }
+                }
+            }
+            event(lane, i, tid);
             if (m_opt.flows && lane.info.kind == LaneKind::GpuStream)
-                flow(lane, i);
+                flow(lane, i, tid);
         }
     }
     steps();

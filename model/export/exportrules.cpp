@@ -134,4 +134,24 @@ int visitEventArgs(const Trace& trace, const Lane& lane, size_t i, EventArgSink&
     return 0;
 }
 
+OverlapLayout::Place OverlapLayout::place(TimeNs start, TimeNs end)
+{
+    for (uint32_t k = 0; k < m_ends.size(); ++k)
+        if (m_ends[k] <= start) {
+            m_ends[k] = end;
+            return Place { k, false, 0 };
+        }
+    if (m_ends.size() < kMaxTracks) {
+        m_ends.push_back(end);
+        return Place { uint32_t(m_ends.size() - 1), false, 0 };
+    }
+    const auto first = std::min_element(m_ends.begin(), m_ends.end());
+    return Place { uint32_t(first - m_ends.begin()), true, *first };
+}
+
+std::string overlapTrackTitle(const LaneInfo& info, uint32_t track)
+{
+    return laneTitle(info) + " (overlapping " + std::to_string(track) + ")";
+}
+
 } // namespace gapscope::model

@@ -11,7 +11,11 @@
 //     for streams), an event's name (memory ops and syncs get a fixed name: their trace name is a
 //     copy kind or API name already shown elsewhere);
 //   - the arguments of an event (visitEventArgs(): correlation id, launch configuration, graph ids,
-//     memop sizes, collective details, NVTX depth), named by ArgKey.
+//     memop sizes, collective details, NVTX depth), named by ArgKey;
+//   - where a GPU stream's work goes when it overlaps without nesting (OverlapLayout): a kernel that
+//     starts before the previous one on its stream has ended (programmatic dependent launch) would be
+//     cut or dropped by viewers that need slices on a track to nest (Perfetto), so it goes to an
+//     extra track of the lane ("... (overlapping 1)"), with its real times.
 // Pure functions of a finished Trace; thread-safe.
 
 #include "model/trace.h"
@@ -22,6 +26,7 @@
 #include <string>
 #include <string_view>
 #include <utility>
+#include <vector>
 
 namespace gapscope::model {
 
@@ -34,6 +39,28 @@ inline bool isExported(const LaneEvents& events, size_t i, TimeNs from)
 
 // The window [from, to) of steps first..last (inclusive) over every rank; false when no rank has any.
 bool stepWindow(const Trace& trace, int64_t first, int64_t last, TimeNs& from, TimeNs& to);
+
+// Places the events of one GPU stream lane, in start order, on tracks so that none overlaps another
+// on the same track: track 0 is the lane's own, track k > 0 its k-th overlap track; each event takes
+// the lowest track free at its start. Beyond kMaxTracks tracks (never seen: a stream runs a kernel or
+// two at once) an event goes on the track that frees first and place() says it must be clamped to
+// that track's end (nested). GPU lanes only: host ranges nest on their own.
+class OverlapLayout {
+public:
+    static constexpr uint32_t kMaxTracks = 64;
+    struct Place {
+        uint32_t track = 0;
+        bool clamp = false; // nest inside the track's open slice: end at min(end, that slice's end)
+        TimeNs clampEnd = 0;
+    };
+    Place place(TimeNs start, TimeNs end);
+    uint32_t tracks() const { return uint32_t(m_ends.size()); } // tracks used so far (at least 1)
+    static bool applies(const LaneInfo& info) { return info.kind == LaneKind::GpuStream; }
+
+private:
+    std::vector<TimeNs> m_ends { INT64_MIN }; // per track: end of its last slice
+};
+std::string overlapTrackTitle(const LaneInfo& info, uint32_t track); // "<lane title> (overlapping k)"
 
 std::string rankTitle(const Trace& trace, uint32_t rank);
 std::string laneTitle(const LaneInfo& info);

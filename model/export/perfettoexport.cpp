@@ -28,6 +28,7 @@ constexpr uint64_t kStepTrack = 3ull << 32;
 constexpr uint64_t kAnnotationTrack = 4ull << 32;
 constexpr uint64_t kWaterfallTrack = 5ull << 32;
 constexpr uint64_t kGlobalAnnotationTrack = 6ull << 32;
+constexpr uint64_t kOverlapTrack = 7ull << 32; // + lane * OverlapLayout::kMaxTracks + k (k >= 1)
 
 constexpr uint32_t kMetaSequence = 1;
 constexpr uint32_t kFirstLaneSequence = 16;
@@ -110,6 +111,12 @@ struct Slot {
     std::string zscratch;
     Seen seen;
     std::vector<TimeNs> stack;
+    struct OpenSlice {
+        TimeNs end;
+        uint32_t track;
+        uint64_t order;
+    };
+    std::vector<OpenSlice> open;
     std::unique_ptr<format::ZstdCompressor> zstd;
     JobResult result;
     Status status;
@@ -195,7 +202,11 @@ private:
         const auto& [first, last] = m_ranges[r.lane];
         return r.index >= first && r.index < last && isExported(m_t.lane(r.lane).events, r.index, m_opt.from);
     }
-    std::vector<Job> plan() const;
+    std::vector<Job> plan(); // also counts each GPU lane's overlap tracks (m_tracks)
+    uint64_t trackOf(LaneId lane, uint32_t k) const
+    {
+        return k == 0 ? kLaneTrack + lane : kOverlapTrack + uint64_t(lane) * OverlapLayout::kMaxTracks + k;
+    }
     void runJob(const Job& job, Slot& slot) const;
     void emitBegin(const Lane& lane, size_t i, uint64_t delta, PerfettoEncoder& enc, Slot& slot) const;
     Status writeMeta(PerfettoExportStats& st);
@@ -209,6 +220,7 @@ private:
     Iids m_iids;
     TimeNs m_offset;
     std::vector<std::pair<size_t, size_t>> m_ranges;
+    std::vector<uint32_t> m_tracks; // per lane: tracks its events take (OverlapLayout; 1 for most)
     uint64_t m_bytes = 0;
     mutable std::atomic<uint32_t> m_stamp { 0 };
 };
@@ -225,18 +237,23 @@ Status Exporter::write(std::string_view bytes)
 
 // Cuts every lane's exported events into blocks of at least blockEvents, at points where no
 // earlier event is still open.
-std::vector<Job> Exporter::plan() const
+std::vector<Job> Exporter::plan()
 {
     std::vector<Job> jobs;
+    m_tracks.assign(m_t.laneCount(), 1);
     for (const Lane& lane : m_t.lanes()) {
         const auto [first, last] = m_ranges[lane.id];
         const LaneEvents& ev = lane.events;
         Job job { lane.id, first, first };
         TimeNs maxEnd = INT64_MIN;
         size_t count = 0;
+        const bool layout = OverlapLayout::applies(lane.info);
+        OverlapLayout overlaps;
         for (size_t i = first; i < last; ++i) {
             if (!isExported(ev, i, m_opt.from))
                 continue;
+            if (layout)
+                overlaps.place(ev.start(i), ev.end(i));
             if (count >= m_opt.blockEvents && maxEnd <= ev.start(i)) {
                 job.last = i;
                 jobs.push_back(job);
@@ -249,6 +266,7 @@ std::vector<Job> Exporter::plan() const
         job.last = last;
         if (count)
             jobs.push_back(job);
+        m_tracks[lane.id] = overlaps.tracks();
     }
     return jobs;
 }
@@ -330,6 +348,58 @@ void Exporter::runJob(const Job& job, Slot& slot) const
     };
     std::vector<TimeNs>& stack = slot.stack;
     stack.clear();
+    if (OverlapLayout::applies(lane.info)) {
+        // A GPU stream: work that overlaps without nesting goes to the lane's overlap tracks with its
+        // real times (exportrules.h). Open slices, by end (a nested one before its parent at a tie).
+        using Open = Slot::OpenSlice;
+        std::vector<Open>& open = slot.open;
+        open.clear();
+        OverlapLayout overlaps;
+        uint64_t order = 0;
+        auto closeUpTo = [&](TimeNs t) {
+            while (!open.empty() && open.front().end <= t) {
+                const uint64_t e = ts(open.front().end);
+                enc.beginEvent(e - last, EventType::SliceEnd);
+                if (open.front().track)
+                    enc.trackUuid(trackOf(job.lane, open.front().track));
+                enc.endEvent(seq, PerfettoEncoder::kNeedsState);
+                last = e;
+                open.erase(open.begin());
+            }
+        };
+        for (; i < job.last; ++i) {
+            if (!isExported(ev, i, m_opt.from))
+                continue;
+            const TimeNs start = ev.start(i);
+            TimeNs end = ev.end(i);
+            closeUpTo(start);
+            const OverlapLayout::Place p = overlaps.place(start, end);
+            if (p.clamp && end > p.clampEnd) {
+                end = p.clampEnd;
+                ++slot.result.clamped;
+            }
+            const uint64_t t = ts(start);
+            emitBegin(lane, i, t - last, enc, slot);
+            if (p.track)
+                enc.trackUuid(trackOf(job.lane, p.track));
+            enc.endEvent(seq, PerfettoEncoder::kNeedsState);
+            last = t;
+            const Open o { end, p.track, ++order };
+            open.insert(
+                std::upper_bound(open.begin(), open.end(), o,
+                    [](const Open& a, const Open& b) { return a.end != b.end ? a.end < b.end : a.order > b.order; }),
+                o);
+            flush(false);
+        }
+        closeUpTo(INT64_MAX);
+        if (m_opt.compress)
+            flush(true);
+        else {
+            slot.result.rawBytes += slot.raw.size();
+            std::swap(slot.out, slot.raw);
+        }
+        return;
+    }
     for (; i < job.last; ++i) {
         if (!isExported(ev, i, m_opt.from))
             continue;
@@ -501,8 +571,11 @@ Status Exporter::writeMeta(PerfettoExportStats& st)
     }
     if (globalAnnotations)
         enc.trackDescriptor(kGlobalAnnotationTrack, 0, "annotations", 0);
-    for (const Lane& l : m_t.lanes())
+    for (const Lane& l : m_t.lanes()) {
         enc.trackDescriptor(kLaneTrack + l.id, kRankTrack + l.info.rank, laneTitle(l.info), 0);
+        for (uint32_t k = 1; k < m_tracks[l.id]; ++k)
+            enc.trackDescriptor(trackOf(l.id, k), kRankTrack + l.info.rank, overlapTrackTitle(l.info, k), 0);
+    }
     emitItems(items, enc, st.clamped);
     st.rawBytes += raw.size();
     if (!m_opt.compress)
@@ -517,9 +590,9 @@ Status Exporter::writeMeta(PerfettoExportStats& st)
 
 Status Exporter::run(PerfettoExportStats& st)
 {
+    const std::vector<Job> jobs = plan();
     if (Status s = writeMeta(st); !s)
         return s;
-    const std::vector<Job> jobs = plan();
     // Encoding is memory-bound beyond two threads (the default).
     const unsigned threads = std::min(m_opt.threads ? m_opt.threads : 2u, TaskPool::shared().size());
     std::vector<Slot> slots(size_t(threads) * 4);

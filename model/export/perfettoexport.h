@@ -24,8 +24,10 @@
 //     absolute times are the trace's own;
 //   - blocks are encoded on `threads` threads, zstd-compressed (zstd_compressed_packets, under the
 //     512 KiB limit per packet) and written in order: memory stays bounded (a few blocks).
-// Slices on one track must nest: an event that starts inside another but ends after it is cut at
-// the other's end and counted (PerfettoExportStats::clamped), not dropped.
+// Slices on one track must nest. On a GPU stream, work that starts before the work before it has
+// ended (programmatic dependent launch) goes to the lane's overlap tracks with its real times
+// (OverlapLayout, exportrules.h); on other lanes an event that starts inside another but ends after
+// it is cut at the other's end and counted (PerfettoExportStats::clamped), not dropped.
 //
 // Thread-safe (reads the trace and the analysis only).
 

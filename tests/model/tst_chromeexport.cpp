@@ -81,6 +81,51 @@ private slots:
         for (const auto& [id, n] : flows)
             QVERIFY(n.first == 1 && n.second == 1);
     }
+
+    // A kernel that starts before the one before it on its stream has ended (programmatic dependent
+    // launch) goes to an overlap thread of its own, with its real times, so that viewers which need a
+    // thread's slices to nest (Perfetto) keep it.
+    void overlappingKernelsGetTheirOwnThread()
+    {
+        TraceBuilder b;
+        LaneInfo info;
+        info.kind = LaneKind::GpuStream;
+        info.stream = 7;
+        info.name = "stream 7";
+        const LaneId lane = b.lane(info);
+        const StringId k = b.intern("k");
+        const TimeNs t0 = 1764460800000000000;
+        b.addKernel(lane, t0, 100000, k, 1, KernelConfig {});
+        b.addKernel(lane, t0 + 50000, 100000, k, 2, KernelConfig {});
+        b.addKernel(lane, t0 + 200000, 10000, k, 3, KernelConfig {});
+        const Trace t = b.finish();
+        std::FILE* f = std::tmpfile();
+        auto st = exportChromeJson(t, f);
+        QVERIFY(st.hasValue());
+        std::rewind(f);
+        std::string text(size_t(st->bytes), '\0');
+        QCOMPARE(std::fread(text.data(), 1, text.size(), f), text.size());
+        std::fclose(f);
+        auto doc = json::parse(text);
+        QVERIFY2(doc.hasValue(), doc.hasValue() ? "" : doc.error().c_str());
+        std::map<int64_t, std::string> threadNames;
+        std::map<int64_t, std::vector<std::pair<double, double>>> kernels; // tid -> (ts, dur) in us
+        for (const json::Value& e : (*doc)["traceEvents"].items()) {
+            if (e["ph"].toString() == "M" && e["name"].toString() == "thread_name")
+                threadNames[e["tid"].toInt()] = e["args"]["name"].toString();
+            else if (e["ph"].toString() == "X" && e["cat"].toString() == "kernel")
+                kernels[e["tid"].toInt()].push_back({ e["ts"].toDouble(), e["dur"].toDouble() });
+        }
+        QCOMPARE(kernels.size(), size_t(2));
+        QCOMPARE(threadNames[7], laneTitle(info));
+        using V = std::vector<std::pair<double, double>>;
+        QCOMPARE(kernels[7], (V { { 0, 100 }, { 200, 10 } }));
+        for (const auto& [tid, v] : kernels)
+            if (tid != 7) {
+                QCOMPARE(threadNames[tid], overlapTrackTitle(info, 1));
+                QCOMPARE(v, (V { { 50, 100 } }));
+            }
+    }
 };
 
 QTEST_GUILESS_MAIN(TestChromeExport)

@@ -120,7 +120,18 @@ void checkEvents(const Trace& t, const Exported& e, const PerfettoExportOptions&
         auto tr = tracks.find(path);
         if (tr == tracks.end())
             qFatal("no track %s", path.c_str());
-        const std::vector<size_t>& got = byTrack[tr->second];
+        // The lane's own track and its overlap tracks (a GPU stream's work that overlaps), in start order.
+        std::vector<size_t> got = byTrack[tr->second];
+        for (uint32_t k = 1;; ++k) {
+            auto ov = tracks.find(rankTitle(t, lane.info.rank) + "/" + overlapTrackTitle(lane.info, k));
+            if (ov == tracks.end())
+                break;
+            got.insert(got.end(), byTrack[ov->second].begin(), byTrack[ov->second].end());
+        }
+        std::stable_sort(got.begin(), got.end(), [&](size_t a, size_t b) {
+            const DecodedSlice &x = d.slices[a], &y = d.slices[b];
+            return x.start != y.start ? x.start < y.start : x.end - x.start > y.end - y.start;
+        });
         auto [first, last] = exportedRange(lane.events, o.from, o.to);
         size_t k = 0;
         for (size_t i = first; i < last; ++i) {
@@ -321,8 +332,10 @@ private slots:
         }
     }
 
-    // Slices must nest per track: a kernel overlapping the end of the one before is cut there, counted.
-    void overlapIsCutAndCounted()
+    // Slices must nest per track. A kernel that starts before the one before it on its stream has ended
+    // (programmatic dependent launch) goes to the lane's overlap track with its real times; a third one
+    // over both takes a second overlap track; a host range that overlaps is cut and counted.
+    void overlapGoesToItsOwnTrack()
     {
         TraceBuilder b;
         LaneInfo info;
@@ -330,19 +343,38 @@ private slots:
         info.stream = 7;
         info.name = "stream 7";
         const LaneId lane = b.lane(info);
+        LaneInfo nvtxInfo;
+        nvtxInfo.kind = LaneKind::Nvtx;
+        nvtxInfo.stream = 42;
+        nvtxInfo.name = "thread 42";
+        const LaneId nvtx = b.lane(nvtxInfo);
         const StringId k = b.intern("k");
         const TimeNs t0 = 1764460800000000000;
         b.addKernel(lane, t0, 100, k, 1, KernelConfig {});
-        b.addKernel(lane, t0 + 50, 100, k, 2, KernelConfig {});
-        b.addKernel(lane, t0 + 200, 10, k, 3, KernelConfig {});
+        b.addKernel(lane, t0 + 50, 100, k, 2, KernelConfig {}); // overlaps the first: overlap track 1
+        b.addKernel(lane, t0 + 60, 20, k, 3, KernelConfig {}); // inside both: overlap track 2
+        b.addKernel(lane, t0 + 200, 10, k, 4, KernelConfig {}); // back on the lane's own track
+        b.addNvtx(nvtx, t0, 100, k, 0);
+        b.addNvtx(nvtx, t0 + 50, 100, k, 0); // a host range that overlaps: cut at t0 + 100
         const Trace t = b.finish();
         const Exported e = exportAndDecode(t, PerfettoExportOptions {});
         checkWellFormed(e);
-        QCOMPARE(e.stats.clamped, uint64_t(1));
-        QCOMPARE(e.decoded.slices.size(), size_t(3));
-        QCOMPARE(e.decoded.slices[1].start, uint64_t(t0 + 50));
-        QCOMPARE(e.decoded.slices[1].end, uint64_t(t0 + 100));
-        QCOMPARE(e.decoded.slices[2].end, uint64_t(t0 + 210));
+        QCOMPARE(e.stats.clamped, uint64_t(1)); // the NVTX range only
+        QCOMPARE(e.stats.kernels, uint64_t(4));
+        const auto tracks = tracksByPath(e.decoded);
+        const std::string rank = rankTitle(t, 0) + "/";
+        const uint64_t own = tracks.at(rank + laneTitle(info));
+        const uint64_t ov1 = tracks.at(rank + overlapTrackTitle(info, 1));
+        const uint64_t ov2 = tracks.at(rank + overlapTrackTitle(info, 2));
+        QVERIFY(tracks.count(rank + overlapTrackTitle(info, 3)) == 0);
+        std::map<uint64_t, std::vector<std::pair<uint64_t, uint64_t>>> kernels; // track -> (start, end)
+        for (const DecodedSlice& s : e.decoded.slices)
+            if (s.category == "kernel")
+                kernels[s.track].push_back({ s.start - uint64_t(t0), s.end - uint64_t(t0) });
+        using V = std::vector<std::pair<uint64_t, uint64_t>>;
+        QCOMPARE(kernels[own], (V { { 0, 100 }, { 200, 210 } }));
+        QCOMPARE(kernels[ov1], (V { { 50, 150 } }));
+        QCOMPARE(kernels[ov2], (V { { 60, 80 } }));
     }
 
     // A real torch.profiler trace, checked against totals computed with Python's json module.
