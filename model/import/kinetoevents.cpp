@@ -386,29 +386,78 @@ uint64_t KinetoEventParser::hostEventCount() const
 }
 
 // An ac2g flow end ("f") sits on the GPU event it points to, at the same time: it names that event's
-// correlation id when the event's args did not.
+// correlation id when the event's args did not. Kineto writes it right after that event, so it is
+// tried against the lane's last event first; any other (a file whose flows all come at its end, or
+// before their events) waits for finish(), where it is matched by lane and time.
 void KinetoEventParser::addFlow(const KinetoRawEvent& r)
 {
     if (r.ph[0] != 'f' || !r.hasId || !r.hasTs)
         return;
     const std::pair<int64_t, int64_t> key { r.pid ^ (int64_t(m_process) << 40), r.tid }; // as laneFor keys it
-    uint32_t lane = StagedTrace::kNoLane;
-    if (auto it = m_gpuLanes.find(key); it != m_gpuLanes.end())
-        lane = it->second;
-    else if (auto dt = m_deviceFlowLanes.find(key); dt != m_deviceFlowLanes.end())
-        lane = dt->second;
-    if (lane == StagedTrace::kNoLane)
-        return; // a flow into a host-side event: nothing to correlate
-    const uint64_t last = m_out.lastEventOf(lane);
-    if (last != UINT64_MAX) {
-        StagedEvent& e = m_out.event(last);
-        if (e.start == r.ts && (e.correlation == 0 || e.correlation == uint32_t(r.id))) {
-            m_flowsMatched += e.correlation == 0 ? 1 : 0;
-            e.correlation = static_cast<uint32_t>(r.id);
+    const uint32_t lane = flowLane(key);
+    if (lane != StagedTrace::kNoLane) {
+        const uint64_t last = m_out.lastEventOf(lane);
+        if (last != UINT64_MAX && m_out.event(last).start == r.ts
+            && takeFlow(m_out.event(last), uint32_t(r.id), m_flowsMatched))
             return;
-        }
+    } else if (m_apiLanes.count(key) || m_hostLanes.count(key) || m_rangeLanes.count(key)) {
+        return; // a flow into a host-side event (a runtime call): nothing to correlate, nothing kept
     }
-    ++m_flowsUnmatched;
+    m_pendingFlows.push_back({ key, r.ts, uint32_t(r.id) });
+}
+
+// The GPU lane (CUDA stream or another accelerator's device lane) a flow's (pid, tid) names, if any.
+uint32_t KinetoEventParser::flowLane(const std::pair<int64_t, int64_t>& key) const
+{
+    if (auto it = m_gpuLanes.find(key); it != m_gpuLanes.end())
+        return it->second;
+    if (auto dt = m_deviceFlowLanes.find(key); dt != m_deviceFlowLanes.end())
+        return dt->second;
+    return StagedTrace::kNoLane;
+}
+
+// A flow of id `id` ends on `e`: fills its correlation when it has none (counted in `matched`); false
+// when `e` carries another one.
+bool KinetoEventParser::takeFlow(StagedEvent& e, uint32_t id, uint64_t& matched)
+{
+    if (e.correlation != 0 && e.correlation != id)
+        return false;
+    matched += e.correlation == 0 ? 1 : 0;
+    e.correlation = id;
+    return true;
+}
+
+// The flows not matched where they came, against every GPU event of their lane at their time (one pass
+// over the staged events). A flow whose (pid, tid) is no GPU lane ends on a host-side event: nothing
+// to correlate, not counted; one that finds no GPU event at its time is unmatched.
+void KinetoEventParser::resolvePendingFlows()
+{
+    if (m_pendingFlows.empty())
+        return;
+    std::vector<std::pair<std::pair<int64_t, int64_t>, uint32_t>> byPlace; // ((lane, ts), id)
+    byPlace.reserve(m_pendingFlows.size());
+    for (const PendingFlow& f : m_pendingFlows)
+        if (const uint32_t lane = flowLane(f.key); lane != StagedTrace::kNoLane)
+            byPlace.push_back({ { int64_t(lane), f.ts }, f.id });
+    std::vector<PendingFlow>().swap(m_pendingFlows);
+    std::sort(byPlace.begin(), byPlace.end());
+    std::unordered_map<std::pair<int64_t, int64_t>, size_t, PairHash> first; // (lane, ts) -> first in byPlace
+    for (size_t i = byPlace.size(); i-- > 0;)
+        first[byPlace[i].first] = i;
+    std::vector<bool> taken(byPlace.size(), false);
+    for (uint64_t i = 0; i < m_out.eventCount() && !first.empty(); ++i) {
+        StagedEvent& e = m_out.event(i);
+        if (e.kind != StagedKind::Kernel && e.kind != StagedKind::Memcpy && e.kind != StagedKind::Memset)
+            continue;
+        const std::pair<int64_t, int64_t> place { int64_t(e.lane), e.start };
+        auto it = first.find(place);
+        if (it == first.end())
+            continue;
+        for (size_t k = it->second; k < byPlace.size() && byPlace[k].first == place; ++k)
+            if (!taken[k])
+                taken[k] = takeFlow(e, byPlace[k].second, m_flowsMatched);
+    }
+    m_flowsUnmatched += uint64_t(std::count(taken.begin(), taken.end(), false));
 }
 
 void KinetoEventParser::labelLane(uint32_t lane, std::string_view cat)
@@ -494,6 +543,7 @@ void KinetoEventParser::finish()
         m_out.count(format::Stat::ImportUnknownEventKinds, k, n);
     for (const auto& [k, n] : m_bad)
         m_out.count(format::Stat::ImportBadEvents, k, n);
+    resolvePendingFlows();
     if (m_flowsMatched)
         m_out.count(format::Stat::ImportFlowCorrelations, m_flowsMatched);
     if (m_flowsUnmatched)

@@ -23,7 +23,10 @@
 //                                  config) on the lane of its device and stream ("MTIA stream 108")
 //   mtia_runtime, glow_runtime, xpu_runtime, privateuse1_runtime/_driver
 //                               -> runtime API calls on the thread's "<accelerator> API" lane
-//   ac2g flows                  -> fill a GPU event's correlation when its args lack one
+//   ac2g flows                  -> fill a GPU event's correlation when its args lack one; a flow end
+//                                  found right after its event is matched at once, any other (flows
+//                                  written before their events or all at the end of the file, as vLLM
+//                                  does) when finish() runs, by lane and time, wherever they were
 //   ph "M"                      -> lane names (process_name, thread_name)
 // A file whose pids carry SGLang rank labels ("[TP01] 1234", its merged files) gives one process
 // (rank) per label (SglangRanks).
@@ -42,6 +45,7 @@
 #include <string>
 #include <unordered_map>
 #include <utility>
+#include <vector>
 
 namespace gapscope::model::importer {
 
@@ -81,6 +85,9 @@ private:
     void addGpuEvent(const KinetoRawEvent& r, int64_t dur, int category);
     void addCpuEvent(const KinetoRawEvent& r, int64_t dur, int category);
     void addFlow(const KinetoRawEvent& r);
+    uint32_t flowLane(const std::pair<int64_t, int64_t>& key) const;
+    static bool takeFlow(StagedEvent& e, uint32_t id, uint64_t& matched);
+    void resolvePendingFlows();
     void addMetadata(const KinetoRawEvent& r);
     static void tally(std::map<std::string, uint64_t, std::less<>>& m, std::string_view key);
     uint32_t laneFor(
@@ -102,6 +109,13 @@ private:
     std::map<std::string, uint64_t, std::less<>> m_host;
     std::map<std::string, uint64_t, std::less<>> m_unknown;
     std::map<std::string, uint64_t, std::less<>> m_bad;
+    // An ac2g flow end not matched where it came: its (pid, tid) key as laneFor keys it, time, id.
+    struct PendingFlow {
+        std::pair<int64_t, int64_t> key;
+        int64_t ts;
+        uint32_t id;
+    };
+    std::vector<PendingFlow> m_pendingFlows;
     uint64_t m_flowsMatched = 0;
     uint64_t m_flowsUnmatched = 0;
     // SGLang's merged files: one process per rank label in the pids (SglangRanks); m_process is the

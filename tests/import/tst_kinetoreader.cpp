@@ -134,6 +134,7 @@ private slots:
     void damageDeepInsideFound();
     void unknownKindsCounted();
     void flowFillsCorrelation();
+    void flowsAnywhereInTheFile();
     void metadata();
     void invalidUtf8Replaced();
     void stringIds();
@@ -350,6 +351,36 @@ void TstKinetoReader::flowFillsCorrelation()
     QCOMPARE(s->trace.event(0).correlation, 77u);
     QCOMPARE(counter(s->trace, "import_flow_correlations"), uint64_t(1));
     QCOMPARE(counter(s->trace, "import_unmatched_flows"), uint64_t(1));
+}
+
+// Flows written after every event (a vLLM trace does so) or before their event match as in place: by
+// lane and time, the lane's last event no longer the only candidate.
+void TstKinetoReader::flowsAnywhereInTheFile()
+{
+    auto flow = [](int id, int tid, int ts) {
+        return "{\"ph\":\"f\",\"id\":" + std::to_string(id) + ",\"pid\":0,\"tid\":" + std::to_string(tid)
+            + ",\"ts\":" + std::to_string(ts) + ",\"cat\":\"ac2g\",\"name\":\"ac2g\",\"bp\":\"e\"}";
+    };
+    auto gpu = [](const char* cat, int tid, int ts, int corr) {
+        return std::string("{\"ph\":\"X\",\"cat\":\"") + cat
+            + "\",\"name\":\"k\",\"pid\":0,\"tid\":" + std::to_string(tid) + ",\"ts\":" + std::to_string(ts)
+            + ",\"dur\":1" + (corr ? ",\"args\":{\"correlation\":" + std::to_string(corr) + "}" : std::string()) + "}";
+    };
+    const std::string host = "{\"ph\":\"X\",\"cat\":\"cuda_runtime\",\"name\":\"cudaLaunchKernel\",\"pid\":9,"
+                             "\"tid\":9,\"ts\":1,\"dur\":1,\"args\":{\"correlation\":3}}";
+    auto s = stage("[" + flow(11, 7, 20) + "," + gpu("kernel", 7, 5, 0) + "," + gpu("kernel", 7, 10, 0) + ","
+        + gpu("kernel", 8, 10, 12) + "," + gpu("gpu_memcpy", 7, 20, 0) + "," + host + "," + flow(10, 7, 10) + ","
+        + flow(12, 8, 10) + "," + flow(9, 7, 5) + "," + flow(13, 7, 99) + "," + flow(14, 8, 10) + ","
+        + "{\"ph\":\"f\",\"id\":3,\"pid\":9,\"tid\":9,\"ts\":1,\"cat\":\"ac2g\",\"name\":\"ac2g\"}]");
+    QVERIFY2(s->status.isOk(), s->status.message().c_str());
+    std::vector<uint32_t> corr;
+    for (uint64_t i = 0; i < s->trace.eventCount(); ++i)
+        if (s->trace.event(i).kind != StagedKind::Api)
+            corr.push_back(s->trace.event(i).correlation);
+    QCOMPARE(corr, (std::vector<uint32_t> { 9, 10, 12, 11 })); // the memcpy's flow came before it
+    QCOMPARE(counter(s->trace, "import_flow_correlations"), uint64_t(3));
+    // ts 99: no event there; 14: the kernel at (8, 10) carries 12. The flow into the runtime call: not counted.
+    QCOMPARE(counter(s->trace, "import_unmatched_flows"), uint64_t(2));
 }
 
 void TstKinetoReader::metadata()
