@@ -91,7 +91,9 @@ private:
 // Which iids a sequence block has already emitted (stamped per block, so nothing is cleared).
 struct Seen {
     std::vector<uint32_t> names, values;
-    uint32_t categories[8] = {}, argNames[32] = {};
+    // Indexed by iid: category(kind) = kind + 1 (EventKind::Host is the last kind), argName() likewise.
+    uint32_t categories[size_t(EventKind::Host) + 2] = {};
+    uint32_t argNames[size_t(ArgKey::Count) + size_t(ExtraArg::Count) + 1] = {};
     uint32_t stamp = 0;
 };
 
