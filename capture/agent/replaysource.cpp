@@ -5,8 +5,8 @@
 #include "capture/agent/client/encodersink.h"
 #include "capture/agent/mergeworker.h"
 #include "capture/protocol/netutil.h"
-#include "model/format/stepcolumns.h"
 #include "model/format/stats.h"
+#include "model/format/stepcolumns.h"
 #include "model/format/trace.pb.h"
 #include "model/format/tracereader.h"
 

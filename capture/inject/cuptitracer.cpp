@@ -304,9 +304,9 @@ CuptiTracer::DetachPolicy CuptiTracer::detachPolicy()
 {
     const char* v = std::getenv("GAPSCOPE_CUPTI_DETACH");
     if (v && *v)
-        return std::strcmp(v, "0") == 0 ? DetachPolicy::Never
+        return std::strcmp(v, "0") == 0    ? DetachPolicy::Never
             : std::strcmp(v, "force") == 0 ? DetachPolicy::Always
-                                            : DetachPolicy::UnlessGraphKernels;
+                                           : DetachPolicy::UnlessGraphKernels;
     int driver = 0;
     return cuDriverGetVersion(&driver) == CUDA_SUCCESS && driver >= 12060 ? DetachPolicy::UnlessGraphKernels
                                                                           : DetachPolicy::Never;
@@ -449,9 +449,10 @@ Status CuptiTracer::startRecording(const pb::CaptureSettings& s)
             + " has no known record layout (known: " + knownCuptiVersions() + ")");
     const bool all = !s.kernels() && !s.memory_ops() && !s.runtime_api() && !s.synchronization();
     if ((all || s.kernels()) && s.detail_every() > 1 && !graphTraceAllowed())
-        return Status::error("--detail-every is refused: CUPTI's graph-level trace, switched on in a process whose CUDA "
-                             "graphs already exist, crashed the process (H100, driver 580, CUPTI 13.0; "
-                             "capture/README.md); set GAPSCOPE_GRAPH_TRACE=1 in the traced process to try it anyway");
+        return Status::error(
+            "--detail-every is refused: CUPTI's graph-level trace, switched on in a process whose CUDA "
+            "graphs already exist, crashed the process (H100, driver 580, CUPTI 13.0; "
+            "capture/README.md); set GAPSCOPE_GRAPH_TRACE=1 in the traced process to try it anyway");
     CUptiResult r = cuptiActivityRegisterCallbacks(onBufferRequested, onBufferCompleted);
     if (r != CUPTI_SUCCESS)
         return Status::error("cuptiActivityRegisterCallbacks: " + cuptiError(r));

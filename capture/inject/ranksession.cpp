@@ -266,7 +266,8 @@ void RankSession::onArm(const wire::Arm& arm)
     StepRule rule = StepRule::Graph;
     if (!parseStepRule(m_settings.step_rule(), &rule)) {
         sendArmed(wire::ARM_RULE_UNSUPPORTED,
-            "step rule '" + m_settings.step_rule() + "' is not one a rank can follow (auto, graph, nvtx, anchor, time)");
+            "step rule '" + m_settings.step_rule()
+                + "' is not one a rank can follow (auto, graph, nvtx, anchor, time)");
         return;
     }
     if (m_settings.steps() == 0 && m_settings.step_rule().empty())

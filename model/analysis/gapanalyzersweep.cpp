@@ -62,8 +62,7 @@ struct GraphLookup {
         if (corr != l->lastCorr) {
             const EventRef api = l->trace->launchOf(ev.lane, ev.index);
             l->lastCorr = corr;
-            l->lastIsGraph
-                = api.valid() && (*l->graphLaunchName)[l->trace->lane(api.lane).events.name(api.index)];
+            l->lastIsGraph = api.valid() && (*l->graphLaunchName)[l->trace->lane(api.lane).events.name(api.index)];
         }
         return l->lastIsGraph;
     }

@@ -487,9 +487,8 @@ void TstInteraction::captureOverheadIsShownUnderTheWaterfall()
     m_ws->setDocument(TraceDocument::fromTrace(testtrace::make(o), QStringLiteral("captured.gapscope")));
     QTRY_VERIFY_WITH_TIMEOUT(m_ws->waterfallPanel()->status().contains(QStringLiteral("Capture overhead")), 20'000);
     const QString status = m_ws->waterfallPanel()->status();
-    QVERIFY2(
-        status.contains(QStringLiteral("rank 0: step 6.500 ms before arming (8 steps, fewer than 50); 7.475 ms "
-                                       "while capturing (+15.0 %, 4 steps, fewer than 50)")),
+    QVERIFY2(status.contains(QStringLiteral("rank 0: step 6.500 ms before arming (8 steps, fewer than 50); 7.475 ms "
+                                            "while capturing (+15.0 %, 4 steps, fewer than 50)")),
         qPrintable(status));
     QVERIFY(!status.contains(QStringLiteral("rank 1:")));
 }
