@@ -445,7 +445,7 @@ size_t TraceOverview::memoryBytes() const
         for (const auto& v : l.levels)
             n += v.capacity() * sizeof(Node);
     for (const auto& s : m_strings)
-        n += s.capacity() + sizeof(s);
+        n += s.capacity() + sizeof(std::string);
     for (const auto& s : m_steps)
         n += s.capacity() * sizeof(Step);
     return n;

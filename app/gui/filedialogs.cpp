@@ -13,7 +13,7 @@
 QStringList FileDialogs::askTraces(QWidget* parent, const QString& title)
 {
     QSettings settings;
-    const QStringList files
+    QStringList files
         = QFileDialog::getOpenFileNames(parent, title, settings.value(QStringLiteral("lastDir")).toString(),
             tr("Traces (*.gapscope *.json *.json.gz *.pt.trace.json *.sqlite *.nvvp *.db *.csv);;All files (*)"));
     if (!files.isEmpty())

@@ -292,6 +292,7 @@ Expected<Trace> importTraces(const std::vector<std::string>& paths, const ReadOp
     if (paths.empty())
         return Status::error("no trace file given");
     std::vector<StagedTrace> staged;
+    staged.reserve(paths.size());
     for (const auto& p : paths)
         staged.emplace_back(sourceName(p), p);
     std::vector<std::optional<Status>> results(paths.size());

@@ -453,7 +453,8 @@ Expected<KinetoReader::WindowEnd> KinetoReader::parseWindow()
         }
         const auto start = static_cast<size_t>(loc - d);
         simdjson::ondemand::value v;
-        auto err = std::move(element).get(v);
+        // simdjson's get() is for rvalues only: the move is how it is called, not a copy saved.
+        auto err = std::move(element).get(v); // NOLINT(performance-move-const-arg)
         if (!err && m_impl->events.parse(v) != KinetoEventParser::Result::JsonError) {
             ++m_elements;
             const char* after = nullptr;

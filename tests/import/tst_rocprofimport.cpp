@@ -145,7 +145,7 @@ private:
     QTemporaryDir m_dir;
     std::string write(const std::string& name, const std::string& bytes)
     {
-        const std::string path = m_dir.path().toStdString() + "/" + name;
+        std::string path = m_dir.path().toStdString() + "/" + name;
         std::ofstream(path, std::ios::binary) << bytes;
         return path;
     }
