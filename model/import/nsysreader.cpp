@@ -61,7 +61,7 @@ Status NsysReader::readNsys()
         return st;
     if (Status st = readMemops(true); !st)
         return st;
-    if (Status st = readNvtx(); !st) // last: it keeps only the ranges of processes with CUDA activity
+    if (Status st = readNvtx(); !st) // after the GPU rows: it keeps only the ranges of processes with GPU work
         return st;
     if (Status st = readOsrt(); !st) // likewise
         return st;
@@ -74,17 +74,20 @@ Status NsysReader::readNsys()
 Status NsysReader::nothingImported() const
 {
     std::string tables;
-    for (const char* t : { kKernel, kMemcpy, kMemset, kRuntime, kSync, kNvtx })
+    bool rows = false; // CUDA rows there, of processes without GPU work
+    for (const char* t : { kKernel, kMemcpy, kMemset, kRuntime, kSync, kNvtx }) {
+        const int64_t n = m_db.has(t) ? m_db.rowCount(t) : 0;
+        rows = rows || (n > 0 && t != kNvtx);
         tables += std::string(tables.empty() ? "" : ", ") + t
-            + (!m_db.has(t) ? " missing"
-                    : m_db.rowCount(t) == 0
-                    ? " empty"
-                    : " with " + std::to_string(m_db.rowCount(t)) + " row(s) of no CUDA process");
+            + (!m_db.has(t)  ? " missing"
+                    : n == 0 ? " empty"
+                             : " with " + std::to_string(n) + " row(s) of no process with GPU work");
+    }
     const auto version = m_out.metadata.find("import.product_version");
     return Status::error(m_path + ": an Nsight Systems export"
         + (version != m_out.metadata.end() ? " (nsys " + version->second + ")" : std::string())
-        + " without CUDA activity, nothing to import (" + tables
-        + "); profile with `nsys profile --trace=cuda` and export again");
+        + (rows ? " without GPU work (no kernel, memcpy or memset)" : " without CUDA activity")
+        + ", nothing to import (" + tables + "); profile with `nsys profile --trace=cuda` and export again");
 }
 
 Status NsysReader::readMetadata()

@@ -9,13 +9,13 @@
 // before 2023: the tool and schema version), StringIds, PROCESSES, ThreadNames, TARGET_INFO_GPU,
 // TARGET_INFO_CUDA_GPU (older exports keep the GPU details there), TARGET_INFO_SESSION_START_TIME,
 // CUPTI_ACTIVITY_KIND_KERNEL, _MEMCPY, _MEMSET, _RUNTIME, _SYNCHRONIZATION and, last (only processes
-// with CUDA activity keep theirs), NVTX_EVENTS and OSRT_API (OS runtime calls: host ranges). Columns are looked up by
+// with GPU work keep theirs), NVTX_EVENTS and OSRT_API (OS runtime calls: host ranges). Columns are looked up by
 // name, so exports of other nsys versions with added or missing columns still read (graphId exists from 2025.5 on; a
 // missing column reads as NULL, 0 for numbers). Units as nsys writes them: TARGET_INFO_GPU.clockRate in Hz,
 // memoryBandwidth in bytes/s, totalMemory in bytes; TARGET_INFO_CUDA_GPU.coreClockRate in kHz,
 // globalMemoryBandwidth in kB/s.
 // Errors: a database that is not an nsys export (no nsys table at all) names what is missing; an
-// export without any CUDA activity says which tables are missing or empty.
+// export without any CUDA activity (or whose CUDA calls ran no GPU work) says which tables are missing or empty.
 //
 // Threading: one reader per thread.
 

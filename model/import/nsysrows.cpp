@@ -218,6 +218,9 @@ void NsysRowConverter::api(const NsysApiRow& r)
     const uint32_t lane = m_out.lane(process, LaneKind::CpuApi, 0, static_cast<uint64_t>(tidOf(r.globalTid)));
     if (lane == StagedTrace::kNoLane)
         return;
+    if (m_apiCalls.size() <= process)
+        m_apiCalls.resize(process + size_t(1), 0);
+    ++m_apiCalls[process];
     const uint32_t raw = name(r.nameId);
     auto it = m_apiNames.find(raw);
     if (it == m_apiNames.end())
@@ -258,12 +261,12 @@ void NsysRowConverter::nvtx(const NsysNvtxRow& r)
     }
     if (!checkTimes(r.start, r.end, "NVTX"))
         return;
-    auto p = m_processes.find(pidOf(r.globalTid));
-    if (p == m_processes.end()) {
-        ++m_nvtxWithoutCuda;
+    const std::optional<uint16_t> p = gpuProcess(r.globalTid);
+    if (!p) {
+        ++m_nvtxWithoutGpu;
         return;
     }
-    const uint16_t process = p->second;
+    const uint16_t process = *p;
     const uint32_t lane = m_out.lane(process, LaneKind::Nvtx, 0, static_cast<uint64_t>(tidOf(r.globalTid)));
     if (lane == StagedTrace::kNoLane)
         return;
@@ -275,20 +278,20 @@ void NsysRowConverter::osrt(const NsysOsrtRow& r)
 {
     if (!checkTimes(r.start, r.end, "OS runtime"))
         return;
-    auto p = m_processes.find(pidOf(r.globalTid));
-    if (p == m_processes.end()) {
-        ++m_osrtWithoutCuda;
+    const std::optional<uint16_t> p = gpuProcess(r.globalTid);
+    if (!p) {
+        ++m_osrtWithoutGpu;
         return;
     }
-    const uint32_t lane = m_out.lane(p->second, LaneKind::CpuThread, 0, static_cast<uint64_t>(tidOf(r.globalTid)));
+    const uint32_t lane = m_out.lane(*p, LaneKind::CpuThread, 0, static_cast<uint64_t>(tidOf(r.globalTid)));
     if (lane != StagedTrace::kNoLane)
         m_out.addHost(lane, r.start, r.end - r.start, name(r.nameId), HostKind::OsRuntime);
 }
 
 void NsysRowConverter::sample(const NsysSampleRow& r)
 {
-    if (m_processes.find(pidOf(r.globalTid)) == m_processes.end()) {
-        ++m_samplesWithoutCuda;
+    if (!gpuProcess(r.globalTid)) {
+        ++m_samplesWithoutGpu;
         return;
     }
     // Frames root first; an unresolved frame is named after its module ("[libcuda.so.1]"), so the
@@ -386,7 +389,49 @@ size_t NsysRowConverter::rankCount() const
     return m_out.processes().size();
 }
 
-// GPU work first, by lowest device then pid; processes with only CUDA API rows after them, by pid.
+// The process of an id when it ran GPU work (a kernel, memcpy or memset: gpuLane gave it a device).
+std::optional<uint16_t> NsysRowConverter::gpuProcess(int64_t globalPidOrTid) const
+{
+    auto p = m_processes.find(pidOf(globalPidOrTid));
+    if (p == m_processes.end() || !m_out.processes()[p->second].device)
+        return std::nullopt;
+    return p->second;
+}
+
+// A process that made CUDA calls (cudaGetDeviceCount in a launcher, a data loader) and no GPU work
+// would be an empty rank, and a rank count that is no parallelism: its calls are dropped, counted and
+// named in a warning (the first ten processes by name, the rest together).
+void NsysRowConverter::dropProcessesWithoutGpuWork()
+{
+    std::vector<bool> drop(m_out.processes().size(), false);
+    size_t dropped = 0;
+    for (uint16_t i = 0; i < m_out.processes().size(); ++i) {
+        const StagedProcess& p = m_out.process(i);
+        if (p.device)
+            continue;
+        drop[i] = true;
+        if (++dropped > 10)
+            continue;
+        auto n = m_processNames.find(p.pid);
+        const uint64_t calls = i < m_apiCalls.size() ? m_apiCalls[i] : 0;
+        m_out.warnings.push_back(m_out.path() + ": process " + std::to_string(p.pid)
+            + (n != m_processNames.end() && !n->second.empty() ? " (" + n->second + ")" : "") + " made "
+            + std::to_string(calls) + " CUDA call" + (calls == 1 ? "" : "s") + " and no GPU work: not a rank");
+    }
+    if (!dropped)
+        return;
+    if (dropped > 10)
+        m_out.warnings.push_back(m_out.path() + ": " + std::to_string(dropped - 10)
+            + " more processes made CUDA calls and no GPU work: not ranks");
+    const uint64_t removed = m_out.dropProcesses(drop);
+    m_processes.clear();
+    for (uint16_t i = 0; i < m_out.processes().size(); ++i)
+        m_processes.emplace(m_out.process(i).pid, i);
+    m_out.count(format::Stat::ImportSkippedEvents,
+        "CUDA API calls and synchronization records of processes without GPU work", removed);
+}
+
+// By lowest device, then pid (every process has GPU work by now).
 void NsysRowConverter::orderProcesses()
 {
     m_out.orderProcessesByDevice();
@@ -434,6 +479,7 @@ void NsysRowConverter::nameLanes()
 
 void NsysRowConverter::finish()
 {
+    dropProcessesWithoutGpuWork();
     orderProcesses();
     for (auto& [device, g] : m_gpus)
         m_out.gpus.push_back(g);
@@ -449,15 +495,14 @@ void NsysRowConverter::finish()
         m_out.count(format::Stat::ImportUnterminatedRanges, m_unterminated);
     if (m_marks)
         m_out.count(format::Stat::ImportSkippedEvents, "NVTX marks", m_marks);
-    if (m_nvtxWithoutCuda)
+    if (m_nvtxWithoutGpu)
+        m_out.count(format::Stat::ImportSkippedEvents, "NVTX ranges of processes without GPU work", m_nvtxWithoutGpu);
+    if (m_samplesWithoutGpu)
         m_out.count(
-            format::Stat::ImportSkippedEvents, "NVTX ranges of processes without CUDA activity", m_nvtxWithoutCuda);
-    if (m_samplesWithoutCuda)
-        m_out.count(format::Stat::ImportSkippedEvents, "CPU samples of processes without CUDA activity",
-            m_samplesWithoutCuda);
-    if (m_osrtWithoutCuda)
-        m_out.count(format::Stat::ImportSkippedEvents, "OS runtime calls of processes without CUDA activity",
-            m_osrtWithoutCuda);
+            format::Stat::ImportSkippedEvents, "CPU samples of processes without GPU work", m_samplesWithoutGpu);
+    if (m_osrtWithoutGpu)
+        m_out.count(
+            format::Stat::ImportSkippedEvents, "OS runtime calls of processes without GPU work", m_osrtWithoutGpu);
     if (m_shortNames)
         m_out.count(format::Stat::ImportKernelShortNames, m_shortNames);
 }

@@ -7,12 +7,15 @@
 //
 // Identifiers: globalTid / globalPid are nsys' serialized ids, pid = (id >> 24) & 0xFFFFFF,
 // tid = id & 0xFFFFFF. Names are StringIds references (string()); NVTX text may also be inline.
-// Ranks: only processes with CUDA activity (kernels, memcpy/memset, CUDA API or synchronization rows)
-// become ranks; a report lists every process of the host in PROCESSES, and those are only names.
-// NVTX and OS runtime rows of a process without CUDA activity are skipped and counted, so nvtx() and
-// osrt() rows must come after the CUDA rows. finish() stages the processes in the order of the lowest CUDA device each
-// used (tensor-parallel ranks own devices in rank order), then by pid, processes with only CUDA API
-// rows last; a report records no rank, so TraceAssembler numbers them densely in that order.
+// Ranks: only processes with GPU work (kernels, memcpy or memset rows, on any device) become ranks; a
+// report lists every process of the host in PROCESSES, and those are only names. A process that made
+// CUDA calls (runtime/driver API or synchronization rows) and no GPU work is no rank either: finish()
+// drops it with its calls, counted, and names it in a warning ("process P made N CUDA calls and no GPU
+// work: not a rank"). NVTX, OS runtime rows and CPU samples of a process without GPU work are skipped
+// and counted, so nvtx(), osrt() and sample() rows must come after the kernel and memory rows.
+// finish() stages the processes in the order of the lowest CUDA device each used (tensor-parallel
+// ranks own devices in rank order), then by pid; a report records no rank, so TraceAssembler numbers
+// them densely in that order.
 // GPUs: rows of one device (TARGET_INFO_GPU, TARGET_INFO_CUDA_GPU) are merged, a field given by one
 // row filling what the other lacks.
 //
@@ -22,6 +25,7 @@
 #include "model/import/stagedtrace.h"
 
 #include <map>
+#include <optional>
 #include <string_view>
 #include <unordered_map>
 
@@ -91,11 +95,11 @@ public:
     void api(const NsysApiRow& r);
     void sync(const NsysSyncRow& r);
     void nvtx(const NsysNvtxRow& r);
-    // An OS runtime call: a host range on the thread's CPU lane (processes with CUDA activity only,
-    // so these rows come after the CUDA rows too; the others are counted).
+    // An OS runtime call: a host range on the thread's CPU lane (processes with GPU work only, so these
+    // rows come after the GPU rows too; the others are counted).
     void osrt(const NsysOsrtRow& r);
     // A CPU sample (rows in order of thread, then time): its call stack becomes ranges on the thread's
-    // sampled lane (SampledStacks; processes with CUDA activity only) when finishSamples() runs.
+    // sampled lane (SampledStacks; processes with GPU work only) when finishSamples() runs.
     void sample(const NsysSampleRow& r);
     void finishSamples();
     void gpu(const NsysGpuRow& r);
@@ -107,7 +111,7 @@ public:
     void exportMetadata(std::string_view key, std::string_view value);
     // Ranks, lane names, GPUs, tool, counters. Call once, after every row.
     void finish();
-    // Processes with CUDA activity so far: the ranks of this source.
+    // Processes with CUDA activity so far; after finish(), those with GPU work: the ranks of this source.
     size_t rankCount() const;
 
 private:
@@ -115,6 +119,8 @@ private:
     uint32_t name(int64_t stringId);
     uint32_t kernelName(const NsysKernelRow& r);
     void orderProcesses();
+    std::optional<uint16_t> gpuProcess(int64_t globalPidOrTid) const;
+    void dropProcessesWithoutGpuWork();
     void nameLanes();
     std::string tool() const;
     uint32_t gpuLane(uint16_t process, int64_t device, int64_t stream);
@@ -125,6 +131,7 @@ private:
     std::unordered_map<int64_t, uint16_t> m_processes; // pid -> process index
     std::unordered_map<int64_t, std::string> m_processNames; // pid -> PROCESSES name
     std::map<int64_t, GpuInfo> m_gpus; // device -> merged rows
+    std::vector<uint64_t> m_apiCalls; // per process index: its CUDA API rows
     std::string m_product, m_productVersion, m_schemaVersion;
     std::unordered_map<int64_t, std::string> m_threadNames; // tid -> name
     std::unordered_map<int64_t, uint32_t> m_apiNames; // pool id -> pool id without "_v7000"
@@ -133,10 +140,10 @@ private:
     uint64_t m_unterminated = 0;
     uint64_t m_marks = 0;
     uint64_t m_shortNames = 0;
-    uint64_t m_nvtxWithoutCuda = 0;
-    uint64_t m_osrtWithoutCuda = 0;
+    uint64_t m_nvtxWithoutGpu = 0;
+    uint64_t m_osrtWithoutGpu = 0;
     std::map<int64_t, SampledStacks> m_samples; // globalTid -> its samples
-    uint64_t m_samplesWithoutCuda = 0;
+    uint64_t m_samplesWithoutGpu = 0;
 };
 
 } // namespace gapscope::model::importer

@@ -79,8 +79,12 @@ Status NvprofReader::read()
     if (m_rows.rankCount())
         return Status::ok();
     return Status::error(m_path
-        + ": an nvprof file without CUDA activity, nothing to import (no kernel, memcpy, memset or API "
-          "rows)");
+        + ": an nvprof file without GPU work, nothing to import (no kernel, memcpy or memset rows"
+        + std::string(
+            m_db.rowCount("CUPTI_ACTIVITY_KIND_RUNTIME") > 0 || m_db.rowCount("CUPTI_ACTIVITY_KIND_DRIVER") > 0
+                ? "; its CUDA API calls alone make no rank"
+                : "")
+        + ")");
 }
 
 Status NvprofReader::readVersion()

@@ -67,6 +67,53 @@ void StagedTrace::orderProcessesByDevice()
     reorderProcesses(order);
 }
 
+uint64_t StagedTrace::dropProcesses(const std::vector<bool>& drop)
+{
+    std::vector<uint16_t> order;
+    for (uint16_t i = 0; i < m_processes.size(); ++i)
+        if (i >= drop.size() || !drop[i])
+            order.push_back(i);
+    if (order.size() == m_processes.size())
+        return 0;
+    std::vector<uint32_t> newLane(m_lanes.size(), kNoLane);
+    std::vector<StagedLane> lanes;
+    for (uint32_t i = 0; i < m_lanes.size(); ++i)
+        if (m_lanes[i].process >= drop.size() || !drop[m_lanes[i].process]) {
+            newLane[i] = static_cast<uint32_t>(lanes.size());
+            lanes.push_back(std::move(m_lanes[i]));
+        }
+    m_lanes = std::move(lanes);
+    m_lastOfLane.assign(m_lanes.size(), UINT64_MAX);
+    std::fill(std::begin(m_kindCount), std::end(m_kindCount), 0);
+    m_minStart = INT64_MAX;
+    m_maxEnd = INT64_MIN;
+    std::unordered_map<uint64_t, int64_t> longDurations;
+    uint64_t kept = 0;
+    for (uint64_t i = 0; i < m_count; ++i) { // in place: an event only moves towards the front
+        StagedEvent e = event(i);
+        if (newLane[e.lane] == kNoLane)
+            continue;
+        const int64_t dur = duration(i);
+        if (e.duration == kLongDuration)
+            longDurations.emplace(kept, dur);
+        e.lane = static_cast<uint16_t>(newLane[e.lane]);
+        event(kept) = e;
+        m_lastOfLane[e.lane] = kept;
+        m_kindCount[static_cast<size_t>(e.kind)]++;
+        m_minStart = std::min(m_minStart, e.start);
+        m_maxEnd = std::max(m_maxEnd, addTimes(e.start, dur));
+        ++kept;
+    }
+    const uint64_t removed = m_count - kept;
+    m_count = kept;
+    m_longDurations = std::move(longDurations);
+    m_blocks.resize((kept + kBlockEvents - 1) / kBlockEvents);
+    // Processes last: reorderProcesses renumbers the lanes (now only those of kept processes) and
+    // rebuilds the lane index.
+    reorderProcesses(order);
+    return removed;
+}
+
 uint32_t StagedTrace::lane(uint16_t process, LaneKind kind, uint32_t device, uint64_t stream, uint32_t pid)
 {
     if (process < m_processes.size() && pid == m_processes[process].pid)

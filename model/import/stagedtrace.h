@@ -102,6 +102,10 @@ public:
     // own devices in rank order), then by pid; processes without GPU work last. For sources that record
     // no rank (nsys, rocprof): TraceAssembler numbers their processes densely in this order.
     void orderProcessesByDevice();
+    // Removes the processes flagged in `drop` (indexed as now), with their lanes and events; the others
+    // keep their order, lanes and events (renumbered). What the removed events took of the memory
+    // budget and of the side tables stays taken until this trace is freed. Returns the events removed.
+    uint64_t dropProcesses(const std::vector<bool>& drop);
     // Finds or creates the lane (kind, device, stream) of `process`; kNoLane when the source has more
     // than 65535 lanes (counted, events dropped).
     // `pid`: a host thread's own pid when the source names one other than its process's (a file whose

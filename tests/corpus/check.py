@@ -4,7 +4,8 @@
 
 For every file of each format's folder (CORPUS/nsys, ...), a reader of that format written here from
 the raw file alone (Python sqlite3, not gapscope's code) computes the expected figures: kernel,
-memcpy and memset counts and total times, the processes with GPU or CUDA work (= the ranks), the GPU
+memcpy and memset counts and total times, the processes with GPU work (kernels, copies, memsets: the ranks; a
+process with CUDA API calls alone is none), the GPU
 clocks and the recording tool (Kineto files: kineto_check.py's reading, with the steps and their kinds
 that the files' annotations say; AMD's rocprofv3 JSON and rocprof v1 CSV / SQLite in CORPUS/other:
 rocprof_check.py's reading, with lanes, kernel names and launch flows). Then gapscope-cli reads the same
@@ -63,20 +64,22 @@ def expect_nsys(path):
     e["kernels"], e["kernel_ns"] = _count_time(db, tables, "CUPTI_ACTIVITY_KIND_KERNEL")
     e["memcpy"], e["memcpy_ns"] = _count_time(db, tables, "CUPTI_ACTIVITY_KIND_MEMCPY")
     e["memset"], e["memset_ns"] = _count_time(db, tables, "CUPTI_ACTIVITY_KIND_MEMSET")
-    # Ranks: processes with kernels, memory operations, CUDA API calls or synchronisation rows.
-    gpu = [("CUPTI_ACTIVITY_KIND_" + t, "globalPid") for t in ("KERNEL", "MEMCPY", "MEMSET", "SYNCHRONIZATION")]
-    pids = _gpu_pids(db, tables, gpu + [("CUPTI_ACTIVITY_KIND_RUNTIME", "globalTid")])
+    # Ranks: processes with GPU work (kernels, memory operations); one that only made CUDA API calls or
+    # synchronisation rows is no rank.
+    gpu = [("CUPTI_ACTIVITY_KIND_" + t, "globalPid") for t in ("KERNEL", "MEMCPY", "MEMSET")]
+    pids = _gpu_pids(db, tables, gpu)
     e["ranks"] = len(pids)
     per_pid = {}
     if "CUPTI_ACTIVITY_KIND_KERNEL" in tables:
         per_pid = dict(db.execute("SELECT (globalPid >> 24) & 16777215, count(*) FROM CUPTI_ACTIVITY_KIND_KERNEL "
                                   "GROUP BY 1"))
     e["rank_kernels"] = sorted(per_pid.get(p, 0) for p in pids)
-    # Host side: every CUDA API row (its process is a rank), and the OS runtime calls of the ranks'
-    # processes (OSRT_API; the other processes' are skipped).
+    # Host side: the CUDA API rows and the OS runtime calls (OSRT_API) of the ranks' processes (the other
+    # processes' are skipped).
     e["api"] = 0
     if "CUPTI_ACTIVITY_KIND_RUNTIME" in tables:
-        e["api"] = db.execute("SELECT count(*) FROM CUPTI_ACTIVITY_KIND_RUNTIME WHERE end >= start").fetchone()[0]
+        e["api"] = sum(1 for (pid,) in db.execute(
+            "SELECT (globalTid >> 24) & 16777215 FROM CUPTI_ACTIVITY_KIND_RUNTIME WHERE end >= start") if pid in pids)
     e["os_runtime"] = 0
     if "OSRT_API" in tables:
         e["os_runtime"] = sum(1 for (pid,) in db.execute(
@@ -169,12 +172,19 @@ def _expect_nvprof(db, tables):
         _count_time(db, tables, "CUPTI_ACTIVITY_KIND_KERNEL"))]
     e["memcpy"], e["memcpy_ns"] = _count_time(db, tables, "CUPTI_ACTIVITY_KIND_MEMCPY")
     e["memset"], e["memset_ns"] = _count_time(db, tables, "CUPTI_ACTIVITY_KIND_MEMSET")
-    pids = set()
+    # Ranks: the processes with GPU work. A GPU row has no process of its own: it is the one of the
+    # first API row with its correlation id, else of the first API row of the file.
+    corr_pid, first = {}, None
     for t in ("CUPTI_ACTIVITY_KIND_RUNTIME", "CUPTI_ACTIVITY_KIND_DRIVER"):
         if t in tables:
-            pids |= {r[0] for r in db.execute("SELECT DISTINCT processId FROM %s" % t)}
-    if not pids and e["kernels"] + e["memcpy"] + e["memset"]:
-        pids = {0}
+            for pid, corr in db.execute("SELECT processId, correlationId FROM %s" % t):
+                first = pid if first is None else first
+                corr_pid.setdefault(corr, pid)
+    pids = set()
+    for t in ("CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL", "CUPTI_ACTIVITY_KIND_KERNEL", "CUPTI_ACTIVITY_KIND_MEMCPY",
+              "CUPTI_ACTIVITY_KIND_MEMSET"):
+        if t in tables:
+            pids |= {corr_pid.get(c, first or 0) for (c,) in db.execute("SELECT correlationId FROM %s" % t)}
     e["ranks"] = len(pids)
     e["rank_kernels"] = [e["kernels"]] if len(pids) == 1 else None
     clocks = []
@@ -291,7 +301,7 @@ def report(label, bad):
 # Folder of the corpus -> (which of its files are traces, the expected figures of one of them).
 # An expect function returns a dict: importable (bool: False means gapscope-cli must fail saying
 # "nothing to import"), kernels, kernel_ns, memcpy, memcpy_ns, memset, memset_ns, ranks (processes
-# with GPU or CUDA work), rank_kernels (sorted kernel counts per rank), gpu_clock_mhz (per device,
+# with GPU work), rank_kernels (sorted kernel counts per rank), gpu_clock_mhz (per device,
 # in device order), tool (a text tool_version must contain). A key absent or None is not compared.
 FORMATS = {
     "nsys": (is_sqlite, expect_nsys),

@@ -14,7 +14,7 @@ The process with the higher pid runs on device 0, so rank order must come from d
 Also writes the shapes real exports have that the two-rank report lacks (each with an .expected.json
 of the figures computed here from the rows written):
 - idle_processes: one process with GPU work among 100 idle ones (real reports list every process
-  of the host in PROCESSES), one more process with only CUDA API rows, one with only NVTX ranges;
+  of the host in PROCESSES), one more process with only CUDA API rows (no rank), one with only NVTX ranges;
   META_DATA_EXPORT (nsys 2025.5.2.266, schema 3.24.0); clockRate in Hz (1,590,000,000); a kernel
   whose demangledName string is missing (its shortName names it); graphId on kernels; an NVTX
   domain row with a negative start and a thread-name row.
@@ -220,8 +220,8 @@ def gpu_report(base, gpu_pid, device, idle, api_only=True, version="2025.5.2.266
         pid = 100 + i
         db.c.execute("INSERT INTO PROCESSES VALUES (?, ?, ?)", (pid << 24, pid, "daemon%d" % i))
         db.c.execute("INSERT INTO ThreadNames VALUES (?, 1, ?)", (db.sid("daemon%d" % i), pid << 24 | pid))
-    exp = {"ranks": 2 if api_only else 1, "gpu_pid": gpu_pid, "api_pid": gpu_pid + 1 if api_only else None, "kernels": 0, "kernel_ns": 0, "memcpy": 0,
-           "api": 0, "short_named": 1, "nvtx": 0, "nvtx_skipped": 2, "sm_clock_mhz": 1590, "device": device,
+    exp = {"ranks": 1, "gpu_pid": gpu_pid, "api_pid": gpu_pid + 1 if api_only else None, "api_dropped": 0,
+           "kernels": 0, "kernel_ns": 0, "memcpy": 0, "api": 0, "short_named": 1, "nvtx": 0, "nvtx_skipped": 2, "sm_clock_mhz": 1590, "device": device,
            "tool": "Nsight Systems %s, schema %s" % (version, schema)}
     for pid in (gpu_pid, gpu_pid + 1, gpu_pid + 2):
         db.c.execute("INSERT INTO PROCESSES VALUES (?, ?, 'python3')", (pid << 24, pid))
@@ -246,12 +246,13 @@ def gpu_report(base, gpu_pid, device, idle, api_only=True, version="2025.5.2.266
                  "globalPid, bytes, copyKind) VALUES (?,?,?,1,7,20,?,4096,1)", (t, t + 700, device, gpu_pid << 24))
     exp["memcpy"] += 1
     exp["memcpy_ns"] = 700
-    # Only CUDA API calls (a process that initialised CUDA): a rank, after the one with GPU work.
+    # Only CUDA API calls (a process that initialised CUDA): no GPU work, so no rank; its call is dropped,
+    # counted and named in a warning.
     if api_only:
         api_tid = (gpu_pid + 1) << 24 | (gpu_pid + 1)
         db.c.execute("INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME VALUES (?,?,0,?,30,?,0,0)",
                      (200, 900, api_tid, db.sid("cudaGetDeviceCount_v3020")))
-        exp["api"] += 1
+        exp["api_dropped"] += 1
     # NVTX: a range of the GPU process (kept), two of an NVTX-only process (skipped, counted), a domain
     # row with a negative start and a thread-name row (metadata, skipped).
     db.c.execute("INSERT INTO NVTX_EVENTS (start, end, eventType, text, globalTid) VALUES (900, ?, 59, 'step', ?)",

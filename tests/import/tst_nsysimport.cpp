@@ -4,15 +4,18 @@
 // that must not become ranks, two per-rank reports opened together, clocks in Hz, an old export
 // (EXPORT_META_DATA, TARGET_INFO_CUDA_GPU in kHz / kB/s), an nvprof file, an export without CUDA
 // activity, file names that an SQLite URI would misread, and CPU sampling: sampled call stacks become
-// ranges that explain the GPU gaps no recorded host event explains.
+// ranges that explain the GPU gaps no recorded host event explains. A process without GPU work is no
+// rank: StagedTrace::dropProcesses takes it out with its lanes and events.
 #include "model/analysis/hostattribution.h"
 #include "model/import/importer.h"
-#include "model/open/traceopen.h"
+#include "model/import/stagedtrace.h"
 #include "model/json.h"
+#include "model/open/traceopen.h"
 
 #include <QTemporaryDir>
 #include <QTest>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -87,18 +90,24 @@ private slots:
     void oddFileNames_data();
     void oddFileNames();
     void sampledStacksExplainGaps();
+    void droppedProcessLeavesTheOthers();
 };
 
 void TstNsysImport::idleProcessesAreNoRanks()
 {
     const json::Value want = expected("idle_processes");
     Trace t = load({ fixture("idle_processes.sqlite") });
-    QCOMPARE(int64_t(t.header().ranks.size()), want["ranks"].toInt()); // not 100 + 3
-    QCOMPARE(int64_t(t.header().ranks[size_t(0)].pid), want["gpu_pid"].toInt()); // GPU work first
+    QCOMPARE(int64_t(t.header().ranks.size()), want["ranks"].toInt()); // not 100 + 3, nor the CUDA API-only one
+    QCOMPARE(int64_t(t.header().ranks[size_t(0)].pid), want["gpu_pid"].toInt());
     QCOMPARE(t.header().ranks[size_t(0)].rank, 0u);
-    QCOMPARE(int64_t(t.header().ranks[size_t(1)].pid), want["api_pid"].toInt()); // CUDA API only: after it
-    QCOMPARE(t.header().ranks[size_t(1)].rank, 1u);
-    QCOMPARE(t.header().ranks[size_t(0)].worldSize, 2u);
+    QCOMPARE(t.header().ranks[size_t(0)].worldSize, 1u);
+    // The process with CUDA API rows only: no rank, its call dropped, counted and named.
+    QCOMPARE(int64_t(counter(t, "import_skipped_events", "CUDA API calls and synchronization records")),
+        want["api_dropped"].toInt());
+    const std::string named = "process " + std::to_string(want["api_pid"].toInt()) + " (python3) made 1 CUDA call"
+        + " and no GPU work: not a rank";
+    QVERIFY(std::any_of(t.warnings().begin(), t.warnings().end(),
+        [&](const std::string& w) { return w.find(named) != std::string::npos; }));
     QCOMPARE(t.header().ranks[size_t(0)].processName, std::string("python3"));
     QCOMPARE(int64_t(t.eventCount(EventKind::Kernel)), want["kernels"].toInt());
     QCOMPARE(kindTime(t, EventKind::Kernel), want["kernel_ns"].toInt());
@@ -106,7 +115,8 @@ void TstNsysImport::idleProcessesAreNoRanks()
     QCOMPARE(kindTime(t, EventKind::Memcpy), want["memcpy_ns"].toInt());
     QCOMPARE(int64_t(t.eventCount(EventKind::Api)), want["api"].toInt());
     QCOMPARE(int64_t(t.eventCount(EventKind::Nvtx)), want["nvtx"].toInt()); // domain and thread-name rows skipped
-    QCOMPARE(int64_t(counter(t, "import_skipped_events", "without CUDA activity")), want["nvtx_skipped"].toInt());
+    QCOMPARE(int64_t(counter(t, "import_skipped_events", "NVTX ranges of processes without GPU work")),
+        want["nvtx_skipped"].toInt());
     QCOMPARE(counter(t, "import_bad_events"), uint64_t(0)); // the domain row's negative start is no error
     QCOMPARE(int64_t(counter(t, "import_kernel_short_names")), want["short_named"].toInt());
     QCOMPARE(counter(t, "import_missing_strings"), uint64_t(0));
@@ -222,6 +232,54 @@ void TstNsysImport::oddFileNames()
     auto t = importTraces({ d + name.toStdString() }, ReadOptions());
     QVERIFY2(t.hasValue(), t ? "" : t.error().c_str());
     QCOMPARE(int64_t(t->eventCount(EventKind::Kernel)), expected("two_ranks")["total"]["kernels"].toInt());
+}
+
+// Three processes, their events interleaved (one longer than 2^32 ns); the middle one is dropped: the
+// others keep their events in order, on renumbered lanes that lane() still finds.
+void TstNsysImport::droppedProcessLeavesTheOthers()
+{
+    using importer::StagedKind;
+    using importer::StagedTrace;
+    StagedTrace t("nsys", "x.sqlite");
+    std::vector<uint32_t> lanes;
+    for (uint32_t pid : { 10u, 20u, 30u }) {
+        importer::StagedProcess p;
+        p.pid = pid;
+        const uint16_t i = t.addProcess(p);
+        lanes.push_back(t.lane(i, LaneKind::GpuStream, pid / 10, 7));
+        lanes.push_back(t.lane(i, LaneKind::CpuApi, 0, pid));
+    }
+    const int64_t longDur = int64_t(1) << 33;
+    for (int k = 0; k < 4; ++k)
+        for (size_t l = 0; l < lanes.size(); ++l) {
+            const int64_t start = 100 * k + int64_t(l);
+            if (l % 2)
+                t.addApi(lanes[l], start, 5, 0, uint32_t(l), ApiKind::Runtime);
+            else
+                t.addKernel(lanes[l], start, k == 3 && l == 4 ? longDur : 3, 0, uint32_t(l), 0);
+        }
+    t.addApi(lanes[2], -50, 5, 0, 2, ApiKind::Runtime); // the earliest event is the dropped process's
+    QCOMPARE(t.dropProcesses({ false, true, false }), uint64_t(9));
+    QCOMPARE(t.processes().size(), size_t(2));
+    QCOMPARE(t.processes()[1].pid, 30u);
+    QCOMPARE(t.lanes().size(), size_t(4));
+    QCOMPARE(t.eventCount(), uint64_t(16));
+    QCOMPARE(t.eventCount(StagedKind::Kernel), uint64_t(8));
+    QCOMPARE(t.minStart(), int64_t(0));
+    QCOMPARE(t.maxEnd(), 304 + longDur);
+    for (uint64_t i = 0; i < t.eventCount(); ++i) {
+        const importer::StagedEvent& e = t.event(i);
+        const uint32_t old = e.correlation; // the lane it was staged on
+        QVERIFY(old != 2 && old != 3);
+        QCOMPARE(uint32_t(e.lane), old < 2 ? old : old - 2);
+        QCOMPARE(e.start, int64_t(100 * (i / 4)) + old);
+        QCOMPARE(t.duration(i), old % 2 ? 5 : i == 14 ? longDur : 3);
+        QCOMPARE(t.lanes()[e.lane].process, uint16_t(old < 2 ? 0 : 1));
+    }
+    QCOMPARE(t.lastEventOf(3), uint64_t(15));
+    QCOMPARE(t.lane(1, LaneKind::GpuStream, 3, 7), 2u);
+    QCOMPARE(t.lane(0, LaneKind::CpuApi, 0, 10), 1u);
+    QCOMPARE(t.lane(1, LaneKind::CpuApi, 0, 99), 4u); // a new one after them
 }
 
 void TstNsysImport::sampledStacksExplainGaps()
