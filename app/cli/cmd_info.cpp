@@ -220,9 +220,9 @@ void printText(const std::vector<std::string>& paths, const InfoData& t)
         }
     std::cout << "\n";
     for (const auto& g : h.gpus)
-        std::cout << "gpu:       " << g.host << "/" << g.deviceIndex << " " << g.name << " " << g.uuid << ", "
-                  << g.smCount << " SMs, " << g.memoryBytes / (1024 * 1024) << " MiB, " << g.smClockMhz << "/"
-                  << g.memoryClockMhz << " MHz\n";
+        std::cout << "gpu:       " << g.host << "/" << g.deviceIndex << " "
+                  << (g.name.empty() ? "(name unknown)" : g.name) << " " << g.uuid << ", " << g.smCount << " SMs, "
+                  << g.memoryBytes / (1024 * 1024) << " MiB, " << g.smClockMhz << "/" << g.memoryClockMhz << " MHz\n";
     for (const auto& r : st.ranks) {
         std::cout << "rank " << r.rank << ":    " << r.kernels << " kernels, " << formatDuration(r.kernelTime) << ", "
                   << r.steps << " steps, " << r.lanes << " lanes\n";

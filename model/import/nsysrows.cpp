@@ -4,6 +4,7 @@
 #include "model/import/sqlitedb.h"
 
 #include <algorithm>
+#include <set>
 
 namespace gapscope::model::importer {
 
@@ -431,6 +432,34 @@ void NsysRowConverter::dropProcessesWithoutGpuWork()
         "CUDA API calls and synchronization records of processes without GPU work", removed);
 }
 
+// The header's GPUs: the export's rows, and for a device that ran GPU work without one (no GPU table,
+// or a device it leaves out) its id alone, with a warning.
+void NsysRowConverter::listGpus()
+{
+    const bool table = !m_gpus.empty();
+    std::set<uint32_t> undescribed;
+    for (const StagedLane& l : m_out.lanes())
+        if (l.info.kind == LaneKind::GpuStream && !m_gpus.count(l.info.device))
+            undescribed.insert(l.info.device);
+    std::string devices;
+    for (uint32_t d : undescribed) {
+        m_gpus[d].deviceIndex = d;
+        devices += (devices.empty() ? "" : ", ") + std::to_string(d);
+    }
+    for (auto& [device, g] : m_gpus)
+        m_out.gpus.push_back(g);
+    if (undescribed.empty())
+        return;
+    devices = (undescribed.size() == 1 ? "device " : "devices ") + devices;
+    m_out.warnings.push_back(m_out.path()
+        + (table ? ": " + devices + " ran GPU work but the export's GPU table (" + m_gpuTable + ") does not list "
+                    + (undescribed.size() == 1 ? "it" : "them")
+                 : ": the export has no GPU table (" + m_gpuTable + " missing or empty)")
+        + ": " + devices + " listed by device id only, name unknown");
+    m_out.count(format::Stat::ImportBadMetadata, "GPUs the export does not describe (listed by device id only)",
+        undescribed.size());
+}
+
 // By lowest device, then pid (every process has GPU work by now).
 void NsysRowConverter::orderProcesses()
 {
@@ -481,8 +510,7 @@ void NsysRowConverter::finish()
 {
     dropProcessesWithoutGpuWork();
     orderProcesses();
-    for (auto& [device, g] : m_gpus)
-        m_out.gpus.push_back(g);
+    listGpus();
     m_out.metadata["tool"] = tool();
     if (!m_productVersion.empty())
         m_out.metadata["import.product_version"] = m_productVersion;

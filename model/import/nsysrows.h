@@ -17,7 +17,8 @@
 // ranks own devices in rank order), then by pid; a report records no rank, so TraceAssembler numbers
 // them densely in that order.
 // GPUs: rows of one device (TARGET_INFO_GPU, TARGET_INFO_CUDA_GPU) are merged, a field given by one
-// row filling what the other lacks.
+// row filling what the other lacks. A device that ran GPU work and has no row (an export without the
+// GPU table, as one of nsys 2026.2 was) is listed by its id alone, name unknown, with a warning.
 //
 // Threading: one converter per StagedTrace, one thread.
 
@@ -113,6 +114,8 @@ public:
     void finish();
     // Processes with CUDA activity so far; after finish(), those with GPU work: the ranks of this source.
     size_t rankCount() const;
+    // The table the reader takes GPUs from, as warnings name it (default TARGET_INFO_GPU).
+    void gpuTable(std::string name) { m_gpuTable = std::move(name); }
 
 private:
     uint16_t processOf(int64_t globalPidOrTid);
@@ -121,6 +124,7 @@ private:
     void orderProcesses();
     std::optional<uint16_t> gpuProcess(int64_t globalPidOrTid) const;
     void dropProcessesWithoutGpuWork();
+    void listGpus();
     void nameLanes();
     std::string tool() const;
     uint32_t gpuLane(uint16_t process, int64_t device, int64_t stream);
@@ -131,6 +135,7 @@ private:
     std::unordered_map<int64_t, uint16_t> m_processes; // pid -> process index
     std::unordered_map<int64_t, std::string> m_processNames; // pid -> PROCESSES name
     std::map<int64_t, GpuInfo> m_gpus; // device -> merged rows
+    std::string m_gpuTable = "TARGET_INFO_GPU";
     std::vector<uint64_t> m_apiCalls; // per process index: its CUDA API rows
     std::string m_product, m_productVersion, m_schemaVersion;
     std::unordered_map<int64_t, std::string> m_threadNames; // tid -> name

@@ -52,6 +52,7 @@ Status NvprofReader::read()
 {
     m_out.metadata["source"] = "nvprof";
     m_rows.epochTimes();
+    m_rows.gpuTable("CUPTI_ACTIVITY_KIND_DEVICE");
     using Step = Status (NvprofReader::*)();
     for (Step step : { &NvprofReader::readVersion, &NvprofReader::readDevices, &NvprofReader::readStrings })
         if (Status st = (this->*step)(); !st)

@@ -96,6 +96,13 @@ def expect_nsys(path):
             dev = "cuDevice" if "cuDevice" in cols else "id"
             for d, hz in db.execute("SELECT %s, clockRate FROM TARGET_INFO_GPU" % dev):
                 clocks.setdefault(d, (hz or 0) // 1000000)
+    # A device that ran GPU work and has no row in those tables is listed by its id alone (clock 0).
+    for t in ("KERNEL", "MEMCPY", "MEMSET"):
+        if "CUPTI_ACTIVITY_KIND_" + t in tables:
+            for d, pid in db.execute("SELECT DISTINCT deviceId, (globalPid >> 24) & 16777215 FROM "
+                                     "CUPTI_ACTIVITY_KIND_" + t):
+                if pid in pids:
+                    clocks.setdefault(d, 0)
     e["gpu_clock_mhz"] = [clocks[d] for d in sorted(clocks)]
     version = None
     for t in ("META_DATA_EXPORT", "EXPORT_META_DATA"):
@@ -187,11 +194,15 @@ def _expect_nvprof(db, tables):
             pids |= {corr_pid.get(c, first or 0) for (c,) in db.execute("SELECT correlationId FROM %s" % t)}
     e["ranks"] = len(pids)
     e["rank_kernels"] = [e["kernels"]] if len(pids) == 1 else None
-    clocks = []
+    clocks = {}
     if "CUPTI_ACTIVITY_KIND_DEVICE" in tables:
-        clocks = [khz // 1000 for (khz,) in db.execute(
-            "SELECT coreClockRate FROM CUPTI_ACTIVITY_KIND_DEVICE ORDER BY id")]
-    e["gpu_clock_mhz"] = clocks
+        clocks = {d: khz // 1000 for (d, khz) in db.execute("SELECT id, coreClockRate FROM CUPTI_ACTIVITY_KIND_DEVICE")}
+    for t in ("CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL", "CUPTI_ACTIVITY_KIND_KERNEL", "CUPTI_ACTIVITY_KIND_MEMCPY",
+              "CUPTI_ACTIVITY_KIND_MEMSET"):
+        if t in tables:  # a device without a row: listed by its id alone (clock 0)
+            for (d,) in db.execute("SELECT DISTINCT deviceId FROM %s" % t):
+                clocks.setdefault(d, 0)
+    e["gpu_clock_mhz"] = [clocks[d] for d in sorted(clocks)]
     e["tool"] = "nvprof"
     e["importable"] = e["ranks"] > 0
     return e

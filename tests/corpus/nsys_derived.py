@@ -7,6 +7,12 @@ report, nsys 2024.6.2.25, one H200) with Python's sqlite3, into WORKDIR (the cor
     copied from the real process, and an NVTX range) and no GPU work, as a launcher or a data loader that
     only asked for the device count does. It must not be a rank: one rank, its calls dropped and counted,
     a warning naming it ("process P made N CUDA calls and no GPU work: not a rank").
+  - no_gpu_table / empty_gpu_table: the kernels from correlation id 1591 on moved to a second process on
+    device 1 (two processes on devices 0 and 1, as a multi-process FSDP run has), and TARGET_INFO_GPU
+    dropped or emptied (an export of nsys 2026.2 had none). The GPUs must be devices 0 and 1 by id, name
+    unknown, with a warning that the export has no GPU table.
+  - partial_gpu_table: the same two processes with the real TARGET_INFO_GPU, which lists device 0 only:
+    device 0 as the table says, device 1 by id, with a warning naming it.
 
 The expected figures are read from the derived databases here: ranks are the processes with kernel,
 memcpy or memset rows; GPUs the devices of those rows. gapscope-cli's `info --json` must match.
@@ -22,6 +28,7 @@ import sys
 
 GPU_TABLES = ("CUPTI_ACTIVITY_KIND_KERNEL", "CUPTI_ACTIVITY_KIND_MEMCPY", "CUPTI_ACTIVITY_KIND_MEMSET")
 PID_MASK = 0xFFFFFF << 24
+SPLIT_CORRELATION = 1591  # kernels from here on run on device 1, in the second process
 
 
 def pid_of(global_id):
@@ -55,14 +62,30 @@ def derive_api_only(db):
     return {"api_pid": 30170, "api_calls": len(rows), "dropped_events": len(rows) + 1, "nvtx_skipped": 1}
 
 
+def derive_two_devices(db):
+    gpid, gtid = add_process(db, 30171, "python3")
+    db.execute("UPDATE CUPTI_ACTIVITY_KIND_RUNTIME SET globalTid = ? WHERE correlationId IN (SELECT correlationId "
+               "FROM CUPTI_ACTIVITY_KIND_KERNEL WHERE correlationId >= ?)", (gtid, SPLIT_CORRELATION))
+    db.execute("UPDATE CUPTI_ACTIVITY_KIND_KERNEL SET deviceId = 1, globalPid = ? WHERE correlationId >= ?",
+               (gpid, SPLIT_CORRELATION))
+
+
 def derive(src, workdir):
     shapes = {}
-    for name in ("api_only",):
+    for name in ("api_only", "no_gpu_table", "empty_gpu_table", "partial_gpu_table"):
         path = os.path.join(workdir, name + ".sqlite")
         shutil.copyfile(src, path)
         os.chmod(path, 0o644)
         db = sqlite3.connect(path)
-        extra = derive_api_only(db)
+        extra = {}
+        if name == "api_only":
+            extra = derive_api_only(db)
+        else:
+            derive_two_devices(db)
+        if name == "no_gpu_table":
+            db.execute("DROP TABLE TARGET_INFO_GPU")
+        elif name == "empty_gpu_table":
+            db.execute("DELETE FROM TARGET_INFO_GPU")
         db.commit()
         shapes[name] = (path, expected(db, extra))
         db.close()
@@ -80,7 +103,8 @@ def expected(db, extra):
         named = dict(db.execute("SELECT cuDevice, name FROM TARGET_INFO_GPU"))
     api = sum(1 for (g,) in db.execute("SELECT globalTid FROM CUPTI_ACTIVITY_KIND_RUNTIME") if pid_of(g) in pids)
     e = {"ranks": len(pids), "rank_pids": sorted(pids), "api": api,
-         "gpus": [(d, named.get(d, "")) for d in sorted(devices | set(named))]}
+         "gpus": [(d, named.get(d, "")) for d in sorted(devices | set(named))],
+         "undescribed": sorted(devices - set(named)), "table": bool(named)}
     e.update(extra)
     return e
 
@@ -130,6 +154,17 @@ def main():
                            "without GPU work"))
             expect(name + " NVTX skipped", e["nvtx_skipped"],
                    counter(info, "import_skipped_events", "NVTX ranges of processes without GPU work"))
+        undescribed = ", ".join(str(d) for d in e["undescribed"])
+        devices = ("device " if len(e["undescribed"]) == 1 else "devices ") + undescribed
+        if e["undescribed"] and not e["table"]:
+            expect(name + " warning", True, any("the export has no GPU table (TARGET_INFO_GPU missing or empty): "
+                                                + devices + " listed by device id only, name unknown" in w
+                                                for w in warnings))
+        elif e["undescribed"]:
+            expect(name + " warning", True, any(devices + " ran GPU work but the export's GPU table (TARGET_INFO_GPU) "
+                                                "does not list it" in w for w in warnings))
+        expect(name + " undescribed GPUs counted", len(e["undescribed"]),
+               counter(info, "import_bad_metadata", "GPUs the export does not describe"))
     return 1 if failures else 0
 
 
