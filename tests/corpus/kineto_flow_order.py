@@ -17,13 +17,13 @@ ac2g flow end names (same pid, tid and ts), and their launch flows those of the 
 
 Usage: kineto_flow_order.py --cli PATH FILE WORKDIR (exit 77 without FILE: no corpus here).
 """
-import argparse
 import collections
 import gzip
 import json
 import os
-import subprocess
 import sys
+
+from derivedcheck import SKIP, Checks, arguments, run, run_json
 
 GPU = {"kernel", "gpu_memcpy", "gpu_memset"}
 
@@ -63,19 +63,13 @@ def variants(src, workdir):
 
 
 def figures(cli, path, workdir):
-    def run(*args):
-        p = subprocess.run([cli] + list(args), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        if p.returncode:
-            raise RuntimeError("%s %s: exit %d: %s" % (cli, " ".join(args), p.returncode, p.stderr.strip()))
-        return p.stdout
-
-    info = json.loads(run("info", "--json", path))
+    info = run_json(cli, "info", "--json", path)
     counters = collections.Counter()
     for c in info["counters"]:
         counters[c["name"]] += c["value"]
-    kernels = json.loads(run("summary", "--json", "--top", "1000000000", path))["kernels"]
+    kernels = run_json(cli, "summary", "--json", "--top", "1000000000", path)["kernels"]
     chrome = os.path.join(workdir, "chrome.json")
-    run("convert", path, chrome)
+    run(cli, "convert", path, chrome)
     with open(chrome) as f:
         exported = json.load(f)
     exported = exported["traceEvents"] if isinstance(exported, dict) else exported
@@ -89,27 +83,15 @@ def figures(cli, path, workdir):
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--cli", required=True)
-    ap.add_argument("file")
-    ap.add_argument("workdir")
-    a = ap.parse_args()
-    if not os.path.exists(a.file):
-        print("skipped: %s is not here (no corpus)" % a.file)
-        return 77
-    os.makedirs(a.workdir, exist_ok=True)
+    a = arguments("Kineto flows moved to the end of a real trace import as where they were.")
+    if not a:
+        return SKIP
     paths, named, flows = variants(a.file, a.workdir)
     got = {"original": figures(a.cli, a.file, a.workdir)}
     for name, path in paths.items():
         got[name] = figures(a.cli, path, a.workdir)
-    failures = []
-
-    def expect(what, want, have):
-        ok = want == have
-        print("%s %s: %s" % ("ok  " if ok else "FAIL", what, have if ok else "%s, expected %s" % (have, want)))
-        if not ok:
-            failures.append(what)
-
+    checks = Checks()
+    expect = checks.expect
     print("%s: %d ac2g flow events, %d GPU events named by a flow end" % (a.file, flows, named))
     for base, other in (("original", "moved"), ("stripped", "stripped_moved")):
         for key in ("import_unmatched_flows", "import_flow_correlations", "kernel_count", "launch_flows"):
@@ -120,7 +102,7 @@ def main():
                got[name]["import_flow_correlations"])
         expect("%s launch_flows (as the original file)" % name, got["original"]["launch_flows"],
                got[name]["launch_flows"])
-    return 1 if failures else 0
+    return checks.status()
 
 
 if __name__ == "__main__":

@@ -18,13 +18,12 @@ The expected figures are read from the derived databases here: ranks are the pro
 memcpy or memset rows; GPUs the devices of those rows. gapscope-cli's `info --json` must match.
 Usage: nsys_derived.py --cli PATH FUSER_SQLITE WORKDIR (exit 77 without the corpus file).
 """
-import argparse
-import json
 import os
 import shutil
 import sqlite3
-import subprocess
 import sys
+
+from derivedcheck import SKIP, Checks, arguments, run_json
 
 GPU_TABLES = ("CUPTI_ACTIVITY_KIND_KERNEL", "CUPTI_ACTIVITY_KIND_MEMCPY", "CUPTI_ACTIVITY_KIND_MEMSET")
 PID_MASK = 0xFFFFFF << 24
@@ -109,37 +108,18 @@ def expected(db, extra):
     return e
 
 
-def cli_info(cli, path):
-    p = subprocess.run([cli, "info", "--json", path], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    if p.returncode:
-        raise RuntimeError("%s info --json %s: exit %d: %s" % (cli, path, p.returncode, p.stderr.strip()))
-    return json.loads(p.stdout)
-
-
 def counter(info, name, detail):
     return sum(c["value"] for c in info["counters"] if c["name"] == name and detail in c.get("detail", ""))
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--cli", required=True)
-    ap.add_argument("file")
-    ap.add_argument("workdir")
-    a = ap.parse_args()
-    if not os.path.exists(a.file):
-        print("skipped: %s is not here (no corpus)" % a.file)
-        return 77
-    os.makedirs(a.workdir, exist_ok=True)
-    failures = []
-
-    def expect(what, want, have):
-        ok = want == have
-        print("%s %s: %s" % ("ok  " if ok else "FAIL", what, have if ok else "%s, expected %s" % (have, want)))
-        if not ok:
-            failures.append(what)
-
+    a = arguments("Shapes of nsys exports made from a real one, against what gapscope-cli reads.")
+    if not a:
+        return SKIP
+    checks = Checks()
+    expect = checks.expect
     for name, (path, e) in derive(a.file, a.workdir).items():
-        info = cli_info(a.cli, path)
+        info = run_json(a.cli, "info", "--json", path)
         expect(name + " ranks", e["ranks"], len(info["ranks"]))
         expect(name + " rank pids", e["rank_pids"], sorted(r["pid"] for r in info["ranks"]))
         expect(name + " api calls", e["api"], info["events"].get("api", 0))
@@ -165,7 +145,7 @@ def main():
                                                 "does not list it" in w for w in warnings))
         expect(name + " undescribed GPUs counted", len(e["undescribed"]),
                counter(info, "import_bad_metadata", "GPUs the export does not describe"))
-    return 1 if failures else 0
+    return checks.status()
 
 
 if __name__ == "__main__":
