@@ -484,7 +484,7 @@ namespace {
 std::string threadLabel(const std::unordered_map<int64_t, std::string>& names, uint64_t tid)
 {
     auto it = names.find(static_cast<int64_t>(tid));
-    const std::string plain = "thread " + std::to_string(tid);
+    std::string plain = "thread " + std::to_string(tid);
     if (it == names.end() || it->second.empty() || it->second == std::to_string(tid))
         return plain;
     if (it->second.rfind(plain, 0) == 0) // Kineto already names it "thread 831 (python3)"
@@ -523,7 +523,7 @@ void KinetoEventParser::finish()
             break;
         }
     }
-    for (uint16_t p = 0; p < m_out.processes().size(); ++p) {
+    for (size_t p = 0; p < m_out.processes().size(); ++p) {
         auto it = m_processNames.find(m_out.process(p).pid);
         if (it != m_processNames.end())
             m_out.process(p).name = it->second;

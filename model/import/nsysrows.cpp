@@ -406,7 +406,7 @@ void NsysRowConverter::dropProcessesWithoutGpuWork()
 {
     std::vector<bool> drop(m_out.processes().size(), false);
     size_t dropped = 0;
-    for (uint16_t i = 0; i < m_out.processes().size(); ++i) {
+    for (size_t i = 0; i < m_out.processes().size(); ++i) {
         const StagedProcess& p = m_out.process(i);
         if (p.device)
             continue;
@@ -426,7 +426,7 @@ void NsysRowConverter::dropProcessesWithoutGpuWork()
             + " more processes made CUDA calls and no GPU work: not ranks");
     const uint64_t removed = m_out.dropProcesses(drop);
     m_processes.clear();
-    for (uint16_t i = 0; i < m_out.processes().size(); ++i)
+    for (size_t i = 0; i < m_out.processes().size(); ++i)
         m_processes.emplace(m_out.process(i).pid, i);
     m_out.count(format::Stat::ImportSkippedEvents,
         "CUDA API calls and synchronization records of processes without GPU work", removed);
@@ -464,7 +464,7 @@ void NsysRowConverter::listGpus()
 void NsysRowConverter::orderProcesses()
 {
     m_out.orderProcessesByDevice();
-    for (uint16_t i = 0; i < m_out.processes().size(); ++i) {
+    for (size_t i = 0; i < m_out.processes().size(); ++i) {
         StagedProcess& p = m_out.process(i);
         auto n = m_processNames.find(p.pid);
         if (n != m_processNames.end())

@@ -70,9 +70,9 @@ void StagedTrace::orderProcessesByDevice()
 uint64_t StagedTrace::dropProcesses(const std::vector<bool>& drop)
 {
     std::vector<uint16_t> order;
-    for (uint16_t i = 0; i < m_processes.size(); ++i)
+    for (size_t i = 0; i < m_processes.size(); ++i)
         if (i >= drop.size() || !drop[i])
-            order.push_back(i);
+            order.push_back(uint16_t(i)); // process indices are 16-bit (StagedTrace)
     if (order.size() == m_processes.size())
         return 0;
     std::vector<uint32_t> newLane(m_lanes.size(), kNoLane);

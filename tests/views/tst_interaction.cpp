@@ -433,7 +433,7 @@ void TstInteraction::findingsAreTheCliFindingsAndJump()
     const QJsonDocument doc = QJsonDocument::fromJson(cli.readAllStandardOutput());
     QVERIFY(doc.isObject());
     QStringList expected;
-    for (const QJsonValue& v : doc.object().value(QStringLiteral("findings")).toArray())
+    for (const auto& v : doc.object().value(QStringLiteral("findings")).toArray())
         expected << v.toString();
     QVERIFY(!expected.isEmpty());
     QStringList shown;
