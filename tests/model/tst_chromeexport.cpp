@@ -16,6 +16,27 @@
 using namespace gapscope;
 using namespace gapscope::model;
 
+namespace {
+// The trace exported to a temporary file and parsed back.
+Expected<json::Value> exportAndParse(const Trace& t, ChromeExportStats& stats)
+{
+    std::FILE* f = std::tmpfile();
+    auto st = exportChromeJson(t, f);
+    if (!st) {
+        std::fclose(f);
+        return Status::error(st.error());
+    }
+    stats = *st;
+    std::rewind(f);
+    std::string text(size_t(st->bytes), '\0');
+    const size_t read = std::fread(text.data(), 1, text.size(), f);
+    std::fclose(f);
+    if (read != text.size())
+        return Status::error("short read of the export");
+    return json::parse(text);
+}
+} // namespace
+
 class TestChromeExport : public QObject {
     Q_OBJECT
 private slots:
@@ -36,15 +57,10 @@ private slots:
         so.syncStallUs = 20;
         auto t = synthesize(so);
         QVERIFY(t.hasValue());
-        std::FILE* f = std::tmpfile();
-        auto st = exportChromeJson(*t, f);
-        QVERIFY(st.hasValue());
-        std::rewind(f);
-        std::string text(size_t(st->bytes), '\0');
-        QCOMPARE(std::fread(text.data(), 1, text.size(), f), text.size());
-        std::fclose(f);
-        auto doc = json::parse(text);
+        ChromeExportStats stats;
+        auto doc = exportAndParse(*t, stats);
         QVERIFY2(doc.hasValue(), doc.hasValue() ? "" : doc.error().c_str());
+        const auto* st = &stats;
 
         std::map<std::string, size_t> byCat;
         std::set<std::string> processes, threads;
@@ -99,14 +115,8 @@ private slots:
         b.addKernel(lane, t0 + 50000, 100000, k, 2, KernelConfig {});
         b.addKernel(lane, t0 + 200000, 10000, k, 3, KernelConfig {});
         const Trace t = b.finish();
-        std::FILE* f = std::tmpfile();
-        auto st = exportChromeJson(t, f);
-        QVERIFY(st.hasValue());
-        std::rewind(f);
-        std::string text(size_t(st->bytes), '\0');
-        QCOMPARE(std::fread(text.data(), 1, text.size(), f), text.size());
-        std::fclose(f);
-        auto doc = json::parse(text);
+        ChromeExportStats stats;
+        auto doc = exportAndParse(t, stats);
         QVERIFY2(doc.hasValue(), doc.hasValue() ? "" : doc.error().c_str());
         std::map<int64_t, std::string> threadNames;
         std::map<int64_t, std::vector<std::pair<double, double>>> kernels; // tid -> (ts, dur) in us
