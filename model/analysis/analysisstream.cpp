@@ -68,7 +68,7 @@ GapAnalyzer::Selection hostSelection(uint32_t first, uint32_t last)
 ReadOptions windowRead(const StreamOptions& options)
 {
     ReadOptions read = options.read;
-    read.kernelConfigs = false; // the analysis never looks at them
+    read.kernelConfigs = options.kernelConfigs; // the analysis never looks at them
     read.laneSummaries = false; // nor at the lanes' summary pyramids
     return read;
 }
@@ -93,9 +93,12 @@ Expected<StreamedAnalysis> analyzeStreaming(const format::TraceReader& reader, c
     for (const StepBatch& b : stepBatches(overview, options.maxEvents)) {
         // Steps of the batch the host attribution covers (the analyzer takes them all).
         const uint32_t first = std::max(b.firstStep, options.firstStep), last = std::min(b.lastStep, options.lastStep);
+        Status hook = Status::ok();
         Status s = analyzeBatch(reader, overview, b, read, spare, classifier, budget, aopt, gapBuffers,
             [&](const Trace& window, GapAnalyzer& batch) {
                 out.largestBatchEvents = std::max<uint64_t>(out.largestBatchEvents, window.eventCount());
+                if (options.onBatch)
+                    hook = options.onBatch(window, b, batch);
                 if (options.kernelTable)
                     kernels.add(window, b.ownedFrom, b.ownedTo);
                 if (first <= last) {
@@ -111,6 +114,8 @@ Expected<StreamedAnalysis> analyzeStreaming(const format::TraceReader& reader, c
             });
         if (!s)
             return s;
+        if (!hook)
+            return hook;
         ++out.batches;
     }
     out.analyzer->finish();

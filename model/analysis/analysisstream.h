@@ -25,6 +25,7 @@
 #include "model/tracesummary.h"
 #include "model/tracewindow.h"
 
+#include <functional>
 #include <memory>
 #include <vector>
 
@@ -56,6 +57,10 @@ struct StreamOptions {
     ReadOptions read; // how each window is read (threads, ...)
     bool keepBatchHosts = false; // keep each batch's host attribution (StreamedAnalysis::batchHosts)
     bool kernelTable = false; // count the kernels too (StreamedAnalysis::kernels)
+    bool kernelConfigs = false; // read the kernels' launch configurations too (the analysis never looks at them)
+    // Called for each batch with its window and its analyzer, before the analyzer is absorbed (its events
+    // are still there): what `export --sqlite` writes batch by batch. An error stops the analysis.
+    std::function<Status(const Trace& window, const StepBatch& batch, const GapAnalyzer& analyzer)> onBatch;
 };
 
 // `skeleton` from readSkeleton(reader, overview): the classifier and budget are picked from it (its

@@ -205,6 +205,21 @@ public:
     // stream-wait-event, or a synchronising / blocking-copy API call (the sync-stall rule of README.md).
     bool blocksHost(LaneId lane, size_t index) const;
 
+    // One collective kernel of one rank as the matching left it: its step (CollectiveMatcher::kNoStep: in
+    // none), its key across ranks when it has one, and its wait for the last rank to arrive (the rest of
+    // its duration is wire time). What `gapscope-cli query`'s collectives table lists.
+    struct CollectiveRecord {
+        uint32_t rank = 0, step = CollectiveMatcher::kNoStep;
+        EventRef event;
+        StringId name = 0;
+        TimeNs start = 0, duration = 0, wait = 0;
+        bool keyed = false;
+        uint64_t comm = 0, seq = 0;
+    };
+    // Every matched collective of the analysed ranks, rank by rank, step by step (those in no step last),
+    // in start order. Empty for a batched analyzer (its batches' occurrences are not kept): ask each
+    // batch before absorb().
+    void forEachCollective(const std::function<void(const CollectiveRecord&)>& fn) const;
     // Kernels no classifier rule matches, by total time inside steps (all ranks), longest first.
     struct NameTime {
         StringId name = 0;

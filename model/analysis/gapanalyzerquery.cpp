@@ -51,6 +51,34 @@ int GapAnalyzer::nameClass(StringId name) const
     return classOf(name);
 }
 
+void GapAnalyzer::forEachCollective(const std::function<void(const CollectiveRecord&)>& fn) const
+{
+    for (const RankData& r : m_rankData) {
+        auto emit = [&](uint32_t step) {
+            for (const CollectiveMatcher::Occurrence& o : m_matcher.occurrences(r.slot, step)) {
+                const size_t li = size_t(o.tag >> 32); // the sweep's key: (GPU lane of the rank, event)
+                if (li >= r.gpuLanes.size())
+                    continue;
+                CollectiveRecord c;
+                c.rank = r.rank;
+                c.step = step;
+                c.event = EventRef { r.gpuLanes[li], uint32_t(o.tag) };
+                c.name = o.name;
+                c.start = o.start;
+                c.duration = o.duration;
+                c.wait = o.wait;
+                c.keyed = o.keyed;
+                c.comm = o.comm;
+                c.seq = o.seq;
+                fn(c);
+            }
+        };
+        for (const Window& w : r.windows)
+            emit(w.index);
+        emit(CollectiveMatcher::kNoStep);
+    }
+}
+
 std::string GapAnalyzer::collectiveOp(StringId name) const
 {
     std::string n(m_trace.str(name));
