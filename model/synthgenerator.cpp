@@ -303,7 +303,10 @@ void SynthGenerator::endStep(Rank& r, uint32_t step)
     r.syncs.emplace_back(sStart, sEnd);
     r.host = sEnd + jittered(r, 0.8, 0.05);
     m_sink.nvtx(r.nvtxLane, r.nvtxStart, r.host - r.nvtxStart, m_strStep, 0);
-    m_sink.step(r.rank, Step { step, r.stepStart, lastEnd, StepSource::File });
+    Step stored { step, r.stepStart, lastEnd, StepSource::File };
+    stored.kind = StepKind::Decode; // what the step's NVTX range says, stored so that an overview has it too
+    stored.label = "decode step";
+    m_sink.step(r.rank, stored);
 }
 
 // Applies the gap-analysis rules to one step of one rank (one stream: no concurrency).
