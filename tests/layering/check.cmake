@@ -5,7 +5,7 @@
 #  2. A file of a model layer includes model headers only of its own layer and the layers below it
 #     (model/CMakeLists.txt links the same edges):
 #       base (model/status.h, model/patternmatcher.*) <- format <- core (model/*) <- budget <- analysis
-#       core <- steps;  core <- import;  import, steps <- open;  analysis <- export
+#       core <- steps;  core <- import;  import, steps <- open;  analysis <- export;  analysis <- sql
 #     capture/ may include base and format only; kernels/ anything but import, open and export.
 #  3. Nothing there includes <regex> but model/patternmatcher.cpp: std::regex backtracks (a pattern can
 #     make it run for ever); PatternMatcher searches in linear time.
@@ -24,6 +24,7 @@ set(allowed_steps base format core steps)
 set(allowed_import base format core import)
 set(allowed_open base format core import steps open)
 set(allowed_export base format core budget analysis export)
+set(allowed_sql base format core budget analysis sql)
 set(allowed_capture base format)
 set(allowed_kernels base format core budget analysis)
 
@@ -32,7 +33,7 @@ function(layer_of path outvar)
   set(l "")
   if(path MATCHES "^model/(status\\.h|patternmatcher\\.(h|cpp))$")
     set(l base)
-  elseif(path MATCHES "^model/(format|steps|budget|analysis|import|open|export)/")
+  elseif(path MATCHES "^model/(format|steps|budget|analysis|import|open|export|sql)/")
     set(l ${CMAKE_MATCH_1})
   elseif(path MATCHES "^model/[^/]+$")
     set(l core)
