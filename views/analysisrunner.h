@@ -89,6 +89,8 @@ public:
     bool ready() const { return m_state != nullptr; }
     bool busy() const { return m_building; }
     const gapscope::model::GapAnalyzer* analyzer() const;
+    // The trace analysed (a live session's latest snapshot), for other readers on worker threads.
+    std::shared_ptr<const gapscope::model::Trace> trace() const { return m_trace; }
     const WaterfallData& waterfall() const { return m_waterfall; }
     const gapscope::model::GapAnalyzer::Breakdown& breakdown() const { return m_breakdown; }
     const std::vector<gapscope::model::Bar>& bars() const { return m_bars; }

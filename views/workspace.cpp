@@ -16,6 +16,7 @@
 #include "views/detailspane.h"
 #include "views/findingspanel.h"
 #include "views/hosttablemodel.h"
+#include "views/querypanel.h"
 #include "views/searchbar.h"
 #include "views/statspanel.h"
 #include "views/steptablemodel.h"
@@ -45,6 +46,7 @@ Workspace::Workspace(QWidget* parent)
     , m_budget(new BudgetPanel)
     , m_annotations(new AnnotationModel(this))
     , m_annotationPanel(new AnnotationPanel(m_annotations))
+    , m_query(new QueryPanel)
     , m_analysis(new AnalysisRunner(this))
     , m_outer(new QSplitter(Qt::Vertical))
     , m_top(new QSplitter(Qt::Horizontal))
@@ -144,9 +146,19 @@ void Workspace::connectPanels()
             m_findings->setFindings(std::move(rows));
             m_stats->setHostAttribution(m_analysis->hostAttribution());
             m_stats->tabs()->setCurrentWidget(m_findings);
+            // The query dock reads the trace analysed, with the same classifier, budget and kind of step.
+            const QString scope = m_doc && m_doc->large()
+                ? tr("the window of the file read now: %n step(s)", nullptr, int(a->trace().stepCount()))
+                : QString();
+            m_query->setTrace(
+                m_analysis->trace(), a->classifier(), m_analysis->stepBudget(), m_analysis->stepKind(), scope);
         }
     });
     connect(m_findings, &FindingsPanel::findingActivated, this, &Workspace::showFinding);
+    connect(m_query, &QueryPanel::highlightRequested, this, [this](const TimelineHighlight& h, TimeNs t0, TimeNs t1) {
+        m_timeline->setHighlight(h);
+        m_timeline->zoomToRange(t0, t1, 0.2);
+    });
     connect(m_waterfall->chart(), &WaterfallChart::barClicked, this, &Workspace::selectBar);
     connect(m_analysis, &AnalysisRunner::membersReady, this, &Workspace::onMembers);
     connect(m_stats, &StatsPanel::stepActivated, this, &Workspace::showStep);

@@ -34,6 +34,7 @@ class AnnotationPanel;
 class BudgetPanel;
 class DetailsPane;
 class FindingsPanel;
+class QueryPanel;
 class QSplitter;
 class SearchBar;
 class StatsPanel;
@@ -63,6 +64,7 @@ public:
     DetailsPane* detailsPane() const { return m_details; }
     BudgetPanel* budgetPanel() const { return m_budget; }
     AnnotationPanel* annotationPanel() const { return m_annotationPanel; }
+    QueryPanel* queryPanel() const { return m_query; }
     AnnotationModel* annotations() const { return m_annotations; }
     AnalysisRunner* analysis() const { return m_analysis; }
     QSplitter* splitter() const { return m_outer; }
@@ -146,6 +148,7 @@ private:
     BudgetPanel* m_budget;
     AnnotationModel* m_annotations;
     AnnotationPanel* m_annotationPanel;
+    QueryPanel* m_query;
     AnalysisRunner* m_analysis;
     QSplitter* m_outer;
     QSplitter* m_top;

@@ -10,6 +10,7 @@
 #include "views/budgetpanel.h"
 #include "views/comparerunner.h"
 #include "views/detailspane.h"
+#include "views/querypanel.h"
 #include "views/stepsmenu.h"
 #include "views/timelinewidget.h"
 #include "views/workspace.h"
@@ -120,7 +121,9 @@ void MainWindow::buildDocks()
     QDockWidget* notes = dock(
         tr("Annotations"), QStringLiteral("annotations"), m_workspace->annotationPanel(), Qt::RightDockWidgetArea);
     tabifyDockWidget(details, budget);
+    QDockWidget* query = dock(tr("Query"), QStringLiteral("query"), m_workspace->queryPanel(), Qt::RightDockWidgetArea);
     tabifyDockWidget(budget, notes);
+    tabifyDockWidget(notes, query);
     details->raise();
 }
 
