@@ -84,7 +84,7 @@ template <typename Fn> void postToGui(Fn&& fn)
 
 QString WaterfallRequest::describe() const
 {
-    const QString who
+    QString who // not const: returned as is at the end
         = rank == GapAnalyzer::kCriticalRank ? QStringLiteral("critical rank") : QStringLiteral("rank %1").arg(rank);
     switch (kind) {
     case Kind::Median:
@@ -120,7 +120,7 @@ const GapAnalyzer* AnalysisRunner::analyzer() const
 }
 
 std::shared_ptr<const AnalysisRunner::State> AnalysisRunner::makeState(
-    std::shared_ptr<const Trace> trace, StepKind kind, const StepBudget& budget, const CancelToken& cancel)
+    const std::shared_ptr<const Trace>& trace, StepKind kind, const StepBudget& budget, const CancelToken& cancel)
 {
     auto st = std::make_shared<State>();
     st->trace = trace;

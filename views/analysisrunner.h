@@ -120,9 +120,9 @@ private:
     struct State;
     std::shared_ptr<const State> buildState() const;
     // Null when `cancel` was cancelled before it was done.
-    static std::shared_ptr<const State> makeState(std::shared_ptr<const gapscope::model::Trace> trace,
-        gapscope::model::StepKind kind,
-        const gapscope::model::StepBudget& budget, const gapscope::model::CancelToken& cancel);
+    static std::shared_ptr<const State> makeState(const std::shared_ptr<const gapscope::model::Trace>& trace,
+        gapscope::model::StepKind kind, const gapscope::model::StepBudget& budget,
+        const gapscope::model::CancelToken& cancel);
     void rebuild();
     void startBuild();
     void recompute();

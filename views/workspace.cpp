@@ -638,7 +638,7 @@ void Workspace::liveTraceGrew()
     m_timeline->setLayoutOptions(m_timeline->layoutOptions()); // new lanes; the view stays
 }
 
-void Workspace::setLiveSnapshot(std::shared_ptr<const TraceDocument> snapshot, bool final)
+void Workspace::setLiveSnapshot(const std::shared_ptr<const TraceDocument>& snapshot, bool final)
 {
     const Trace& trace = *snapshot->trace;
     if (final) {

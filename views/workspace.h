@@ -119,7 +119,7 @@ public:
     // repaints, keeping the view. A final snapshot also replaces the growing trace, keeping the view.
     void setLiveDocument(std::shared_ptr<const TraceDocument> doc);
     void liveTraceGrew();
-    void setLiveSnapshot(std::shared_ptr<const TraceDocument> snapshot, bool final);
+    void setLiveSnapshot(const std::shared_ptr<const TraceDocument>& snapshot, bool final);
 
 signals:
     void statusMessage(const QString& text);

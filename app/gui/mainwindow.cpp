@@ -303,7 +303,7 @@ void MainWindow::loadFiles(const QStringList& paths, const QString& rule)
     m_opener->load(paths, std::move(open), std::move(prepare));
 }
 
-void MainWindow::onLoaded(std::shared_ptr<LoadedTrace> loaded)
+void MainWindow::onLoaded(const std::shared_ptr<LoadedTrace>& loaded)
 {
     m_progress->hide();
     m_cancel->hide();

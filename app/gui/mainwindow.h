@@ -101,7 +101,7 @@ private:
     void loadFiles(const QStringList& paths, const QString& stepRule);
     void buildMenus();
     void buildDocks();
-    void onLoaded(std::shared_ptr<LoadedTrace> loaded);
+    void onLoaded(const std::shared_ptr<LoadedTrace>& loaded);
     void onFailed(const QStringList& paths, const QString& message);
     bool confirmUnsavedAnnotations();
     void showMessage(const QString& text); // for 8 s in the status bar; nothing when empty

@@ -209,7 +209,7 @@ bool GapAnalyzer::isSyncApi(StringId name) const
 {
     if (name >= m_stringCount)
         return false;
-    int v = m_syncApi[name].load(std::memory_order_relaxed);
+    int v = static_cast<int>(m_syncApi[name].load(std::memory_order_relaxed));
     if (v < 0) {
         v = isSyncApiName(m_trace.str(name)) ? 1 : 0;
         m_syncApi[name].store(int8_t(v), std::memory_order_relaxed);

@@ -308,6 +308,7 @@ std::vector<GapAnalyzer::NameTime> GapAnalyzer::unclassifiedKernels() const
             t.count += n.count;
         }
     std::vector<NameTime> out;
+    out.reserve(byName.size());
     for (const auto& [name, t] : byName)
         out.push_back(t);
     std::stable_sort(out.begin(), out.end(), [](const NameTime& a, const NameTime& b) { return a.ns > b.ns; });

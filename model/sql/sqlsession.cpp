@@ -343,6 +343,7 @@ Status SqlSession::run(const std::string& sql, const ResultSink& sink)
         const int cols = sqlite3_column_count(st);
         if (cols > 0 && sink.begin) {
             std::vector<std::string> names;
+            names.reserve(size_t(cols));
             for (int i = 0; i < cols; ++i)
                 names.emplace_back(sqlite3_column_name(st, i));
             sink.begin(names);

@@ -54,6 +54,7 @@ Result query(SqlSession& s, const std::string& sql, Status* status = nullptr)
     sink.begin = [&](const std::vector<std::string>& c) { r.columns = c; };
     sink.row = [&](const std::vector<ResultValue>& row) {
         std::vector<std::string> v;
+        v.reserve(row.size());
         for (const auto& x : row)
             v.push_back(x.type == ResultValue::Type::Null ? "NULL" : x.text);
         r.rows.push_back(v);
