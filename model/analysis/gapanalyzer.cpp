@@ -117,10 +117,10 @@ void GapAnalyzer::setUp(const Options& options)
     m_keepStepGaps = options.keepStepGaps;
     m_stringCount = m_trace.stringCount();
     m_nameClass.reset(new std::atomic<int16_t>[m_stringCount]);
-    m_syncApi.reset(new std::atomic<int8_t>[m_stringCount]);
+    m_syncApi.reset(new std::atomic<uint8_t>[m_stringCount]);
     for (size_t i = 0; i < m_stringCount; ++i) {
         m_nameClass[i].store(-2, std::memory_order_relaxed);
-        m_syncApi[i].store(-1, std::memory_order_relaxed);
+        m_syncApi[i].store(kSyncUnknown, std::memory_order_relaxed);
     }
     m_wholeGraphName = m_trace.findString(format::kWholeGraphName).value_or(StringId(0));
     m_layout.wholeGraphs = m_wholeGraphName != 0;
@@ -209,10 +209,10 @@ bool GapAnalyzer::isSyncApi(StringId name) const
 {
     if (name >= m_stringCount)
         return false;
-    int v = static_cast<int>(m_syncApi[name].load(std::memory_order_relaxed));
-    if (v < 0) {
+    uint8_t v = m_syncApi[name].load(std::memory_order_relaxed);
+    if (v == kSyncUnknown) {
         v = isSyncApiName(m_trace.str(name)) ? 1 : 0;
-        m_syncApi[name].store(int8_t(v), std::memory_order_relaxed);
+        m_syncApi[name].store(v, std::memory_order_relaxed);
     }
     return v == 1;
 }

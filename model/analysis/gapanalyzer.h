@@ -352,9 +352,11 @@ private:
     TimeNs m_ownedFrom = std::numeric_limits<TimeNs>::min(), m_ownedTo = std::numeric_limits<TimeNs>::max();
     std::vector<std::vector<WindowSweep::Gap>>* m_keepStepGaps = nullptr;
     // By StringId, filled on first use from any thread (the same value whoever computes it):
-    // class of a kernel name (-2: not yet), whether an API call of that name blocks the host (-1: not yet).
+    // class of a kernel name (-2: not yet), whether an API call of that name blocks the host (1 or 0;
+    // kSyncUnknown: not yet).
     std::unique_ptr<std::atomic<int16_t>[]> m_nameClass;
-    std::unique_ptr<std::atomic<int8_t>[]> m_syncApi;
+    static constexpr uint8_t kSyncUnknown = 0xFF;
+    std::unique_ptr<std::atomic<uint8_t>[]> m_syncApi;
     size_t m_stringCount = 0;
     std::vector<uint32_t> m_ranks;
     std::vector<RankData> m_rankData; // parallel to m_ranks
