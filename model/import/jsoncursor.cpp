@@ -109,6 +109,8 @@ Expected<bool> JsonCursor::nextMember(std::string& key)
     auto n = value(kMaxKeyBytes);
     if (!n || *n == 0)
         return n ? Expected<bool>(false) : Expected<bool>(n.status());
+    if (*n < 2 || m_window.data()[0] != '"') // a NUL byte in the data where the key should start
+        return malformed(m_window.offset(), "expected a quoted key");
     key.assign(m_window.data() + 1, *n - 2); // keys are read as written: no escapes in the names looked for
     m_window.consume(*n);
     c = peek();
