@@ -154,6 +154,7 @@ int runAnalyze(const std::vector<std::string>& args)
         }
         streamed = std::move(s).value();
         ropt.host = streamed->host.get();
+        ropt.coverage = &streamed->coverage;
     } else {
         whole.emplace(trace.value(), std::move(classifier).value(), std::move(budget).value(), aopt);
     }

@@ -55,6 +55,7 @@ AnalysisReport::AnalysisReport(const GapAnalyzer& analyzer, const Options& optio
     // Gaps inside steps: the step gap has its own bar.
     m_gaps = analyzer.largestGaps(GapAnalyzer::kCriticalRank, first, last, options.largestGaps, false);
     m_findings = makeFindings(analyzer, m_criticalMean, m_stragglers, m_gaps);
+    m_coverage = options.coverage ? coverageOf(analyzer, *options.coverage) : coverageOf(analyzer);
     if (options.host) {
         m_hostView = options.host;
         return;
@@ -359,6 +360,7 @@ json::Value AnalysisReport::toJson() const
     for (const auto& n : m_analyzer.notes())
         notes.push(n);
     doc.set("notes", std::move(notes));
+    doc.set("coverage", coverageJson(m_coverage));
     return doc;
 }
 
@@ -562,6 +564,7 @@ std::string AnalysisReport::toText() const
         for (const auto& n : a.notes())
             out << "  - " << n << "\n";
     }
+    out << "\n" << coverageText(m_coverage);
     return out.str();
 }
 

@@ -29,6 +29,7 @@
 //
 // Threading: computed in the constructor; const afterwards.
 
+#include "model/analysis/coverage.h"
 #include "model/analysis/findings.h"
 #include "model/analysis/gapanalyzer.h"
 #include "model/analysis/hostattribution.h"
@@ -53,6 +54,9 @@ public:
         // The host attribution of these steps, computed beforehand (a batched analyzer's, analysisstream.h,
         // which cannot sweep its steps again); it must outlive the report. Null: computed here.
         const HostAttribution* host = nullptr;
+        // What coverage needs from the events, gathered window by window (StreamedAnalysis::coverage) for a
+        // batched analyzer; null: gathered here from the analyzer's events.
+        const CoverageInputs* coverage = nullptr;
     };
 
     AnalysisReport(const GapAnalyzer& analyzer, const Options& options);
@@ -60,6 +64,8 @@ public:
     json::Value toJson() const;
     std::string toText() const;
     const std::vector<Finding>& findings() const { return m_findings; }
+    // How much of the trace the answer stands on (coverage.h): `coverage` in the JSON, the text's last part.
+    const std::vector<CoverageItem>& coverage() const { return m_coverage; }
     const GapAnalyzer::Breakdown& criticalPath() const { return m_criticalMean; }
     // The host attribution behind host_gaps and host_syncs (every rank over the selection).
     const HostAttribution& hostAttribution() const { return *m_hostView; }
@@ -90,6 +96,7 @@ private:
     std::vector<GapAnalyzer::Straggler> m_stragglers;
     std::vector<GapAnalyzer::IdleGap> m_gaps;
     std::vector<Finding> m_findings;
+    std::vector<CoverageItem> m_coverage;
     std::unique_ptr<HostAttribution> m_host; // every rank over the selection, when computed here
     const HostAttribution* m_hostView = nullptr; // m_host or Options::host
 };

@@ -99,6 +99,7 @@ Expected<StreamedAnalysis> analyzeStreaming(const format::TraceReader& reader, c
                 out.largestBatchEvents = std::max<uint64_t>(out.largestBatchEvents, window.eventCount());
                 if (options.onBatch)
                     hook = options.onBatch(window, b, batch);
+                out.coverage.add(batch, b.firstStep, b.lastStep, b.ownedFrom, b.ownedTo);
                 if (options.kernelTable)
                     kernels.add(window, b.ownedFrom, b.ownedTo);
                 if (first <= last) {

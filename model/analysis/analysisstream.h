@@ -17,6 +17,7 @@
 // Threading: reads and analyses on TaskPool::shared() (threads as GapAnalyzer::Options); one call at a time
 // per result.
 
+#include "model/analysis/coverage.h"
 #include "model/analysis/gapanalyzer.h"
 #include "model/analysis/hostattribution.h"
 #include "model/format/tracereader.h"
@@ -47,6 +48,8 @@ struct StreamedAnalysis {
     std::vector<BatchHost> batchHosts;
     // StreamOptions::kernelTable: kernelTable() of the whole file, from the same windows.
     std::vector<KernelRow> kernels;
+    // What coverage needs from the events (coverage.h), each batch's share.
+    CoverageInputs coverage;
 };
 
 struct StreamOptions {
