@@ -7,9 +7,12 @@
 
 #include "model/analysis/analysisstream.h"
 #include "model/analysis/diffreport.h"
-#include "model/taskpool.h"
+#include "model/analysis/diffverdict.h"
 #include "model/open/traceopen.h"
+#include "model/taskpool.h"
 
+#include <cstdlib>
+#include <fstream>
 #include <iostream>
 #include <memory>
 #include <optional>
@@ -162,6 +165,17 @@ int runDiff(const std::vector<std::string>& argsIn)
     p.flag("--achievable", "compare with the budget's achievable column (default: ideal)", achievable);
     p.flag("--json", "machine-readable output", json);
     p.option("--kernels", "N", "text: the N kernels that changed most (default 25; JSON lists all)", kernels);
+    bool gate = false;
+    std::string threshold = "2%", junitOut, markdownOut;
+    p.flag("--gate",
+        "a verdict per bar and kernel name with a confidence interval from the steps' spread; exit 0 no regression, "
+        "1 a bar regressed, 2 not compared",
+        gate);
+    p.option("--threshold", "T",
+        "what counts as a change: a share of A's median (2%, the default; at least 1 us) or a time (0.05ms, 20us)",
+        threshold);
+    p.option("--junit", "OUT.xml", "write the verdicts as a JUnit report (one test case per bar)", junitOut);
+    p.option("--markdown", "OUT.md", "write the verdicts as Markdown a CI job can post", markdownOut);
     p.option("--threads", "N", "threads for reading and analysis (default: all)", threads);
     std::string read = "auto";
     int64_t windowEvents = 2'000'000;
@@ -181,6 +195,19 @@ int runDiff(const std::vector<std::string>& argsIn)
         return kExitUsage;
     if (windowEvents < 1)
         return p.usageError("--window-events must be >= 1");
+    model::DiffVerdicts::Options vopt;
+    if (!threshold.empty() && threshold.back() == '%') {
+        char* end = nullptr;
+        const double pct = std::strtod(threshold.c_str(), &end);
+        if (end != threshold.c_str() + threshold.size() - 1 || !(pct >= 0) || pct > 1000)
+            return p.usageError("--threshold wants a share (2%) or a time (0.05ms), not '" + threshold + "'");
+        vopt.relative = pct / 100;
+    } else {
+        int64_t ns = 0;
+        if (!parseDurationNs(threshold, ns) || ns <= 0)
+            return p.usageError("--threshold wants a share (2%) or a time (0.05ms), not '" + threshold + "'");
+        vopt.absoluteNs = double(ns);
+    }
     Side a, b;
     if (!before.empty() || !after.empty()) {
         if (before.empty() || after.empty() || !p.positionals().empty())
@@ -216,6 +243,14 @@ int runDiff(const std::vector<std::string>& argsIn)
     ropt.aLabel = a.label;
     ropt.bLabel = b.label;
     ropt.textKernels = size_t(std::max<int64_t>(0, kernels));
+    ropt.threshold = threshold;
+    ropt.aCoverage = a.streamed ? &a.streamed->coverage : nullptr;
+    ropt.bCoverage = b.streamed ? &b.streamed->coverage : nullptr;
+    std::optional<model::DiffVerdicts> verdicts;
+    if (gate || !junitOut.empty() || !markdownOut.empty()) {
+        verdicts.emplace(diff, vopt);
+        ropt.verdicts = &*verdicts;
+    }
     model::DiffReport report(diff, ropt);
     if (json)
         std::cout << json::write(report.toJson(), 1) << "\n";
@@ -223,6 +258,20 @@ int runDiff(const std::vector<std::string>& argsIn)
         std::cout << report.toText();
     for (const auto& problem : diff.problems())
         std::cerr << kName << problem.message() << "\n";
+    auto writeFile = [](const std::string& path, const std::string& text) {
+        std::ofstream out(path, std::ios::binary | std::ios::trunc);
+        out << text;
+        out.close();
+        if (!out)
+            std::cerr << kName << "cannot write " << path << "\n";
+        return bool(out);
+    };
+    if (!junitOut.empty() && !writeFile(junitOut, report.junit()))
+        return kExitFailure;
+    if (!markdownOut.empty() && !writeFile(markdownOut, report.markdown()))
+        return kExitFailure;
+    if (gate)
+        return report.gateExit();
     return diff.problems().empty() ? kExitOk : kExitProblems;
 }
 

@@ -84,6 +84,8 @@ json::Value stringsJson(const std::vector<std::string>& v)
 DiffReport::DiffReport(const TraceDiff& diff, Options options)
     : m_diff(diff)
     , m_options(std::move(options))
+    , m_coverageA(m_options.aCoverage ? coverageOf(diff.a(), *m_options.aCoverage) : coverageOf(diff.a()))
+    , m_coverageB(m_options.bCoverage ? coverageOf(diff.b(), *m_options.bCoverage) : coverageOf(diff.b()))
 {
 }
 
@@ -188,6 +190,14 @@ json::Value DiffReport::toJson() const
     for (const auto& n : m_diff.b().notes())
         notes.push("B: " + n);
     doc.set("notes", std::move(notes));
+    json::Value coverage = json::Value::object();
+    coverage.set("a", coverageJson(m_coverageA));
+    coverage.set("b", coverageJson(m_coverageB));
+    doc.set("coverage", std::move(coverage));
+    if (m_options.verdicts) {
+        doc.set("verdicts", verdictsJson());
+        doc.set("gate", gateJson());
+    }
     return doc;
 }
 
@@ -390,7 +400,258 @@ std::string DiffReport::toText() const
         for (const auto& n : notes)
             out << "  - " << n << "\n";
     }
+    out << "\nA's " << coverageText(m_coverageA) << "B's " << coverageText(m_coverageB);
+    if (m_options.verdicts)
+        out << "\n" << verdictsText();
     return out.str();
+}
+
+// --- verdicts (diff --gate) --------------------------------------------------------------------------
+
+namespace {
+
+std::string xmlEscaped(const std::string& s)
+{
+    std::string out;
+    for (char c : s) {
+        switch (c) {
+        case '&':
+            out += "&amp;";
+            break;
+        case '<':
+            out += "&lt;";
+            break;
+        case '>':
+            out += "&gt;";
+            break;
+        case '"':
+            out += "&quot;";
+            break;
+        default:
+            if (static_cast<unsigned char>(c) < 0x20 && c != '\n' && c != '\t')
+                out += ' '; // not allowed in XML 1.0
+            else
+                out += c;
+        }
+    }
+    return out;
+}
+
+// "+0.123 ms (95% CI +0.100 to +0.150 ms)"
+std::string deltaText(const DiffVerdicts::Verdict& v, double confidence)
+{
+    if (std::isnan(v.ciLowNs))
+        return fixed(v.deltaNs / 1e6, 4, true) + " ms (too few steps for an interval)";
+    return fixed(v.deltaNs / 1e6, 4, true) + " ms (" + std::to_string(int(std::lround(confidence * 100))) + "% CI "
+        + fixed(v.ciLowNs / 1e6, 4, true) + " to " + fixed(v.ciHighNs / 1e6, 4, true) + " ms)";
+}
+
+std::string verdictLine(const DiffVerdicts::Verdict& v, double confidence)
+{
+    return std::string(DiffVerdicts::toString(v.outcome)) + ": " + fixed(v.aMedianNs / 1e6, 4) + " -> "
+        + fixed(v.bMedianNs / 1e6, 4) + " ms, " + deltaText(v, confidence) + ", threshold +-"
+        + fixed(v.thresholdNs / 1e6, 4) + " ms, " + std::to_string(v.aSteps) + " / " + std::to_string(v.bSteps)
+        + " steps";
+}
+
+} // namespace
+
+int DiffReport::gateExit() const
+{
+    if (!m_diff.problems().empty() || !m_diff.steps().common
+        || (m_options.verdicts && !m_options.verdicts->enoughSteps()) || anyBad(m_coverageA) || anyBad(m_coverageB))
+        return 2;
+    return m_options.verdicts && m_options.verdicts->regression() ? 1 : 0;
+}
+
+json::Value DiffReport::verdictsJson() const
+{
+    json::Value out = json::Value::array();
+    for (const auto& v : m_options.verdicts->verdicts()) {
+        json::Value o = json::Value::object();
+        o.set("name", v.name);
+        o.set("kind", v.kernel ? "kernel" : "bar");
+        o.set("a_median_ms", v.aMedianNs / 1e6);
+        o.set("b_median_ms", v.bMedianNs / 1e6);
+        o.set("delta_ms", v.deltaNs / 1e6);
+        o.set("ci_low_ms", v.ciLowNs / 1e6);
+        o.set("ci_high_ms", v.ciHighNs / 1e6);
+        o.set("threshold_ms", v.thresholdNs / 1e6);
+        o.set("a_steps", v.aSteps);
+        o.set("b_steps", v.bSteps);
+        o.set("verdict", DiffVerdicts::toString(v.outcome));
+        out.push(std::move(o));
+    }
+    return out;
+}
+
+json::Value DiffReport::gateJson() const
+{
+    const DiffVerdicts& dv = *m_options.verdicts;
+    json::Value g = json::Value::object();
+    const int exit = gateExit();
+    g.set("result", exit == 2 ? "not compared" : exit == 1 ? "regression" : "pass");
+    g.set("exit", exit);
+    g.set("threshold", m_options.threshold);
+    g.set("confidence", dv.options().confidence);
+    g.set("resamples", dv.options().resamples);
+    json::Value regressions = json::Value::array();
+    for (const auto& v : dv.verdicts())
+        if (!v.kernel && v.outcome == DiffVerdicts::Outcome::Regression)
+            regressions.push(v.name);
+    g.set("regressions", std::move(regressions));
+    g.set("notes", stringsJson(dv.notes()));
+    return g;
+}
+
+std::string DiffReport::verdictsText() const
+{
+    const DiffVerdicts& dv = *m_options.verdicts;
+    std::ostringstream out;
+    const int exit = gateExit();
+    out << "verdict: "
+        << (exit == 2          ? "not compared"
+                   : exit == 1 ? "REGRESSION"
+                               : "pass")
+        << " (threshold " << m_options.threshold << ", " << int(std::lround(dv.options().confidence * 100))
+        << "% intervals by bootstrap over the steps)\n";
+    for (const auto& v : dv.verdicts())
+        if (!v.kernel || v.outcome == DiffVerdicts::Outcome::Regression
+            || v.outcome == DiffVerdicts::Outcome::Improvement)
+            out << "  " << (v.kernel ? "kernel " : "") << v.name << ": " << verdictLine(v, dv.options().confidence)
+                << "\n";
+    for (const auto& n : dv.notes())
+        out << "  - " << n << "\n";
+    return out.str();
+}
+
+std::string DiffReport::junit() const
+{
+    std::ostringstream x;
+    const DiffVerdicts* dv = m_options.verdicts;
+    const double confidence = dv ? dv->options().confidence : 0.95;
+    std::vector<const DiffVerdicts::Verdict*> bars;
+    if (dv)
+        for (const auto& v : dv->verdicts())
+            if (!v.kernel)
+                bars.push_back(&v);
+    const bool compared = gateExit() != 2;
+    size_t failures = 0, skipped = 0;
+    for (const auto* v : bars) {
+        failures += v->outcome == DiffVerdicts::Outcome::Regression;
+        skipped += v->outcome == DiffVerdicts::Outcome::Inconclusive;
+    }
+    const size_t tests = compared ? bars.size() : 1, errors = compared ? 0 : 1;
+    if (!compared)
+        failures = skipped = 0;
+    const std::string suite = "gapscope diff " + m_options.aLabel + " -> " + m_options.bLabel;
+    x << "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
+    x << "<testsuites name=\"gapscope diff\" tests=\"" << tests << "\" failures=\"" << failures << "\" errors=\""
+      << errors << "\" time=\"0\">\n";
+    x << "  <testsuite name=\"" << xmlEscaped(suite) << "\" tests=\"" << tests << "\" failures=\"" << failures
+      << "\" errors=\"" << errors << "\" skipped=\"" << skipped << "\" time=\"0\">\n";
+    x << "    <properties>\n";
+    x << "      <property name=\"a\" value=\"" << xmlEscaped(m_options.aLabel) << "\"/>\n";
+    x << "      <property name=\"b\" value=\"" << xmlEscaped(m_options.bLabel) << "\"/>\n";
+    x << "      <property name=\"threshold\" value=\"" << xmlEscaped(m_options.threshold) << "\"/>\n";
+    x << "      <property name=\"steps_compared\" value=\"" << m_diff.steps().first << "-" << m_diff.steps().last
+      << "\"/>\n";
+    x << "    </properties>\n";
+    if (!compared) {
+        std::string why;
+        for (const auto& p : m_diff.problems())
+            why += (why.empty() ? "" : "; ") + p.message();
+        if (dv && !dv->enoughSteps())
+            for (const auto& n : dv->notes())
+                why += (why.empty() ? "" : "; ") + n;
+        for (const auto& [side, items] : { std::make_pair("A", &m_coverageA), std::make_pair("B", &m_coverageB) })
+            for (const auto& c : *items)
+                if (c.verdict == CoverageVerdict::Bad)
+                    why += (why.empty() ? "" : "; ") + std::string(side) + " coverage: " + c.name + ": " + c.meaning;
+        x << "    <testcase classname=\"gapscope.diff\" name=\"compare\" time=\"0\">\n";
+        x << "      <error type=\"not compared\" message=\"" << xmlEscaped(why) << "\"/>\n";
+        x << "    </testcase>\n";
+    } else {
+        for (const auto* v : bars) {
+            x << "    <testcase classname=\"gapscope.diff.bars\" name=\"" << xmlEscaped(v->name) << "\" time=\"0\">";
+            const std::string line = xmlEscaped(verdictLine(*v, confidence));
+            if (v->outcome == DiffVerdicts::Outcome::Regression)
+                x << "\n      <failure type=\"regression\" message=\"" << line << "\"/>\n    ";
+            else if (v->outcome == DiffVerdicts::Outcome::Inconclusive)
+                x << "\n      <skipped message=\"" << line << "\"/>\n    ";
+            else
+                x << "\n      <system-out>" << line << "</system-out>\n    ";
+            x << "</testcase>\n";
+        }
+    }
+    x << "  </testsuite>\n</testsuites>\n";
+    return x.str();
+}
+
+std::string DiffReport::markdown() const
+{
+    std::ostringstream md;
+    const DiffVerdicts* dv = m_options.verdicts;
+    const int exit = gateExit();
+    md << "### gapscope diff: " << (exit == 2 ? "not compared" : exit == 1 ? "**regression**" : "pass") << "\n\n";
+    md << "`" << m_options.aLabel << "` -> `" << m_options.bLabel << "`";
+    if (m_diff.steps().common)
+        md << ", steps " << m_diff.steps().first << "-" << m_diff.steps().last << " (" << m_diff.steps().a << " / "
+           << m_diff.steps().b << " complete)";
+    md << "; threshold " << m_options.threshold;
+    if (dv)
+        md << ", " << int(std::lround(dv->options().confidence * 100)) << "% bootstrap intervals over the steps";
+    md << ".\n\n";
+    if (exit == 2) {
+        for (const auto& p : m_diff.problems())
+            md << "- " << p.message() << "\n";
+        if (dv)
+            for (const auto& n : dv->notes())
+                md << "- " << n << "\n";
+        for (const auto& [side, items] : { std::make_pair("A", &m_coverageA), std::make_pair("B", &m_coverageB) })
+            for (const auto& c : *items)
+                if (c.verdict == CoverageVerdict::Bad)
+                    md << "- " << side << " coverage: " << c.name << ": " << c.meaning << "\n";
+        return md.str();
+    }
+    if (!dv)
+        return md.str();
+    auto row = [&](const DiffVerdicts::Verdict& v) {
+        const char* mark = v.outcome == DiffVerdicts::Outcome::Regression ? "regression :x:"
+            : v.outcome == DiffVerdicts::Outcome::Improvement             ? "improvement"
+            : v.outcome == DiffVerdicts::Outcome::NoChange                ? "no change"
+                                                                          : "inconclusive";
+        std::string name = v.name;
+        for (char& c : name)
+            if (c == '|')
+                c = '/';
+        md << "| " << (v.kernel ? "`" + shortKernelName(name) + "`" : name) << " | " << fixed(v.aMedianNs / 1e6, 4)
+           << " | " << fixed(v.bMedianNs / 1e6, 4) << " | " << fixed(v.deltaNs / 1e6, 4, true) << " | "
+           << (std::isnan(v.ciLowNs) ? std::string("-")
+                                     : fixed(v.ciLowNs / 1e6, 4, true) + " .. " + fixed(v.ciHighNs / 1e6, 4, true))
+           << " | " << mark << " |\n";
+    };
+    md << "| bar | A median ms | B median ms | change ms | " << int(std::lround(dv->options().confidence * 100))
+       << "% interval | verdict |\n| --- | ---: | ---: | ---: | ---: | --- |\n";
+    for (const auto& v : dv->verdicts())
+        if (!v.kernel)
+            row(v);
+    bool kernels = false;
+    for (const auto& v : dv->verdicts()) {
+        if (!v.kernel
+            || (v.outcome != DiffVerdicts::Outcome::Regression && v.outcome != DiffVerdicts::Outcome::Improvement))
+            continue;
+        if (!kernels)
+            md << "\nKernels that moved past the threshold (own time per step):\n\n| kernel | A median ms | B median "
+                  "ms | "
+                  "change ms | interval | verdict |\n| --- | ---: | ---: | ---: | ---: | --- |\n";
+        kernels = true;
+        row(v);
+    }
+    for (const auto& n : dv->notes())
+        md << "\n- " << n;
+    md << "\n";
+    return md.str();
 }
 
 } // namespace gapscope::model

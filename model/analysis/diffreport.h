@@ -22,10 +22,17 @@
 //          delta_gap_ms, top [{name, kind, a_ms, b_ms, delta_ms, a_count, b_count}]}] totals over
 //          the compared steps, top 10 by |delta_ms|; why says what is missing when not available
 //   problems [text] (what could not be compared), notes [text]
+//   coverage {a, b}: each side's coverage items (coverage.h) [{name, value, unit, verdict, meaning}]
+//   with verdicts (diff --gate, diffverdict.h): verdicts [{name, kind (bar|kernel), a_median_ms, b_median_ms,
+//          delta_ms, ci_low_ms, ci_high_ms, threshold_ms, a_steps, b_steps, verdict}] (bar names as in `bars`;
+//          "measured step" first), gate {result (pass|regression|not compared), exit (0|1|2), threshold,
+//          confidence, resamples, regressions [names], notes [text]}
 // Times of bars and steps are ms per step (the median step: that one step).
 //
 // Threading: pure functions of the diff; thread-safe.
 
+#include "model/analysis/coverage.h"
+#include "model/analysis/diffverdict.h"
 #include "model/analysis/tracediff.h"
 #include "model/json.h"
 
@@ -38,7 +45,22 @@ public:
     struct Options {
         std::string aLabel = "A", bLabel = "B"; // the files, as the user named them
         size_t textKernels = 25; // kernel rows in the text (JSON lists all)
+        const DiffVerdicts* verdicts = nullptr; // diff --gate: the verdicts, in the JSON, the text and below
+        std::string threshold = "2%"; // as the user gave it, for the reports
+        // Each side's coverage inputs when its analyzer is batched (StreamedAnalysis::coverage); null: from
+        // its events.
+        const CoverageInputs* aCoverage = nullptr;
+        const CoverageInputs* bCoverage = nullptr;
     };
+    // What `diff --gate` exits with: 2 when something could not be compared (no steps in common, rank
+    // counts differ, too few steps, a coverage item of either side bad), else 1 when a bar is a
+    // regression, else 0.
+    int gateExit() const;
+    // The verdicts (Options::verdicts) as a JUnit XML report: one test case per bar and the measured step
+    // (a regression fails, an inconclusive one is skipped), an error case when not compared.
+    std::string junit() const;
+    // The same as Markdown a CI job can post as it is: the verdict, the table of bars, kernels that moved.
+    std::string markdown() const;
 
     DiffReport(const TraceDiff& diff, Options options);
 
@@ -55,9 +77,13 @@ private:
     std::string kernelsText() const;
     std::string ranksText() const;
     std::string hostText() const;
+    json::Value verdictsJson() const;
+    json::Value gateJson() const;
+    std::string verdictsText() const;
 
     const TraceDiff& m_diff;
     Options m_options;
+    std::vector<CoverageItem> m_coverageA, m_coverageB;
 };
 
 } // namespace gapscope::model

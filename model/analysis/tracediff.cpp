@@ -18,16 +18,6 @@ namespace {
 using Kind = GapAnalyzer::Selection::Kind;
 
 // Step indices complete in the trace (some rank has them and none lacks them).
-std::set<uint32_t> completeSteps(const GapAnalyzer& an)
-{
-    std::set<uint32_t> out;
-    for (uint32_t r : an.ranks())
-        for (const auto& rec : an.steps(r))
-            if (!an.isIncomplete(rec.index))
-                out.insert(rec.index);
-    return out;
-}
-
 std::string describeSteps(const std::set<uint32_t>& s)
 {
     if (s.empty())
@@ -242,6 +232,16 @@ void TraceDiff::compareKernels()
         const TimeNs dx = std::abs(x.deltaTotal()), dy = std::abs(y.deltaTotal());
         return dx != dy ? dx > dy : x.name < y.name;
     });
+}
+
+std::set<uint32_t> TraceDiff::completeSteps(const GapAnalyzer& an)
+{
+    std::set<uint32_t> out;
+    for (uint32_t r : an.ranks())
+        for (const auto& rec : an.steps(r))
+            if (!an.isIncomplete(rec.index))
+                out.insert(rec.index);
+    return out;
 }
 
 TraceDiff::RankSide TraceDiff::rankSide(const GapAnalyzer& an, uint32_t rank, const Lateness& late) const

@@ -46,6 +46,7 @@
 
 #include <functional>
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -147,6 +148,8 @@ public:
 
     const GapAnalyzer& a() const { return m_a; }
     const GapAnalyzer& b() const { return m_b; }
+    // The steps of an analysis that every analysed rank has (not incomplete): what is compared.
+    static std::set<uint32_t> completeSteps(const GapAnalyzer& an);
 
 private:
     void compareSteps();
