@@ -56,4 +56,36 @@ Expected<model::StepBudget> pickBudget(const ArgParser& p, const BudgetOptions& 
     return budget;
 }
 
+void AnalysisFlags::addTo(ArgParser& p)
+{
+    budget.addTo(p);
+    p.option("--kind", "KIND",
+        "the kind of step analysed for bars and gaps: decode, prefill, mixed, draft, verify or all (default: "
+        "decode where the trace has decode steps, else all)",
+        kind);
+    p.option("--classifier", "FILE", "kernel classification table (default: the trace's, else the built-in one)",
+        classifier);
+    p.flag("--achievable", "bars against the budget's achievable column (default: ideal)", achievable);
+}
+
+Status setUpAnalysis(const ArgParser& p, const AnalysisFlags& f, const model::Trace& trace,
+    std::optional<model::KernelClassifier>& classifier, model::StepBudget& budget, model::GapAnalyzer::Options& options)
+{
+    auto c = pickClassifier(f.classifier, trace);
+    if (!c)
+        return c.status().withContext("--classifier");
+    classifier = std::move(c).value();
+    options.kind = model::GapAnalyzer::defaultKind(trace);
+    if (!f.kind.empty() && f.kind != "all" && !model::parseStepKind(f.kind, options.kind))
+        return Status::error("--kind takes decode, prefill, mixed, draft, verify or all, not '" + f.kind + "'");
+    if (f.kind == "all")
+        options.kind = model::StepKind::Unknown;
+    std::optional<model::BudgetSettings> settings;
+    auto b = pickBudget(p, f.budget, f.achievable, trace, options.kind, settings);
+    if (!b)
+        return b.status();
+    budget = std::move(b).value();
+    return Status::ok();
+}
+
 } // namespace gapscope::cli

@@ -25,4 +25,17 @@ Expected<model::KernelClassifier> pickClassifier(const std::string& file, const 
 Expected<model::StepBudget> pickBudget(const ArgParser& p, const BudgetOptions& options, bool achievable,
     const model::Trace& trace, model::StepKind kind, std::optional<model::BudgetSettings>& settings);
 
+// The analysis flags of `analyze` that other commands share (`query`, `export --sqlite`, `report`): budget,
+// --kind, --classifier, --achievable, and --step-rule (added by the command with addStepRuleOption).
+struct AnalysisFlags {
+    BudgetOptions budget;
+    std::string classifier, kind, stepRule;
+    bool achievable = false;
+    void addTo(ArgParser& p);
+};
+
+// The classifier, budget and step kind the flags ask for, as `analyze` picks them. Errors name the flag.
+Status setUpAnalysis(const ArgParser& p, const AnalysisFlags& f, const model::Trace& trace,
+    std::optional<model::KernelClassifier>& classifier, model::StepBudget& budget, model::GapAnalyzer::Options& options);
+
 } // namespace gapscope::cli

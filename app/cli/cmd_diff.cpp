@@ -8,6 +8,7 @@
 #include "model/analysis/analysisstream.h"
 #include "model/analysis/diffreport.h"
 #include "model/analysis/diffverdict.h"
+#include "model/export/htmlreport.h"
 #include "model/open/traceopen.h"
 #include "model/taskpool.h"
 
@@ -176,6 +177,8 @@ int runDiff(const std::vector<std::string>& argsIn)
         threshold);
     p.option("--junit", "OUT.xml", "write the verdicts as a JUnit report (one test case per bar)", junitOut);
     p.option("--markdown", "OUT.md", "write the verdicts as Markdown a CI job can post", markdownOut);
+    std::string htmlOut;
+    p.option("--html", "OUT.html", "write the verdicts, bars and coverage as one self-contained HTML file", htmlOut);
     p.option("--threads", "N", "threads for reading and analysis (default: all)", threads);
     std::string read = "auto";
     int64_t windowEvents = 2'000'000;
@@ -247,7 +250,7 @@ int runDiff(const std::vector<std::string>& argsIn)
     ropt.aCoverage = a.streamed ? &a.streamed->coverage : nullptr;
     ropt.bCoverage = b.streamed ? &b.streamed->coverage : nullptr;
     std::optional<model::DiffVerdicts> verdicts;
-    if (gate || !junitOut.empty() || !markdownOut.empty()) {
+    if (gate || !junitOut.empty() || !markdownOut.empty() || !htmlOut.empty()) {
         verdicts.emplace(diff, vopt);
         ropt.verdicts = &*verdicts;
     }
@@ -269,6 +272,9 @@ int runDiff(const std::vector<std::string>& argsIn)
     if (!junitOut.empty() && !writeFile(junitOut, report.junit()))
         return kExitFailure;
     if (!markdownOut.empty() && !writeFile(markdownOut, report.markdown()))
+        return kExitFailure;
+    if (!htmlOut.empty()
+        && !writeFile(htmlOut, model::htmlDiffReport(report, "gapscope diff: " + a.label + " -> " + b.label)))
         return kExitFailure;
     if (gate)
         return report.gateExit();

@@ -52,7 +52,7 @@ void countRanks(const model::Trace& window, const model::StepBatch& b, std::map<
 
 // A large .gapscope file: its steps in windows (as analyze reads it), each window's rows written and
 // dropped before the next is read.
-Status exportStreaming(const ArgParser& p, const SqlFlags& f, LargeFile& large, model::sql::SqlDatabase& db,
+Status exportStreaming(const ArgParser& p, const AnalysisFlags& f, LargeFile& large, model::sql::SqlDatabase& db,
     model::sql::CaptureInfo capture, int64_t windowEvents)
 {
     auto skeleton = model::readSkeleton(*large.reader, large.overview);
@@ -111,7 +111,7 @@ Status exportStreaming(const ArgParser& p, const SqlFlags& f, LargeFile& large, 
     return db.write(tables, kWholeTables);
 }
 
-Status exportWhole(const ArgParser& p, const SqlFlags& f, const std::vector<std::string>& files,
+Status exportWhole(const ArgParser& p, const AnalysisFlags& f, const std::vector<std::string>& files,
     model::sql::SqlDatabase& db, model::sql::CaptureInfo capture)
 {
     auto source = openSqlSource(p, f, files);
@@ -129,7 +129,7 @@ int runExport(const std::vector<std::string>& args)
         "is: each FILE one capture (its `capture` id in every table; --merge: all files one capture), with a\n"
         "`captures` row (file, host, date, labels). --append adds to a database written before. A large .gapscope\n"
         "file goes in windows of whole steps, in bounded memory (as analyze reads it).");
-    SqlFlags f;
+    AnalysisFlags f;
     f.addTo(p);
     std::string out, read = "auto";
     bool append = false, merge = false;

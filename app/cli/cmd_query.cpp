@@ -139,7 +139,7 @@ int runQuery(const std::vector<std::string>& args)
         "in it). The SQL is the last argument, or --file; several statements run in turn.\n"
         "Every event is read (a large file too); the gap analysis runs only when bars, collectives or gaps are\n"
         "asked for.");
-    SqlFlags f;
+    AnalysisFlags f;
     f.addTo(p);
     addStepRuleOption(p, f.stepRule);
     std::string sqlFile;

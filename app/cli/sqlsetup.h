@@ -1,12 +1,11 @@
 // SPDX-License-Identifier: MIT
 #pragma once
 
-// What `query` and `export --sqlite` share: their analysis flags (those of `analyze`: budget, --kind,
-// --classifier, --achievable, --step-rule) and one trace with its analysis, built only when a table
-// needs it (model/sql/sqltables.h).
+// What `query` and `export --sqlite` share: their analysis flags (AnalysisFlags, analysissetup.h) and one
+// trace with its analysis, built only when a table needs it (model/sql/sqltables.h).
 
+#include "analysissetup.h"
 #include "args.h"
-#include "budgetoptions.h"
 
 #include "model/analysis/gapanalyzer.h"
 #include "model/analysis/hostattribution.h"
@@ -20,13 +19,6 @@
 
 namespace gapscope::cli {
 
-struct SqlFlags {
-    BudgetOptions budget;
-    std::string classifier, kind, stepRule;
-    bool achievable = false;
-    void addTo(ArgParser& p);
-};
-
 // One trace (whole) and its analysis as the tables ask for it.
 struct SqlSource {
     model::Trace trace;
@@ -39,14 +31,9 @@ struct SqlSource {
     model::sql::TraceTables::Analysis analysis();
 };
 
-// The classifier, budget and step kind the flags ask for, as `analyze` picks them. Errors name the flag.
-Status setUpAnalysis(const ArgParser& p, const SqlFlags& f, const model::Trace& trace,
-    std::optional<model::KernelClassifier>& classifier, model::StepBudget& budget,
-    model::GapAnalyzer::Options& options);
-
 // Opens `files` as one trace (every event) and sets up its analysis.
 Expected<std::unique_ptr<SqlSource>> openSqlSource(
-    const ArgParser& p, const SqlFlags& f, const std::vector<std::string>& files);
+    const ArgParser& p, const AnalysisFlags& f, const std::vector<std::string>& files);
 
 // The files' names joined with "; " and their total size.
 model::sql::CaptureInfo captureInfo(const std::vector<std::string>& files);
