@@ -22,9 +22,9 @@ JOBS=${JOBS:-$(nproc 2>/dev/null || echo 2)}
 PACKAGES=(g++ cmake ninja-build pkg-config git python3
   qt6-base-dev qt6-charts-dev qt6-svg-dev libqt6opengl6-dev libgl-dev
   libprotobuf-dev protobuf-compiler libzstd-dev zstd zlib1g-dev
-  libsimdjson-dev libsqlite3-dev libbenchmark-dev libisal-dev
+  libsimdjson-dev libsqlite3-dev libbenchmark-dev libisal-dev libxml2-utils
   clang)
-OPTIONAL_PACKAGES=(ccache libclang-rt-dev xvfb xauth)
+OPTIONAL_PACKAGES=(ccache libclang-rt-dev xvfb xauth chromium)
 
 log() { printf '\033[1m[dev.sh]\033[0m %s\n' "$*" >&2; }
 
