@@ -36,6 +36,7 @@ struct AnalysisFlags {
 
 // The classifier, budget and step kind the flags ask for, as `analyze` picks them. Errors name the flag.
 Status setUpAnalysis(const ArgParser& p, const AnalysisFlags& f, const model::Trace& trace,
-    std::optional<model::KernelClassifier>& classifier, model::StepBudget& budget, model::GapAnalyzer::Options& options);
+    std::optional<model::KernelClassifier>& classifier, model::StepBudget& budget,
+    model::GapAnalyzer::Options& options);
 
 } // namespace gapscope::cli

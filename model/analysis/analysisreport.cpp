@@ -17,7 +17,7 @@ double ms(TimeNs ns, double divide = 1)
     return double(ns) / divide / 1e6;
 }
 
-std::string pad(std::string s, size_t width, bool right = false)
+std::string pad(const std::string& s, size_t width, bool right = false)
 {
     if (s.size() >= width)
         return s + " ";

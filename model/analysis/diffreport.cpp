@@ -24,7 +24,7 @@ std::string fixed(double v, int decimals = 3, bool sign = false)
     return buf;
 }
 
-std::string pad(std::string s, size_t width, bool right = false)
+std::string pad(const std::string& s, size_t width, bool right = false)
 {
     if (s.size() >= width)
         return s + " ";

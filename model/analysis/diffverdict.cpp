@@ -208,16 +208,13 @@ DiffVerdicts::Verdict DiffVerdicts::judge(std::string name, bool kernel, const s
     v.thresholdNs = m_options.absoluteNs > 0
         ? m_options.absoluteNs
         : std::max({ m_options.floorNs, m_options.relative * std::abs(v.aMedianNs), m_options.stepFloor * stepNs });
-    if (!enough)
-        v.outcome = Outcome::Inconclusive;
-    else if (i.low > v.thresholdNs)
+    v.outcome = Outcome::Inconclusive; // too few steps, or an interval across the threshold
+    if (enough && i.low > v.thresholdNs)
         v.outcome = Outcome::Regression;
-    else if (i.high < -v.thresholdNs)
+    else if (enough && i.high < -v.thresholdNs)
         v.outcome = Outcome::Improvement;
-    else if (i.low >= -v.thresholdNs && i.high <= v.thresholdNs)
+    else if (enough && i.low >= -v.thresholdNs && i.high <= v.thresholdNs)
         v.outcome = Outcome::NoChange;
-    else
-        v.outcome = Outcome::Inconclusive;
     return v;
 }
 

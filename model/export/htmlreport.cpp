@@ -76,7 +76,8 @@ std::string page(const std::string& title, const std::string& body)
          ".muted{color:#666;font-size:12px}code{font-size:12px}\n"
          "</style>\n</head>\n<body>\n<h1>"
       << esc(title) << "</h1>\n"
-      << body << "<p class=\"muted\">Written by gapscope. Times are per step unless said otherwise.</p>\n</body>\n</html>\n";
+      << body
+      << "<p class=\"muted\">Written by gapscope. Times are per step unless said otherwise.</p>\n</body>\n</html>\n";
     return h.str();
 }
 
@@ -143,8 +144,8 @@ std::string waterfallSvg(const json::Value& bars, double measuredMs)
         s << "<text x=\"" << label - 6 << "\" y=\"" << y + 14 << "\" text-anchor=\"end\">" << esc(r.name) << "</text>";
         s << "<rect x=\"" << num(x0, 1) << "\" y=\"" << y + 2 << "\" width=\"" << num(std::max(1.0, x1 - x0), 1)
           << "\" height=\"" << rowH - 5 << "\" fill=\"" << colour << "\"/>";
-        s << "<text x=\"" << label + plot + 6 << "\" y=\"" << y + 14 << "\">" << (r.kind == "gap" && r.ms > 0 ? "+" : "")
-          << num(r.ms, 3) << "</text>\n";
+        s << "<text x=\"" << label + plot + 6 << "\" y=\"" << y + 14 << "\">"
+          << (r.kind == "gap" && r.ms > 0 ? "+" : "") << num(r.ms, 3) << "</text>\n";
         y += rowH;
     }
     s << "<text x=\"" << label << "\" y=\"" << height - 4 << "\" fill=\"#666\">0</text><text x=\"" << label + plot
@@ -186,8 +187,8 @@ std::string ranksSvg(const json::Value& ranks)
         if (ww > 0)
             s << "<rect x=\"" << label << "\" y=\"" << y + 1 << "\" width=\"" << num(std::max(1.0, ww), 1)
               << "\" height=\"" << rowH - 4 << "\" fill=\"" << kWait << "\"/>";
-        s << "<text x=\"" << label + int(w) + 6 << "\" y=\"" << y + 12 << "\">" << num(r.step, 3)
-          << " ms (wait " << num(r.wait, 3) << ")</text>\n";
+        s << "<text x=\"" << label + int(w) + 6 << "\" y=\"" << y + 12 << "\">" << num(r.step, 3) << " ms (wait "
+          << num(r.wait, 3) << ")</text>\n";
         y += rowH;
     }
     s << "</svg>\n";
@@ -279,9 +280,10 @@ std::string htmlReport(const AnalysisReport& report, const HtmlReportInput& in)
     for (size_t i = 0; i < in.kernels.size() && i < in.topKernels; ++i) {
         const KernelRow& k = in.kernels[i];
         const std::string full(in.name ? in.name(k.name) : std::string_view());
-        b << "<tr><td title=\"" << esc(full) << "\"><code>" << esc(shortKernelName(full)) << "</code></td><td class=\"n\">"
-          << k.count << "</td><td class=\"n\">" << num(double(k.ownTotal) / 1e6, 3) << "</td><td class=\"n\">"
-          << num(double(k.total) / 1e6, 3) << "</td><td class=\"n\">" << num(double(k.median) / 1e3, 1) << "</td></tr>\n";
+        b << "<tr><td title=\"" << esc(full) << "\"><code>" << esc(shortKernelName(full))
+          << "</code></td><td class=\"n\">" << k.count << "</td><td class=\"n\">" << num(double(k.ownTotal) / 1e6, 3)
+          << "</td><td class=\"n\">" << num(double(k.total) / 1e6, 3) << "</td><td class=\"n\">"
+          << num(double(k.median) / 1e3, 1) << "</td></tr>\n";
     }
     b << "</table>\n";
 
@@ -329,9 +331,9 @@ std::string htmlDiffReport(const DiffReport& diff, const std::string& title)
             if (v["kind"].toString() != "bar")
                 continue;
             const bool interval = v["ci_low_ms"].isNumber();
-            b << "<tr><td>" << esc(v["name"].toString()) << "</td><td class=\"n\">" << num(v["a_median_ms"].toDouble(), 4)
-              << "</td><td class=\"n\">" << num(v["b_median_ms"].toDouble(), 4) << "</td><td class=\"n\">"
-              << num(v["delta_ms"].toDouble(), 4) << "</td><td class=\"n\">"
+            b << "<tr><td>" << esc(v["name"].toString()) << "</td><td class=\"n\">"
+              << num(v["a_median_ms"].toDouble(), 4) << "</td><td class=\"n\">" << num(v["b_median_ms"].toDouble(), 4)
+              << "</td><td class=\"n\">" << num(v["delta_ms"].toDouble(), 4) << "</td><td class=\"n\">"
               << (interval ? num(v["ci_low_ms"].toDouble(), 4) + " .. " + num(v["ci_high_ms"].toDouble(), 4) : "-")
               << "</td><td class=\"n\">" << num(v["threshold_ms"].toDouble(), 4) << "</td><td>"
               << badge(v["verdict"].toString()) << "</td></tr>\n";
@@ -346,10 +348,11 @@ std::string htmlDiffReport(const DiffReport& diff, const std::string& title)
                 b << "<h2>Kernels that moved</h2>\n<table><tr><th>kernel</th><th>A median ms</th><th>B median "
                      "ms</th><th>change ms</th><th>verdict</th></tr>\n";
             kernels = true;
-            b << "<tr><td title=\"" << esc(v["name"].toString()) << "\"><code>" << esc(shortKernelName(v["name"].toString()))
-              << "</code></td><td class=\"n\">" << num(v["a_median_ms"].toDouble(), 4) << "</td><td class=\"n\">"
-              << num(v["b_median_ms"].toDouble(), 4) << "</td><td class=\"n\">" << num(v["delta_ms"].toDouble(), 4)
-              << "</td><td>" << badge(verdict) << "</td></tr>\n";
+            b << "<tr><td title=\"" << esc(v["name"].toString()) << "\"><code>"
+              << esc(shortKernelName(v["name"].toString())) << "</code></td><td class=\"n\">"
+              << num(v["a_median_ms"].toDouble(), 4) << "</td><td class=\"n\">" << num(v["b_median_ms"].toDouble(), 4)
+              << "</td><td class=\"n\">" << num(v["delta_ms"].toDouble(), 4) << "</td><td>" << badge(verdict)
+              << "</td></tr>\n";
         }
         if (kernels)
             b << "</table>\n";
