@@ -475,6 +475,12 @@ bool AnalysisRunner::membersNow(int bar, TimelineHighlight& highlight, std::vect
     return true;
 }
 
+const std::vector<gapscope::model::CoverageItem>& AnalysisRunner::coverage() const
+{
+    static const std::vector<gapscope::model::CoverageItem> none;
+    return m_state ? m_state->report->coverage() : none;
+}
+
 const std::vector<Finding>& AnalysisRunner::findings() const
 {
     static const std::vector<Finding> none;

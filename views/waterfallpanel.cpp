@@ -6,10 +6,13 @@
 
 #include <QCheckBox>
 #include <QComboBox>
-#include <QSignalBlocker>
 #include <QHBoxLayout>
 #include <QLabel>
+#include <QMap>
+#include <QScrollArea>
+#include <QSignalBlocker>
 #include <QSpinBox>
+#include <QTextDocument>
 #include <QVBoxLayout>
 
 using namespace gapscope::model;
@@ -26,6 +29,8 @@ WaterfallPanel::WaterfallPanel(QWidget* parent)
     , m_column(new QComboBox)
     , m_kind(new QComboBox)
     , m_status(new QLabel)
+    , m_coverage(new QLabel)
+    , m_coverageBox(new QScrollArea)
     , m_chart(new WaterfallChart)
     , m_hideEmpty(new QCheckBox(tr("hide empty bars")))
     , m_prompt(new BudgetPrompt)
@@ -61,6 +66,17 @@ WaterfallPanel::WaterfallPanel(QWidget* parent)
     layout->addWidget(m_prompt);
     layout->addWidget(m_chart, 1);
     layout->addWidget(m_status);
+    m_coverage->setWordWrap(true);
+    m_coverage->setTextFormat(Qt::RichText);
+    m_coverage->setAlignment(Qt::AlignTop | Qt::AlignLeft);
+    m_coverage->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    m_coverageBox->setWidget(m_coverage);
+    m_coverageBox->setWidgetResizable(true);
+    m_coverageBox->setFrameShape(QFrame::NoFrame);
+    m_coverageBox->setMaximumHeight(fontMetrics().lineSpacing() * 5 + 6); // never more: the chart keeps its room
+    m_coverageBox->setSizePolicy(QSizePolicy::Preferred, QSizePolicy::Maximum);
+    m_coverageBox->hide();
+    layout->addWidget(m_coverageBox);
     auto changed = [this] {
         updateEnabled();
         emit requestChanged();
@@ -194,7 +210,47 @@ void WaterfallPanel::setStatus(const QString& text)
 
 QString WaterfallPanel::status() const
 {
-    return m_status->text();
+    const QString cov = coverageText();
+    return cov.isEmpty() ? m_status->text() : m_status->text() + QLatin1Char('\n') + cov;
+}
+
+void WaterfallPanel::setCoverage(const std::vector<gapscope::model::CoverageItem>& items, const QStringList& notes)
+{
+    using gapscope::model::CoverageVerdict;
+    QString html;
+    QStringList ok;
+    for (const auto& c : items) {
+        if (c.verdict == CoverageVerdict::Ok) {
+            ok << QString::fromStdString(c.name);
+            continue;
+        }
+        const bool bad = c.verdict == CoverageVerdict::Bad;
+        html += QStringLiteral("<div><b style=\"color:%1\">%2</b> %3: %4</div>")
+                    .arg(bad ? QStringLiteral("#c62828") : QStringLiteral("#b26a00"),
+                        QString::fromLatin1(toString(c.verdict)), QString::fromStdString(c.name).toHtmlEscaped(),
+                        QString::fromStdString(c.meaning).toHtmlEscaped());
+    }
+    if (!ok.isEmpty())
+        html += QStringLiteral("<div><b style=\"color:#2e7d32\">ok</b> %1</div>")
+                    .arg(ok.join(QStringLiteral(", ")).toHtmlEscaped());
+    // Notes that say the same thing once, with how many times.
+    QStringList order;
+    QMap<QString, int> count;
+    for (const QString& n : notes)
+        if (count[n]++ == 0)
+            order << n;
+    for (const QString& n : order)
+        html += QStringLiteral("<div style=\"color:#607d8b\">%1%2</div>")
+                    .arg(n.toHtmlEscaped(), count[n] > 1 ? QStringLiteral(" (%1 times)").arg(count[n]) : QString());
+    m_coverage->setText(html);
+    m_coverageBox->setVisible(!html.isEmpty());
+}
+
+QString WaterfallPanel::coverageText() const
+{
+    QTextDocument doc;
+    doc.setHtml(m_coverage->text());
+    return doc.toPlainText();
 }
 
 void WaterfallPanel::setBudgetPresent(bool present)

@@ -9,6 +9,7 @@
 //
 // Threading: GUI thread.
 
+#include "model/analysis/coverage.h"
 #include "views/analysisrunner.h"
 
 #include <QWidget>
@@ -17,6 +18,7 @@ class BudgetPrompt;
 class QCheckBox;
 class QComboBox;
 class QLabel;
+class QScrollArea;
 class QSpinBox;
 class WaterfallChart;
 
@@ -43,6 +45,11 @@ public:
     void setStepKinds(const std::vector<gapscope::model::StepKind>& present, gapscope::model::StepKind current);
     void setData(const WaterfallData& data);
     void setStatus(const QString& text);
+    // What the answer stands on (model/analysis/coverage.h) and the analysis' notes, under the chart in a box
+    // of at most a few lines (it scrolls), so that the chart keeps its size however many there are: items
+    // that are not ok first, the ok ones in one line, notes that say the same once with their count.
+    void setCoverage(const std::vector<gapscope::model::CoverageItem>& items, const QStringList& notes);
+    QString coverageText() const; // as shown, in plain text
     QString status() const; // the notes line under the chart
 
 signals:
@@ -58,6 +65,8 @@ private:
     QComboBox* m_column;
     QComboBox* m_kind;
     QLabel* m_status;
+    QLabel* m_coverage;
+    QScrollArea* m_coverageBox;
     WaterfallChart* m_chart;
     QCheckBox* m_hideEmpty;
     BudgetPrompt* m_prompt;

@@ -134,7 +134,8 @@ void Workspace::connectPanels()
                     notes << tr("Capture overhead on rank %1: %2; the tool's own cost is inside the bars.")
                                  .arg(r)
                                  .arg(QString::fromStdString(gapscope::model::captureOverheadLine(*e, false)));
-            m_waterfall->setStatus(notes.join(QLatin1Char('\n')));
+            m_waterfall->setStatus(QString());
+            m_waterfall->setCoverage(m_analysis->coverage(), notes);
             // The findings first, then the notes (data problems, the capture's own cost) as rows of their own.
             std::vector<Finding> rows = m_analysis->findings();
             for (const QString& n : notes) {
