@@ -475,6 +475,11 @@ bool AnalysisRunner::membersNow(int bar, TimelineHighlight& highlight, std::vect
     return true;
 }
 
+const AnalysisReport* AnalysisRunner::report() const
+{
+    return m_state ? m_state->report.get() : nullptr;
+}
+
 const std::vector<gapscope::model::CoverageItem>& AnalysisRunner::coverage() const
 {
     static const std::vector<gapscope::model::CoverageItem> none;

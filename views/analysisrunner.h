@@ -16,6 +16,7 @@
 //
 // Threading: the object lives on the GUI thread and emits its signals there.
 
+#include "model/analysis/analysisreport.h"
 #include "model/analysis/coverage.h"
 #include "model/analysis/findings.h"
 #include "model/analysis/gapanalyzer.h"
@@ -99,6 +100,8 @@ public:
     // The analysis' findings over all steps, the same as `gapscope-cli analyze` (AnalysisReport),
     // built with the analyzer (empty until analyzerReady).
     const std::vector<gapscope::model::Finding>& findings() const;
+    // The report behind findings() and coverage() (null until the analysis is ready).
+    const gapscope::model::AnalysisReport* report() const;
     // What that answer stands on (model/analysis/coverage.h), as `analyze` gives it.
     const std::vector<gapscope::model::CoverageItem>& coverage() const;
     // What the host did in the launch/host gaps and sync stalls of every rank over all steps, the same

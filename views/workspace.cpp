@@ -5,6 +5,8 @@
 #include "model/export/perfettoexport.h"
 #include "model/tracesummary.h"
 
+#include "model/export/htmlreport.h"
+#include "model/tracesummary.h"
 #include "views/analysisrunner.h"
 #include "views/annotationdialog.h"
 #include "views/annotationmodel.h"
@@ -26,6 +28,7 @@
 #include "views/waterfallpanel.h"
 
 #include <QApplication>
+#include <QFile>
 #include <QFileInfo>
 #include <QLineEdit>
 #include <QPointer>
@@ -557,6 +560,31 @@ QString Workspace::exportPerfetto(const QString& path, bool selectedSteps) const
     o.analysis = m_analysis->analyzer();
     auto st = gapscope::model::exportPerfetto(trace, path.toStdString(), o);
     return st ? QString() : QString::fromStdString(st.error());
+}
+
+QString Workspace::exportHtml(const QString& path) const
+{
+    if (!m_doc || !m_doc->trace)
+        return tr("No trace is open");
+    const gapscope::model::AnalysisReport* report = m_analysis->report();
+    if (!report)
+        return tr("The analysis is not ready");
+    const Trace& trace = *m_doc->trace;
+    gapscope::model::HtmlReportInput in;
+    for (const QString& p : m_doc->paths)
+        in.files.push_back(p.toStdString());
+    in.title = "gapscope report: " + m_doc->displayName().toStdString()
+        + (m_doc->large() ? " (the window read now)" : std::string());
+    in.steps = gapscope::model::stepTable(trace);
+    in.kernels = gapscope::model::kernelTable(trace, gapscope::model::KernelOrder::Own);
+    in.name = [&trace](gapscope::model::StringId id) { return trace.str(id); };
+    QFile file(path);
+    if (!file.open(QIODevice::WriteOnly | QIODevice::Truncate))
+        return tr("Cannot write %1: %2").arg(path, file.errorString());
+    const std::string html = gapscope::model::htmlReport(*report, in);
+    if (file.write(html.data(), qint64(html.size())) != qint64(html.size()))
+        return tr("Cannot write %1: %2").arg(path, file.errorString());
+    return {};
 }
 
 QString Workspace::saveAnnotations(QString* where)

@@ -101,6 +101,9 @@ public:
     // in the step table when `selectedSteps` and there are some; with the annotations as edited and
     // the budget waterfall when the analysis is built. "" on success, else the error.
     QString exportPerfetto(const QString& path, bool selectedSteps) const;
+    // Writes the HTML report of `gapscope-cli report` (model/export/htmlreport.h) from the analysis shown
+    // (its budget, classifier and kind of step); a large file: of the window read now. "" on success.
+    QString exportHtml(const QString& path) const;
     // The steps selected in the step table (first, last), if any.
     std::optional<std::pair<uint32_t, uint32_t>> selectedSteps() const { return m_selectedSteps; }
 

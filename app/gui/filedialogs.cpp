@@ -43,6 +43,27 @@ QString FileDialogs::exportImage(QWidget* parent, Workspace* workspace)
 }
 
 // The whole trace, or the steps selected in the step table (asked when some are), for ui.perfetto.dev.
+QString FileDialogs::exportHtml(QWidget* parent, Workspace* workspace)
+{
+    if (!workspace->document())
+        return {};
+    QSettings settings;
+    const QString suggested = settings.value(QStringLiteral("exportDir"), QDir::homePath()).toString()
+        + QLatin1Char('/') + QFileInfo(workspace->document()->displayName()).completeBaseName()
+        + QStringLiteral(".html");
+    const QString path
+        = QFileDialog::getSaveFileName(parent, tr("Export HTML report"), suggested, tr("HTML report (*.html)"));
+    if (path.isEmpty())
+        return {};
+    settings.setValue(QStringLiteral("exportDir"), QFileInfo(path).absolutePath());
+    const QString err = workspace->exportHtml(path);
+    if (!err.isEmpty()) {
+        QMessageBox::warning(parent, tr("Export failed"), err);
+        return {};
+    }
+    return tr("Exported %1 (open it in any browser)").arg(path);
+}
+
 QString FileDialogs::exportPerfetto(QWidget* parent, Workspace* workspace)
 {
     if (!workspace->document())

@@ -23,4 +23,5 @@ public:
     static QStringList askTraces(QWidget* parent, const QString& title);
     static QString exportImage(QWidget* parent, Workspace* workspace);
     static QString exportPerfetto(QWidget* parent, Workspace* workspace);
+    static QString exportHtml(QWidget* parent, Workspace* workspace);
 };

@@ -84,7 +84,7 @@ static bool applyBudgetOptions(const HeadlessOptions& o, BudgetPanel& budget)
 int run(const HeadlessOptions& o)
 {
     if (o.files.isEmpty())
-        return fail(QStringLiteral("--export-png/--export-svg need a trace file"), 2);
+        return fail(QStringLiteral("--export-png/--export-svg/--export-html need a trace file"), 2);
     QString error;
     auto doc = TraceDocument::open(o.files, &error);
     if (!doc)
@@ -134,6 +134,12 @@ int run(const HeadlessOptions& o)
     ws.analysis()->setRequest(request);
     ws.analysis()->runNow();
     const std::pair<QString, bool> outputs[] = { { o.png, false }, { o.svg, true } };
+    if (!o.html.isEmpty()) {
+        const QString err = ws.exportHtml(o.html);
+        if (!err.isEmpty())
+            return fail(err);
+        std::printf("wrote %s\n", qPrintable(o.html));
+    }
     for (const auto& [out, svg] : outputs) {
         if (out.isEmpty())
             continue;

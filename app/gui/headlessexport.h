@@ -2,10 +2,10 @@
 #pragma once
 
 // HeadlessExport: `gapscope FILE --export-png OUT.png [--range A:B] [--step N] [--size WxH]`
-// (and --export-svg): opens the trace, computes the budget (the file's settings, or the default,
-// or --model/--hw/--precision/--tp) and the analysis, and writes the same picture the window's
-// "Export image" writes, without a display (main() sets QT_QPA_PLATFORM=offscreen first).
-// Everything runs synchronously on the calling (GUI) thread.
+// (and --export-svg, --export-html: the report of `gapscope-cli report`): opens the trace, computes the budget (the
+// file's settings, or the default, or --model/--hw/--precision/--tp) and the analysis, and writes the same picture the
+// window's "Export image" writes, without a display (main() sets QT_QPA_PLATFORM=offscreen first). Everything runs
+// synchronously on the calling (GUI) thread.
 //
 // --range A:B  the timeline window, times from the trace start: numbers with a unit (ns, us, ms,
 //              s; no unit = ms), e.g. --range 120ms:135.5ms; the waterfall shows that range.
@@ -26,6 +26,7 @@ struct HeadlessOptions {
     QStringList files;
     QString png;
     QString svg;
+    QString html;
     QString range;
     int step = -1;
     int rank = -1;

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 // gapscope: the viewer. `gapscope [FILE...]` opens the window (the bundled sample when no file is
 // given); `gapscope FILE --export-png OUT.png [--range A:B] [--step N] [--size WxH]` (and
-// --export-svg) writes the picture without a display and exits.
+// --export-svg; --export-html OUT.html: the report of `gapscope-cli report`) writes without a display and exits.
 
 #include "app/gui/headlessexport.h"
 #include "app/gui/mainwindow.h"
@@ -21,7 +21,8 @@ namespace {
 bool wantsExport(int argc, char** argv)
 {
     for (int i = 1; i < argc; ++i) {
-        if (std::strncmp(argv[i], "--export-png", 12) == 0 || std::strncmp(argv[i], "--export-svg", 12) == 0)
+        if (std::strncmp(argv[i], "--export-png", 12) == 0 || std::strncmp(argv[i], "--export-svg", 12) == 0
+            || std::strncmp(argv[i], "--export-html", 13) == 0)
             return true;
     }
     return false;
@@ -33,6 +34,7 @@ int headless(const QCommandLineParser& p)
     o.files = p.positionalArguments();
     o.png = p.value(QStringLiteral("export-png"));
     o.svg = p.value(QStringLiteral("export-svg"));
+    o.html = p.value(QStringLiteral("export-html"));
     o.range = p.value(QStringLiteral("range"));
     bool ok = true;
     if (p.isSet(QStringLiteral("step")))
@@ -86,6 +88,9 @@ int main(int argc, char** argv)
             QStringLiteral("OUT.png") },
         { QStringLiteral("export-svg"), QStringLiteral("Write an SVG of the view and exit."),
             QStringLiteral("OUT.svg") },
+        { QStringLiteral("export-html"),
+            QStringLiteral("Write the HTML report (as gapscope-cli report) and exit (no display needed)."),
+            QStringLiteral("OUT.html") },
         { QStringLiteral("range"),
             QStringLiteral("Export: time window A:B from the trace start (units ns/us/ms/s; default ms)."),
             QStringLiteral("A:B") },

@@ -146,6 +146,7 @@ void MainWindow::buildMenus()
     QMenu* exports = file->addMenu(tr("&Export"));
     exports->addAction(tr("&Image…"), QKeySequence(Qt::CTRL | Qt::Key_E), this, &MainWindow::exportDialog);
     exports->addAction(tr("&Perfetto trace…"), this, &MainWindow::exportPerfettoDialog);
+    exports->addAction(tr("&HTML report…"), this, [this] { showMessage(FileDialogs::exportHtml(this, m_workspace)); });
     m_exportComparison = exports->addAction(tr("&Comparison image…"), this, &MainWindow::exportComparisonDialog);
     m_exportComparison->setEnabled(false);
     file->addAction(tr("Compare &with…"), this, &MainWindow::compareDialog);

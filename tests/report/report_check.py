@@ -7,7 +7,10 @@ read back pixel by pixel: the waterfall's budget, gap and measured bars, the cov
 ranks' bars and, for the diff, the regression badge and A's and B's bars are on the page, in the
 colours the report gives them, at plausible sizes.
 
-Usage: report_check.py --cli gapscope-cli --sample SAMPLE.gapscope --work DIR
+With --viewer, the viewer's `--export-html` of the sample must give the same coverage, findings and
+kernels as the CLI's report.
+
+Usage: report_check.py --cli gapscope-cli --sample SAMPLE.gapscope --work DIR [--viewer gapscope]
 Exit 0 when all hold, 1 otherwise, 77 when Chromium is not installed (skipped).
 """
 import argparse
@@ -104,6 +107,8 @@ def main():
     ap.add_argument("--cli", required=True)
     ap.add_argument("--sample", required=True)
     ap.add_argument("--work", required=True)
+    ap.add_argument("--viewer", default=os.environ.get("GAPSCOPE_VIEWER"),
+                    help="the viewer: its --export-html must write the same coverage and findings")
     a = ap.parse_args()
     chromium = shutil.which("chromium") or shutil.which("chromium-browser") or shutil.which("google-chrome")
     if not chromium:
@@ -148,6 +153,21 @@ def main():
     expect("the regression badge drawn", counts["bad"] > 300)
     expect("A's bars and B's bars drawn", counts["budget"] > 2000 and counts["gap"] + counts["less"] > 2000)
     expect("no-change badges drawn", counts["ok"] > 1000)
+    if a.viewer:
+        mine = os.path.join(a.work, "viewer.html")
+        env = dict(os.environ, QT_QPA_PLATFORM="offscreen")
+        subprocess.run([a.viewer, a.sample, "--export-html", mine], check=True, capture_output=True, env=env)
+
+        def section(path, name):
+            text = open(path, encoding="utf-8").read()
+            i = text.index("<h2>" + name)
+            return text[i:text.index("<h2>", i + 4)]
+        # The viewer sets its waterfall against the budget's achievable column by default.
+        cli = os.path.join(a.work, "report_achievable.html")
+        subprocess.run([a.cli, "report", "--achievable", a.sample, "--html", cli], check=True, capture_output=True)
+        for name in ["Coverage", "Findings", "Kernels by own time"]:
+            expect(f"viewer --export-html: {name} as the CLI's report --achievable", section(mine, name) == section(cli, name))
+        expect("viewer report: self-contained", not self_contained(mine))
     print(f"{len(problems)} problems")
     return 1 if problems else 0
 
