@@ -139,8 +139,18 @@ void Workspace::connectPanels()
                                  .arg(QString::fromStdString(gapscope::model::captureOverheadLine(*e, false)));
             m_waterfall->setStatus(QString());
             m_waterfall->setCoverage(m_analysis->coverage(), notes);
-            // The findings first, then the notes (data problems, the capture's own cost) as rows of their own.
-            std::vector<Finding> rows = m_analysis->findings();
+            // What the answer does not cover first (coverage items not ok), then the findings, then the notes
+            // (data problems, the capture's own cost) as rows of their own.
+            std::vector<Finding> rows;
+            for (const auto& c : m_analysis->coverage()) {
+                if (c.verdict == gapscope::model::CoverageVerdict::Ok)
+                    continue;
+                Finding f;
+                f.text = "coverage " + std::string(toString(c.verdict)) + ": " + c.name + ": " + c.meaning;
+                f.kind = "coverage";
+                rows.push_back(std::move(f));
+            }
+            rows.insert(rows.end(), m_analysis->findings().begin(), m_analysis->findings().end());
             for (const QString& n : notes) {
                 Finding note;
                 note.text = n.toStdString();

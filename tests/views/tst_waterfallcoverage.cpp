@@ -3,6 +3,7 @@
 // in one line, repeated notes once with their count, and a box of a few lines at most, so that the chart
 // keeps its size at 1366x768 however many notes two merged captures bring; and in the workspace, the
 // analysis' coverage shown there once it is ready.
+#include "views/findingspanel.h"
 #include "views/tracedocument.h"
 #include "views/waterfallchart.h"
 #include "views/waterfallpanel.h"
@@ -60,10 +61,20 @@ private slots:
         ws.resize(1366, 768);
         ws.show();
         QVERIFY(QTest::qWaitForWindowExposed(&ws));
-        ws.setDocument(TraceDocument::fromTrace(testtrace::make(), QStringLiteral("test.gapscope")));
+        Trace trace = testtrace::make();
+        for (RankInfo& r : trace.mutableHeader().ranks)
+            r.worldSize = 4; // a job of 4 ranks, 2 of them recorded: "ranks" is a warning
+        ws.setDocument(TraceDocument::fromTrace(std::move(trace), QStringLiteral("test.gapscope")));
         QTRY_VERIFY_WITH_TIMEOUT(
             ws.waterfallPanel()->coverageText().contains(QStringLiteral("complete steps")), 20'000);
         QVERIFY(ws.waterfallPanel()->chart()->height() > 150);
+        QVERIFY2(ws.waterfallPanel()->coverageText().contains(QStringLiteral("warn ranks: 2 of the job's 4 ranks")),
+            qPrintable(ws.waterfallPanel()->coverageText()));
+        // Items that are not ok lead the Findings tab too.
+        const auto& rows = ws.findingsPanel()->findings();
+        QVERIFY(!rows.empty());
+        QCOMPARE(rows.front().kind, std::string("coverage"));
+        QVERIFY(rows.front().text.find("coverage warn: ranks: 2 of the job's 4 ranks") == 0);
     }
 };
 
