@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include "model/analysis/diffreport.h"
 #include "model/kernelname.h"
+#include "model/markup.h"
 
 #include <cmath>
 #include <cstdio>
@@ -410,33 +411,6 @@ std::string DiffReport::toText() const
 
 namespace {
 
-std::string xmlEscaped(const std::string& s)
-{
-    std::string out;
-    for (char c : s) {
-        switch (c) {
-        case '&':
-            out += "&amp;";
-            break;
-        case '<':
-            out += "&lt;";
-            break;
-        case '>':
-            out += "&gt;";
-            break;
-        case '"':
-            out += "&quot;";
-            break;
-        default:
-            if (static_cast<unsigned char>(c) < 0x20 && c != '\n' && c != '\t')
-                out += ' '; // not allowed in XML 1.0
-            else
-                out += c;
-        }
-    }
-    return out;
-}
-
 // "+0.123 ms (95% CI +0.100 to +0.150 ms)"
 std::string deltaText(const DiffVerdicts::Verdict& v, double confidence)
 {
@@ -548,12 +522,12 @@ std::string DiffReport::junit() const
     x << "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
     x << "<testsuites name=\"gapscope diff\" tests=\"" << tests << "\" failures=\"" << failures << "\" errors=\""
       << errors << "\" time=\"0\">\n";
-    x << "  <testsuite name=\"" << xmlEscaped(suite) << "\" tests=\"" << tests << "\" failures=\"" << failures
+    x << "  <testsuite name=\"" << markupEscaped(suite) << "\" tests=\"" << tests << "\" failures=\"" << failures
       << "\" errors=\"" << errors << "\" skipped=\"" << skipped << "\" time=\"0\">\n";
     x << "    <properties>\n";
-    x << "      <property name=\"a\" value=\"" << xmlEscaped(m_options.aLabel) << "\"/>\n";
-    x << "      <property name=\"b\" value=\"" << xmlEscaped(m_options.bLabel) << "\"/>\n";
-    x << "      <property name=\"threshold\" value=\"" << xmlEscaped(m_options.threshold) << "\"/>\n";
+    x << "      <property name=\"a\" value=\"" << markupEscaped(m_options.aLabel) << "\"/>\n";
+    x << "      <property name=\"b\" value=\"" << markupEscaped(m_options.bLabel) << "\"/>\n";
+    x << "      <property name=\"threshold\" value=\"" << markupEscaped(m_options.threshold) << "\"/>\n";
     x << "      <property name=\"steps_compared\" value=\"" << m_diff.steps().first << "-" << m_diff.steps().last
       << "\"/>\n";
     x << "    </properties>\n";
@@ -569,12 +543,12 @@ std::string DiffReport::junit() const
                 if (c.verdict == CoverageVerdict::Bad)
                     why += (why.empty() ? "" : "; ") + std::string(side) + " coverage: " + c.name + ": " + c.meaning;
         x << "    <testcase classname=\"gapscope.diff\" name=\"compare\" time=\"0\">\n";
-        x << "      <error type=\"not compared\" message=\"" << xmlEscaped(why) << "\"/>\n";
+        x << "      <error type=\"not compared\" message=\"" << markupEscaped(why) << "\"/>\n";
         x << "    </testcase>\n";
     } else {
         for (const auto* v : bars) {
-            x << "    <testcase classname=\"gapscope.diff.bars\" name=\"" << xmlEscaped(v->name) << "\" time=\"0\">";
-            const std::string line = xmlEscaped(verdictLine(*v, confidence));
+            x << "    <testcase classname=\"gapscope.diff.bars\" name=\"" << markupEscaped(v->name) << "\" time=\"0\">";
+            const std::string line = markupEscaped(verdictLine(*v, confidence));
             if (v->outcome == DiffVerdicts::Outcome::Regression)
                 x << "\n      <failure type=\"regression\" message=\"" << line << "\"/>\n    ";
             else if (v->outcome == DiffVerdicts::Outcome::Inconclusive)

@@ -3,6 +3,7 @@
 
 #include "model/analysis/findings.h"
 #include "model/kernelname.h"
+#include "model/markup.h"
 
 #include <algorithm>
 #include <cmath>
@@ -23,27 +24,7 @@ constexpr const char* kWait = "#f28e2b";
 
 std::string esc(std::string_view s)
 {
-    std::string out;
-    out.reserve(s.size());
-    for (char c : s) {
-        switch (c) {
-        case '&':
-            out += "&amp;";
-            break;
-        case '<':
-            out += "&lt;";
-            break;
-        case '>':
-            out += "&gt;";
-            break;
-        case '"':
-            out += "&quot;";
-            break;
-        default:
-            out += c;
-        }
-    }
-    return out;
+    return markupEscaped(s);
 }
 
 std::string num(double v, int decimals = 3)
