@@ -469,11 +469,15 @@ json::Value DiffReport::gateJson() const
     g.set("threshold", m_options.threshold);
     g.set("confidence", dv.options().confidence);
     g.set("resamples", dv.options().resamples);
-    json::Value regressions = json::Value::array();
-    for (const auto& v : dv.verdicts())
-        if (!v.kernel && v.outcome == DiffVerdicts::Outcome::Regression)
+    json::Value regressions = json::Value::array(), waived = json::Value::array();
+    for (const auto& v : dv.verdicts()) {
+        if (dv.gating(v))
             regressions.push(v.name);
+        else if (dv.waived(v))
+            waived.push(v.name);
+    }
     g.set("regressions", std::move(regressions));
+    g.set("waived", std::move(waived)); // bars that regressed while the step got faster: reported, not failed
     g.set("notes", stringsJson(dv.notes()));
     return g;
 }
@@ -493,7 +497,7 @@ std::string DiffReport::verdictsText() const
         if (!v.kernel || v.outcome == DiffVerdicts::Outcome::Regression
             || v.outcome == DiffVerdicts::Outcome::Improvement)
             out << "  " << (v.kernel ? "kernel " : "") << v.name << ": " << verdictLine(v, dv.options().confidence)
-                << "\n";
+                << (dv.waived(v) ? " (waived: the measured step got faster)" : "") << "\n";
     for (const auto& n : dv.notes())
         out << "  - " << n << "\n";
     return out.str();
@@ -512,8 +516,8 @@ std::string DiffReport::junit() const
     const bool compared = gateExit() != 2;
     size_t failures = 0, skipped = 0;
     for (const auto* v : bars) {
-        failures += v->outcome == DiffVerdicts::Outcome::Regression;
-        skipped += v->outcome == DiffVerdicts::Outcome::Inconclusive;
+        failures += dv->gating(*v);
+        skipped += v->outcome == DiffVerdicts::Outcome::Inconclusive || dv->waived(*v);
     }
     const size_t tests = compared ? bars.size() : 1, errors = compared ? 0 : 1;
     if (!compared)
@@ -549,8 +553,10 @@ std::string DiffReport::junit() const
         for (const auto* v : bars) {
             x << "    <testcase classname=\"gapscope.diff.bars\" name=\"" << markupEscaped(v->name) << "\" time=\"0\">";
             const std::string line = markupEscaped(verdictLine(*v, confidence));
-            if (v->outcome == DiffVerdicts::Outcome::Regression)
+            if (dv->gating(*v))
                 x << "\n      <failure type=\"regression\" message=\"" << line << "\"/>\n    ";
+            else if (dv->waived(*v))
+                x << "\n      <skipped message=\"" << line << " (waived: the measured step got faster)\"/>\n    ";
             else if (v->outcome == DiffVerdicts::Outcome::Inconclusive)
                 x << "\n      <skipped message=\"" << line << "\"/>\n    ";
             else
@@ -591,10 +597,11 @@ std::string DiffReport::markdown() const
     if (!dv)
         return md.str();
     auto row = [&](const DiffVerdicts::Verdict& v) {
-        const char* mark = v.outcome == DiffVerdicts::Outcome::Regression ? "regression :x:"
-            : v.outcome == DiffVerdicts::Outcome::Improvement             ? "improvement"
-            : v.outcome == DiffVerdicts::Outcome::NoChange                ? "no change"
-                                                                          : "inconclusive";
+        const char* mark = dv->waived(v)                      ? "regression (waived: the step got faster)"
+            : v.outcome == DiffVerdicts::Outcome::Regression  ? "regression :x:"
+            : v.outcome == DiffVerdicts::Outcome::Improvement ? "improvement"
+            : v.outcome == DiffVerdicts::Outcome::NoChange    ? "no change"
+                                                              : "inconclusive";
         std::string name = v.name;
         for (char& c : name)
             if (c == '|')

@@ -26,7 +26,8 @@
 //   with verdicts (diff --gate, diffverdict.h): verdicts [{name, kind (bar|kernel), a_median_ms, b_median_ms,
 //          delta_ms, ci_low_ms, ci_high_ms, threshold_ms, a_steps, b_steps, verdict}] (bar names as in `bars`;
 //          "measured step" first), gate {result (pass|regression|not compared), exit (0|1|2), threshold,
-//          confidence, resamples, regressions [names], notes [text]}
+//          confidence, resamples, regressions [names], waived [names: bars that regressed while the step
+//          got faster, not failed], notes [text]}
 // Times of bars and steps are ms per step (the median step: that one step).
 //
 // Threading: pure functions of the diff; thread-safe.

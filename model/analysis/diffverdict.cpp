@@ -302,10 +302,22 @@ DiffVerdicts::DiffVerdicts(const TraceDiff& diff, Options options)
     });
 }
 
+bool DiffVerdicts::gating(const Verdict& v) const
+{
+    if (v.kernel || v.outcome != Outcome::Regression)
+        return false;
+    return m_verdicts.empty() || &v == &m_verdicts.front() || m_verdicts.front().outcome != Outcome::Improvement;
+}
+
+bool DiffVerdicts::waived(const Verdict& v) const
+{
+    return !v.kernel && v.outcome == Outcome::Regression && !gating(v);
+}
+
 bool DiffVerdicts::regression() const
 {
     for (const Verdict& v : m_verdicts)
-        if (!v.kernel && v.outcome == Outcome::Regression)
+        if (gating(v))
             return true;
     return false;
 }

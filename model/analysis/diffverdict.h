@@ -69,7 +69,13 @@ public:
     // "measured step" first, then the bars in A's waterfall order (B's extra ones after), then kernels by
     // own time, most first.
     const std::vector<Verdict>& verdicts() const { return m_verdicts; }
-    bool regression() const; // some bar (or the measured step) is a regression: what `diff --gate` fails on
+    // What `diff --gate` fails on: the measured step is a regression, or some bar is while the step is not
+    // an improvement. A bar that regressed while the whole step got faster is waived (gating() false): idle
+    // time moving from one gap bar to another (launch/host gaps into sync stalls when the host syncs
+    // earlier) made a real capture pair of one unchanged process fail otherwise.
+    bool regression() const;
+    bool gating(const Verdict& v) const; // v is a regression that fails the gate
+    bool waived(const Verdict& v) const; // v is a bar's regression waived by a faster step
     bool kernelsCompared() const { return m_kernelsCompared; }
     // Both sides have at least kMinSteps complete steps in the compared range: verdicts can be given.
     bool enoughSteps() const { return m_enoughSteps; }

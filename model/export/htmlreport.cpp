@@ -306,6 +306,9 @@ std::string htmlDiffReport(const DiffReport& diff, const std::string& title)
           << "% intervals by bootstrap over the steps (" << gate["resamples"].toInt() << " resamples)</p>\n";
         for (const auto& n : gate["notes"].items())
             b << "<p class=\"muted\">" << esc(n.toString()) << "</p>\n";
+        std::vector<std::string> waived;
+        for (const auto& w : gate["waived"].items())
+            waived.push_back(w.toString());
         b << "<table><tr><th>bar</th><th>A median ms</th><th>B median ms</th><th>change ms</th><th>interval "
              "ms</th><th>threshold ms</th><th>verdict</th></tr>\n";
         for (const auto& v : doc["verdicts"].items()) {
@@ -317,7 +320,12 @@ std::string htmlDiffReport(const DiffReport& diff, const std::string& title)
               << "</td><td class=\"n\">" << num(v["delta_ms"].toDouble(), 4) << "</td><td class=\"n\">"
               << (interval ? num(v["ci_low_ms"].toDouble(), 4) + " .. " + num(v["ci_high_ms"].toDouble(), 4) : "-")
               << "</td><td class=\"n\">" << num(v["threshold_ms"].toDouble(), 4) << "</td><td>"
-              << badge(v["verdict"].toString()) << "</td></tr>\n";
+              << (std::find(waived.begin(), waived.end(), v["name"].toString()) != waived.end()
+                         ? badge("inconclusive")
+                               .replace(badge("inconclusive").find(">inconclusive<"), 14,
+                                   ">regression, waived: the step got faster<")
+                         : badge(v["verdict"].toString()))
+              << "</td></tr>\n";
         }
         b << "</table>\n";
         bool kernels = false;

@@ -107,8 +107,7 @@ def main():
     ap.add_argument("--cli", required=True)
     ap.add_argument("--sample", required=True)
     ap.add_argument("--work", required=True)
-    ap.add_argument("--viewer", default=os.environ.get("GAPSCOPE_VIEWER"),
-                    help="the viewer: its --export-html must write the same coverage and findings")
+    ap.add_argument("--viewer", help="the viewer: its --export-html must write the same coverage and findings")
     a = ap.parse_args()
     chromium = shutil.which("chromium") or shutil.which("chromium-browser") or shutil.which("google-chrome")
     if not chromium:
