@@ -17,6 +17,7 @@
 #     idle after the 3rd capture within 2% of before; the file has detailed and whole-replay steps.
 #  4. graphdetach (not by default): whether a CUDA-graph process survives a forced detach.
 # LASTING_PARTS=pieces,modes  LASTING_PIECES=kernels,memops,sync,api,all  LASTING_MODES=eager,graph
+# LASTING_CAPTURES (modes; default 3)
 # Rows `check | measured | target | PASS/FAIL/INFO` go to OUTDIR/table.txt.
 set -uo pipefail
 BUILD=${1:?usage: lasting.sh BUILD_DIR OUTDIR}
@@ -133,7 +134,7 @@ if [[ ",$PARTS," == *",pieces,"* ]]; then
 fi
 if [[ ",$PARTS," == *",modes,"* ]]; then
   for mode in ${MODES//,/ }; do
-    run_case "$mode" "$mode" kernels,memops,api,sync,nvtx,nccl 3 1 1 --gate-after 2 --gate-torch
+    run_case "$mode" "$mode" kernels,memops,api,sync,nvtx,nccl "${LASTING_CAPTURES:-3}" 1 1 --gate-after 2 --gate-torch
   done
 fi
 if [[ ",$PARTS," == *",light,"* ]]; then
