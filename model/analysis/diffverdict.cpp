@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <set>
 #include <unordered_map>
 
 namespace gapscope::model {
@@ -28,7 +29,17 @@ struct BarSamples {
     std::vector<std::string> order; // as the first step's waterfall lists them
     std::map<std::string, std::vector<double>> byName;
     std::vector<double> measured;
+    std::vector<double> idle; // the gap bars of idle time added up, per step
+    std::set<std::string> idleBars;
 };
+
+bool isIdleBar(BarId id)
+{
+    for (size_t k = 0; k < kIdleKinds; ++k)
+        if (id == idleBar(IdleKind(k)))
+            return true;
+    return false;
+}
 
 BarSamples barSamples(const GapAnalyzer& an, const std::vector<uint32_t>& steps)
 {
@@ -43,6 +54,7 @@ BarSamples barSamples(const GapAnalyzer& an, const std::vector<uint32_t>& steps)
             continue;
         const size_t k = out.measured.size();
         out.measured.push_back(double(b.measuredNs));
+        out.idle.push_back(0.0);
         for (const Bar& bar : b.bars) {
             if (bar.kind == BarKind::Budget)
                 continue; // the same in every step: nothing to judge
@@ -51,6 +63,10 @@ BarSamples barSamples(const GapAnalyzer& an, const std::vector<uint32_t>& steps)
                 out.order.push_back(bar.name);
             it->second.resize(k, 0.0); // a bar a step lacked counts 0 there
             it->second.push_back(double(bar.ns));
+            if (isIdleBar(bar.id)) {
+                out.idle.back() += double(bar.ns);
+                out.idleBars.insert(bar.name);
+            }
         }
     }
     for (auto& [name, v] : out.byName)
@@ -240,6 +256,9 @@ DiffVerdicts::DiffVerdicts(const TraceDiff& diff, Options options)
     };
     std::vector<Job> jobs;
     jobs.push_back({ "measured step", false, ba.measured, bb.measured });
+    jobs.push_back({ kIdleTotal, false, ba.idle, bb.idle });
+    m_idleBars = ba.idleBars;
+    m_idleBars.insert(bb.idleBars.begin(), bb.idleBars.end());
     std::vector<std::string> order = ba.order;
     for (const auto& n : bb.order)
         if (!ba.byName.count(n))
@@ -306,7 +325,14 @@ bool DiffVerdicts::gating(const Verdict& v) const
 {
     if (v.kernel || v.outcome != Outcome::Regression)
         return false;
-    return m_verdicts.empty() || &v == &m_verdicts.front() || m_verdicts.front().outcome != Outcome::Improvement;
+    if (m_verdicts.size() < 2 || &v == &m_verdicts.front())
+        return true; // the measured step
+    if (m_verdicts.front().outcome == Outcome::Improvement)
+        return false; // the step got faster: time moved between bars
+    // A gap bar counts only when the idle time as a whole grew: idle time moving from one kind of gap to
+    // another (launch/host gaps into sync stalls or the step gap) is how captures of one unchanged process
+    // differ.
+    return !m_idleBars.count(v.name) || m_verdicts[1].outcome == Outcome::Regression;
 }
 
 bool DiffVerdicts::waived(const Verdict& v) const
