@@ -186,7 +186,8 @@ def main():
             run(a.cli, "synth", *args, "-o", out)
             files.append(out)
     if not files:
-        print("no input file: skipped")
+        print("skipped: none of " + ", ".join(a.files) + " is here (the corpus ../shared/corpus is not next to the "
+              "source tree)")
         return 77
     problems, checks = [], 0
     for f in files:
