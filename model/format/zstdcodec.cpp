@@ -90,4 +90,34 @@ Status ZstdDecompressor::decompress(const void* data, size_t size, size_t rawSiz
     return Status::ok();
 }
 
+Status ZstdDecompressor::decompressAll(const void* data, size_t size, size_t maxSize, std::string& out)
+{
+    if (!m_ctx)
+        return Status::error("zstd: out of memory");
+    auto* ctx = static_cast<ZSTD_DCtx*>(m_ctx);
+    ZSTD_DCtx_reset(ctx, ZSTD_reset_session_only);
+    ZSTD_inBuffer in { data, size, 0 };
+    size_t produced = 0;
+    size_t r = 1;
+    out.resize(std::min(maxSize, std::max<size_t>(size * 4, 64 << 10)));
+    while (in.pos < in.size || r != 0) {
+        if (produced == out.size()) {
+            if (out.size() >= maxSize)
+                return Status::error("zstd data decompresses to more than " + std::to_string(maxSize) + " bytes");
+            out.resize(std::min(maxSize, out.size() * 2));
+        }
+        ZSTD_outBuffer ob { out.data(), out.size(), produced };
+        const size_t before = in.pos;
+        r = ZSTD_decompressStream(ctx, &ob, &in);
+        if (ZSTD_isError(r))
+            return Status::error(std::string("zstd: ") + ZSTD_getErrorName(r));
+        const bool progress = ob.pos != produced || in.pos != before;
+        produced = ob.pos;
+        if (r != 0 && in.pos == in.size && produced < out.size() && !progress)
+            return Status::error("zstd data cut short after " + std::to_string(produced) + " bytes");
+    }
+    out.resize(produced);
+    return Status::ok();
+}
+
 } // namespace gapscope::format

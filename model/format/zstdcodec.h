@@ -35,6 +35,9 @@ public:
     ZstdDecompressor& operator=(const ZstdDecompressor&) = delete;
     // Decompresses exactly `rawSize` bytes into `out`; anything else is an error.
     Status decompress(const void* data, size_t size, size_t rawSize, std::string& out);
+    // Decompresses one or more frames whose size is not known in advance (a Perfetto
+    // zstd_compressed_packets payload) into `out`; more than `maxSize` bytes is an error.
+    Status decompressAll(const void* data, size_t size, size_t maxSize, std::string& out);
 
 private:
     void* m_ctx;

@@ -5,6 +5,7 @@
 #include "model/format/regularfile.h"
 
 #include "model/import/bytesource.h"
+#include "model/import/perfettoreader.h"
 #include "model/import/prefetchbytesource.h"
 #include "model/import/rocprofcsvreader.h"
 #include "model/import/sglangranks.h"
@@ -36,7 +37,7 @@ using importer::StagedTrace;
 
 namespace {
 
-enum class Format { Unknown, Json, Nsys, RocprofJson, RocprofCsv, RocprofDb };
+enum class Format { Unknown, Json, Nsys, RocprofJson, RocprofCsv, RocprofDb, Perfetto };
 
 bool isSqlite(const std::string& path)
 {
@@ -49,8 +50,8 @@ bool isSqlite(const std::string& path)
     return n == sizeof magic && std::memcmp(magic, "SQLite format 3", 16) == 0;
 }
 
-// The format of a file, from its content: SQLite (nsys, nvprof, rocprof v1), JSON (Kineto, rocprofv3),
-// rocprof v1 CSV; for gzip, of the decompressed bytes.
+// The format of a file, from its content: SQLite (nsys, nvprof, rocprof v1), a Perfetto protobuf trace,
+// JSON (Kineto, rocprofv3), rocprof v1 CSV; for gzip, of the decompressed bytes.
 Format sniff(const std::string& path)
 {
     if (isSqlite(path)) {
@@ -68,6 +69,9 @@ Format sniff(const std::string& path)
     auto n = (*src)->read(buf, sizeof buf);
     if (!n)
         return Format::Unknown;
+    // Before the text formats: a packet's length byte may be '{' after its 0x0a (a newline) tag.
+    if (importer::PerfettoReader::looksLikePerfetto(buf, *n))
+        return Format::Perfetto;
 #ifdef GAPSCOPE_HAVE_SIMDJSON // without it, the JSON importer names the library missing
     if (importer::RocprofJsonReader::looksLikeRocprofv3(buf, *n))
         return Format::RocprofJson;
@@ -198,11 +202,26 @@ Status importRocprof(Format format, const std::string& path, StagedTrace& out, S
 #endif
 }
 
+// A Perfetto protobuf trace (.pftrace, .perfetto-trace; plain or gzip).
+Status importPerfetto(const std::string& path, StagedTrace& out, SharedProgress& progress, size_t index)
+{
+    auto src = ByteSource::open(path);
+    if (!src)
+        return src.status();
+    importer::PerfettoReader::Options options;
+    options.progress = [&progress, &out, index](uint64_t bytes) {
+        return !out.overBudget() && progress.update(index, bytes); // over the budget: stop reading
+    };
+    return importer::PerfettoReader(**src, out, options).read();
+}
+
 // The StagedTrace source name of a file: "kineto", "nsys", "nvprof", "rocprofv3" or "rocprof" (the
 // trace's source and clock domain, import:<source>).
 std::string sourceName(const std::string& path)
 {
     switch (sniff(path)) {
+    case Format::Perfetto:
+        return "perfetto";
     case Format::RocprofJson:
         return "rocprofv3";
     case Format::RocprofCsv:
@@ -269,6 +288,8 @@ Status importOne(const std::string& path, StagedTrace& out, SharedProgress& prog
         return importJson(path, out, progress, index, workers);
     case Format::Nsys:
         return importNsys(path, out);
+    case Format::Perfetto:
+        return importPerfetto(path, out, progress, index);
     case Format::RocprofJson:
     case Format::RocprofCsv:
     case Format::RocprofDb:
@@ -276,7 +297,8 @@ Status importOne(const std::string& path, StagedTrace& out, SharedProgress& prog
     default:
         return Status::error(path
             + ": not a trace gapscope reads: neither Kineto / Chrome-trace JSON (.json, .json.gz), an Nsight "
-              "Systems or nvprof SQLite file, rocprofv3 JSON nor a rocprof kernel trace (CSV, SQLite)");
+              "Systems or nvprof SQLite file, a Perfetto trace (.pftrace), rocprofv3 JSON nor a rocprof kernel trace "
+              "(CSV, SQLite)");
     }
 }
 

@@ -54,6 +54,8 @@ void StagedTrace::reorderProcesses(const std::vector<uint16_t>& order)
         l.process = newIndex[l.process];
         m_laneIndex.emplace(laneKey(l.process, l.info.kind, l.info.device, l.info.stream, l.ownPid), i);
     }
+    for (StagedStep& st : steps)
+        st.process = newIndex[st.process];
 }
 
 void StagedTrace::orderProcessesByDevice()

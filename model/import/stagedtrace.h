@@ -150,6 +150,14 @@ public:
     int64_t minStart() const { return m_minStart; }
     int64_t maxEnd() const { return m_maxEnd; }
 
+    // Steps the source stores itself (a gapscope Perfetto export's "steps" tracks), per process, in the
+    // source's clock; TraceAssembler adds them to the rank of their process as they are.
+    struct StagedStep {
+        uint16_t process = 0;
+        Step step;
+    };
+    std::vector<StagedStep> steps;
+
     // Devices seen (GpuInfo per device ordinal), header metadata, counters and warnings.
     std::vector<GpuInfo> gpus;
     std::map<std::string, std::string> metadata;

@@ -152,6 +152,12 @@ void TraceAssembler::feed(size_t si, TraceBuilder& b)
         }
     }
     s.releaseBefore(s.eventCount() + StagedTrace::kBlockEvents);
+    for (const StagedTrace::StagedStep& st : s.steps) {
+        Step step = st.step;
+        step.start = addTimes(step.start, offset);
+        step.end = addTimes(step.end, offset);
+        b.addStep(rankOf(si, st.process), step);
+    }
 }
 
 Trace TraceAssembler::assemble()
