@@ -15,7 +15,8 @@ QStringList FileDialogs::askTraces(QWidget* parent, const QString& title)
     QSettings settings;
     QStringList files
         = QFileDialog::getOpenFileNames(parent, title, settings.value(QStringLiteral("lastDir")).toString(),
-            tr("Traces (*.gapscope *.json *.json.gz *.pt.trace.json *.sqlite *.nvvp *.db *.csv);;All files (*)"));
+            tr("Traces (*.gapscope *.json *.json.gz *.pt.trace.json *.sqlite *.nvvp *.db *.csv *.pftrace "
+               "*.perfetto-trace);;All files (*)"));
     if (!files.isEmpty())
         settings.setValue(QStringLiteral("lastDir"), QFileInfo(files.first()).absolutePath());
     return files;
