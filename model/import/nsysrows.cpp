@@ -399,37 +399,19 @@ std::optional<uint16_t> NsysRowConverter::gpuProcess(int64_t globalPidOrTid) con
     return p->second;
 }
 
-// A process that made CUDA calls (cudaGetDeviceCount in a launcher, a data loader) and no GPU work
-// would be an empty rank, and a rank count that is no parallelism: its calls are dropped, counted and
-// named in a warning (the first ten processes by name, the rest together).
+// A process with CUDA calls and no GPU work is not a rank (StagedTrace::dropProcessesWithoutGpuWork).
 void NsysRowConverter::dropProcessesWithoutGpuWork()
 {
-    std::vector<bool> drop(m_out.processes().size(), false);
-    size_t dropped = 0;
-    for (size_t i = 0; i < m_out.processes().size(); ++i) {
-        const StagedProcess& p = m_out.process(i);
-        if (p.device)
-            continue;
-        drop[i] = true;
-        if (++dropped > 10)
-            continue;
-        auto n = m_processNames.find(p.pid);
-        const uint64_t calls = i < m_apiCalls.size() ? m_apiCalls[i] : 0;
-        m_out.warnings.push_back(m_out.path() + ": process " + std::to_string(p.pid)
-            + (n != m_processNames.end() && !n->second.empty() ? " (" + n->second + ")" : "") + " made "
-            + std::to_string(calls) + " CUDA call" + (calls == 1 ? "" : "s") + " and no GPU work: not a rank");
-    }
-    if (!dropped)
-        return;
-    if (dropped > 10)
-        m_out.warnings.push_back(m_out.path() + ": " + std::to_string(dropped - 10)
-            + " more processes made CUDA calls and no GPU work: not ranks");
-    const uint64_t removed = m_out.dropProcesses(drop);
+    m_out.dropProcessesWithoutGpuWork(
+        "CUDA", m_apiCalls,
+        [this](const StagedProcess& p) {
+            auto n = m_processNames.find(p.pid);
+            return n != m_processNames.end() ? n->second : std::string();
+        },
+        "CUDA API calls and synchronization records of processes without GPU work");
     m_processes.clear();
     for (size_t i = 0; i < m_out.processes().size(); ++i)
         m_processes.emplace(m_out.process(i).pid, i);
-    m_out.count(format::Stat::ImportSkippedEvents,
-        "CUDA API calls and synchronization records of processes without GPU work", removed);
 }
 
 // The header's GPUs: the export's rows, and for a device that ran GPU work without one (no GPU table,

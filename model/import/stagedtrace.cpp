@@ -116,6 +116,34 @@ uint64_t StagedTrace::dropProcesses(const std::vector<bool>& drop)
     return removed;
 }
 
+uint64_t StagedTrace::dropProcessesWithoutGpuWork(const std::string& api, const std::vector<uint64_t>& calls,
+    const std::function<std::string(const StagedProcess&)>& names, const std::string& skippedWhat)
+{
+    std::vector<bool> drop(m_processes.size(), false);
+    size_t dropped = 0;
+    for (size_t i = 0; i < m_processes.size(); ++i) {
+        const StagedProcess& p = m_processes[i];
+        if (p.device)
+            continue;
+        drop[i] = true;
+        if (++dropped > 10)
+            continue;
+        const std::string name = names ? names(p) : p.name;
+        const uint64_t n = i < calls.size() ? calls[i] : 0;
+        warnings.push_back(m_path + ": process " + std::to_string(p.pid) + (name.empty() ? "" : " (" + name + ")")
+            + " made " + std::to_string(n) + " " + api + " call" + (n == 1 ? "" : "s")
+            + " and no GPU work: not a rank");
+    }
+    if (!dropped)
+        return 0;
+    if (dropped > 10)
+        warnings.push_back(m_path + ": " + std::to_string(dropped - 10) + " more processes made " + api
+            + " calls and no GPU work: not ranks");
+    const uint64_t removed = dropProcesses(drop);
+    count(format::Stat::ImportSkippedEvents, skippedWhat, removed);
+    return removed;
+}
+
 uint32_t StagedTrace::lane(uint16_t process, LaneKind kind, uint32_t device, uint64_t stream, uint32_t pid)
 {
     if (process < m_processes.size() && pid == m_processes[process].pid)

@@ -21,6 +21,7 @@
 #include "model/trace.h"
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -106,6 +107,14 @@ public:
     // keep their order, lanes and events (renumbered). What the removed events took of the memory
     // budget and of the side tables stays taken until this trace is freed. Returns the events removed.
     uint64_t dropProcesses(const std::vector<bool>& drop);
+    // A process that made API calls (a launcher's device count, a data loader) and ran no GPU work (its
+    // `device` unset) would be an empty rank, and a rank count that is no parallelism: such processes are
+    // dropped with their events, counted (import_skipped_events, as `skippedWhat`) and named in a warning
+    // ("process P (name) made N <api> calls and no GPU work: not a rank"; the first ten, the rest
+    // together). `calls[i]`: the API calls of process i; `names(pid)`: a process's name, if known.
+    // Returns the events removed.
+    uint64_t dropProcessesWithoutGpuWork(const std::string& api, const std::vector<uint64_t>& calls,
+        const std::function<std::string(const StagedProcess&)>& names, const std::string& skippedWhat);
     // Finds or creates the lane (kind, device, stream) of `process`; kNoLane when the source has more
     // than 65535 lanes (counted, events dropped).
     // `pid`: a host thread's own pid when the source names one other than its process's (a file whose
