@@ -15,6 +15,7 @@
 #ifdef GAPSCOPE_HAVE_SIMDJSON
 #include "model/import/kinetoreader.h"
 #include "model/import/rocprofjsonreader.h"
+#include "model/import/rocprofv3csvreader.h"
 #endif
 #ifdef GAPSCOPE_HAVE_SQLITE
 #include "model/import/nsysreader.h"
@@ -37,7 +38,7 @@ using importer::StagedTrace;
 
 namespace {
 
-enum class Format { Unknown, Json, Nsys, RocprofJson, RocprofCsv, RocprofDb, Perfetto };
+enum class Format { Unknown, Json, Nsys, RocprofJson, RocprofCsv, Rocprofv3Csv, RocprofDb, Perfetto };
 
 bool isSqlite(const std::string& path)
 {
@@ -78,6 +79,8 @@ Format sniff(const std::string& path)
 #endif
     if (importer::RocprofCsvReader::looksLikeRocprofCsv(buf, *n))
         return Format::RocprofCsv;
+    if (importer::Rocprofv3CsvReader::looksLikeRocprofv3Csv(buf, *n))
+        return Format::Rocprofv3Csv;
     size_t i = 0;
     if (*n >= 3 && std::memcmp(buf, "\xEF\xBB\xBF", 3) == 0)
         i = 3;
@@ -187,6 +190,8 @@ Status importRocprof(Format format, const std::string& path, StagedTrace& out, S
         return src.status();
     if (format == Format::RocprofCsv)
         return importer::RocprofCsvReader(**src, out).read();
+    if (format == Format::Rocprofv3Csv)
+        return importer::Rocprofv3CsvReader(**src, out).read();
 #ifdef GAPSCOPE_HAVE_SIMDJSON
     importer::RocprofJsonReader::Options options;
     options.progress = [&progress, &out, index](uint64_t bytes) {
@@ -223,6 +228,7 @@ std::string sourceName(const std::string& path)
     case Format::Perfetto:
         return "perfetto";
     case Format::RocprofJson:
+    case Format::Rocprofv3Csv:
         return "rocprofv3";
     case Format::RocprofCsv:
     case Format::RocprofDb:
@@ -292,14 +298,32 @@ Status importOne(const std::string& path, StagedTrace& out, SharedProgress& prog
         return importPerfetto(path, out, progress, index);
     case Format::RocprofJson:
     case Format::RocprofCsv:
+    case Format::Rocprofv3Csv:
     case Format::RocprofDb:
         return importRocprof(format, path, out, progress, index);
     default:
         return Status::error(path
             + ": not a trace gapscope reads: neither Kineto / Chrome-trace JSON (.json, .json.gz), an Nsight "
-              "Systems or nvprof SQLite file, a Perfetto trace (.pftrace), rocprofv3 JSON nor a rocprof kernel trace "
-              "(CSV, SQLite)");
+              "Systems or nvprof SQLite file, a Perfetto trace (.pftrace), rocprofv3 JSON or CSV nor a rocprof "
+              "kernel trace (CSV, SQLite)");
     }
+}
+
+// The paths with the files of one rocprofv3 CSV set (PID_kernel_trace.csv, PID_hip_api_trace.csv, ...)
+// named once: reading any of them reads the set.
+std::vector<std::string> oneFilePerSet(const std::vector<std::string>& given)
+{
+    std::vector<std::string> paths;
+    std::vector<std::string> seen;
+    for (const auto& p : given) {
+        const std::vector<std::string> set = importer::Rocprofv3CsvReader::setOf(p);
+        if (set.size() > 1 && std::find(seen.begin(), seen.end(), set.front()) != seen.end())
+            continue;
+        if (set.size() > 1)
+            seen.push_back(set.front());
+        paths.push_back(p);
+    }
+    return paths;
 }
 
 } // namespace
@@ -309,10 +333,11 @@ bool isImportable(const std::string& path)
     return sniff(path) != Format::Unknown;
 }
 
-Expected<Trace> importTraces(const std::vector<std::string>& paths, const ReadOptions& options)
+Expected<Trace> importTraces(const std::vector<std::string>& given, const ReadOptions& options)
 {
-    if (paths.empty())
+    if (given.empty())
         return Status::error("no trace file given");
+    const std::vector<std::string> paths = oneFilePerSet(given);
     std::vector<StagedTrace> staged;
     staged.reserve(paths.size());
     for (const auto& p : paths)

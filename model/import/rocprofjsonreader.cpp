@@ -141,8 +141,14 @@ Status RocprofJsonReader::member(const std::string& key)
         return opened.status();
     return m_cursor->forEachMember([this](const std::string& array) {
         const std::string what = "buffer_records." + array;
-        if (array == "kernel_dispatch" || array == "hip_api")
-            return records(array == "hip_api" ? Kind::HipApi : Kind::Dispatch, what);
+        if (array == "kernel_dispatch")
+            return records(Kind::Dispatch, what);
+        if (array == "hip_api")
+            return records(Kind::HipApi, what);
+        if (array == "memory_copy")
+            return records(Kind::MemoryCopy, what);
+        if (array == "marker_api")
+            return records(Kind::Marker, what);
         auto opened = open('[', what); // another kind of record: counted, not read
         if (!opened || !*opened)
             return opened.status();
@@ -195,17 +201,18 @@ Status RocprofJsonReader::finish()
             m_out.count(format::Stat::ImportSkippedEvents, "rocprofv3 " + what + " records (not read)", n);
     m_rows->finish();
     m_out.metadata["import.records"] = std::to_string(m_read);
-    if (m_rows->dispatches() || m_rows->apiCalls())
+    if (m_rows->dispatches() || m_rows->copies())
         return Status::ok();
     std::string skipped;
     for (const auto& [what, n] : m_notRead)
         if (n)
             skipped += ", " + std::to_string(n) + " " + what;
     return Status::error(m_source.path()
-        + ": a rocprofv3 JSON file without kernel dispatches or HIP API calls, nothing to import ("
-        + std::to_string(m_badRecords) + " unreadable records" + skipped + ")"
+        + ": a rocprofv3 JSON file with no GPU work (no kernel dispatch or memory copy), nothing to import ("
+        + std::to_string(m_rows->apiCalls()) + " HIP API calls, " + std::to_string(m_rows->markers())
+        + " ROCTx markers, " + std::to_string(m_badRecords) + " unreadable records" + skipped + ")"
         + (m_cursor->truncated() ? " (the file is cut short)" : "")
-        + "; record with `rocprofv3 --kernel-trace --hip-trace`");
+        + "; record with `rocprofv3 --kernel-trace --memory-copy-trace --hip-trace --marker-trace`");
 }
 
 } // namespace gapscope::model::importer

@@ -7,18 +7,18 @@
 // Algorithm: JsonCursor walks the document - {"rocprofiler-sdk-tool": [ one object per process ]} -
 // and brings each record it reads into the window whole, where RocprofJsonRecords parses it in place:
 // each process's metadata and strings (whole), its agents, kernel_symbols and, under buffer_records,
-// kernel_dispatch and hip_api (one element at a time). The other members are skipped without being
-// held; the records of buffer_records' other arrays (hsa_api, marker_api, memory_copy, rccl_api, ...)
-// are counted as not read (import_skipped_events). Memory is the window plus one record, whatever the
-// file's size (the kernel dispatches of a long run are most of its bytes).
+// kernel_dispatch, hip_api, memory_copy and marker_api (one element at a time). The other members are
+// skipped without being held; the records of buffer_records' other arrays (hsa_api, rccl_api,
+// memory_allocation, ...) are counted as not read (import_skipped_events). Memory is the window plus one record,
+// whatever the file's size (the kernel dispatches of a long run are most of its bytes).
 //
 // Errors: JSON that is not rocprofv3's (no "rocprofiler-sdk-tool" array) fails saying what it is not;
 // malformed JSON fails with the byte offset (of the decompressed data for .gz). A container of the wrong
 // type (kernel_dispatch as an object) is skipped with a warning (import_bad_metadata); a record with a
 // missing field or one of the wrong type is skipped, counted (import_bad_events) and, for the first ten,
 // named in a warning with its byte offset and field. A file that ends early keeps what was read, with a
-// warning and import_truncated. A file without any kernel dispatch or HIP API call fails: nothing to
-// import.
+// warning and import_truncated. A file without GPU work (no kernel dispatch, no memory copy) fails:
+// nothing to import, saying what it holds instead.
 //
 // Threading: one reader per thread.
 

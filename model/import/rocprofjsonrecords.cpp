@@ -137,9 +137,14 @@ struct RocprofJsonRecords::Impl {
     bool dispatch(od::value v, Problem& p);
     bool dispatchInfo(od::value v, Problem& p, RocprofDispatchRow& r, int64_t& kernelId);
     bool hipApi(od::value v, Problem& p);
+    bool memoryCopy(od::value v, Problem& p);
+    bool marker(od::value v, Problem& p);
+    bool markerTexts(od::value v, Problem& p);
+    bool common(std::string_view key, od::value v, Problem& p, int64_t& kind, int64_t& op, int64_t& tid,
+        int64_t& correlation, int64_t& start, int64_t& end, int& seen);
     bool times(std::string_view key, od::value v, Problem& p, int64_t& start, int64_t& end, int& seen);
     uint32_t kernelName(int64_t kernelId);
-    std::string_view operation(int64_t kind, int64_t op);
+    std::string_view operation(int64_t kind, int64_t op, const char* what = "HIP API");
 
     StagedTrace& out;
     RocprofRowConverter& rows;
@@ -149,8 +154,9 @@ struct RocprofJsonRecords::Impl {
     std::unordered_map<int64_t, uint32_t> symbols; // kernel id -> kernel name
     std::vector<std::vector<std::string>> operations; // buffer record kind -> operation names
     std::vector<std::pair<uint64_t, int64_t>> unnamed; // staged event -> kernel id not known yet
+    std::unordered_map<int64_t, std::string> markerTexts_; // correlation id -> ROCTx message
     std::string scratch;
-    uint64_t unknownOperations = 0;
+    uint64_t unknownOperations = 0, unnamedMarkers = 0;
 };
 
 RocprofJsonRecords::RocprofJsonRecords(StagedTrace& out, RocprofRowConverter& rows)
@@ -166,6 +172,7 @@ void RocprofJsonRecords::beginProcess()
     m_impl->symbols.clear();
     m_impl->operations.clear();
     m_impl->unnamed.clear();
+    m_impl->markerTexts_.clear();
 }
 
 void RocprofJsonRecords::endProcess()
@@ -183,9 +190,13 @@ void RocprofJsonRecords::endProcess()
         d.out.count(
             format::Stat::ImportMissingStrings, "kernel dispatches whose kernel_id has no kernel symbol", missing);
     if (d.unknownOperations)
-        d.out.count(format::Stat::ImportUnknownApiIds, "HIP API records whose operation the strings do not name",
-            d.unknownOperations);
+        d.out.count(format::Stat::ImportUnknownApiIds,
+            "HIP API, memory copy and ROCTx records whose operation the strings do not name", d.unknownOperations);
+    if (d.unnamedMarkers)
+        d.out.count(format::Stat::ImportMissingStrings,
+            "ROCTx markers without a message in strings.marker_api (named by their operation)", d.unnamedMarkers);
     d.unknownOperations = 0;
+    d.unnamedMarkers = 0;
     d.unnamed.clear();
 }
 
@@ -201,8 +212,8 @@ bool RocprofJsonRecords::parse(Kind kind, const char* data, size_t n, size_t cap
     }
     using Parse = bool (Impl::*)(od::value, Problem&);
     static constexpr Parse kParsers[] = { &Impl::metadata, &Impl::strings, &Impl::agent, &Impl::kernelSymbol,
-        &Impl::dispatch, &Impl::hipApi }; // in the order of Kind
-    static_assert(sizeof kParsers / sizeof kParsers[0] == size_t(Kind::HipApi) + 1, "a parser for every Kind");
+        &Impl::dispatch, &Impl::hipApi, &Impl::memoryCopy, &Impl::marker }; // in the order of Kind
+    static_assert(sizeof kParsers / sizeof kParsers[0] == size_t(Kind::Marker) + 1, "a parser for every Kind");
     const bool ok = (d.*kParsers[size_t(kind)])(v, problem);
     error = problem.text;
     return ok && error.empty();
@@ -242,6 +253,8 @@ bool RocprofJsonRecords::Impl::metadata(od::value v, Problem& p)
 bool RocprofJsonRecords::Impl::strings(od::value v, Problem& p)
 {
     return members(v, "strings", p, [&](std::string_view key, od::value x) {
+        if (key == "marker_api")
+            return markerTexts(x, p);
         if (key != "buffer_records")
             return true;
         od::array kinds;
@@ -270,6 +283,34 @@ bool RocprofJsonRecords::Impl::strings(od::value v, Problem& p)
         }
         return true;
     });
+}
+
+// strings.marker_api: [{"key": correlation id, "value": the ROCTx message}].
+bool RocprofJsonRecords::Impl::markerTexts(od::value v, Problem& p)
+{
+    od::array list;
+    if (v.get_array().get(list))
+        return p("strings.marker_api", "not an array");
+    for (auto item : list) {
+        od::value x;
+        if (item.get(x))
+            return p("strings.marker_api", "unreadable");
+        int64_t key = -1;
+        std::string_view value;
+        bool hasValue = false;
+        bool ok = members(x, "strings.marker_api", p, [&](std::string_view k, od::value y) {
+            if (k == "key")
+                return integer(y, "strings.marker_api.key", p, key);
+            if (k == "value")
+                return (hasValue = true, text(y, "strings.marker_api.value", p, value));
+            return true;
+        });
+        if (!ok)
+            return false;
+        if (key >= 0 && hasValue)
+            markerTexts_[key] = std::string(value);
+    }
+    return true;
 }
 
 bool RocprofJsonRecords::Impl::agent(od::value v, Problem& p)
@@ -390,14 +431,81 @@ bool RocprofJsonRecords::Impl::dispatchInfo(od::value v, Problem& p, RocprofDisp
     });
 }
 
-std::string_view RocprofJsonRecords::Impl::operation(int64_t kind, int64_t op)
+// The name strings.buffer_records gives operation `op` of record kind `kind`; else "<what> kind:op",
+// counted.
+std::string_view RocprofJsonRecords::Impl::operation(int64_t kind, int64_t op, const char* what)
 {
     if (kind >= 0 && size_t(kind) < operations.size() && op >= 0 && size_t(op) < operations[size_t(kind)].size()
         && !operations[size_t(kind)][size_t(op)].empty())
         return operations[size_t(kind)][size_t(op)];
     ++unknownOperations;
-    scratch = "HIP API " + std::to_string(kind) + ":" + std::to_string(op);
+    scratch = std::string(what) + " " + std::to_string(kind) + ":" + std::to_string(op);
     return scratch;
+}
+
+// The members every API-like record has: kind, operation, thread, correlation, times.
+bool RocprofJsonRecords::Impl::common(std::string_view key, od::value x, Problem& p, int64_t& kind, int64_t& op,
+    int64_t& tid, int64_t& correlation, int64_t& start, int64_t& end, int& seen)
+{
+    if (key == "kind")
+        return integer(x, key, p, kind);
+    if (key == "operation")
+        return integer(x, key, p, op);
+    if (key == "thread_id")
+        return integer(x, key, p, tid);
+    if (key == "correlation_id")
+        return members(x, key, p, [&](std::string_view k, od::value c) {
+            return k != "internal" || integer(c, "correlation_id.internal", p, correlation);
+        });
+    return times(key, x, p, start, end, seen);
+}
+
+bool RocprofJsonRecords::Impl::memoryCopy(od::value v, Problem& p)
+{
+    RocprofCopyRow r;
+    r.pid = pid;
+    int64_t kind = -1, op = -1;
+    int seen = 0;
+    bool ok = members(v, "memory_copy", p, [&](std::string_view key, od::value x) {
+        if (key == "src_agent_id" || key == "dst_agent_id")
+            return handle(x, key, p, key == "src_agent_id" ? r.srcAgent : r.dstAgent);
+        if (key == "stream_id")
+            return handle(x, key, p, r.stream);
+        if (key == "bytes")
+            return integer(x, key, p, r.bytes);
+        return common(key, x, p, kind, op, r.tid, r.correlation, r.start, r.end, seen);
+    });
+    if (!ok)
+        return false;
+    if (seen != 3)
+        return p(seen & 1 ? "end_timestamp" : "start_timestamp", "missing");
+    r.direction = operation(kind, op, "memory copy");
+    rows.memoryCopy(r);
+    return true;
+}
+
+bool RocprofJsonRecords::Impl::marker(od::value v, Problem& p)
+{
+    RocprofMarkerRow r;
+    r.pid = pid;
+    int64_t kind = -1, op = -1, correlation = -1;
+    int seen = 0;
+    bool ok = members(v, "marker_api", p, [&](std::string_view key, od::value x) {
+        return common(key, x, p, kind, op, r.tid, correlation, r.start, r.end, seen);
+    });
+    if (!ok)
+        return false;
+    if (seen != 3)
+        return p(seen & 1 ? "end_timestamp" : "start_timestamp", "missing");
+    auto it = markerTexts_.find(correlation);
+    if (it != markerTexts_.end()) {
+        r.text = it->second;
+    } else {
+        ++unnamedMarkers;
+        r.text = operation(kind, op, "ROCTx");
+    }
+    rows.marker(r);
+    return true;
 }
 
 bool RocprofJsonRecords::Impl::hipApi(od::value v, Problem& p)

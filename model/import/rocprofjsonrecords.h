@@ -17,6 +17,12 @@
 //                   (absent before rocprofiler-sdk 1.0: lanes per queue then), dispatch_info: agent_id,
 //                   queue_id, kernel_id, group_segment_size, workgroup_size, grid_size (x, y, z)
 //   hip_api[]       kind, operation, thread_id, correlation_id.internal, start_timestamp, end_timestamp
+//   memory_copy[]   operation (the direction, named by strings.buffer_records), thread_id,
+//                   correlation_id.internal, start_timestamp, end_timestamp, src_agent_id, dst_agent_id, bytes,
+//                   stream_id (where the version writes it)
+//   marker_api[]    thread_id, correlation_id.internal, start_timestamp, end_timestamp; the text is
+//                   strings.marker_api's value whose key is the correlation id (a range without one is
+//                   named by its operation, roctxRangePushA ...; counted, import_missing_strings)
 // A record that lacks a required field or holds one of the wrong type is not used: parse() says which
 // field. A dispatch whose kernel symbol comes later in the file is named once its process ends; one the
 // file never names stays "<kernel N>" and is counted (import_missing_strings).
@@ -32,7 +38,7 @@ namespace gapscope::model::importer {
 
 class RocprofJsonRecords {
 public:
-    enum class Kind { Metadata, Strings, Agent, KernelSymbol, Dispatch, HipApi };
+    enum class Kind { Metadata, Strings, Agent, KernelSymbol, Dispatch, HipApi, MemoryCopy, Marker };
 
     RocprofJsonRecords(StagedTrace& out, RocprofRowConverter& rows);
     ~RocprofJsonRecords();

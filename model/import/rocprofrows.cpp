@@ -9,6 +9,10 @@
 namespace gapscope::model::importer {
 
 namespace {
+// The stream id of a device's lane of memory copies when the file records no streams (queue handles,
+// the other lanes' ids, are far smaller).
+constexpr uint64_t kCopyLane = uint64_t(1) << 40;
+
 uint32_t clamp32(int64_t v)
 {
     return static_cast<uint32_t>(std::clamp<int64_t>(v, 0, UINT32_MAX));
@@ -133,12 +137,68 @@ void RocprofRowConverter::api(const RocprofApiRow& r)
 {
     if (!checkTimes(r.start, r.end, "HIP API calls"))
         return;
-    const uint32_t lane = m_out.lane(process(r.pid), LaneKind::CpuApi, 0, static_cast<uint64_t>(r.tid));
+    const uint16_t process = this->process(r.pid);
+    const uint32_t lane = m_out.lane(process, LaneKind::CpuApi, 0, static_cast<uint64_t>(r.tid));
     if (lane == StagedTrace::kNoLane)
         return;
     m_out.addApi(lane, r.start, r.end - r.start, m_out.strings().intern(r.name), static_cast<uint32_t>(r.correlation),
         ApiKind::Runtime);
+    if (m_processCalls.size() <= process)
+        m_processCalls.resize(process + size_t(1), 0);
+    ++m_processCalls[process];
     ++m_apiCalls;
+}
+
+void RocprofRowConverter::memoryCopy(const RocprofCopyRow& r)
+{
+    if (!checkTimes(r.start, r.end, "memory copies"))
+        return;
+    MemopInfo info;
+    info.kind = MemopKind::Memcpy;
+    info.async = true;
+    info.bytes = r.bytes > 0 ? uint64_t(r.bytes) : 0;
+    const std::string_view d = r.direction;
+    const bool fromHost = d.find("HOST_TO") != std::string_view::npos;
+    const bool toHost = d.find("TO_HOST") != std::string_view::npos;
+    info.copyKind = fromHost && toHost ? CopyKind::HtoH
+        : fromHost                     ? CopyKind::HtoD
+        : toHost                       ? CopyKind::DtoH
+        : d.find("DEVICE_TO_DEVICE") != std::string_view::npos || d.find("PEER") != std::string_view::npos
+        ? CopyKind::DtoD
+        : CopyKind::Unknown;
+    // The GPU end: an agent the file describes as a GPU, else the one the direction says is a device.
+    auto gpu = [this](int64_t agent) { return agent >= 0 && m_agentDevice.count(agent) != 0; };
+    int64_t agent = gpu(r.dstAgent) ? r.dstAgent : gpu(r.srcAgent) ? r.srcAgent : -1;
+    if (agent < 0)
+        agent = info.copyKind == CopyKind::DtoH ? r.srcAgent : r.dstAgent >= 0 ? r.dstAgent : r.srcAgent;
+    if (agent < 0 || info.copyKind == CopyKind::HtoH) {
+        m_out.count(format::Stat::ImportSkippedEvents, "rocprofv3 memory copies without a GPU end (not read)");
+        return;
+    }
+    const uint16_t process = this->process(r.pid);
+    const uint32_t device = deviceOf(agent);
+    const uint64_t id = r.stream >= 0 ? static_cast<uint64_t>(r.stream) : kCopyLane;
+    m_byStream = m_byStream || r.stream >= 0;
+    const uint32_t lane = m_out.lane(process, LaneKind::GpuStream, device, id);
+    if (lane == StagedTrace::kNoLane)
+        return;
+    StagedProcess& p = m_out.process(process);
+    if (!p.device || device < *p.device)
+        p.device = device;
+    m_out.addMemop(
+        lane, r.start, r.end - r.start, m_out.strings().intern("Memcpy"), static_cast<uint32_t>(r.correlation), info);
+    ++m_copies;
+}
+
+void RocprofRowConverter::marker(const RocprofMarkerRow& r)
+{
+    if (!checkTimes(r.start, r.end, "ROCTx markers"))
+        return;
+    const uint32_t lane = m_out.lane(process(r.pid), LaneKind::Nvtx, 0, static_cast<uint64_t>(r.tid));
+    if (lane == StagedTrace::kNoLane)
+        return;
+    m_out.addRange(lane, r.start, r.end - r.start, m_out.strings().intern(r.text));
+    ++m_markers;
 }
 
 void RocprofRowConverter::nameLanes()
@@ -148,6 +208,10 @@ void RocprofRowConverter::nameLanes()
         const std::string id = std::to_string(info.stream);
         if (info.kind == LaneKind::CpuApi) {
             info.name = "thread " + id + " HIP API";
+        } else if (info.kind == LaneKind::Nvtx) {
+            info.name = "thread " + id + " ROCTx";
+        } else if (info.kind == LaneKind::GpuStream && info.stream == kCopyLane) {
+            info.name = "memory copies";
         } else if (info.kind == LaneKind::GpuStream && m_byStream) {
             auto q = m_laneQueue.find(i);
             info.name = "stream " + id
@@ -160,6 +224,8 @@ void RocprofRowConverter::nameLanes()
 
 void RocprofRowConverter::finish()
 {
+    m_out.dropProcessesWithoutGpuWork(
+        "HIP", m_processCalls, nullptr, "HIP API calls and ROCTx markers of processes without GPU work");
     m_out.orderProcessesByDevice();
     nameLanes();
     for (auto& [index, g] : m_gpus)

@@ -8,7 +8,11 @@
 //
 // Mapping: a process (pid) is a rank; a kernel dispatch is a kernel on the GPU lane of (process,
 // device, HIP stream) when the file records streams, else (process, device, queue); a HIP API call is
-// an API call on the lane `thread T HIP API` of (process, thread), its correlation id the dispatch's.
+// an API call on the lane `thread T HIP API` of (process, thread), its correlation id the dispatch's;
+// a memory copy is a memcpy (direction, bytes) on the GPU lane of its HIP stream when the file records
+// one, else on the lane `memory copies` of (process, device), the device being the GPU end of the copy
+// (the destination's when both are GPUs); a ROCTx range or mark is a range on the lane `thread T ROCTx`.
+// A process that made HIP calls and ran no GPU work is not a rank (dropped, counted, named).
 // The device of a lane is the agent's GPU index when the file describes its agents (rocprofv3), else
 // the id the file gives (rocprof v1's gpu-id). Kernel names: rocmKernelName (demangled, ".kd"
 // dropped). Launch configuration: rocprofiler counts the grid in work-items; it is stored as CUDA's is,
@@ -51,6 +55,21 @@ struct RocprofDispatchRow {
     int64_t groupSegment = 0, vgprs = 0;
 };
 
+// An asynchronous memory copy (rocprofv3 `memory_copy`).
+struct RocprofCopyRow {
+    int64_t start = 0, end = 0, pid = 0, tid = 0, correlation = 0;
+    int64_t srcAgent = -1, dstAgent = -1; // agent handles (JSON) or node ids (CSV); < 0: not recorded
+    int64_t bytes = 0;
+    int64_t stream = -1; // the HIP stream; < 0: the file records none
+    std::string_view direction; // "MEMORY_COPY_HOST_TO_DEVICE", ...
+};
+
+// A ROCTx range or mark (rocprofv3 `marker_api`); a mark has end == start.
+struct RocprofMarkerRow {
+    int64_t start = 0, end = 0, pid = 0, tid = 0;
+    std::string_view text;
+};
+
 struct RocprofApiRow {
     int64_t start = 0, end = 0, pid = 0, tid = 0, correlation = 0;
     std::string_view name; // "hipLaunchKernel"
@@ -69,10 +88,15 @@ public:
     uint32_t kernelName(std::string_view symbol);
     void dispatch(const RocprofDispatchRow& r);
     void api(const RocprofApiRow& r);
-    // Lane names, GPUs, ranks' order, counters. Call once, after every row.
+    void memoryCopy(const RocprofCopyRow& r);
+    void marker(const RocprofMarkerRow& r);
+    // Drops the processes without GPU work (StagedTrace::dropProcessesWithoutGpuWork), then lane names,
+    // GPUs, ranks' order, counters. Call once, after every row.
     void finish();
     uint64_t dispatches() const { return m_dispatches; }
     uint64_t apiCalls() const { return m_apiCalls; }
+    uint64_t copies() const { return m_copies; }
+    uint64_t markers() const { return m_markers; }
 
 private:
     bool checkTimes(int64_t start, int64_t end, const char* what);
@@ -86,7 +110,8 @@ private:
     std::unordered_map<uint32_t, uint32_t> m_names; // pool id of a symbol -> of its kernel name
     std::unordered_map<uint32_t, int64_t> m_laneQueue; // GPU lane by stream -> its queue (-1: several)
     std::vector<std::string> m_archs;
-    uint64_t m_dispatches = 0, m_apiCalls = 0, m_unknownAgents = 0;
+    std::vector<uint64_t> m_processCalls; // per process index: its HIP API calls
+    uint64_t m_dispatches = 0, m_apiCalls = 0, m_copies = 0, m_markers = 0, m_unknownAgents = 0;
     bool m_byStream = false;
 };
 

@@ -1,6 +1,8 @@
 # SPDX-License-Identifier: MIT
 # AMD's profilers (included from CMakeLists.txt): gapscope-cli on the rocprof fixtures (slices of the real
-# files, make_rocprof_fixtures.py) and on the real files of ../shared/corpus/other when they are there
+# files, make_rocprof_fixtures.py; rocprofv3_copies.json and rocprofv3_csv/, written by hand in the
+# layouts rocprofiler-sdk documents: memory copies, ROCTx, a process without GPU work, a CSV set) and on
+# the real files of ../shared/corpus/other when they are there
 # (skipped otherwise): `info` goldens of rocprofv3 JSON, rocprof v1 CSV and SQLite, refusals of files
 # with nothing to import (non-zero exit, the file named), and tests/corpus/rocprof_check.py, the
 # independent reading of the raw files, on the fixtures. The unit tests are tst_rocprofimport, the
@@ -22,6 +24,8 @@ set_tests_properties(import_rocprof_fixtures PROPERTIES FIXTURES_SETUP import_ro
 # beside them so the output names them without a build-dependent path.
 foreach(g "fixture_rocprofv3|rocprofv3.json.gz|info_rocprofv3.txt"
     "fixture_rocprofv3_nostream|rocprofv3_nostream.json|info_rocprofv3_nostream.txt"
+    "fixture_rocprofv3_copies|rocprofv3_copies.json|info_rocprofv3_copies.txt"
+    "fixture_rocprofv3_csv|rocprofv3_csv/4242_kernel_trace.csv|info_rocprofv3_csv.txt"
     "fixture_rocprof1_csv|rocprof1.csv|info_rocprof1_csv.txt"
     "fixture_rocprof1_db|rocprof1.db|info_rocprof1_db.txt"
     "corpus_rocprofv3|corpus/tracelens_rocprofv3_908_results.json.gz|info_corpus_rocprofv3.txt"
@@ -39,9 +43,11 @@ endforeach()
 
 # Nothing to import: refused by info, summary and convert with a non-zero exit, the file named, no output.
 import_refused(import_rocprof_refused ${_rdir} nothing.json
-  "a rocprofv3 JSON file without kernel dispatches or HIP API calls, nothing to import" import_rocprof)
+  "a rocprofv3 JSON file with no GPU work (no kernel dispatch or memory copy), nothing to import" import_rocprof)
 import_refused(import_rocprof_refused ${_rdir} nothing.csv
   "a rocprof kernel trace without any kernel dispatch, nothing to import" import_rocprof)
+import_refused(import_rocprof_refused ${_rdir} 9_hip_api_trace.csv
+  "a rocprofv3 CSV set with no GPU work (no kernel dispatch or memory copy), nothing to import" import_rocprof)
 
 # The independent reading of the raw files on the fixtures (the corpus: corpus_check, tests/corpus).
 add_test(NAME import_rocprof_check_fixtures COMMAND ${CMAKE_COMMAND} -E env PYTHONDONTWRITEBYTECODE=1

@@ -13,6 +13,7 @@
 #include <QTemporaryDir>
 #include <QTest>
 
+#include <algorithm>
 #include <fstream>
 #include <sqlite3.h>
 
@@ -83,8 +84,10 @@ std::string records(const std::string& text)
 
 // A small rocprofv3 document: one process (pid 77), one MI300X agent (handle 5, GPU 0), two kernel
 // symbols, and the given kernel_dispatch and hip_api elements; `symbolsLast` puts the kernel symbols
-// after buffer_records.
-std::string rocprofv3(const std::string& dispatches, const std::string& api = "", bool symbolsLast = false)
+// after buffer_records; `more`: further members of buffer_records (by default two hsa_api records,
+// which are not read); `processes`: further elements of rocprofiler-sdk-tool.
+std::string rocprofv3(const std::string& dispatches, const std::string& api = "", bool symbolsLast = false,
+    const std::string& more = R"("hsa_api":[{},{}])", const std::string& processes = "")
 {
     const std::string symbols = R"("kernel_symbols":[{"kernel_id":1,"kernel_name":"_Z4gemmPfi.kd"},)"
                                 R"({"kernel_id":2,"kernel_name":"__amd_rocclr_copyBuffer.kd"}])";
@@ -95,14 +98,18 @@ std::string rocprofv3(const std::string& dispatches, const std::string& api = ""
           R"("cu_count":304,"max_engine_clk_fcompute":2100,"domain":0,"location_id":49408,)"
           R"("mem_banks":[{"size_in_bytes":206158430208,"mem_clk_max":1300,"width":8192}]}],)"
           R"("strings":{"buffer_records":[{"kind":"NONE","operations":[]},)"
-          R"({"kind":"HIP_RUNTIME_API","operations":["hipLaunchKernel","hipMemcpy"]}]},)";
+          R"({"kind":"HIP_RUNTIME_API","operations":["hipLaunchKernel","hipMemcpy"]},)"
+          R"({"kind":"MARKER_CORE_API","operations":["roctxMarkA","roctxRangePushA","roctxRangePop"]},)"
+          R"({"kind":"MEMORY_COPY","operations":["MEMORY_COPY_NONE","MEMORY_COPY_HOST_TO_HOST",)"
+          R"("MEMORY_COPY_HOST_TO_DEVICE","MEMORY_COPY_DEVICE_TO_HOST","MEMORY_COPY_DEVICE_TO_DEVICE"]}],)"
+          R"("marker_api":[{"key":31,"value":"decode step 3"},{"key":32,"value":"sample"}]},)";
     if (!symbolsLast)
         doc += symbols + ",";
-    doc += R"("buffer_records":{"kernel_dispatch":[)" + dispatches + R"(],"hip_api":[)" + api
-        + R"(],"memory_copy":[{},{}]})";
+    doc += R"("buffer_records":{"kernel_dispatch":[)" + dispatches + R"(],"hip_api":[)" + api + "]"
+        + (more.empty() ? "" : "," + more) + "}";
     if (symbolsLast)
         doc += "," + symbols;
-    return doc + "}]}";
+    return doc + "}" + (processes.empty() ? "" : "," + processes) + "]}";
 }
 
 std::string dispatch(int64_t start, int64_t end, int kernel, int corr, int stream = 7)
@@ -159,6 +166,10 @@ private slots:
     void rocprofv3WithoutStreams();
     void rocprofv1CsvAndSqliteAgree();
     void rocprofv3Inline();
+    void rocprofv3CopiesMarkersAndApiOnlyProcess();
+    void rocprofv3CsvSet_data();
+    void rocprofv3CsvSet();
+    void rocprofv3CsvBadRowsAndNothing();
     void symbolsAfterDispatches();
     void csvBadLines();
     void csvCutShort();
@@ -346,10 +357,203 @@ void TstRocprofImport::rocprofv3Inline()
     QCOMPARE(t.str(t.lane(api).events.name(1)), std::string_view("hipMemcpy"));
     QCOMPARE(t.str(t.lane(api).events.name(2)), std::string_view("HIP API 1:9")); // no such operation
     QCOMPARE(counter(t, "import_unknown_api_ids"), uint64_t(1));
-    QCOMPARE(counter(t, "import_skipped_events"), uint64_t(2)); // the memory_copy records
+    QCOMPARE(counter(t, "import_skipped_events"), uint64_t(2)); // the hsa_api records
     const EventRef launch = t.launchOf(gemm, 0);
     QVERIFY(launch.valid());
     QCOMPARE(t.lane(launch.lane).events.start(launch.index), TimeNs(900));
+}
+
+// Memory copies on the GPU end's lane, ROCTx ranges and marks from strings.marker_api, and a second
+// process that made HIP calls only: not a rank, named in a warning, its calls counted.
+void TstRocprofImport::rocprofv3CopiesMarkersAndApiOnlyProcess()
+{
+    auto copy = [](int64_t start, int64_t end, int op, int src, int dst, int bytes) {
+        return R"({"size":1,"kind":3,"operation":)" + std::to_string(op)
+            + R"(,"thread_id":77,"correlation_id":{"internal":40,"external":0},"start_timestamp":)"
+            + std::to_string(start) + R"(,"end_timestamp":)" + std::to_string(end) + R"(,"dst_agent_id":{"handle":)"
+            + std::to_string(dst) + R"(},"src_agent_id":{"handle":)" + std::to_string(src) + R"(},"bytes":)"
+            + std::to_string(bytes) + "}";
+    };
+    auto marker = [](int64_t start, int64_t end, int op, int corr) {
+        return R"({"size":1,"kind":2,"operation":)" + std::to_string(op)
+            + R"(,"thread_id":78,"correlation_id":{"internal":)" + std::to_string(corr)
+            + R"(,"external":0},"start_timestamp":)" + std::to_string(start) + R"(,"end_timestamp":)"
+            + std::to_string(end) + "}";
+    };
+    const std::string more = R"("memory_copy":[)" + copy(3000, 3500, 2, 4, 5, 4096) + ","
+        + copy(3600, 3700, 3, 5, 4, 64) + "," + copy(3800, 3900, 1, 4, 4, 8) + R"(],"marker_api":[)"
+        + marker(500, 5000, 1, 31) + "," + marker(2000, 2000, 0, 32) + "," + marker(2100, 2200, 1, 33) + "]";
+    const std::string loader = R"({"metadata":{"pid":90,"command":["python","loader.py"]},"agents":[],)"
+                               R"("strings":{"buffer_records":[{"kind":"NONE","operations":[]},)"
+                               R"({"kind":"HIP_RUNTIME_API","operations":["hipGetDeviceCount"]}]},)"
+                               R"("buffer_records":{"hip_api":[{"kind":1,"operation":0,"thread_id":90,)"
+                               R"("correlation_id":{"internal":1,"external":0},"start_timestamp":100,)"
+                               R"("end_timestamp":150}]}})";
+    Trace t
+        = load(write("copies.json", rocprofv3(dispatch(1000, 2000, 1, 11), hipCall(900, 0, 11), false, more, loader)));
+    QCOMPARE(t.header().ranks.size(), size_t(1)); // the loader is not a rank
+    QCOMPARE(t.header().ranks[0].pid, 77u);
+    QVERIFY(warned(t, "process 90 (python loader.py) made 1 HIP call and no GPU work: not a rank"));
+    QCOMPARE(counter(t, "import_skipped_events"), uint64_t(1 + 1)); // its call; the host-to-host copy
+    QCOMPARE(t.eventCount(EventKind::Kernel), uint64_t(1));
+    QCOMPARE(t.eventCount(EventKind::Api), uint64_t(1));
+    QCOMPARE(t.eventCount(EventKind::Memcpy), uint64_t(2));
+    const std::vector<LaneId> gpu = t.lanesOf(0, LaneKind::GpuStream);
+    LaneId copies = kNoLane;
+    for (LaneId l : gpu)
+        if (t.lane(l).info.name == "memory copies")
+            copies = l;
+    QVERIFY(copies != kNoLane);
+    const LaneEvents& c = t.lane(copies).events;
+    QCOMPARE(c.size(), size_t(2));
+    QCOMPARE(t.lane(copies).info.device, 0u); // agent 5 is GPU 0: the GPU end of both copies
+    QCOMPARE(c.start(0), TimeNs(3000));
+    QCOMPARE(c.duration(0), TimeNs(500));
+    QCOMPARE(t.memop(copies, 0)->bytes, uint64_t(4096));
+    QCOMPARE(t.memop(copies, 0)->copyKind, CopyKind::HtoD);
+    QCOMPARE(t.memop(copies, 1)->copyKind, CopyKind::DtoH);
+    const std::vector<LaneId> roctx = t.lanesOf(0, LaneKind::Nvtx);
+    QCOMPARE(roctx.size(), size_t(1));
+    QCOMPARE(t.lane(roctx[0]).info.name, std::string("thread 78 ROCTx"));
+    const LaneEvents& m = t.lane(roctx[0]).events;
+    QCOMPARE(m.size(), size_t(3));
+    QCOMPARE(t.str(m.name(0)), std::string_view("decode step 3"));
+    QCOMPARE(m.duration(0), TimeNs(4500));
+    QCOMPARE(t.str(m.name(1)), std::string_view("sample")); // a mark: no duration
+    QCOMPARE(m.duration(1), TimeNs(0));
+    QCOMPARE(t.str(m.name(2)), std::string_view("roctxRangePushA")); // no message: its operation
+    QCOMPARE(counter(t, "import_missing_strings"), uint64_t(1));
+}
+
+// A rocprofv3 CSV set (agent_info, kernel, HIP API, memory copy and marker traces of one process),
+// opened through any of its files, in the columns of rocprofiler-sdk 0.4 (agents by number, no
+// streams) and of 1.0 ("Agent 2", Stream_Id, LDS_Block_Size): the same trace.
+void TstRocprofImport::rocprofv3CsvSet_data()
+{
+    QTest::addColumn<bool>("newer");
+    QTest::addColumn<QString>("open");
+    QTest::newRow("0.4, kernel trace") << false << "kernel_trace";
+    QTest::newRow("0.4, marker trace") << false << "marker_api_trace";
+    QTest::newRow("1.0, kernel trace") << true << "kernel_trace";
+    QTest::newRow("1.0, agent info") << true << "agent_info";
+}
+
+void TstRocprofImport::rocprofv3CsvSet()
+{
+    QFETCH(bool, newer);
+    QFETCH(QString, open);
+    const std::string dir = newer ? "new_" : "old_";
+    write(dir + "4242_agent_info.csv",
+        "\"Node_Id\",\"Logical_Node_Id\",\"Agent_Type\",\"Cu_Count\",\"Max_Engine_Clk_Fcompute\",\"Name\",\"Product_"
+        "Name\"\n"
+        "0,0,\"CPU\",0,3700,\"AMD EPYC 9654\",\"AMD EPYC 9654\"\n"
+        "3,3,\"GPU\",304,2100,\"gfx942\",\"AMD Instinct MI300X\"\n"
+        "2,2,\"GPU\",304,2100,\"gfx942\",\"AMD Instinct MI300X\"\n");
+    const std::string agent2 = newer ? "\"Agent 2\"" : "2", agent3 = newer ? "\"Agent 3\"" : "3";
+    std::string kernels = newer
+        ? "\"Kind\",\"Agent_Id\",\"Queue_Id\",\"Stream_Id\",\"Thread_Id\",\"Dispatch_Id\",\"Kernel_Id\","
+          "\"Kernel_Name\",\"Correlation_Id\",\"Start_Timestamp\",\"End_Timestamp\",\"LDS_Block_Size\","
+          "\"Workgroup_Size_X\",\"Workgroup_Size_Y\",\"Workgroup_Size_Z\",\"Grid_Size_X\",\"Grid_Size_Y\","
+          "\"Grid_Size_Z\"\n"
+        : "\"Kind\",\"Agent_Id\",\"Queue_Id\",\"Thread_Id\",\"Dispatch_Id\",\"Kernel_Id\",\"Kernel_Name\","
+          "\"Correlation_Id\",\"Start_Timestamp\",\"End_Timestamp\",\"Private_Segment_Size\",\"Group_Segment_Size\","
+          "\"Workgroup_Size_X\",\"Workgroup_Size_Y\",\"Workgroup_Size_Z\",\"Grid_Size_X\",\"Grid_Size_Y\","
+          "\"Grid_Size_Z\"\n";
+    auto kernel = [&](const std::string& agent, int queue, int corr, int64_t start, int64_t end, const char* name) {
+        return "\"KERNEL_DISPATCH\"," + agent + "," + std::to_string(queue) + ","
+            + (newer ? std::to_string(queue + 10) + "," : std::string()) + "4242," + std::to_string(corr) + ",16,\""
+            + name + "\"," + std::to_string(corr) + "," + std::to_string(start) + "," + std::to_string(end)
+            + (newer ? ",512" : ",0,512") + ",64,1,1,1024,2,1\n";
+    };
+    kernels += kernel(agent2, 1, 1, 1000, 2000, "void addition_kernel<float>(float*, float const*, int)");
+    kernels += kernel(agent3, 2, 2, 2500, 2600, "_Z15subtract_kernelPfPKfi.kd");
+    write(dir + "4242_kernel_trace.csv", kernels);
+    write(dir + "4242_hip_api_trace.csv",
+        "\"Domain\",\"Function\",\"Process_Id\",\"Thread_Id\",\"Correlation_Id\",\"Start_Timestamp\",\"End_"
+        "Timestamp\"\n"
+        "\"HIP_RUNTIME_API\",\"hipLaunchKernel\",4242,4243,1,900,950\n"
+        "\"HIP_RUNTIME_API\",\"hipLaunchKernel\",4242,4243,2,2400,2450\n");
+    write(dir + "4242_memory_copy_trace.csv",
+        "\"Kind\",\"Direction\",\"Source_Agent_Id\",\"Destination_Agent_Id\",\"Correlation_Id\",\"Start_Timestamp\","
+        "\"End_Timestamp\"\n"
+        "\"MEMORY_COPY\",\"MEMORY_COPY_HOST_TO_DEVICE\",0,"
+            + agent3 + ",0,3000,3500\n");
+    write(dir + "4242_marker_api_trace.csv",
+        "\"Domain\",\"Function\",\"Process_Id\",\"Thread_Id\",\"Correlation_Id\",\"Start_Timestamp\",\"End_"
+        "Timestamp\"\n"
+        "\"MARKER_CORE_API\",\"forward\",4242,4243,5,800,2700\n");
+    const std::string opened = m_dir.path().toStdString() + "/" + dir + "4242_" + open.toStdString() + ".csv";
+    Trace t = load(opened);
+    QCOMPARE(t.header().toolVersion, std::string("rocprofv3 (rocprofiler-sdk, CSV)"));
+    QCOMPARE(t.header().ranks.size(), size_t(1));
+    QCOMPARE(t.header().ranks[0].pid, 4242u);
+    QCOMPARE(t.header().gpus.size(), size_t(2));
+    QCOMPARE(t.header().gpus[1].name, std::string("AMD Instinct MI300X"));
+    QCOMPARE(t.eventCount(EventKind::Kernel), uint64_t(2));
+    QCOMPARE(t.eventCount(EventKind::Api), uint64_t(2));
+    QCOMPARE(t.eventCount(EventKind::Memcpy), uint64_t(1));
+    QCOMPARE(t.eventCount(EventKind::Nvtx), uint64_t(1));
+    std::vector<std::string> names = laneNames(t, LaneKind::GpuStream);
+    std::sort(names.begin(), names.end());
+    if (newer)
+        QCOMPARE(names, (std::vector<std::string> { "memory copies", "stream 11 (queue 1)", "stream 12 (queue 2)" }));
+    else
+        QCOMPARE(names, (std::vector<std::string> { "memory copies", "queue 1", "queue 2" }));
+    for (LaneId l : t.lanesOf(0, LaneKind::GpuStream)) {
+        const Lane& lane = t.lane(l);
+        if (lane.info.name == "memory copies") {
+            QCOMPARE(lane.info.device, 1u); // node 3: the second GPU by node id
+        } else if (t.str(lane.events.name(0)) == "subtract_kernel(float*, float const*, int)") {
+            QCOMPARE(lane.info.device, 1u);
+            QCOMPARE(lane.events.start(0), TimeNs(2500));
+        } else {
+            QCOMPARE(
+                t.str(lane.events.name(0)), std::string_view("void addition_kernel<float>(float*, float const*, int)"));
+            QCOMPARE(lane.info.device, 0u); // node 2
+            QCOMPARE(t.kernelConfig(l, 0)->grid[0], 16u); // 1024 work-items / 64
+            QCOMPARE(t.kernelConfig(l, 0)->sharedDynamic, 512u);
+            const EventRef launch = t.launchOf(l, 0);
+            QVERIFY(launch.valid());
+            QCOMPARE(t.lane(launch.lane).events.start(launch.index), TimeNs(900));
+        }
+    }
+    // Every file of the set named: read once.
+    std::vector<std::string> all;
+    for (const char* f : { "kernel_trace", "hip_api_trace", "agent_info", "memory_copy_trace", "marker_api_trace" })
+        all.push_back(m_dir.path().toStdString() + "/" + dir + "4242_" + f + ".csv");
+    auto both = importTraces(all);
+    QVERIFY2(both, both ? "" : both.error().c_str());
+    QCOMPARE(both->eventCount(EventKind::Kernel), uint64_t(2));
+    QCOMPARE(both->eventCount(EventKind::Api), uint64_t(2));
+}
+
+// A malformed row is skipped with its file, line and column, the rows around it kept; a set without GPU
+// work is refused, saying what it read.
+void TstRocprofImport::rocprofv3CsvBadRowsAndNothing()
+{
+    const std::string head
+        = "\"Kind\",\"Agent_Id\",\"Queue_Id\",\"Thread_Id\",\"Dispatch_Id\",\"Kernel_Id\",\"Kernel_Name\","
+          "\"Correlation_Id\",\"Start_Timestamp\",\"End_Timestamp\"\n";
+    const std::string path = write("7_kernel_trace.csv",
+        head
+            + "\"KERNEL_DISPATCH\",2,1,7,1,1,\"k\",1,100,200\n\"KERNEL_DISPATCH\",2,1,7,2,1,\"k\",2,1x0,400\n"
+              "\"KERNEL_DISPATCH\",2,1,7,3,1,\"k\",3,500,600\n");
+    Trace t = load(path);
+    QCOMPARE(t.eventCount(EventKind::Kernel), uint64_t(2));
+    QCOMPARE(counter(t, "import_bad_events"), uint64_t(1));
+    QVERIFY2(warned(t, "7_kernel_trace.csv: line 3, column 35: Start_Timestamp: not a number; the row is skipped"),
+        t.warnings().empty() ? "" : t.warnings()[0].c_str());
+    QCOMPARE(t.header().ranks[0].pid, 7u); // the file name's pid
+    write("8_hip_api_trace.csv",
+        "\"Domain\",\"Function\",\"Process_Id\",\"Thread_Id\",\"Correlation_Id\",\"Start_Timestamp\",\"End_"
+        "Timestamp\"\n"
+        "\"HIP_RUNTIME_API\",\"hipGetDeviceCount\",8,8,1,100,200\n");
+    auto nothing = importTraces({ m_dir.path().toStdString() + "/8_hip_api_trace.csv" });
+    QVERIFY(!nothing);
+    QVERIFY2(nothing.error().find("8_hip_api_trace.csv: a rocprofv3 CSV set with no GPU work (no kernel dispatch or "
+                                  "memory copy), nothing to import (read 8_hip_api_trace.csv: 1 HIP API calls")
+            != std::string::npos,
+        nothing.error().c_str());
 }
 
 void TstRocprofImport::symbolsAfterDispatches()
@@ -492,8 +696,9 @@ void TstRocprofImport::nothingToImport_data()
                                        << "\"Index\",\"KernelName\",\"gpu-id\"\n0,k,1\n"
                                        << "a rocprof kernel trace without BeginNs, EndNs, nothing to import";
     QTest::newRow("json without records") << "empty.json" << QString::fromStdString(rocprofv3(""))
-                                          << "a rocprofv3 JSON file without kernel dispatches or HIP API calls, "
-                                             "nothing to import (0 unreadable records, 2 buffer_records.memory_copy)";
+                                          << "a rocprofv3 JSON file with no GPU work (no kernel dispatch or "
+                                             "memory copy), nothing to import (0 HIP API calls, 0 ROCTx markers, 0 "
+                                             "unreadable records, 2 buffer_records.hsa_api)";
     QTest::newRow("json tool not an array") << "tool.json"
                                             << "{\"rocprofiler-sdk-tool\": 5}"
                                             << "not a rocprofv3 (rocprofiler-sdk) JSON file";
