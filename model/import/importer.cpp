@@ -302,10 +302,7 @@ Status importOne(const std::string& path, StagedTrace& out, SharedProgress& prog
     case Format::RocprofDb:
         return importRocprof(format, path, out, progress, index);
     default:
-        return Status::error(path
-            + ": not a trace gapscope reads: neither Kineto / Chrome-trace JSON (.json, .json.gz), an Nsight "
-              "Systems or nvprof SQLite file, a Perfetto trace (.pftrace), rocprofv3 JSON or CSV nor a rocprof "
-              "kernel trace (CSV, SQLite)");
+        return Status::error(path + ": not a trace gapscope reads (" + importableFormats() + ")");
     }
 }
 
@@ -331,6 +328,12 @@ std::vector<std::string> oneFilePerSet(const std::vector<std::string>& given)
 bool isImportable(const std::string& path)
 {
     return sniff(path) != Format::Unknown;
+}
+
+const char* importableFormats()
+{
+    return "Kineto / Chrome-trace JSON (.json, .json.gz), Nsight Systems or nvprof SQLite, a Perfetto trace "
+           "(.pftrace), rocprofv3 JSON or CSV, a rocprof kernel trace (CSV, SQLite)";
 }
 
 Expected<Trace> importTraces(const std::vector<std::string>& given, const ReadOptions& options)

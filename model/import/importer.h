@@ -29,7 +29,12 @@ namespace gapscope::model {
 
 Expected<Trace> importTraces(const std::vector<std::string>& paths, const ReadOptions& options = {});
 
-// True when `path` looks like something importTraces reads (gzip, JSON object/array, SQLite, rocprof CSV).
+// True when `path` looks like something importTraces reads (gzip, JSON object/array, SQLite, a Perfetto
+// trace, rocprof CSV).
 bool isImportable(const std::string& path);
+
+// The formats importTraces reads, as a phrase for messages: "Kineto / Chrome-trace JSON (.json,
+// .json.gz), ...".
+const char* importableFormats();
 
 } // namespace gapscope::model

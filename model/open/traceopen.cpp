@@ -3,6 +3,7 @@
 
 #include "model/format/regularfile.h"
 #include "model/format/tracereader.h"
+#include "model/import/importer.h"
 #include "model/open/tracemerger.h"
 #include "model/open/tracereaders.h"
 #include "model/steps/stepfinder.h"
@@ -79,10 +80,13 @@ Expected<Trace> readParts(const std::vector<std::string>& paths, const ReadOptio
     std::vector<std::vector<std::string>> parts;
     for (const auto& p : paths) {
         const TraceReaderEntry* r = TraceReaders::find(p);
-        if (!r)
-            return Status::error(p
-                + ": not a .gapscope trace, and no importer recognises it "
-                  "(Kineto / torch.profiler JSON, .json.gz, Nsight Systems SQLite)");
+        if (!r) {
+            std::ifstream f(p, std::ios::binary | std::ios::ate);
+            if (f && f.tellg() == 0)
+                return Status::error(p + ": an empty file (0 bytes): nothing to import");
+            return Status::error(
+                p + ": not a .gapscope trace, and no importer recognises it (" + importableFormats() + ")");
+        }
         size_t k = 0;
         while (k < readers.size() && !(r->several && readers[k] == r))
             ++k;
