@@ -399,6 +399,61 @@ def rocprof_cases(c):
                         warning='table KERN, row 31, column BeginNs: not an integer: "soon"'))
 
 
+def perfetto_cases(c, cli):
+    """10. Perfetto protobuf traces (gapscope's own export, plain packets): one cut inside a packet, one with a
+    packet in the middle made unparseable (its body replaced by a field of wire type 7, same length), and a
+    valid trace whose only tracks are CPU threads. The events kept are counted by tests/corpus/
+    perfetto_check.py's own reading of the written files (it skips a packet that does not decode, as the
+    reader must)."""
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "corpus"))
+    import perfetto_check as pc
+    src = os.path.join(c.out, "perfetto-src.gapscope")
+    plain = os.path.join(c.out, "perfetto-good.pftrace")
+    subprocess.run([cli, "synth", "--ranks", "2", "--steps", "6", "--kernels-per-step", "40", "--seed", "9", "-o", src],
+                   check=True, stdout=subprocess.DEVNULL)
+    subprocess.run([cli, "convert", "--no-compress", src, plain], check=True, stdout=subprocess.DEVNULL)
+    os.remove(src)
+    with open(plain, "rb") as fh:
+        good = fh.read()
+    records, i = [], 0  # (offset, header length, body length)
+    while i < len(good):
+        n, j = read_varint(good, i + 1)
+        records.append((i, j - i, n))
+        i = j + n
+
+    def kept(name):
+        x = pc.expected(os.path.join(c.out, name))
+        return sum(x[k] for k in ("kernels",) + pc.KINDS[1:])
+
+    c.write("perfetto-good.pftrace", good, None, validate_fails=None)
+    c.cases[-1]["kept"] = kept("perfetto-good.pftrace")
+    at, head, n = records[len(records) // 2]
+    c.write("perfetto-cut.pftrace", good[:at + head + n // 2], None, validate_fails=None, expect=["import_truncated"],
+            warning="the trace ends inside the packet at byte %d (file cut short)" % at)
+    c.cases[-1]["kept"] = kept("perfetto-cut.pftrace")
+    events = [r for r in records[len(records) // 2:]
+              if any(f == 11 for f, _, _ in fields(good[r[0] + r[1]:r[0] + r[1] + r[2]])) and r[2] >= 2]
+    at, head, n = events[len(events) // 3]
+    bad = good[:at + head] + b"\x0f" + b"\x00" * (n - 1) + good[at + head + n:]  # field 1, wire type 7
+    c.write("perfetto-bad-packet.pftrace", bad, None, validate_fails=None, expect=["import_bad_events"],
+            warning="byte %d: a packet of %d bytes that is no TracePacket" % (at, n))
+    c.cases[-1]["kept"] = kept("perfetto-bad-packet.pftrace")
+    assert 0 < c.cases[-1]["kept"] < c.cases[-3]["kept"], "the damaged packet should cost events"
+
+    # No GPU track: a process with one thread, nested slices on it (what an SDK app without a GPU writes).
+    def packet(*fs):
+        return encode([(1, 2, encode(list(fs)))])
+    out = packet((60, 2, encode([(1, 0, 1), (3, 2, encode([(1, 0, 42), (6, 2, b"python")]))])))
+    out += packet((60, 2, encode([(1, 0, 2), (5, 0, 1), (4, 2, encode([(1, 0, 42), (2, 0, 43), (5, 2, b"main")]))])))
+    for k in range(20):
+        ev = lambda t, typ, name=None: packet(
+            (8, 0, 1_000_000 + t), (10, 0, 7),
+            (11, 2, encode([(9, 0, typ), (11, 0, 2)] + ([(23, 2, name)] if name else []))))
+        out += ev(1000 * k, 1, b"forward") + ev(1000 * k + 100, 3, b"tick") + ev(1000 * k + 700, 2)
+    c.write("perfetto-no-gpu.pftrace", out, None, validate_fails=None)
+    c.cases[-1].update(kept=None, error="no GPU tracks/slices: nothing to import")
+
+
 def index_seeds(cli, out):
     """Seeds of tests/fuzz/fuzz_index: the index of the synth capture that fuzz target builds."""
     os.makedirs(out, exist_ok=True)
@@ -445,6 +500,7 @@ def main():
     c.make()
     kineto_cases(c)
     rocprof_cases(c)
+    perfetto_cases(c, a.cli)
     # 5/8. paths that are no regular readable file (and, for other users than root, one without read
     # permission).
     fifo = os.path.join(a.out, "fifo.gapscope")
