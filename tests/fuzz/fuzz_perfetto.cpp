@@ -3,8 +3,8 @@
 // windows (so packets are cut everywhere), each decoded by PerfettoDecoder, compressed packets
 // (deflate, zstd) inflated and read the same way, slices mapped and assembled into a Trace. Must never
 // crash, hang or leak; errors are values. First byte: the window size (16 .. 4080 bytes). Seeds
-// (seeds/perfetto): gapscope's own export (plain and zstd-compressed, several sequence blocks), an
-// SDK-style trace with interned names, incremental state and a deflate-compressed packet, a file cut short.
+// (seeds/perfetto): gapscope's own export (plain, zstd-compressed, and re-wrapped in deflate compressed_packets:
+// tests/import/make_perfetto_fixtures.py), a file cut short, a trace with only a CPU thread track.
 #include "fuzzbudget.h"
 
 #include "model/import/memorybytesource.h"
