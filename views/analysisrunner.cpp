@@ -10,7 +10,6 @@
 #include "views/traceopener.h"
 
 #include <QCoreApplication>
-#include <QPointer>
 
 #include <algorithm>
 #include <tuple>
@@ -72,12 +71,6 @@ bool sameLayout(const SlotLayout& a, const SlotLayout& b)
             return false;
     }
     return true;
-}
-
-// Posts `fn` to the GUI thread (through the application object, which outlives any runner).
-template <typename Fn> void postToGui(Fn&& fn)
-{
-    QMetaObject::invokeMethod(qApp, std::forward<Fn>(fn), Qt::QueuedConnection);
 }
 
 } // namespace
@@ -265,25 +258,20 @@ void AnalysisRunner::startBuild()
     }
     if (m_held)
         return; // resume() or the next trace starts it
-    const JobTracker::Ticket ticket = m_buildJobs.begin();
-    QPointer<AnalysisRunner> self(this);
-    auto trace = m_trace;
-    auto budget = m_budget;
-    const StepKind kind = m_kind;
-    jobPool()->submit([self, ticket, trace, budget, kind] {
-        std::shared_ptr<const State> result = makeState(trace, kind, budget, ticket.cancelToken());
-        postToGui([self, ticket, result]() mutable {
-            if (!self || ticket.stale() || !result) {
-                TraceOpener::releaseLater(std::move(result));
-                return;
-            }
-            self->m_state = std::move(result);
-            self->m_building = false;
-            emit self->busyChanged(false);
-            emit self->analyzerReady();
-            self->recompute();
-        });
-    });
+    m_buildJobs.run(
+        this,
+        [trace = m_trace, budget = m_budget, kind = m_kind](
+            const JobTracker::Ticket& ticket) { return makeState(trace, kind, budget, ticket.cancelToken()); },
+        [](AnalysisRunner& self, std::shared_ptr<const State> result) {
+            if (!result)
+                return; // cancelled
+            self.m_state = std::move(result);
+            self.m_building = false;
+            emit self.busyChanged(false);
+            emit self.analyzerReady();
+            self.recompute();
+        },
+        [](std::shared_ptr<const State> result) { TraceOpener::releaseLater(std::move(result)); });
 }
 
 void AnalysisRunner::hold()
@@ -305,17 +293,13 @@ void AnalysisRunner::recompute()
 {
     if (!m_state || !m_async)
         return;
-    const JobTracker::Ticket ticket = m_queryJobs.begin();
-    QPointer<AnalysisRunner> self(this);
     auto st = m_state;
-    const GapAnalyzer::Selection sel = selectionOf(m_request);
-    jobPool()->submit([self, ticket, st, sel] {
-        auto b = std::make_shared<GapAnalyzer::Breakdown>(st->analyzer->analyze(sel));
-        postToGui([self, ticket, st, b] {
-            if (self && ticket.current() && self->m_state == st)
-                self->applyBreakdown(std::move(*b));
+    m_queryJobs.run(
+        this, [st, sel = selectionOf(m_request)](const JobTracker::Ticket&) { return st->analyzer->analyze(sel); },
+        [st](AnalysisRunner& self, GapAnalyzer::Breakdown b) {
+            if (self.m_state == st)
+                self.applyBreakdown(std::move(b));
         });
-    });
 }
 
 bool AnalysisRunner::runNow()
@@ -441,23 +425,21 @@ void AnalysisRunner::requestMembers(int bar)
     const int slot = m_bars[size_t(bar)].slot;
     const QString name = QString::fromStdString(m_bars[size_t(bar)].name);
     const QColor color = barColor(size_t(bar));
-    const JobTracker::Ticket ticket = m_memberJobs.begin();
-    QPointer<AnalysisRunner> self(this);
-    auto st = m_state;
     GapAnalyzer::Selection sel = selectionOf(m_request);
     sel.members = true;
-    jobPool()->submit([self, ticket, st, sel, slot, bar, name, color] {
-        auto hl = std::make_shared<TimelineHighlight>();
-        auto list = std::make_shared<std::vector<BarMember>>();
-        hl->label = name;
-        hl->color = color;
-        if (slot >= 0)
-            membersOf(*st, st->analyzer->analyze(sel), slot, *hl, *list);
-        postToGui([self, ticket, bar, hl, list] {
-            if (self && ticket.current())
-                emit self->membersReady(bar, *hl, *list);
+    m_memberJobs.run(
+        this,
+        [st = m_state, sel, slot, name, color](const JobTracker::Ticket&) {
+            std::pair<TimelineHighlight, std::vector<BarMember>> r;
+            r.first.label = name;
+            r.first.color = color;
+            if (slot >= 0)
+                membersOf(*st, st->analyzer->analyze(sel), slot, r.first, r.second);
+            return r;
+        },
+        [bar](AnalysisRunner& self, std::pair<TimelineHighlight, std::vector<BarMember>> r) {
+            emit self.membersReady(bar, r.first, r.second);
         });
-    });
 }
 
 bool AnalysisRunner::membersNow(int bar, TimelineHighlight& highlight, std::vector<BarMember>& list)

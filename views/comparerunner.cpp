@@ -11,7 +11,6 @@
 #include <QFileInfo>
 #include <QMainWindow>
 #include <QMessageBox>
-#include <QPointer>
 #include <QSettings>
 
 struct CompareRunner::Result {
@@ -36,30 +35,23 @@ void CompareRunner::compareWith(
     gapscope::model::KernelClassifier classifier
         = analyzerOfA ? analyzerOfA->classifier() : gapscope::model::KernelClassifier::builtinDefault();
     gapscope::model::StepBudget budget = analyzerOfA ? analyzerOfA->budget() : gapscope::model::StepBudget {};
-    const JobTracker::Ticket ticket = m_jobs.begin();
     emit statusText(tr("Comparing with %1…").arg(QFileInfo(paths.first()).fileName()));
-    QPointer<CompareRunner> self(this);
-    jobPool()->submit([self, ticket, a = std::move(a), paths, classifier, budget] {
-        auto r = std::make_shared<Result>();
-        if (ticket.current()) { // a newer comparison has been asked for: skip the work
+    m_jobs.run(
+        this,
+        [a = std::move(a), paths, classifier, budget](const JobTracker::Ticket& ticket) {
+            Result r;
+            if (ticket.stale()) // a newer comparison has been asked for: skip the work
+                return r;
             QString error;
             std::shared_ptr<const TraceDocument> b = TraceDocument::open(paths, &error);
             if (!b)
-                r->error = error;
+                r.error = error;
             else
-                r->comparison = Comparison::make(a, b, classifier, budget);
-        }
-        QMetaObject::invokeMethod(
-            qApp,
-            [self, ticket, paths, r] {
-                if (!self || ticket.stale()) {
-                    TraceOpener::releaseLater(std::move(r->comparison)); // superseded: freed off the GUI thread
-                    return;
-                }
-                self->finish(paths, *r);
-            },
-            Qt::QueuedConnection);
-    });
+                r.comparison = Comparison::make(a, b, classifier, budget);
+            return r;
+        },
+        [paths](CompareRunner& self, Result r) { self.finish(paths, r); },
+        [](Result r) { TraceOpener::releaseLater(std::move(r.comparison)); }); // superseded: freed off the GUI thread
 }
 
 void CompareRunner::finish(const QStringList& paths, const Result& r)

@@ -12,7 +12,6 @@
 #include <QItemSelectionModel>
 #include <QLabel>
 #include <QPlainTextEdit>
-#include <QPointer>
 #include <QPushButton>
 #include <QShortcut>
 #include <QSplitter>
@@ -278,61 +277,55 @@ void QueryPanel::run()
 {
     if (!m_source)
         return;
-    const JobTracker::Ticket ticket = m_jobs.begin();
     m_running = true;
     m_status->setText(tr("Running…"));
-    QPointer<QueryPanel> self(this);
-    auto source = m_source;
-    const std::string text = sql().toStdString();
-    jobPool()->submit([self, ticket, source, text] {
-        auto result = std::make_shared<QueryResult>();
-        QElapsedTimer timer;
-        timer.start();
-        sql::TraceTables tables(*source->trace, source->analysis(), {});
-        auto session = sql::SqlSession::open(tables);
-        if (!session) {
-            result->error = QString::fromStdString(session.error());
-        } else {
-            sql::ResultSink sink;
-            sink.begin = [&](const std::vector<std::string>& columns) { // the last statement's rows are shown
-                result->columns = columns;
-                result->rows.clear();
-                result->totalRows = 0;
-            };
-            sink.row = [&](const std::vector<ResultValue>& row) {
-                if (ticket.stale())
-                    return false;
-                if (result->rows.size() < kMaxRows)
-                    result->rows.push_back(row);
-                ++result->totalRows;
-                return true;
-            };
-            gapscope::Status s = (*session)->run(text, sink);
-            if (!s)
-                result->error = QString::fromStdString(s.message());
-        }
-        result->seconds = double(timer.nsecsElapsed()) / 1e9;
-        QMetaObject::invokeMethod(
-            qApp,
-            [self, ticket, result] {
-                if (!self || ticket.stale())
-                    return;
-                self->m_running = false;
-                self->m_model->setResult(result);
-                self->m_all->setEnabled(!result->rows.empty());
-                QString text = result->error.isEmpty()
-                    ? tr("%n row(s) in %1 s", nullptr, int(std::min<uint64_t>(result->totalRows, INT32_MAX)))
-                          .arg(result->seconds, 0, 'f', 2)
-                    : result->error;
-                if (result->totalRows > result->rows.size())
-                    text += tr("; the first %1 shown").arg(result->rows.size());
-                if (!self->m_scope.isEmpty())
-                    text += QStringLiteral(" (") + self->m_scope + QStringLiteral(")");
-                self->m_status->setText(text);
-                emit self->finished();
-            },
-            Qt::QueuedConnection);
-    });
+    m_jobs.run(
+        this,
+        [source = m_source, text = sql().toStdString()](const JobTracker::Ticket& ticket) {
+            auto result = std::make_shared<QueryResult>();
+            QElapsedTimer timer;
+            timer.start();
+            sql::TraceTables tables(*source->trace, source->analysis(), {});
+            auto session = sql::SqlSession::open(tables);
+            if (!session) {
+                result->error = QString::fromStdString(session.error());
+            } else {
+                sql::ResultSink sink;
+                sink.begin = [&](const std::vector<std::string>& columns) { // the last statement's rows are shown
+                    result->columns = columns;
+                    result->rows.clear();
+                    result->totalRows = 0;
+                };
+                sink.row = [&](const std::vector<ResultValue>& row) {
+                    if (ticket.stale())
+                        return false;
+                    if (result->rows.size() < kMaxRows)
+                        result->rows.push_back(row);
+                    ++result->totalRows;
+                    return true;
+                };
+                gapscope::Status s = (*session)->run(text, sink);
+                if (!s)
+                    result->error = QString::fromStdString(s.message());
+            }
+            result->seconds = double(timer.nsecsElapsed()) / 1e9;
+            return result;
+        },
+        [](QueryPanel& self, std::shared_ptr<QueryResult> result) {
+            self.m_running = false;
+            self.m_model->setResult(result);
+            self.m_all->setEnabled(!result->rows.empty());
+            QString text = result->error.isEmpty()
+                ? tr("%n row(s) in %1 s", nullptr, int(std::min<uint64_t>(result->totalRows, INT32_MAX)))
+                      .arg(result->seconds, 0, 'f', 2)
+                : result->error;
+            if (result->totalRows > result->rows.size())
+                text += tr("; the first %1 shown").arg(result->rows.size());
+            if (!self.m_scope.isEmpty())
+                text += QStringLiteral(" (") + self.m_scope + QStringLiteral(")");
+            self.m_status->setText(text);
+            emit self.finished();
+        });
 }
 
 void QueryPanel::lightUp(const std::vector<size_t>& rows)

@@ -13,7 +13,6 @@
 #include <QHeaderView>
 #include <QItemSelectionModel>
 #include <QLabel>
-#include <QPointer>
 #include <QSortFilterProxyModel>
 #include <QSplitter>
 #include <QTabWidget>
@@ -186,29 +185,24 @@ void StatsPanel::resume()
 
 void StatsPanel::compute(const StatsScope& scope, const QString& label, bool whole)
 {
-    const JobTracker::Ticket ticket = m_jobs.begin();
     m_computing = true;
     m_held = false;
     m_last = { scope, label, whole };
     m_scope->setText(tr("Computing the statistics (%1)…").arg(label));
-    QPointer<StatsPanel> self(this);
-    auto trace = m_trace;
-    auto colors = m_colors;
-    jobPool()->submit([self, ticket, trace, colors, scope, label, whole] {
-        auto stats = std::make_shared<KernelStatsResult>(computeKernelStats(*trace, scope, colors.get(), ticket));
-        QMetaObject::invokeMethod(
-            qApp,
-            [self, ticket, stats, label, whole] {
-                if (!self || ticket.stale() || stats->canceled)
-                    return;
-                if (whole)
-                    self->m_whole = stats;
-                self->m_computing = false;
-                self->applyStats(*stats, label);
-                emit self->statsReady();
-            },
-            Qt::QueuedConnection);
-    });
+    m_jobs.run(
+        this,
+        [trace = m_trace, colors = m_colors, scope](const JobTracker::Ticket& ticket) {
+            return std::make_shared<KernelStatsResult>(computeKernelStats(*trace, scope, colors.get(), ticket));
+        },
+        [label, whole](StatsPanel& self, std::shared_ptr<KernelStatsResult> stats) {
+            if (stats->canceled)
+                return;
+            if (whole)
+                self.m_whole = stats;
+            self.m_computing = false;
+            self.applyStats(*stats, label);
+            emit self.statsReady();
+        });
 }
 
 void StatsPanel::setMembers(const QString& bar, const QString& intervalName, std::vector<BarMember> members)

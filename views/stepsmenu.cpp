@@ -7,7 +7,6 @@
 
 #include <QInputDialog>
 #include <QRegularExpression>
-#include <QPointer>
 
 using namespace gapscope::model;
 
@@ -101,25 +100,18 @@ void StepsMenu::countCandidates()
         return;
     m_counting = true;
     rebuild();
-    const JobTracker::Ticket ticket = m_jobs.begin();
-    QPointer<StepsMenu> self(this);
-    jobPool()->submit([self, ticket, trace = m_doc->trace] {
-        if (ticket.stale())
-            return;
-        auto found = StepFinder::candidates(*trace);
-        QMetaObject::invokeMethod(
-            self.data(),
-            [self, ticket, found = std::move(found)] {
-                if (!self || ticket.stale())
-                    return;
-                self->m_counting = false;
-                self->m_counts.clear();
-                for (const auto& c : found)
-                    self->m_counts.emplace_back(QString::fromStdString(c.rule), int(c.steps));
-                self->rebuild();
-            },
-            Qt::QueuedConnection);
-    });
+    m_jobs.run(
+        this,
+        [trace = m_doc->trace](const JobTracker::Ticket& ticket) {
+            return ticket.stale() ? std::vector<StepFinder::Candidate>() : StepFinder::candidates(*trace);
+        },
+        [](StepsMenu& self, std::vector<StepFinder::Candidate> found) {
+            self.m_counting = false;
+            self.m_counts.clear();
+            for (const auto& c : found)
+                self.m_counts.emplace_back(QString::fromStdString(c.rule), int(c.steps));
+            self.rebuild();
+        });
 }
 
 void StepsMenu::askPattern(const QString& kind)

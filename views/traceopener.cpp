@@ -44,65 +44,56 @@ void TraceOpener::releaseLater(std::shared_ptr<const void> p)
 
 void TraceOpener::load(const QStringList& paths, OpenFn open, PrepareFn prepare)
 {
-    const JobTracker::Ticket ticket = m_jobs.begin();
     m_busy = true;
     emit started(paths);
-    QPointer<TraceOpener> self(this);
-    // Progress from the worker: coalesced, at most one queued update every 30 ms.
-    auto lastReport = std::make_shared<std::atomic<int64_t>>(0);
-    Progress report = [self, ticket, lastReport](double fraction) {
-        if (ticket.stale())
-            return false;
-        const int64_t now
-            = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now().time_since_epoch())
-                  .count();
-        int64_t last = lastReport->load();
-        if (now - last >= 30 && lastReport->compare_exchange_strong(last, now)) {
-            QMetaObject::invokeMethod(
-                qApp,
-                [self, ticket, fraction] {
-                    if (self && ticket.current())
-                        emit self->progress(fraction);
-                },
-                Qt::QueuedConnection);
-        }
-        return true;
-    };
-    jobPool()->submit(
-        [self, ticket, paths, open = std::move(open), prepare = std::move(prepare), report = std::move(report)] {
-            auto result = std::make_shared<LoadedTrace>();
-            result->paths = paths;
-            QString error;
+    using Loaded = std::pair<std::shared_ptr<LoadedTrace>, QString>; // the trace, or the error
+    m_jobs.run(
+        this,
+        [self = QPointer<TraceOpener>(this), paths, open = std::move(open), prepare = std::move(prepare)](
+            const JobTracker::Ticket& ticket) {
+            // Progress from the worker: coalesced, at most one queued update every 30 ms.
+            auto lastReport = std::make_shared<std::atomic<int64_t>>(0);
+            Progress report = [self, ticket, lastReport](double fraction) {
+                if (ticket.stale())
+                    return false;
+                const int64_t now = std::chrono::duration_cast<std::chrono::milliseconds>(
+                    std::chrono::steady_clock::now().time_since_epoch())
+                                        .count();
+                int64_t last = lastReport->load();
+                if (now - last >= 30 && lastReport->compare_exchange_strong(last, now)) {
+                    QMetaObject::invokeMethod(
+                        qApp,
+                        [self, ticket, fraction] {
+                            if (self && ticket.current())
+                                emit self->progress(fraction);
+                        },
+                        Qt::QueuedConnection);
+                }
+                return true;
+            };
+            Loaded r { std::make_shared<LoadedTrace>(), QString() };
+            r.first->paths = paths;
             QElapsedTimer timer;
             timer.start();
             gapscope::Expected<Trace> trace = open(report);
-            result->openSeconds = timer.nsecsElapsed() / 1e9;
+            r.first->openSeconds = timer.nsecsElapsed() / 1e9;
             if (!trace) {
-                error = QString::fromStdString(trace.error());
+                r.second = QString::fromStdString(trace.error());
             } else if (!ticket.stale()) {
-                result->trace = std::make_shared<Trace>(std::move(trace).value());
+                r.first->trace = std::make_shared<Trace>(std::move(trace).value());
                 timer.restart();
                 if (prepare)
-                    prepare(*result, ticket);
-                result->prepareSeconds = timer.nsecsElapsed() / 1e9;
+                    prepare(*r.first, ticket);
+                r.first->prepareSeconds = timer.nsecsElapsed() / 1e9;
             }
-            // Posted to the application object (it outlives this loader); `self` is checked on arrival.
-            QMetaObject::invokeMethod(
-                qApp,
-                [self, ticket, result, error] {
-                    if (self)
-                        self->finish(ticket, result, error);
-                },
-                Qt::QueuedConnection);
-        });
+            return r;
+        },
+        [](TraceOpener& self, Loaded r) { self.finish(std::move(r.first), r.second); },
+        [](Loaded r) { releaseLater(std::move(r.first)); }); // the user has asked for something newer
 }
 
-void TraceOpener::finish(const JobTracker::Ticket& ticket, std::shared_ptr<LoadedTrace> result, QString error)
+void TraceOpener::finish(std::shared_ptr<LoadedTrace> result, const QString& error)
 {
-    if (ticket.stale()) {
-        releaseLater(std::move(result)); // the user has asked for something newer
-        return;
-    }
     m_busy = false;
     if (!error.isEmpty() || !result->trace)
         emit failed(result->paths, error.isEmpty() ? tr("loading was canceled") : error);

@@ -57,7 +57,7 @@ signals:
     void canceled();
 
 private:
-    void finish(const JobTracker::Ticket& ticket, std::shared_ptr<LoadedTrace> result, QString error);
+    void finish(std::shared_ptr<LoadedTrace> result, const QString& error);
     JobTracker m_jobs;
     bool m_busy = false;
 };

@@ -31,7 +31,6 @@
 #include <QFile>
 #include <QFileInfo>
 #include <QLineEdit>
-#include <QPointer>
 #include <QSplitter>
 #include <QTabWidget>
 #include <QVBoxLayout>
@@ -414,36 +413,30 @@ void Workspace::readWindow(TimeWindow window)
 {
     if (!m_doc || !m_doc->large())
         return;
-    const JobTracker::Ticket ticket = m_windowJobs.begin();
     m_readingWindow = true;
     // The analysis and statistics of the window shown would compete with the read for the same few
     // threads, and the read replaces them: they wait (resumed if the read fails).
     m_analysis->hold();
     m_stats->hold();
-    std::shared_ptr<const TraceDocument> large = m_doc;
-    QPointer<Workspace> self(this);
-    jobPool()->submit([self, ticket, large, window] {
-        auto doc = TraceDocument::readWindow(*large, window);
-        QMetaObject::invokeMethod(
-            qApp,
-            [self, ticket, doc = std::move(doc)]() mutable {
-                if (!self || ticket.stale()) {
-                    if (doc)
-                        TraceOpener::releaseLater(std::move(*doc));
-                    return;
-                }
-                self->m_readingWindow = false;
-                if (!doc) {
-                    self->m_analysis->resume();
-                    self->m_stats->resume();
-                    emit self->statusMessage(tr("Could not read that part of the trace: %1")
-                                                 .arg(QString::fromStdString(doc.error())));
-                    return;
-                }
-                self->setWindowDocument(std::move(*doc));
-            },
-            Qt::QueuedConnection);
-    });
+    m_windowJobs.run(
+        this,
+        [large = std::shared_ptr<const TraceDocument>(m_doc), window](
+            const JobTracker::Ticket&) { return TraceDocument::readWindow(*large, window); },
+        [](Workspace& self, auto doc) {
+            self.m_readingWindow = false;
+            if (!doc) {
+                self.m_analysis->resume();
+                self.m_stats->resume();
+                emit self.statusMessage(
+                    tr("Could not read that part of the trace: %1").arg(QString::fromStdString(doc.error())));
+                return;
+            }
+            self.setWindowDocument(std::move(*doc));
+        },
+        [](auto doc) {
+            if (doc)
+                TraceOpener::releaseLater(std::move(*doc));
+        });
 }
 
 bool Workspace::readWindowNow()
