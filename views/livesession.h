@@ -20,7 +20,7 @@
 // it on the GUI thread (timeline, details) are given it; everything that reads on worker threads
 // gets a snapshot. Threading: GUI thread.
 
-#include "capture/agent/client/livecapture.h"
+#include "capture/client/livecapture.h"
 #include "model/livefeed.h"
 #include "views/livestatus.h"
 #include "views/liveworker.h"

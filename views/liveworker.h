@@ -14,7 +14,7 @@
 // the thread to quit and waits up to two seconds; a thread still blocked after that (an agent that
 // never answers StopCapture) is left to finish on its own: it holds only shared state.
 
-#include "capture/agent/client/livecapture.h"
+#include "capture/client/livecapture.h"
 #include "model/livefeed.h"
 #include "views/livestatus.h"
 

@@ -9,9 +9,9 @@
 #include <iostream>
 
 #ifdef GAPSCOPE_HAVE_CAPTURE_CLIENT
-#include "capture/agent/client/chunkremapper.h"
-#include "capture/agent/client/encodersink.h"
-#include "capture/agent/client/livecapture.h"
+#include "capture/client/chunkremapper.h"
+#include "capture/client/encodersink.h"
+#include "capture/client/livecapture.h"
 #include "capture/protocol/netutil.h"
 #include "capture/protocol/tokenauth.h"
 #include "model/captureoverhead.h"

@@ -10,7 +10,7 @@
 //
 // Threading: GUI thread; the rank listing runs on the job pool and drops stale answers.
 
-#include "capture/agent/client/livecapture.h"
+#include "capture/client/livecapture.h"
 
 #include <QDialog>
 

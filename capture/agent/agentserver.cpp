@@ -3,7 +3,7 @@
 
 #include "capture/agent/capturearchive.h"
 #include "capture/agent/capturesession.h"
-#include "capture/agent/client/chunkremapper.h"
+#include "capture/client/chunkremapper.h"
 #include "capture/agent/clientlink.h"
 #include "capture/agent/peerconnection.h"
 #include "capture/agent/rankhub.h"

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include "capture/agent/mergeworker.h"
 
-#include "capture/agent/client/encodersink.h"
+#include "capture/client/encodersink.h"
 #include "capture/protocol/framing.h"
 #include "capture/protocol/netutil.h"
 #include "model/format/crc32c.h"

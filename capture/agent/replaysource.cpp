@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
 #include "capture/agent/replaysource.h"
 
-#include "capture/agent/client/chunkremapper.h"
-#include "capture/agent/client/encodersink.h"
+#include "capture/client/chunkremapper.h"
+#include "capture/client/encodersink.h"
 #include "capture/agent/mergeworker.h"
 #include "capture/protocol/netutil.h"
 #include "model/format/stats.h"

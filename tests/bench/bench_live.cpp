@@ -12,7 +12,7 @@
 //     every 100 ms (the viewer's GUI timer). Throughput (median of 3, ratio to the direct file decode and to
 //     readTraceFile) and kernel end -> in the viewer's model (time of the hand-over that made the
 //     event visible minus its end). The repaint that follows is not included (bench_timeline).
-#include "capture/agent/client/livecapture.h"
+#include "capture/client/livecapture.h"
 #include "capture/protocol/netutil.h"
 #include "model/format/chunkdecoder.h"
 #include "model/format/tracereader.h"

@@ -6,7 +6,7 @@
 // fetched); a non-loopback agent refuses a connection without its token with a clear message;
 // connecting retries with back-off until the agent is up, and the session finds a killed and
 // restarted agent again; follow mode keeps the newest step in view and stops when the user pans.
-#include "capture/agent/client/agentclient.h"
+#include "capture/client/agentclient.h"
 #include "capture/protocol/netutil.h"
 #include "capture/protocol/tokenauth.h"
 #include "model/tracefile.h"

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 // The agent end to end, in one process and without a GPU: fake ranks register on the Unix socket,
 // clients capture over TCP through the client library, the replay mode serves recorded files.
-#include "capture/agent/client/livecapture.h"
+#include "capture/client/livecapture.h"
 #include "capture/protocol/framing.h"
 #include "capture/protocol/tokenauth.h"
 #include "testtrace.h"

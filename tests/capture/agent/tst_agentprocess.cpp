@@ -2,7 +2,7 @@
 // Crashes and floods with real processes: a rank process that dies mid-capture, the agent killed
 // with SIGKILL (file still readable, ranks disarm, clients and ranks find the restarted agent), and
 // flooding ranks against an agent whose memory must stay bounded while every event is accounted for.
-#include "capture/agent/client/livecapture.h"
+#include "capture/client/livecapture.h"
 #include "capture/protocol/framing.h"
 #include "testtrace.h"
 

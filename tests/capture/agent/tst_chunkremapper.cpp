@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
 // ChunkRemapper: several streams with their own dictionaries merge into one; times, ranks and step
 // indices are rewritten as asked; malformed chunks are rejected with a message naming the problem.
-#include "capture/agent/client/chunkremapper.h"
-#include "capture/agent/client/encodersink.h"
+#include "capture/client/chunkremapper.h"
+#include "capture/client/encodersink.h"
 #include "model/format/chunkdecoder.h"
 
 #include <QtTest>

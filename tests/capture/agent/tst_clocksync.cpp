@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 // ClockSync: NTP-style offset from ping/pong; the least-delayed exchange wins and bounds the error.
-#include "capture/agent/client/clocksync.h"
+#include "capture/client/clocksync.h"
 
 #include <QtTest>
 

@@ -8,8 +8,8 @@
 // limits are capped at 1 MiB here so a run stays cheap). Every parsed chunk goes
 // through ChunkRemapper, as in the agent and the client, which must reject bad ids and columns
 // without crashing or allocating without bound.
-#include "capture/agent/client/chunkremapper.h"
-#include "capture/agent/client/encodersink.h"
+#include "capture/client/chunkremapper.h"
+#include "capture/client/encodersink.h"
 #include "capture/protocol/framedecoder.h"
 #include "capture/protocol/framing.h"
 #include "capture/protocol/protocol.pb.h"

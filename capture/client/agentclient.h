@@ -9,7 +9,7 @@
 // Qt-free on purpose: the viewer runs it on a worker thread (see LiveCapture) and turns its results
 // into signals. Threading: not thread-safe; one thread uses an instance at a time.
 
-#include "capture/agent/client/clocksync.h"
+#include "capture/client/clocksync.h"
 #include "capture/protocol/framedecoder.h"
 #include "capture/protocol/netutil.h"
 #include "capture/protocol/protocol.pb.h"

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-#include "capture/agent/client/chunkremapper.h"
+#include "capture/client/chunkremapper.h"
 
 #include <algorithm>
 #include <limits>

@@ -4,7 +4,7 @@
 // EncoderSink: an EventSink that adds every event to a format::ChunkEncoder (the encoder of one
 // output stream). Counts the events it forwarded. Threading: that of the encoder (one thread).
 
-#include "capture/agent/client/eventsink.h"
+#include "capture/client/eventsink.h"
 
 namespace gapscope::capture {
 

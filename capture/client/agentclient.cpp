@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-#include "capture/agent/client/agentclient.h"
+#include "capture/client/agentclient.h"
 
 #include "capture/protocol/framing.h"
 

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-#include "capture/agent/client/clocksync.h"
+#include "capture/client/clocksync.h"
 
 namespace gapscope::capture {
 

@@ -18,7 +18,7 @@
 //
 // Threading: not thread-safe; one instance per source stream, used on its target encoder's thread.
 
-#include "capture/agent/client/eventsink.h"
+#include "capture/client/eventsink.h"
 #include "model/format/chunkdecoder.h"
 #include "model/status.h"
 

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
-#include "capture/agent/client/livecapture.h"
+#include "capture/client/livecapture.h"
 
-#include "capture/agent/client/encodersink.h"
+#include "capture/client/encodersink.h"
 #include "capture/protocol/netutil.h"
 #include "model/format/stats.h"
 #include "model/format/trace.pb.h"

@@ -18,8 +18,8 @@
 // Qt-free: the viewer runs run() on a worker thread and forwards the Listener calls as signals; the
 // CLI runs it in main. Threading: one thread drives an instance; `stop` may be set from any thread.
 
-#include "capture/agent/client/agentclient.h"
-#include "capture/agent/client/chunkremapper.h"
+#include "capture/client/agentclient.h"
+#include "capture/client/chunkremapper.h"
 
 #include <atomic>
 #include <memory>
