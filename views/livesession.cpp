@@ -91,7 +91,8 @@ void LiveSession::resetTrace()
     m_snapshotEvents = 0;
     m_lastSnapshotMs = 0;
     m_sinceSnapshot.invalidate();
-    ++m_generation;
+    m_capture = m_captures.begin();
+    m_snapshots.cancel();
     m_header = {};
     if (m_workspace)
         m_workspace->setLiveDocument(m_doc);
@@ -388,29 +389,22 @@ void LiveSession::maybeSnapshot(bool final)
     model::TraceHeader header = m_header;
     for (const auto& c : m_feed->counters())
         header.counters.push_back(c);
-    const quint64 gen = m_generation;
-    QPointer<LiveSession> self(this);
-    jobPool()->submit([self, chunks = std::move(chunks), header = std::move(header), gen, final] {
-        QElapsedTimer t;
-        t.start();
-        auto trace = model::LiveFeed::snapshot(chunks, header);
-        if (trace && trace->eventCount() > 0) // the steps the stream carried, else found (as openTrace does)
-            (void)model::findSteps(*trace, {});
-        std::shared_ptr<const TraceDocument> doc;
-        if (trace)
-            doc = makeDocument(std::move(*trace), QStringLiteral("live capture"));
-        const qint64 ms = t.elapsed();
-        QMetaObject::invokeMethod(
-            qApp,
-            [self, doc, gen, final, ms]() mutable {
-                if (!self || gen != self->m_generation) {
-                    TraceOpener::releaseLater(std::move(doc));
-                    return;
-                }
-                self->applySnapshot(std::move(doc), final, ms);
-            },
-            Qt::QueuedConnection);
-    });
+    using Snapshot = std::pair<std::shared_ptr<const TraceDocument>, qint64>; // the document, the ms it took
+    m_snapshots.run(
+        this,
+        [chunks = std::move(chunks), header = std::move(header)](const JobTracker::Ticket&) {
+            QElapsedTimer t;
+            t.start();
+            auto trace = model::LiveFeed::snapshot(chunks, header);
+            if (trace && trace->eventCount() > 0) // the steps the stream carried, else found (as openTrace does)
+                (void)model::findSteps(*trace, {});
+            std::shared_ptr<const TraceDocument> doc;
+            if (trace)
+                doc = makeDocument(std::move(*trace), QStringLiteral("live capture"));
+            return Snapshot { std::move(doc), t.elapsed() };
+        },
+        [final](LiveSession& self, Snapshot r) { self.applySnapshot(std::move(r.first), final, r.second); },
+        [](Snapshot r) { TraceOpener::releaseLater(std::move(r.first)); });
 }
 
 void LiveSession::applySnapshot(std::shared_ptr<const TraceDocument> doc, bool final, qint64 tookMs)

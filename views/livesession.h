@@ -22,6 +22,7 @@
 
 #include "capture/client/livecapture.h"
 #include "model/livefeed.h"
+#include "views/jobtracker.h"
 #include "views/livestatus.h"
 #include "views/liveworker.h"
 #include "views/tracedocument.h"
@@ -58,11 +59,10 @@ public:
     std::shared_ptr<const TraceDocument> document() const { return m_doc; }
     // The last snapshot given to the analysis (nullptr before the first).
     std::shared_ptr<const TraceDocument> snapshot() const { return m_snapshot; }
-    bool finalReady() const
-    {
-        return m_final;
-    } // Increases with every start(): what an older worker still posts is ignored.
-    quint64 generation() const { return m_generation; }
+    bool finalReady() const { return m_final; }
+    // The current capture's ticket, a new one with every start(): what an older worker still posts, and
+    // an older capture's snapshot, is dropped.
+    const JobTracker::Ticket& captureTicket() const { return m_capture; }
 
     bool follow() const { return m_follow; }
     void setFollow(bool on);
@@ -136,7 +136,9 @@ private:
     quint64 m_snapshotEvents = 0;
     qint64 m_lastSnapshotMs = 0;
     QElapsedTimer m_sinceSnapshot;
-    quint64 m_generation = 0;
+    JobTracker m_captures; // one ticket per capture
+    JobTracker::Ticket m_capture;
+    JobTracker m_snapshots;
     bool m_follow = true;
     bool m_applyingFollow = false;
     gapscope::model::TimeNs m_followT0 = 0, m_followT1 = 0;

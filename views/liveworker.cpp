@@ -20,7 +20,7 @@ struct LiveWorker::Shared {
     Options opt;
     std::shared_ptr<model::LiveFeed> feed;
     QPointer<LiveSession> session;
-    quint64 generation = 0; // the session's generation this worker belongs to
+    JobTracker::Ticket capture; // the session's capture this worker belongs to
     std::atomic<bool> stop { false }, quit { false }, stalled { false };
     std::mutex mutex;
     std::condition_variable cv;
@@ -33,8 +33,8 @@ struct LiveWorker::Shared {
         QPointer<LiveSession> s = session;
         QMetaObject::invokeMethod(
             qApp,
-            [s, gen = generation, fn = std::move(fn)]() mutable {
-                if (s && s->generation() == gen) // not a newer capture of the same session
+            [s, ticket = capture, fn = std::move(fn)]() mutable {
+                if (s && ticket.current()) // not a newer capture of the same session
                     fn(*s);
             },
             Qt::QueuedConnection);
@@ -167,7 +167,7 @@ LiveWorker::LiveWorker(Options options, std::shared_ptr<model::LiveFeed> feed, L
     m_shared->opt = std::move(options);
     m_shared->feed = std::move(feed);
     m_shared->session = session;
-    m_shared->generation = session ? session->generation() : 0;
+    m_shared->capture = session ? session->captureTicket() : JobTracker::Ticket();
     m_thread = std::thread(&LiveWorker::main, m_shared);
 }
 
