@@ -186,4 +186,46 @@ Expected<bool> CsvReader::malformedLine(Record& r)
     return true;
 }
 
+Expected<CsvTable> readCsvTable(ByteSource& source, const std::string& what,
+    const std::function<Status(const std::vector<std::string>& header)>& header,
+    const std::function<void(const CsvReader::Record& record)>& row,
+    const std::function<void(uint64_t line, uint32_t column, const std::string& why)>& bad)
+{
+    CsvReader csv(source);
+    CsvReader::Record r;
+    auto first = csv.next(r);
+    if (!first)
+        return first.status();
+    if (!*first || !r.error.empty())
+        return Status::error(source.path() + ": not a " + what + ": "
+            + (*first ? "line " + std::to_string(r.errorLine) + ", column " + std::to_string(r.errorColumn) + ": "
+                        + r.error
+                      : std::string("an empty file")));
+    CsvTable table;
+    table.header = r.fields;
+    if (Status st = header(table.header); !st)
+        return st;
+    const size_t fieldCount = table.header.size();
+    for (;;) {
+        auto more = csv.next(r);
+        if (!more)
+            return more.status();
+        if (!*more)
+            break;
+        ++table.records;
+        if (!r.lineEnded && (r.fields.size() < fieldCount || !r.error.empty())) {
+            table.cutAtLine = r.line;
+            break;
+        }
+        if (!r.error.empty())
+            bad(r.errorLine, r.errorColumn, r.error);
+        else if (r.fields.size() != fieldCount)
+            bad(r.line, 1,
+                std::to_string(r.fields.size()) + " fields where the header names " + std::to_string(fieldCount));
+        else
+            row(r);
+    }
+    return table;
+}
+
 } // namespace gapscope::model::importer

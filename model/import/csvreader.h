@@ -16,6 +16,7 @@
 
 #include "model/import/bytesource.h"
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -64,5 +65,21 @@ private:
     uint64_t m_quoteLine = 0; // where the open quoted field started
     uint32_t m_quoteColumn = 0;
 };
+
+// A table in a CSV file, read the way the importers read one: the header line, then every record.
+struct CsvTable {
+    std::vector<std::string> header;
+    uint64_t records = 0; // after the header, malformed ones included
+    uint64_t cutAtLine = 0; // the line of a row the input ends inside (a file cut short); 0: none
+};
+
+// Reads the header (an empty input, or a malformed header, fails: "PATH: not a WHAT: ..."), hands it to
+// `header` (which may refuse it), then each record: one with the header's field count to `row`, a
+// malformed one or one with another field count to `bad(line, column, why)` (the records around it go
+// on); a record the input ends inside stops the table (`cutAtLine`).
+Expected<CsvTable> readCsvTable(ByteSource& source, const std::string& what,
+    const std::function<Status(const std::vector<std::string>& header)>& header,
+    const std::function<void(const CsvReader::Record& record)>& row,
+    const std::function<void(uint64_t line, uint32_t column, const std::string& why)>& bad);
 
 } // namespace gapscope::model::importer

@@ -190,6 +190,20 @@ void RocprofRowConverter::memoryCopy(const RocprofCopyRow& r)
     ++m_copies;
 }
 
+void RocprofRowConverter::truncated(const std::string& path, uint64_t cutAtLine, bool gzipEndedEarly)
+{
+    std::vector<std::string> what;
+    if (cutAtLine)
+        what.push_back(path + ": line " + std::to_string(cutAtLine)
+            + ": the file ends inside this row (cut short?); the rows before it are kept");
+    if (gzipEndedEarly)
+        what.push_back(path + ": the gzip stream ends early; kept the rows read before it");
+    for (const std::string& w : what) {
+        m_out.warnings.push_back(w);
+        m_out.count(format::Stat::ImportTruncated, w);
+    }
+}
+
 void RocprofRowConverter::marker(const RocprofMarkerRow& r)
 {
     if (!checkTimes(r.start, r.end, "ROCTx markers"))

@@ -89,6 +89,9 @@ public:
     void dispatch(const RocprofDispatchRow& r);
     void api(const RocprofApiRow& r);
     void memoryCopy(const RocprofCopyRow& r);
+    // A CSV file of `path` cut inside the row at `cutAtLine` (0: not cut), or whose gzip stream ended
+    // early: a warning each, counted (import_truncated); the rows before are kept.
+    void truncated(const std::string& path, uint64_t cutAtLine, bool gzipEndedEarly);
     void marker(const RocprofMarkerRow& r);
     // Drops the processes without GPU work (StagedTrace::dropProcessesWithoutGpuWork), then lane names,
     // GPUs, ranks' order, counters. Call once, after every row.

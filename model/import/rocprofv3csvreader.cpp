@@ -230,52 +230,25 @@ Status Rocprofv3CsvReader::readFile(const std::string& path, File kind, RocprofR
         opened = std::move(*src);
     }
     ByteSource& source = opened ? *opened : m_source;
-    CsvReader csv(source);
-    CsvReader::Record r;
-    auto header = csv.next(r);
-    if (!header)
-        return header.status();
-    if (!*header || !r.error.empty())
-        return Status::error(path + ": not a rocprofv3 CSV file: "
-            + (*header ? place(r.errorLine, r.errorColumn) + ": " + r.error : std::string("an empty file")));
     Columns c;
-    for (size_t i = 0; i < r.fields.size(); ++i)
-        c.index.emplace(r.fields[i], i);
-    File says = kind;
-    if (!kindOfHeader(r.fields, says))
-        return Status::error(path + ": not a rocprofv3 CSV file: its header names none of rocprofv3's files");
-    if (says != kind && !(says == File::HipApiTrace && kind == File::MarkerApiTrace))
-        kind = says; // a file named as one kind holding another: its header wins
-    std::string missing;
-    for (const char* name : required(kind))
-        if (!c.index.count(name))
-            missing += (missing.empty() ? "" : ", ") + std::string(name);
-    if (!missing.empty())
-        return Status::error(path + ": a rocprofv3 CSV file without the columns " + missing);
-    const size_t fieldCount = r.fields.size();
+    auto header = [&](const std::vector<std::string>& fields) {
+        for (size_t i = 0; i < fields.size(); ++i)
+            c.index.emplace(fields[i], i);
+        File says = kind;
+        if (!kindOfHeader(fields, says))
+            return Status::error(path + ": not a rocprofv3 CSV file: its header names none of rocprofv3's files");
+        if (says != kind && !(says == File::HipApiTrace && kind == File::MarkerApiTrace))
+            kind = says; // a file named as one kind holding another: its header wins
+        std::string missing;
+        for (const char* name : required(kind))
+            if (!c.index.count(name))
+                missing += (missing.empty() ? "" : ", ") + std::string(name);
+        if (!missing.empty())
+            return Status::error(path + ": a rocprofv3 CSV file without the columns " + missing);
+        return Status::ok();
+    };
     std::vector<AgentRow> agents;
-    for (;;) {
-        auto more = csv.next(r);
-        if (!more)
-            return more.status();
-        if (!*more)
-            break;
-        if (!r.lineEnded && (r.fields.size() < fieldCount || !r.error.empty())) {
-            const std::string w = path + ": line " + std::to_string(r.line)
-                + ": the file ends inside this row (cut short?); the rows before it are kept";
-            m_out.warnings.push_back(w);
-            m_out.count(format::Stat::ImportTruncated, w);
-            break;
-        }
-        if (!r.error.empty()) {
-            skipped(path, r.errorLine, r.errorColumn, r.error);
-            continue;
-        }
-        if (r.fields.size() != fieldCount) {
-            skipped(path, r.line, 1,
-                std::to_string(r.fields.size()) + " fields where the header names " + std::to_string(fieldCount));
-            continue;
-        }
+    auto record = [&](const CsvReader::Record& r) {
         std::string bad;
         if (kind == File::AgentInfo) {
             AgentRow a;
@@ -301,7 +274,11 @@ Status Rocprofv3CsvReader::readFile(const std::string& path, File kind, RocprofR
         }
         if (!bad.empty())
             skipped(path, r.line, r.columns[c.at(bad)] ? r.columns[c.at(bad)] : 1, bad + ": not a number");
-    }
+    };
+    auto table = readCsvTable(source, "rocprofv3 CSV file", header, record,
+        [&](uint64_t line, uint32_t column, const std::string& why) { skipped(path, line, column, why); });
+    if (!table)
+        return table.status();
     if (!agents.empty()) {
         std::stable_sort(
             agents.begin(), agents.end(), [](const AgentRow& a, const AgentRow& b) { return a.node < b.node; });
@@ -320,11 +297,7 @@ Status Rocprofv3CsvReader::readFile(const std::string& path, File kind, RocprofR
             rows.agent(g);
         }
     }
-    if (source.truncated()) {
-        const std::string w = path + ": the gzip stream ends early; kept the rows read before it";
-        m_out.warnings.push_back(w);
-        m_out.count(format::Stat::ImportTruncated, w);
-    }
+    rows.truncated(path, table->cutAtLine, source.truncated());
     return Status::ok();
 }
 
