@@ -7,8 +7,8 @@
 // measured points and extrapolated at the measured bandwidth (GEMV) or linearly (AllReduce).
 // Pure value type.
 
-#include "model/json.h"
-#include "model/status.h"
+#include "model/base/json.h"
+#include "model/base/status.h"
 
 #include <cstdint>
 #include <string>

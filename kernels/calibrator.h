@@ -11,7 +11,7 @@
 // Threading: one rank process, its current device.
 
 #include "kernels/calibrationprofile.h"
-#include "model/status.h"
+#include "model/base/status.h"
 
 #include <nccl.h>
 #include <vector>

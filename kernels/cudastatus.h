@@ -5,7 +5,7 @@
 // travels up as a Status naming the call, the error string and the source line. Kernels are
 // exposed as host functions returning cudaError_t; callers wrap them with GS_CUDA.
 
-#include "model/status.h"
+#include "model/base/status.h"
 
 #include <cuda_runtime_api.h>
 #include <nccl.h>

@@ -27,9 +27,9 @@
 // Pure value type; building is deterministic; thread-safe once built.
 
 #include "kernels/weightlayout.h"
+#include "model/base/status.h"
 #include "model/budget/modelconfig.h"
 #include "model/budget/precision.h"
-#include "model/status.h"
 
 #include <array>
 #include <cstdint>

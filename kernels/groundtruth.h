@@ -10,8 +10,8 @@
 
 #include "kernels/decodeplan.h"
 #include "kernels/simoptions.h"
-#include "model/json.h"
-#include "model/status.h"
+#include "model/base/json.h"
+#include "model/base/status.h"
 
 #include <cstdint>
 #include <map>

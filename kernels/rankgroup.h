@@ -9,8 +9,8 @@
 // reports which rank failed and why.
 // Threading: call from the main thread of a process that has not initialised CUDA.
 
-#include "model/json.h"
-#include "model/status.h"
+#include "model/base/json.h"
+#include "model/base/status.h"
 
 #include <cstdint>
 #include <functional>

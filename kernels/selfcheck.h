@@ -8,7 +8,7 @@
 // AllReduce/AllGather across the ranks. Each check adds a line "PASS|FAIL name: detail".
 // Threading: one rank process, its current device.
 
-#include "model/status.h"
+#include "model/base/status.h"
 
 #include <cstdint>
 #include <nccl.h>

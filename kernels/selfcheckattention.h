@@ -7,7 +7,7 @@
 // cache row against the rotated key.
 // Threading: one rank's thread, its current device.
 
-#include "model/status.h"
+#include "model/base/status.h"
 
 #include <random>
 

@@ -6,7 +6,7 @@
 // chained by PDL; checkSlowTail checks the slow-kernel pathology's factor and its counted time.
 // Threading: one rank's thread, its current device.
 
-#include "model/status.h"
+#include "model/base/status.h"
 
 #include <random>
 

@@ -6,7 +6,7 @@
 
 #include "kernels/cudastatus.h"
 #include "kernels/numerics.h"
-#include "model/status.h"
+#include "model/base/status.h"
 
 #include <cstdio>
 #include <random>

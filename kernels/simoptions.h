@@ -7,8 +7,8 @@
 // Pure value type.
 
 #include "kernels/decodeplan.h"
-#include "model/json.h"
-#include "model/status.h"
+#include "model/base/json.h"
+#include "model/base/status.h"
 
 #include <cstdint>
 #include <string>

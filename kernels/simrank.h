@@ -14,7 +14,7 @@
 #include "kernels/groundtruth.h"
 #include "kernels/simoptions.h"
 #include "kernels/slowtail.h"
-#include "model/status.h"
+#include "model/base/status.h"
 
 #include <atomic>
 #include <cstdint>

@@ -3,17 +3,9 @@
 
 #include "model/analysis/phasebudget.h"
 #include "model/budget/budgetsettings.h"
+#include "model/trace/traceclassifier.h"
 
 namespace gapscope::cli {
-
-Expected<model::KernelClassifier> pickClassifier(const std::string& file, const model::Trace& trace)
-{
-    if (!file.empty())
-        return model::KernelClassifier::fromFile(file);
-    if (trace.classifierTable())
-        return model::KernelClassifier::fromTable(*trace.classifierTable());
-    return model::KernelClassifier::builtinDefault();
-}
 
 namespace {
 
@@ -71,7 +63,7 @@ void AnalysisFlags::addTo(ArgParser& p)
 Status setUpAnalysis(const ArgParser& p, const AnalysisFlags& f, const model::Trace& trace,
     std::optional<model::KernelClassifier>& classifier, model::StepBudget& budget, model::GapAnalyzer::Options& options)
 {
-    auto c = pickClassifier(f.classifier, trace);
+    auto c = model::traceClassifier(trace, f.classifier);
     if (!c)
         return c.status().withContext("--classifier");
     classifier = std::move(c).value();

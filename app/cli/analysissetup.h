@@ -9,15 +9,12 @@
 #include "budgetoptions.h"
 
 #include "model/analysis/gapanalyzer.h"
-#include "model/trace.h"
+#include "model/trace/trace.h"
 
 #include <optional>
 #include <string>
 
 namespace gapscope::cli {
-
-// `file`: --classifier (empty: the trace's table, else the built-in one).
-Expected<model::KernelClassifier> pickClassifier(const std::string& file, const model::Trace& trace);
 
 // The budget from the flags, else from the settings stored in the trace, else none, for steps of `kind`
 // (model/analysis/phasebudget.h: prefill steps get the prefill budget). `settings` receives what was

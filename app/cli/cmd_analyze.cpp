@@ -7,10 +7,11 @@
 
 #include "model/analysis/analysisreport.h"
 #include "model/analysis/analysisstream.h"
+#include "model/base/taskpool.h"
 #include "model/budget/budgetsettings.h"
+#include "model/io/tracewindow.h"
 #include "model/open/traceopen.h"
-#include "model/taskpool.h"
-#include "model/tracewindow.h"
+#include "model/trace/traceclassifier.h"
 
 #include <algorithm>
 #include <iostream>
@@ -106,10 +107,10 @@ int runAnalyze(const std::vector<std::string>& args)
         std::cerr << kName << error << "\n";
         return kExitFailure;
     }
-    if (large && large->overview.stepCount() == 0)
+    if (large && large->overview->stepCount() == 0)
         large.reset(); // no steps to read in windows: read whole (and say so below)
     auto trace
-        = large ? model::readSkeleton(*large->reader, large->overview, ro) : model::openTrace(p.positionals(), ro);
+        = large ? model::readSkeleton(*large->reader, *large->overview, ro) : model::openTrace(p.positionals(), ro);
     if (!trace) {
         std::cerr << kName << trace.error() << "\n";
         return kExitFailure;
@@ -117,7 +118,7 @@ int runAnalyze(const std::vector<std::string>& args)
     model::AnalysisReport::Options ropt;
     if (std::string e = selection(f, trace.value(), ropt); !e.empty())
         return p.usageError(e);
-    auto classifier = pickClassifier(f.classifier, trace.value());
+    auto classifier = model::traceClassifier(trace.value(), f.classifier);
     if (!classifier) {
         std::cerr << kName << classifier.error() << "\n";
         return kExitProblems;
@@ -146,7 +147,7 @@ int runAnalyze(const std::vector<std::string>& args)
         so.threads = aopt.threads;
         so.kind = aopt.kind;
         so.read = ro;
-        auto s = model::analyzeStreaming(*large->reader, large->overview,
+        auto s = model::analyzeStreaming(*large->reader, *large->overview,
             std::make_unique<model::Trace>(std::move(trace).value()), classifier.value(), budget.value(), so);
         if (!s) {
             std::cerr << kName << s.error() << "\n";

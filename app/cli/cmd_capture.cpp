@@ -14,15 +14,15 @@
 #include "capture/client/livecapture.h"
 #include "capture/protocol/netutil.h"
 #include "capture/protocol/tokenauth.h"
-#include "model/captureoverhead.h"
 #include "model/format/counterset.h"
 #include "model/format/stats.h"
 #include "model/format/trace.pb.h"
 #include "model/format/tracewriter.h"
+#include "model/io/tracefile.h"
+#include "model/io/tracemetaproto.h"
 #include "model/open/traceopen.h"
 #include "model/steps/steprule.h"
-#include "model/tracefile.h"
-#include "model/tracemetaproto.h"
+#include "model/trace/captureoverhead.h"
 
 #include <algorithm>
 #include <atomic>

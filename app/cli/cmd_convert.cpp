@@ -6,12 +6,13 @@
 #include "command.h"
 #include "largefile.h"
 
+#include "model/base/taskpool.h"
 #include "model/export/chromeexport.h"
 #include "model/export/exportrules.h"
 #include "model/export/perfettoexport.h"
-#include "model/taskpool.h"
-#include "model/tracefile.h"
+#include "model/io/tracefile.h"
 #include "model/open/traceopen.h"
+#include "model/trace/traceclassifier.h"
 
 #include <algorithm>
 #include <chrono>
@@ -77,7 +78,7 @@ Expected<std::unique_ptr<model::GapAnalyzer>> analysisFor(
 {
     if (f.noWaterfall || trace.stepCount() == 0)
         return std::unique_ptr<model::GapAnalyzer> {};
-    auto classifier = pickClassifier(f.classifier, trace);
+    auto classifier = model::traceClassifier(trace, f.classifier);
     if (!classifier)
         return classifier.status();
     model::GapAnalyzer::Options ao; // every kind of step: the decode budget

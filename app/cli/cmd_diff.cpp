@@ -8,9 +8,10 @@
 #include "model/analysis/analysisstream.h"
 #include "model/analysis/diffreport.h"
 #include "model/analysis/diffverdict.h"
+#include "model/base/taskpool.h"
 #include "model/export/htmlreport.h"
 #include "model/open/traceopen.h"
-#include "model/taskpool.h"
+#include "model/trace/traceclassifier.h"
 
 #include <cstdlib>
 #include <fstream>
@@ -71,7 +72,7 @@ struct Side {
         d.kernels = &streamed->kernels;
         d.host = [this](uint32_t first, uint32_t last) {
             return model::hostOverSteps(
-                *large->reader, large->overview, *streamed, *classifier, *budget, stream, first, last);
+                *large->reader, *large->overview, *streamed, *classifier, *budget, stream, first, last);
         };
         return d;
     }
@@ -93,19 +94,20 @@ int openSide(Side& s, const ArgParser& p, const BudgetOptions& options, const st
         std::cerr << kName << error << "\n";
         return kExitFailure;
     }
-    if (s.large && s.large->overview.stepCount() == 0)
+    if (s.large && s.large->overview->stepCount() == 0)
         s.large.reset(); // no steps to read in windows: read whole
     model::ReadOptions ro;
     ro.threads = threads;
     ro.kernelConfigs = false; // the comparison counts and times kernels, and shows none's launch
     ro.laneSummaries = false; // nothing is drawn
     ro.stepRule = stepRule;
-    auto trace = s.large ? model::readSkeleton(*s.large->reader, s.large->overview, ro) : model::openTrace(s.paths, ro);
+    auto trace
+        = s.large ? model::readSkeleton(*s.large->reader, *s.large->overview, ro) : model::openTrace(s.paths, ro);
     if (!trace) {
         std::cerr << kName << trace.error() << "\n";
         return kExitFailure;
     }
-    auto classifier = pickClassifier(classifierFile, trace.value());
+    auto classifier = model::traceClassifier(trace.value(), classifierFile);
     if (!classifier) {
         std::cerr << kName << classifier.error() << "\n";
         return kExitProblems;
@@ -125,7 +127,7 @@ int openSide(Side& s, const ArgParser& p, const BudgetOptions& options, const st
         s.stream.keepBatchHosts = true; // the host comparison covers the common steps, known later
         s.stream.kernelTable = true;
         s.stream.kind = model::GapAnalyzer::defaultKind(trace.value()); // as below: the kinds stored with the steps
-        auto streamed = model::analyzeStreaming(*s.large->reader, s.large->overview,
+        auto streamed = model::analyzeStreaming(*s.large->reader, *s.large->overview,
             std::make_unique<model::Trace>(std::move(trace).value()), *s.classifier, *s.budget, s.stream);
         if (!streamed) {
             std::cerr << kName << streamed.error() << "\n";

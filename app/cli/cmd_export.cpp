@@ -7,10 +7,10 @@
 #include "sqlsetup.h"
 
 #include "model/analysis/analysisstream.h"
-#include "model/memoryuse.h"
+#include "model/base/memoryuse.h"
+#include "model/base/taskpool.h"
+#include "model/io/tracewindow.h"
 #include "model/sql/sqlsession.h"
-#include "model/taskpool.h"
-#include "model/tracewindow.h"
 
 #include <cstdio>
 #include <iostream>
@@ -55,7 +55,7 @@ void countRanks(const model::Trace& window, const model::StepBatch& b, std::map<
 Status exportStreaming(const ArgParser& p, const AnalysisFlags& f, LargeFile& large, model::sql::SqlDatabase& db,
     model::sql::CaptureInfo capture, int64_t windowEvents)
 {
-    auto skeleton = model::readSkeleton(*large.reader, large.overview);
+    auto skeleton = model::readSkeleton(*large.reader, *large.overview);
     if (!skeleton)
         return skeleton.status();
     std::optional<model::KernelClassifier> classifier;
@@ -88,7 +88,7 @@ Status exportStreaming(const ArgParser& p, const AnalysisFlags& f, LargeFile& la
         countRanks(window, b, ranks);
         return db.write(TraceTables(window, std::move(a), capture, scope), kBatchTables);
     };
-    auto streamed = model::analyzeStreaming(*large.reader, large.overview,
+    auto streamed = model::analyzeStreaming(*large.reader, *large.overview,
         std::make_unique<model::Trace>(std::move(skeleton).value()), *classifier, budget, so);
     if (!streamed)
         return streamed.status();
@@ -179,7 +179,7 @@ int runExport(const std::vector<std::string>& args)
             std::cerr << kName << files[0] << ": " << error << "\n";
             return kExitFailure;
         }
-        if (large && large->overview.stepCount() == 0)
+        if (large && large->overview->stepCount() == 0)
             large.reset(); // no steps to read in windows: read whole
         Status s = large ? exportStreaming(p, f, *large, **db, capture, windowEvents)
                          : exportWhole(p, f, files, **db, capture);

@@ -3,14 +3,14 @@
 #include "args.h"
 #include "command.h"
 
-#include "model/format/tracereader.h"
-#include "model/json.h"
-#include "model/memoryuse.h"
-#include "model/open/traceopen.h"
 #include "largefile.h"
-#include "model/overview.h"
-#include "model/tracefile.h"
-#include "model/tracesummary.h"
+#include "model/base/json.h"
+#include "model/base/memoryuse.h"
+#include "model/format/tracereader.h"
+#include "model/io/overview.h"
+#include "model/io/tracefile.h"
+#include "model/open/traceopen.h"
+#include "model/trace/tracesummary.h"
 
 #include <cstdio>
 #include <optional>
@@ -268,7 +268,7 @@ int runInfo(const std::vector<std::string>& args)
     }
     InfoData data;
     if (large) {
-        data = fromOverview(large->overview);
+        data = fromOverview(*large->overview);
     } else {
         model::ReadOptions ro;
         ro.stepRule = stepRule;
@@ -289,12 +289,12 @@ int runInfo(const std::vector<std::string>& args)
             std::cerr << "gapscope-cli info: " << path << ": --save-overview: not a complete .gapscope file\n";
             return kExitFailure;
         }
-        if (large->overview.fromFrame()) {
+        if (large->overview->fromFrame()) {
             std::cerr << "gapscope-cli info: " << path << " already has its overview\n";
             return kExitOk;
         }
         large->reader.reset(); // the file is replaced
-        if (Status s = model::saveOverview(path, large->overview); !s) {
+        if (Status s = model::saveOverview(path, *large->overview); !s) {
             std::cerr << "gapscope-cli info: " << s.message() << "\n";
             return kExitFailure;
         }

@@ -6,7 +6,7 @@
 #include "largefile.h"
 #include "sqlsetup.h"
 
-#include "model/json.h"
+#include "model/base/json.h"
 #include "model/sql/sqlsession.h"
 
 #include <algorithm>

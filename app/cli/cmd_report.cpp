@@ -9,7 +9,7 @@
 #include "model/analysis/analysisreport.h"
 #include "model/export/htmlreport.h"
 #include "model/open/traceopen.h"
-#include "model/tracesummary.h"
+#include "model/trace/tracesummary.h"
 
 #include <fstream>
 #include <iostream>

@@ -4,11 +4,11 @@
 #include "command.h"
 #include "largefile.h"
 
-#include "model/json.h"
-#include "model/kernelname.h"
+#include "model/base/json.h"
+#include "model/io/tracewindow.h"
 #include "model/open/traceopen.h"
-#include "model/tracesummary.h"
-#include "model/tracewindow.h"
+#include "model/trace/kernelname.h"
+#include "model/trace/tracesummary.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -165,16 +165,16 @@ int runSummary(const std::vector<std::string>& args)
     std::vector<model::KernelRow> kernels;
     std::optional<model::Trace> trace;
     NameOf str;
-    if (large && large->overview.stepCount() > 0) { // whole steps at a time (a file without steps: read whole)
-        auto tables = model::summaryTables(*large->reader, large->overview, order, kBatchEvents);
+    if (large && large->overview->stepCount() > 0) { // whole steps at a time (a file without steps: read whole)
+        auto tables = model::summaryTables(*large->reader, *large->overview, order, kBatchEvents);
         if (!tables) {
             std::cerr << "gapscope-cli summary: " << tables.error() << "\n";
             return kExitFailure;
         }
         steps = std::move(tables->steps);
         kernels = std::move(tables->kernels);
-        str = [&large](model::StringId id) { return large->overview.str(id); };
-        for (const auto& w : large->overview.warnings())
+        str = [&large](model::StringId id) { return large->overview->str(id); };
+        for (const auto& w : large->overview->warnings())
             std::cerr << "gapscope-cli summary: warning: " << w << "\n";
     } else {
         model::ReadOptions ro;

@@ -3,7 +3,7 @@
 #include "args.h"
 #include "command.h"
 
-#include "model/synth.h"
+#include "model/synth/synth.h"
 
 #include <chrono>
 #include <fstream>

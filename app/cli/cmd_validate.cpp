@@ -5,11 +5,11 @@
 #include "args.h"
 #include "command.h"
 
+#include "model/base/json.h"
+#include "model/base/taskpool.h"
 #include "model/format/tracereader.h"
-#include "model/json.h"
-#include "model/taskpool.h"
-#include "model/tracefile.h"
-#include "model/tracesummary.h"
+#include "model/io/tracefile.h"
+#include "model/trace/tracesummary.h"
 
 #include <algorithm>
 #include <chrono>

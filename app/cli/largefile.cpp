@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: MIT
 #include "largefile.h"
 
-#include "model/open/traceopen.h"
 #include "model/steps/steprule.h"
 
 #include <iostream>
@@ -45,38 +44,29 @@ bool stepRuleValid(const std::string& command, const std::string& rule, std::str
 
 bool readModeValid(const std::string& command, const std::string& mode)
 {
-    if (mode == "auto" || mode == "full" || mode == "overview")
-        return true;
-    std::cerr << "gapscope-cli " << command << ": --read takes auto, full or overview, not '" << mode << "'\n";
-    return false;
+    if (auto m = model::parseReadMode(mode); !m) {
+        std::cerr << "gapscope-cli " << command << ": " << m.error() << "\n";
+        return false;
+    }
+    return true;
 }
 
 std::optional<LargeFile> openLarge(
     const std::vector<std::string>& paths, const std::string& mode, std::string& error, bool keepPassFrame)
 {
-    if (mode == "full" || paths.size() != 1)
-        return std::nullopt;
-    auto reader = format::TraceReader::open(paths[0]);
-    if (!reader || (mode != "overview" && model::fileEvents(**reader) < model::kLargeTraceEvents))
-        return std::nullopt;
-    // A step rule saved with the annotations finds the steps from every event, as --step-rule does;
-    // "file" keeps the stored ones, which the overview has.
-    if (const std::string saved = model::savedStepRule(**reader); !saved.empty() && saved != "file") {
-        if (mode != "overview")
-            return std::nullopt;
-        std::cerr << "gapscope-cli: " << paths[0] << ": the step rule saved with its annotations (" << saved
-                  << ") needs every event: not applied with --read overview (the stored steps are used)\n";
-    }
-    model::OverviewOptions options;
-    options.keepPassFrame = keepPassFrame;
-    auto o = model::TraceOverview::openRebuildingIndex(**reader, options);
-    if (!o) {
-        error = o.error();
+    model::LargeOptions options;
+    auto m = model::parseReadMode(mode); // checked by readModeValid
+    options.mode = m ? *m : model::ReadMode::Auto;
+    options.overview.keepPassFrame = keepPassFrame;
+    std::string note;
+    auto large = model::openLarge(paths, options, &note);
+    if (!note.empty())
+        std::cerr << "gapscope-cli: " << note << "\n";
+    if (!large) {
+        error = large.error();
         return std::nullopt;
     }
-    if (!(*reader)->hasIndex()) // cut or damaged so that no index could be rebuilt: read whole
-        return std::nullopt;
-    return LargeFile { std::move(*reader), std::move(*o) };
+    return std::move(*large);
 }
 
 } // namespace gapscope::cli

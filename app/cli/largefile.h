@@ -2,14 +2,13 @@
 #pragma once
 
 // How a subcommand reads its trace: `--read auto|full|overview`. A single .gapscope file goes through
-// its overview (model/overview.h; for summary and analyze also windows of whole steps,
-// model/tracewindow.h, model/analysis/analysisstream.h) when
+// its overview (model/io/overview.h; for summary and analyze also windows of whole steps,
+// model/io/tracewindow.h, model/analysis/analysisstream.h) when
 // asked (overview), or by default when it holds model::kLargeTraceEvents events or more (auto);
 // otherwise, and always for several files or other formats, every event is decoded (full).
 
 #include "args.h"
-#include "model/format/tracereader.h"
-#include "model/overview.h"
+#include "model/open/document.h"
 
 #include <memory>
 #include <optional>
@@ -18,10 +17,7 @@
 
 namespace gapscope::cli {
 
-struct LargeFile {
-    std::unique_ptr<format::TraceReader> reader;
-    model::TraceOverview overview;
-};
+using LargeFile = model::LargeFile; // model/open/document.h: the decision is made there, for the viewer too
 
 // Adds the --read option to `p` (the help names what "overview" means for this command).
 void addReadOption(ArgParser& p, std::string& mode, const char* overviewMeans);
@@ -33,9 +29,9 @@ void addStepRuleOption(ArgParser& p, std::string& rule);
 bool stepRuleValid(const std::string& command, const std::string& rule, std::string* readMode);
 // False (after printing the usage error) when `mode` is not auto, full or overview.
 bool readModeValid(const std::string& command, const std::string& mode);
-// The file's reader and overview when it is to be read through them; nothing otherwise, or on error
-// (`error` says what went wrong opening the overview). A file whose annotations name a step rule
-// (model::savedStepRule) is read in full with `auto`, as with --step-rule.
+// The file's reader and overview when it is to be read through them (model::openLarge); nothing
+// otherwise, or on error (`error` says what went wrong opening the overview). A file whose annotations
+// name a step rule (model::savedStepRule) is read in full with `auto`, as with --step-rule.
 // keepPassFrame: see model::OverviewOptions (info --save-overview).
 std::optional<LargeFile> openLarge(
     const std::vector<std::string>& paths, const std::string& mode, std::string& error, bool keepPassFrame = false);

@@ -10,7 +10,7 @@
 #include "model/analysis/gapanalyzer.h"
 #include "model/analysis/hostattribution.h"
 #include "model/sql/sqltables.h"
-#include "model/trace.h"
+#include "model/trace/trace.h"
 
 #include <memory>
 #include <optional>

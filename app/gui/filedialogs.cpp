@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
 #include "app/gui/filedialogs.h"
 
-#include "views/tracedocument.h"
-#include "views/workspace.h"
+#include "views/document/tracedocument.h"
+#include "views/document/workspace.h"
 
 #include <QDir>
 #include <QFileDialog>

@@ -1,14 +1,14 @@
 // SPDX-License-Identifier: MIT
 #include "app/gui/headlessexport.h"
 
-#include "views/analysisrunner.h"
-#include "views/budgetpanel.h"
-#include "views/statspanel.h"
-#include "views/steptablemodel.h"
-#include "views/timelinewidget.h"
-#include "views/tracedocument.h"
-#include "views/waterfallpanel.h"
-#include "views/workspace.h"
+#include "views/analysis/analysisrunner.h"
+#include "views/analysis/budgetpanel.h"
+#include "views/analysis/waterfallpanel.h"
+#include "views/document/tracedocument.h"
+#include "views/document/workspace.h"
+#include "views/tables/statspanel.h"
+#include "views/tables/steptablemodel.h"
+#include "views/timeline/timelinewidget.h"
 
 #include <QRegularExpression>
 

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: MIT
 #include "app/gui/helpmenu.h"
 
-#include "model/memoryuse.h"
-#include "views/tracedocument.h"
-#include "views/workspace.h"
+#include "model/base/memoryuse.h"
+#include "views/document/tracedocument.h"
+#include "views/document/workspace.h"
 
 #include <QApplication>
 #include <QMessageBox>

@@ -6,7 +6,7 @@
 #include "app/gui/headlessexport.h"
 #include "app/gui/mainwindow.h"
 #include "model/format/memorybudget.h"
-#include "views/tracedocument.h"
+#include "views/document/tracedocument.h"
 
 #include <QApplication>
 #include <QSettings>

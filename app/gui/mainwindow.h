@@ -20,9 +20,9 @@
 // Threading: GUI thread.
 
 #include "app/gui/windowlayout.h"
-#include "views/comparerunner.h"
-#include "views/tracedocument.h"
-#include "views/traceopener.h"
+#include "views/compare/comparerunner.h"
+#include "views/document/tracedocument.h"
+#include "views/document/traceopener.h"
 
 #include <QElapsedTimer>
 #include <QMainWindow>

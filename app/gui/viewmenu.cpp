@@ -2,10 +2,10 @@
 #include "app/gui/viewmenu.h"
 
 #include "app/gui/windowlayout.h"
-#include "views/searchbar.h"
-#include "views/timelinewidget.h"
-#include "views/tracedocument.h"
-#include "views/workspace.h"
+#include "views/document/tracedocument.h"
+#include "views/document/workspace.h"
+#include "views/timeline/searchbar.h"
+#include "views/timeline/timelinewidget.h"
 
 #include <QDockWidget>
 #include <QInputDialog>

@@ -8,7 +8,7 @@
 //
 // Threading: GUI thread.
 
-#include "views/lanelayout.h"
+#include "views/timeline/lanelayout.h"
 
 #include <QMenu>
 

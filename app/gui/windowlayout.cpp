@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: MIT
 #include "app/gui/windowlayout.h"
 
-#include "views/lanelayout.h"
-#include "views/timelinewidget.h"
-#include "views/workspace.h"
+#include "views/document/workspace.h"
+#include "views/timeline/lanelayout.h"
+#include "views/timeline/timelinewidget.h"
 
 #include <QMainWindow>
 #include <QSettings>

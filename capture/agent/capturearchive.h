@@ -11,7 +11,7 @@
 // Threading: the agent's I/O thread only.
 
 #include "capture/protocol/protocol.pb.h"
-#include "model/status.h"
+#include "model/base/status.h"
 
 #include <deque>
 #include <string>

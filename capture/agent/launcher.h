@@ -7,7 +7,7 @@
 // GAPSCOPE_AGENT_SOCKET naming the socket, so every CUDA process CMD starts registers with the agent.
 
 #include "capture/agent/agentoptions.h"
-#include "model/status.h"
+#include "model/base/status.h"
 
 #include <string>
 #include <vector>

@@ -17,8 +17,8 @@
 // Threading: start/stop/progress from the I/O thread; the replay runs on its own thread.
 
 #include "capture/agent/rankrecord.h"
+#include "model/base/status.h"
 #include "model/format/trace.pb.h"
-#include "model/status.h"
 
 #include <atomic>
 #include <memory>

@@ -19,8 +19,8 @@
 // Threading: not thread-safe; one instance per source stream, used on its target encoder's thread.
 
 #include "capture/client/eventsink.h"
+#include "model/base/status.h"
 #include "model/format/chunkdecoder.h"
-#include "model/status.h"
 
 #include <cstdint>
 #include <memory>

@@ -12,7 +12,7 @@
 #include "capture/protocol/framedecoder.h"
 #include "capture/protocol/netutil.h"
 #include "capture/protocol/protocol.pb.h"
-#include "model/status.h"
+#include "model/base/status.h"
 
 #include <cstdint>
 #include <string>

@@ -19,7 +19,7 @@
 #include "capture/inject/chunkbuilder.h"
 #include "capture/inject/stepwindow.h"
 #include "capture/inject/tracer.h"
-#include "model/patternmatcher.h"
+#include "model/base/patternmatcher.h"
 
 #include <deque>
 #include <functional>

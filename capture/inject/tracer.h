@@ -8,8 +8,8 @@
 // Threading: every method is called from the injection library's own thread.
 
 #include "capture/inject/activityconverter.h"
+#include "model/base/status.h"
 #include "model/format/trace.pb.h"
-#include "model/status.h"
 
 #include <cstdint>
 #include <functional>

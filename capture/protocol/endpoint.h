@@ -4,7 +4,7 @@
 // Endpoint: a parsed agent address. "HOST:PORT", "[V6]:PORT", "HOST" (default port 7433), ":PORT"
 // (loopback). isLoopback() decides whether the agent may listen there without a token.
 
-#include "model/status.h"
+#include "model/base/status.h"
 
 #include <cstdint>
 #include <string>

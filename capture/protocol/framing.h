@@ -8,7 +8,7 @@
 // Limits are hard: a receiver closes the connection on a frame above its limit before reading the
 // payload, so a peer cannot make it allocate more than the limit.
 
-#include "model/status.h"
+#include "model/base/status.h"
 
 #include <cstdint>
 #include <string>

@@ -6,7 +6,7 @@
 // Every failure names the address and the errno text. Descriptors are returned as UniqueFd.
 
 #include "capture/protocol/endpoint.h"
-#include "model/status.h"
+#include "model/base/status.h"
 
 #include <string>
 

@@ -11,7 +11,7 @@
 // Otherwise another user could swap a folder or plant a link and make the agent (often root) create
 // or overwrite any file. Errors name the path, its owner and its mode.
 
-#include "model/status.h"
+#include "model/base/status.h"
 
 #include <string>
 

@@ -5,7 +5,7 @@
 // $XDG_RUNTIME_DIR/gapscope/agent.sock, else /tmp/gapscope-$UID/agent.sock. Shared by the agent
 // and the injection library so both sides agree without configuration.
 
-#include "model/status.h"
+#include "model/base/status.h"
 
 #include <string>
 

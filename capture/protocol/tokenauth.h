@@ -5,7 +5,7 @@
 // (created with a fresh random token when missing); clients send its contents in Hello. Comparison
 // takes the same time whatever the input, so the token cannot be guessed byte by byte.
 
-#include "model/status.h"
+#include "model/base/status.h"
 
 #include <string>
 

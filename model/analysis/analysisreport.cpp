@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 #include "model/analysis/analysisreport.h"
-#include "model/tracesummary.h"
+#include "model/trace/tracesummary.h"
 
 #include <algorithm>
 #include <cstdio>

@@ -33,7 +33,7 @@
 #include "model/analysis/findings.h"
 #include "model/analysis/gapanalyzer.h"
 #include "model/analysis/hostattribution.h"
-#include "model/json.h"
+#include "model/base/json.h"
 
 #include <memory>
 #include <string>

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include "model/analysis/analysisstream.h"
 
-#include "model/tracewindow.h"
+#include "model/io/tracewindow.h"
 
 #include <algorithm>
 #include <optional>

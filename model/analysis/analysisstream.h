@@ -21,10 +21,10 @@
 #include "model/analysis/gapanalyzer.h"
 #include "model/analysis/hostattribution.h"
 #include "model/format/tracereader.h"
-#include "model/overview.h"
-#include "model/tracefile.h"
-#include "model/tracesummary.h"
-#include "model/tracewindow.h"
+#include "model/io/overview.h"
+#include "model/io/tracefile.h"
+#include "model/io/tracewindow.h"
+#include "model/trace/tracesummary.h"
 
 #include <functional>
 #include <memory>

@@ -19,7 +19,7 @@
 //
 // Threading: add() and match() from one thread; the const queries are safe from any thread after.
 
-#include "model/trace.h"
+#include "model/trace/trace.h"
 
 #include <cstdint>
 #include <vector>

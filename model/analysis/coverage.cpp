@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
 #include "model/analysis/coverage.h"
 
-#include "model/captureoverhead.h"
-#include "model/owntime.h"
+#include "model/trace/captureoverhead.h"
+#include "model/trace/owntime.h"
 
 #include <algorithm>
 #include <cmath>

@@ -28,7 +28,7 @@
 // Threading: pure function of the analyzer; thread-safe.
 
 #include "model/analysis/gapanalyzer.h"
-#include "model/json.h"
+#include "model/base/json.h"
 
 #include <string>
 #include <vector>

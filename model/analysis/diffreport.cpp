@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include "model/analysis/diffreport.h"
-#include "model/kernelname.h"
-#include "model/markup.h"
+#include "model/base/markup.h"
+#include "model/trace/kernelname.h"
 
 #include <cmath>
 #include <cstdio>

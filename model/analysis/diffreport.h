@@ -35,7 +35,7 @@
 #include "model/analysis/coverage.h"
 #include "model/analysis/diffverdict.h"
 #include "model/analysis/tracediff.h"
-#include "model/json.h"
+#include "model/base/json.h"
 
 #include <string>
 

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
 #include "model/analysis/diffverdict.h"
 
-#include "model/owntime.h"
-#include "model/taskpool.h"
+#include "model/base/taskpool.h"
+#include "model/trace/owntime.h"
 
 #include <algorithm>
 #include <cmath>

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include "model/analysis/findings.h"
 
-#include "model/kernelname.h"
+#include "model/trace/kernelname.h"
 
 #include <algorithm>
 #include <cmath>

@@ -5,9 +5,9 @@
 #include "model/analysis/gapanalyzer.h"
 
 #include "model/analysis/findings.h"
-#include "model/collectivekeys.h"
+#include "model/base/taskpool.h"
 #include "model/format/wholegraph.h"
-#include "model/taskpool.h"
+#include "model/trace/collectivekeys.h"
 
 #include <algorithm>
 #include <map>

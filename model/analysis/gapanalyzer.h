@@ -24,9 +24,9 @@
 #include "model/analysis/collectivematcher.h"
 #include "model/analysis/waterfall.h"
 #include "model/analysis/windowsweep.h"
-#include "model/canceltoken.h"
-#include "model/kernelclassifier.h"
-#include "model/trace.h"
+#include "model/base/canceltoken.h"
+#include "model/trace/kernelclassifier.h"
+#include "model/trace/trace.h"
 
 #include <atomic>
 #include <cstdint>

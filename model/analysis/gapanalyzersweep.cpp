@@ -3,7 +3,7 @@
 // sweep; events of several streams are gathered as pieces, merged by start, then swept.
 #include "model/analysis/gapanalyzer.h"
 
-#include "model/owntime.h"
+#include "model/trace/owntime.h"
 
 #include <algorithm>
 

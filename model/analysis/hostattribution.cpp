@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 #include "model/analysis/hostattribution.h"
-#include "model/taskpool.h"
+#include "model/base/taskpool.h"
 
 #include <algorithm>
 #include <memory>

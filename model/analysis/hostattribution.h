@@ -45,7 +45,7 @@
 // its trace must outlive it.
 
 #include "model/analysis/gapanalyzer.h"
-#include "model/json.h"
+#include "model/base/json.h"
 
 #include <cstdint>
 #include <map>

@@ -19,7 +19,7 @@
 
 #include "model/analysis/waterfall.h"
 #include "model/budget/budget.h"
-#include "model/trace.h"
+#include "model/trace/trace.h"
 
 #include <string>
 

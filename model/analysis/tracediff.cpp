@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: MIT
 #include "model/analysis/tracediff.h"
 #include "model/analysis/findings.h"
-#include "model/kernelname.h"
-#include "model/taskpool.h"
-#include "model/tracesummary.h"
+#include "model/base/taskpool.h"
+#include "model/trace/kernelname.h"
+#include "model/trace/tracesummary.h"
 
 #include <algorithm>
 #include <cmath>

@@ -4,7 +4,7 @@
 // TraceDiff: two analysed traces compared, A (before) against B (after): what moved, bar by bar,
 // kernel by kernel and rank by rank. Nothing is recomputed here that the analysis already has:
 // the bars are GapAnalyzer breakdowns of each trace, the kernel rows are kernelTable() of each
-// trace (model/tracesummary.h: count, total, median and own time), the stragglers are
+// trace (model/trace/tracesummary.h: count, total, median and own time), the stragglers are
 // GapAnalyzer::stragglers() with the findings' rule for the ones worth naming.
 //
 // Steps: decode steps are compared by index, over the steps both traces hold complete (the common
@@ -14,7 +14,7 @@
 // |delta| descending, then in A's order.
 //
 // Kernels: names pair exactly first; the names left over on both sides then pair by their short
-// form (model/kernelname.h: template arguments and parameter lists collapsed), so a kernel renamed
+// form (model/trace/kernelname.h: template arguments and parameter lists collapsed), so a kernel renamed
 // by a recompile still pairs; such rows say so (Match::Normalised) and list the full names. When a
 // short form gathers several names on one side, counts and totals add up and the medians are
 // unknown (not estimated). The rest are new (only in B) or vanished (only in A). Rows are listed by
@@ -41,8 +41,8 @@
 
 #include "model/analysis/gapanalyzer.h"
 #include "model/analysis/hostattribution.h"
-#include "model/status.h"
-#include "model/tracesummary.h"
+#include "model/base/status.h"
+#include "model/trace/tracesummary.h"
 
 #include <functional>
 #include <memory>
@@ -96,7 +96,7 @@ public:
         std::vector<std::string> aNames, bNames; // Normalised: the full names on each side
         uint64_t aCount = 0, bCount = 0;
         TimeNs aTotal = 0, bTotal = 0;
-        TimeNs aOwn = 0, bOwn = 0; // own time (model/tracesummary.h)
+        TimeNs aOwn = 0, bOwn = 0; // own time (model/trace/tracesummary.h)
         TimeNs aMedian = 0, bMedian = 0;
         bool mediansKnown = true; // false when a short form gathered several names on a side
         TimeNs deltaTotal() const { return bTotal - aTotal; }

@@ -16,9 +16,9 @@
 // Invariant: the bars add up exactly (integer ns) to the sum of the slots.
 
 #include "model/analysis/barid.h"
-#include "model/kernelclassifier.h"
 #include "model/analysis/windowsweep.h"
 #include "model/budget/budget.h"
+#include "model/trace/kernelclassifier.h"
 
 #include <map>
 #include <string>

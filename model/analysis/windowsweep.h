@@ -30,7 +30,7 @@
 //
 // Threading: an object holds scratch buffers; use one per thread.
 
-#include "model/trace.h"
+#include "model/trace/trace.h"
 
 #include <array>
 #include <cstdint>

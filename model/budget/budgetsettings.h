@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 #pragma once
 
-// BudgetInputs <-> BudgetSettings (model/tracemeta.h), so a trace file stores the budget
+// BudgetInputs <-> BudgetSettings (model/trace/tracemeta.h), so a trace file stores the budget
 // settings it was analysed with and reproduces the same budget when opened elsewhere. The model's
 // config.json and the hardware JSON travel as text, so the file does not depend on local presets.
 // Fields without a slot in BudgetSettings go to its `extra` map (keys: indexer, allreduce_lib,
@@ -9,7 +9,7 @@
 // Pure functions; thread-safe.
 
 #include "model/budget/budget.h"
-#include "model/tracemeta.h"
+#include "model/trace/tracemeta.h"
 
 namespace gapscope::model {
 

@@ -7,8 +7,8 @@
 // later reads still return their fallback so a caller can read everything and check once.
 // A member that is absent or null reads as its fallback. Not thread-safe; cheap to create.
 
-#include "model/json.h"
-#include "model/status.h"
+#include "model/base/json.h"
+#include "model/base/status.h"
 
 #include <cstdint>
 #include <string>

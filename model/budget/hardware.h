@@ -8,9 +8,9 @@
 // A calibration profile is laid over the preset whose device_names list its device, so the ideal
 // column keeps datasheet figures. Plain value type; thread-safe to read.
 
+#include "model/base/json.h"
+#include "model/base/status.h"
 #include "model/budget/precision.h"
-#include "model/json.h"
-#include "model/status.h"
 
 #include <cstdint>
 #include <string>

@@ -10,9 +10,9 @@
 // WeightMatrix lists the linear layers of one decoder layer with their component and how tensor
 // parallelism splits them, so per-GPU bytes follow from (precision, TP, engine replication).
 
-#include "model/budgetcomponent.h"
-#include "model/json.h"
-#include "model/status.h"
+#include "model/base/json.h"
+#include "model/base/status.h"
+#include "model/trace/budgetcomponent.h"
 
 #include <cstdint>
 #include <string>

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include "model/budget/modelquant.h"
 
-#include "model/patternmatcher.h"
+#include "model/base/patternmatcher.h"
 #include "model/budget/fieldreader.h"
 #include "model/budget/precision.h"
 

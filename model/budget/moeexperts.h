@@ -16,8 +16,8 @@
 //    the largest expected per-rank load (a lower bound of the expected maximum).
 // Pure functions; a small thread-local memo makes repeated calls cheap.
 
-#include "model/json.h"
-#include "model/status.h"
+#include "model/base/json.h"
+#include "model/base/status.h"
 
 #include <cstdint>
 #include <vector>

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
 #include "model/export/chromeexport.h"
 
+#include "model/base/json.h"
 #include "model/export/exportrules.h"
-#include "model/json.h"
 
 #include <cerrno>
 #include <cinttypes>

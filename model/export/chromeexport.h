@@ -12,7 +12,7 @@
 // flow events ("s"/"f") from each CUDA API call to the GPU events it launched; step boundaries as
 // instant events on each rank. Thread-safe (reads the trace only).
 
-#include "model/trace.h"
+#include "model/trace/trace.h"
 
 #include <cstdio>
 #include <string>

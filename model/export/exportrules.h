@@ -18,7 +18,7 @@
 //     extra track of the lane ("... (overlapping 1)"), with its real times.
 // Pure functions of a finished Trace; thread-safe.
 
-#include "model/trace.h"
+#include "model/trace/trace.h"
 
 #include <cerrno>
 #include <cstdio>

@@ -2,8 +2,8 @@
 #include "model/export/htmlreport.h"
 
 #include "model/analysis/findings.h"
-#include "model/kernelname.h"
-#include "model/markup.h"
+#include "model/base/markup.h"
+#include "model/trace/kernelname.h"
 
 #include <algorithm>
 #include <cmath>

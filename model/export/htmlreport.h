@@ -17,7 +17,7 @@
 
 #include "model/analysis/analysisreport.h"
 #include "model/analysis/diffreport.h"
-#include "model/tracesummary.h"
+#include "model/trace/tracesummary.h"
 
 #include <functional>
 #include <string>

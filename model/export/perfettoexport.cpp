@@ -2,10 +2,10 @@
 #include "model/export/perfettoexport.h"
 
 #include "model/analysis/gapanalyzer.h"
+#include "model/base/taskpool.h"
 #include "model/export/exportrules.h"
 #include "model/format/perfettoencoder.h"
 #include "model/format/zstdcodec.h"
-#include "model/taskpool.h"
 
 #include <algorithm>
 #include <array>

@@ -31,7 +31,7 @@
 //
 // Thread-safe (reads the trace and the analysis only).
 
-#include "model/trace.h"
+#include "model/trace/trace.h"
 
 #include <cstdio>
 #include <string>

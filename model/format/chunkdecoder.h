@@ -12,9 +12,9 @@
 // Not thread-safe while absorbing; validate()/forEach() are const and may run concurrently once the
 // dictionaries are complete (e.g. loaded from an index).
 
+#include "model/base/status.h"
 #include "model/format/stepcolumns.h"
 #include "model/format/trace.pb.h"
-#include "model/status.h"
 
 #include <cstdint>
 #include <string>

@@ -2,7 +2,7 @@
 #pragma once
 
 // rowsFollowEnum: the compile-time check of a vocabulary table (model/format/stats.h,
-// model/budgetcomponent.h, model/analysis/barid.h): row i describes enum value i, and there is one
+// model/trace/budgetcomponent.h, model/analysis/barid.h): row i describes enum value i, and there is one
 // row per value, so a value added without its row fails to compile.
 
 #include <cstddef>

@@ -15,7 +15,7 @@
 //
 // Threading: all functions are thread-safe (one process-wide atomic limit and counter).
 
-#include "model/status.h"
+#include "model/base/status.h"
 
 #include <cstdint>
 #include <string>

@@ -16,8 +16,8 @@
 //
 // Threading: one encoder per thread; an encoder appends to the buffer it was given.
 
+#include "model/base/status.h"
 #include "model/format/bytebuffer.h"
-#include "model/status.h"
 
 #include <cstdint>
 #include <string>

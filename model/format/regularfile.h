@@ -6,7 +6,7 @@
 // device is never a trace, and an unreadable file should say so rather than "not a trace".
 // Messages read "PATH: what" ("trace.json: permission denied", "traces/: is a directory").
 
-#include "model/status.h"
+#include "model/base/status.h"
 
 #include <string>
 

@@ -9,9 +9,9 @@
 //
 // Pure functions; thread-safe.
 
+#include "model/base/status.h"
 #include "model/format/columnwalker.h"
 #include "model/format/trace.pb.h"
-#include "model/status.h"
 
 #include <cstdint>
 #include <string>

@@ -14,10 +14,10 @@
 // Threading: after open(), the reader is immutable; readPayload() may run from several threads at
 // once, each with its own ZstdDecompressor.
 
+#include "model/base/status.h"
 #include "model/format/fileformat.h"
 #include "model/format/trace.pb.h"
 #include "model/format/zstdcodec.h"
-#include "model/status.h"
 
 #include <memory>
 #include <string>

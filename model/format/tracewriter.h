@@ -12,12 +12,12 @@
 //
 // Not thread-safe: one writer thread.
 
+#include "model/base/status.h"
 #include "model/format/chunkencoder.h"
 #include "model/format/fileformat.h"
 #include "model/format/messagearena.h"
 #include "model/format/trace.pb.h"
 #include "model/format/zstdcodec.h"
-#include "model/status.h"
 
 #include <cstdio>
 #include <memory>

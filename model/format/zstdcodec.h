@@ -4,7 +4,7 @@
 // Reusable zstd contexts for frame payloads. One context per thread: a context is not thread-safe,
 // but reusing it keeps compression and decompression free of per-frame allocation.
 
-#include "model/status.h"
+#include "model/base/status.h"
 
 #include <cstddef>
 #include <string>

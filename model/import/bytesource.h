@@ -7,7 +7,7 @@
 //
 // Threading: one thread at a time.
 
-#include "model/status.h"
+#include "model/base/status.h"
 
 #include <cstdint>
 #include <memory>

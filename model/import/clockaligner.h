@@ -19,7 +19,7 @@
 // Pure function of its inputs; thread-safe.
 
 #include "model/import/stagedtrace.h"
-#include "model/trace.h"
+#include "model/trace/trace.h"
 
 #include <functional>
 #include <optional>

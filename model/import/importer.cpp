@@ -4,6 +4,7 @@
 #include "model/format/memorybudget.h"
 #include "model/format/regularfile.h"
 
+#include "model/base/taskpool.h"
 #include "model/import/bytesource.h"
 #include "model/import/perfettoreader.h"
 #include "model/import/prefetchbytesource.h"
@@ -11,7 +12,6 @@
 #include "model/import/sglangranks.h"
 #include "model/import/stagedtrace.h"
 #include "model/import/traceassembler.h"
-#include "model/taskpool.h"
 #ifdef GAPSCOPE_HAVE_SIMDJSON
 #include "model/import/kinetoreader.h"
 #include "model/import/rocprofjsonreader.h"

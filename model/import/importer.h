@@ -19,8 +19,8 @@
 //
 // Threading: each call is independent.
 
-#include "model/trace.h"
-#include "model/tracefile.h"
+#include "model/io/tracefile.h"
+#include "model/trace/trace.h"
 
 #include <string>
 #include <vector>

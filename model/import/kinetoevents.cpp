@@ -31,7 +31,7 @@ enum Category : int {
     kUnknown
 };
 
-constexpr uint64_t kGpuRangeBit = kGpuAnnotationStreamBit; // GPU-side annotation lanes (model/trace.h)
+constexpr uint64_t kGpuRangeBit = kGpuAnnotationStreamBit; // GPU-side annotation lanes (model/trace/trace.h)
 constexpr uint64_t kSyncLaneStream = ~0ull;
 
 Category classify(std::string_view c)

@@ -35,11 +35,11 @@
 //
 // Threading: one parser per StagedTrace, one thread.
 
+#include "model/base/status.h"
 #include "model/import/kinetofieldreader.h"
 #include "model/import/kinetorawevent.h"
 #include "model/import/sglangranks.h"
 #include "model/import/stagedtrace.h"
-#include "model/status.h"
 
 #include <map>
 #include <string>

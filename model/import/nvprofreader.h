@@ -16,10 +16,10 @@
 //
 // Threading: one reader per thread.
 
+#include "model/base/status.h"
 #include "model/import/nsysrows.h"
 #include "model/import/sqlitedb.h"
 #include "model/import/stagedtrace.h"
-#include "model/status.h"
 
 #include <map>
 #include <string>

@@ -9,7 +9,7 @@
 //
 // Threading: one database per thread.
 
-#include "model/status.h"
+#include "model/base/status.h"
 
 #include <cstdint>
 #include <functional>

@@ -18,7 +18,7 @@
 #include "model/format/memorybudget.h"
 #include "model/format/stats.h"
 #include "model/import/stringpool.h"
-#include "model/trace.h"
+#include "model/trace/trace.h"
 
 #include <cstdint>
 #include <functional>

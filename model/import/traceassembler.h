@@ -20,7 +20,7 @@
 // Threading: single-threaded; consumes the staged traces.
 
 #include "model/import/stagedtrace.h"
-#include "model/trace.h"
+#include "model/trace/trace.h"
 
 #include <optional>
 #include <vector>

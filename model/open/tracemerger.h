@@ -18,7 +18,7 @@
 // Cost: O(events) time; the merged trace is built while the parts are still held (peak about twice the
 // trace). Threading: single-threaded; consumes the parts.
 
-#include "model/trace.h"
+#include "model/trace/trace.h"
 
 #include <string>
 #include <vector>

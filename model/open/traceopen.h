@@ -10,7 +10,7 @@
 // (model/open/tracemerger.h) joins them: ranks of all, clocks aligned by collective ends, rank ids
 // that collide renumbered with a warning.
 
-#include "model/tracefile.h"
+#include "model/io/tracefile.h"
 
 #include <string>
 #include <vector>

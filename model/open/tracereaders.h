@@ -11,7 +11,7 @@
 //
 // Threading: the table is immutable; the functions are as thread-safe as the readers they call.
 
-#include "model/tracefile.h"
+#include "model/io/tracefile.h"
 
 #include <string>
 #include <vector>

@@ -18,8 +18,8 @@
 // Errors are values (Status / Expected) naming the statement or the file. Threading: one thread per
 // session or database.
 
+#include "model/base/status.h"
 #include "model/sql/sqltables.h"
-#include "model/status.h"
 
 #include <functional>
 #include <memory>

@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: MIT
 #include "model/sql/sqltables.h"
 
-#include "model/json.h"
-#include "model/kernelname.h"
-#include "model/owntime.h"
-#include "model/tracesummary.h"
-#include "model/tracewindow.h"
+#include "model/base/json.h"
+#include "model/io/tracewindow.h"
+#include "model/trace/kernelname.h"
+#include "model/trace/owntime.h"
+#include "model/trace/tracesummary.h"
 
 #include <algorithm>
 #include <cctype>

@@ -32,8 +32,8 @@
 
 #include "model/analysis/gapanalyzer.h"
 #include "model/analysis/hostattribution.h"
-#include "model/trace.h"
-#include "model/tracesummary.h"
+#include "model/trace/trace.h"
+#include "model/trace/tracesummary.h"
 
 #include <cstdint>
 #include <functional>

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include "model/steps/rankfinder.h"
 
-#include "model/patternmatcher.h"
+#include "model/base/patternmatcher.h"
 #include "model/steps/graphcycles.h"
 #include "model/steps/periodrule.h"
 #include "model/steps/stepannotation.h"

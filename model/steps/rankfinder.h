@@ -11,7 +11,7 @@
 #include "model/steps/stepannotation.h"
 #include "model/steps/steprule.h"
 #include "model/steps/stepsequence.h"
-#include "model/trace.h"
+#include "model/trace/trace.h"
 
 #include <optional>
 #include <string>

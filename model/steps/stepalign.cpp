@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
 #include "model/steps/stepalign.h"
 
-#include "model/collectivekeys.h"
-#include "model/kernelclassifier.h"
+#include "model/trace/collectivekeys.h"
+#include "model/trace/kernelclassifier.h"
 
 #include <algorithm>
 #include <limits>

@@ -10,7 +10,7 @@
 //
 // Pure functions of the trace; thread-safe.
 
-#include "model/trace.h"
+#include "model/trace/trace.h"
 
 #include <utility>
 #include <vector>

@@ -17,7 +17,7 @@
 //
 // Threading: pure functions.
 
-#include "model/tracemeta.h"
+#include "model/trace/tracemeta.h"
 
 #include <cstdint>
 #include <string_view>

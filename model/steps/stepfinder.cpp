@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: MIT
 #include "model/steps/stepfinder.h"
 
+#include "model/base/taskpool.h"
 #include "model/steps/rankfinder.h"
 #include "model/steps/stepalign.h"
 #include "model/steps/stepkinds.h"
-#include "model/taskpool.h"
 
 #include <algorithm>
 #include <map>

@@ -29,7 +29,7 @@
 // Pure function of the trace; thread-safe.
 
 #include "model/steps/steprule.h"
-#include "model/trace.h"
+#include "model/trace/trace.h"
 
 #include <string>
 #include <vector>

@@ -12,7 +12,7 @@
 //
 // Pure function; thread-safe.
 
-#include "model/trace.h"
+#include "model/trace/trace.h"
 
 #include <vector>
 

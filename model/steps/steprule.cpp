@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include "model/steps/steprule.h"
 
-#include "model/patternmatcher.h"
+#include "model/base/patternmatcher.h"
 
 namespace gapscope::model {
 

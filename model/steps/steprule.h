@@ -17,7 +17,7 @@
 //
 // Threading: plain value.
 
-#include "model/status.h"
+#include "model/base/status.h"
 
 #include <string>
 

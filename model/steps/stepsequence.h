@@ -15,7 +15,7 @@
 //
 // Threading: plain values built from a const Trace.
 
-#include "model/trace.h"
+#include "model/trace/trace.h"
 
 #include <algorithm>
 #include <cstdint>

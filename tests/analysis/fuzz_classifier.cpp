@@ -2,7 +2,7 @@
 // Fuzz target for classifier tables given by users (--classifier FILE): any bytes must give a table
 // or a clean error, and classifying must never crash or hang. The input is read as a classifier
 // JSON file; when it does not parse, its first line is tried as one pattern (the regex engines).
-#include "model/kernelclassifier.h"
+#include "model/trace/kernelclassifier.h"
 
 #include <cstddef>
 #include <cstdint>

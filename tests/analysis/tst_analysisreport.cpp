@@ -87,7 +87,7 @@ private slots:
 
         const std::string text = report.toText();
         QVERIFY2(text.find("capture overhead") != std::string::npos, text.c_str());
-        // captureOverheadLine's wording (model/captureoverhead.h), then the note above 5 %.
+        // captureOverheadLine's wording (model/trace/captureoverhead.h), then the note above 5 %.
         const size_t line = text.find("rank 0: step 6.500 ms before arming (12 steps, fewer than 50); 7.475 ms while "
                                       "capturing (+15.0 %, 20 steps, fewer than 50); arm latency 9.2 ms: part of "
                                       "this rank's");

@@ -5,7 +5,7 @@
 // reports: the gate's exit, the JUnit counts and the Markdown verdict line.
 #include "model/analysis/diffreport.h"
 #include "model/analysis/diffverdict.h"
-#include "model/synth.h"
+#include "model/synth/synth.h"
 
 #include <QtTest>
 

@@ -2,7 +2,7 @@
 // KernelClassifier and PatternMatcher: the default table on real kernel names (kernelnames.tsv),
 // first-match order, user tables, errors, the stored (protobuf) form, and the fast POSIX path
 // agreeing with ECMAScript std::regex.
-#include "model/kernelclassifier.h"
+#include "model/trace/kernelclassifier.h"
 
 #include <QFile>
 #include <QTest>

@@ -3,8 +3,8 @@
 // the truth to the nanosecond (sync stalls: see compare()), the straggler is found, and synth's
 // kernel names classify as intended with the default table. Also through a written and re-read file.
 #include "model/analysis/gapanalyzer.h"
-#include "model/synth.h"
-#include "model/tracefile.h"
+#include "model/io/tracefile.h"
+#include "model/synth/synth.h"
 
 #include <QTemporaryDir>
 #include <QTest>

@@ -11,7 +11,7 @@
 //             tests/analysis/kernelnames.tsv), against std::regex (ECMAScript) on the same rules.
 // Usage: bench_analysis TRACE [ROUNDS [NAMES_TSV]]   (bench_analysis.sh makes the trace with synth)
 #include "model/analysis/analysisreport.h"
-#include "model/tracefile.h"
+#include "model/io/tracefile.h"
 
 #include <algorithm>
 #include <chrono>

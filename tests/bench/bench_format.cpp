@@ -6,8 +6,8 @@
 // baselines measured in the same run: zstd decompression alone for reading, memcpy-free encode for
 // writing is not separable, so the write figure is end to end.
 #include "model/export/chromeexport.h"
-#include "model/synth.h"
-#include "model/tracefile.h"
+#include "model/io/tracefile.h"
+#include "model/synth/synth.h"
 
 #include <algorithm>
 #include <chrono>

@@ -15,11 +15,11 @@
 
 #include "viewerprobe.h"
 
-#include "model/memoryuse.h"
-#include "views/timelinerenderer.h"
-#include "views/timelinewidget.h"
-#include "views/tracedocument.h"
-#include "views/workspace.h"
+#include "model/base/memoryuse.h"
+#include "views/document/tracedocument.h"
+#include "views/document/workspace.h"
+#include "views/timeline/timelinerenderer.h"
+#include "views/timeline/timelinewidget.h"
 
 #include <QApplication>
 #include <QImage>

@@ -2,7 +2,7 @@
 # Live streaming benchmark (driven by bench_live.sh): gapscope-agent --replay -> loopback -> client,
 # and on to the viewer's model (LiveFeed + Trace::appendFrom).
 if(TARGET gapscope_capture_client AND TARGET gapscope-agent)
-  # model/livefeed.h is the viewer's hand-over into its model (no Qt), so the benchmark measures the
+  # model/io/livefeed.h is the viewer's hand-over into its model (no Qt), so the benchmark measures the
   # viewer's own path on GPU boxes built with GAPSCOPE_GUI=OFF.
   add_executable(bench_live ${CMAKE_CURRENT_LIST_DIR}/bench_live.cpp)
   target_include_directories(bench_live PRIVATE ${PROJECT_SOURCE_DIR})

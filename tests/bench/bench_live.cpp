@@ -7,7 +7,7 @@
 //  3. latency: `--speed 1` replay of a 3 s trace; per event, arrival time at the client minus the
 //     event's end (both CLOCK_REALTIME on this host): p50 / p90 / p99 / max.
 //  4. the same up to the viewer's model, as LiveSession does it: the receiving thread hands each chunk
-//     to the viewer's LiveFeed (model/livefeed.h), whose own thread
+//     to the viewer's LiveFeed (model/io/livefeed.h), whose own thread
 //     decodes it, and a third thread moves the decoded events into the growing model::Trace with Trace::appendFrom
 //     every 100 ms (the viewer's GUI timer). Throughput (median of 3, ratio to the direct file decode and to
 //     readTraceFile) and kernel end -> in the viewer's model (time of the hand-over that made the
@@ -17,8 +17,8 @@
 #include "model/format/chunkdecoder.h"
 #include "model/format/tracereader.h"
 #include "model/format/tracewriter.h"
-#include "model/tracefile.h"
-#include "model/livefeed.h"
+#include "model/io/livefeed.h"
+#include "model/io/tracefile.h"
 
 #include <algorithm>
 #include <atomic>

@@ -4,9 +4,9 @@
 // kinds found) and as --step-rule auto runs it (every rule on every rank, the stored steps replaced), each
 // against the read. Medians of RUNS runs, interleaved. Prints one table.
 // Usage: bench_steps FILE [RUNS]
+#include "model/io/tracefile.h"
 #include "model/open/traceopen.h"
 #include "model/steps/stepfinder.h"
-#include "model/tracefile.h"
 
 #include <algorithm>
 #include <chrono>

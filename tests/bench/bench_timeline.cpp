@@ -14,13 +14,13 @@
 // may be shared. Prints a table (check | measured | target | PASS/FAIL) for BENCHMARKS.md.
 
 #include "viewerprobe.h"
-#include "views/analysisrunner.h"
-#include "views/lanelayout.h"
-#include "views/statspanel.h"
-#include "views/timelinerenderer.h"
-#include "views/timelinewidget.h"
-#include "views/tracedocument.h"
-#include "views/workspace.h"
+#include "views/analysis/analysisrunner.h"
+#include "views/document/tracedocument.h"
+#include "views/document/workspace.h"
+#include "views/tables/statspanel.h"
+#include "views/timeline/lanelayout.h"
+#include "views/timeline/timelinerenderer.h"
+#include "views/timeline/timelinewidget.h"
 
 #include <QApplication>
 #include <QElapsedTimer>

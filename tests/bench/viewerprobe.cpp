@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: MIT
 #include "viewerprobe.h"
 
-#include "views/analysisrunner.h"
-#include "views/statspanel.h"
-#include "views/timelinewidget.h"
-#include "views/workspace.h"
+#include "views/analysis/analysisrunner.h"
+#include "views/document/workspace.h"
+#include "views/tables/statspanel.h"
+#include "views/timeline/timelinewidget.h"
 
 #include <QApplication>
 #include <QTimer>

@@ -5,7 +5,7 @@
 // way of opening a trace (TraceOpener in the background, then Workspace::setDocument) with an
 // event-loop stall probe: a 1 ms timer on the GUI thread whose late ticks are the loop blocked.
 
-#include "views/tracedocument.h"
+#include "views/document/tracedocument.h"
 
 #include <QSize>
 #include <QString>

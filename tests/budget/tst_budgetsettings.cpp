@@ -2,7 +2,7 @@
 // BudgetInputs <-> pb::BudgetSettings: a trace stores the settings and restores the same budget.
 #include "model/budget/budgetsettings.h"
 #include "model/format/trace.pb.h"
-#include "model/tracemetaproto.h"
+#include "model/io/tracemetaproto.h"
 
 #include <QtTest>
 

@@ -8,7 +8,7 @@
 // clock, and BEGIN/END pairs matched per track into slices. Everything a reader would reject or
 // misread becomes a line in `problems`. Test helper.
 
-#include "model/status.h"
+#include "model/base/status.h"
 
 #include <cstdint>
 #include <map>

@@ -2,7 +2,7 @@
 #include "randomtrace.h"
 
 #include "model/format/serialize.h"
-#include "model/tracemetaproto.h"
+#include "model/io/tracemetaproto.h"
 
 #include <random>
 

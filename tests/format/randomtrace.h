@@ -4,7 +4,7 @@
 // Test helpers: a random trace with every event kind and awkward values (long durations, equal
 // starts, nested NVTX, unicode and very long names), and a column-by-column comparison of traces.
 
-#include "model/trace.h"
+#include "model/trace/trace.h"
 
 #include <cstdint>
 #include <string>

@@ -4,7 +4,7 @@
 #include "model/format/counterset.h"
 #include "model/format/stats.h"
 #include "model/format/trace.pb.h"
-#include "model/tracemeta.h"
+#include "model/trace/tracemeta.h"
 
 #include <QtTest>
 

@@ -6,9 +6,9 @@
 #include "model/format/chunkdecoder.h"
 #include "model/format/tracereader.h"
 #include "model/format/tracewriter.h"
+#include "model/io/tracefile.h"
+#include "model/io/tracemetaproto.h"
 #include "model/open/traceopen.h"
-#include "model/tracefile.h"
-#include "model/tracemetaproto.h"
 
 #include <QTemporaryDir>
 #include <QtTest>

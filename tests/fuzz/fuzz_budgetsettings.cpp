@@ -4,7 +4,7 @@
 // inputs whose budget computes (or fails with a message).
 #include "model/budget/budgetsettings.h"
 #include "model/format/trace.pb.h"
-#include "model/tracemetaproto.h"
+#include "model/io/tracemetaproto.h"
 
 #include <cstdint>
 

@@ -7,7 +7,7 @@
 
 #include "model/format/crc32c.h"
 #include "model/format/fileformat.h"
-#include "model/tracefile.h"
+#include "model/io/tracefile.h"
 
 #include <cstdint>
 #include <string>

@@ -8,8 +8,8 @@
 
 #include "model/format/crc32c.h"
 #include "model/format/fileformat.h"
-#include "model/synth.h"
-#include "model/tracefile.h"
+#include "model/io/tracefile.h"
+#include "model/synth/synth.h"
 
 #include <cstdint>
 #include <cstdio>

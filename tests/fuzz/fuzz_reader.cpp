@@ -6,9 +6,9 @@
 #include "fuzzbudget.h"
 
 #include "model/format/tracereader.h"
-#include "model/overview.h"
-#include "model/tracefile.h"
-#include "model/tracewindow.h"
+#include "model/io/overview.h"
+#include "model/io/tracefile.h"
+#include "model/io/tracewindow.h"
 
 #include <cstdint>
 #include <string>

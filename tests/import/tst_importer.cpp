@@ -3,8 +3,8 @@
 // totals Python computed from the same files), two ranks opened together (ranks, clocks, collectives,
 // launch correlation), the nsys-shaped SQLite report, clock alignment of disagreeing files, truncated
 // gzip, cancellation and files that are not traces.
+#include "model/base/json.h"
 #include "model/import/importer.h"
-#include "model/json.h"
 #include "model/open/traceopen.h"
 
 #include <QTemporaryDir>

@@ -5,7 +5,7 @@
 // shape (one member, concatenated members, cut short, corrupt) to the same bytes.
 #include "model/import/bytesource.h"
 #include "model/import/importer.h"
-#include "model/tracefile.h"
+#include "model/io/tracefile.h"
 
 #include <QTemporaryDir>
 #include <QTest>

@@ -7,9 +7,9 @@
 // ranges that explain the GPU gaps no recorded host event explains. A process without GPU work is no
 // rank: StagedTrace::dropProcesses takes it out with its lanes and events.
 #include "model/analysis/hostattribution.h"
+#include "model/base/json.h"
 #include "model/import/importer.h"
 #include "model/import/stagedtrace.h"
-#include "model/json.h"
 #include "model/open/traceopen.h"
 
 #include <QTemporaryDir>

@@ -10,7 +10,7 @@
 #include "model/format/zstdcodec.h"
 #include "model/import/importer.h"
 #include "model/open/traceopen.h"
-#include "model/synth.h"
+#include "model/synth/synth.h"
 
 #include <QTemporaryDir>
 #include <QTest>

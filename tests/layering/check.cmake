@@ -1,52 +1,54 @@
 # SPDX-License-Identifier: MIT
-# Layering rules, checked on every #include of the tree under ROOT:
+# Layering rules, checked on every #include of the tree under ROOT. The layers are the folders: each
+# folder of model/ is one library (model/CMakeLists.txt), and the rules below name folders only.
 #  1. model/, capture/ and kernels/ never include a Qt header (they build on a GPU box without Qt, and
 #     gapscope-cli links model/ only).
-#  2. A file of a model layer includes model headers only of its own layer and the layers below it
+#  2. A file of a model folder includes model headers only of its own folder and the folders below it
 #     (model/CMakeLists.txt links the same edges):
-#       base (model/status.h, model/patternmatcher.*) <- format <- core (model/*) <- budget <- analysis
-#       core <- steps;  core <- import;  import, steps <- open;  analysis <- export;  analysis <- sql
-#     capture/ may include base and format only; kernels/ anything but import, open and export.
-#  3. Nothing there includes <regex> but model/patternmatcher.cpp: std::regex backtracks (a pattern can
-#     make it run for ever); PatternMatcher searches in linear time.
-#  4. The file format's protobuf types stay at the edge: outside model/format/ and capture/, only the
-#     files that convert between them and the model's own types (the readers, the writer, the live
-#     stream's decoder, the capture protocol's clients; `wire_edges` below) name `pb::` or include
-#     trace.pb.h / tracemetaproto.h. Checked in model/, kernels/, views/ and app/.
+#       base <- format <- trace <- io;  trace <- steps;  trace <- budget <- analysis;  io <- analysis;
+#       io <- import;  import, steps <- open;  analysis <- export;  analysis <- sql;  io <- synth
+#     No file sits in model/ itself. capture/ may include base and format only; kernels/ anything but
+#     import, open, export, sql and synth.
+#  3. Nothing there includes <regex> but model/base/patternmatcher.cpp: std::regex backtracks (a pattern
+#     can make it run for ever); PatternMatcher searches in linear time.
+#  4. The file format's protobuf types stay at the edge: only model/format/, model/io/ (the model's
+#     files and live stream in and out), model/synth/ (it writes files) and capture/ name `pb::` or
+#     include trace.pb.h / tracemetaproto.h, and of the rest only the live connection's edges
+#     (`wire_edges` below). Checked in model/, kernels/, views/ and app/.
 # Fails listing every offending line as FILE: INCLUDE (LAYER may not include TARGET-LAYER).
 cmake_policy(SET CMP0057 NEW)
 set(allowed_base base)
 set(allowed_format base format)
-set(allowed_core base format core)
-set(allowed_budget base format core budget)
-set(allowed_analysis base format core budget analysis)
-set(allowed_steps base format core steps)
-set(allowed_import base format core import)
-set(allowed_open base format core import steps open)
-set(allowed_export base format core budget analysis export)
-set(allowed_sql base format core budget analysis sql)
+set(allowed_trace base format trace)
+set(allowed_io base format trace io)
+set(allowed_steps base format trace steps)
+set(allowed_budget base format trace budget)
+set(allowed_analysis base format trace io budget analysis)
+set(allowed_import base format trace io import)
+set(allowed_open base format trace io import steps open)
+set(allowed_export base format trace io budget analysis export)
+set(allowed_sql base format trace io budget analysis sql)
+set(allowed_synth base format trace io synth)
 set(allowed_capture base format)
-set(allowed_kernels base format core budget analysis)
+set(allowed_kernels base format trace io budget analysis)
+set(wire_layers format io synth)
 
-# The layer of a path relative to ROOT ("model/budget/budget.h" -> budget), "" when none.
+# The layer of a path relative to ROOT ("model/budget/budget.h" -> budget; "model/x.h" -> "model", a
+# file outside the folders), "" when none.
 function(layer_of path outvar)
   set(l "")
-  if(path MATCHES "^model/(status\\.h|patternmatcher\\.(h|cpp))$")
-    set(l base)
-  elseif(path MATCHES "^model/(format|steps|budget|analysis|import|open|export|sql)/")
+  if(path MATCHES "^model/([a-z]+)/")
     set(l ${CMAKE_MATCH_1})
   elseif(path MATCHES "^model/[^/]+$")
-    set(l core)
+    set(l model)
   elseif(path MATCHES "^(capture|kernels)/")
     set(l ${CMAKE_MATCH_1})
   endif()
   set(${outvar} ${l} PARENT_SCOPE)
 endfunction()
 
-set(wire_edges model/chunkimporter.h model/chunkimporter.cpp model/livefeed.h model/livefeed.cpp model/overview.cpp model/synth.cpp
-  model/synthsink.cpp model/tracefile.cpp model/traceloader.h model/traceloader.cpp model/tracemetaproto.h
-  model/tracemetaproto.cpp model/tracesections.cpp views/liveworker.cpp app/cli/cmd_capture.cpp
-  app/gui/connectdialog.h app/gui/connectdialog.cpp)
+# The live connection's edges: the client protocol's messages turned into the viewer's and CLI's values.
+set(wire_edges views/live/liveworker.cpp app/cli/cmd_capture.cpp views/live/connectdialog.h views/live/connectdialog.cpp)
 
 set(qt "")
 set(edges "")
@@ -55,10 +57,11 @@ set(wire "")
 foreach(dir model kernels views app)
   file(GLOB_RECURSE files RELATIVE ${ROOT} ${ROOT}/${dir}/*.h ${ROOT}/${dir}/*.cpp ${ROOT}/${dir}/*.cu ${ROOT}/${dir}/*.cuh)
   foreach(f ${files})
-    if(f MATCHES "^model/format/" OR f IN_LIST wire_edges)
+    layer_of(${f} layer)
+    if(layer IN_LIST wire_layers OR f IN_LIST wire_edges)
       continue()
     endif()
-    file(STRINGS ${ROOT}/${f} lines REGEX "(^|[^A-Za-z0-9_])pb::|#[ \t]*include[ \t]*[<\"]model/(format/trace\\.pb|tracemetaproto)\\.h")
+    file(STRINGS ${ROOT}/${f} lines REGEX "(^|[^A-Za-z0-9_])pb::|#[ \t]*include[ \t]*[<\"]model/(format/trace\\.pb|io/tracemetaproto)\\.h")
     foreach(l ${lines})
       string(STRIP "${l}" l)
       string(APPEND wire "${f}: ${l}\n")
@@ -73,13 +76,16 @@ foreach(dir model capture kernels)
     foreach(l ${lines})
       string(APPEND qt "${f}: ${l}\n")
     endforeach()
-    if(NOT f STREQUAL "model/patternmatcher.cpp")
+    if(NOT f STREQUAL "model/base/patternmatcher.cpp")
       file(STRINGS ${ROOT}/${f} lines REGEX "^[ \t]*#[ \t]*include[ \t]*<regex>")
       foreach(l ${lines})
         string(APPEND regex "${f}: ${l}\n")
       endforeach()
     endif()
     layer_of(${f} from)
+    if(from STREQUAL "model")
+      string(APPEND edges "${f}: (a file outside model's layer folders)\n")
+    endif()
     file(STRINGS ${ROOT}/${f} lines REGEX "^[ \t]*#[ \t]*include[ \t]*[<\"]model/")
     foreach(l ${lines})
       string(REGEX REPLACE "^[ \t]*#[ \t]*include[ \t]*[<\"](model/[^>\"]+)[>\"].*$" "\\1" inc "${l}")
@@ -97,11 +103,11 @@ if(edges)
   message(SEND_ERROR "includes against the layer order:\n${edges}")
 endif()
 if(regex)
-  message(SEND_ERROR "std::regex outside model/patternmatcher.cpp (use PatternMatcher):\n${regex}")
+  message(SEND_ERROR "std::regex outside model/base/patternmatcher.cpp (use PatternMatcher):\n${regex}")
 endif()
 if(wire)
   message(SEND_ERROR "protobuf types outside model/format and the conversion edges (use the model's types, "
-    "model/tracemeta.h):\n${wire}")
+    "model/trace/tracemeta.h):\n${wire}")
 endif()
 if(qt OR edges OR regex OR wire)
   message(FATAL_ERROR "layering broken")

@@ -2,7 +2,7 @@
 // A capture's record of its own cost as gapscope-cli prints it and as `capture_overhead` in JSON:
 // against the baseline when the rank sent one, after the last capture, few steps, no steps at all
 // (time window), and files of older ranks (no baseline).
-#include "model/captureoverhead.h"
+#include "model/trace/captureoverhead.h"
 
 #include <QtTest>
 

@@ -2,10 +2,10 @@
 // The Chrome trace JSON export, parsed back: one complete event per trace event with the arguments
 // of exportrules.h, a process per rank named like the Perfetto export's, a thread per lane (GPU
 // streams, CPU API threads, NVTX, collectives), and one "s"/"f" flow pair per launch -> GPU event.
+#include "model/base/json.h"
 #include "model/export/chromeexport.h"
 #include "model/export/exportrules.h"
-#include "model/json.h"
-#include "model/synth.h"
+#include "model/synth/synth.h"
 
 #include <QtTest>
 

@@ -3,7 +3,7 @@
 // torch.profiler traces of the corpus), with and without namespaces; names that are no C++ signature
 // stay as they are; on every name of kernelnames.tsv the short form is stable (applying it twice
 // changes nothing) and has no return type left.
-#include "model/kernelname.h"
+#include "model/trace/kernelname.h"
 
 #include <QFile>
 #include <QTest>

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 // Window queries and folding of one lane: fixed cases, and random lanes against brute force.
-#include "model/trace.h"
+#include "model/trace/trace.h"
 
 #include <QtTest>
 

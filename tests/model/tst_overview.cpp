@@ -1,21 +1,21 @@
 // SPDX-License-Identifier: MIT
-// TraceOverview (model/overview.h): the OVERVIEW frame a writer puts in every file and the one pass
+// TraceOverview (model/io/overview.h): the OVERVIEW frame a writer puts in every file and the one pass
 // over the chunks that builds it for a file without one give the same lanes, nodes, steps and
 // counters; its totals are traceStats of a full read; folding it for a screen keeps every event and
 // its time; a damaged chunk is skipped and counted as a full read skips and counts it; a file cut
 // before its index gets it rebuilt from its chunks.
+#include "../format/randomtrace.h"
 #include "model/format/fileformat.h"
-#include "model/format/zstdcodec.h"
 #include "model/format/trace.pb.h"
 #include "model/format/tracereader.h"
 #include "model/format/tracewriter.h"
+#include "model/format/zstdcodec.h"
+#include "model/io/overview.h"
+#include "model/io/tracefile.h"
+#include "model/io/tracewindow.h"
 #include "model/open/traceopen.h"
-#include "model/overview.h"
-#include "model/synth.h"
-#include "model/tracefile.h"
-#include "model/tracesummary.h"
-#include "model/tracewindow.h"
-#include "../format/randomtrace.h"
+#include "model/synth/synth.h"
+#include "model/trace/tracesummary.h"
 
 #include <QTemporaryDir>
 #include <QtTest>

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 // OwnTime: the one-stream rule on hand-worked streams (events as start,end pairs in stream order and
 // the own time each must get), and the seed of an earlier event still running.
-#include "model/owntime.h"
+#include "model/trace/owntime.h"
 
 #include <QTest>
 

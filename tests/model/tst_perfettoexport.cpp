@@ -7,11 +7,11 @@
 #include "../format/perfettodecode.h"
 
 #include "model/analysis/gapanalyzer.h"
+#include "model/base/json.h"
 #include "model/export/exportrules.h"
-#include "model/json.h"
 #include "model/export/perfettoexport.h"
-#include "model/synth.h"
 #include "model/open/traceopen.h"
+#include "model/synth/synth.h"
 
 #include <QTemporaryDir>
 #include <QtTest>

@@ -3,7 +3,7 @@
 // recorded, aligned across ranks by index; a pathological pattern is searched in linear time. The shapes
 // of real engines (annotations, graph replays, eager forwards) are in tst_stepshapes.
 #include "model/steps/stepfinder.h"
-#include "model/synth.h"
+#include "model/synth/synth.h"
 
 #include <QElapsedTimer>
 #include <QtTest>

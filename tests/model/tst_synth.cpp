@@ -3,10 +3,10 @@
 // names classify as the truth says under the default classifier, file and in-memory paths agree.
 #include "../format/randomtrace.h"
 
-#include "model/kernelclassifier.h"
-#include "model/synth.h"
-#include "model/synthcatalog.h"
-#include "model/tracefile.h"
+#include "model/io/tracefile.h"
+#include "model/synth/synth.h"
+#include "model/synth/synthcatalog.h"
+#include "model/trace/kernelclassifier.h"
 
 #include <QTemporaryDir>
 #include <QtTest>

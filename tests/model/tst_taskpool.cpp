@@ -3,9 +3,9 @@
 // and the loader and the analysis give the same results on one thread and on several.
 #include "model/analysis/analysisreport.h"
 #include "model/analysis/gapanalyzer.h"
-#include "model/synth.h"
-#include "model/taskpool.h"
-#include "model/tracefile.h"
+#include "model/base/taskpool.h"
+#include "model/io/tracefile.h"
+#include "model/synth/synth.h"
 
 #include <QTemporaryDir>
 #include <QtTest>

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
 // The in-memory trace: building, typed access, launch correlation, live appends, memory per event,
 // lane identity (host and pid included) through building, appending and a file round trip.
-#include "model/trace.h"
-#include "model/tracefile.h"
+#include "model/io/tracefile.h"
+#include "model/trace/trace.h"
 
 #include <QTemporaryDir>
 #include <QtTest>

@@ -4,7 +4,7 @@
 // that overlap); colliding rank ids are renumbered with a warning; captures whose clocks disagree are
 // shifted so that their first collectives end together.
 #include "model/open/traceopen.h"
-#include "model/synth.h"
+#include "model/synth/synth.h"
 
 #include <QTemporaryDir>
 #include <QtTest>

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 // Summary tables: own kernel time and per-step busy time when kernels of one stream overlap
 // (programmatic dependent launch) and when they do not, fixed cases and random traces against brute force.
-#include "model/tracesummary.h"
+#include "model/trace/tracesummary.h"
 
 #include <QtTest>
 

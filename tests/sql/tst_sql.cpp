@@ -4,7 +4,7 @@
 // table without a sort and with SQLite's own answer, errors that name the statement, and database files
 // (append, capture ids, refusals).
 #include "model/sql/sqlsession.h"
-#include "model/synth.h"
+#include "model/synth/synth.h"
 
 #include <QtTest>
 

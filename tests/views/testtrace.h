@@ -11,7 +11,7 @@
 // cudaLaunchKernel call starting launchLeadNs before it (correlation ids 1, 2, ... per rank).
 // An NVTX range "decode step i" covers each step.
 
-#include "model/trace.h"
+#include "model/trace/trace.h"
 
 #include <string>
 #include <vector>

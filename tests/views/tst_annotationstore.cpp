@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: MIT
 // Annotations round-trip: through the trace file's section, and through the sidecar file.
-#include "views/annotationmodel.h"
-#include "views/annotationstore.h"
+#include "views/annotations/annotationmodel.h"
+#include "views/annotations/annotationstore.h"
 
-#include "model/tracefile.h"
-#include "testtrace.h"
+#include "model/io/tracefile.h"
 #include "tests/unprivileged.h"
+#include "testtrace.h"
 
 #include <QFile>
 #include <QTemporaryDir>

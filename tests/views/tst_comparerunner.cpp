@@ -3,10 +3,10 @@
 // the window and says so on the status line; a file that cannot be read fails with a warning; a
 // newer comparison drops the result of the one it superseded (here a missing file, whose failure
 // would otherwise open the warning and say "Compare failed").
-#include "model/synth.h"
-#include "model/tracefile.h"
-#include "views/comparerunner.h"
-#include "views/compareview.h"
+#include "model/io/tracefile.h"
+#include "model/synth/synth.h"
+#include "views/compare/comparerunner.h"
+#include "views/compare/compareview.h"
 
 #include <QApplication>
 #include <QDockWidget>

@@ -5,14 +5,14 @@
 // pairs after normalising, with its counts, totals and medians; traces without steps in common say
 // so and still compare kernels; the timeline overlay aligns both steps at their start; the export
 // writes the view as PNG and SVG.
-#include "model/kernelclassifier.h"
-#include "model/synth.h"
-#include "model/trace.h"
-#include "views/bardiffmodel.h"
-#include "views/compareview.h"
-#include "views/kerneldiffmodel.h"
-#include "views/stepdiffmodel.h"
-#include "views/stepoverlay.h"
+#include "model/synth/synth.h"
+#include "model/trace/kernelclassifier.h"
+#include "model/trace/trace.h"
+#include "views/compare/bardiffmodel.h"
+#include "views/compare/compareview.h"
+#include "views/compare/kerneldiffmodel.h"
+#include "views/compare/stepdiffmodel.h"
+#include "views/compare/stepoverlay.h"
 
 #include <QAbstractItemModelTester>
 #include <QImage>

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 // "Connect to agent…": the step rule as gapscope-cli capture takes it, the options the dialog hands
 // to the session, and the rank list read from a real gapscope-agent replaying a synth trace.
-#include "app/gui/connectdialog.h"
+#include "views/live/connectdialog.h"
 
 #include <QFile>
 #include <QProcess>

@@ -3,18 +3,18 @@
 // caption and the legend are where they should be (checked on pixels). Also the headless
 // `gapscope FILE --export-png` entry point, run as a process without a display. And the Perfetto
 // trace export, read back.
-#include "views/annotationmodel.h"
-#include "views/eventcolors.h"
-#include "views/exportrenderer.h"
-#include "views/lanelayout.h"
-#include "views/timelinewidget.h"
-#include "views/tracedocument.h"
-#include "views/workspace.h"
+#include "views/annotations/annotationmodel.h"
+#include "views/common/eventcolors.h"
+#include "views/document/exportrenderer.h"
+#include "views/document/tracedocument.h"
+#include "views/document/workspace.h"
+#include "views/timeline/lanelayout.h"
+#include "views/timeline/timelinewidget.h"
 
 #include "../format/perfettodecode.h"
-#include "model/tracefile.h"
+#include "model/io/tracefile.h"
 #include "testtrace.h"
-#include "views/statspanel.h"
+#include "views/tables/statspanel.h"
 
 #include <QFile>
 #include <QImage>

@@ -5,20 +5,20 @@
 // details pane's launching operator and host stack, the Host table against synth's ground truth and
 // against `gapscope-cli analyze --json`, a Host row lighting up its gaps, the bar members' host
 // events, and the headless export with the CPU lanes open.
-#include "model/json.h"
-#include "model/synth.h"
-#include "model/tracefile.h"
-#include "views/analysisrunner.h"
-#include "views/detailspane.h"
-#include "views/eventcolors.h"
-#include "views/hosttablemodel.h"
-#include "views/launchflows.h"
-#include "views/membertablemodel.h"
-#include "views/statspanel.h"
-#include "views/statstable.h"
-#include "views/timelinewidget.h"
-#include "views/tracedocument.h"
-#include "views/workspace.h"
+#include "model/base/json.h"
+#include "model/io/tracefile.h"
+#include "model/synth/synth.h"
+#include "views/analysis/analysisrunner.h"
+#include "views/common/eventcolors.h"
+#include "views/common/statstable.h"
+#include "views/document/tracedocument.h"
+#include "views/document/workspace.h"
+#include "views/tables/hosttablemodel.h"
+#include "views/tables/membertablemodel.h"
+#include "views/tables/statspanel.h"
+#include "views/timeline/detailspane.h"
+#include "views/timeline/launchflows.h"
+#include "views/timeline/timelinewidget.h"
 
 #include <QAbstractItemModelTester>
 #include <QFile>

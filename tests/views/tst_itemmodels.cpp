@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: MIT
 // Item models under QAbstractItemModelTester, with their values checked on a known trace.
-#include "views/annotationmodel.h"
-#include "views/csvexport.h"
-#include "views/eventcolors.h"
-#include "views/kerneltablemodel.h"
-#include "views/membertablemodel.h"
-#include "views/steptablemodel.h"
+#include "views/annotations/annotationmodel.h"
+#include "views/common/csvexport.h"
+#include "views/common/eventcolors.h"
+#include "views/tables/kerneltablemodel.h"
+#include "views/tables/membertablemodel.h"
+#include "views/tables/steptablemodel.h"
 
 #include "testtrace.h"
 

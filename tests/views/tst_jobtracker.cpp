@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 // JobTracker: a newer job makes older tickets stale, also across threads and after destruction.
-#include "views/jobtracker.h"
+#include "views/common/jobtracker.h"
 
 #include <QTest>
 

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 // LaneLayout: grouping host > rank > stream, options, row lookup.
-#include "views/lanelayout.h"
+#include "views/timeline/lanelayout.h"
 
 #include "testtrace.h"
 

@@ -5,15 +5,15 @@
 // step's window in the background, after which the frame draws events again and the tables, the
 // analysis and the details cover the window; times stay relative to the file's start. A file cut
 // before its index opens the same way.
-#include "views/analysisrunner.h"
-#include "views/kerneltablemodel.h"
-#include "views/statspanel.h"
-#include "views/steptablemodel.h"
-#include "views/timelinewidget.h"
-#include "views/tracedocument.h"
-#include "views/workspace.h"
+#include "views/analysis/analysisrunner.h"
+#include "views/document/tracedocument.h"
+#include "views/document/workspace.h"
+#include "views/tables/kerneltablemodel.h"
+#include "views/tables/statspanel.h"
+#include "views/tables/steptablemodel.h"
+#include "views/timeline/timelinewidget.h"
 
-#include "model/synth.h"
+#include "model/synth/synth.h"
 
 #include <QFile>
 #include <QImage>

@@ -9,12 +9,12 @@
 #include "capture/client/agentclient.h"
 #include "capture/protocol/netutil.h"
 #include "capture/protocol/tokenauth.h"
-#include "model/tracefile.h"
-#include "views/livepanel.h"
-#include "views/livesession.h"
-#include "views/timelinewidget.h"
-#include "views/waterfallpanel.h"
-#include "views/workspace.h"
+#include "model/io/tracefile.h"
+#include "views/analysis/waterfallpanel.h"
+#include "views/document/workspace.h"
+#include "views/live/livepanel.h"
+#include "views/live/livesession.h"
+#include "views/timeline/timelinewidget.h"
 
 #include <QDir>
 #include <QFile>

@@ -3,12 +3,12 @@
 // the dialog (its rank list filled from the agent), "Capture" starts the session, the Live dock and
 // the status bar report progress, the workspace shows the growing trace and, at the end, the final
 // one, which File > Save trace as .gapscope… writes; the window then closes cleanly.
-#include "app/gui/connectdialog.h"
 #include "app/gui/mainwindow.h"
-#include "model/tracefile.h"
-#include "views/livepanel.h"
-#include "views/livesession.h"
-#include "views/workspace.h"
+#include "model/io/tracefile.h"
+#include "views/document/workspace.h"
+#include "views/live/connectdialog.h"
+#include "views/live/livepanel.h"
+#include "views/live/livesession.h"
 
 #include <QApplication>
 #include <QDockWidget>

@@ -6,19 +6,19 @@
 // shows the comparison in the Compare dock (the sample against itself: nothing moved) and enables
 // its export.
 #include "app/gui/mainwindow.h"
-#include "model/kernelname.h"
-#include "views/bardiffmodel.h"
-#include "views/compareview.h"
-#include "views/kerneldiffmodel.h"
-#include "views/kerneltablemodel.h"
-#include "views/statspanel.h"
-#include "views/statstable.h"
-#include "views/timeformat.h"
-#include "views/waterfallchart.h"
-#include "views/waterfallpanel.h"
-#include "views/workspace.h"
+#include "model/trace/kernelname.h"
+#include "views/analysis/waterfallchart.h"
+#include "views/analysis/waterfallpanel.h"
+#include "views/common/statstable.h"
+#include "views/common/timeformat.h"
+#include "views/compare/bardiffmodel.h"
+#include "views/compare/compareview.h"
+#include "views/compare/kerneldiffmodel.h"
+#include "views/document/workspace.h"
+#include "views/tables/kerneltablemodel.h"
+#include "views/tables/statspanel.h"
 
-#include "views/traceopener.h"
+#include "views/document/traceopener.h"
 
 #include <QAction>
 #include <QChart>

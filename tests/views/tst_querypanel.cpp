@@ -2,10 +2,10 @@
 // The Query dock (views/querypanel): SQL over the open trace once its analysis is ready, the rows shown,
 // errors shown, and rows lit up on the timeline: kernels as themselves, gaps and steps as spans, with the
 // view zoomed onto them.
-#include "views/querypanel.h"
-#include "views/timelinewidget.h"
-#include "views/tracedocument.h"
-#include "views/workspace.h"
+#include "views/analysis/querypanel.h"
+#include "views/document/tracedocument.h"
+#include "views/document/workspace.h"
+#include "views/timeline/timelinewidget.h"
 
 #include "testtrace.h"
 

@@ -3,13 +3,13 @@
 // rule made the steps and how many of each kind, counts what every rule would make (off the GUI thread),
 // and a choice emits the rule; the trace opened again with that rule has the steps it counted.
 #include "model/open/traceopen.h"
-#include "views/analysisrunner.h"
-#include "views/annotationmodel.h"
-#include "views/annotationstore.h"
-#include "views/stepsmenu.h"
-#include "views/tracedocument.h"
-#include "views/waterfallpanel.h"
-#include "views/workspace.h"
+#include "views/analysis/analysisrunner.h"
+#include "views/analysis/stepsmenu.h"
+#include "views/analysis/waterfallpanel.h"
+#include "views/annotations/annotationmodel.h"
+#include "views/annotations/annotationstore.h"
+#include "views/document/tracedocument.h"
+#include "views/document/workspace.h"
 
 #include <QComboBox>
 #include <QFile>

@@ -3,16 +3,16 @@
 // short form with the full name on hover and in the CSV, a filter that matches either form, columns
 // sized to their content with the name column widest, and CSV from every table (the live panel's
 // agents too).
-#include "model/kernelname.h"
-#include "views/csvexport.h"
-#include "views/eventcolors.h"
-#include "views/kerneltablemodel.h"
+#include "model/trace/kernelname.h"
+#include "views/common/csvexport.h"
+#include "views/common/eventcolors.h"
+#include "views/tables/kerneltablemodel.h"
 #ifdef GAPSCOPE_HAVE_LIVE
-#include "views/livepanel.h"
+#include "views/live/livepanel.h"
 #endif
-#include "views/membertablemodel.h"
-#include "views/statspanel.h"
-#include "views/statstable.h"
+#include "views/common/statstable.h"
+#include "views/tables/membertablemodel.h"
+#include "views/tables/statspanel.h"
 
 #include "testtrace.h"
 

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 // Duration formatting and ruler ticks.
-#include "views/timeformat.h"
+#include "views/common/timeformat.h"
 
 #include <QTest>
 

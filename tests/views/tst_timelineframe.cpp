@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 // TimelineFrame: cull + fold of the visible rows and time window (phase one of painting).
-#include "views/timelineframe.h"
+#include "views/timeline/timelineframe.h"
 
 #include "testtrace.h"
 

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
 // TimelineRenderer: the folded frame is reused while only overlays change (hover, selection) and
 // rebuilt when the view, the size, the trace or the layout changes; decode steps are shaded.
-#include "views/lanelayout.h"
-#include "views/timelinerenderer.h"
+#include "views/timeline/lanelayout.h"
+#include "views/timeline/timelinerenderer.h"
 
 #include "testtrace.h"
 

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 // TimeMapping: time <-> pixel conversions, zoom around a point, pan, fit and clamping.
-#include "views/timemapping.h"
+#include "views/timeline/timemapping.h"
 
 #include <QTest>
 

@@ -3,11 +3,11 @@
 // in one line, repeated notes once with their count, and a box of a few lines at most, so that the chart
 // keeps its size at 1366x768 however many notes two merged captures bring; and in the workspace, the
 // analysis' coverage shown there once it is ready.
-#include "views/findingspanel.h"
-#include "views/tracedocument.h"
-#include "views/waterfallchart.h"
-#include "views/waterfallpanel.h"
-#include "views/workspace.h"
+#include "views/analysis/findingspanel.h"
+#include "views/analysis/waterfallchart.h"
+#include "views/analysis/waterfallpanel.h"
+#include "views/document/tracedocument.h"
+#include "views/document/workspace.h"
 
 #include "testtrace.h"
 

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 // WaterfallData: columns from a known analysis (budget bars, budget total, gap bars, measured total).
-#include "views/waterfalldata.h"
+#include "views/analysis/waterfalldata.h"
 
 #include <QTest>
 

@@ -1,0 +1,140 @@
+// SPDX-License-Identifier: MIT
+#include "model/synth/synthsink.h"
+
+#include "model/io/tracemetaproto.h"
+
+namespace gapscope::model::synth {
+namespace {
+
+class BuilderSink final : public SynthSink {
+public:
+    explicit BuilderSink(TraceBuilder& b)
+        : m_b(b)
+    {
+    }
+    uint32_t string(std::string_view s) override { return m_b.intern(s); }
+    uint32_t lane(const LaneInfo& info) override { return m_b.lane(info); }
+    uint32_t launchConfig(const KernelConfig& c) override
+    {
+        m_configs.push_back(c);
+        return uint32_t(m_configs.size() - 1);
+    }
+    void kernel(uint32_t lane, TimeNs start, TimeNs dur, uint32_t name, uint32_t corr, uint32_t config,
+        uint64_t graphId, uint64_t graphNode) override
+    {
+        KernelConfig c = m_configs[config];
+        c.graphId = graphId;
+        c.graphNodeId = graphNode;
+        m_b.addKernel(lane, start, dur, name, corr, c);
+    }
+    void api(uint32_t lane, TimeNs start, TimeNs dur, uint32_t name, uint32_t corr) override
+    {
+        m_b.addApi(lane, start, dur, name, corr);
+    }
+    void sync(uint32_t lane, TimeNs start, TimeNs dur, SyncKind kind, uint64_t stream, uint32_t corr) override
+    {
+        m_b.addSync(lane, start, dur, SyncInfo { kind, stream }, corr);
+    }
+    void memcpy(uint32_t lane, TimeNs start, TimeNs dur, CopyKind kind, uint64_t bytes, uint32_t corr) override
+    {
+        m_b.addMemop(lane, start, dur, MemopInfo { MemopKind::Memcpy, kind, bytes, false }, corr);
+    }
+    void nvtx(uint32_t lane, TimeNs start, TimeNs dur, uint32_t name, uint32_t depth) override
+    {
+        m_b.addNvtx(lane, start, dur, name, depth);
+    }
+    void host(uint32_t lane, TimeNs start, TimeNs dur, uint32_t name, HostKind kind, uint32_t depth) override
+    {
+        m_b.addHost(lane, start, dur, name, kind, depth);
+    }
+    void collective(uint32_t lane, TimeNs start, TimeNs dur, uint32_t op, uint64_t bytes, uint32_t datatype,
+        uint32_t algorithm, uint32_t protocol, uint64_t sequence, uint64_t comm) override
+    {
+        CollectiveInfo c;
+        c.bytes = bytes;
+        c.datatype = datatype;
+        c.algorithm = algorithm;
+        c.protocol = protocol;
+        c.sequence = sequence;
+        c.comm = comm;
+        c.channels = 2;
+        m_b.addCollective(lane, start, dur, op, c);
+    }
+    void step(uint32_t rank, const Step& step) override { m_b.addStep(rank, step); }
+
+private:
+    TraceBuilder& m_b;
+    std::vector<KernelConfig> m_configs;
+};
+
+class WriterSink final : public SynthSink {
+public:
+    explicit WriterSink(format::TraceWriter& w)
+        : m_w(w)
+        , m_e(w.encoder())
+    {
+    }
+    uint32_t string(std::string_view s) override { return m_e.internString(s); }
+    uint32_t lane(const LaneInfo& i) override { return m_e.lane(toProto(i)); }
+    uint32_t launchConfig(const KernelConfig& c) override { return m_e.config(toProto(c)); }
+    void kernel(uint32_t lane, TimeNs start, TimeNs dur, uint32_t name, uint32_t corr, uint32_t config,
+        uint64_t graphId, uint64_t graphNode) override
+    {
+        m_e.addKernel(lane, start, uint64_t(dur), name, corr, config, graphId, graphNode);
+    }
+    void api(uint32_t lane, TimeNs start, TimeNs dur, uint32_t name, uint32_t corr) override
+    {
+        m_e.addApi(lane, start, uint64_t(dur), name, corr);
+    }
+    void sync(uint32_t lane, TimeNs start, TimeNs dur, SyncKind kind, uint64_t stream, uint32_t corr) override
+    {
+        m_e.addSync(lane, start, uint64_t(dur), pb::SyncKind(kind), stream, corr);
+    }
+    void memcpy(uint32_t lane, TimeNs start, TimeNs dur, CopyKind kind, uint64_t bytes, uint32_t corr) override
+    {
+        m_e.addMemop(lane, start, uint64_t(dur), pb::MEMOP_MEMCPY, pb::CopyKind(kind), bytes, 0, corr);
+    }
+    void nvtx(uint32_t lane, TimeNs start, TimeNs dur, uint32_t name, uint32_t depth) override
+    {
+        m_e.addNvtx(lane, start, uint64_t(dur), name, depth);
+    }
+    void host(uint32_t lane, TimeNs start, TimeNs dur, uint32_t name, HostKind kind, uint32_t depth) override
+    {
+        m_e.addHost(lane, start, uint64_t(dur), name, depth, pb::HostKind(kind));
+    }
+    void collective(uint32_t lane, TimeNs start, TimeNs dur, uint32_t op, uint64_t bytes, uint32_t datatype,
+        uint32_t algorithm, uint32_t protocol, uint64_t sequence, uint64_t comm) override
+    {
+        format::ChunkEncoder::Collective c;
+        c.bytes = bytes;
+        c.datatype = datatype;
+        c.algorithm = algorithm;
+        c.protocol = protocol;
+        c.sequence = sequence;
+        c.comm = comm;
+        c.channels = 2;
+        m_e.addCollective(lane, start, uint64_t(dur), op, c);
+    }
+    void step(uint32_t rank, const Step& s) override
+    {
+        m_e.addStep(toRecord(rank, s, s.label.empty() ? 0 : m_e.internString(s.label)));
+    }
+    Status flush() override { return m_w.maybeFlush(); }
+
+private:
+    format::TraceWriter& m_w;
+    format::ChunkEncoder& m_e;
+};
+
+} // namespace
+
+std::unique_ptr<SynthSink> builderSink(TraceBuilder& builder)
+{
+    return std::make_unique<BuilderSink>(builder);
+}
+std::unique_ptr<SynthSink> writerSink(format::TraceWriter& writer)
+{
+    return std::make_unique<WriterSink>(writer);
+}
+
+} // namespace gapscope::model::synth

@@ -1,0 +1,334 @@
+// SPDX-License-Identifier: MIT
+#include "views/live/liveworker.h"
+
+#include "views/live/livesession.h"
+
+#include "model/format/stats.h"
+#include "model/format/trace.pb.h"
+#include "model/io/tracemetaproto.h"
+
+#include <QCoreApplication>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+
+using namespace gapscope;
+using gapscope::capture::LiveCapture;
+
+struct LiveWorker::Shared {
+    Options opt;
+    std::shared_ptr<model::LiveFeed> feed;
+    QPointer<LiveSession> session;
+    JobTracker::Ticket capture; // the session's capture this worker belongs to
+    std::atomic<bool> stop { false }, quit { false }, stalled { false };
+    std::mutex mutex;
+    std::condition_variable cv;
+    std::deque<std::function<void(LiveCapture&)>> commands;
+    bool exited = false; // guarded by mutex
+
+    // Runs fn(session) on the GUI thread, unless the session is gone by then.
+    template <typename Fn> void post(Fn fn)
+    {
+        QPointer<LiveSession> s = session;
+        QMetaObject::invokeMethod(
+            qApp,
+            [s, ticket = capture, fn = std::move(fn)]() mutable {
+                if (s && ticket.current()) // not a newer capture of the same session
+                    fn(*s);
+            },
+            Qt::QueuedConnection);
+    }
+    // Waits `seconds` unless asked to stop or quit first (then false).
+    bool sleep(double seconds)
+    {
+        std::unique_lock<std::mutex> lock(mutex);
+        return !cv.wait_for(lock, std::chrono::duration<double>(seconds), [this] { return stop || quit; });
+    }
+};
+
+namespace {
+
+QString qs(const std::string& s)
+{
+    return QString::fromStdString(s);
+}
+
+// Refusals that retrying cannot fix: the agent answered and said no (token, version), or the name
+// does not resolve.
+bool permanent(const std::string& message)
+{
+    return message.find("refused the connection:") != std::string::npos
+        || message.find("cannot resolve") != std::string::npos;
+}
+
+LiveAgentInfo agentInfo(const LiveCapture::Agent& a)
+{
+    LiveAgentInfo i;
+    const auto& id = a.client->connected() ? a.client->hello().agent() : a.hello.agent();
+    i.address = qs(a.address);
+    i.host = qs(id.host());
+    i.version = qs(id.agent_version());
+    i.instanceId = id.instance_id();
+    i.replay = id.replay();
+    i.replayFile = qs(id.replay_file());
+    i.offsetNs = a.offsetNs;
+    i.offsetErrorNs = a.offsetErrorNs;
+    i.shiftNs = a.shiftNs;
+    i.captureId = a.captureId;
+    i.state = QStringLiteral("connected");
+    return i;
+}
+
+void addRanks(LiveAgentInfo& info, const wire::RankList& list)
+{
+    for (const auto& r : list.ranks()) {
+        LiveRankInfo ri;
+        ri.rank = int(r.info().rank());
+        ri.host = qs(r.info().host().empty() ? r.gpu().host() : r.info().host());
+        ri.gpuName = qs(r.gpu().name());
+        ri.gpuUuid = qs(r.gpu().uuid().empty() ? r.info().gpu_uuid() : r.gpu().uuid());
+        ri.pid = r.info().pid();
+        ri.state = qs(r.state());
+        info.ranks.push_back(ri);
+    }
+}
+
+// Forwards LiveCapture's calls: chunks go to the feed on this thread, the rest to the GUI thread.
+class Forwarder final : public LiveCapture::Listener {
+public:
+    Forwarder(LiveWorker::Options&, std::shared_ptr<model::LiveFeed> feed, LiveCapture& lc,
+        std::function<void(std::function<void(LiveSession&)>)> post, const std::atomic<bool>& stalled,
+        const std::atomic<bool>& quit)
+        : m_feed(std::move(feed))
+        , m_lc(lc)
+        , m_post(std::move(post))
+        , m_stalled(stalled)
+        , m_quit(quit)
+    {
+    }
+    void started(size_t i, const wire::CaptureStarted& m) override
+    {
+        model::TraceHeader h = model::fromProto(m_lc.mergedHeader(false));
+        m_post([i, id = m.capture_id(), path = qs(m.output_path()), h](
+                   LiveSession& s) { s.onStarted(int(i), id, path, h); });
+    }
+    void chunk(const pb::Chunk& c) override
+    {
+        while (m_stalled && !m_quit)
+            std::this_thread::sleep_for(std::chrono::milliseconds(5));
+        (void)m_feed->add(c); // a rejected chunk is counted and named in the trace's warnings
+    }
+    void progress(size_t i, const wire::Progress& p) override
+    {
+        uint64_t dropped = 0;
+        for (const auto& r : p.ranks())
+            dropped += r.dropped_events();
+        for (const auto& c : p.counters())
+            if (format::severityOf(c) == format::Severity::DataLoss
+                && c.name() != format::statInfo(format::Stat::AgentDroppedEvents).name) // counted just above
+                dropped += c.value();
+        m_post([i, phase = qs(p.phase()), done = p.steps_done(), total = p.steps_total(), events = p.events(), dropped](
+                   LiveSession& s) { s.onProgress(int(i), phase, done, total, events, dropped); });
+    }
+    void streamCut(size_t i, const wire::StreamCut& m) override
+    {
+        m_post([i, reason = qs(m.reason()), path = qs(m.output_path())](
+                   LiveSession& s) { s.onCut(int(i), reason, path); });
+    }
+    void done(size_t i, const wire::CaptureDone& d) override
+    {
+        m_post([i, ok = d.ok(), err = qs(d.error()), events = d.events(), path = qs(d.output_path())](
+                   LiveSession& s) { s.onAgentDone(int(i), ok, err, events, path); });
+    }
+    void error(size_t i, const std::string& message) override
+    {
+        m_post([i, m = qs(message)](LiveSession& s) { s.onError(int(i), m); });
+    }
+    void reconnected(size_t i, bool same) override
+    {
+        const uint64_t instance = m_lc.agents()[i]->client->hello().agent().instance_id();
+        m_post([i, same, instance](LiveSession& s) { s.onReconnected(int(i), same, instance); });
+    }
+
+private:
+    std::shared_ptr<model::LiveFeed> m_feed;
+    LiveCapture& m_lc;
+    std::function<void(std::function<void(LiveSession&)>)> m_post;
+    const std::atomic<bool>& m_stalled;
+    const std::atomic<bool>& m_quit;
+};
+
+} // namespace
+
+LiveWorker::LiveWorker(Options options, std::shared_ptr<model::LiveFeed> feed, LiveSession* session)
+    : m_shared(std::make_shared<Shared>())
+{
+    m_shared->opt = std::move(options);
+    m_shared->feed = std::move(feed);
+    m_shared->session = session;
+    m_shared->capture = session ? session->captureTicket() : JobTracker::Ticket();
+    m_thread = std::thread(&LiveWorker::main, m_shared);
+}
+
+LiveWorker::~LiveWorker()
+{
+    {
+        std::unique_lock<std::mutex> lock(m_shared->mutex);
+        m_shared->stop = true;
+        m_shared->quit = true;
+        m_shared->cv.notify_all();
+        m_shared->cv.wait_for(lock, std::chrono::seconds(2), [this] { return m_shared->exited; });
+    }
+    if (m_thread.joinable()) {
+        std::unique_lock<std::mutex> lock(m_shared->mutex);
+        const bool exited = m_shared->exited;
+        lock.unlock();
+        if (exited)
+            m_thread.join();
+        else
+            m_thread.detach(); // blocked on an agent that does not answer; it holds only shared state
+    }
+}
+
+double LiveWorker::backoffS(int attempt, double maxS)
+{
+    return std::min(maxS, 0.5 * std::pow(2.0, std::max(0, attempt - 1)));
+}
+
+void LiveWorker::setStalled(bool on)
+{
+    m_shared->stalled = on;
+}
+
+void LiveWorker::stop()
+{
+    std::lock_guard<std::mutex> lock(m_shared->mutex);
+    m_shared->stop = true;
+    m_shared->cv.notify_all();
+}
+
+void LiveWorker::fetch(int agent, const QString& path)
+{
+    std::lock_guard<std::mutex> lock(m_shared->mutex);
+    std::shared_ptr<Shared> s = m_shared;
+    m_shared->commands.push_back([s, agent, path](LiveCapture& lc) {
+        Status st = agent >= 0 && size_t(agent) < lc.agents().size()
+            ? lc.fetchFile(size_t(agent), path.toStdString())
+            : Status::error("no agent " + std::to_string(agent));
+        s->post([path, err = st ? QString() : qs(st.message())](LiveSession& ss) { ss.onFetched(path, err); });
+    });
+    m_shared->cv.notify_all();
+}
+
+namespace {
+
+std::unique_ptr<LiveCapture> connectWithBackoff(LiveWorker::Options& opt, const std::atomic<bool>& stop,
+    const std::function<bool(double)>& sleep, const std::function<void(std::function<void(LiveSession&)>)>& post)
+{
+    for (int attempt = 1;; ++attempt) {
+        if (stop)
+            return nullptr;
+        auto lc = std::make_unique<LiveCapture>(opt.capture);
+        const Status st = lc->connect();
+        if (st)
+            return lc;
+        const std::string m = st.message();
+        if (permanent(m) || (opt.maxAttempts > 0 && attempt >= opt.maxAttempts)) {
+            post([msg = qs(m)](LiveSession& s) { s.onFailed(msg); });
+            return nullptr;
+        }
+        const double delay = LiveWorker::backoffS(attempt, opt.maxBackoffS);
+        post([attempt, delay, msg = qs(m)](LiveSession& s) { s.onConnecting(attempt, delay, msg); });
+        if (!sleep(delay))
+            return nullptr;
+    }
+}
+
+} // namespace
+
+void LiveWorker::main(std::shared_ptr<Shared> s)
+{
+    auto post = [s](std::function<void(LiveSession&)> fn) { s->post(std::move(fn)); };
+    auto sleep = [s](double seconds) { return s->sleep(seconds); };
+    std::unique_ptr<LiveCapture> lc = connectWithBackoff(s->opt, s->stop, sleep, post);
+    if (!lc) {
+        if (s->stop)
+            post([](LiveSession& ss) { ss.onFailed(QStringLiteral("connection cancelled")); });
+        std::lock_guard<std::mutex> lock(s->mutex);
+        s->exited = true;
+        s->cv.notify_all();
+        return;
+    }
+    QVector<LiveAgentInfo> infos;
+    auto lists = lc->listRanks();
+    for (size_t i = 0; i < lc->agents().size(); ++i) {
+        infos.push_back(agentInfo(*lc->agents()[i]));
+        if (lists && i < lists->size())
+            addRanks(infos.back(), (*lists)[i]);
+    }
+    post([infos](LiveSession& ss) { ss.onConnected(infos); });
+    Status st = lc->start();
+    if (st) {
+        Forwarder f(s->opt, s->feed, *lc, post, s->stalled, s->quit);
+        st = lc->run(f, &s->stop);
+    }
+    s->feed->flush(); // every chunk decoded before the session hears of the end
+    bool lost = false, refused = false;
+    for (const auto& a : lc->agents()) {
+        lost = lost || (a->failed && !a->done && a->captureId != 0);
+        refused = refused || (a->failed && a->captureId == 0);
+    }
+    model::TraceHeader h = model::fromProto(lc->mergedHeader(true));
+    post([ok = st.isOk(), err = st ? QString() : qs(st.message()), h, lost](
+             LiveSession& ss) { ss.onRunEnded(ok, err, h, lost); });
+    // The capture ended because an agent went away: find it again (it may be restarting).
+    for (int attempt = 1; lost && !refused && !s->quit; ++attempt) {
+        QVector<LiveAgentInfo> back;
+        bool all = true;
+        for (const auto& addr : s->opt.capture.agents) {
+            capture::ClientOptions co;
+            co.address = addr;
+            co.token = s->opt.capture.token;
+            co.clientName = s->opt.capture.clientName;
+            co.connectTimeoutMs = 1000;
+            capture::AgentClient c(co);
+            if (!c.connect()) {
+                all = false;
+                break;
+            }
+            LiveAgentInfo i;
+            i.address = qs(addr);
+            i.host = qs(c.hello().agent().host());
+            i.version = qs(c.hello().agent().agent_version());
+            i.instanceId = c.hello().agent().instance_id();
+            i.replay = c.hello().agent().replay();
+            i.state = QStringLiteral("reachable");
+            if (auto r = c.listRanks(2000))
+                addRanks(i, *r);
+            back.push_back(i);
+        }
+        if (all) {
+            post([back](LiveSession& ss) { ss.onReachable(back); });
+            break;
+        }
+        const double delay = backoffS(attempt, s->opt.maxBackoffS);
+        post([attempt, delay](LiveSession& ss) { ss.onProbing(attempt, delay); });
+        if (!sleep(delay))
+            break;
+    }
+    // Then serve FetchFile requests until the session goes away.
+    std::unique_lock<std::mutex> lock(s->mutex);
+    while (!s->quit) {
+        s->cv.wait(lock, [&] { return s->quit || !s->commands.empty(); });
+        while (!s->commands.empty() && !s->quit) {
+            auto cmd = std::move(s->commands.front());
+            s->commands.pop_front();
+            lock.unlock();
+            cmd(*lc);
+            lock.lock();
+        }
+    }
+    s->exited = true;
+    s->cv.notify_all();
+}
