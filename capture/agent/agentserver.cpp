@@ -3,11 +3,11 @@
 
 #include "capture/agent/capturearchive.h"
 #include "capture/agent/capturesession.h"
-#include "capture/client/chunkremapper.h"
 #include "capture/agent/clientlink.h"
 #include "capture/agent/peerconnection.h"
 #include "capture/agent/rankhub.h"
 #include "capture/agent/replaysource.h"
+#include "capture/client/chunkremapper.h"
 #include "capture/protocol/framing.h"
 #include "capture/protocol/privatefolder.h"
 #include "capture/protocol/socketpath.h"

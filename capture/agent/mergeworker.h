@@ -18,8 +18,8 @@
 // Threading: push*/takeOutputs from the I/O thread; everything else runs on the worker thread.
 // The notify callback runs on the worker thread and must only wake the I/O thread.
 
-#include "capture/client/chunkremapper.h"
 #include "capture/agent/peerconnection.h"
+#include "capture/client/chunkremapper.h"
 #include "capture/protocol/protocol.pb.h"
 #include "model/format/tracewriter.h"
 #include "model/format/zstdcodec.h"

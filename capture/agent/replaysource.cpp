@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: MIT
 #include "capture/agent/replaysource.h"
 
+#include "capture/agent/mergeworker.h"
 #include "capture/client/chunkremapper.h"
 #include "capture/client/encodersink.h"
-#include "capture/agent/mergeworker.h"
 #include "capture/protocol/netutil.h"
 #include "model/format/stats.h"
 #include "model/format/stepcolumns.h"
