@@ -2,8 +2,9 @@
 # SPDX-License-Identifier: MIT
 # CI: clang-tidy (.clang-tidy at the root: bugprone-*, performance-*, warnings are errors) on what changed.
 #   .ci/tidy.sh BUILD_DIR [BASE]     BASE: see base.sh (default $CI_BASE, else HEAD~20)
-# Checks each .cpp changed between BASE and HEAD, and the .cpp of each changed .h (one class per .h/.cpp pair),
-# that BUILD_DIR/compile_commands.json compiles; findings in a changed header count, in other headers not.
+# Checks each .cpp changed between BASE and HEAD (beyond its #include lines), and the .cpp of each changed .h
+# (one class per .h/.cpp pair), that BUILD_DIR/compile_commands.json compiles; findings in a changed header
+# count, in other headers not.
 # BUILD_DIR must be built (generated headers: trace.pb.h, moc). The files are read from the working tree.
 # A file compiled twice (the fuzz targets' instrumented copies) is checked once, with its plain command.
 # Exits 1 on any finding or when clang-tidy cannot parse a file. JOBS (default: number of cores) in parallel;
@@ -20,7 +21,23 @@ TIDY=${CLANG_TIDY:-$(command -v clang-tidy || command -v clang-tidy-14 || true)}
 
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-git diff --name-only --diff-filter=AMR "$base" HEAD -- '*.cpp' '*.h' >"$tmp/changed"
+# A file whose change is only its #include lines (a move of files: the paths in them) is not checked: what
+# clang-tidy reads in it did not change.
+git diff -M -U0 --diff-filter=AMR "$base" HEAD -- '*.cpp' '*.h' | python3 -c '
+import re, sys
+changed, cur = {}, None
+for line in sys.stdin:
+    if line.startswith("diff --git"):
+        cur = line.rstrip("\n").split(" b/", 1)[1]
+        changed.setdefault(cur, False)
+    elif line.startswith(("new file", "+++ /dev/null")) and cur:
+        changed[cur] = True
+    elif line.startswith(("+++", "---")) or not cur:
+        continue
+    elif line.startswith(("+", "-")) and not re.match(r"^[+-]\s*#\s*include\b", line) and line[1:].strip():
+        changed[cur] = True
+print("".join(f + "\n" for f, real in changed.items() if real), end="")
+' >"$tmp/changed"
 
 # A compilation database of the files to check, one entry each; prints them and the changed headers' regex.
 python3 - "$BUILD_DIR/compile_commands.json" "$tmp" "$(pwd)" <<'EOF'
