@@ -359,8 +359,9 @@ def rocprof1_row(i, begin=None):
 
 def rocprof_cases(c):
     """9. AMD's profilers: a rocprofv3 JSON cut inside a record and one with fields of the wrong type; a
-    rocprof v1 CSV with bad lines and one cut inside a quoted field; an SQLite KERN table with text where
-    numbers belong. The events kept are counted here from what was written."""
+    rocprofv3 CSV set with bad rows (and its HIP API file) and a kernel trace cut inside a row; a rocprof v1
+    CSV with bad lines and one cut inside a quoted field; an SQLite KERN table with text where numbers
+    belong. The events kept are counted here from what was written (kernels, and API calls of the set)."""
     n = 100
     whole = rocprofv3([rocprofv3_dispatch(i) for i in range(n)])
     cut = whole[:whole.index(rocprofv3_dispatch(61)) + 40]  # inside the 62nd dispatch
@@ -382,6 +383,24 @@ def rocprof_cases(c):
     cut = text[:text.index(rocprof1_row(80)) + 12]  # inside row 80's quoted KernelName
     c.write("rocprof1-cut.csv", cut.encode(), 80, validate_fails=None, expect=["import_truncated"],
             warning="line 82: the file ends inside this row")
+    # rocprofv3 CSV: a kernel trace with a malformed row and a row of the wrong field count, beside its HIP
+    # API file (read with it: the set); and a kernel trace cut inside a row.
+    v3 = ('"Kind","Agent_Id","Queue_Id","Stream_Id","Thread_Id","Dispatch_Id","Kernel_Id","Kernel_Name",'
+          '"Correlation_Id","Start_Timestamp","End_Timestamp"\n')
+    v3rows = ['"KERNEL_DISPATCH","Agent 2",1,1,77,%d,1,"gemm_kernel",%d,%d,%d\n' % (i, i, 1000 + 100 * i, 1050 + 100 * i)
+              for i in range(n)]
+    v3rows[30] = v3rows[30].replace(",1,1,77,", ",1,1x,77,", 1)  # Stream_Id not a number
+    v3rows[60] = v3rows[60].replace('"gemm_kernel",', "", 1)  # a field short
+    c.write("77_kernel_trace.csv", (v3 + "".join(v3rows)).encode(), n - 2 + 1, validate_fails=None,
+            expect=["import_bad_events"], warning="77_kernel_trace.csv: line 32, column %d: Stream_Id: not a number"
+            % (v3rows[30].index(",1x,") + 2))
+    c.write("77_hip_api_trace.csv", ('"Domain","Function","Process_Id","Thread_Id","Correlation_Id","Start_Timestamp",'
+                                     '"End_Timestamp"\n"HIP_RUNTIME_API","hipLaunchKernel",77,77,1,1090,1095\n').encode(),
+            n - 2 + 1, validate_fails=None, expect=["import_bad_events"], note="read with 77_kernel_trace.csv")
+    whole = v3 + "".join('"KERNEL_DISPATCH","Agent 2",1,1,78,%d,1,"gemm_kernel",%d,%d,%d\n'
+                         % (i, i, 1000 + 100 * i, 1050 + 100 * i) for i in range(n))
+    c.write("78_kernel_trace.csv", whole[:whole.index('"KERNEL_DISPATCH","Agent 2",1,1,78,70,') + 50].encode(), 70,
+            validate_fails=None, expect=["import_truncated"], warning="line 72: the file ends inside this row")
     path = os.path.join(c.out, "rocprof1-wrong-types.db")
     if os.path.exists(path):
         os.remove(path)
