@@ -41,7 +41,8 @@ void TraceAssembler::assignRanks()
 {
     std::vector<std::optional<uint32_t>> recorded;
     for (size_t s = 0; s < m_sources.size(); ++s)
-        for (uint16_t p = 0; p < m_sources[s].processes().size(); ++p) {
+        for (size_t i = 0; i < m_sources[s].processes().size(); ++i) {
+            const auto p = static_cast<uint16_t>(i); // a StagedTrace has at most 65535 processes
             recorded.push_back(m_sources[s].processes()[p].rank);
             m_processes.push_back({ s, p, 0 });
         }

@@ -103,7 +103,8 @@ Expected<Trace> readParts(const std::vector<std::string>& paths, const ReadOptio
     for (size_t k = 0; k < parts.size(); ++k) {
         ReadOptions o = options;
         if (options.progress) // part k covers [k/n, (k+1)/n) of the whole
-            o.progress = [&options, k, n = double(parts.size())](double f) { return options.progress((k + f) / n); };
+            o.progress = [&options, k = static_cast<double>(k), n = static_cast<double>(parts.size())](
+                             double f) { return options.progress((k + f) / n); };
         auto t = readers[k]->open(parts[k], o);
         if (!t)
             return t.status();

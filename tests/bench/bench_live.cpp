@@ -52,6 +52,7 @@ Status writeTrace(const std::string& path, int ranks, int steps, int kernels, in
         return w.status();
     auto& enc = (*w)->encoder();
     std::vector<uint32_t> names;
+    names.reserve(200);
     for (int i = 0; i < 200; ++i)
         names.push_back(
             enc.internString("void cutlass::Kernel2<cutlass_80_tensorop_bf16_s16816gemm_relu_bf16_" + std::to_string(i)
@@ -303,6 +304,7 @@ double percentile(std::vector<int64_t>& v, double p)
 template <typename Fn> std::vector<double> threeRuns(Fn run)
 {
     std::vector<double> v;
+    v.reserve(3);
     for (int i = 0; i < 3; ++i)
         v.push_back(run());
     std::sort(v.begin(), v.end());
@@ -439,5 +441,6 @@ int main()
         (unsigned long long)events, rates.front() / 1e6, rates.back() / 1e6, viewerRates.front() / 1e6,
         viewerRates.back() / 1e6, (unsigned long long)drains, lm.lat.size(), vm.lat.size(), sec);
     std::string cmd = "rm -rf '" + dir + "'";
-    return std::system(cmd.c_str()) == 0 ? 0 : 0;
+    (void)std::system(cmd.c_str()); // the folder is scratch: a failure to remove it is not the benchmark's
+    return 0;
 }

@@ -42,7 +42,7 @@ std::string writeSynth(const QTemporaryDir& dir, const char* name, bool eager)
         o.hostOps = true;
         o.hostOpUs = 30;
     }
-    const std::string path = dir.filePath(name).toStdString();
+    std::string path = dir.filePath(name).toStdString();
     if (Status s = synthesizeToFile(o, path); !s)
         qFatal("%s", s.message().c_str());
     return path;

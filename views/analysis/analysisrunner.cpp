@@ -428,7 +428,7 @@ void AnalysisRunner::requestMembers(int bar)
                 membersOf(*st, st->analyzer->analyze(sel), slot, r.first, r.second);
             return r;
         },
-        [bar](AnalysisRunner& self, std::pair<TimelineHighlight, std::vector<BarMember>> r) {
+        [bar](AnalysisRunner& self, const std::pair<TimelineHighlight, std::vector<BarMember>>& r) {
             emit self.membersReady(bar, r.first, r.second);
         });
 }

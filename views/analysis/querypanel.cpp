@@ -311,7 +311,7 @@ void QueryPanel::run()
             result->seconds = double(timer.nsecsElapsed()) / 1e9;
             return result;
         },
-        [](QueryPanel& self, std::shared_ptr<QueryResult> result) {
+        [](QueryPanel& self, const std::shared_ptr<QueryResult>& result) {
             self.m_running = false;
             self.m_model->setResult(result);
             self.m_all->setEnabled(!result->rows.empty());

@@ -105,7 +105,7 @@ void StepsMenu::countCandidates()
         [trace = m_doc->trace](const JobTracker::Ticket& ticket) {
             return ticket.stale() ? std::vector<StepFinder::Candidate>() : StepFinder::candidates(*trace);
         },
-        [](StepsMenu& self, std::vector<StepFinder::Candidate> found) {
+        [](StepsMenu& self, const std::vector<StepFinder::Candidate>& found) {
             self.m_counting = false;
             self.m_counts.clear();
             for (const auto& c : found)

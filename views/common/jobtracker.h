@@ -75,7 +75,7 @@ public:
     template <typename Owner, typename Work, typename Apply, typename Drop = Discard>
     Ticket run(Owner* owner, Work work, Apply apply, Drop drop = {})
     {
-        const Ticket ticket = begin();
+        Ticket ticket = begin();
         QPointer<Owner> self(owner);
         jobPool()->submit(
             [self, ticket, work = std::move(work), apply = std::move(apply), drop = std::move(drop)]() mutable {

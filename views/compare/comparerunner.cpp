@@ -50,7 +50,7 @@ void CompareRunner::compareWith(
                 r.comparison = Comparison::make(a, b, classifier, budget);
             return r;
         },
-        [paths](CompareRunner& self, Result r) { self.finish(paths, r); },
+        [paths](CompareRunner& self, const Result& r) { self.finish(paths, r); },
         [](Result r) { TraceOpener::releaseLater(std::move(r.comparison)); }); // superseded: freed off the GUI thread
 }
 

@@ -161,10 +161,10 @@ gapscope::Expected<std::shared_ptr<TraceDocument>> TraceDocument::readWindow(
     auto doc = std::make_shared<TraceDocument>();
     doc->paths = large.paths;
     doc->trace = std::make_shared<const Trace>(std::move(*trace));
-    doc->openSeconds = timer.nsecsElapsed() / 1e9;
+    doc->openSeconds = double(timer.nsecsElapsed()) / 1e9;
     timer.restart();
     doc->colors = derive(*doc->trace).colors;
-    doc->prepareSeconds = timer.nsecsElapsed() / 1e9;
+    doc->prepareSeconds = double(timer.nsecsElapsed()) / 1e9;
     doc->overview = large.overview;
     doc->file = large.file;
     doc->window = window;
@@ -201,11 +201,11 @@ std::shared_ptr<TraceDocument> TraceDocument::open(const QStringList& paths, QSt
             *error = QString::fromStdString(trace.error());
         return nullptr;
     }
-    loaded.openSeconds = timer.nsecsElapsed() / 1e9;
+    loaded.openSeconds = double(timer.nsecsElapsed()) / 1e9;
     loaded.trace = std::make_shared<Trace>(std::move(*trace));
     timer.restart();
     prepareFn(loaded, {});
-    loaded.prepareSeconds = timer.nsecsElapsed() / 1e9;
+    loaded.prepareSeconds = double(timer.nsecsElapsed()) / 1e9;
     return std::make_shared<TraceDocument>(fromLoaded(loaded));
 }
 

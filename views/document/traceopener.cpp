@@ -76,7 +76,7 @@ void TraceOpener::load(const QStringList& paths, OpenFn open, PrepareFn prepare)
             QElapsedTimer timer;
             timer.start();
             gapscope::Expected<Trace> trace = open(report);
-            r.first->openSeconds = timer.nsecsElapsed() / 1e9;
+            r.first->openSeconds = double(timer.nsecsElapsed()) / 1e9;
             if (!trace) {
                 r.second = QString::fromStdString(trace.error());
             } else if (!ticket.stale()) {
@@ -84,7 +84,7 @@ void TraceOpener::load(const QStringList& paths, OpenFn open, PrepareFn prepare)
                 timer.restart();
                 if (prepare)
                     prepare(*r.first, ticket);
-                r.first->prepareSeconds = timer.nsecsElapsed() / 1e9;
+                r.first->prepareSeconds = double(timer.nsecsElapsed()) / 1e9;
             }
             return r;
         },

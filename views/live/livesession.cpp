@@ -403,11 +403,11 @@ void LiveSession::maybeSnapshot(bool final)
                 doc = makeDocument(std::move(*trace), QStringLiteral("live capture"));
             return Snapshot { std::move(doc), t.elapsed() };
         },
-        [final](LiveSession& self, Snapshot r) { self.applySnapshot(std::move(r.first), final, r.second); },
+        [final](LiveSession& self, const Snapshot& r) { self.applySnapshot(r.first, final, r.second); },
         [](Snapshot r) { TraceOpener::releaseLater(std::move(r.first)); });
 }
 
-void LiveSession::applySnapshot(std::shared_ptr<const TraceDocument> doc, bool final, qint64 tookMs)
+void LiveSession::applySnapshot(const std::shared_ptr<const TraceDocument>& doc, bool final, qint64 tookMs)
 {
     m_snapshotRunning = false;
     m_lastSnapshotMs = tookMs;

@@ -106,7 +106,7 @@ public:
 private:
     void appendTick();
     void maybeSnapshot(bool final);
-    void applySnapshot(std::shared_ptr<const TraceDocument> doc, bool final, qint64 tookMs);
+    void applySnapshot(const std::shared_ptr<const TraceDocument>& doc, bool final, qint64 tookMs);
     void applyFollow();
     void onViewChanged();
     void setPhase(LiveStatus::Phase phase, const QString& message);

@@ -233,7 +233,7 @@ std::unique_ptr<LiveCapture> connectWithBackoff(LiveWorker::Options& opt, const 
         const Status st = lc->connect();
         if (st)
             return lc;
-        const std::string m = st.message();
+        const std::string& m = st.message();
         if (permanent(m) || (opt.maxAttempts > 0 && attempt >= opt.maxAttempts)) {
             post([msg = qs(m)](LiveSession& s) { s.onFailed(msg); });
             return nullptr;

@@ -6,6 +6,7 @@
 #include "views/common/eventcolors.h"
 
 #include <algorithm>
+#include <cmath>
 #include <unordered_map>
 
 using namespace gapscope::model;
@@ -34,7 +35,7 @@ double quantile(std::vector<uint32_t>& v, double q)
 {
     if (v.empty())
         return 0;
-    const size_t k = std::min(v.size() - 1, size_t(q * double(v.size() - 1) + 0.5));
+    const size_t k = std::min(v.size() - 1, size_t(std::llround(q * double(v.size() - 1))));
     std::nth_element(v.begin(), v.begin() + std::ptrdiff_t(k), v.end());
     return v[k];
 }

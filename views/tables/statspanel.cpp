@@ -194,7 +194,7 @@ void StatsPanel::compute(const StatsScope& scope, const QString& label, bool who
         [trace = m_trace, colors = m_colors, scope](const JobTracker::Ticket& ticket) {
             return std::make_shared<KernelStatsResult>(computeKernelStats(*trace, scope, colors.get(), ticket));
         },
-        [label, whole](StatsPanel& self, std::shared_ptr<KernelStatsResult> stats) {
+        [label, whole](StatsPanel& self, const std::shared_ptr<KernelStatsResult>& stats) {
             if (stats->canceled)
                 return;
             if (whole)
