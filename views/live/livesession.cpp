@@ -53,7 +53,7 @@ LiveSession::LiveSession(QObject* parent)
 
 LiveSession::~LiveSession()
 {
-    m_worker.reset(); // stops the thread first: it posts into this object
+    m_worker.reset(); // stops the thread first: its signals come into this object
     TraceOpener::releaseLater(std::move(m_snapshot));
 }
 
@@ -121,7 +121,21 @@ void LiveSession::start(const capture::LiveCaptureOptions& options)
     LiveWorker::Options wo;
     wo.capture = m_options;
     wo.maxBackoffS = m_maxBackoffS;
-    m_worker = std::make_unique<LiveWorker>(wo, m_feed, this);
+    m_worker = std::make_unique<LiveWorker>(wo, m_feed, m_capture);
+    const LiveWorker* w = m_worker.get();
+    connect(w, &LiveWorker::connecting, this, &LiveSession::onConnecting);
+    connect(w, &LiveWorker::connected, this, &LiveSession::onConnected);
+    connect(w, &LiveWorker::started, this, &LiveSession::onStarted);
+    connect(w, &LiveWorker::progress, this, &LiveSession::onProgress);
+    connect(w, &LiveWorker::cut, this, &LiveSession::onCut);
+    connect(w, &LiveWorker::agentDone, this, &LiveSession::onAgentDone);
+    connect(w, &LiveWorker::agentError, this, &LiveSession::onError);
+    connect(w, &LiveWorker::reconnected, this, &LiveSession::onReconnected);
+    connect(w, &LiveWorker::runEnded, this, &LiveSession::onRunEnded);
+    connect(w, &LiveWorker::probing, this, &LiveSession::onProbing);
+    connect(w, &LiveWorker::reachable, this, &LiveSession::onReachable);
+    connect(w, &LiveWorker::failed, this, &LiveSession::onFailed);
+    connect(w, &LiveWorker::fetched, this, &LiveSession::onFetched);
     m_appendTimer->start();
 }
 

@@ -87,8 +87,8 @@ signals:
     void finished();
     void fetched(const QString& path, const QString& error);
 
-public:
-    // Called by LiveWorker only (posted to the GUI thread).
+private:
+    // LiveWorker's signals (on the GUI thread).
     void onConnecting(int attempt, double retryInS, const QString& error);
     void onConnected(const QVector<LiveAgentInfo>& agents);
     void onStarted(int agent, quint64 captureId, const QString& outputPath, const gapscope::model::TraceHeader& header);

@@ -1,8 +1,6 @@
 // SPDX-License-Identifier: MIT
 #include "views/live/liveworker.h"
 
-#include "views/live/livesession.h"
-
 #include "model/format/stats.h"
 #include "model/format/trace.pb.h"
 #include "model/io/tracemetaproto.h"
@@ -19,7 +17,7 @@ using gapscope::capture::LiveCapture;
 struct LiveWorker::Shared {
     Options opt;
     std::shared_ptr<model::LiveFeed> feed;
-    QPointer<LiveSession> session;
+    QPointer<LiveWorker> worker; // gone: nothing more is emitted
     JobTracker::Ticket capture; // the session's capture this worker belongs to
     std::atomic<bool> stop { false }, quit { false }, stalled { false };
     std::mutex mutex;
@@ -27,15 +25,16 @@ struct LiveWorker::Shared {
     std::deque<std::function<void(LiveCapture&)>> commands;
     bool exited = false; // guarded by mutex
 
-    // Runs fn(session) on the GUI thread, unless the session is gone by then.
+    // Runs fn(worker) on the GUI thread (fn emits one of its signals), unless the worker is gone by then or
+    // its capture is no longer the session's.
     template <typename Fn> void post(Fn fn)
     {
-        QPointer<LiveSession> s = session;
+        QPointer<LiveWorker> w = worker;
         QMetaObject::invokeMethod(
             qApp,
-            [s, ticket = capture, fn = std::move(fn)]() mutable {
-                if (s && ticket.current()) // not a newer capture of the same session
-                    fn(*s);
+            [w, ticket = capture, fn = std::move(fn)]() mutable {
+                if (w && ticket.current()) // not a newer capture of the same session
+                    fn(*w);
             },
             Qt::QueuedConnection);
     }
@@ -98,7 +97,7 @@ void addRanks(LiveAgentInfo& info, const wire::RankList& list)
 class Forwarder final : public LiveCapture::Listener {
 public:
     Forwarder(LiveWorker::Options&, std::shared_ptr<model::LiveFeed> feed, LiveCapture& lc,
-        std::function<void(std::function<void(LiveSession&)>)> post, const std::atomic<bool>& stalled,
+        std::function<void(std::function<void(LiveWorker&)>)> post, const std::atomic<bool>& stalled,
         const std::atomic<bool>& quit)
         : m_feed(std::move(feed))
         , m_lc(lc)
@@ -111,7 +110,7 @@ public:
     {
         model::TraceHeader h = model::fromProto(m_lc.mergedHeader(false));
         m_post([i, id = m.capture_id(), path = qs(m.output_path()), h](
-                   LiveSession& s) { s.onStarted(int(i), id, path, h); });
+                   LiveWorker& w) { emit w.started(int(i), id, path, h); });
     }
     void chunk(const pb::Chunk& c) override
     {
@@ -129,45 +128,45 @@ public:
                 && c.name() != format::statInfo(format::Stat::AgentDroppedEvents).name) // counted just above
                 dropped += c.value();
         m_post([i, phase = qs(p.phase()), done = p.steps_done(), total = p.steps_total(), events = p.events(), dropped](
-                   LiveSession& s) { s.onProgress(int(i), phase, done, total, events, dropped); });
+                   LiveWorker& w) { emit w.progress(int(i), phase, done, total, events, dropped); });
     }
     void streamCut(size_t i, const wire::StreamCut& m) override
     {
         m_post([i, reason = qs(m.reason()), path = qs(m.output_path())](
-                   LiveSession& s) { s.onCut(int(i), reason, path); });
+                   LiveWorker& w) { emit w.cut(int(i), reason, path); });
     }
     void done(size_t i, const wire::CaptureDone& d) override
     {
         m_post([i, ok = d.ok(), err = qs(d.error()), events = d.events(), path = qs(d.output_path())](
-                   LiveSession& s) { s.onAgentDone(int(i), ok, err, events, path); });
+                   LiveWorker& w) { emit w.agentDone(int(i), ok, err, events, path); });
     }
     void error(size_t i, const std::string& message) override
     {
-        m_post([i, m = qs(message)](LiveSession& s) { s.onError(int(i), m); });
+        m_post([i, m = qs(message)](LiveWorker& w) { emit w.agentError(int(i), m); });
     }
     void reconnected(size_t i, bool same) override
     {
         const uint64_t instance = m_lc.agents()[i]->client->hello().agent().instance_id();
-        m_post([i, same, instance](LiveSession& s) { s.onReconnected(int(i), same, instance); });
+        m_post([i, same, instance](LiveWorker& w) { emit w.reconnected(int(i), same, instance); });
     }
 
 private:
     std::shared_ptr<model::LiveFeed> m_feed;
     LiveCapture& m_lc;
-    std::function<void(std::function<void(LiveSession&)>)> m_post;
+    std::function<void(std::function<void(LiveWorker&)>)> m_post;
     const std::atomic<bool>& m_stalled;
     const std::atomic<bool>& m_quit;
 };
 
 } // namespace
 
-LiveWorker::LiveWorker(Options options, std::shared_ptr<model::LiveFeed> feed, LiveSession* session)
+LiveWorker::LiveWorker(Options options, std::shared_ptr<model::LiveFeed> feed, JobTracker::Ticket capture)
     : m_shared(std::make_shared<Shared>())
 {
     m_shared->opt = std::move(options);
     m_shared->feed = std::move(feed);
-    m_shared->session = session;
-    m_shared->capture = session ? session->captureTicket() : JobTracker::Ticket();
+    m_shared->worker = this;
+    m_shared->capture = std::move(capture);
     m_thread = std::thread(&LiveWorker::main, m_shared);
 }
 
@@ -216,7 +215,7 @@ void LiveWorker::fetch(int agent, const QString& path)
         Status st = agent >= 0 && size_t(agent) < lc.agents().size()
             ? lc.fetchFile(size_t(agent), path.toStdString())
             : Status::error("no agent " + std::to_string(agent));
-        s->post([path, err = st ? QString() : qs(st.message())](LiveSession& ss) { ss.onFetched(path, err); });
+        s->post([path, err = st ? QString() : qs(st.message())](LiveWorker& w) { emit w.fetched(path, err); });
     });
     m_shared->cv.notify_all();
 }
@@ -224,7 +223,7 @@ void LiveWorker::fetch(int agent, const QString& path)
 namespace {
 
 std::unique_ptr<LiveCapture> connectWithBackoff(LiveWorker::Options& opt, const std::atomic<bool>& stop,
-    const std::function<bool(double)>& sleep, const std::function<void(std::function<void(LiveSession&)>)>& post)
+    const std::function<bool(double)>& sleep, const std::function<void(std::function<void(LiveWorker&)>)>& post)
 {
     for (int attempt = 1;; ++attempt) {
         if (stop)
@@ -235,11 +234,11 @@ std::unique_ptr<LiveCapture> connectWithBackoff(LiveWorker::Options& opt, const 
             return lc;
         const std::string& m = st.message();
         if (permanent(m) || (opt.maxAttempts > 0 && attempt >= opt.maxAttempts)) {
-            post([msg = qs(m)](LiveSession& s) { s.onFailed(msg); });
+            post([msg = qs(m)](LiveWorker& w) { emit w.failed(msg); });
             return nullptr;
         }
         const double delay = LiveWorker::backoffS(attempt, opt.maxBackoffS);
-        post([attempt, delay, msg = qs(m)](LiveSession& s) { s.onConnecting(attempt, delay, msg); });
+        post([attempt, delay, msg = qs(m)](LiveWorker& w) { emit w.connecting(attempt, delay, msg); });
         if (!sleep(delay))
             return nullptr;
     }
@@ -249,12 +248,12 @@ std::unique_ptr<LiveCapture> connectWithBackoff(LiveWorker::Options& opt, const 
 
 void LiveWorker::main(std::shared_ptr<Shared> s)
 {
-    auto post = [s](std::function<void(LiveSession&)> fn) { s->post(std::move(fn)); };
+    auto post = [s](std::function<void(LiveWorker&)> fn) { s->post(std::move(fn)); };
     auto sleep = [s](double seconds) { return s->sleep(seconds); };
     std::unique_ptr<LiveCapture> lc = connectWithBackoff(s->opt, s->stop, sleep, post);
     if (!lc) {
         if (s->stop)
-            post([](LiveSession& ss) { ss.onFailed(QStringLiteral("connection cancelled")); });
+            post([](LiveWorker& w) { emit w.failed(QStringLiteral("connection cancelled")); });
         std::lock_guard<std::mutex> lock(s->mutex);
         s->exited = true;
         s->cv.notify_all();
@@ -267,7 +266,7 @@ void LiveWorker::main(std::shared_ptr<Shared> s)
         if (lists && i < lists->size())
             addRanks(infos.back(), (*lists)[i]);
     }
-    post([infos](LiveSession& ss) { ss.onConnected(infos); });
+    post([infos](LiveWorker& w) { emit w.connected(infos); });
     Status st = lc->start();
     if (st) {
         Forwarder f(s->opt, s->feed, *lc, post, s->stalled, s->quit);
@@ -281,7 +280,7 @@ void LiveWorker::main(std::shared_ptr<Shared> s)
     }
     model::TraceHeader h = model::fromProto(lc->mergedHeader(true));
     post([ok = st.isOk(), err = st ? QString() : qs(st.message()), h, lost](
-             LiveSession& ss) { ss.onRunEnded(ok, err, h, lost); });
+             LiveWorker& w) { emit w.runEnded(ok, err, h, lost); });
     // The capture ended because an agent went away: find it again (it may be restarting).
     for (int attempt = 1; lost && !refused && !s->quit; ++attempt) {
         QVector<LiveAgentInfo> back;
@@ -309,11 +308,11 @@ void LiveWorker::main(std::shared_ptr<Shared> s)
             back.push_back(i);
         }
         if (all) {
-            post([back](LiveSession& ss) { ss.onReachable(back); });
+            post([back](LiveWorker& w) { emit w.reachable(back); });
             break;
         }
         const double delay = backoffS(attempt, s->opt.maxBackoffS);
-        post([attempt, delay](LiveSession& ss) { ss.onProbing(attempt, delay); });
+        post([attempt, delay](LiveWorker& w) { emit w.probing(attempt, delay); });
         if (!sleep(delay))
             break;
     }
