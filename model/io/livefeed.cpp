@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 #include "model/io/livefeed.h"
 
+#include "model/io/tracemetaproto.h"
+
 namespace gapscope::model {
 
 namespace {
@@ -127,6 +129,11 @@ std::vector<Counter> LiveFeed::counters() const
 {
     std::lock_guard<std::mutex> lock(m_mutex);
     return m_importer.counters();
+}
+
+TraceHeader LiveFeed::header(const pb::FileHeader& merged)
+{
+    return fromProto(merged);
 }
 
 Expected<Trace> LiveFeed::snapshot(const ChunkList& chunks, const TraceHeader& header)

@@ -70,6 +70,8 @@ public:
     // Loss counters carried by the chunks so far (summed by name and rank).
     std::vector<Counter> counters() const;
 
+    // The header of a live capture (the merged one the capture client keeps), as the model's own type.
+    static TraceHeader header(const pb::FileHeader& merged);
     // A finished Trace from `chunks` with `header`; the caller finds its steps (StepFinder), as openTrace does.
     static Expected<Trace> snapshot(const ChunkList& chunks, const TraceHeader& header);
 

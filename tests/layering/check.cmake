@@ -48,7 +48,7 @@ function(layer_of path outvar)
 endfunction()
 
 # The live connection's edges: the client protocol's messages turned into the viewer's and CLI's values.
-set(wire_edges views/live/liveworker.cpp app/cli/cmd_capture.cpp views/live/connectdialog.h views/live/connectdialog.cpp)
+set(wire_edges app/cli/cmd_capture.cpp views/live/connectdialog.h views/live/connectdialog.cpp)
 
 set(qt "")
 set(edges "")

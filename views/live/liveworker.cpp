@@ -1,9 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include "views/live/liveworker.h"
 
-#include "model/format/stats.h"
-#include "model/format/trace.pb.h"
-#include "model/io/tracemetaproto.h"
+#include "capture/client/livesummary.h"
 
 #include <QCoreApplication>
 
@@ -61,101 +59,82 @@ bool permanent(const std::string& message)
         || message.find("cannot resolve") != std::string::npos;
 }
 
-LiveAgentInfo agentInfo(const LiveCapture::Agent& a)
+// An agent as the live panel shows it.
+LiveAgentInfo agentInfo(const capture::AgentSummary& a, const QString& state)
 {
     LiveAgentInfo i;
-    const auto& id = a.client->connected() ? a.client->hello().agent() : a.hello.agent();
     i.address = qs(a.address);
-    i.host = qs(id.host());
-    i.version = qs(id.agent_version());
-    i.instanceId = id.instance_id();
-    i.replay = id.replay();
-    i.replayFile = qs(id.replay_file());
+    i.host = qs(a.host);
+    i.version = qs(a.version);
+    i.instanceId = a.instanceId;
+    i.replay = a.replay;
+    i.replayFile = qs(a.replayFile);
     i.offsetNs = a.offsetNs;
     i.offsetErrorNs = a.offsetErrorNs;
     i.shiftNs = a.shiftNs;
     i.captureId = a.captureId;
-    i.state = QStringLiteral("connected");
+    i.state = state;
+    for (const auto& r : a.ranks) {
+        LiveRankInfo ri;
+        ri.rank = r.rank;
+        ri.host = qs(r.host);
+        ri.gpuName = qs(r.gpuName);
+        ri.gpuUuid = qs(r.gpuUuid);
+        ri.pid = r.pid;
+        ri.state = qs(r.state);
+        i.ranks.push_back(ri);
+    }
     return i;
 }
 
-void addRanks(LiveAgentInfo& info, const wire::RankList& list)
+QVector<LiveAgentInfo> agentInfos(const std::vector<capture::AgentSummary>& agents, const QString& state)
 {
-    for (const auto& r : list.ranks()) {
-        LiveRankInfo ri;
-        ri.rank = int(r.info().rank());
-        ri.host = qs(r.info().host().empty() ? r.gpu().host() : r.info().host());
-        ri.gpuName = qs(r.gpu().name());
-        ri.gpuUuid = qs(r.gpu().uuid().empty() ? r.info().gpu_uuid() : r.gpu().uuid());
-        ri.pid = r.info().pid();
-        ri.state = qs(r.state());
-        info.ranks.push_back(ri);
-    }
+    QVector<LiveAgentInfo> out;
+    for (const auto& a : agents)
+        out.push_back(agentInfo(a, state));
+    return out;
 }
 
-// Forwards LiveCapture's calls: chunks go to the feed on this thread, the rest to the GUI thread.
-class Forwarder final : public LiveCapture::Listener {
+// What the capture reports, to the GUI thread as the worker's signals.
+class Forwarder final : public capture::LiveEvents {
 public:
-    Forwarder(LiveWorker::Options&, std::shared_ptr<model::LiveFeed> feed, LiveCapture& lc,
-        std::function<void(std::function<void(LiveWorker&)>)> post, const std::atomic<bool>& stalled,
-        const std::atomic<bool>& quit)
-        : m_feed(std::move(feed))
-        , m_lc(lc)
+    Forwarder(LiveCapture& lc, std::function<void(std::function<void(LiveWorker&)>)> post)
+        : m_lc(lc)
         , m_post(std::move(post))
-        , m_stalled(stalled)
-        , m_quit(quit)
     {
     }
-    void started(size_t i, const wire::CaptureStarted& m) override
+    void started(size_t i, uint64_t id, const std::string& outputPath) override
     {
-        model::TraceHeader h = model::fromProto(m_lc.mergedHeader(false));
-        m_post([i, id = m.capture_id(), path = qs(m.output_path()), h](
-                   LiveWorker& w) { emit w.started(int(i), id, path, h); });
+        model::TraceHeader h = model::LiveFeed::header(m_lc.mergedHeader(false));
+        m_post([i, id, path = qs(outputPath), h](LiveWorker& w) { emit w.started(int(i), id, path, h); });
     }
-    void chunk(const pb::Chunk& c) override
+    void progress(
+        size_t i, const std::string& phase, uint32_t done, uint32_t total, uint64_t events, uint64_t dropped) override
     {
-        while (m_stalled && !m_quit)
-            std::this_thread::sleep_for(std::chrono::milliseconds(5));
-        (void)m_feed->add(c); // a rejected chunk is counted and named in the trace's warnings
-    }
-    void progress(size_t i, const wire::Progress& p) override
-    {
-        uint64_t dropped = 0;
-        for (const auto& r : p.ranks())
-            dropped += r.dropped_events();
-        for (const auto& c : p.counters())
-            if (format::severityOf(c) == format::Severity::DataLoss
-                && c.name() != format::statInfo(format::Stat::AgentDroppedEvents).name) // counted just above
-                dropped += c.value();
-        m_post([i, phase = qs(p.phase()), done = p.steps_done(), total = p.steps_total(), events = p.events(), dropped](
+        m_post([i, phase = qs(phase), done, total, events, dropped](
                    LiveWorker& w) { emit w.progress(int(i), phase, done, total, events, dropped); });
     }
-    void streamCut(size_t i, const wire::StreamCut& m) override
+    void streamCut(size_t i, const std::string& reason, const std::string& outputPath) override
     {
-        m_post([i, reason = qs(m.reason()), path = qs(m.output_path())](
-                   LiveWorker& w) { emit w.cut(int(i), reason, path); });
+        m_post([i, reason = qs(reason), path = qs(outputPath)](LiveWorker& w) { emit w.cut(int(i), reason, path); });
     }
-    void done(size_t i, const wire::CaptureDone& d) override
+    void done(size_t i, bool ok, const std::string& error, uint64_t events, const std::string& outputPath) override
     {
-        m_post([i, ok = d.ok(), err = qs(d.error()), events = d.events(), path = qs(d.output_path())](
+        m_post([i, ok, err = qs(error), events, path = qs(outputPath)](
                    LiveWorker& w) { emit w.agentDone(int(i), ok, err, events, path); });
     }
     void error(size_t i, const std::string& message) override
     {
         m_post([i, m = qs(message)](LiveWorker& w) { emit w.agentError(int(i), m); });
     }
-    void reconnected(size_t i, bool same) override
+    void reconnected(size_t i, bool same, uint64_t instance) override
     {
-        const uint64_t instance = m_lc.agents()[i]->client->hello().agent().instance_id();
         m_post([i, same, instance](LiveWorker& w) { emit w.reconnected(int(i), same, instance); });
     }
 
 private:
-    std::shared_ptr<model::LiveFeed> m_feed;
     LiveCapture& m_lc;
     std::function<void(std::function<void(LiveWorker&)>)> m_post;
-    const std::atomic<bool>& m_stalled;
-    const std::atomic<bool>& m_quit;
 };
 
 } // namespace
@@ -259,18 +238,18 @@ void LiveWorker::main(std::shared_ptr<Shared> s)
         s->cv.notify_all();
         return;
     }
-    QVector<LiveAgentInfo> infos;
-    auto lists = lc->listRanks();
-    for (size_t i = 0; i < lc->agents().size(); ++i) {
-        infos.push_back(agentInfo(*lc->agents()[i]));
-        if (lists && i < lists->size())
-            addRanks(infos.back(), (*lists)[i]);
-    }
-    post([infos](LiveWorker& w) { emit w.connected(infos); });
+    post([infos = agentInfos(capture::connectedAgents(*lc), QStringLiteral("connected"))](
+             LiveWorker& w) { emit w.connected(infos); });
     Status st = lc->start();
     if (st) {
-        Forwarder f(s->opt, s->feed, *lc, post, s->stalled, s->quit);
-        st = lc->run(f, &s->stop);
+        // Chunks go to the feed on this thread (decoded right there); the rest to the GUI thread.
+        Forwarder f(*lc, post);
+        capture::LiveEventAdapter adapter(*lc, f, [s](const auto& chunk) {
+            while (s->stalled && !s->quit)
+                std::this_thread::sleep_for(std::chrono::milliseconds(5));
+            (void)s->feed->add(chunk); // a rejected chunk is counted and named in the trace's warnings
+        });
+        st = lc->run(adapter, &s->stop);
     }
     s->feed->flush(); // every chunk decoded before the session hears of the end
     bool lost = false, refused = false;
@@ -278,37 +257,13 @@ void LiveWorker::main(std::shared_ptr<Shared> s)
         lost = lost || (a->failed && !a->done && a->captureId != 0);
         refused = refused || (a->failed && a->captureId == 0);
     }
-    model::TraceHeader h = model::fromProto(lc->mergedHeader(true));
+    model::TraceHeader h = model::LiveFeed::header(lc->mergedHeader(true));
     post([ok = st.isOk(), err = st ? QString() : qs(st.message()), h, lost](
              LiveWorker& w) { emit w.runEnded(ok, err, h, lost); });
     // The capture ended because an agent went away: find it again (it may be restarting).
     for (int attempt = 1; lost && !refused && !s->quit; ++attempt) {
-        QVector<LiveAgentInfo> back;
-        bool all = true;
-        for (const auto& addr : s->opt.capture.agents) {
-            capture::ClientOptions co;
-            co.address = addr;
-            co.token = s->opt.capture.token;
-            co.clientName = s->opt.capture.clientName;
-            co.connectTimeoutMs = 1000;
-            capture::AgentClient c(co);
-            if (!c.connect()) {
-                all = false;
-                break;
-            }
-            LiveAgentInfo i;
-            i.address = qs(addr);
-            i.host = qs(c.hello().agent().host());
-            i.version = qs(c.hello().agent().agent_version());
-            i.instanceId = c.hello().agent().instance_id();
-            i.replay = c.hello().agent().replay();
-            i.state = QStringLiteral("reachable");
-            if (auto r = c.listRanks(2000))
-                addRanks(i, *r);
-            back.push_back(i);
-        }
-        if (all) {
-            post([back](LiveWorker& w) { emit w.reachable(back); });
+        if (auto back = capture::probeAgents(s->opt.capture, 1000)) {
+            post([infos = agentInfos(*back, QStringLiteral("reachable"))](LiveWorker& w) { emit w.reachable(infos); });
             break;
         }
         const double delay = backoffS(attempt, s->opt.maxBackoffS);
