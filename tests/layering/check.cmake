@@ -47,7 +47,9 @@ function(layer_of path outvar)
   set(${outvar} ${l} PARENT_SCOPE)
 endfunction()
 
-# The live connection's edges: the client protocol's messages turned into the viewer's and CLI's values.
+# The live connection's edges outside capture/: the CLI's capture command and the viewer's connect dialog
+# (capture settings are protocol messages); the viewer's live worker goes through capture/client's plain
+# values (livesummary.h).
 set(wire_edges app/cli/cmd_capture.cpp views/live/connectdialog.h views/live/connectdialog.cpp)
 
 set(qt "")
