@@ -75,6 +75,63 @@ std::optional<std::vector<AgentSummary>> probeAgents(const LiveCaptureOptions& o
     return out;
 }
 
+std::vector<AgentListing> listAgents(const std::vector<std::string>& addresses, const std::string& token,
+    const std::string& clientName, int connectTimeoutMs, int listTimeoutMs)
+{
+    std::vector<AgentListing> out;
+    for (const auto& address : addresses) {
+        AgentListing l;
+        l.address = address;
+        ClientOptions co;
+        co.address = address;
+        co.token = token;
+        co.clientName = clientName;
+        co.connectTimeoutMs = connectTimeoutMs;
+        AgentClient c(co);
+        if (Status s = c.connect(); !s) {
+            l.error = s.message();
+        } else {
+            l.agent = fromHello(address, c.hello());
+            if (auto r = c.listRanks(listTimeoutMs))
+                addRanks(l.agent, *r);
+            else
+                l.error = r.error();
+        }
+        out.push_back(std::move(l));
+    }
+    return out;
+}
+
+CaptureChoice captureChoiceOf(const LiveCaptureOptions& options)
+{
+    const pb::CaptureSettings& s = options.settings;
+    CaptureChoice c;
+    c.steps = s.steps();
+    c.stepRule = s.step_rule();
+    c.stepPattern = s.step_pattern();
+    c.kernels = s.kernels();
+    c.memoryOps = s.memory_ops();
+    c.runtimeApi = s.runtime_api();
+    c.synchronization = s.synchronization();
+    c.nvtx = s.nvtx();
+    c.nccl = s.nccl();
+    return c;
+}
+
+void setCaptureChoice(LiveCaptureOptions& options, const CaptureChoice& c)
+{
+    pb::CaptureSettings& s = options.settings;
+    s.set_steps(c.steps);
+    s.set_step_rule(c.stepRule);
+    s.set_step_pattern(c.stepPattern);
+    s.set_kernels(c.kernels);
+    s.set_memory_ops(c.memoryOps);
+    s.set_runtime_api(c.runtimeApi);
+    s.set_synchronization(c.synchronization);
+    s.set_nvtx(c.nvtx);
+    s.set_nccl(c.nccl);
+}
+
 LiveEventAdapter::LiveEventAdapter(
     LiveCapture& capture, LiveEvents& events, std::function<void(const pb::Chunk&)> chunks)
     : m_capture(capture)

@@ -40,6 +40,24 @@ std::vector<AgentSummary> connectedAgents(LiveCapture& capture);
 // does not answer.
 std::optional<std::vector<AgentSummary>> probeAgents(const LiveCaptureOptions& options, int connectTimeoutMs);
 
+// Each address listed on its own (the viewer's connect dialog): its summary and ranks, or why it could
+// not be listed (`error`; `agent.host` still set when the agent answered).
+struct AgentListing {
+    std::string address, error;
+    AgentSummary agent;
+};
+std::vector<AgentListing> listAgents(const std::vector<std::string>& addresses, const std::string& token,
+    const std::string& clientName, int connectTimeoutMs, int listTimeoutMs);
+
+// What to record and how to find the steps (LiveCaptureOptions::settings), as plain values.
+struct CaptureChoice {
+    uint32_t steps = 0;
+    std::string stepRule, stepPattern; // model::StepRule::forCapture's request
+    bool kernels = true, memoryOps = true, runtimeApi = true, synchronization = true, nvtx = true, nccl = true;
+};
+CaptureChoice captureChoiceOf(const LiveCaptureOptions& options);
+void setCaptureChoice(LiveCaptureOptions& options, const CaptureChoice& choice);
+
 // What a running capture reports, in plain values (agent: its index in LiveCaptureOptions::agents).
 class LiveEvents {
 public:

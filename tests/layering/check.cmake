@@ -47,10 +47,9 @@ function(layer_of path outvar)
   set(${outvar} ${l} PARENT_SCOPE)
 endfunction()
 
-# The live connection's edges outside capture/: the CLI's capture command and the viewer's connect dialog
-# (capture settings are protocol messages); the viewer's live worker goes through capture/client's plain
-# values (livesummary.h).
-set(wire_edges app/cli/cmd_capture.cpp views/live/connectdialog.h views/live/connectdialog.cpp)
+# The live connection's edge outside capture/: the CLI's capture command (its streamed events are the
+# protocol's); the viewer goes through capture/client's plain values (livesummary.h) and names none.
+set(wire_edges app/cli/cmd_capture.cpp)
 
 set(qt "")
 set(edges "")

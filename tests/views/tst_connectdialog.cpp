@@ -42,11 +42,11 @@ private slots:
         QFETCH(bool, ok);
         QFETCH(QString, rule);
         QFETCH(QString, pattern);
-        pb::CaptureSettings s;
+        capture::CaptureChoice s;
         QCOMPARE(ConnectDialog::parseStepRule(text, s), ok);
         if (ok) {
-            QCOMPARE(QString::fromStdString(s.step_rule()), rule);
-            QCOMPARE(QString::fromStdString(s.step_pattern()), pattern);
+            QCOMPARE(QString::fromStdString(s.stepRule), rule);
+            QCOMPARE(QString::fromStdString(s.stepPattern), pattern);
         }
     }
 

@@ -17,7 +17,6 @@
 #include <QLineEdit>
 #include <QListWidget>
 #include <QMessageBox>
-#include <QPointer>
 #include <QPushButton>
 #include <QSpinBox>
 #include <QTableWidget>
@@ -34,14 +33,6 @@ struct KindBox {
 const KindBox kKinds[]
     = { { "kernels", "kernels" }, { "memory copies and sets", "memops" }, { "CUDA API calls", "api" },
           { "synchronisation", "sync" }, { "NVTX ranges", "nvtx" }, { "NCCL collectives", "nccl" } };
-
-// One listed row: agent address or error, and the agent's ranks.
-struct Listing {
-    QString address;
-    QString error;
-    QString host;
-    wire::RankList ranks;
-};
 
 } // namespace
 
@@ -152,7 +143,7 @@ void ConnectDialog::loadTokenFile()
     m_token->setText(QString::fromStdString(*token));
 }
 
-bool ConnectDialog::parseStepRule(const QString& text, pb::CaptureSettings& out, QString* error)
+bool ConnectDialog::parseStepRule(const QString& text, capture::CaptureChoice& out, QString* error)
 {
     const Expected<model::StepRule::CaptureRequest> request = model::StepRule::forCapture(text.trimmed().toStdString());
     if (!request) {
@@ -160,8 +151,8 @@ bool ConnectDialog::parseStepRule(const QString& text, pb::CaptureSettings& out,
             *error = QString::fromStdString(request.error());
         return false;
     }
-    out.set_step_rule(request->rule);
-    out.set_step_pattern(request->pattern);
+    out.stepRule = request->rule;
+    out.stepPattern = request->pattern;
     return true;
 }
 
@@ -171,13 +162,12 @@ void ConnectDialog::setOptions(const capture::LiveCaptureOptions& o)
     for (const auto& a : o.agents)
         addAgent(QString::fromStdString(a));
     m_token->setText(QString::fromStdString(o.token));
-    if (o.settings.steps())
-        m_steps->setValue(int(o.settings.steps()));
-    if (!o.settings.step_rule().empty())
-        m_rule->setText(QString::fromStdString(o.settings.step_rule())
-            + (o.settings.step_pattern().empty()
-                    ? QString()
-                    : QLatin1Char(':') + QString::fromStdString(o.settings.step_pattern())));
+    const capture::CaptureChoice c = capture::captureChoiceOf(o);
+    if (c.steps)
+        m_steps->setValue(int(c.steps));
+    if (!c.stepRule.empty())
+        m_rule->setText(QString::fromStdString(c.stepRule)
+            + (c.stepPattern.empty() ? QString() : QLatin1Char(':') + QString::fromStdString(c.stepPattern)));
 }
 
 capture::LiveCaptureOptions ConnectDialog::options() const
@@ -188,30 +178,32 @@ capture::LiveCaptureOptions ConnectDialog::options() const
         o.agents.push_back(a.toStdString());
     o.token = m_token->text().trimmed().toStdString();
     o.clientName = "gapscope";
-    o.settings.set_steps(uint32_t(m_steps->value()));
-    parseStepRule(m_rule->text(), o.settings);
+    capture::CaptureChoice c;
+    c.steps = uint32_t(m_steps->value());
+    parseStepRule(m_rule->text(), c);
     for (QCheckBox* b : m_kinds) {
         const QString k = b->property("kind").toString();
         const bool on = b->isChecked();
         if (k == QLatin1String("kernels"))
-            o.settings.set_kernels(on);
+            c.kernels = on;
         else if (k == QLatin1String("memops"))
-            o.settings.set_memory_ops(on);
+            c.memoryOps = on;
         else if (k == QLatin1String("api"))
-            o.settings.set_runtime_api(on);
+            c.runtimeApi = on;
         else if (k == QLatin1String("sync"))
-            o.settings.set_synchronization(on);
+            c.synchronization = on;
         else if (k == QLatin1String("nvtx"))
-            o.settings.set_nvtx(on);
+            c.nvtx = on;
         else if (k == QLatin1String("nccl"))
-            o.settings.set_nccl(on);
+            c.nccl = on;
     }
+    capture::setCaptureChoice(o, c);
     return o;
 }
 
 void ConnectDialog::validateAndAccept()
 {
-    pb::CaptureSettings s;
+    capture::CaptureChoice s;
     if (agents().isEmpty()) {
         QMessageBox::warning(this, windowTitle(), tr("Give at least one agent (host:port)."));
         return;
@@ -226,58 +218,32 @@ void ConnectDialog::validateAndAccept()
 
 void ConnectDialog::listRanks()
 {
-    const quint64 gen = ++m_listGeneration;
-    const QStringList addresses = agents();
-    const std::string token = m_token->text().trimmed().toStdString();
+    std::vector<std::string> addresses;
+    for (const QString& a : agents())
+        addresses.push_back(a.toStdString());
     m_rankStatus->setText(tr("Listing the ranks of %n agent(s)…", nullptr, int(addresses.size())));
-    QPointer<ConnectDialog> self(this);
-    jobPool()->submit([self, gen, addresses, token] {
-        auto rows = std::make_shared<std::vector<Listing>>();
-        for (const QString& a : addresses) {
-            Listing l;
-            l.address = a;
-            capture::ClientOptions co;
-            co.address = a.toStdString();
-            co.token = token;
-            co.clientName = "gapscope";
-            co.connectTimeoutMs = 2000;
-            capture::AgentClient c(co);
-            if (Status s = c.connect(); !s)
-                l.error = QString::fromStdString(s.message());
-            else if (auto r = c.listRanks(3000))
-                l.ranks = std::move(*r);
-            else
-                l.error = QString::fromStdString(r.error());
-            l.host = QString::fromStdString(c.hello().agent().host());
-            rows->push_back(std::move(l));
-        }
-        QMetaObject::invokeMethod(
-            qApp,
-            [self, gen, rows] {
-                if (!self || gen != self->m_listGeneration)
-                    return;
-                QStringList errors;
-                self->m_ranks->setRowCount(0);
-                for (const Listing& l : *rows) {
-                    if (!l.error.isEmpty())
-                        errors << l.error;
-                    for (const auto& r : l.ranks.ranks()) {
-                        const int row = self->m_ranks->rowCount();
-                        self->m_ranks->insertRow(row);
-                        const QStringList cells { l.address, QString::number(r.info().rank()),
-                            QString::fromStdString(r.info().host().empty() ? r.gpu().host() : r.info().host()),
-                            QString::fromStdString(r.gpu().name()),
-                            QString::fromStdString(r.gpu().uuid().empty() ? r.info().gpu_uuid() : r.gpu().uuid()),
-                            QString::number(r.info().pid()), QString::fromStdString(r.state()) };
-                        for (int c = 0; c < cells.size(); ++c)
-                            self->m_ranks->setItem(row, c, new QTableWidgetItem(cells[c]));
-                    }
+    m_listJobs.run(
+        this,
+        [addresses, token = m_token->text().trimmed().toStdString()](
+            const JobTracker::Ticket&) { return capture::listAgents(addresses, token, "gapscope", 2000, 3000); },
+        [](ConnectDialog& self, const std::vector<capture::AgentListing>& rows) {
+            QStringList errors;
+            self.m_ranks->setRowCount(0);
+            for (const capture::AgentListing& l : rows) {
+                if (!l.error.empty())
+                    errors << QString::fromStdString(l.error);
+                for (const capture::RankSummary& r : l.agent.ranks) {
+                    const int row = self.m_ranks->rowCount();
+                    self.m_ranks->insertRow(row);
+                    const QStringList cells { QString::fromStdString(l.address), QString::number(r.rank),
+                        QString::fromStdString(r.host), QString::fromStdString(r.gpuName),
+                        QString::fromStdString(r.gpuUuid), QString::number(r.pid), QString::fromStdString(r.state) };
+                    for (int c = 0; c < cells.size(); ++c)
+                        self.m_ranks->setItem(row, c, new QTableWidgetItem(cells[c]));
                 }
-                self->m_rankStatus->setText(errors.isEmpty()
-                        ? tr("%n rank(s) registered", nullptr, self->m_ranks->rowCount())
-                        : errors.join(QLatin1Char('\n')));
-                emit self->ranksListed(self->m_ranks->rowCount());
-            },
-            Qt::QueuedConnection);
-    });
+            }
+            self.m_rankStatus->setText(errors.isEmpty() ? tr("%n rank(s) registered", nullptr, self.m_ranks->rowCount())
+                                                        : errors.join(QLatin1Char('\n')));
+            emit self.ranksListed(self.m_ranks->rowCount());
+        });
 }

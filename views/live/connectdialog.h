@@ -11,6 +11,8 @@
 // Threading: GUI thread; the rank listing runs on the job pool and drops stale answers.
 
 #include "capture/client/livecapture.h"
+#include "capture/client/livesummary.h"
+#include "views/common/jobtracker.h"
 
 #include <QDialog>
 
@@ -31,9 +33,9 @@ public:
     gapscope::capture::LiveCaptureOptions options() const;
     QStringList agents() const;
 
-    // "nvtx:PATTERN", "anchor:PATTERN", "graph" or "auto" into the settings; false when malformed.
-    // The step rule field into the request (model::StepRule::toCaptureSettings); false with the reason.
-    static bool parseStepRule(const QString& text, gapscope::pb::CaptureSettings& out, QString* error = nullptr);
+    // The step rule field ("nvtx:PATTERN", "anchor:PATTERN", "graph", "auto", ...) into the capture's
+    // choice (model::StepRule::forCapture); false with the reason when it does not parse.
+    static bool parseStepRule(const QString& text, gapscope::capture::CaptureChoice& out, QString* error = nullptr);
 
 public slots:
     // Lists the ranks of every agent in the background.
@@ -54,5 +56,5 @@ private:
     QList<QCheckBox*> m_kinds;
     QTableWidget* m_ranks;
     QLabel* m_rankStatus;
-    quint64 m_listGeneration = 0;
+    JobTracker m_listJobs;
 };
