@@ -8,7 +8,7 @@
 //     nvprof files;
 //   - AMD's profilers: rocprofv3 JSON (rocprofiler-sdk, `--output-format json`), rocprof v1 kernel
 //     traces as CSV or SQLite (its KERN table).
-// The format is recognised from the content, not the file name. openTrace() (model/traceopen.h)
+// The format is recognised from the content, not the file name. openTrace() (model/open/traceopen.h)
 // dispatches here for anything that is not a .gapscope file.
 //
 // importTraces parses the files in parallel (ReadOptions::threads, 0 = one per file up to the

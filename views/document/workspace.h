@@ -97,7 +97,7 @@ public:
     // Writes a PNG (or, with svg, an SVG) of `size` pixels; "" on success, else the error.
     QString exportImage(const QString& path, const QSize& size, bool svg) const;
 
-    // Writes a Perfetto trace (model/perfettoexport.h) of the whole trace, or of the steps selected
+    // Writes a Perfetto trace (model/export/perfettoexport.h) of the whole trace, or of the steps selected
     // in the step table when `selectedSteps` and there are some; with the annotations as edited and
     // the budget waterfall when the analysis is built. "" on success, else the error.
     QString exportPerfetto(const QString& path, bool selectedSteps) const;
