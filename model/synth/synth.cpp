@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include "model/synth/synth.h"
 
-#include "model/io/tracemetaproto.h"
+#include "model/io/eventfilewriter.h"
 #include "model/synth/synthgenerator.h"
 
 namespace gapscope::model {
@@ -59,17 +59,14 @@ Status synthesizeToFile(const SynthOptions& options, const std::string& path, js
 {
     if (Status s = validate(options); !s)
         return s;
-    format::WriterOptions wo;
-    wo.zstdLevel = zstdLevel;
-    pb::FileHeader header = toProto(synth::SynthGenerator::header(options));
-    auto writer = format::TraceWriter::create(path, header, wo);
+    auto writer = EventFileWriter::create(path, synth::SynthGenerator::header(options), zstdLevel);
     if (!writer)
         return writer.status();
     auto sink = synth::writerSink(**writer);
     synth::SynthGenerator gen(options, *sink, truth);
     if (Status s = gen.run(); !s)
         return s;
-    return (*writer)->finish(&header);
+    return (*writer)->finish();
 }
 
 } // namespace gapscope::model

@@ -1,8 +1,6 @@
 // SPDX-License-Identifier: MIT
 #include "model/synth/synthsink.h"
 
-#include "model/io/tracemetaproto.h"
-
 namespace gapscope::model::synth {
 namespace {
 
@@ -69,38 +67,37 @@ private:
 
 class WriterSink final : public SynthSink {
 public:
-    explicit WriterSink(format::TraceWriter& w)
+    explicit WriterSink(EventFileWriter& w)
         : m_w(w)
-        , m_e(w.encoder())
     {
     }
-    uint32_t string(std::string_view s) override { return m_e.internString(s); }
-    uint32_t lane(const LaneInfo& i) override { return m_e.lane(toProto(i)); }
-    uint32_t launchConfig(const KernelConfig& c) override { return m_e.config(toProto(c)); }
+    uint32_t string(std::string_view s) override { return m_w.string(s); }
+    uint32_t lane(const LaneInfo& i) override { return m_w.lane(i); }
+    uint32_t launchConfig(const KernelConfig& c) override { return m_w.launchConfig(c); }
     void kernel(uint32_t lane, TimeNs start, TimeNs dur, uint32_t name, uint32_t corr, uint32_t config,
         uint64_t graphId, uint64_t graphNode) override
     {
-        m_e.addKernel(lane, start, uint64_t(dur), name, corr, config, graphId, graphNode);
+        m_w.kernel(lane, start, dur, name, corr, config, graphId, graphNode);
     }
     void api(uint32_t lane, TimeNs start, TimeNs dur, uint32_t name, uint32_t corr) override
     {
-        m_e.addApi(lane, start, uint64_t(dur), name, corr);
+        m_w.api(lane, start, dur, name, corr);
     }
     void sync(uint32_t lane, TimeNs start, TimeNs dur, SyncKind kind, uint64_t stream, uint32_t corr) override
     {
-        m_e.addSync(lane, start, uint64_t(dur), pb::SyncKind(kind), stream, corr);
+        m_w.sync(lane, start, dur, kind, stream, corr);
     }
     void memcpy(uint32_t lane, TimeNs start, TimeNs dur, CopyKind kind, uint64_t bytes, uint32_t corr) override
     {
-        m_e.addMemop(lane, start, uint64_t(dur), pb::MEMOP_MEMCPY, pb::CopyKind(kind), bytes, 0, corr);
+        m_w.memcpy(lane, start, dur, kind, bytes, corr);
     }
     void nvtx(uint32_t lane, TimeNs start, TimeNs dur, uint32_t name, uint32_t depth) override
     {
-        m_e.addNvtx(lane, start, uint64_t(dur), name, depth);
+        m_w.nvtx(lane, start, dur, name, depth);
     }
     void host(uint32_t lane, TimeNs start, TimeNs dur, uint32_t name, HostKind kind, uint32_t depth) override
     {
-        m_e.addHost(lane, start, uint64_t(dur), name, depth, pb::HostKind(kind));
+        m_w.host(lane, start, dur, name, kind, depth);
     }
     void collective(uint32_t lane, TimeNs start, TimeNs dur, uint32_t op, uint64_t bytes, uint32_t datatype,
         uint32_t algorithm, uint32_t protocol, uint64_t sequence, uint64_t comm) override
@@ -113,17 +110,13 @@ public:
         c.sequence = sequence;
         c.comm = comm;
         c.channels = 2;
-        m_e.addCollective(lane, start, uint64_t(dur), op, c);
+        m_w.collective(lane, start, dur, op, c);
     }
-    void step(uint32_t rank, const Step& s) override
-    {
-        m_e.addStep(toRecord(rank, s, s.label.empty() ? 0 : m_e.internString(s.label)));
-    }
-    Status flush() override { return m_w.maybeFlush(); }
+    void step(uint32_t rank, const Step& s) override { m_w.step(rank, s); }
+    Status flush() override { return m_w.flush(); }
 
 private:
-    format::TraceWriter& m_w;
-    format::ChunkEncoder& m_e;
+    EventFileWriter& m_w;
 };
 
 } // namespace
@@ -132,7 +125,7 @@ std::unique_ptr<SynthSink> builderSink(TraceBuilder& builder)
 {
     return std::make_unique<BuilderSink>(builder);
 }
-std::unique_ptr<SynthSink> writerSink(format::TraceWriter& writer)
+std::unique_ptr<SynthSink> writerSink(EventFileWriter& writer)
 {
     return std::make_unique<WriterSink>(writer);
 }

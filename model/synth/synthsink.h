@@ -2,10 +2,10 @@
 #pragma once
 
 // SynthSink: where the synth generator puts its events: a TraceBuilder (synthesize) or a
-// streaming TraceWriter (synthesizeToFile). Ids returned by string/lane/launchConfig are the sink's.
+// file written as it goes (EventFileWriter: synthesizeToFile). Ids returned by string/lane/launchConfig are the sink's.
 // Internal to synth. Not thread-safe.
 
-#include "model/format/tracewriter.h"
+#include "model/io/eventfilewriter.h"
 #include "model/trace/trace.h"
 
 #include <memory>
@@ -34,6 +34,6 @@ public:
 };
 
 std::unique_ptr<SynthSink> builderSink(TraceBuilder& builder);
-std::unique_ptr<SynthSink> writerSink(format::TraceWriter& writer);
+std::unique_ptr<SynthSink> writerSink(EventFileWriter& writer);
 
 } // namespace gapscope::model::synth

@@ -12,9 +12,9 @@
 #  3. Nothing there includes <regex> but model/base/patternmatcher.cpp: std::regex backtracks (a pattern
 #     can make it run for ever); PatternMatcher searches in linear time.
 #  4. The file format's protobuf types stay at the edge: only model/format/, model/io/ (the model's
-#     files and live stream in and out), model/synth/ (it writes files) and capture/ name `pb::` or
-#     include trace.pb.h / tracemetaproto.h, and of the rest only the live connection's edges
-#     (`wire_edges` below). Checked in model/, kernels/, views/ and app/.
+#     files and live stream in and out) and capture/ name `pb::` or include trace.pb.h /
+#     tracemetaproto.h, and of the rest only the live connection's edge (`wire_edges` below). Checked
+#     in model/, kernels/, views/ and app/.
 # Fails listing every offending line as FILE: INCLUDE (LAYER may not include TARGET-LAYER).
 cmake_policy(SET CMP0057 NEW)
 set(allowed_base base)
@@ -31,7 +31,7 @@ set(allowed_sql base format trace io budget analysis sql)
 set(allowed_synth base format trace io synth)
 set(allowed_capture base format)
 set(allowed_kernels base format trace io budget analysis)
-set(wire_layers format io synth)
+set(wire_layers format io)
 
 # The layer of a path relative to ROOT ("model/budget/budget.h" -> budget; "model/x.h" -> "model", a
 # file outside the folders), "" when none.
