@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include "model/io/eventfilewriter.h"
 
+#include "model/format/chunkencoder.h"
 #include "model/format/tracewriter.h"
 #include "model/io/tracemetaproto.h"
 
@@ -80,10 +81,11 @@ void EventFileWriter::host(uint32_t lane, TimeNs start, TimeNs dur, uint32_t nam
     m_impl->encoder->addHost(lane, start, uint64_t(dur), name, depth, pb::HostKind(kind));
 }
 
-void EventFileWriter::collective(
-    uint32_t lane, TimeNs start, TimeNs dur, uint32_t op, const format::ChunkEncoder::Collective& c)
+void EventFileWriter::collective(uint32_t lane, TimeNs start, TimeNs dur, uint32_t op, const CollectiveInfo& c)
 {
-    m_impl->encoder->addCollective(lane, start, uint64_t(dur), op, c);
+    const format::ChunkEncoder::Collective fc { c.bytes, c.datatype, c.algorithm, c.protocol, c.sequence, c.comm,
+        c.channels, c.root }; // string ids are the file's already
+    m_impl->encoder->addCollective(lane, start, uint64_t(dur), op, fc);
 }
 
 void EventFileWriter::step(uint32_t rank, const Step& s)

@@ -9,7 +9,6 @@
 //
 // Threading: one thread.
 
-#include "model/format/chunkencoder.h"
 #include "model/trace/trace.h"
 
 #include <memory>
@@ -40,7 +39,7 @@ public:
     void memcpy(uint32_t lane, TimeNs start, TimeNs dur, CopyKind kind, uint64_t bytes, uint32_t corr);
     void nvtx(uint32_t lane, TimeNs start, TimeNs dur, uint32_t name, uint32_t depth);
     void host(uint32_t lane, TimeNs start, TimeNs dur, uint32_t name, HostKind kind, uint32_t depth);
-    void collective(uint32_t lane, TimeNs start, TimeNs dur, uint32_t op, const format::ChunkEncoder::Collective& c);
+    void collective(uint32_t lane, TimeNs start, TimeNs dur, uint32_t op, const CollectiveInfo& c);
     void step(uint32_t rank, const Step& step);
     // A CHUNK frame when enough events are pending.
     Status flush();

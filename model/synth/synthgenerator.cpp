@@ -254,8 +254,15 @@ void SynthGenerator::collective(size_t k, const KernelTemplate& t)
     for (size_t i = 0; i < m_ranks.size(); ++i) {
         Rank& r = m_ranks[i];
         kernel(r, k, t, starts[i], end - starts[i], latest - starts[i]);
-        m_sink.collective(r.collLane, starts[i], end - starts[i], m_opIds[t.collective], kCollectiveBytes, m_strBf16,
-            m_strRing, m_strLL, ++r.sequence, kComm);
+        CollectiveInfo c;
+        c.bytes = kCollectiveBytes;
+        c.datatype = m_strBf16;
+        c.algorithm = m_strRing;
+        c.protocol = m_strLL;
+        c.sequence = ++r.sequence;
+        c.comm = kComm;
+        c.channels = 2;
+        m_sink.collective(r.collLane, starts[i], end - starts[i], m_opIds[t.collective], c);
         if (int32_t(i) == m_o.stragglerRank && starts[i] == latest)
             ++r.lateCollectives;
     }

@@ -45,17 +45,8 @@ public:
     {
         m_b.addHost(lane, start, dur, name, kind, depth);
     }
-    void collective(uint32_t lane, TimeNs start, TimeNs dur, uint32_t op, uint64_t bytes, uint32_t datatype,
-        uint32_t algorithm, uint32_t protocol, uint64_t sequence, uint64_t comm) override
+    void collective(uint32_t lane, TimeNs start, TimeNs dur, uint32_t op, const CollectiveInfo& c) override
     {
-        CollectiveInfo c;
-        c.bytes = bytes;
-        c.datatype = datatype;
-        c.algorithm = algorithm;
-        c.protocol = protocol;
-        c.sequence = sequence;
-        c.comm = comm;
-        c.channels = 2;
         m_b.addCollective(lane, start, dur, op, c);
     }
     void step(uint32_t rank, const Step& step) override { m_b.addStep(rank, step); }
@@ -99,17 +90,8 @@ public:
     {
         m_w.host(lane, start, dur, name, kind, depth);
     }
-    void collective(uint32_t lane, TimeNs start, TimeNs dur, uint32_t op, uint64_t bytes, uint32_t datatype,
-        uint32_t algorithm, uint32_t protocol, uint64_t sequence, uint64_t comm) override
+    void collective(uint32_t lane, TimeNs start, TimeNs dur, uint32_t op, const CollectiveInfo& c) override
     {
-        format::ChunkEncoder::Collective c;
-        c.bytes = bytes;
-        c.datatype = datatype;
-        c.algorithm = algorithm;
-        c.protocol = protocol;
-        c.sequence = sequence;
-        c.comm = comm;
-        c.channels = 2;
         m_w.collective(lane, start, dur, op, c);
     }
     void step(uint32_t rank, const Step& s) override { m_w.step(rank, s); }

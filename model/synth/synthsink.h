@@ -26,9 +26,7 @@ public:
     virtual void memcpy(uint32_t lane, TimeNs start, TimeNs dur, CopyKind kind, uint64_t bytes, uint32_t corr) = 0;
     virtual void nvtx(uint32_t lane, TimeNs start, TimeNs dur, uint32_t name, uint32_t depth) = 0;
     virtual void host(uint32_t lane, TimeNs start, TimeNs dur, uint32_t name, HostKind kind, uint32_t depth) = 0;
-    virtual void collective(uint32_t lane, TimeNs start, TimeNs dur, uint32_t op, uint64_t bytes, uint32_t datatype,
-        uint32_t algorithm, uint32_t protocol, uint64_t sequence, uint64_t comm)
-        = 0;
+    virtual void collective(uint32_t lane, TimeNs start, TimeNs dur, uint32_t op, const CollectiveInfo& c) = 0;
     virtual void step(uint32_t rank, const Step& step) = 0;
     virtual Status flush() { return Status::ok(); } // called between steps
 };

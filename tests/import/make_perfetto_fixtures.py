@@ -18,6 +18,7 @@ from this script.
 Usage: make_perfetto_fixtures.py --cli gapscope-cli OUT_DIR
 """
 import argparse
+import importlib.util
 import json
 import os
 import subprocess
@@ -54,25 +55,12 @@ def kineto_rank(rank):
             "traceEvents": events, "displayTimeUnit": "ms"}
 
 
-def varint(v):
-    out = bytearray()
-    while True:
-        b = v & 0x7F
-        v >>= 7
-        out.append(b | (0x80 if v else 0))
-        if not v:
-            return bytes(out)
-
-
-def read_varint(b, i):
-    v = shift = 0
-    while True:
-        c = b[i]
-        i += 1
-        v |= (c & 0x7F) << shift
-        shift += 7
-        if not c & 0x80:
-            return v, i
+# The varint codec of the hostile-file generator (tests/hostile/make_hostile.py), not written twice.
+_spec = importlib.util.spec_from_file_location(
+    "make_hostile", os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "hostile", "make_hostile.py"))
+_hostile = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(_hostile)
+varint, read_varint = _hostile.varint, _hostile.read_varint
 
 
 def packets(b):
