@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 # Every GPU check in one command, on the GPU box (repo root):
-#   tests/gpu/run_all.sh [PARTS]        PARTS: comma list of kernels,e2e,host,agent,inject,sample,bench,fixtures,steps,lasting
-#                                       (default all but bench)
+#   tests/gpu/run_all.sh [PARTS]        PARTS: comma list of kernels,e2e,host,agent,inject,sample,bench,fixtures,steps,lasting,
+#                                       graphnodes (default all but host, bench and graphnodes)
 # Builds with the gpu preset (no Qt, CUDA on) unless GAPSCOPE_GPU_BIN names a folder of prebuilt
 # binaries laid out like a build folder (app/, capture/, kernels/, tests/capture/inject/). Each area
 # script appends `check | measured | target | PASS/FAIL` rows to the table, which is printed last.
@@ -110,6 +110,13 @@ if has lasting; then
   # What a capture leaves behind: per recorded piece, and after 3 captures against before, eager and graph.
   part lasting tests/gpu/lasting.sh "$BUILD" "$RES/lasting"
   cat "$RES/lasting/table.txt" >>"$TABLE" 2>/dev/null
+fi
+if has graphnodes; then
+  # Graph-node attribution (asked for by name): NVTX ranges pushed while a CUDA graph is built, captured later.
+  part graphnodes tests/gpu/graphnodes.sh "$BUILD" "$RES/graphnodes"
+  cat "$RES/graphnodes/table.txt" >>"$TABLE" 2>/dev/null
+  mkdir -p "$OUTROOT/graphnodes" && cp "$RES"/graphnodes/*.gapscope "$RES"/graphnodes/*.json.gz \
+    "$RES"/graphnodes/idle_cost.txt "$OUTROOT/graphnodes/" 2>/dev/null
 fi
 
 cp "$TABLE" "$OUTROOT/table.txt"
