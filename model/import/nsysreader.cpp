@@ -67,6 +67,8 @@ Status NsysReader::readNsys()
         return st;
     if (Status st = readSamples(); !st) // likewise
         return st;
+    if (Status st = readGraphNodes(); !st) // likewise; after NVTX: nodes take the ranges open at creation
+        return st;
     m_rows.finish();
     return m_rows.rankCount() ? Status::ok() : nothingImported();
 }
@@ -273,6 +275,21 @@ Status NsysReader::readSamples()
         m_rows.sample(row);
     m_rows.finishSamples();
     return Status::ok();
+}
+
+// CUDA graph nodes, created or cloned (`--cuda-graph-trace=node`; a missing table reads as no rows).
+Status NsysReader::readGraphNodes()
+{
+    return m_db.select("CUDA_GRAPH_NODE_EVENTS", { "start", "end", "globalTid", "graphNodeId", "originalGraphNodeId" },
+        [this](sqlite3_stmt* s) {
+            NsysGraphNodeRow r;
+            r.start = SqliteDb::num(s, 0);
+            r.end = SqliteDb::num(s, 1, r.start);
+            r.globalTid = SqliteDb::num(s, 2);
+            r.graphNodeId = SqliteDb::num(s, 3);
+            r.originalGraphNodeId = SqliteDb::num(s, 4);
+            m_rows.graphNode(r);
+        });
 }
 
 Status NsysReader::readOsrt()

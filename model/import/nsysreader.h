@@ -9,7 +9,8 @@
 // before 2023: the tool and schema version), StringIds, PROCESSES, ThreadNames, TARGET_INFO_GPU,
 // TARGET_INFO_CUDA_GPU (older exports keep the GPU details there), TARGET_INFO_SESSION_START_TIME,
 // CUPTI_ACTIVITY_KIND_KERNEL, _MEMCPY, _MEMSET, _RUNTIME, _SYNCHRONIZATION and, last (only processes
-// with GPU work keep theirs), NVTX_EVENTS and OSRT_API (OS runtime calls: host ranges). Columns are looked up by
+// with GPU work keep theirs), NVTX_EVENTS, OSRT_API (OS runtime calls: host ranges), CPU samples and
+// CUDA_GRAPH_NODE_EVENTS (graph nodes with their capture-time NVTX ranges, NsysGraphNodes). Columns are looked up by
 // name, so exports of other nsys versions with added or missing columns still read (graphId exists from 2025.5 on; a
 // missing column reads as NULL, 0 for numbers). Units as nsys writes them: TARGET_INFO_GPU.clockRate in Hz,
 // memoryBandwidth in bytes/s, totalMemory in bytes; TARGET_INFO_CUDA_GPU.coreClockRate in kHz,
@@ -49,6 +50,7 @@ private:
     Status readNvtx();
     Status readOsrt();
     Status readSamples();
+    Status readGraphNodes();
     Status nothingImported() const;
 
     std::string m_path;

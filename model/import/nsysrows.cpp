@@ -339,6 +339,21 @@ void NsysRowConverter::finishSamples()
     m_samples.clear();
 }
 
+void NsysRowConverter::graphNode(const NsysGraphNodeRow& r)
+{
+    if (!checkTimes(r.start, r.end, "CUDA graph node"))
+        return;
+    if (r.graphNodeId <= 0) {
+        ++m_badRows;
+        m_out.count(format::Stat::ImportBadEvents, "CUDA graph node rows without a node id");
+        return;
+    }
+    if (gpuProcess(r.globalTid))
+        m_graphNodes.add(r);
+    else
+        ++m_graphNodesWithoutGpu;
+}
+
 void NsysRowConverter::gpu(const NsysGpuRow& r)
 {
     GpuInfo& g = m_gpus[r.id];
@@ -492,6 +507,8 @@ void NsysRowConverter::finish()
 {
     dropProcessesWithoutGpuWork();
     orderProcesses();
+    if (const uint64_t loops = m_graphNodes.finish(m_out)) // after the order: it keeps process indices
+        m_out.count(format::Stat::ImportBadEvents, "CUDA graph nodes whose chain of originals loops", loops);
     listGpus();
     m_out.metadata["tool"] = tool();
     if (!m_productVersion.empty())
@@ -510,6 +527,9 @@ void NsysRowConverter::finish()
     if (m_samplesWithoutGpu)
         m_out.count(
             format::Stat::ImportSkippedEvents, "CPU samples of processes without GPU work", m_samplesWithoutGpu);
+    if (m_graphNodesWithoutGpu)
+        m_out.count(format::Stat::ImportSkippedEvents, "CUDA graph node rows of processes without GPU work",
+            m_graphNodesWithoutGpu);
     if (m_osrtWithoutGpu)
         m_out.count(
             format::Stat::ImportSkippedEvents, "OS runtime calls of processes without GPU work", m_osrtWithoutGpu);

@@ -22,6 +22,7 @@
 //
 // Threading: one converter per StagedTrace, one thread.
 
+#include "model/import/nsysgraphnodes.h"
 #include "model/import/sampledstacks.h"
 #include "model/import/stagedtrace.h"
 
@@ -103,6 +104,10 @@ public:
     // sampled lane (SampledStacks; processes with GPU work only) when finishSamples() runs.
     void sample(const NsysSampleRow& r);
     void finishSamples();
+    // A CUDA_GRAPH_NODE_EVENTS row (an export made with --cuda-graph-trace=node): finish() stages one
+    // GraphNodeInfo per node with its thread's NVTX ranges at creation (NsysGraphNodes), so these rows
+    // come after the GPU rows too and before finish(); rows of processes without GPU work are counted.
+    void graphNode(const NsysGraphNodeRow& r);
     void gpu(const NsysGpuRow& r);
     void sessionStart(int64_t utcEpochNs);
     // The rows' times are wall-clock (epoch) ns already (nvprof), not relative to a session start.
@@ -149,6 +154,8 @@ private:
     uint64_t m_osrtWithoutGpu = 0;
     std::map<int64_t, SampledStacks> m_samples; // globalTid -> its samples
     uint64_t m_samplesWithoutGpu = 0;
+    NsysGraphNodes m_graphNodes;
+    uint64_t m_graphNodesWithoutGpu = 0;
 };
 
 } // namespace gapscope::model::importer

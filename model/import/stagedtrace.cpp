@@ -56,6 +56,8 @@ void StagedTrace::reorderProcesses(const std::vector<uint16_t>& order)
     }
     for (StagedStep& st : steps)
         st.process = newIndex[st.process];
+    for (StagedGraphNode& g : graphNodes)
+        g.process = newIndex[g.process];
 }
 
 void StagedTrace::orderProcessesByDevice()
@@ -110,6 +112,9 @@ uint64_t StagedTrace::dropProcesses(const std::vector<bool>& drop)
     m_count = kept;
     m_longDurations = std::move(longDurations);
     m_blocks.resize((kept + kBlockEvents - 1) / kBlockEvents);
+    graphNodes.erase(std::remove_if(graphNodes.begin(), graphNodes.end(),
+                         [&drop](const StagedGraphNode& g) { return g.process < drop.size() && drop[g.process]; }),
+        graphNodes.end());
     // Processes last: reorderProcesses renumbers the lanes (now only those of kept processes) and
     // rebuilds the lane index.
     reorderProcesses(order);
@@ -322,6 +327,8 @@ size_t StagedTrace::memoryBytes() const
     n += m_memops.capacity() * sizeof(MemopInfo) + m_syncs.capacity() * sizeof(SyncInfo)
         + m_collectives.capacity() * sizeof(CollectiveInfo) + m_configs.capacity() * sizeof(KernelConfig) * 3;
     n += m_longDurations.size() * 32;
+    for (const StagedGraphNode& g : graphNodes)
+        n += sizeof(StagedGraphNode) + g.node.ranges.capacity() * sizeof(StringId);
     return n;
 }
 

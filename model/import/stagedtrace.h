@@ -167,6 +167,15 @@ public:
     };
     std::vector<StagedStep> steps;
 
+    // Capture-time context of the CUDA-graph nodes of a process (graphnode.h): `node.ranges` are ids of
+    // this trace's StringPool and `node.rank` is left 0; TraceAssembler sets the rank of the process and
+    // interns the names. reorderProcesses renumbers them, dropProcesses drops those of dropped processes.
+    struct StagedGraphNode {
+        uint16_t process = 0;
+        GraphNodeInfo node;
+    };
+    std::vector<StagedGraphNode> graphNodes;
+
     // Devices seen (GpuInfo per device ordinal), header metadata, counters and warnings.
     std::vector<GpuInfo> gpus;
     std::map<std::string, std::string> metadata;

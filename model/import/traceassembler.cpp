@@ -159,6 +159,13 @@ void TraceAssembler::feed(size_t si, TraceBuilder& b)
         step.end = addTimes(step.end, offset);
         b.addStep(rankOf(si, st.process), step);
     }
+    for (StagedTrace::StagedGraphNode& g : s.graphNodes) {
+        g.node.rank = rankOf(si, g.process);
+        for (StringId& r : g.node.ranges)
+            r = str(r);
+        b.addGraphNode(std::move(g.node));
+    }
+    std::vector<StagedTrace::StagedGraphNode>().swap(s.graphNodes);
 }
 
 Trace TraceAssembler::assemble()

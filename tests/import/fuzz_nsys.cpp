@@ -23,7 +23,7 @@ void feedRows(gapscope::fuzz::FuzzBytes in, NsysRowConverter& rows)
     while (in.n > 0) {
         const uint8_t kind = *in.p++;
         --in.n;
-        switch (kind % 12) {
+        switch (kind % 13) {
         case 0:
             text.assign(reinterpret_cast<const char*>(in.p), in.n < 12 ? in.n : 12);
             rows.string(in.next() % 64, text);
@@ -91,6 +91,13 @@ void feedRows(gapscope::fuzz::FuzzBytes in, NsysRowConverter& rows)
             NsysOsrtRow r;
             r.start = in.next(), r.end = in.next(), r.globalTid = in.next(), r.nameId = in.next() % 64;
             rows.osrt(r);
+            break;
+        }
+        case 11: {
+            NsysGraphNodeRow r; // small node ids, so that clones find their originals (and loops)
+            r.start = in.next(), r.end = in.next(), r.globalTid = in.next(), r.graphNodeId = in.next() % 16;
+            r.originalGraphNodeId = in.next() % 16;
+            rows.graphNode(r);
             break;
         }
         default:

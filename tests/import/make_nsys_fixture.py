@@ -29,6 +29,8 @@ of the figures computed here from the rows written):
   call (OSRT_API ioctl) in the 2.1 ms GPU gap of each of its 3 NVTX steps; the expected host
   attribution of the gaps is worked out below by hand: recorded events first (ioctl, the launch
   call), the sampled leaf for the rest, the time after the launch returned queued.
+- graph_nodes: an export made with --cuda-graph-trace=node (CUDA_GRAPH_NODE_EVENTS): a decode graph
+  captured under NVTX ranges, cloned, instantiated and replayed 3 times (graph_nodes() says how).
 Usage: make_nsys_fixture.py OUT_DIR
 """
 import json
@@ -475,6 +477,113 @@ def sampled(base):
                  {"name": "cudaLaunchKernel", "kind": "cuda_runtime", "ns": 3 * 10000, "count": 3}]})
 
 
+GRAPH_NODES = """
+CREATE TABLE CUDA_GRAPH_NODE_EVENTS (start INTEGER NOT NULL, end INTEGER NOT NULL, eventClass INTEGER NOT NULL,
+  globalTid INTEGER, nameId INTEGER NOT NULL, graphNodeId INTEGER NOT NULL, originalGraphNodeId INTEGER);
+"""
+
+
+def graph_node_layout(cap):
+    """The nodes stream capture makes, in creation order: (kernel name, creation time, NVTX path). The
+    main thread's ranges around them: decode > layer L > attention | mlp (layer 1's mlp a start/end
+    range, the others push/pop); embed and final_norm in decode only, the layer norms in the layer, lm_head
+    after decode ended (no range open)."""
+    nodes = [("embed", cap + 1000, ["decode"])]
+    ranges = [("decode", cap, cap + 100000, 59)]
+    for layer in range(2):
+        base = cap + 10000 + 40000 * layer
+        lname = "layer %d" % layer
+        ranges += [(lname, base, base + 39000, 59), ("attention", base + 2000, base + 20000, 59),
+                   ("mlp", base + 21000, base + 38000, 60 if layer else 59)]
+        nodes += [("l%d_input_norm" % layer, base + 1000, ["decode", lname]),
+                  ("l%d_qkv_proj" % layer, base + 3000, ["decode", lname, "attention"]),
+                  ("l%d_flash_attn" % layer, base + 6000, ["decode", lname, "attention"]),
+                  ("l%d_gate_up" % layer, base + 22000, ["decode", lname, "mlp"]),
+                  ("l%d_down_proj" % layer, base + 25000, ["decode", lname, "mlp"])]
+    nodes += [("final_norm", cap + 95000, ["decode"]), ("lm_head", cap + 105000, [])]
+    return nodes, ranges
+
+
+def graph_nodes(base):
+    """An export made with `nsys profile --cuda-graph-trace=node`: one process (pid 4004) whose main
+    thread captures a decode graph under NVTX ranges (graph_node_layout), instantiates it inside an
+    "instantiate" range (as torch.cuda.CUDAGraph does: no cudaGraphClone), then replays it 3 times, each
+    replay under a "decode step N" range. CUDA_GRAPH_NODE_EVENTS (columns as NVIDIA's SQLite schema
+    reference lists them) has a row per node, within the API call that made it: the 13 captured ones
+    (ids 1..13, no original) and the copies cudaGraphInstantiate makes of them (14..26, original
+    1..13). Kernel rows of the replays name the instantiated copies (graphNodeId 14..26, graphId 5) and
+    carry the correlation id of their cudaGraphLaunch, as --cuda-graph-trace=node exports do (NVIDIA's
+    TensorRT-LLM examples/layer_wise_benchmarks/parse.py joins kernel graphNodeId -> the clone's
+    originalGraphNodeId -> the capture row). A second thread (tid 4010) has a range open over the whole
+    capture: not the capturing thread's, so in no node's ranges. tst_nsysimport checks the import
+    against this layout."""
+    db = Db(base + ".sqlite")
+    db.c.executescript(META + GRAPH_NODES)
+    db.c.execute("ALTER TABLE CUPTI_ACTIVITY_KIND_KERNEL ADD COLUMN graphId INTEGER")
+    for k, v in (("EXPORT_PRODUCT_NAME", "NVIDIA Nsight Systems"), ("EXPORT_PRODUCT_VERSION", "2025.5.2.266"),
+                 ("EXPORT_SCHEMA_VERSION", "3.24.0")):
+        db.c.execute("INSERT INTO META_DATA_EXPORT VALUES (?, ?)", (k, v))
+    db.c.execute("INSERT INTO TARGET_INFO_SESSION_START_TIME VALUES (?, '', '')", (SESSION_START,))
+    db.c.execute("INSERT INTO TARGET_INFO_GPU (vmId, id, name, busLocation, totalMemory, memoryBandwidth, clockRate, "
+                 "smCount, uuid, cuDevice, computeMajor, computeMinor) VALUES (0, 0, 'NVIDIA H100 80GB HBM3', "
+                 "'0000:19:00.0', 85520809984, 3352320000000, 1980000000, 132, 'GPU-graph-fixture', 0, 9, 0)")
+    pid, sched = 4004, 4010
+    gtid, sched_tid = pid << 24 | pid, pid << 24 | sched
+    db.c.execute("INSERT INTO PROCESSES VALUES (?, ?, 'python3')", (pid << 24, pid))
+    db.c.execute("INSERT INTO ThreadNames VALUES (?, 1, ?)", (db.sid("MainThread"), gtid))
+    db.c.execute("INSERT INTO ThreadNames VALUES (?, 1, ?)", (db.sid("scheduler"), sched_tid))
+    creation = db.sid("Graph Node Creation")
+    cap = 1000000
+    nodes, ranges = graph_node_layout(cap)
+
+    def api(start, end, corr, name, tid=gtid):
+        db.c.execute("INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME VALUES (?,?,0,?,?,?,0,0)",
+                     (start, end, tid, corr, db.sid(name)))
+
+    def node_row(t, node, original):
+        db.c.execute("INSERT INTO CUDA_GRAPH_NODE_EVENTS VALUES (?,?,0,?,?,?,?)",
+                     (t, t + 200, gtid, creation, node, original))
+
+    def nvtx(name, start, end, event_type, tid=gtid):
+        db.c.execute("INSERT INTO NVTX_EVENTS (start, end, eventType, text, globalTid) VALUES (?,?,?,?,?)",
+                     (start, end, event_type, name, tid))
+
+    nvtx("schedule batch", cap - 20000, cap + 200000, 59, sched_tid)
+    for name, start, end, event_type in ranges:
+        nvtx(name, start, end, event_type)
+    db.c.execute("INSERT INTO NVTX_EVENTS (start, end, eventType, text, globalTid) VALUES (?,NULL,34,'a mark',?)",
+                 (cap + 14000, gtid))
+    api(cap - 5000, cap - 4000, 1, "cudaStreamBeginCapture_v10000")
+    for i, (name, t, path) in enumerate(nodes):  # launches into the capturing stream: a node each, no kernel
+        api(t - 500, t + 1500, 2 + i, "cudaLaunchKernel_v7000")
+        node_row(t, 1 + i, None)
+    n = len(nodes)
+    api(cap + 110000, cap + 111000, 100, "cudaStreamEndCapture_v10000")
+    nvtx("instantiate", cap + 150000, cap + 190000, 59)
+    api(cap + 165000, cap + 185000, 101, "cudaGraphInstantiate_v12000")
+    for i in range(n):
+        node_row(cap + 166000 + 100 * i, n + 1 + i, 1 + i)
+    for replay in range(3):
+        r = 2 * cap + replay * 100000
+        corr = 200 + replay
+        nvtx("decode step %d" % replay, r, r + 60000, 59)
+        api(r + 1000, r + 6000, corr, "cudaGraphLaunch_v10000")
+        gpu = r + 10000
+        for i, (name, t, path) in enumerate(nodes):
+            dur = 2000 + 100 * i
+            db.c.execute("INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL (start, end, deviceId, contextId, streamId, "
+                         "correlationId, globalPid, demangledName, shortName, registersPerThread, gridX, gridY, "
+                         "gridZ, blockX, blockY, blockZ, staticSharedMemory, dynamicSharedMemory, "
+                         "localMemoryPerThread, localMemoryTotal, gridId, graphNodeId, graphId) "
+                         "VALUES (?,?,0,1,7,?,?,?,?,32,132,1,1,128,1,1,0,0,0,0,?,?,5)",
+                         (gpu, gpu + dur, corr, pid << 24, db.sid(name), db.sid(name), 1000 + replay * n + i,
+                          n + 1 + i))
+            gpu += dur + 500
+    db.c.commit()
+    db.c.execute("VACUUM")
+    db.c.close()
+
+
 def main():
     out = sys.argv[1]
     two_ranks(os.path.join(out, "two_ranks"))
@@ -485,6 +594,7 @@ def main():
     nvprof(os.path.join(out, "nvprof"))
     empty(os.path.join(out, "empty"))
     sampled(os.path.join(out, "sampled"))
+    graph_nodes(os.path.join(out, "graph_nodes"))
 
 
 if __name__ == "__main__":

@@ -5,11 +5,15 @@
 // (EXPORT_META_DATA, TARGET_INFO_CUDA_GPU in kHz / kB/s), an nvprof file, an export without CUDA
 // activity, file names that an SQLite URI would misread, and CPU sampling: sampled call stacks become
 // ranges that explain the GPU gaps no recorded host event explains. A process without GPU work is no
-// rank: StagedTrace::dropProcesses takes it out with its lanes and events.
+// rank: StagedTrace::dropProcesses takes it out with its lanes and events. An export made with
+// --cuda-graph-trace=node maps every replayed kernel to the NVTX ranges open when stream capture built
+// its node (graph_nodes, and NsysGraphNodes on clone chains no fixture has).
 #include "model/analysis/hostattribution.h"
 #include "model/base/json.h"
 #include "model/import/importer.h"
+#include "model/import/nsysgraphnodes.h"
 #include "model/import/stagedtrace.h"
+#include "model/import/traceassembler.h"
 #include "model/open/traceopen.h"
 
 #include <QTemporaryDir>
@@ -19,6 +23,7 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <tuple>
 
 using namespace gapscope;
 using namespace gapscope::model;
@@ -67,6 +72,12 @@ TimeNs kindTime(const Trace& t, EventKind kind)
     return sum;
 }
 
+// A graph node's ranges as one text ("decode > layer 0 > mlp").
+std::string pathOf(const Trace& t, const GraphNodeInfo& node)
+{
+    return rangePath(node.ranges, [&t](StringId id) { return std::string(t.str(id)); });
+}
+
 // The first kernel of the first GPU lane of `rank`.
 std::pair<LaneId, size_t> firstKernel(const Trace& t, uint32_t rank)
 {
@@ -91,6 +102,8 @@ private slots:
     void oddFileNames();
     void sampledStacksExplainGaps();
     void droppedProcessLeavesTheOthers();
+    void graphNodesTakeCaptureRanges();
+    void graphNodeCloneChains();
 };
 
 void TstNsysImport::idleProcessesAreNoRanks()
@@ -314,6 +327,108 @@ void TstNsysImport::sampledStacksExplainGaps()
         QCOMPARE(std::string(r->rows[i].kind), rows[i]["kind"].toString());
         QCOMPARE(int64_t(r->rows[i].ns), rows[i]["ns"].toInt());
         QCOMPARE(int64_t(r->rows[i].count), rows[i]["count"].toInt());
+    }
+}
+
+// graph_nodes (make_nsys_fixture.py, graph_node_layout): 13 nodes built by stream capture under the main
+// thread's NVTX ranges (ids 1..13), their copies made by cudaGraphInstantiate inside an "instantiate"
+// range (14..26, original 1..13), 3 replays whose kernels name the copies. Each node gets the ranges
+// open on the capturing thread when it was built; neither the other thread's range over the capture,
+// nor "instantiate", nor the replays' "decode step N" count.
+void TstNsysImport::graphNodesTakeCaptureRanges()
+{
+    // The layout the generator writes, in creation order: the node's kernel and its ranges.
+    const std::vector<std::pair<std::string, std::string>> layout
+        = { { "embed", "decode" }, { "l0_input_norm", "decode > layer 0" },
+              { "l0_qkv_proj", "decode > layer 0 > attention" }, { "l0_flash_attn", "decode > layer 0 > attention" },
+              { "l0_gate_up", "decode > layer 0 > mlp" }, { "l0_down_proj", "decode > layer 0 > mlp" },
+              { "l1_input_norm", "decode > layer 1" }, { "l1_qkv_proj", "decode > layer 1 > attention" },
+              { "l1_flash_attn", "decode > layer 1 > attention" }, { "l1_gate_up", "decode > layer 1 > mlp" },
+              { "l1_down_proj", "decode > layer 1 > mlp" }, { "final_norm", "decode" }, { "lm_head", "" } };
+    const uint64_t n = layout.size();
+    Trace t = load({ fixture("graph_nodes.sqlite") });
+    QCOMPARE(t.header().ranks.size(), size_t(1));
+    QCOMPARE(t.graphNodes().size(), size_t(2 * n));
+    for (uint64_t i = 0; i < 2 * n; ++i) {
+        const GraphNodeInfo& g = t.graphNodes()[i];
+        const bool copy = i >= n;
+        QCOMPARE(g.rank, 0u);
+        QCOMPARE(g.nodeId, i + 1);
+        QCOMPARE(int(g.origin), int(copy ? GraphNodeOrigin::Cloned : GraphNodeOrigin::Created));
+        QCOMPARE(g.originalNodeId, copy ? i + 1 - n : uint64_t(0));
+        QCOMPARE(g.graphId, copy ? uint64_t(5) : uint64_t(0)); // the graph the replayed kernels name
+        QCOMPARE(g.order, uint32_t(i % n));
+        QCOMPARE(g.threadId, 4004u);
+        QCOMPARE(pathOf(t, g), layout[i % n].second);
+    }
+    size_t kernels = 0;
+    for (LaneId lane : t.lanesOf(0, LaneKind::GpuStream))
+        for (size_t k = 0; k < t.lane(lane).events.size(); ++k, ++kernels) {
+            const std::string name(t.str(t.lane(lane).events.name(k)));
+            const auto it
+                = std::find_if(layout.begin(), layout.end(), [&name](const auto& node) { return node.first == name; });
+            QVERIFY2(it != layout.end(), name.c_str());
+            const KernelConfig* cfg = t.kernelConfig(lane, k);
+            QVERIFY(cfg);
+            QCOMPARE(cfg->graphNodeId, n + 1 + uint64_t(it - layout.begin()));
+            const GraphNodeInfo* node = t.graphNode(0, cfg->graphNodeId);
+            QVERIFY(node);
+            QCOMPARE(pathOf(t, *node), it->second);
+            const EventRef api = t.launchOf(lane, k);
+            QVERIFY(api.valid());
+            QCOMPARE(t.str(t.lane(api.lane).events.name(api.index)), std::string_view("cudaGraphLaunch"));
+        }
+    QCOMPARE(kernels, size_t(3 * n));
+    QCOMPARE(counter(t, "import_bad_events"), uint64_t(0));
+    QCOMPARE(counter(t, "import_skipped_events", "CUDA graph node"), uint64_t(0));
+    // An export without the table has no graph nodes.
+    QVERIFY(load({ fixture("two_ranks.sqlite") }).graphNodes().empty());
+}
+
+// NsysGraphNodes on rows the fixture lacks: a clone of a clone takes the ranges of the node at the
+// root of its chain, a clone whose original the export lacks has none, chains that loop are counted,
+// a later row of a node does not count, a row of a process the trace has not is left out.
+void TstNsysImport::graphNodeCloneChains()
+{
+    importer::StagedTrace s("nsys", "rows.sqlite");
+    importer::StagedProcess p;
+    p.pid = 7;
+    p.device = 0;
+    const uint16_t process = s.addProcess(p);
+    const uint32_t nvtx = s.lane(process, LaneKind::Nvtx, 0, 7);
+    s.addRange(nvtx, 0, 50, s.strings().intern("before"));
+    s.addRange(nvtx, 100, 900, s.strings().intern("outer"));
+    s.addRange(nvtx, 150, 10, s.strings().intern("inner")); // [150, 160]: encloses a node built at 150
+    s.addRange(s.lane(process, LaneKind::Nvtx, 0, 8), 0, 1000, s.strings().intern("other thread"));
+    KernelConfig c;
+    c.graphId = 9;
+    c.graphNodeId = 3;
+    s.addKernel(s.lane(process, LaneKind::GpuStream, 0, 7), 5000, 100, s.strings().intern("k"), 1, s.config(c));
+    const int64_t tid = (int64_t(7) << 24) | 7;
+    importer::NsysGraphNodes nodes;
+    for (const importer::NsysGraphNodeRow& r : std::vector<importer::NsysGraphNodeRow> { { 700, 710, tid, 3, 2 },
+             { 150, 160, tid, 1, 0 }, { 600, 600, tid, 2, 1 }, { 800, 800, tid, 4, 99 }, { 810, 810, tid, 5, 6 },
+             { 820, 820, tid, 6, 5 }, { 2000, 2000, tid, 1, 0 }, { 100, 100, (int64_t(8) << 24) | 8, 10, 0 } })
+        nodes.add(r);
+    QCOMPARE(nodes.finish(s), uint64_t(2)); // nodes 5 and 6
+    std::vector<importer::StagedTrace> sources;
+    sources.push_back(std::move(s));
+    Trace t = importer::TraceAssembler(std::move(sources)).assemble();
+    QCOMPARE(t.graphNodes().size(), size_t(6));
+    const std::vector<std::tuple<uint64_t, uint64_t, uint64_t, uint32_t, std::string>> want
+        = { // node, original, graph, thread, ranges
+              { 1, 0, 0, 7, "outer > inner" }, { 2, 1, 0, 7, "outer > inner" }, { 3, 2, 9, 7, "outer > inner" },
+              { 4, 99, 0, 0, "" }, { 5, 6, 0, 0, "" }, { 6, 5, 0, 0, "" }
+          };
+    for (size_t i = 0; i < want.size(); ++i) {
+        const GraphNodeInfo& g = t.graphNodes()[i];
+        QCOMPARE(g.nodeId, std::get<0>(want[i]));
+        QCOMPARE(g.originalNodeId, std::get<1>(want[i]));
+        QCOMPARE(int(g.origin), int(std::get<1>(want[i]) ? GraphNodeOrigin::Cloned : GraphNodeOrigin::Created));
+        QCOMPARE(g.graphId, std::get<2>(want[i]));
+        QCOMPARE(g.threadId, std::get<3>(want[i]));
+        QCOMPARE(pathOf(t, g), std::get<4>(want[i]));
+        QCOMPARE(g.order, 0u);
     }
 }
 
