@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 // Kineto files end to end through importTraces: JSON that is not a Kineto trace or holds nothing to
-// import is refused naming the file; an MTIA-like device trace keeps its device lanes; warnings and
+// import is refused naming the file; an MTIA-like device trace keeps its device lanes; kernels a
+// cudaGraphLaunch replayed keep its correlation, so launchOf finds that launch; warnings and
 // counters survive a round trip through a .gapscope file; the ISA-L and zlib inflaters read every gzip
 // shape (one member, concatenated members, cut short, corrupt) to the same bytes.
 #include "model/import/bytesource.h"
@@ -88,6 +89,8 @@ private slots:
     void refused_data();
     void refused();
     void mtiaDeviceLanes();
+    void graphKernelsKeepTheirLaunch_data();
+    void graphKernelsKeepTheirLaunch();
     void warningsSurviveConvert_data();
     void warningsSurviveConvert();
     void inflatersAgree_data();
@@ -139,6 +142,67 @@ void TstKinetoImport::mtiaDeviceLanes()
     QCOMPARE(busy, expected);
     QCOMPARE(t->header().gpus.size(), size_t(1));
     QCOMPARE(t->header().gpus[size_t(0)].name, std::string("ARTEMIS"));
+}
+
+void TstKinetoImport::graphKernelsKeepTheirLaunch_data()
+{
+    QTest::addColumn<QString>("file"); // a fixture, or the inline document below when empty
+    QTest::addColumn<int>("launches");
+    QTest::addColumn<int>("kernelsPerLaunch");
+    QTest::addColumn<uint64_t>("firstNode"); // graph node id of the first graph kernel (0: none recorded)
+    // torch.profiler on H100 (tests/gpu/fixtures.sh): a 3-kernel graph replayed 6 times, correlation in args.
+    QTest::newRow("torch.profiler graph.json.gz") << "graph.json.gz" << 6 << 3 << uint64_t(0);
+    // Newer Kineto: graph and node ids on the kernels; the second replay's kernels name their launch only
+    // through their ac2g flow ends.
+    QTest::newRow("graph ids, flows") << "" << 2 << 2 << uint64_t(14);
+}
+
+// Every kernel of a graph replay resolves (Trace::launchOf) to its cudaGraphLaunch, and each launch to
+// its kernels (launchedBy).
+void TstKinetoImport::graphKernelsKeepTheirLaunch()
+{
+    QFETCH(QString, file);
+    QFETCH(int, launches);
+    QFETCH(int, kernelsPerLaunch);
+    QFETCH(uint64_t, firstNode);
+    QTemporaryDir dir;
+    std::string path = fixture(file.toStdString());
+    if (file.isEmpty()) {
+        std::string events;
+        for (int l = 0; l < 2; ++l) {
+            const std::string corr = std::to_string(40 + l), ts = std::to_string(100 * l);
+            events += "{\"ph\":\"X\",\"cat\":\"cuda_runtime\",\"name\":\"cudaGraphLaunch\",\"pid\":9,\"tid\":9,"
+                      "\"ts\":"
+                + ts + ",\"dur\":5,\"args\":{\"correlation\":" + corr + "}},";
+            for (int k = 0; k < 2; ++k) {
+                const std::string kts = std::to_string(100 * l + 20 + 10 * k);
+                events += "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"k" + std::to_string(k)
+                    + "\",\"pid\":0,\"tid\":7,\"ts\":" + kts + ",\"dur\":5,\"args\":{\"device\":0,\"stream\":7,"
+                    + (l == 0 ? "\"correlation\":" + corr + "," : std::string())
+                    + "\"graph id\":3,\"graph node id\":" + std::to_string(14 + k) + "}},{\"ph\":\"f\",\"id\":" + corr
+                    + ",\"pid\":0,\"tid\":7,\"ts\":" + kts + ",\"cat\":\"ac2g\",\"name\":\"ac2g\",\"bp\":\"e\"},";
+            }
+        }
+        events.pop_back();
+        path = writeFile(dir, "graph_ids.json", "{\"traceEvents\":[" + events + "]}");
+    }
+    auto t = importTraces({ path });
+    QVERIFY2(t.hasValue(), t.error().c_str());
+    int graphKernels = 0;
+    std::map<uint32_t, int> perLaunch; // by the launch's correlation
+    for (LaneId lane : t->lanesOf(0, LaneKind::GpuStream))
+        for (size_t k = 0; k < t->lane(lane).events.size(); ++k) {
+            const EventRef api = t->launchOf(lane, k);
+            if (t->kindOf(lane, k) != EventKind::Kernel || !api.valid()
+                || t->str(t->lane(api.lane).events.name(api.index)) != "cudaGraphLaunch")
+                continue;
+            if (graphKernels++ == 0)
+                QCOMPARE(t->kernelConfig(lane, k)->graphNodeId, firstNode);
+            ++perLaunch[t->lane(api.lane).events.correlation(api.index)];
+            QCOMPARE(int(t->launchedBy(api.lane, api.index).size()), kernelsPerLaunch);
+        }
+    QCOMPARE(graphKernels, launches * kernelsPerLaunch);
+    QCOMPARE(int(perLaunch.size()), launches);
 }
 
 void TstKinetoImport::warningsSurviveConvert_data()
