@@ -255,6 +255,7 @@ struct ChunkEncoder::Impl {
     CollCols colls;
     StepCols steps;
     std::vector<pb::Counter> counters;
+    std::vector<pb::GraphNode> graphNodes;
     uint64_t sequence = 0;
     ChunkStats stats;
     OverviewBuilder overview;
@@ -441,6 +442,11 @@ void ChunkEncoder::addStep(const StepRecord& r)
 void ChunkEncoder::addCounter(const pb::Counter& counter)
 {
     m_impl->counters.push_back(counter);
+}
+
+void ChunkEncoder::addGraphNode(const pb::GraphNode& node)
+{
+    m_impl->graphNodes.push_back(node);
 }
 
 size_t ChunkEncoder::pendingEvents() const
@@ -766,6 +772,9 @@ void ChunkEncoder::flush(pb::Chunk& out)
     for (auto& c : d.counters)
         *out.add_counters() = std::move(c);
     d.counters.clear();
+    for (auto& g : d.graphNodes)
+        *out.add_graph_nodes() = std::move(g);
+    d.graphNodes.clear();
     // clear() keeps capacity: a steady stream of flushes allocates nothing.
     clearAll(d.kernels.c.lane, d.kernels.c.start, d.kernels.c.dur, d.kernels.c.name, d.kernels.c.corr, d.kernels.config,
         d.kernels.graph, d.kernels.node);

@@ -67,6 +67,8 @@ public:
     // A step with what it did (kind, batch, tokens; its label a string id of internString).
     void addStep(const StepRecord& step);
     void addCounter(const pb::Counter& counter);
+    // A graph node's capture-time context (inline strings, no dictionary ids), written with the next flush.
+    void addGraphNode(const pb::GraphNode& node);
 
     size_t pendingEvents() const; // host events included
     // Bytes held by pending columns (for memory bounds).

@@ -111,6 +111,8 @@ Status ChunkImporter::add(const pb::Chunk& chunk)
         + c.collectives().c().lane_size();
     for (const auto& counter : chunk.counters())
         m_counters.add(counter);
+    for (const auto& g : chunk.graph_nodes())
+        m_builder.addGraphNode(fromProto(g, m_builder));
     return Status::ok();
 }
 

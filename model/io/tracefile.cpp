@@ -170,6 +170,8 @@ Status writeTraceFile(const Trace& trace, const std::string& path, const WriteOp
     for (uint32_t rank : trace.ranks())
         for (const Step& st : trace.steps(rank))
             w.encoder().addStep(toRecord(rank, st, st.label.empty() ? 0 : w.encoder().internString(st.label)));
+    for (const GraphNodeInfo& n : trace.graphNodes())
+        w.encoder().addGraphNode(toProto(n, trace));
     return w.finish(&header);
 }
 

@@ -183,6 +183,7 @@ struct TraceLoader::Worker {
     std::vector<std::pair<std::pair<LaneId, uint64_t>, TimeNs>> longDurations;
     std::vector<std::pair<uint32_t, Step>> steps;
     format::CounterSet<pb::Counter> counters;
+    std::vector<pb::GraphNode> graphNodes;
 };
 
 // State of the parallel path, shared read-only by the workers once set up.
@@ -588,6 +589,9 @@ Status TraceLoader::loadParallel()
             t.m_lanes[where.first].events.m_longDur[uint32_t(where.second)] = d;
         for (const auto& [rank, step] : w->steps)
             m_builder->addStep(rank, step);
+        for (const pb::GraphNode& g : w->graphNodes)
+            m_builder->addGraphNode(fromProto(g, *m_builder));
+        w->graphNodes.clear();
         m_counterMap.add(w->counters);
     }
     for (const pb::Counter& c : m_counterMap.sorted())
@@ -766,6 +770,8 @@ template <typename Put> void TraceLoader::decodeOthers(const pb::Chunk& ch, cons
     });
     for (const auto& c : ch.counters())
         w.counters.add(c);
+    for (const auto& g : ch.graph_nodes())
+        w.graphNodes.push_back(g);
 }
 
 void TraceLoader::removeFailed(const std::vector<Plan>& plans)

@@ -449,4 +449,34 @@ pb::ClassifierTable toProto(const ClassifierTable& t)
     return out;
 }
 
+GraphNodeInfo fromProto(const pb::GraphNode& g, TraceBuilder& builder)
+{
+    GraphNodeInfo n;
+    n.rank = g.rank();
+    n.nodeId = g.node_id();
+    n.graphId = g.graph_id();
+    n.originalNodeId = g.original_node_id();
+    n.origin = g.original_node_id() ? GraphNodeOrigin::Cloned : GraphNodeOrigin::Created;
+    n.order = g.order();
+    n.threadId = g.thread_id();
+    n.ranges.reserve(size_t(g.ranges_size()));
+    for (const std::string& r : g.ranges())
+        n.ranges.push_back(builder.intern(r));
+    return n;
+}
+
+pb::GraphNode toProto(const GraphNodeInfo& n, const Trace& trace)
+{
+    pb::GraphNode g;
+    g.set_rank(n.rank);
+    g.set_node_id(n.nodeId);
+    g.set_graph_id(n.graphId);
+    g.set_original_node_id(n.originalNodeId);
+    g.set_order(n.order);
+    g.set_thread_id(n.threadId);
+    for (StringId id : n.ranges)
+        g.add_ranges(std::string(trace.str(id)));
+    return g;
+}
+
 } // namespace gapscope::model

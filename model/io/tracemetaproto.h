@@ -30,6 +30,10 @@ format::StepRecord toRecord(uint32_t rank, const Step& s, uint32_t labelId);
 // and back. The graph and graph node ids travel with each kernel, not in the dictionary: fromProto
 // leaves them 0 for the caller to set, toProto drops them; the LaunchConfig's id is the encoder's.
 KernelConfig fromProto(const pb::LaunchConfig& c);
+
+// A graph node's capture-time context: its range names interned into `builder`, or looked up in `trace`.
+GraphNodeInfo fromProto(const pb::GraphNode& g, TraceBuilder& builder);
+pb::GraphNode toProto(const GraphNodeInfo& n, const Trace& trace);
 pb::LaunchConfig toProto(const KernelConfig& c);
 
 // A lane's identity and name (a LaneDef of the file's dictionary) as the model's LaneInfo and back. A

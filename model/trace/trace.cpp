@@ -311,6 +311,8 @@ size_t Trace::memoryBytes() const
     for (const auto& s : m_steps)
         b += s.capacity() * sizeof(Step);
     b += m_impl->launches.capacity() * sizeof(LaunchEntry);
+    for (const auto& n : m_graphNodes)
+        b += sizeof(GraphNodeInfo) + n.ranges.capacity() * sizeof(StringId);
     return b;
 }
 
@@ -358,7 +360,36 @@ void Trace::finalize(unsigned threads, bool summaries)
     }
     if (m_start > m_end)
         m_start = m_end = 0;
+    sortGraphNodes();
     m_impl->invalidateLaunches();
+}
+
+void Trace::sortGraphNodes()
+{
+    // Stable: of two entries for one node, the later one (added last) wins.
+    std::stable_sort(m_graphNodes.begin(), m_graphNodes.end(), [](const GraphNodeInfo& a, const GraphNodeInfo& b) {
+        return a.rank != b.rank ? a.rank < b.rank : a.nodeId < b.nodeId;
+    });
+    size_t out = 0;
+    for (size_t i = 0; i < m_graphNodes.size(); ++i) {
+        const bool lastOfNode = i + 1 == m_graphNodes.size() || m_graphNodes[i + 1].rank != m_graphNodes[i].rank
+            || m_graphNodes[i + 1].nodeId != m_graphNodes[i].nodeId;
+        if (lastOfNode) {
+            if (out != i)
+                m_graphNodes[out] = std::move(m_graphNodes[i]);
+            ++out;
+        }
+    }
+    m_graphNodes.resize(out);
+}
+
+const GraphNodeInfo* Trace::graphNode(uint32_t rank, uint64_t nodeId) const
+{
+    auto it = std::lower_bound(m_graphNodes.begin(), m_graphNodes.end(), std::make_pair(rank, nodeId),
+        [](const GraphNodeInfo& n, const std::pair<uint32_t, uint64_t>& key) {
+            return n.rank != key.first ? n.rank < key.first : n.nodeId < key.second;
+        });
+    return it != m_graphNodes.end() && it->rank == rank && it->nodeId == nodeId ? &*it : nullptr;
 }
 
 bool isGraphLaunchName(std::string_view apiName)

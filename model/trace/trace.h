@@ -20,6 +20,7 @@
 
 #include "model/base/status.h"
 #include "model/format/lanekey.h"
+#include "model/trace/graphnode.h"
 #include "model/trace/tracemeta.h"
 
 #include <cstdint>
@@ -359,6 +360,11 @@ public:
     // GPU events launched by an API call (inverse of launchOf).
     std::vector<EventRef> launchedBy(LaneId apiLane, size_t index) const;
 
+    // Capture-time context of CUDA-graph nodes (graphnode.h), sorted by (rank, node id), one entry per node.
+    const std::vector<GraphNodeInfo>& graphNodes() const { return m_graphNodes; }
+    // The node a graph kernel of `rank` replayed (nullptr: not in the table).
+    const GraphNodeInfo* graphNode(uint32_t rank, uint64_t nodeId) const;
+
     // Decode steps per rank, sorted by index. Empty until steps are set (from the file or detected).
     const std::vector<Step>& steps(uint32_t rank) const;
     void setSteps(uint32_t rank, std::vector<Step> steps);
@@ -406,6 +412,7 @@ private:
     // `threads` threads of TaskPool::shared(); summaries: build the lanes' summary pyramids.
     void finalize(unsigned threads, bool summaries = true);
     void finalizeLane(Lane& lane, uint64_t counts[8], bool summary);
+    void sortGraphNodes();
     TraceHeader m_header;
     std::vector<std::string> m_strings;
     std::vector<Lane> m_lanes;
@@ -414,6 +421,7 @@ private:
     std::vector<CollectiveInfo> m_collectives;
     std::vector<SyncInfo> m_syncs;
     std::vector<std::vector<Step>> m_steps; // by rank
+    std::vector<GraphNodeInfo> m_graphNodes;
     StepReport m_stepReport;
     TimeNs m_start = 0;
     TimeNs m_end = 0;
@@ -446,6 +454,9 @@ public:
     void addHost(LaneId lane, TimeNs start, TimeNs duration, StringId name, HostKind kind, uint32_t depth);
     void addCollective(LaneId lane, TimeNs start, TimeNs duration, StringId op, const CollectiveInfo& info);
     void addStep(uint32_t rank, const Step& step);
+    // A graph node's capture-time context (ranges are ids of this builder's strings). A second entry
+    // for the same (rank, node) replaces the first.
+    void addGraphNode(GraphNodeInfo node);
 
     TraceHeader& header();
     void addWarning(std::string w);

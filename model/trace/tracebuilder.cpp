@@ -131,6 +131,11 @@ void TraceBuilder::addStep(uint32_t rank, const Step& step)
     steps[rank].push_back(step);
 }
 
+void TraceBuilder::addGraphNode(GraphNodeInfo node)
+{
+    m_trace->m_graphNodes.push_back(std::move(node));
+}
+
 TraceHeader& TraceBuilder::header()
 {
     return m_trace->m_header;
@@ -280,6 +285,15 @@ void Trace::appendFrom(TraceBuilder& builder)
         }
         setSteps(r, std::move(merged));
         src.m_steps[r].clear();
+    }
+    if (!src.m_graphNodes.empty()) {
+        for (GraphNodeInfo& n : src.m_graphNodes) {
+            for (StringId& id : n.ranges)
+                id = map.stringMap[id];
+            m_graphNodes.push_back(std::move(n));
+        }
+        src.m_graphNodes.clear();
+        sortGraphNodes();
     }
     for (auto& w : src.m_warnings)
         m_warnings.push_back(std::move(w));
