@@ -135,6 +135,7 @@ public:
         m_in.collective(l, s, d, op, c);
     }
     void step(const format::StepRecord& s) override { m_in.step(s); }
+    void graphNode(const pb::GraphNode& g) override { m_in.graphNode(g); }
     void counter(const pb::Counter& c) override
     {
         m_counters.add(c);

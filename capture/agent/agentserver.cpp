@@ -249,6 +249,7 @@ void AgentServer::dropRankChunk(const RankRecord& r, std::string_view payload)
     dict->mutable_configs()->Swap(c->mutable_configs());
     dict->mutable_steps()->Swap(c->mutable_steps()); // steps are tiny and say where the gap is
     dict->mutable_counters()->Swap(c->mutable_counters());
+    dict->mutable_graph_nodes()->Swap(c->mutable_graph_nodes()); // where the kept kernels' nodes were built
     m_merger->pushDictionaryOnly(r.connId, m.chunk().plan(), std::move(dict));
     m_session->onDropped(r.connId, events);
 }

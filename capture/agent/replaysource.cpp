@@ -110,6 +110,7 @@ public:
         return true;
     }
     std::vector<pb::Counter>& counters() { return m_counters; }
+    std::vector<pb::GraphNode>& graphNodes() { return m_graphNodes; }
 
     void add(Pending p, int64_t start, uint64_t dur)
     {
@@ -165,6 +166,7 @@ public:
         m_steps[s.rank].push_back({ s.index, map(s.start) + int64_t(scale(s.duration)) });
     }
     void counter(const pb::Counter& c) override { m_counters.push_back(c); }
+    void graphNode(const pb::GraphNode& g) override { m_graphNodes.push_back(g); }
 
     // Moves due events (end <= now) into the encoder; returns how many.
     size_t release(int64_t now, format::ChunkEncoder& enc, size_t max, uint32_t& steps)
@@ -258,6 +260,7 @@ private:
     uint32_t m_maxStep = std::numeric_limits<uint32_t>::max();
     std::priority_queue<Pending, std::vector<Pending>, std::greater<Pending>> m_heap;
     std::vector<pb::Counter> m_counters;
+    std::vector<pb::GraphNode> m_graphNodes;
     std::map<uint32_t, std::vector<std::pair<uint32_t, int64_t>>> m_steps; // rank -> (index, replay end)
 };
 
@@ -514,6 +517,9 @@ void ReplaySource::run(uint32_t plan, uint32_t steps, MergeWorker* merger)
             for (const auto& c : pacer->counters())
                 enc.addCounter(c);
             pacer->counters().clear();
+            for (const auto& g : pacer->graphNodes())
+                enc.addGraphNode(g);
+            pacer->graphNodes().clear();
             pacer->findCut(steps);
         }
         if (!pacer)

@@ -178,6 +178,15 @@ Status ChunkRemapper::apply(const pb::Chunk& in, EventSink& sink)
         return s.withContext("chunk " + std::to_string(in.sequence()));
     Forwarder f(*this, sink);
     m_dec->forEach(in, f);
+    for (const auto& g : in.graph_nodes()) {
+        if (m_opt.rank >= 0 && g.rank() != uint32_t(m_opt.rank)) {
+            pb::GraphNode copy = g;
+            copy.set_rank(uint32_t(m_opt.rank));
+            sink.graphNode(copy);
+        } else {
+            sink.graphNode(g);
+        }
+    }
     for (const auto& c : in.counters()) {
         if (m_opt.rank >= 0 && c.rank() >= 0) {
             pb::Counter copy = c;

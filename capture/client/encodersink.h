@@ -59,6 +59,7 @@ public:
     }
     void step(const format::StepRecord& step) override { m_enc.addStep(step); }
     void counter(const pb::Counter& counter) override { m_enc.addCounter(counter); }
+    void graphNode(const pb::GraphNode& node) override { m_enc.addGraphNode(node); }
 
 private:
     format::ChunkEncoder& m_enc;

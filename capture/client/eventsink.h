@@ -38,6 +38,7 @@ public:
     // A step with what it did (kind, batch, tokens, label: a string id like the names above).
     virtual void step(const format::StepRecord& step) = 0;
     virtual void counter(const pb::Counter& counter) = 0;
+    virtual void graphNode(const pb::GraphNode& node) = 0;
 };
 
 } // namespace gapscope::capture

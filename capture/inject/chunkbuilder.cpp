@@ -1,6 +1,9 @@
 // SPDX-License-Identifier: MIT
 #include "capture/inject/chunkbuilder.h"
 
+#include "capture/inject/graphnodes.h"
+#include "model/format/wholegraph.h"
+
 #include <algorithm>
 #include <cctype>
 #include <cstdlib>
@@ -184,7 +187,21 @@ size_t ChunkBuilder::cacheEntries() const
     for (const auto& [tid, stack] : m_stacks)
         open += stack.size();
     return m_lanes.size() + m_names.size() + m_apiNames.size() + m_configs.size() + m_corrThread.size()
-        + m_deferredSyncs.size() + m_stacks.size() + open + m_started.size();
+        + m_deferredSyncs.size() + m_stacks.size() + open + m_started.size() + m_nodesSeen.size();
+}
+
+void ChunkBuilder::graphNode(uint64_t nodeId)
+{
+    if (nodeId == 0 || nodeId == format::kWholeGraphNode || !m_nodesSeen.insert(nodeId).second)
+        return;
+    pb::GraphNode node;
+    if (!GraphNodeRegistry::instance().find(nodeId, node)) {
+        ++m_graphNodesUnknown;
+        return;
+    }
+    node.set_rank(m_id.rank);
+    m_encoder.addGraphNode(node);
+    ++m_graphNodesSent;
 }
 
 void ChunkBuilder::addGpu(const GpuRecord& r)
@@ -194,9 +211,11 @@ void ChunkBuilder::addGpu(const GpuRecord& r)
     case GpuRecordKind::Kernel:
         m_encoder.addKernel(gpuLane(r.device, r.stream), r.start, dur, kernelName(r.name), r.correlation,
             launchConfig(r), r.graphId, r.graphNodeId);
+        graphNode(r.graphNodeId);
         break;
     case GpuRecordKind::Memcpy:
     case GpuRecordKind::Memset:
+        graphNode(r.graphNodeId);
         m_encoder.addMemop(gpuLane(r.device, r.stream), r.start, dur,
             r.kind == GpuRecordKind::Memcpy ? pb::MEMOP_MEMCPY : pb::MEMOP_MEMSET, pb::CopyKind(r.copyKind), r.bytes,
             r.flags, r.correlation);

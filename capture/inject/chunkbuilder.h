@@ -21,6 +21,7 @@
 #include <functional>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 namespace gapscope::capture::inject {
@@ -53,6 +54,10 @@ public:
 
     uint64_t eventsAdded() const { return m_events; }
     uint64_t nvtxUnpaired() const { return m_nvtxUnpaired; }
+    // Graph nodes of recorded kernels and copies whose build context went into the stream, and those
+    // whose build the library did not see (built before it watched, or GAPSCOPE_GRAPH_NODES=0).
+    uint64_t graphNodesSent() const { return m_graphNodesSent; }
+    uint64_t graphNodesUnknown() const { return m_graphNodesUnknown; }
     // Entries of the caches above and strings of the stream's dictionary (the memory they hold
     // grows with these: reported with the capture's counters).
     size_t cacheEntries() const;
@@ -70,6 +75,8 @@ private:
     uint32_t launchConfig(const GpuRecord& r);
     uint32_t staticString(const char* s);
     void addSync(const GpuRecord& r, bool last);
+    // The first record of a graph node in this stream brings the node's entry (GraphNodeRegistry).
+    void graphNode(uint64_t nodeId);
 
     Identity m_id;
     ApiNameFn m_apiName;
@@ -99,6 +106,9 @@ private:
     std::unordered_map<uint64_t, OpenRange> m_started; // start/end by range id
     uint64_t m_events = 0;
     uint64_t m_nvtxUnpaired = 0;
+    std::unordered_set<uint64_t> m_nodesSeen;
+    uint64_t m_graphNodesSent = 0;
+    uint64_t m_graphNodesUnknown = 0;
     size_t m_pendingSteps = 0;
 };
 

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include "capture/inject/cuptitracer.h"
 
+#include "capture/inject/graphnodes.h"
 #include "capture/inject/injectlog.h"
 #include "capture/inject/nvtxhooks.h"
 
@@ -105,8 +106,50 @@ template <size_t N> bool contains(const uint32_t (&list)[N], uint32_t cbid)
     return std::find(std::begin(list), std::end(list), cbid) != std::end(list);
 }
 
+// The resource callbacks of the graph-node watch (graphnodes.h).
+const uint32_t kGraphResources[] = { CUPTI_CBID_RESOURCE_GRAPHNODE_CREATED, CUPTI_CBID_RESOURCE_GRAPHNODE_CLONED,
+    CUPTI_CBID_RESOURCE_GRAPHEXEC_CREATED };
+
+// A graph node or exec was built, on the building thread (inside its capture or cudaGraph* call).
+void onGraphResource(CUpti_CallbackId cbid, const CUpti_ResourceData* rd) noexcept
+{
+    const auto* gd = rd ? static_cast<const CUpti_GraphData*>(rd->resourceDescriptor) : nullptr;
+    if (!gd)
+        return;
+    try {
+        GraphNodeRegistry& reg = GraphNodeRegistry::instance();
+        uint64_t node = 0, original = 0;
+        uint32_t graph = 0, exec = 0;
+        if (gd->graph)
+            cuptiGetGraphId(gd->graph, &graph);
+        switch (cbid) {
+        case CUPTI_CBID_RESOURCE_GRAPHNODE_CREATED:
+            if (gd->node && cuptiGetGraphNodeId(gd->node, &node) == CUPTI_SUCCESS)
+                reg.recordCreated(node, graph, currentTid(), nvtxStackOfThisThread());
+            break;
+        case CUPTI_CBID_RESOURCE_GRAPHNODE_CLONED:
+            if (gd->node && gd->originalNode && cuptiGetGraphNodeId(gd->node, &node) == CUPTI_SUCCESS
+                && cuptiGetGraphNodeId(gd->originalNode, &original) == CUPTI_SUCCESS)
+                reg.recordCloned(node, original, graph);
+            break;
+        case CUPTI_CBID_RESOURCE_GRAPHEXEC_CREATED:
+            if (gd->graphExec && cuptiGetGraphExecId(gd->graphExec, &exec) == CUPTI_SUCCESS)
+                reg.recordExec(exec, graph);
+            break;
+        default:
+            break;
+        }
+    } catch (...) {
+        // out of memory: this node's context is lost, the process is not
+    }
+}
+
 void CUPTIAPI onCallback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const void* data)
 {
+    if (domain == CUPTI_CB_DOMAIN_RESOURCE) {
+        onGraphResource(cbid, static_cast<const CUpti_ResourceData*>(data));
+        return;
+    }
     if (domain != CUPTI_CB_DOMAIN_RUNTIME_API && domain != CUPTI_CB_DOMAIN_DRIVER_API)
         return;
     const auto* cb = static_cast<const CUpti_CallbackData*>(data);
@@ -266,6 +309,68 @@ CuptiTracer::~CuptiTracer()
     }
     m_everRecorded = false; // at exit: release the subscriber, no detach
     endDetection();
+    if (m_subscriber && !m_detachRequested) { // the graph-node watch
+        enableResourceCallbacks(false);
+        cuptiUnsubscribe(static_cast<CUpti_SubscriberHandle>(m_subscriber));
+        m_subscriber = nullptr;
+    }
+}
+
+bool CuptiTracer::graphNodesWanted()
+{
+    const char* v = std::getenv("GAPSCOPE_GRAPH_NODES");
+    return !(v && std::strcmp(v, "0") == 0);
+}
+
+void CuptiTracer::enableResourceCallbacks(bool on)
+{
+    auto* sub = static_cast<CUpti_SubscriberHandle>(m_subscriber);
+    if (!sub)
+        return;
+    bool ok = true;
+    for (uint32_t id : kGraphResources)
+        ok = cuptiEnableCallback(on ? 1 : 0, sub, CUPTI_CB_DOMAIN_RESOURCE, id) == CUPTI_SUCCESS && ok;
+    m_watching = on && ok;
+    setNvtxStackKept(m_watching);
+}
+
+void CuptiTracer::watchGraphNodes()
+{
+    if (!graphNodesWanted() || m_watching || m_detachRequested)
+        return;
+    if (!m_subscriber) {
+        char oldName[128] = {};
+        CUpti_SubscriberParams params {};
+        params.structSize = CUpti_SubscriberParams_STRUCT_SIZE;
+        params.subscriberName = "gapscope";
+        params.oldSubscriberName = oldName;
+        params.oldSubscriberSize = sizeof(oldName);
+        CUpti_SubscriberHandle sub = nullptr;
+        const CUptiResult r = cuptiSubscribe_v2(&sub, onCallback, nullptr, &params);
+        if (r != CUPTI_SUCCESS) {
+            if (!m_watchRefused)
+                injectLog("graph nodes not watched: cuptiSubscribe: %s", cuptiError(r).c_str());
+            m_watchRefused = true;
+            return;
+        }
+        m_subscriber = sub;
+    }
+    enableResourceCallbacks(true);
+    if (m_watching)
+        injectLog("watching CUDA-graph building (node contexts; GAPSCOPE_GRAPH_NODES=0 turns it off)");
+}
+
+void CuptiTracer::maintain()
+{
+    if (m_detachRequested && !m_detecting) {
+        const Detach d = g_detach.load(std::memory_order_acquire);
+        if (d != Detach::Done && d != Detach::Failed)
+            return; // pending: the next API exit finalizes
+        settleDetach();
+        m_detachRequested = false;
+    }
+    if (!m_watching && !m_detecting)
+        watchGraphNodes();
 }
 
 void CuptiTracer::enableGraphCallbacks(bool on)
@@ -354,8 +459,15 @@ Status CuptiTracer::beginDetection(StepRule rule, const std::string&, std::strin
         settleDetach();
         m_detachRequested = false;
     }
-    if (m_subscriber)
+    if (m_detecting)
         return Status::error("step detection already running");
+    if (m_subscriber) { // the graph-node watch's subscriber
+        m_detecting = true;
+        m_rule = rule;
+        g_rule.store(rule, std::memory_order_relaxed);
+        enableCallbacks(true);
+        return Status::ok();
+    }
     char oldName[128] = {};
     CUpti_SubscriberParams params {};
     params.structSize = CUpti_SubscriberParams_STRUCT_SIZE;
@@ -378,6 +490,7 @@ Status CuptiTracer::beginDetection(StepRule rule, const std::string&, std::strin
     if (r != CUPTI_SUCCESS)
         return Status::error("cuptiSubscribe failed: " + cuptiError(r));
     m_subscriber = sub;
+    m_detecting = true;
     m_rule = rule;
     g_rule.store(rule, std::memory_order_relaxed);
     enableCallbacks(true);
@@ -386,9 +499,10 @@ Status CuptiTracer::beginDetection(StepRule rule, const std::string&, std::strin
 
 void CuptiTracer::endDetection()
 {
-    if (!m_subscriber || m_detachRequested)
+    if (!m_subscriber || m_detachRequested || !m_detecting)
         return;
     enableCallbacks(false);
+    m_detecting = false;
     auto* sub = static_cast<CUpti_SubscriberHandle>(m_subscriber);
     bool detach = false;
     if (m_everRecorded) {
@@ -408,19 +522,23 @@ void CuptiTracer::endDetection()
         const CUptiResult r2 = cuptiEnableDomain(1, sub, CUPTI_CB_DOMAIN_DRIVER_API);
         if (r1 == CUPTI_SUCCESS || r2 == CUPTI_SUCCESS) {
             m_detachRequested = true;
+            m_watching = false; // cuptiFinalize takes the watch with it; maintain() takes it up again
+            setNvtxStackKept(false);
             injectLog("CUPTI detach requested: at the exit of the next CUDA API call");
             return;
         }
         g_detach.store(Detach::None, std::memory_order_release);
         injectLog("CUPTI detach not possible (cuptiEnableDomain: %s): unsubscribing only", cuptiError(r1).c_str());
     }
+    if (m_watching)
+        return; // the subscriber stays, with the graph-node callbacks only
     cuptiUnsubscribe(sub);
     m_subscriber = nullptr;
 }
 
 CuptiTracer::AttachState CuptiTracer::attachState() const
 {
-    if (m_subscriber && !m_detachRequested)
+    if (m_detecting)
         return AttachState::Attached;
     if (m_detachRequested) {
         switch (g_detach.load(std::memory_order_acquire)) {

@@ -48,6 +48,8 @@ public:
     std::string apiName(uint8_t domain, uint32_t cbid) override;
     DeviceBuffers deviceBuffers() const override { return m_deviceBuffers; }
     AttachState attachState() const override;
+    void watchGraphNodes() override;
+    void maintain() override;
 
     // Launch/copy/sync APIs recorded as API activity (runtime and driver callback ids).
     static const std::vector<uint32_t>& runtimeApis();
@@ -57,6 +59,8 @@ private:
     enum class DetachPolicy { Never, UnlessGraphKernels, Always };
     static DetachPolicy detachPolicy();
     void settleDetach();
+    static bool graphNodesWanted();
+    void enableResourceCallbacks(bool on);
     void enableCallbacks(bool on);
     void enableGraphCallbacks(bool on);
     void configureDeviceBuffers();
@@ -64,6 +68,9 @@ private:
     uint32_t m_version = 0;
     CuptiLayout m_layout = CuptiLayout::Unknown;
     void* m_subscriber = nullptr; // CUpti_SubscriberHandle
+    bool m_detecting = false; // between beginDetection and endDetection
+    bool m_watching = false; // the graph-node resource callbacks are on
+    bool m_watchRefused = false; // another CUPTI client held CUPTI at the watch (said once)
     StepRule m_rule = StepRule::Graph;
     bool m_recording = false;
     bool m_disabled = false; // recording, kinds already switched off (disableRecording)

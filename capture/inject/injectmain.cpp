@@ -45,12 +45,14 @@ void sleepMs(int ms)
 void serveForever()
 {
     CuptiTracer tracer(channels());
+    tracer.watchGraphNodes(); // before the process builds its CUDA graphs (model load, warm-up)
     GpuIdentity identity(tracer.cuptiVersion());
     RankSession session(channels(), tracer, [&identity] { return identity.read(); });
     const bool log = logging();
     int backoffMs = 100;
     bool announcedWait = false;
     while (!g_stop.load()) {
+        tracer.maintain();
         if (!identity.ready()) {
             sleepMs(200);
             continue;

@@ -26,7 +26,11 @@ namespace {
 
 std::atomic<bool> g_installed { false };
 std::atomic<uint64_t> g_nextRangeId { 1 };
+std::atomic<bool> g_keepStack { false };
 thread_local int t_depth = 0;
+// The names of the open push ranges (levels below kNvtxStackDepth), while g_keepStack.
+thread_local char t_stack[kNvtxStackDepth][kNvtxStackNameBytes];
+thread_local bool t_stackValid[kNvtxStackDepth];
 
 void copyText(char* dst, size_t cap, const char* src, uint8_t& truncated)
 {
@@ -53,24 +57,30 @@ void copyWide(char* dst, size_t cap, const wchar_t* src, uint8_t& truncated)
     dst[n] = 0;
 }
 
-void messageOf(const nvtxEventAttributes_t* a, NvtxRecord& r)
+void messageOf(const nvtxEventAttributes_t* a, char* dst, size_t cap, uint8_t& truncated)
 {
+    dst[0] = 0;
     if (!a)
         return;
     switch (a->messageType) {
     case NVTX_MESSAGE_TYPE_ASCII:
-        copyText(r.name, sizeof(r.name), a->message.ascii, r.truncated);
+        copyText(dst, cap, a->message.ascii, truncated);
         break;
     case NVTX_MESSAGE_TYPE_UNICODE:
-        copyWide(r.name, sizeof(r.name), a->message.unicode, r.truncated);
+        copyWide(dst, cap, a->message.unicode, truncated);
         break;
     case NVTX_MESSAGE_TYPE_REGISTERED:
         if (a->message.registered)
-            copyText(r.name, sizeof(r.name), a->message.registered->text, r.truncated);
+            copyText(dst, cap, a->message.registered->text, truncated);
         break;
     default:
         break;
     }
+}
+
+void messageOf(const nvtxEventAttributes_t* a, NvtxRecord& r)
+{
+    messageOf(a, r.name, sizeof(r.name), r.truncated);
 }
 
 // Returns the mode, 0 meaning "do nothing".
@@ -106,6 +116,17 @@ uint8_t depthOf(int depth)
 int rangePush(const nvtxEventAttributes_t* attr, const char* ascii, nvtxDomainHandle_t domain)
 {
     const int level = t_depth++;
+    if (level >= 0 && level < kNvtxStackDepth) {
+        const bool keep = g_keepStack.load(std::memory_order_relaxed);
+        t_stackValid[level] = keep;
+        if (keep) {
+            uint8_t truncated = 0;
+            if (ascii)
+                copyText(t_stack[level], kNvtxStackNameBytes, ascii, truncated);
+            else
+                messageOf(attr, t_stack[level], kNvtxStackNameBytes, truncated);
+        }
+    }
     if (mode() == 0)
         return level;
     NvtxRecord r;
@@ -276,6 +297,25 @@ uint32_t currentTid()
 bool nvtxHooksInstalled()
 {
     return g_installed.load(std::memory_order_acquire);
+}
+
+void setNvtxStackKept(bool on)
+{
+    g_keepStack.store(on, std::memory_order_relaxed);
+}
+
+std::vector<std::string> nvtxStackOfThisThread()
+{
+    std::vector<std::string> out;
+    const int depth = t_depth;
+    out.reserve(size_t(depth > 0 ? depth : 0));
+    for (int level = 0; level < depth; ++level) {
+        if (level >= kNvtxStackDepth)
+            out.emplace_back("\u2026");
+        else
+            out.emplace_back(t_stackValid[level] ? t_stack[level] : "?");
+    }
+    return out;
 }
 
 } // namespace gapscope::capture::inject

@@ -12,6 +12,8 @@
 // lock-free NVTX queue. String and domain registrations allocate (rare, once per string).
 
 #include <cstdint>
+#include <string>
+#include <vector>
 
 namespace gapscope::capture::inject {
 
@@ -21,5 +23,14 @@ uint32_t currentTid();
 
 // True once NVTX has called InitializeInjectionNvtx2 in this process.
 bool nvtxHooksInstalled();
+
+// The calling thread's open NVTX push/pop ranges (all domains), outermost first, kept while
+// setNvtxStackKept(true) (graphnodes.h reads it when the thread builds a graph node). Each level
+// costs a copy of its name (at most kNvtxStackNameBytes - 1 bytes) at push; levels past
+// kNvtxStackDepth read "…".
+constexpr int kNvtxStackDepth = 32;
+constexpr int kNvtxStackNameBytes = 64;
+void setNvtxStackKept(bool on);
+std::vector<std::string> nvtxStackOfThisThread();
 
 } // namespace gapscope::capture::inject

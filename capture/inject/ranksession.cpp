@@ -431,8 +431,10 @@ void RankSession::sendChunk(bool force)
 
 void RankSession::tick(int64_t now)
 {
-    if (m_state == State::Idle)
+    if (m_state == State::Idle) {
+        m_tracer.maintain();
         return;
+    }
     std::vector<Recorder::NewMarker> markers;
     m_recorder.drainHost(markers);
     reportMarkers(markers);
@@ -600,6 +602,8 @@ void RankSession::fillCounters(google::protobuf::RepeatedPtrField<pb::Counter>* 
     addCounter(out, format::Stat::RankChunksDropped, m_rank, m_link ? m_link->framesDropped() - m_linkDroppedBase : 0);
     addCounter(out, format::Stat::RecordsWithoutTimestamps, m_rank, c.noTiming);
     addCounter(out, format::Stat::NvtxUnpaired, m_rank, b ? b->nvtxUnpaired() : 0);
+    addCounter(out, format::Stat::GraphNodesRecorded, m_rank, b ? b->graphNodesSent() : 0);
+    addCounter(out, format::Stat::GraphNodesUnknown, m_rank, b ? b->graphNodesUnknown() : 0);
     addCounter(out, format::Stat::ActivityRecords, m_rank, c.records, true);
     addCounter(out, format::Stat::BuffersLeftWithCupti, m_rank, m_buffersLeft);
     addCounter(out, format::Stat::NcclProfilerPluginVersion, m_rank,

@@ -36,8 +36,16 @@ public:
     // Take the CUPTI subscriber and switch on host-side step detection for `rule` (cheap callbacks
     // only, no activity records). Fails when another CUPTI client holds CUPTI (`otherClient` names it).
     virtual Status beginDetection(StepRule rule, const std::string& anchorPattern, std::string* otherClient) = 0;
-    // Release the subscriber; no callback stays enabled.
+    // Release the subscriber; no callback stays enabled (but the graph-node watch, below).
     virtual void endDetection() = 0;
+
+    // Watch CUDA-graph building from now on (graphnodes.h): CUPTI's resource callbacks for nodes and
+    // graph execs only, never a callback per launch or replay. Off with GAPSCOPE_GRAPH_NODES=0 (it holds
+    // the process's one CUPTI subscriber, so torch.profiler or Nsight cannot attach while it runs).
+    virtual void watchGraphNodes() { }
+    // Between captures, from the library's thread: finishes a detach that completed and takes the
+    // graph-node watch up again after it.
+    virtual void maintain() { }
 
     // Enable activity records for the kinds in `settings` into the buffer pool of Channels.
     virtual Status startRecording(const pb::CaptureSettings& settings) = 0;

@@ -59,6 +59,8 @@ enum class Stat : uint16_t {
     RankDictionaryStrings,
     RankPendingRecords,
     RankLinkDroppedEvents,
+    GraphNodesRecorded,
+    GraphNodesUnknown,
     // the agent
     AgentDroppedEvents,
     RankLost,
@@ -110,7 +112,7 @@ enum class Stat : uint16_t {
     ImportOutOfRangeTimes,
     ImportLaneOverflow,
 };
-inline constexpr size_t kStatCount = 71;
+inline constexpr size_t kStatCount = 73;
 
 struct StatInfo {
     Stat id;
@@ -158,6 +160,11 @@ inline constexpr StatInfo kStats[] = {
     { Stat::RankPendingRecords, "rank_pending_records", Severity::Info, "records waiting for their step" },
     { Stat::RankLinkDroppedEvents, "rank_link_dropped_events", Severity::DataLoss,
         "events dropped because the agent socket was backed up" },
+    { Stat::GraphNodesRecorded, "graph_nodes_recorded", Severity::Info,
+        "CUDA-graph nodes replayed in the capture whose build context (NVTX ranges) the file carries" },
+    { Stat::GraphNodesUnknown, "graph_nodes_unknown", Severity::Warning,
+        "CUDA-graph nodes replayed in the capture built before the library watched (or with "
+        "GAPSCOPE_GRAPH_NODES=0): their kernels have no capture-time ranges" },
     { Stat::AgentDroppedEvents, "agent_dropped_events", Severity::DataLoss,
         "the agent's merge queue was full: events dropped (their dictionaries kept)" },
     { Stat::RankLost, "rank_lost", Severity::DataLoss, "the rank went away during the capture (detail: how)" },
