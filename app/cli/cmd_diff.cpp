@@ -8,6 +8,7 @@
 #include "model/analysis/analysisstream.h"
 #include "model/analysis/diffreport.h"
 #include "model/analysis/diffverdict.h"
+#include "model/analysis/kernelranges.h"
 #include "model/base/taskpool.h"
 #include "model/export/htmlreport.h"
 #include "model/open/traceopen.h"
@@ -78,6 +79,35 @@ struct Side {
     }
 };
 
+json::Value rangeDiffJson(const std::vector<model::RangeDiffRow>& rows)
+{
+    json::Value a = json::Value::array();
+    for (const auto& r : rows) {
+        json::Value x = json::Value::object();
+        x.set("path", r.path);
+        x.set("a_kernels_per_step", r.aCount);
+        x.set("b_kernels_per_step", r.bCount);
+        x.set("a_own_ms_per_step", r.aOwnNs / 1e6);
+        x.set("b_own_ms_per_step", r.bOwnNs / 1e6);
+        x.set("delta_ms_per_step", r.deltaNs() / 1e6);
+        a.push(std::move(x));
+    }
+    return a;
+}
+
+void printRangeDiff(const std::vector<model::RangeDiffRow>& rows, size_t top)
+{
+    std::printf("\nper range, per step (kernels, own ms; A -> B), largest change first:\n");
+    std::printf("%9s %9s %10s %10s %10s  %s\n", "A kernels", "B kernels", "A own ms", "B own ms", "change ms", "range");
+    for (size_t i = 0; i < rows.size() && i < top; ++i) {
+        const auto& r = rows[i];
+        std::printf("%9.2f %9.2f %10.4f %10.4f %+10.4f  %s\n", r.aCount, r.bCount, r.aOwnNs / 1e6, r.bOwnNs / 1e6,
+            r.deltaNs() / 1e6, r.path.c_str());
+    }
+    if (rows.size() > top)
+        std::printf("(%zu more ranges; --kernels N shows more)\n", rows.size() - top);
+}
+
 std::string label(const std::vector<std::string>& paths)
 {
     return paths.size() == 1 ? paths[0] : paths[0] + " and " + std::to_string(paths.size() - 1) + " more";
@@ -86,7 +116,8 @@ std::string label(const std::vector<std::string>& paths)
 // Opens one side and analyses it with the classifier and budget `analyze` would pick for it: a large
 // file in windows of whole steps, as `analyze` reads it, with its kernel rows from the same windows.
 int openSide(Side& s, const ArgParser& p, const BudgetOptions& options, const std::string& classifierFile,
-    bool achievable, unsigned threads, const std::string& read, uint64_t windowEvents, const std::string& stepRule)
+    bool achievable, unsigned threads, const std::string& read, uint64_t windowEvents, const std::string& stepRule,
+    bool byRange)
 {
     std::string error;
     s.large = openLarge(s.paths, read, error);
@@ -98,7 +129,7 @@ int openSide(Side& s, const ArgParser& p, const BudgetOptions& options, const st
         s.large.reset(); // no steps to read in windows: read whole
     model::ReadOptions ro;
     ro.threads = threads;
-    ro.kernelConfigs = false; // the comparison counts and times kernels, and shows none's launch
+    ro.kernelConfigs = byRange; // the comparison counts and times kernels; ranges need graph node ids
     ro.laneSummaries = false; // nothing is drawn
     ro.stepRule = stepRule;
     auto trace
@@ -188,6 +219,11 @@ int runDiff(const std::vector<std::string>& argsIn)
     std::string stepRule;
     addStepRuleOption(p, stepRule);
     p.option("--window-events", "N", "--read overview: events read at once, about (default 2000000)", windowEvents);
+    bool byRange = false;
+    p.flag("--by-range",
+        "also kernels and own time per step per annotated range (as 'summary --by-range'; eager ranges at launch pair "
+        "with CUDA-graph ranges at build; reads whole files)",
+        byRange);
     p.setPositionals(0, 2);
     std::vector<std::string> args = argsIn;
     std::string error;
@@ -200,6 +236,8 @@ int runDiff(const std::vector<std::string>& argsIn)
         return kExitUsage;
     if (windowEvents < 1)
         return p.usageError("--window-events must be >= 1");
+    if (byRange)
+        read = "full";
     model::DiffVerdicts::Options vopt;
     if (!threshold.empty() && threshold.back() == '%') {
         char* end = nullptr;
@@ -236,7 +274,8 @@ int runDiff(const std::vector<std::string>& argsIn)
     model::TaskPool::shared().parallelFor(
         2,
         [&](size_t i) {
-            rcs[i] = openSide(*sides[i], p, options, classifierFile, achievable, n, read, uint64_t(windowEvents), stepRule);
+            rcs[i] = openSide(
+                *sides[i], p, options, classifierFile, achievable, n, read, uint64_t(windowEvents), stepRule, byRange);
         },
         2);
     for (int rc : rcs)
@@ -257,10 +296,21 @@ int runDiff(const std::vector<std::string>& argsIn)
         ropt.verdicts = &*verdicts;
     }
     model::DiffReport report(diff, ropt);
-    if (json)
-        std::cout << json::write(report.toJson(), 1) << "\n";
-    else
+    std::vector<model::RangeDiffRow> ranges;
+    if (byRange) {
+        auto table = [](const Side& s) { return model::rangeTable(*s.trace, model::KernelRanges::of(*s.trace)); };
+        ranges = model::rangeDiff(table(a), table(b));
+    }
+    if (json) {
+        json::Value o = report.toJson();
+        if (byRange)
+            o.set("ranges", rangeDiffJson(ranges));
+        std::cout << json::write(o, 1) << "\n";
+    } else {
         std::cout << report.toText();
+        if (byRange)
+            printRangeDiff(ranges, size_t(std::max<int64_t>(0, kernels)));
+    }
     for (const auto& problem : diff.problems())
         std::cerr << kName << problem.message() << "\n";
     auto writeFile = [](const std::string& path, const std::string& text) {

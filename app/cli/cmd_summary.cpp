@@ -4,7 +4,9 @@
 #include "command.h"
 #include "largefile.h"
 
+#include "model/analysis/kernelranges.h"
 #include "model/base/json.h"
+#include "model/base/patternmatcher.h"
 #include "model/io/tracewindow.h"
 #include "model/open/traceopen.h"
 #include "model/trace/kernelname.h"
@@ -122,6 +124,71 @@ void printKernels(const NameOf& str, const std::vector<model::KernelRow>& kernel
         std::printf("(%zu more kernel names; --top N shows more)\n", kernels.size() - top);
 }
 
+json::Value rangeJson(const model::KernelRanges& ranges, const model::RangeTable& table)
+{
+    json::Value o = json::Value::object();
+    o.set("steps", (unsigned long long)table.steps);
+    o.set("kernels", (unsigned long long)table.kernels);
+    json::Value src = json::Value::object();
+    for (auto s : { model::RangeSource::Launch, model::RangeSource::Capture, model::RangeSource::Inferred,
+             model::RangeSource::None })
+        src.set(model::toString(s), (unsigned long long)ranges.kernels(s));
+    o.set("kernels_by_source", std::move(src));
+    o.set("graph_kernels", (unsigned long long)ranges.graphKernels());
+    o.set("graph_kernels_with_build_context", (unsigned long long)ranges.graphKernelsWithContext());
+    json::Value rows = json::Value::array();
+    for (const auto& r : table.rows) {
+        json::Value x = json::Value::object();
+        x.set("path", r.path);
+        x.set("source", model::toString(r.source));
+        x.set("count", (unsigned long long)r.count);
+        x.set("per_step", table.steps ? double(r.count) / double(table.steps) : double(r.count));
+        x.set("total_ns", (long long)r.total);
+        x.set("own_total_ns", (long long)r.ownTotal);
+        rows.push(std::move(x));
+    }
+    o.set("rows", std::move(rows));
+    json::Value blocks = json::Value::array();
+    for (const auto& b : ranges.layerBlocks()) {
+        json::Value x = json::Value::object();
+        x.set("rank", b.rank);
+        x.set("graph_id", (unsigned long long)b.graphId);
+        x.set("nodes", (unsigned long long)b.nodes);
+        x.set("period", (unsigned long long)b.period);
+        x.set("layers", (unsigned long long)b.layers);
+        x.set("first", (unsigned long long)b.first);
+        blocks.push(std::move(x));
+    }
+    o.set("inferred_layer_blocks", std::move(blocks));
+    return o;
+}
+
+void printRanges(const model::KernelRanges& ranges, const model::RangeTable& table, size_t top, size_t width)
+{
+    std::printf("\nkernels by range (%s; %llu kernels%s): capture-time %llu, at launch %llu, inferred %llu, "
+                "none %llu\n",
+        "own time", (unsigned long long)table.kernels,
+        table.steps ? (" in " + std::to_string(table.steps) + " steps").c_str() : "",
+        (unsigned long long)ranges.kernels(model::RangeSource::Capture),
+        (unsigned long long)ranges.kernels(model::RangeSource::Launch),
+        (unsigned long long)ranges.kernels(model::RangeSource::Inferred),
+        (unsigned long long)ranges.kernels(model::RangeSource::None));
+    model::TimeNs all = 0;
+    for (const auto& r : table.rows)
+        all += r.ownTotal;
+    std::printf("%10s %10s %7s %12s  %-9s %s\n", "count", "per step", "share", "own ms", "source", "range");
+    for (size_t i = 0; i < table.rows.size() && i < top; ++i) {
+        const auto& r = table.rows[i];
+        std::string path = r.path.size() > width ? r.path.substr(0, width - 3) + "..." : r.path;
+        std::printf("%10llu %10.2f %6.1f%% %12.3f  %-9s %s\n", (unsigned long long)r.count,
+            table.steps ? double(r.count) / double(table.steps) : double(r.count),
+            all ? 100.0 * double(r.ownTotal) / double(all) : 0.0, double(r.ownTotal) / 1e6, model::toString(r.source),
+            path.c_str());
+    }
+    if (table.rows.size() > top)
+        std::printf("(%zu more ranges; --top N shows more)\n", table.rows.size() - top);
+}
+
 int runSummary(const std::vector<std::string>& args)
 {
     ArgParser p("summary", "FILE...",
@@ -141,6 +208,19 @@ int runSummary(const std::vector<std::string>& args)
     p.option("--top", "N", "kernel names to list (default 20)", top);
     p.option("--name-width", "N", "truncate kernel names to N characters in text output (default 100)", width);
     p.option("--sort", "total|own", "order kernel names by total or own total time (default total)", sort);
+    bool byRange = false;
+    std::string skipRange;
+    p.flag("--by-range",
+        "also own time per annotated range: NVTX/user ranges open at a kernel's launch, for CUDA-graph\n"
+        "kernels the ranges open where their graph node was built, else an inferred layer (reads the whole file)",
+        byRange);
+    bool inferLayers = false;
+    p.flag("--infer-layers",
+        "with --by-range: infer the layer of every graph kernel, ignoring the ranges stored with\n"
+        "its graph node (to check the inference against them)",
+        inferLayers);
+    p.option("--skip-range", "REGEX", "range names left out of range paths (default: the NVTX step rule's pattern)",
+        skipRange);
     std::string read = "auto";
     addReadOption(p, read, "from the file's overview and its steps read a few at a time, in bounded memory");
     std::string stepRule;
@@ -156,6 +236,8 @@ int runSummary(const std::vector<std::string>& args)
         return p.usageError("--sort must be total or own");
     const model::KernelOrder order = sort == "own" ? model::KernelOrder::Own : model::KernelOrder::Total;
     std::string error;
+    if (byRange)
+        read = "full";
     std::optional<LargeFile> large = openLarge(p.positionals(), read, error);
     if (!error.empty()) {
         std::cerr << "gapscope-cli summary: " << error << "\n";
@@ -189,8 +271,23 @@ int runSummary(const std::vector<std::string>& args)
         kernels = model::kernelTable(*trace, order);
         str = [&trace](model::StringId id) { return trace->str(id); };
     }
+    std::optional<model::KernelRanges> ranges;
+    model::RangeTable rangeRows;
+    if (byRange) {
+        if (!skipRange.empty())
+            if (auto m = model::PatternMatcher::compile(skipRange); !m)
+                return p.usageError("--skip-range: " + m.error());
+        model::KernelRangeOptions ko;
+        ko.skip = skipRange;
+        ko.ignoreNodeTable = inferLayers;
+        ranges = model::KernelRanges::of(*trace, ko);
+        rangeRows = model::rangeTable(*trace, *ranges);
+    }
     if (json) {
-        std::cout << json::write(summaryJson(str, steps, kernels, size_t(top)), 2) << "\n";
+        json::Value o = summaryJson(str, steps, kernels, size_t(top));
+        if (ranges)
+            o.set("ranges", rangeJson(*ranges, rangeRows));
+        std::cout << json::write(o, 2) << "\n";
         return kExitOk;
     }
     if (steps.empty())
@@ -198,6 +295,8 @@ int runSummary(const std::vector<std::string>& args)
     else
         printSteps(steps, perRank);
     printKernels(str, kernels, size_t(top), size_t(width));
+    if (ranges)
+        printRanges(*ranges, rangeRows, size_t(top), size_t(width));
     return kExitOk;
 }
 

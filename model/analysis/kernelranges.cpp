@@ -1,0 +1,340 @@
+// SPDX-License-Identifier: MIT
+#include "model/analysis/kernelranges.h"
+
+#include "model/base/patternmatcher.h"
+#include "model/format/wholegraph.h"
+#include "model/trace/owntime.h"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <optional>
+
+namespace gapscope::model {
+
+const char* toString(RangeSource s)
+{
+    switch (s) {
+    case RangeSource::None:
+        return "none";
+    case RangeSource::Launch:
+        return "launch";
+    case RangeSource::Capture:
+        return "capture";
+    case RangeSource::Inferred:
+        return "inferred";
+    }
+    return "none";
+}
+
+namespace {
+
+// The pattern of ranges left out of paths: the option's, else the NVTX step rule's ("nvtx:PATTERN").
+std::optional<PatternMatcher> skipPattern(const Trace& trace, const KernelRangeOptions& options)
+{
+    std::string pattern = options.skip;
+    const std::string& rule = trace.stepReport().rule;
+    if (pattern.empty() && rule.rfind("nvtx:", 0) == 0)
+        pattern = rule.substr(5);
+    if (pattern.empty())
+        return std::nullopt;
+    auto m = PatternMatcher::compile(pattern);
+    if (!m)
+        return std::nullopt;
+    return std::move(*m);
+}
+
+bool isGraphKernel(const KernelConfig* c)
+{
+    return c && c->graphId != 0 && c->graphNodeId != 0 && c->graphNodeId != format::kWholeGraphNode;
+}
+
+// A range open on a host thread (NVTX push/pop or a user annotation).
+struct HostRange {
+    TimeNs start, end;
+    StringId name;
+};
+
+} // namespace
+
+uint32_t KernelRanges::intern(const std::string& text, RangeSource source)
+{
+    if (text.empty())
+        return 0;
+    const std::string key = std::to_string(int(source)) + text;
+    auto [it, inserted] = m_pathIds.emplace(key, uint32_t(m_paths.size()));
+    if (inserted) {
+        m_paths.push_back(text);
+        m_sources.push_back(source);
+    }
+    return it->second;
+}
+
+uint32_t KernelRanges::pathOf(LaneId lane, size_t index) const
+{
+    if (lane >= m_byLane.size() || index >= m_byLane[lane].size())
+        return 0;
+    return m_byLane[lane][index];
+}
+
+KernelRanges::LayerBlock KernelRanges::findLayers(const std::vector<uint32_t>& s)
+{
+    LayerBlock best;
+    const size_t n = s.size();
+    size_t bestCover = 0;
+    for (size_t p = kMinPeriod; p * 2 <= n; ++p) {
+        size_t run = 0, runStart = 0;
+        for (size_t i = 0; i + p < n; ++i) {
+            if (s[i] != s[i + p]) {
+                run = 0;
+                continue;
+            }
+            if (run++ == 0)
+                runStart = i;
+            const size_t cover = run + p; // positions [runStart, runStart + run + p) repeat with period p
+            if (run >= p && cover > bestCover) {
+                bestCover = cover;
+                best.period = p;
+                best.first = runStart;
+                best.layers = cover / p;
+            }
+        }
+    }
+    best.nodes = n;
+    return best;
+}
+
+KernelRanges KernelRanges::of(const Trace& trace, const KernelRangeOptions& options)
+{
+    KernelRanges out;
+    const std::optional<PatternMatcher> skip = skipPattern(trace, options);
+    std::unordered_map<StringId, bool> skipped;
+    auto keep = [&](StringId name) {
+        if (!skip)
+            return true;
+        auto [it, inserted] = skipped.emplace(name, false);
+        if (inserted)
+            it->second = skip->search(trace.str(name));
+        return !it->second;
+    };
+    auto pathText = [&](const std::vector<StringId>& ranges) {
+        std::string text;
+        for (StringId id : ranges) {
+            if (!keep(id))
+                continue;
+            if (!text.empty())
+                text += " > ";
+            text += trace.str(id);
+        }
+        return text;
+    };
+    out.m_byLane.resize(trace.laneCount());
+
+    // Graph kernels: the build context of their node; the others of each graph to layer inference.
+    struct GraphKey {
+        uint32_t rank;
+        uint64_t graph;
+        bool operator<(const GraphKey& o) const { return rank != o.rank ? rank < o.rank : graph < o.graph; }
+    };
+    std::map<GraphKey, std::map<uint64_t, StringId>> unknownNodes; // node id -> kernel name
+    std::vector<std::pair<LaneId, uint32_t>> launchedEager;
+    for (const Lane& lane : trace.lanes()) {
+        if (lane.info.kind != LaneKind::GpuStream)
+            continue;
+        const LaneEvents& ev = lane.events;
+        std::vector<uint32_t>& ids = out.m_byLane[lane.id];
+        ids.assign(ev.size(), 0);
+        for (size_t i = 0; i < ev.size(); ++i) {
+            if (trace.kindOf(lane.id, i) != EventKind::Kernel)
+                continue;
+            const KernelConfig* c = trace.kernelConfig(lane.id, i);
+            if (!isGraphKernel(c)) {
+                launchedEager.push_back({ lane.id, uint32_t(i) });
+                continue;
+            }
+            ++out.m_graphKernels;
+            const GraphNodeInfo* node
+                = options.ignoreNodeTable ? nullptr : trace.graphNode(lane.info.rank, c->graphNodeId);
+            if (node) {
+                ++out.m_graphWithContext;
+                ids[i] = out.intern(pathText(node->ranges), RangeSource::Capture);
+                if (ids[i] == 0)
+                    ++out.m_counts[size_t(RangeSource::None)];
+                else
+                    ++out.m_counts[size_t(RangeSource::Capture)];
+            } else {
+                unknownNodes[{ lane.info.rank, c->graphId }].emplace(c->graphNodeId, ev.name(i));
+            }
+        }
+    }
+
+    // Layer inference per graph; node ids in creation order.
+    std::map<std::pair<uint32_t, uint64_t>, uint32_t> inferred; // (rank, node) -> path id
+    for (const auto& [key, nodes] : unknownNodes) {
+        std::vector<uint32_t> symbols;
+        std::vector<uint64_t> order;
+        for (const auto& [node, name] : nodes) {
+            symbols.push_back(name);
+            order.push_back(node);
+        }
+        LayerBlock b = findLayers(symbols);
+        b.rank = key.rank;
+        b.graphId = key.graph;
+        out.m_blocks.push_back(b);
+        if (!b.period)
+            continue;
+        for (size_t k = 0; k < b.layers; ++k)
+            for (size_t j = 0; j < b.period; ++j)
+                inferred[{ key.rank, order[b.first + k * b.period + j] }]
+                    = out.intern("layer " + std::to_string(k) + " (inferred)", RangeSource::Inferred);
+    }
+    if (!inferred.empty() || !unknownNodes.empty()) {
+        for (const Lane& lane : trace.lanes()) {
+            if (lane.info.kind != LaneKind::GpuStream)
+                continue;
+            std::vector<uint32_t>& ids = out.m_byLane[lane.id];
+            for (size_t i = 0; i < lane.events.size(); ++i) {
+                if (trace.kindOf(lane.id, i) != EventKind::Kernel)
+                    continue;
+                const KernelConfig* c = trace.kernelConfig(lane.id, i);
+                if (!isGraphKernel(c) || (!options.ignoreNodeTable && trace.graphNode(lane.info.rank, c->graphNodeId)))
+                    continue;
+                auto it = inferred.find({ lane.info.rank, c->graphNodeId });
+                ids[i] = it == inferred.end() ? 0 : it->second;
+                ++out.m_counts[size_t(ids[i] ? RangeSource::Inferred : RangeSource::None)];
+            }
+        }
+    }
+
+    // Eager kernels: the ranges open on the launching thread when the launch started, by one sweep per
+    // thread over its launches in time order.
+    struct Launch {
+        TimeNs time;
+        LaneId lane;
+        uint32_t index;
+    };
+    std::map<std::pair<uint32_t, uint64_t>, std::vector<Launch>> byThread; // (rank, thread) -> launches
+    for (const auto& [lane, i] : launchedEager) {
+        const EventRef api = trace.launchOf(lane, i);
+        if (!api.valid()) {
+            ++out.m_counts[size_t(RangeSource::None)];
+            continue;
+        }
+        const Lane& apiLane = trace.lane(api.lane);
+        byThread[{ apiLane.info.rank, apiLane.info.threadId() }].push_back(
+            { apiLane.events.start(api.index), lane, i });
+    }
+    if (byThread.empty())
+        return out;
+    std::map<std::pair<uint32_t, uint64_t>, std::vector<HostRange>> rangesByThread;
+    for (const Lane& lane : trace.lanes()) {
+        const bool nvtx = lane.info.kind == LaneKind::Nvtx && !lane.info.isGpuAnnotationLane();
+        const bool host = lane.info.kind == LaneKind::CpuThread && !lane.info.isSampledLane();
+        if (!nvtx && !host)
+            continue;
+        const std::pair<uint32_t, uint64_t> key { lane.info.rank, lane.info.threadId() };
+        if (!byThread.count(key))
+            continue;
+        std::vector<HostRange>& r = rangesByThread[key];
+        for (size_t i = 0; i < lane.events.size(); ++i) {
+            if (host && trace.hostKind(lane.id, i) != HostKind::UserAnnotation)
+                continue;
+            r.push_back({ lane.events.start(i), lane.events.end(i), lane.events.name(i) });
+        }
+    }
+    for (auto& [key, launches] : byThread) {
+        std::sort(launches.begin(), launches.end(), [](const Launch& a, const Launch& b) { return a.time < b.time; });
+        std::vector<HostRange>& ranges = rangesByThread[key];
+        std::stable_sort(ranges.begin(), ranges.end(), [](const HostRange& a, const HostRange& b) {
+            return a.start != b.start ? a.start < b.start : a.end > b.end;
+        });
+        std::vector<const HostRange*> open;
+        std::vector<StringId> names;
+        size_t next = 0;
+        for (const Launch& l : launches) {
+            while (next < ranges.size() && ranges[next].start <= l.time) {
+                while (!open.empty() && open.back()->end <= ranges[next].start)
+                    open.pop_back();
+                open.push_back(&ranges[next++]);
+            }
+            while (!open.empty() && open.back()->end <= l.time)
+                open.pop_back();
+            // A range that ended inside an open one that is still open below it: drop ended ones anywhere.
+            names.clear();
+            for (const HostRange* r : open)
+                if (r->end > l.time)
+                    names.push_back(r->name);
+            const uint32_t id = out.intern(pathText(names), RangeSource::Launch);
+            out.m_byLane[l.lane][l.index] = id;
+            ++out.m_counts[size_t(id ? RangeSource::Launch : RangeSource::None)];
+        }
+    }
+    return out;
+}
+
+RangeTable rangeTable(const Trace& trace, const KernelRanges& ranges)
+{
+    RangeTable table;
+    std::vector<RangeRow> rows(ranges.pathCount());
+    for (uint32_t id = 0; id < rows.size(); ++id) {
+        rows[id].path = id ? ranges.path(id) : "(no range)";
+        rows[id].source = ranges.source(id);
+    }
+    for (uint32_t rank : trace.ranks())
+        table.steps += trace.steps(rank).size();
+    for (const Lane& lane : trace.lanes()) {
+        if (lane.info.kind != LaneKind::GpuStream)
+            continue;
+        const std::vector<Step>& steps = trace.steps(lane.info.rank);
+        const LaneEvents& ev = lane.events;
+        OwnTime own;
+        size_t s = 0;
+        for (size_t i = 0; i < ev.size(); ++i) {
+            const TimeNs start = ev.start(i), end = ev.end(i);
+            const TimeNs ownDur = own.duration(start, end);
+            if (trace.kindOf(lane.id, i) != EventKind::Kernel)
+                continue;
+            if (table.steps) {
+                while (s < steps.size() && steps[s].end <= start)
+                    ++s;
+                if (s == steps.size() || start < steps[s].start)
+                    continue; // outside every step of its rank
+            }
+            RangeRow& row = rows[ranges.pathOf(lane.id, i)];
+            ++row.count;
+            row.total += end - start;
+            row.ownTotal += ownDur;
+            ++table.kernels;
+        }
+    }
+    for (RangeRow& r : rows)
+        if (r.count)
+            table.rows.push_back(std::move(r));
+    std::stable_sort(table.rows.begin(), table.rows.end(),
+        [](const RangeRow& a, const RangeRow& b) { return a.ownTotal > b.ownTotal; });
+    return table;
+}
+
+std::vector<RangeDiffRow> rangeDiff(const RangeTable& a, const RangeTable& b)
+{
+    std::map<std::string, RangeDiffRow> byPath;
+    auto add = [&byPath](const RangeTable& t, bool isA) {
+        const double steps = double(std::max<uint64_t>(1, t.steps));
+        for (const RangeRow& r : t.rows) {
+            RangeDiffRow& d = byPath[r.path];
+            d.path = r.path;
+            (isA ? d.aCount : d.bCount) += double(r.count) / steps;
+            (isA ? d.aOwnNs : d.bOwnNs) += double(r.ownTotal) / steps;
+        }
+    };
+    add(a, true);
+    add(b, false);
+    std::vector<RangeDiffRow> out;
+    for (auto& [path, d] : byPath)
+        out.push_back(std::move(d));
+    std::stable_sort(out.begin(), out.end(),
+        [](const RangeDiffRow& x, const RangeDiffRow& y) { return std::abs(x.deltaNs()) > std::abs(y.deltaNs()); });
+    return out;
+}
+
+} // namespace gapscope::model

@@ -1,0 +1,113 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+
+// KernelRanges: the annotated range every kernel ran under, the same way for eager and CUDA-graph work.
+//  - An eager kernel: the NVTX ranges (and torch.profiler user annotations) open on its launching
+//    thread when its launch call started (Trace::launchOf), outermost first.
+//  - A kernel of a CUDA-graph replay: the ranges open on the thread that built its graph node, when it
+//    built it (Trace::graphNode, the capture-time context). Source Capture.
+//  - A graph kernel whose node has no build context (a graph built before the capture agent watched,
+//    an import without node tables): where its graph repeats a block of kernels (the decoder layers),
+//    "layer k (inferred)" for the k-th repetition. Source Inferred. Kernels outside the repeating part
+//    and everything else have no range.
+// Ranges that are the trace's step markers (the NVTX step rule's pattern, or `skip`) are left out of
+// every path, so an eager step ("decode step 17 > decode > layer 3") and a replay built under the
+// same ranges ("decode > layer 3") name the same path.
+//
+// Layer inference: a graph's kernels in node order (CUPTI assigns node ids in creation order; a
+// replay runs each node once), named by kernel name; the layer block is the period p >= kMinPeriod
+// whose longest stretch with name[i] == name[i + p] covers the most kernels (ties: the shorter
+// period), holding at least two repetitions; repetition k covers [a + k p, a + (k + 1) p) from the
+// stretch's start a.
+//
+// Threading: of() reads a const Trace; the result is a plain value.
+
+#include "model/trace/trace.h"
+
+#include <cstdint>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+namespace gapscope::model {
+
+enum class RangeSource : uint8_t { None = 0, Launch = 1, Capture = 2, Inferred = 3 };
+const char* toString(RangeSource s); // "none", "launch", "capture", "inferred"
+
+struct KernelRangeOptions {
+    std::string skip; // ECMAScript pattern of range names to leave out ("": the NVTX step rule's)
+    bool ignoreNodeTable = false; // infer layers for every graph kernel (to check the inference)
+};
+
+class KernelRanges {
+public:
+    static constexpr size_t kMinPeriod = 4;
+
+    static KernelRanges of(const Trace& trace, const KernelRangeOptions& options = {});
+
+    // The path of a kernel (0: none), its text ("decode > layer 3 > mlp") and source.
+    uint32_t pathOf(LaneId lane, size_t index) const;
+    const std::string& path(uint32_t id) const { return m_paths[id]; }
+    RangeSource source(uint32_t id) const { return m_sources[id]; }
+    size_t pathCount() const { return m_paths.size(); }
+
+    // Kernels per source (for coverage lines: "graph kernels without build context: N").
+    uint64_t kernels(RangeSource s) const { return m_counts[size_t(s)]; }
+    // Kernels of CUDA-graph replays, and those of them whose node has a build context.
+    uint64_t graphKernels() const { return m_graphKernels; }
+    uint64_t graphKernelsWithContext() const { return m_graphWithContext; }
+
+    // Inferred layer blocks: per (rank, graph id) the period and repetitions found (0: none).
+    struct LayerBlock {
+        uint32_t rank = 0;
+        uint64_t graphId = 0;
+        size_t nodes = 0;
+        size_t period = 0;
+        size_t layers = 0;
+        size_t first = 0; // position of the first layer's first node in node order
+    };
+    const std::vector<LayerBlock>& layerBlocks() const { return m_blocks; }
+
+    // The layer block of a sequence of symbols (kernel names in node order): period 0 when none.
+    static LayerBlock findLayers(const std::vector<uint32_t>& symbols);
+
+private:
+    uint32_t intern(const std::string& text, RangeSource source);
+    std::vector<std::string> m_paths { "" };
+    std::vector<RangeSource> m_sources { RangeSource::None };
+    std::unordered_map<std::string, uint32_t> m_pathIds;
+    std::vector<std::vector<uint32_t>> m_byLane; // per lane, per event: path id (kernel lanes only)
+    uint64_t m_counts[4] = { 0, 0, 0, 0 };
+    uint64_t m_graphKernels = 0;
+    uint64_t m_graphWithContext = 0;
+    std::vector<LayerBlock> m_blocks;
+};
+
+// Own time and counts per range path over the kernels inside steps (all kernels when the trace has
+// no steps), for `summary --by-range` and the viewer's Ranges table.
+struct RangeRow {
+    std::string path;
+    RangeSource source = RangeSource::None;
+    uint64_t count = 0;
+    TimeNs total = 0;
+    TimeNs ownTotal = 0;
+};
+struct RangeTable {
+    std::vector<RangeRow> rows; // by own total, descending
+    uint64_t steps = 0; // steps the kernels were counted over (0: whole trace)
+    uint64_t kernels = 0;
+};
+RangeTable rangeTable(const Trace& trace, const KernelRanges& ranges);
+
+// Two range tables side by side, paired by path (an eager run's ranges at launch pair with a graph
+// run's ranges at build): per step kernels and own time in A and B, by the change of own time per step,
+// largest first. A side without steps counts per trace.
+struct RangeDiffRow {
+    std::string path;
+    double aCount = 0, bCount = 0; // kernels per step
+    double aOwnNs = 0, bOwnNs = 0; // own time per step
+    double deltaNs() const { return bOwnNs - aOwnNs; }
+};
+std::vector<RangeDiffRow> rangeDiff(const RangeTable& a, const RangeTable& b);
+
+} // namespace gapscope::model

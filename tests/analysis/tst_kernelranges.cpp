@@ -1,0 +1,183 @@
+// SPDX-License-Identifier: MIT
+// Kernels by annotated range (model/analysis/kernelranges.h) on a hand-built trace with known answers:
+// eager kernels take the NVTX ranges open at their launch (the step marker range left out), graph
+// kernels the ranges stored for their node at graph build, graph kernels without a node entry an
+// inferred layer (k-th repetition of the repeating block), and the per-range table counts them.
+#include "model/analysis/kernelranges.h"
+#include "model/io/tracefile.h"
+
+#include <QTemporaryDir>
+#include <QtTest>
+
+using namespace gapscope::model;
+
+namespace {
+
+constexpr uint32_t kThread = 100;
+
+struct Built {
+    Trace trace;
+    // expected path per kernel name (eager and captured parts), by construction
+};
+
+// Rank 0: one eager step under "decode step 0" > "decode" > "layer L" > "attention"/"mlp" (2 layers,
+// 2 kernels per sub-block), then one replay of graph 5 (its nodes built under the same ranges, no step
+// range), then one replay of graph 9 (no node entries: E, 3 x [A B C D F], A G).
+Trace build()
+{
+    TraceBuilder b;
+    LaneInfo nv { LaneKind::Nvtx, 0, "h", 0, kThread, "nvtx", 1 };
+    LaneInfo api { LaneKind::CpuApi, 0, "h", 0, kThread, "api", 1 };
+    LaneInfo gpu { LaneKind::GpuStream, 0, "h", 0, 7, "stream 7", 1 };
+    const LaneId lnv = b.lane(nv), lapi = b.lane(api), lgpu = b.lane(gpu);
+    auto s = [&b](const char* t) { return b.intern(t); };
+    b.addNvtx(lnv, 0, 10000, s("decode step 0"), 0);
+    b.addNvtx(lnv, 100, 9000, s("decode"), 1);
+    uint32_t corr = 1;
+    TimeNs gpuT = 20000;
+    for (int layer = 0; layer < 2; ++layer) {
+        const TimeNs l0 = 200 + layer * 4000;
+        b.addNvtx(lnv, l0, 3800, s(("layer " + std::to_string(layer)).c_str()), 2);
+        const char* blocks[] = { "attention", "mlp" };
+        for (int k = 0; k < 2; ++k) {
+            const TimeNs b0 = l0 + 100 + k * 1800;
+            b.addNvtx(lnv, b0, 1700, s(blocks[k]), 3);
+            for (int j = 0; j < 2; ++j) {
+                const TimeNs t = b0 + 100 + j * 500;
+                b.addApi(lapi, t, 50, s("cudaLaunchKernel"), corr);
+                b.addKernel(lgpu, gpuT, 100, s(k == 0 ? "attn_kernel" : "mlp_kernel"), corr, KernelConfig {});
+                gpuT += 200;
+                ++corr;
+            }
+        }
+    }
+    // Graph 5: 8 nodes (ids 11..18) built under the same ranges, replayed once.
+    b.addApi(lapi, 15000, 50, s("cudaGraphLaunch"), corr);
+    for (int n = 0; n < 8; ++n) {
+        const int layer = n / 4, k = (n / 2) % 2;
+        GraphNodeInfo g;
+        g.rank = 0;
+        g.nodeId = 11 + uint64_t(n);
+        g.graphId = 5;
+        g.order = uint32_t(n);
+        g.threadId = kThread;
+        g.ranges = { s("decode"), s(("layer " + std::to_string(layer)).c_str()), s(k == 0 ? "attention" : "mlp") };
+        b.addGraphNode(g);
+        KernelConfig c;
+        c.graphId = 5;
+        c.graphNodeId = g.nodeId;
+        b.addKernel(lgpu, gpuT, 100, s(k == 0 ? "attn_kernel" : "mlp_kernel"), corr, c);
+        gpuT += 200;
+    }
+    ++corr;
+    // Graph 9: no node entries.
+    b.addApi(lapi, 16000, 50, s("cudaGraphLaunch"), corr);
+    const char* seq[] = { "E", "A", "B", "C", "D", "F", "A", "B", "C", "D", "F", "A", "B", "C", "D", "F", "A", "G" };
+    for (size_t n = 0; n < std::size(seq); ++n) {
+        KernelConfig c;
+        c.graphId = 9;
+        c.graphNodeId = 101 + n;
+        b.addKernel(lgpu, gpuT, 100, s(seq[n]), corr, c);
+        gpuT += 200;
+    }
+    Trace t = b.finish();
+    StepReport r;
+    r.rule = "nvtx:^decode step";
+    t.setStepReport(r);
+    return t;
+}
+
+std::vector<std::string> pathsOnLane(const Trace& t, const KernelRanges& r)
+{
+    std::vector<std::string> out;
+    for (const Lane& l : t.lanes())
+        if (l.info.kind == LaneKind::GpuStream)
+            for (size_t i = 0; i < l.events.size(); ++i)
+                out.push_back(r.path(r.pathOf(l.id, i)));
+    return out;
+}
+
+} // namespace
+
+class TestKernelRanges : public QObject {
+    Q_OBJECT
+private slots:
+    void eagerAndCapturedAgree()
+    {
+        const Trace t = build();
+        const KernelRanges r = KernelRanges::of(t);
+        const std::vector<std::string> paths = pathsOnLane(t, r);
+        QCOMPARE(paths.size(), size_t(8 + 8 + 18));
+        for (size_t i = 0; i < 8; ++i) {
+            const std::string want
+                = "decode > layer " + std::to_string(i / 4) + " > " + ((i / 2) % 2 == 0 ? "attention" : "mlp");
+            QCOMPARE(QString::fromStdString(paths[i]), QString::fromStdString(want)); // eager, at launch
+            QCOMPARE(QString::fromStdString(paths[8 + i]), QString::fromStdString(want)); // graph, at build
+        }
+        QCOMPARE(r.kernels(RangeSource::Launch), uint64_t(8));
+        QCOMPARE(r.kernels(RangeSource::Capture), uint64_t(8));
+    }
+
+    void layersInferredWithoutRanges()
+    {
+        const Trace t = build();
+        const KernelRanges r = KernelRanges::of(t);
+        const std::vector<std::string> paths = pathsOnLane(t, r);
+        QCOMPARE(QString::fromStdString(paths[16]), QString()); // E: before the repeating part
+        for (size_t n = 1; n < 16; ++n)
+            QCOMPARE(QString::fromStdString(paths[16 + n]),
+                QString::fromStdString("layer " + std::to_string((n - 1) / 5) + " (inferred)"));
+        QCOMPARE(QString::fromStdString(paths[16 + 16]), QString()); // the final A: after it
+        QCOMPARE(QString::fromStdString(paths[16 + 17]), QString());
+        QCOMPARE(r.kernels(RangeSource::Inferred), uint64_t(15));
+        QCOMPARE(r.layerBlocks().size(), size_t(1));
+        QCOMPARE(r.layerBlocks()[0].period, size_t(5));
+        QCOMPARE(r.layerBlocks()[0].layers, size_t(3));
+        QCOMPARE(r.layerBlocks()[0].first, size_t(1));
+    }
+
+    void noBlockInAShortOrIrregularSequence()
+    {
+        QCOMPARE(KernelRanges::findLayers({ 1, 2, 3, 4, 5, 6, 7 }).period, size_t(0));
+        QCOMPARE(KernelRanges::findLayers({ 1, 2, 3, 1, 2, 3 }).period, size_t(0)); // below kMinPeriod
+        const auto b = KernelRanges::findLayers({ 9, 1, 2, 3, 4, 1, 2, 3, 4, 1, 2, 3, 4, 1, 2, 3, 4 });
+        QCOMPARE(b.period, size_t(4));
+        QCOMPARE(b.layers, size_t(4));
+        QCOMPARE(b.first, size_t(1));
+    }
+
+    void tableCountsPerRange()
+    {
+        const Trace t = build();
+        const KernelRanges r = KernelRanges::of(t);
+        const RangeTable table = rangeTable(t, r); // no steps: every kernel
+        QCOMPARE(table.kernels, uint64_t(34));
+        std::map<std::string, uint64_t> count;
+        for (const auto& row : table.rows)
+            count[row.path + "|" + toString(row.source)] = row.count;
+        QCOMPARE(count["decode > layer 0 > attention|launch"], uint64_t(2));
+        QCOMPARE(count["decode > layer 1 > mlp|capture"], uint64_t(2));
+        QCOMPARE(count["layer 2 (inferred)|inferred"], uint64_t(5));
+        QCOMPARE(count["(no range)|none"], uint64_t(3));
+    }
+
+    void nodeTableSurvivesTheFile()
+    {
+        const Trace t = build();
+        QTemporaryDir dir;
+        const std::string path = dir.filePath("ranges.gapscope").toStdString();
+        QVERIFY(writeTraceFile(t, path).isOk());
+        auto back = readTraceFile(path);
+        QVERIFY2(bool(back), back ? "" : back.error().c_str());
+        QCOMPARE(back->graphNodes().size(), size_t(8));
+        const GraphNodeInfo* n = back->graphNode(0, 14);
+        QVERIFY(n);
+        QCOMPARE(QString::fromStdString(rangePath(n->ranges, [&](StringId id) { return back->str(id); })),
+            QString("decode > layer 0 > mlp"));
+        QCOMPARE(n->order, uint32_t(3));
+        QCOMPARE(n->threadId, kThread);
+    }
+};
+
+QTEST_GUILESS_MAIN(TestKernelRanges)
+#include "tst_kernelranges.moc"
