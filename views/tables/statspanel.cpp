@@ -6,6 +6,7 @@
 #include "views/tables/hosttablemodel.h"
 #include "views/tables/kerneltablemodel.h"
 #include "views/tables/membertablemodel.h"
+#include "views/tables/rangetablemodel.h"
 #include "views/tables/stephistogram.h"
 #include "views/tables/steptablemodel.h"
 
@@ -28,6 +29,7 @@ StatsPanel::StatsPanel(QWidget* parent)
     , m_steps(new StepTableModel(this))
     , m_members(new MemberTableModel(this))
     , m_host(new HostTableModel(this))
+    , m_ranges(new RangeTableModel(this))
     , m_histogram(new StepHistogram)
     , m_tabs(new QTabWidget)
     , m_scope(new QLabel)
@@ -41,6 +43,8 @@ StatsPanel::StatsPanel(QWidget* parent)
     m_memberTable->setNameColumn(MemberTableModel::What);
     m_hostTable = new StatsTable(m_host, HostTableModel::HostEvent);
     m_hostTable->setNameColumn(HostTableModel::HostEvent);
+    m_rangeTable = new StatsTable(m_ranges, RangeTableModel::OwnTime);
+    m_rangeTable->setNameColumn(RangeTableModel::Range);
     // The full names are for the CSV; the view shows them on hover.
     kernelTable->view()->hideColumn(KernelTableModel::FullName);
     componentTable->view()->hideColumn(KernelTableModel::FullName);
@@ -55,6 +59,7 @@ StatsPanel::StatsPanel(QWidget* parent)
     m_tabs->addTab(stepSplit, tr("Steps"));
     m_tabs->addTab(m_memberTable, tr("Bar members"));
     m_tabs->addTab(m_hostTable, tr("Host"));
+    m_tabs->addTab(m_rangeTable, tr("Ranges"));
     m_scope->setStyleSheet(QStringLiteral("color:#607d8b"));
     auto* layout = new QVBoxLayout(this);
     layout->setContentsMargins(0, 0, 0, 0);
@@ -106,6 +111,7 @@ StatsPanel::StatsPanel(QWidget* parent)
 StatsPanel::~StatsPanel()
 {
     m_jobs.cancel();
+    m_rangeJobs.cancel();
 }
 
 void StatsPanel::setTimeOrigin(TimeNs origin)
@@ -131,7 +137,28 @@ void StatsPanel::setDocument(std::shared_ptr<const Trace> trace, std::shared_ptr
     m_histogram->setValues(std::move(slowest));
     m_members->setMembers(m_trace.get(), {}, QString());
     setHostAttribution(nullptr);
+    computeRanges();
     clearRange();
+}
+
+void StatsPanel::computeRanges()
+{
+    m_rangeJobs.cancel();
+    m_ranges->setTable({});
+    m_tabs->setTabText(m_tabs->indexOf(m_rangeTable), tr("Ranges"));
+    if (!m_trace)
+        return;
+    m_rangeJobs.run(
+        this,
+        [trace = m_trace](const JobTracker::Ticket&) {
+            return std::make_shared<RangeTable>(gapscope::model::rangeTable(*trace, KernelRanges::of(*trace)));
+        },
+        [](StatsPanel& self, const std::shared_ptr<RangeTable>& table) {
+            self.m_ranges->setTable(std::move(*table));
+            self.m_tabs->setTabText(
+                self.m_tabs->indexOf(self.m_rangeTable), tr("Ranges (%1)").arg(self.m_ranges->rowCount()));
+            emit self.rangesReady();
+        });
 }
 
 void StatsPanel::applyStats(const KernelStatsResult& stats, const QString& scope)

@@ -3,7 +3,8 @@
 
 // StatsPanel: the tables under the timeline, in tabs: per kernel name, per component, per step
 // (with the step-time histogram), the members of the clicked waterfall bar and "Host" (what the host
-// did in the launch/host gaps and sync stalls, per rank: HostTableModel). The kernel and
+// did in the launch/host gaps and sync stalls, per rank: HostTableModel) and "Ranges" (kernels by the
+// annotated range they ran under, CUDA-graph kernels by where their node was built: RangeTableModel). The kernel and
 // component tables show the whole trace, or the selected time range once one is selected (their
 // statistics are computed in the background; a newer range drops an older computation).
 //
@@ -22,6 +23,7 @@ class EventColors;
 class HostTableModel;
 class KernelTableModel;
 class MemberTableModel;
+class RangeTableModel;
 class QLabel;
 class QTabWidget;
 class StatsTable;
@@ -53,6 +55,8 @@ public:
     MemberTableModel* memberModel() const { return m_members; }
     StatsTable* memberTable() const { return m_memberTable; }
     HostTableModel* hostModel() const { return m_host; }
+    RangeTableModel* rangeModel() const { return m_ranges; }
+    StatsTable* rangeTable() const { return m_rangeTable; }
     StatsTable* hostTable() const { return m_hostTable; }
     StatsTable* kernelTable() const { return m_kernelTable; }
     StepHistogram* histogram() const { return m_histogram; }
@@ -72,11 +76,13 @@ signals:
     void hostRowSelected(int row);
     void kernelActivated(const QString& name);
     void statsReady();
+    void rangesReady(); // the Ranges tab holds the document's table
 
 private:
     void applyStats(const KernelStatsResult& stats, const QString& scope);
     // Computes the statistics of `scope` in the background; whole = cache them as the whole trace's.
     void compute(const StatsScope& scope, const QString& label, bool whole);
+    void computeRanges();
     std::shared_ptr<const gapscope::model::Trace> m_trace;
     gapscope::model::TimeNs m_origin = 0;
     std::shared_ptr<const EventColors> m_colors;
@@ -87,6 +93,9 @@ private:
     MemberTableModel* m_members;
     StatsTable* m_memberTable = nullptr;
     HostTableModel* m_host;
+    RangeTableModel* m_ranges;
+    StatsTable* m_rangeTable = nullptr;
+    JobTracker m_rangeJobs; // the Ranges tab (whole trace)
     StatsTable* m_hostTable = nullptr;
     StatsTable* m_kernelTable = nullptr;
     StepHistogram* m_histogram;

@@ -96,8 +96,10 @@ QString DetailsPane::kernelRows(EventRef ev) const
         if (k->sharedStatic || k->sharedDynamic)
             html
                 += row(tr("shared memory"), tr("%1 B static, %2 B dynamic").arg(k->sharedStatic).arg(k->sharedDynamic));
-        if (k->graphId)
+        if (k->graphId) {
             html += row(tr("CUDA graph"), tr("graph %1, node %2").arg(k->graphId).arg(k->graphNodeId));
+            html += capturedInRow(m_trace->lane(ev.lane).info.rank, k->graphNodeId);
+        }
     }
     if (const MemopInfo* m
         = (kind == EventKind::Memcpy || kind == EventKind::Memset) ? m_trace->memop(ev.lane, ev.index) : nullptr) {
@@ -115,6 +117,23 @@ QString DetailsPane::kernelRows(EventRef ev) const
         html += row(tr("sequence / channels"), QStringLiteral("%1 / %2").arg(c->sequence).arg(c->channels));
     }
     return html;
+}
+
+// Where a graph kernel's node was built: the NVTX ranges open on the building thread then.
+QString DetailsPane::capturedInRow(uint32_t rank, uint64_t nodeId) const
+{
+    if (isWholeReplayNode(nodeId))
+        return {};
+    const GraphNodeInfo* n = m_trace->graphNode(rank, nodeId);
+    if (!n)
+        return row(tr("captured in"),
+            tr("<i>not recorded</i> (the graph was built before the capture agent watched, or the file has no "
+               "node table)"));
+    const QString where = n->ranges.empty()
+        ? tr("<i>no NVTX range open</i>")
+        : esc(rangePath(n->ranges, [this](StringId id) { return std::string(m_trace->str(id)); }));
+    return row(tr("captured in"),
+        tr("%1 (node %2 of graph %3, built on thread %4)").arg(where).arg(n->order).arg(n->graphId).arg(n->threadId));
 }
 
 QString DetailsPane::launchRows(EventRef ev) const

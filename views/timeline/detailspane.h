@@ -39,6 +39,7 @@ signals:
 private:
     QString stepText(uint32_t rank, gapscope::model::TimeNs t) const;
     QString kernelRows(gapscope::model::EventRef ev) const;
+    QString capturedInRow(uint32_t rank, uint64_t nodeId) const;
     QString launchRows(gapscope::model::EventRef ev) const;
     QString hostRows(gapscope::model::EventRef call) const;
     QString eventLink(gapscope::model::EventRef ev) const;
