@@ -19,6 +19,22 @@ double intervalMedian(std::vector<double> v)
     return m;
 }
 
+double stepTimeMs(const std::vector<double>& intervals)
+{
+    if (intervals.empty())
+        return 0;
+    const double median = intervalMedian(intervals);
+    double sum = 0;
+    size_t n = 0;
+    for (double v : intervals) {
+        if (v > kPauseFactor * median && v > kPauseMs)
+            continue;
+        sum += v;
+        ++n;
+    }
+    return n ? sum / double(n) : median;
+}
+
 const char* toString(StepBaseline::AfterLast a)
 {
     switch (a) {
@@ -81,14 +97,14 @@ StepBaseline::Report StepBaseline::report() const
     Report r;
     r.capturesBefore = m_capturesAtArm;
     r.afterLast = m_afterLast;
-    r.before = Figure { uint32_t(m_arm.size()), intervalMedian(std::vector<double>(m_arm.begin(), m_arm.end())) };
+    r.before = Figure { uint32_t(m_arm.size()), stepTimeMs(std::vector<double>(m_arm.begin(), m_arm.end())) };
     if (m_capturesAtArm == 0) {
         // Never captured: this arm's intervals are part of the baseline.
         r.baseline = Figure { uint32_t(m_baseline.size()),
-            intervalMedian(std::vector<double>(m_baseline.begin(), m_baseline.end())) };
+            stepTimeMs(std::vector<double>(m_baseline.begin(), m_baseline.end())) };
         r.baselineCapturesBefore = 0;
     } else {
-        r.baseline = Figure { uint32_t(m_armBaseline.size()), intervalMedian(m_armBaseline) };
+        r.baseline = Figure { uint32_t(m_armBaseline.size()), stepTimeMs(m_armBaseline) };
         r.baselineCapturesBefore = m_armBaselineCaptures;
     }
     return r;

@@ -6,6 +6,8 @@
 
 #include <QtTest>
 
+#include <cmath>
+
 using namespace gapscope::capture::inject;
 using AttachState = Tracer::AttachState;
 using AfterLast = StepBaseline::AfterLast;
@@ -32,6 +34,23 @@ private slots:
         QCOMPARE(intervalMedian({}), 0.0);
         QCOMPARE(intervalMedian({ 3, 1, 2 }), 2.0);
         QCOMPARE(intervalMedian({ 4, 1, 3, 2 }), 2.5);
+    }
+
+    void stepTimeIsTheMeanWithoutPauses()
+    {
+        QCOMPARE(stepTimeMs({}), 0.0);
+        // A loop that syncs every 20 steps: 19 launches of 0.11 ms, then the wait for the GPU.
+        std::vector<double> burst;
+        for (int block = 0; block < 10; ++block) {
+            burst.insert(burst.end(), 19, 0.11);
+            burst.push_back(20 * 0.96 - 19 * 0.11);
+        }
+        QVERIFY(std::abs(stepTimeMs(burst) - 0.96) < 1e-9);
+        QCOMPARE(intervalMedian(burst), 0.11);
+        // A server idle for 5 s between requests: the pause is not a step.
+        QCOMPARE(stepTimeMs({ 10, 10, 10, 10, 5000 }), 10.0);
+        // A slow step is no pause: under kPauseFactor times the median.
+        QCOMPARE(stepTimeMs({ 200, 200, 1000 }), 1400.0 / 3);
     }
 
     void firstCaptureBaselineIsItsOwnSteps()
