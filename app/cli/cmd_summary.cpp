@@ -143,6 +143,7 @@ json::Value rangeJson(const model::KernelRanges& ranges, const model::RangeTable
         x.set("source", model::toString(r.source));
         x.set("count", (unsigned long long)r.count);
         x.set("per_step", table.steps ? double(r.count) / double(table.steps) : double(r.count));
+        x.set("median_per_step", r.medianPerStep);
         x.set("total_ns", (long long)r.total);
         x.set("own_total_ns", (long long)r.ownTotal);
         rows.push(std::move(x));

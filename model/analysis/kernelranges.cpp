@@ -108,12 +108,16 @@ KernelRanges KernelRanges::of(const Trace& trace, const KernelRangeOptions& opti
 {
     KernelRanges out;
     const std::optional<PatternMatcher> skip = skipPattern(trace, options);
+    // The step markers: ranges named as a step's annotation ("decode step 836"), and the pattern's.
     std::unordered_map<StringId, bool> skipped;
+    for (uint32_t rank : trace.ranks())
+        for (const Step& st : trace.steps(rank))
+            if (!st.label.empty())
+                if (auto id = trace.findString(st.label))
+                    skipped[*id] = true;
     auto keep = [&](StringId name) {
-        if (!skip)
-            return true;
         auto [it, inserted] = skipped.emplace(name, false);
-        if (inserted)
+        if (inserted && skip)
             it->second = skip->search(trace.str(name));
         return !it->second;
     };
@@ -155,13 +159,13 @@ KernelRanges KernelRanges::of(const Trace& trace, const KernelRangeOptions& opti
             ++out.m_graphKernels;
             const GraphNodeInfo* node
                 = options.ignoreNodeTable ? nullptr : trace.graphNode(lane.info.rank, c->graphNodeId);
-            if (node) {
+            if (node)
                 ++out.m_graphWithContext;
-                ids[i] = out.intern(pathText(node->ranges), RangeSource::Capture);
-                if (ids[i] == 0)
-                    ++out.m_counts[size_t(RangeSource::None)];
-                else
-                    ++out.m_counts[size_t(RangeSource::Capture)];
+            // A node built under no range (left) is placed by layer inference like one without a context.
+            const std::string path = node ? pathText(node->ranges) : std::string();
+            if (!path.empty()) {
+                ids[i] = out.intern(path, RangeSource::Capture);
+                ++out.m_counts[size_t(RangeSource::Capture)];
             } else {
                 unknownNodes[{ lane.info.rank, c->graphId }].emplace(c->graphNodeId, ev.name(i));
             }
@@ -197,8 +201,8 @@ KernelRanges KernelRanges::of(const Trace& trace, const KernelRangeOptions& opti
                 if (trace.kindOf(lane.id, i) != EventKind::Kernel)
                     continue;
                 const KernelConfig* c = trace.kernelConfig(lane.id, i);
-                if (!isGraphKernel(c) || (!options.ignoreNodeTable && trace.graphNode(lane.info.rank, c->graphNodeId)))
-                    continue;
+                if (!isGraphKernel(c) || ids[i] != 0)
+                    continue; // not a graph kernel, or placed by its build context
                 auto it = inferred.find({ lane.info.rank, c->graphNodeId });
                 ids[i] = it == inferred.end() ? 0 : it->second;
                 ++out.m_counts[size_t(ids[i] ? RangeSource::Inferred : RangeSource::None)];
@@ -280,8 +284,13 @@ RangeTable rangeTable(const Trace& trace, const KernelRanges& ranges)
         rows[id].path = id ? ranges.path(id) : "(no range)";
         rows[id].source = ranges.source(id);
     }
-    for (uint32_t rank : trace.ranks())
+    // Step slots: the steps of every rank, numbered one after the other.
+    std::unordered_map<uint32_t, uint64_t> firstSlot;
+    for (uint32_t rank : trace.ranks()) {
+        firstSlot[rank] = table.steps;
         table.steps += trace.steps(rank).size();
+    }
+    std::unordered_map<uint64_t, uint32_t> inStep; // (path id << 32 | step slot) -> kernels
     for (const Lane& lane : trace.lanes()) {
         if (lane.info.kind != LaneKind::GpuStream)
             continue;
@@ -300,16 +309,33 @@ RangeTable rangeTable(const Trace& trace, const KernelRanges& ranges)
                 if (s == steps.size() || start < steps[s].start)
                     continue; // outside every step of its rank
             }
-            RangeRow& row = rows[ranges.pathOf(lane.id, i)];
+            const uint32_t id = ranges.pathOf(lane.id, i);
+            RangeRow& row = rows[id];
+            if (table.steps)
+                ++inStep[uint64_t(id) << 32 | (firstSlot[lane.info.rank] + s)];
             ++row.count;
             row.total += end - start;
             row.ownTotal += ownDur;
             ++table.kernels;
         }
     }
-    for (RangeRow& r : rows)
-        if (r.count)
-            table.rows.push_back(std::move(r));
+    std::vector<std::vector<uint32_t>> perStep(rows.size());
+    for (const auto& [key, n] : inStep)
+        perStep[key >> 32].push_back(n);
+    for (uint32_t id = 0; id < rows.size(); ++id) {
+        RangeRow& r = rows[id];
+        if (!r.count)
+            continue;
+        if (table.steps) {
+            std::vector<uint32_t>& v = perStep[id];
+            v.resize(table.steps, 0); // the steps without any
+            std::nth_element(v.begin(), v.begin() + long(v.size() / 2), v.end());
+            r.medianPerStep = v[v.size() / 2];
+        } else {
+            r.medianPerStep = double(r.count);
+        }
+        table.rows.push_back(std::move(r));
+    }
     std::stable_sort(table.rows.begin(), table.rows.end(),
         [](const RangeRow& a, const RangeRow& b) { return a.ownTotal > b.ownTotal; });
     return table;

@@ -6,7 +6,8 @@
 //    thread when its launch call started (Trace::launchOf), outermost first.
 //  - A kernel of a CUDA-graph replay: the ranges open on the thread that built its graph node, when it
 //    built it (Trace::graphNode, the capture-time context). Source Capture.
-//  - A graph kernel whose node has no build context (a graph built before the capture agent watched,
+//  - A graph kernel whose node has no build context or was built under no range (a graph built before
+//    the capture agent watched,
 //    an import without node tables): where its graph repeats a block of kernels (the decoder layers),
 //    "layer k (inferred)" for the k-th repetition. Source Inferred. Kernels outside the repeating part
 //    and everything else have no range.
@@ -91,6 +92,7 @@ struct RangeRow {
     uint64_t count = 0;
     TimeNs total = 0;
     TimeNs ownTotal = 0;
+    double medianPerStep = 0; // kernels in the median step (steps without any: 0); the count without steps
 };
 struct RangeTable {
     std::vector<RangeRow> rows; // by own total, descending
