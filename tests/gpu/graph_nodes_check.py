@@ -36,7 +36,7 @@ def per_step(ranges, source=None):
     for r in ranges["rows"]:
         if source and r["source"] != source:
             continue
-        rows[r["path"]] = rows.get(r["path"], 0) + r["per_step"]
+        rows[r["path"]] = rows.get(r["path"], 0) + r["median_per_step"]
     return rows
 
 

@@ -35,7 +35,7 @@ touch "$TABLE"
 CLI=$BUILD/app/gapscope-cli
 AGENT=$BUILD/capture/agent/gapscope-agent
 LIB=$(readlink -f "$BUILD/capture/inject/libgapscope-inject.so" 2>/dev/null)
-PARTS=${GRAPHNODES_PARTS:-graph_ranges,graph_noranges,eager_ranges,idle,kineto}
+PARTS=${GRAPHNODES_PARTS:-graph_ranges,graph_noranges,eager_ranges,gate,idle,kineto}
 WARM=${GRAPHNODES_WARM_S:-5}         # seconds of steps after "ready" before the capture is armed
 DUR=${GRAPHNODES_DURATION:-2}        # capture window, seconds
 IDLE_S=${GRAPHNODES_IDLE_S:-8}       # seconds of steps per idle-cost process
@@ -154,6 +154,72 @@ if [ $HAVE_LIB = 1 ]; then
   want graph_ranges && capture_case graph_ranges graph --mode graph --ranges on
   want graph_noranges && capture_case graph_noranges graph --mode graph --ranges off
   want eager_ranges && capture_case eager_ranges "nvtx:^decode step" --mode eager --ranges on
+fi
+
+# The diff gate on a steady process: one graph process (ranges on), GATE_PAIRS + 1 captures of GATE_DUR
+# seconds, each but the last followed by one with the slowdown on (--slow-file: one more GEMV per layer).
+# Capture k against k+1 (nothing changed): no regression may be reported (exit 0); capture k against its
+# slowed twin: a regression (exit 1). A first capture is taken and left out (the first one in a process
+# meets CUPTI never attached).
+gate_case() {
+  local name=gate n=${GATE_PAIRS:-20} dur=${GATE_DUR:-1}
+  local slow=$LOG/gate.slow
+  rm -f "$slow"; mkdir -p "$OUTDIR/gate"
+  start_wl $name 1 --mode graph --ranges on --slow-file "$slow" --log "$LOG/gate.steps.jsonl"
+  local wl=$WL
+  if ! wait_ready $name $wl; then
+    row "graphnodes: gate" "not ready (see graphnodes/gate.workload.log)" "runs" FAIL
+    stop_wl $name $wl
+    return
+  fi
+  sleep "$WARM"
+  cap() { timeout 120 $PIN_TOOLS "$CLI" capture --agent "$ADDR" --wait-ranks 1 --arm-timeout 60 --duration "$dur" \
+    --step-rule graph -o "$1" >>"$LOG/gate.capture.log" 2>&1; }
+  cap "$OUTDIR/gate/first.gapscope"
+  for k in $(seq 1 $((n + 1))); do
+    cap "$OUTDIR/gate/n$k.gapscope"
+    [ "$k" -le "$n" ] || break
+    touch "$slow"; sleep 0.5
+    cap "$OUTDIR/gate/s$k.gapscope"
+    rm -f "$slow"; sleep 0.5
+  done
+  stop_wl $name $wl
+  local fa=0 det=0 cmp=0 notcmp=0
+  : >"$OUTDIR/gate/summary.txt"
+  for k in $(seq 1 "$n"); do
+    for pair in "n$k n$((k + 1)) same" "n$k s$k slow"; do
+      set -- $pair
+      local base=$OUTDIR/gate/$1-$2
+      timeout 300 $PIN_TOOLS "$CLI" diff --gate --json --junit "$base.xml" --markdown "$base.md" \
+        "$OUTDIR/gate/$1.gapscope" "$OUTDIR/gate/$2.gapscope" >"$base.json" 2>"$base.err"
+      local rc=$?
+      echo "$1 $2 $3 exit $rc $(python3 -c "
+import json,sys
+d=json.load(open(sys.argv[1]))
+m=[v for v in d['verdicts'] if v['name']=='measured step'][0]
+r=[v['name'] for v in d['verdicts'] if v['verdict']=='regression']
+print(f\"step {m['a_median_ms']:.4f} -> {m['b_median_ms']:.4f} ms; regressions: {r}\")" "$base.json" 2>/dev/null)" \
+        >>"$OUTDIR/gate/summary.txt"
+      if [ "$3" = same ]; then [ $rc = 0 ] || fa=$((fa + 1)); [ $rc = 2 ] && notcmp=$((notcmp + 1)); fi
+      if [ "$3" = slow ]; then [ $rc = 1 ] && det=$((det + 1)); cmp=$((cmp + 1)); fi
+    done
+  done
+  local inj
+  inj=$(python3 -c "
+import re,statistics,sys
+a=[];b=[]
+for l in open(sys.argv[1]):
+    m=re.search(r'step ([0-9.]+) -> ([0-9.]+) ms', l)
+    if m and ' slow ' in l: a.append(float(m.group(1))); b.append(float(m.group(2)))
+print(f'{100*(statistics.median(b)/statistics.median(a)-1):+.2f} %' if a else '?')" "$OUTDIR/gate/summary.txt")
+  row "gate, steady graph process: false regressions, capture k vs k+1" "$fa of $n ($notcmp not compared)" "<= 1" \
+    "$([ $fa -le 1 ] && echo PASS || echo FAIL)"
+  row "gate, steady graph process: one more GEMV per layer (median step $inj) flagged" "$det of $cmp" ">= 19 of 20" \
+    "$([ $det -ge $((cmp - 1)) ] && [ $cmp -gt 0 ] && echo PASS || echo FAIL)"
+}
+
+if [ $HAVE_LIB = 1 ] && want gate; then
+  gate_case
 fi
 
 if [ $HAVE_LIB = 1 ] && want idle; then

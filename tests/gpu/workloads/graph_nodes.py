@@ -2,11 +2,11 @@
 # SPDX-License-Identifier: MIT
 """One-token decode steps of a Llama-shaped model with NVTX ranges inside the forward, eager or as a CUDA graph.
 
-The model is built from a config with random weights (nothing downloaded), bf16 on the GPU, with a
-transformers StaticCache (--cache-len slots). A --prompt-token prompt is prefilled once, eagerly; then
-each step decodes one token at a fixed shape from static buffers (input ids, cache position and position
-ids, the last a view of the cache position), updated in place before each step: the next token is the
-argmax of the last logits, the position cycles through --prompt .. --prompt + 255 so the cache never fills.
+The model (--impl torch, the default: Llama-shaped in plain torch; --impl hf: transformers'
+LlamaForCausalLM from a config) has random weights (nothing downloaded), bf16 on the GPU. Each step is
+the forward of one token at a fixed shape from static buffers (input ids, position ids) without a KV
+cache, updated in place before each step: the next token is the argmax of the last logits, the position
+cycles through --prompt .. --prompt + 255.
 Those two small kernels (argmax, fill) run outside the graph in graph mode, between replays, in no range.
 
   --mode graph   one decode forward is captured into a torch.cuda.CUDAGraph (torch.cuda.graph, after
@@ -27,7 +27,6 @@ Prints one JSON line at the end: mode, ranges, steps, median ms per step.
 """
 import argparse
 import gc
-import inspect
 import json
 import os
 import statistics
@@ -38,26 +37,106 @@ import torch
 
 BLOCK = 20
 CYCLE = 256
+SLOW = [False]  # --slow-file: the MLP runs its gate projection twice (one more GEMV per layer)
+
+
+class RMSNorm(torch.nn.Module):
+    def __init__(self, n):
+        super().__init__()
+        self.weight = torch.nn.Parameter(torch.ones(n))
+
+    def forward(self, x):
+        v = x.float()
+        return (v * torch.rsqrt(v.pow(2).mean(-1, keepdim=True) + 1e-6)).to(x.dtype) * self.weight
+
+
+def rotate(x, cos, sin):
+    x1, x2 = x.chunk(2, dim=-1)
+    return x * cos + torch.cat((-x2, x1), dim=-1) * sin
+
+
+class Attention(torch.nn.Module):
+    def __init__(self, a):
+        super().__init__()
+        self.h, self.kv, self.d = a.heads, a.kv_heads, a.hidden // a.heads
+        self.q_proj = torch.nn.Linear(a.hidden, self.h * self.d, bias=False)
+        self.k_proj = torch.nn.Linear(a.hidden, self.kv * self.d, bias=False)
+        self.v_proj = torch.nn.Linear(a.hidden, self.kv * self.d, bias=False)
+        self.o_proj = torch.nn.Linear(self.h * self.d, a.hidden, bias=False)
+
+    def forward(self, x, cos, sin):
+        b, t, _ = x.shape
+        q = self.q_proj(x).view(b, t, self.h, self.d).transpose(1, 2)
+        k = self.k_proj(x).view(b, t, self.kv, self.d).transpose(1, 2)
+        v = self.v_proj(x).view(b, t, self.kv, self.d).transpose(1, 2)
+        q, k = rotate(q, cos, sin), rotate(k, cos, sin)
+        k = k.repeat_interleave(self.h // self.kv, dim=1)
+        v = v.repeat_interleave(self.h // self.kv, dim=1)
+        o = torch.nn.functional.scaled_dot_product_attention(q, k, v)
+        return self.o_proj(o.transpose(1, 2).reshape(b, t, self.h * self.d))
+
+
+class MLP(torch.nn.Module):
+    def __init__(self, a):
+        super().__init__()
+        self.gate_proj = torch.nn.Linear(a.hidden, a.ffn, bias=False)
+        self.up_proj = torch.nn.Linear(a.hidden, a.ffn, bias=False)
+        self.down_proj = torch.nn.Linear(a.ffn, a.hidden, bias=False)
+
+    def forward(self, x):
+        if SLOW[0]:
+            self.gate_proj(x)  # the injected slowdown: its result is dropped, its kernel runs
+        return self.down_proj(torch.nn.functional.silu(self.gate_proj(x)) * self.up_proj(x))
+
+
+class Layer(torch.nn.Module):
+    def __init__(self, a):
+        super().__init__()
+        self.input_layernorm, self.post_attention_layernorm = RMSNorm(a.hidden), RMSNorm(a.hidden)
+        self.self_attn, self.mlp = Attention(a), MLP(a)
+
+    def forward(self, x, cos, sin):
+        x = x + self.self_attn(self.input_layernorm(x), cos, sin)
+        return x + self.mlp(self.post_attention_layernorm(x))
+
+
+class Decoder(torch.nn.Module):
+    """Llama-shaped (RMSNorm, rotary, grouped-query attention, SwiGLU), plain torch: the same kernels
+    eagerly and under graph capture (transformers' model picks other attention and mask kernels while
+    a stream is capturing, so an eager run of it is no reference for its graph)."""
+
+    def __init__(self, a):
+        super().__init__()
+        self.embed_tokens = torch.nn.Embedding(a.vocab, a.hidden)
+        self.layers = torch.nn.ModuleList(Layer(a) for _ in range(a.layers))
+        self.norm = RMSNorm(a.hidden)
+        self.lm_head = torch.nn.Linear(a.hidden, a.vocab, bias=False)
+        d = a.hidden // a.heads
+        self.register_buffer("inv_freq", 1.0 / (10000 ** (torch.arange(0, d, 2).float() / d)), persistent=False)
+
+    @property
+    def model(self):  # model.model.layers, as in transformers
+        return self
+
+    def forward(self, input_ids, position_ids, use_cache=False):
+        x = self.embed_tokens(input_ids)
+        f = position_ids[..., None].float() * self.inv_freq
+        e = torch.cat((f, f), dim=-1)[:, None]
+        cos, sin = e.cos().to(x.dtype), e.sin().to(x.dtype)
+        for layer in self.layers:
+            x = layer(x, cos, sin)
+        return type("Out", (), {"logits": self.lm_head(self.norm(x))})
 
 
 def build(a):
+    torch.manual_seed(0)
+    if a.impl == "torch":
+        return Decoder(a).to(device="cuda", dtype=torch.bfloat16).eval()
     from transformers import LlamaConfig, LlamaForCausalLM
     cfg = LlamaConfig(vocab_size=a.vocab, hidden_size=a.hidden, intermediate_size=a.ffn,
                       num_hidden_layers=a.layers, num_attention_heads=a.heads,
                       num_key_value_heads=a.kv_heads, max_position_embeddings=4096)
-    torch.manual_seed(0)
     return LlamaForCausalLM(cfg).to(device="cuda", dtype=torch.bfloat16).eval()
-
-
-def static_cache(model, cache_len):
-    """A StaticCache across transformers versions: pass only the keywords this version's __init__ names."""
-    from transformers import StaticCache
-    params = inspect.signature(StaticCache.__init__).parameters
-    extra = {"max_batch_size": 1, "batch_size": 1, "device": "cuda", "dtype": torch.bfloat16}
-    kw = {k: v for k, v in extra.items() if k in params}
-    if "max_batch_size" in kw:
-        kw.pop("batch_size", None)
-    return StaticCache(config=model.config, max_cache_len=cache_len, **kw)
 
 
 def add_ranges(model):
@@ -91,39 +170,36 @@ def main():
     ap.add_argument("--heads", type=int, default=16)
     ap.add_argument("--kv-heads", type=int, default=4)
     ap.add_argument("--vocab", type=int, default=32000)
+    ap.add_argument("--impl", choices=["torch", "hf"], default="torch",
+                    help="the model: plain torch (default) or transformers' LlamaForCausalLM")
     ap.add_argument("--prompt", type=int, default=64)
-    ap.add_argument("--cache-len", type=int, default=512)
     ap.add_argument("--warmup", type=int, default=3, help="steps before the capture / the loop")
     ap.add_argument("--steps", type=int, default=100000)
     ap.add_argument("--seconds", type=float, default=0, help="stop the loop after this long (0: no limit)")
     ap.add_argument("--log", help="append one JSON line per block of %d steps here" % BLOCK)
     ap.add_argument("--ready-file")
     ap.add_argument("--stop-file")
+    ap.add_argument("--slow-file", help="while this file exists, each step runs one more GEMV per layer (a "
+                    "slowdown of one budget component, for the diff gate)")
     ap.add_argument("--profile-json", help="run --profile-steps steps under torch.profiler, Chrome trace here")
     ap.add_argument("--profile-steps", type=int, default=30)
     a = ap.parse_args()
-    assert a.prompt + CYCLE <= a.cache_len, "the position cycle must fit the cache"
     torch.set_grad_enabled(False)
     model = build(a)
-    cache = static_cache(model, a.cache_len)
-    # Pass cache_position unless this version's forward clearly takes none: without it, versions that
-    # derive it from the cache's fill level read that back to the host, which a graph capture refuses.
-    params = inspect.signature(model.forward).parameters
-    with_cp = "cache_position" in params or any(p.kind == p.VAR_KEYWORD for p in params.values())
+    # No KV cache: each step is the forward of one token at a fixed position (a decode-shaped step whose
+    # shapes never change). transformers' StaticCache keeps its own fill counter in some versions (5.x),
+    # which a replayed graph advances until its index_copy_ runs past the cache.
 
     def forward(ids, pos):
-        kw = {"cache_position": pos.view(-1)} if with_cp else {}
-        return model(input_ids=ids, position_ids=pos, past_key_values=cache, use_cache=True, **kw).logits
+        return model(input_ids=ids, position_ids=pos, use_cache=False).logits
 
-    prompt = torch.randint(1, a.vocab, (1, a.prompt), device="cuda")
-    logits = forward(prompt, torch.arange(a.prompt, device="cuda").view(1, -1))  # prefill, eager, no ranges
-    ids = torch.zeros(1, 1, dtype=torch.long, device="cuda")
-    cp = torch.full((1,), a.prompt, dtype=torch.long, device="cuda")
-    pos = cp.view(1, 1)  # position ids: the same storage as the cache position
+    ids = torch.randint(1, a.vocab, (1, 1), device="cuda")
+    pos = torch.full((1, 1), a.prompt, dtype=torch.long, device="cuda")
+    logits = forward(ids, pos)
 
     def update(n, last):  # the static inputs of step n, in place
         torch.argmax(last[:, -1], dim=-1, keepdim=True, out=ids)
-        cp.fill_(a.prompt + n % CYCLE)
+        pos.fill_(a.prompt + n % CYCLE)
 
     handles = add_ranges(model) if a.ranges == "on" else []
     if a.mode == "graph":
@@ -138,13 +214,22 @@ def main():
         g = torch.cuda.CUDAGraph()
         with torch.cuda.graph(g):  # the ranges are pushed now, while the graph's nodes are created
             static_logits = forward(ids, pos)
+        graphs = {False: (g, static_logits)}
+        if a.slow_file:  # the same step with the slowdown, its own graph, replayed while the file exists
+            SLOW[0] = True
+            g_slow = torch.cuda.CUDAGraph()
+            with torch.cuda.graph(g_slow):
+                slow_logits = forward(ids, pos)
+            SLOW[0] = False
+            graphs[True] = (g_slow, slow_logits)
         for h in handles:
             h.remove()
         torch.cuda.synchronize()
 
         def step(n):
-            update(n, static_logits)
-            g.replay()
+            graph, out = graphs[SLOW[0]]
+            update(n, out)
+            graph.replay()
     else:
         def step(n):
             nonlocal logits
@@ -178,6 +263,8 @@ def main():
     while n < a.steps:
         if (a.stop_file and os.path.exists(a.stop_file)) or time.perf_counter() > t_end:
             break
+        if a.slow_file:
+            SLOW[0] = os.path.exists(a.slow_file)
         k = min(BLOCK, a.steps - n)
         torch.cuda.synchronize()
         t0 = time.perf_counter()
