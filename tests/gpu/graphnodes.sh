@@ -225,26 +225,29 @@ fi
 if [ $HAVE_LIB = 1 ] && want idle; then
   # Alternating processes (drift between them shows as spread, not as a difference): lib, none, ...
   : >"$LOG/idle.list"
+  for mode in ${GRAPHNODES_IDLE_MODES:-graph eager}; do
   for k in 1 2 3; do
     for kind in lib none; do
-      name=idle_${kind}$k
+      name=idle_${mode}_${kind}$k
       rm -f "$LOG/$name.steps.jsonl"
-      start_wl "$name" "$([ $kind = lib ] && echo 1 || echo 0)" --mode graph --ranges on --seconds "$IDLE_S" \
+      start_wl "$name" "$([ $kind = lib ] && echo 1 || echo 0)" --mode "$mode" --ranges on --seconds "$IDLE_S" \
         --log "$LOG/$name.steps.jsonl"
       wl=$WL
       # The loop ends by itself after IDLE_S seconds; bound the whole process all the same.
       for _ in $(seq $(( (READY_S + IDLE_S + 60) * 10 ))); do kill -0 $wl 2>/dev/null || break; sleep 0.1; done
       stop_wl "$name" $wl
-      echo "$kind $name $WL_RC $LOG/$name.steps.jsonl" >>"$LOG/idle.list"
+      echo "$mode $kind $name $WL_RC $LOG/$name.steps.jsonl" >>"$LOG/idle.list"
     done
+  done
   done
   python3 - "$LOG/idle.list" "$OUTDIR/idle_cost.txt" >>"$TABLE" 2>"$LOG/idle.err" <<'PY' \
     || row "graphnodes: idle cost" "no figure (see graphnodes/idle.err)" "within noise" FAIL
-import json, statistics, sys
-med = {"lib": [], "none": []}
+import collections, json, statistics, sys
+meds = collections.defaultdict(lambda: {"lib": [], "none": []})
 lines = []
 for entry in open(sys.argv[1]):
-    kind, name, rc, path = entry.split()
+    mode, kind, name, rc, path = entry.split()
+    med = meds[mode]
     try:
         ms = [json.loads(l)["ms"] for l in open(path) if l.strip()]
     except OSError:
@@ -256,17 +259,19 @@ for entry in open(sys.argv[1]):
                                                         "%.4f" % statistics.median(ms) if ms else "-"))
 with open(sys.argv[2], "w") as f:
     f.write("\n".join(lines) + "\n")
-    f.write("lib medians: %s\nnone medians: %s\n" % (med["lib"], med["none"]))
-check = "graphnodes: graph replay step, library loaded (node contexts recorded) vs no library"
-if not med["lib"] or not med["none"]:
-    print("%s | no step times (lib %d, none %d processes) | within noise | FAIL" % (check, len(med["lib"]),
-                                                                                len(med["none"])))
-    sys.exit(0)
-lib, none = statistics.median(med["lib"]), statistics.median(med["none"])
+    for mode, med in meds.items():
+        f.write("%s lib medians: %s\n%s none medians: %s\n" % (mode, med["lib"], mode, med["none"]))
 spread = lambda v: 100.0 * (max(v) - min(v)) / statistics.median(v)
-print("%s | ratio %.4f (lib %.4f ms over %d processes, spread %.2f %%; none %.4f ms over %d, spread %.2f %%) "
-      "| within noise | INFO" % (check, lib / none, lib, len(med["lib"]), spread(med["lib"]), none, len(med["none"]),
-                                 spread(med["none"])))
+for mode, med in meds.items():
+    check = "graphnodes: %s step, library loaded (graph-node watch on, idle) vs no library" % mode
+    if not med["lib"] or not med["none"]:
+        print("%s | no step times (lib %d, none %d processes) | within noise | FAIL" % (check, len(med["lib"]),
+                                                                                    len(med["none"])))
+        continue
+    lib, none = statistics.median(med["lib"]), statistics.median(med["none"])
+    print("%s | ratio %.4f (lib %.4f ms over %d processes, spread %.2f %%; none %.4f ms over %d, spread %.2f %%) "
+          "| within noise | INFO" % (check, lib / none, lib, len(med["lib"]), spread(med["lib"]), none,
+                                     len(med["none"]), spread(med["none"])))
 PY
 fi
 
