@@ -352,6 +352,7 @@ json::Value AnalysisReport::toJson() const
     doc.set("unclassified_kernels", std::move(unclassified));
     doc.set("host_gaps", hostJson());
     doc.set("host_syncs", hostSyncsJson());
+    doc.set("host_in_graph_gaps", inGraphJson());
     json::Value findings = json::Value::array();
     for (const auto& f : m_findings)
         findings.push(f.text);
@@ -418,6 +419,29 @@ constexpr size_t kHostTopText = 8;
 json::Value AnalysisReport::hostJson() const
 {
     return hostGapsJson(m_analyzer.trace(), *m_hostView);
+}
+
+json::Value AnalysisReport::inGraphJson() const
+{
+    json::Value out = json::Value::array();
+    for (const auto& r : m_hostView->ranks()) {
+        if (!r.inGraphNs)
+            continue;
+        json::Value o = json::Value::object();
+        o.set("rank", r.rank);
+        o.set("gap_ms", ms(r.inGraphNs));
+        json::Value top = json::Value::array();
+        for (size_t i = 0; i < r.inGraph.size() && i < kHostJsonTop; ++i) {
+            json::Value e = json::Value::object();
+            e.set("captured_in", r.inGraph[i].range);
+            e.set("ms", ms(r.inGraph[i].ns));
+            e.set("gaps", (unsigned long long)r.inGraph[i].count);
+            top.push(std::move(e));
+        }
+        o.set("by_range", std::move(top));
+        out.push(std::move(o));
+    }
+    return out;
 }
 
 json::Value AnalysisReport::hostSyncsJson() const

@@ -86,6 +86,7 @@ private:
     LightMode lightMode(uint32_t rank) const;
     json::Value hostJson() const;
     json::Value hostSyncsJson() const;
+    json::Value inGraphJson() const; // in-graph gaps by capture-time range (host_in_graph_gaps)
     std::string hostText() const;
 
     const GapAnalyzer& m_analyzer;

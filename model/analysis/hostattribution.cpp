@@ -127,6 +127,8 @@ void HostAttribution::compute(
             m_lastGapStart = INT64_MIN;
             for (size_t i = 0; i < step.size(); ++i) {
                 const WindowSweep::Gap& raw = step.raw(i);
+                if (raw.kind == IdleKind::InGraph && raw.end > raw.start)
+                    addInGraph(m_byRank[r], step.next(i), raw.end - raw.start);
                 // Step gaps and in-graph gaps were not the host's doing: nothing to attribute.
                 if ((raw.kind != IdleKind::LaunchHost && raw.kind != IdleKind::SyncStall) || raw.end <= raw.start)
                     continue;
@@ -627,6 +629,25 @@ void HostAttribution::add(const Gap& g, uint64_t serial, bool keep)
         row.gaps.push_back(uint32_t(serial));
 }
 
+void HostAttribution::addInGraph(Rank& r, EventRef next, TimeNs ns)
+{
+    std::string range = "(build not recorded)";
+    if (next.valid() && m_trace.kindOf(next.lane, next.index) == EventKind::Kernel) {
+        const KernelConfig* c = m_trace.kernelConfig(next.lane, next.index);
+        if (const GraphNodeInfo* n = c ? m_trace.graphNode(m_trace.lane(next.lane).info.rank, c->graphNodeId) : nullptr)
+            range = n->ranges.empty()
+                ? "(built under no range)"
+                : rangePath(n->ranges, [this](StringId id) { return std::string(m_trace.str(id)); });
+    }
+    r.inGraphNs += ns;
+    auto it
+        = std::find_if(r.inGraph.begin(), r.inGraph.end(), [&range](const RangeRow& x) { return x.range == range; });
+    if (it == r.inGraph.end())
+        it = r.inGraph.insert(r.inGraph.end(), RangeRow { std::move(range), 0, 0 });
+    it->ns += ns;
+    ++it->count;
+}
+
 void HostAttribution::sortRows(Rank& r) const
 {
     auto byTime = [this](const Row& x, const Row& y) {
@@ -638,6 +659,8 @@ void HostAttribution::sortRows(Rank& r) const
     std::stable_sort(r.rows.begin(), r.rows.end(), byTime);
     std::stable_sort(r.syncMoments.begin(), r.syncMoments.end(), byTime);
     std::stable_sort(r.otherThreads.begin(), r.otherThreads.end(), byTime);
+    std::stable_sort(r.inGraph.begin(), r.inGraph.end(),
+        [](const RangeRow& x, const RangeRow& y) { return x.ns != y.ns ? x.ns > y.ns : x.range < y.range; });
     std::stable_sort(r.syncs.begin(), r.syncs.end(), [this](const SyncRow& x, const SyncRow& y) {
         if (x.ns != y.ns)
             return x.ns > y.ns;
@@ -673,7 +696,7 @@ void HostAttribution::absorb(const HostAttribution& batch)
         }
         Rank& r = *it;
         for (TimeNs Rank::*f : { &Rank::gapNs, &Rank::explainedNs, &Rank::noLaunchNs, &Rank::queuedNs,
-                 &Rank::otherThreadsNs, &Rank::nothingNs, &Rank::syncNs, &Rank::syncExplainedNs })
+                 &Rank::otherThreadsNs, &Rank::nothingNs, &Rank::syncNs, &Rank::syncExplainedNs, &Rank::inGraphNs })
             r.*f += b.*f;
         for (uint64_t Rank::*f :
             { &Rank::noLaunchGaps, &Rank::queuedGaps, &Rank::otherThreadsGaps, &Rank::nothingGaps })
@@ -681,6 +704,14 @@ void HostAttribution::absorb(const HostAttribution& batch)
         addRows(r.rows, b.rows);
         addRows(r.otherThreads, b.otherThreads);
         addRows(r.syncMoments, b.syncMoments);
+        for (const RangeRow& x : b.inGraph) {
+            auto g = std::find_if(
+                r.inGraph.begin(), r.inGraph.end(), [&x](const RangeRow& y) { return y.range == x.range; });
+            if (g == r.inGraph.end())
+                g = r.inGraph.insert(r.inGraph.end(), RangeRow { x.range, 0, 0 });
+            g->ns += x.ns;
+            g->count += x.count;
+        }
         for (const SyncRow& x : b.syncs) {
             auto s = std::find_if(r.syncs.begin(), r.syncs.end(),
                 [&x](const SyncRow& y) { return y.call == x.call && y.around == x.around; });

@@ -94,6 +94,12 @@ public:
         uint64_t lastGap = UINT64_MAX; // the serial number of the last gap listed (lists a gap once)
         EventRef lastHost; // the last host event counted (counts an event once)
     };
+    // In-graph gap time of one capture-time range path.
+    struct RangeRow {
+        std::string range; // "decode > layer 3 > mlp"; "(built under no range)", "(build not recorded)"
+        TimeNs ns = 0;
+        uint64_t count = 0; // gaps
+    };
     // Sync stalls of one rank by (blocking call, host event around it).
     struct SyncRow {
         std::string call; // "cudaStreamSynchronize", "cudaMemcpy", "stream sync" (a record without name)
@@ -119,6 +125,10 @@ public:
         TimeNs syncNs = 0, syncExplainedNs = 0; // sync stalls
         std::vector<Row> syncMoments; // sync stalls, moment by moment like rows
         std::vector<SyncRow> syncs; // sync stalls by call, longest first
+        // In-graph gaps (idle inside one CUDA-graph replay: not the host's doing) by where the node that
+        // ended each was built: its capture-time range path (Trace::graphNode), longest first.
+        TimeNs inGraphNs = 0;
+        std::vector<RangeRow> inGraph;
     };
 
     const std::vector<Gap>& gaps() const { return m_gaps; }
@@ -178,6 +188,7 @@ private:
     void add(const Gap& g, uint64_t serial, bool keep);
     void finish();
     void sortRows(Rank& r) const; // longest first, then by name
+    void addInGraph(Rank& r, EventRef next, TimeNs ns);
 
     const GapAnalyzer& m_analyzer;
     const Trace& m_trace;
