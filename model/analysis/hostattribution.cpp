@@ -631,7 +631,9 @@ void HostAttribution::add(const Gap& g, uint64_t serial, bool keep)
 
 void HostAttribution::addInGraph(Rank& r, EventRef next, TimeNs ns)
 {
-    std::string range = "(build not recorded)";
+    std::string range = !next.valid()                                ? "(gap end not known)"
+        : m_trace.kindOf(next.lane, next.index) != EventKind::Kernel ? "(ended by a copy or memset)"
+                                                                     : "(build not recorded)";
     if (next.valid() && m_trace.kindOf(next.lane, next.index) == EventKind::Kernel) {
         const KernelConfig* c = m_trace.kernelConfig(next.lane, next.index);
         if (const GraphNodeInfo* n = c ? m_trace.graphNode(m_trace.lane(next.lane).info.rank, c->graphNodeId) : nullptr)

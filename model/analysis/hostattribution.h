@@ -96,7 +96,9 @@ public:
     };
     // In-graph gap time of one capture-time range path.
     struct RangeRow {
-        std::string range; // "decode > layer 3 > mlp"; "(built under no range)", "(build not recorded)"
+        // "decode > layer 3 > mlp"; else "(built under no range)", "(build not recorded)", "(ended by a copy or
+        // memset)", "(gap end not known)" (a batched analysis keeps no gap ends)
+        std::string range;
         TimeNs ns = 0;
         uint64_t count = 0; // gaps
     };

@@ -3,6 +3,7 @@
 // eager kernels take the NVTX ranges open at their launch (the step marker range left out), graph
 // kernels the ranges stored for their node at graph build, graph kernels without a node entry an
 // inferred layer (k-th repetition of the repeating block), and the per-range table counts them.
+#include "model/analysis/hostattribution.h"
 #include "model/analysis/kernelranges.h"
 #include "model/format/zstdcodec.h"
 #include "model/io/tracefile.h"
@@ -238,6 +239,29 @@ private slots:
         qInfo("node table: %zu nodes, %zu bytes serialized, %zu compressed: %.3f %% of the %.0f-byte file",
             t->graphNodes().size(), raw.size(), packed.size(), 100 * double(packed.size()) / fileBytes, fileBytes);
         QVERIFY(double(packed.size()) <= 0.01 * fileBytes);
+    }
+
+    // In-graph gaps (idle inside a replay) are named by the capture-time range of the node after them.
+    void realGraphCaptureInGraphGapsByRange()
+    {
+        auto t = openTrace({ GAPSCOPE_SOURCE_DIR "/tests/analysis/fixtures/graphnodes/graph_ranges.gapscope" });
+        QVERIFY2(bool(t), t ? "" : t.error().c_str());
+        GapAnalyzer analyzer(*t, KernelClassifier::builtinDefault(), StepBudget {});
+        HostAttribution host(analyzer, GapAnalyzer::Selection {});
+        QCOMPARE(host.ranks().size(), size_t(1));
+        const HostAttribution::Rank& r = host.ranks()[0];
+        QVERIFY(r.inGraphNs > 0);
+        TimeNs sum = 0;
+        size_t layerRows = 0;
+        for (const auto& row : r.inGraph) {
+            sum += row.ns;
+            // Every kernel node was built in "decode"; copies and memsets carry no node id in the trace.
+            QVERIFY2(
+                row.range.rfind("decode", 0) == 0 || row.range == "(ended by a copy or memset)", row.range.c_str());
+            layerRows += row.range.find("layer ") != std::string::npos;
+        }
+        QCOMPARE(sum, r.inGraphNs);
+        QVERIFY(layerRows >= 8 * 3); // each layer, its attention and its MLP
     }
 
     void realGraphCaptureWithoutRangesInfersEightLayers()
