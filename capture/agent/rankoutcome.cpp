@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include "capture/agent/rankoutcome.h"
 
+#include "model/base/steptime.h"
 #include "model/format/stats.h"
 #include "model/format/trace.pb.h"
 
@@ -10,12 +11,14 @@
 namespace gapscope::capture {
 
 namespace {
-double medianMs(std::vector<int64_t> v)
+// The step time of host step periods (ns), by the rule the ranks use (model/base/steptime.h).
+double stepMs(const std::vector<int64_t>& periodsNs)
 {
-    if (v.empty())
-        return 0;
-    std::nth_element(v.begin(), v.begin() + long(v.size() / 2), v.end());
-    return double(v[v.size() / 2]) / 1e6;
+    std::vector<double> ms;
+    ms.reserve(periodsNs.size());
+    for (int64_t v : periodsNs)
+        ms.push_back(double(v) / 1e6);
+    return model::stepTimeMs(ms);
 }
 } // namespace
 
@@ -40,11 +43,11 @@ pb::RankInfo RankOutcome::rankInfo() const
     }
     if (!o->steps_before() && !before.empty()) {
         o->set_steps_before(uint32_t(before.size()));
-        o->set_step_ms_median_before(medianMs(before));
+        o->set_step_ms_median_before(stepMs(before));
     }
     if (!o->steps_during() && !during.empty()) {
         o->set_steps_during(uint32_t(during.size()));
-        o->set_step_ms_median_during(medianMs(during));
+        o->set_step_ms_median_during(stepMs(during));
     }
     if (rankArmLatencyMs > 0)
         o->set_arm_latency_ms(rankArmLatencyMs);

@@ -3,7 +3,7 @@
 
 // RankOutcome: what a capture learned about one rank, and how that goes into the file header: the
 // RankInfo (with the overhead evidence: the rank's own figures when it sent them, its baseline from
-// before the process's first capture included; median host step time before arming vs while
+// before the process's first capture included; host step time (model/base/steptime.h) before arming vs while
 // recording from the boundaries it reported otherwise; and its arm latency), its GPU, and a counter for
 // every loss or anomaly (agent drops, the rank's own counters, a lost rank, a failed arm, another
 // CUPTI client). CaptureSession keeps one per rank and adds its control state on top.

@@ -5,36 +5,6 @@
 
 namespace gapscope::capture::inject {
 
-double intervalMedian(std::vector<double> v)
-{
-    if (v.empty())
-        return 0;
-    const size_t mid = v.size() / 2;
-    std::nth_element(v.begin(), v.begin() + long(mid), v.end());
-    double m = v[mid];
-    if (v.size() % 2 == 0) {
-        const double lower = *std::max_element(v.begin(), v.begin() + long(mid));
-        m = (m + lower) / 2;
-    }
-    return m;
-}
-
-double stepTimeMs(const std::vector<double>& intervals)
-{
-    if (intervals.empty())
-        return 0;
-    const double median = intervalMedian(intervals);
-    double sum = 0;
-    size_t n = 0;
-    for (double v : intervals) {
-        if (v > kPauseFactor * median && v > kPauseMs)
-            continue;
-        sum += v;
-        ++n;
-    }
-    return n ? sum / double(n) : median;
-}
-
 const char* toString(StepBaseline::AfterLast a)
 {
     switch (a) {

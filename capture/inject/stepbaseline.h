@@ -24,6 +24,7 @@
 // Threading: the injection library's own thread only (RankSession).
 
 #include "capture/inject/tracer.h"
+#include "model/base/steptime.h"
 
 #include <cstddef>
 #include <cstdint>
@@ -32,18 +33,8 @@
 
 namespace gapscope::capture::inject {
 
-// Median of `v` (the mean of the two middle values for an even count; 0 when empty).
-double intervalMedian(std::vector<double> v);
-
-// The step time of a run of intervals between consecutive step markers: their mean, without pauses
-// (an interval over kPauseFactor times the median and over kPauseMs: the process was idle, e.g. a
-// server between requests). Not the median: a loop that synchronises every few steps launches
-// several steps in a burst and then waits for the GPU, so its typical interval is the host's launch
-// time and only the mean is the step time (one sync per 20 steps on an H200: median 0.11 ms, mean
-// 0.96 ms, the GPU's step). 0 when empty.
-constexpr double kPauseFactor = 10;
-constexpr double kPauseMs = 100;
-double stepTimeMs(const std::vector<double>& intervals);
+using model::intervalMedian; // model/base/steptime.h: the one rule for a step time from intervals
+using model::stepTimeMs;
 
 class StepBaseline {
 public:
