@@ -218,6 +218,10 @@ KernelRanges KernelRanges::of(const Trace& trace, const KernelRangeOptions& opti
         uint32_t index;
     };
     std::map<std::pair<uint32_t, uint64_t>, std::vector<Launch>> byThread; // (rank, thread) -> launches
+    // Kernels of a graph launch that carry no node id (torch.profiler's traces): one replay per launch, in
+    // start order, layers inferred per replay (the same sequence is looked at once).
+    std::map<std::pair<LaneId, uint32_t>, std::vector<std::pair<TimeNs, std::pair<LaneId, uint32_t>>>> replays;
+    std::unordered_map<StringId, bool> graphLaunchName;
     for (const auto& [lane, i] : launchedEager) {
         const EventRef api = trace.launchOf(lane, i);
         if (!api.valid()) {
@@ -225,8 +229,40 @@ KernelRanges KernelRanges::of(const Trace& trace, const KernelRangeOptions& opti
             continue;
         }
         const Lane& apiLane = trace.lane(api.lane);
+        const StringId apiName = apiLane.events.name(api.index);
+        auto [g, fresh] = graphLaunchName.emplace(apiName, false);
+        if (fresh)
+            g->second = isGraphLaunchName(trace.str(apiName));
+        if (g->second) {
+            replays[{ api.lane, api.index }].push_back({ trace.lane(lane).events.start(i), { lane, i } });
+            continue;
+        }
         byThread[{ apiLane.info.rank, apiLane.info.threadId() }].push_back(
             { apiLane.events.start(api.index), lane, i });
+    }
+    std::map<std::vector<uint32_t>, LayerBlock> blockOf;
+    for (auto& [launch, kernels] : replays) {
+        std::sort(kernels.begin(), kernels.end());
+        std::vector<uint32_t> symbols;
+        symbols.reserve(kernels.size());
+        for (const auto& k : kernels)
+            symbols.push_back(trace.lane(k.second.first).events.name(k.second.second));
+        auto it = blockOf.find(symbols);
+        if (it == blockOf.end()) {
+            LayerBlock b = findLayers(symbols);
+            b.rank = trace.lane(launch.first).info.rank;
+            if (b.period)
+                out.m_blocks.push_back(b);
+            it = blockOf.emplace(std::move(symbols), b).first;
+        }
+        const LayerBlock& b = it->second;
+        for (size_t pos = 0; pos < kernels.size(); ++pos) {
+            uint32_t id = 0;
+            if (b.period && pos >= b.first && pos < b.first + b.layers * b.period)
+                id = out.intern("layer " + std::to_string((pos - b.first) / b.period) + " (inferred)", RangeSource::Inferred);
+            out.m_byLane[kernels[pos].second.first][kernels[pos].second.second] = id;
+            ++out.m_counts[size_t(id ? RangeSource::Inferred : RangeSource::None)];
+        }
     }
     if (byThread.empty())
         return out;

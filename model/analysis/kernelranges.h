@@ -9,8 +9,9 @@
 //  - A graph kernel whose node has no build context or was built under no range (a graph built before
 //    the capture agent watched,
 //    an import without node tables): where its graph repeats a block of kernels (the decoder layers),
-//    "layer k (inferred)" for the k-th repetition. Source Inferred. Kernels outside the repeating part
-//    and everything else have no range.
+//    "layer k (inferred)" for the k-th repetition. Source Inferred. The kernels of a graph launch that
+//    carry no node ids at all (torch.profiler traces: only their launch's correlation) are inferred per
+//    replay, in start order. Kernels outside the repeating part and everything else have no range.
 // Ranges that are the trace's step markers (the NVTX step rule's pattern, or `skip`) are left out of
 // every path, so an eager step ("decode step 17 > decode > layer 3") and a replay built under the
 // same ranges ("decode > layer 3") name the same path.

@@ -264,6 +264,44 @@ private slots:
         QVERIFY(layerRows >= 8 * 3); // each layer, its attention and its MLP
     }
 
+    // The done-when of graph-node attribution, on the fixtures: per range, the kernels per step of the graph
+    // replays equal those of the same model run eagerly under the same ranges; torch.profiler's trace of
+    // the same replays (kernels without node ids) gets the same layers by inference per replay.
+    void realGraphCaptureMatchesEagerAndKineto()
+    {
+        const std::string dir = GAPSCOPE_SOURCE_DIR "/tests/analysis/fixtures/graphnodes/";
+        auto perStep = [](const std::string& path, RangeSource want) {
+            auto t = openTrace({ path });
+            if (!t)
+                qFatal("%s", t.error().c_str());
+            const KernelRanges r = KernelRanges::of(*t);
+            std::map<std::string, double> out;
+            for (const RangeRow& row : rangeTable(*t, r).rows)
+                if (row.source == want)
+                    out[row.path] = row.medianPerStep;
+            return out;
+        };
+        const auto graph = perStep(dir + "graph_ranges.gapscope", RangeSource::Capture);
+        const auto eager = perStep(dir + "eager_ranges.gapscope", RangeSource::Launch);
+        std::map<std::string, double> graphLayers, eagerLayers, perLayer;
+        const std::regex layerRe("^decode > layer ([0-9]+)");
+        for (const auto& [path, n] : graph) {
+            std::smatch m;
+            if (std::regex_search(path, m, layerRe)) {
+                graphLayers[path] = n;
+                perLayer["layer " + m[1].str() + " (inferred)"] += n;
+            }
+        }
+        for (const auto& [path, n] : eager)
+            if (std::regex_search(path, layerRe))
+                eagerLayers[path] = n;
+        QCOMPARE(graphLayers.size(), size_t(8 * 3)); // "layer K", its "attention" and its "mlp"
+        QVERIFY(graphLayers == eagerLayers);
+        const auto kineto = perStep(dir + "graph_ranges_kineto.json.gz", RangeSource::Inferred);
+        QCOMPARE(kineto.size(), size_t(8));
+        QVERIFY(kineto == perLayer);
+    }
+
     void realGraphCaptureWithoutRangesInfersEightLayers()
     {
         auto t = openTrace({ GAPSCOPE_SOURCE_DIR "/tests/analysis/fixtures/graphnodes/graph_noranges.gapscope" });
