@@ -10,9 +10,12 @@
 #ifdef GAPSCOPE_HAVE_LIVE
 #include "views/live/livepanel.h"
 #endif
+#include "model/open/traceopen.h"
 #include "views/common/statstable.h"
 #include "views/tables/membertablemodel.h"
+#include "views/tables/rangetablemodel.h"
 #include "views/tables/statspanel.h"
+#include "views/timeline/detailspane.h"
 
 #include "testtrace.h"
 
@@ -39,6 +42,7 @@ private slots:
     void columnsFitContent();
     void memberColumnsFitContent();
     void everyTableHasCsv();
+    void rangesOfARealGraphCapture();
 
 private:
     QStringList shownNames() const;
@@ -225,6 +229,51 @@ void TstTables::everyTableHasCsv()
     f.remove();
     QVERIFY(!csvexport::saveCsv(QStringLiteral("/nonexistent-dir/x.csv"), QStringLiteral("a\n"), &error));
     QVERIFY(!error.isEmpty());
+}
+
+// The Ranges tab and the details pane on a real CUDA-graph capture (tests/analysis/fixtures/graphnodes: a
+// Llama-shaped step captured as a graph under NVTX ranges per layer and sub-block, replayed): every replayed
+// kernel's row is where its node was built, 6 MLP kernels per step in each layer, and a replayed kernel's
+// details say "captured in".
+void TstTables::rangesOfARealGraphCapture()
+{
+    auto opened = gapscope::model::openTrace(
+        { GAPSCOPE_SOURCE_DIR "/tests/analysis/fixtures/graphnodes/graph_ranges.gapscope" });
+    QVERIFY2(bool(opened), opened ? "" : opened.error().c_str());
+    auto trace = std::make_shared<const Trace>(std::move(opened).value());
+    auto colors = std::make_shared<EventColors>();
+    colors->build(*trace, [](std::string_view) { return std::string(); });
+    StatsPanel panel;
+    QSignalSpy ranges(&panel, &StatsPanel::rangesReady);
+    panel.setDocument(trace, colors);
+    QTRY_VERIFY_WITH_TIMEOUT(!ranges.isEmpty(), 20000);
+    const RangeTableModel* m = panel.rangeModel();
+    int mlp = -1;
+    for (int r = 0; r < m->rowCount(); ++r)
+        if (m->index(r, RangeTableModel::Range).data().toString() == QStringLiteral("decode > layer 3 > mlp"))
+            mlp = r;
+    QVERIFY(mlp >= 0);
+    QCOMPARE(m->index(mlp, RangeTableModel::Source).data().toString(), QStringLiteral("capture"));
+    QCOMPARE(m->index(mlp, RangeTableModel::PerStep).data(Qt::UserRole).toDouble(), 6.0);
+    QCOMPARE(panel.tabs()->tabText(panel.tabs()->indexOf(panel.rangeTable())),
+        QStringLiteral("Ranges (%1)").arg(m->rowCount()));
+    DetailsPane pane;
+    pane.setTrace(trace.get(), colors.get());
+    for (const Lane& l : trace->lanes()) {
+        if (l.info.kind != LaneKind::GpuStream)
+            continue;
+        for (size_t i = 0; i < l.events.size(); ++i) {
+            const KernelConfig* c
+                = trace->kindOf(l.id, i) == EventKind::Kernel ? trace->kernelConfig(l.id, i) : nullptr;
+            if (!c || !c->graphNodeId)
+                continue;
+            const QString html = pane.eventHtml(EventRef { l.id, uint32_t(i) });
+            QVERIFY2(html.contains(QStringLiteral("captured in")) && html.contains(QStringLiteral("decode")),
+                qPrintable(html));
+            return;
+        }
+    }
+    QFAIL("no graph kernel in the capture");
 }
 
 QTEST_MAIN(TstTables)
