@@ -297,6 +297,21 @@ private slots:
                 eagerLayers[path] = n;
         QCOMPARE(graphLayers.size(), size_t(8 * 3)); // "layer K", its "attention" and its "mlp"
         QVERIFY(graphLayers == eagerLayers);
+        // diff --by-range pairs the two runs' ranges by path: no layer range differs in kernels per step.
+        auto table = [&dir](const char* name) {
+            auto t = openTrace({ dir + name });
+            if (!t)
+                qFatal("%s", t.error().c_str());
+            return rangeTable(*t, KernelRanges::of(*t));
+        };
+        size_t paired = 0;
+        for (const RangeDiffRow& d : rangeDiff(table("eager_ranges.gapscope"), table("graph_ranges.gapscope"))) {
+            if (d.path.find("layer ") == std::string::npos)
+                continue;
+            ++paired;
+            QVERIFY2(d.aCount > 0 && std::abs(d.aCount - d.bCount) < 0.5, d.path.c_str()); // means over steps
+        }
+        QCOMPARE(paired, size_t(24));
         const auto kineto = perStep(dir + "graph_ranges_kineto.json.gz", RangeSource::Inferred);
         QCOMPARE(kineto.size(), size_t(8));
         QVERIFY(kineto == perLayer);
