@@ -77,7 +77,7 @@ start_wl() {
   local name=$1 inject=$2; shift 2
   rm -f "$LOG/$name.ready" "$LOG/$name.stop"
   if [ "$inject" = 1 ]; then
-    env GAPSCOPE_INJECT_LOG=1 setsid $PIN_WL "$AGENT" launch --no-agent --socket "$SOCK" --inject "$LIB" -- \
+    env GAPSCOPE_INJECT_LOG=1 ${WL_ENV:-} setsid $PIN_WL "$AGENT" launch --no-agent --socket "$SOCK" --inject "$LIB" -- \
       timeout 900 python3 "$W/graph_nodes.py" "${MODEL[@]}" --ready-file "$LOG/$name.ready" \
       --stop-file "$LOG/$name.stop" "$@" >"$LOG/$name.workload.log" 2>&1 &
   else
@@ -227,11 +227,12 @@ if [ $HAVE_LIB = 1 ] && want idle; then
   : >"$LOG/idle.list"
   for mode in ${GRAPHNODES_IDLE_MODES:-graph eager}; do
   for k in 1 2 3; do
-    for kind in lib none; do
+    for kind in lib nowatch none; do
       name=idle_${mode}_${kind}$k
       rm -f "$LOG/$name.steps.jsonl"
-      start_wl "$name" "$([ $kind = lib ] && echo 1 || echo 0)" --mode "$mode" --ranges on --seconds "$IDLE_S" \
-        --log "$LOG/$name.steps.jsonl"
+      # nowatch: the library without the graph-node watch, to tell the watch's share from the library's
+      WL_ENV=$([ $kind = nowatch ] && echo GAPSCOPE_GRAPH_NODES=0) start_wl "$name" "$([ $kind = none ] && echo 0 || echo 1)" \
+        --mode "$mode" --ranges on --seconds "$IDLE_S" --log "$LOG/$name.steps.jsonl"
       wl=$WL
       # The loop ends by itself after IDLE_S seconds; bound the whole process all the same.
       for _ in $(seq $(( (READY_S + IDLE_S + 60) * 10 ))); do kill -0 $wl 2>/dev/null || break; sleep 0.1; done
@@ -243,7 +244,7 @@ if [ $HAVE_LIB = 1 ] && want idle; then
   python3 - "$LOG/idle.list" "$OUTDIR/idle_cost.txt" >>"$TABLE" 2>"$LOG/idle.err" <<'PY' \
     || row "graphnodes: idle cost" "no figure (see graphnodes/idle.err)" "within noise" FAIL
 import collections, json, statistics, sys
-meds = collections.defaultdict(lambda: {"lib": [], "none": []})
+meds = collections.defaultdict(lambda: {"lib": [], "nowatch": [], "none": []})
 lines = []
 for entry in open(sys.argv[1]):
     mode, kind, name, rc, path = entry.split()
@@ -269,9 +270,12 @@ for mode, med in meds.items():
                                                                                     len(med["none"])))
         continue
     lib, none = statistics.median(med["lib"]), statistics.median(med["none"])
-    print("%s | ratio %.4f (lib %.4f ms over %d processes, spread %.2f %%; none %.4f ms over %d, spread %.2f %%) "
+    nowatch = "library without the watch %.4f ms (%.4f)" % (statistics.median(med["nowatch"]),
+                                                          statistics.median(med["nowatch"]) / none) \
+        if med["nowatch"] else "no run without the watch"
+    print("%s | ratio %.4f (lib %.4f ms over %d processes, spread %.2f %%; none %.4f ms over %d, spread %.2f %%; %s) "
           "| within noise | INFO" % (check, lib / none, lib, len(med["lib"]), spread(med["lib"]), none,
-                                     len(med["none"]), spread(med["none"])))
+                                     len(med["none"]), spread(med["none"]), nowatch))
 PY
 fi
 
