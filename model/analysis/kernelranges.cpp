@@ -259,7 +259,8 @@ KernelRanges KernelRanges::of(const Trace& trace, const KernelRangeOptions& opti
         for (size_t pos = 0; pos < kernels.size(); ++pos) {
             uint32_t id = 0;
             if (b.period && pos >= b.first && pos < b.first + b.layers * b.period)
-                id = out.intern("layer " + std::to_string((pos - b.first) / b.period) + " (inferred)", RangeSource::Inferred);
+                id = out.intern(
+                    "layer " + std::to_string((pos - b.first) / b.period) + " (inferred)", RangeSource::Inferred);
             out.m_byLane[kernels[pos].second.first][kernels[pos].second.second] = id;
             ++out.m_counts[size_t(id ? RangeSource::Inferred : RangeSource::None)];
         }
