@@ -334,26 +334,46 @@ void CuptiTracer::enableResourceCallbacks(bool on)
     setNvtxStackKept(m_watching);
 }
 
+// Takes the process's one CUPTI subscriber (m_subscriber); `otherClient` names who holds it when CUPTI refuses.
+Status CuptiTracer::subscribe(std::string* otherClient)
+{
+    char oldName[128] = {};
+    CUpti_SubscriberParams params {};
+    params.structSize = CUpti_SubscriberParams_STRUCT_SIZE;
+    params.subscriberName = "gapscope";
+    params.oldSubscriberName = oldName;
+    params.oldSubscriberSize = sizeof(oldName);
+    CUpti_SubscriberHandle sub = nullptr;
+    const CUptiResult r = cuptiSubscribe_v2(&sub, onCallback, nullptr, &params);
+    if (r == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED) {
+        // Clients that subscribe without a name (torch.profiler's Kineto keeps its subscriber for
+        // the life of the process once it has profiled) show up as "<not provided>".
+        std::string who = oldName;
+        if (who.empty() || who.find("not provided") != std::string::npos)
+            who = "an unnamed CUPTI subscriber (torch.profiler/Kineto keeps one once it has profiled in this "
+                  "process; Nsight tools too)";
+        if (otherClient)
+            *otherClient = who;
+        return Status::error("CUPTI is in use by " + who);
+    }
+    if (r != CUPTI_SUCCESS)
+        return Status::error("cuptiSubscribe failed: " + cuptiError(r));
+    m_subscriber = sub;
+    return Status::ok();
+}
+
 void CuptiTracer::watchGraphNodes()
 {
     if (!graphNodesWanted() || m_watching || m_detachRequested)
         return;
     if (!m_subscriber) {
-        char oldName[128] = {};
-        CUpti_SubscriberParams params {};
-        params.structSize = CUpti_SubscriberParams_STRUCT_SIZE;
-        params.subscriberName = "gapscope";
-        params.oldSubscriberName = oldName;
-        params.oldSubscriberSize = sizeof(oldName);
-        CUpti_SubscriberHandle sub = nullptr;
-        const CUptiResult r = cuptiSubscribe_v2(&sub, onCallback, nullptr, &params);
-        if (r != CUPTI_SUCCESS) {
+        std::string other;
+        if (Status s = subscribe(&other); !s) {
             if (!m_watchRefused)
-                injectLog("graph nodes not watched: cuptiSubscribe: %s", cuptiError(r).c_str());
+                injectLog("graph nodes not watched: %s", s.message().c_str());
             m_watchRefused = true;
             return;
         }
-        m_subscriber = sub;
     }
     enableResourceCallbacks(true);
     if (m_watching)
@@ -468,28 +488,8 @@ Status CuptiTracer::beginDetection(StepRule rule, const std::string&, std::strin
         enableCallbacks(true);
         return Status::ok();
     }
-    char oldName[128] = {};
-    CUpti_SubscriberParams params {};
-    params.structSize = CUpti_SubscriberParams_STRUCT_SIZE;
-    params.subscriberName = "gapscope";
-    params.oldSubscriberName = oldName;
-    params.oldSubscriberSize = sizeof(oldName);
-    CUpti_SubscriberHandle sub = nullptr;
-    const CUptiResult r = cuptiSubscribe_v2(&sub, onCallback, nullptr, &params);
-    if (r == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED) {
-        // Clients that subscribe without a name (torch.profiler's Kineto keeps its subscriber for
-        // the life of the process once it has profiled) show up as "<not provided>".
-        std::string who = oldName;
-        if (who.empty() || who.find("not provided") != std::string::npos)
-            who = "an unnamed CUPTI subscriber (torch.profiler/Kineto keeps one once it has profiled in this "
-                  "process; Nsight tools too)";
-        if (otherClient)
-            *otherClient = who;
-        return Status::error("CUPTI is in use by " + who);
-    }
-    if (r != CUPTI_SUCCESS)
-        return Status::error("cuptiSubscribe failed: " + cuptiError(r));
-    m_subscriber = sub;
+    if (Status s = subscribe(otherClient); !s)
+        return s;
     m_detecting = true;
     m_rule = rule;
     g_rule.store(rule, std::memory_order_relaxed);

@@ -60,6 +60,7 @@ private:
     static DetachPolicy detachPolicy();
     void settleDetach();
     static bool graphNodesWanted();
+    Status subscribe(std::string* otherClient);
     void enableResourceCallbacks(bool on);
     void enableCallbacks(bool on);
     void enableGraphCallbacks(bool on);
