@@ -41,9 +41,9 @@ uint64_t StepWindow::addMarker(const StepMarker& marker)
     const bool recording = m_mode != Mode::Detecting && m_enabledAt != 0 && marker.time >= m_enabledAt;
     if (recording && !m_bounds.empty() && marker.time > m_bounds.back().time && m_during.size() < kMaxDuring) {
         const double ms = double(marker.time - m_bounds.back().time) / 1e6;
-        if (m_mode == Mode::Steps && index > m_startLocal && index <= m_startLocal + m_steps)
-            m_during.push_back(ms);
-        else if (m_mode == Mode::Time && marker.time < m_stopNs)
+        const bool inSteps = m_mode == Mode::Steps && index > m_startLocal && index <= m_startLocal + m_steps;
+        const bool inTime = m_mode == Mode::Time && marker.time < m_stopNs;
+        if (inSteps || inTime)
             m_during.push_back(ms);
     }
     m_bounds.push_back(Bound { marker.time, marker.correlation });

@@ -393,6 +393,7 @@ std::vector<RangeDiffRow> rangeDiff(const RangeTable& a, const RangeTable& b)
     add(a, true);
     add(b, false);
     std::vector<RangeDiffRow> out;
+    out.reserve(byPath.size());
     for (auto& [path, d] : byPath)
         out.push_back(std::move(d));
     std::stable_sort(out.begin(), out.end(),

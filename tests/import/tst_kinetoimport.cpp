@@ -33,7 +33,7 @@ std::string fileBytes(const std::string& path)
 
 std::string writeFile(const QTemporaryDir& dir, const std::string& name, const std::string& bytes)
 {
-    const std::string path = dir.path().toStdString() + "/" + name;
+    std::string path = dir.path().toStdString() + "/" + name;
     std::ofstream(path, std::ios::binary) << bytes;
     return path;
 }
