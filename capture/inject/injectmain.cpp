@@ -5,11 +5,12 @@
 //   ncclProfiler_v5/v4/v3     read by NCCL (NCCL_PROFILER_PLUGIN), see ncclplugin.cpp.
 //
 // InitializeInjection only starts the library's own thread and returns: no CUDA or CUPTI call
-// happens inside cuInit. The thread starts the graph-node watch (graphnodes.h: CUPTI resource callbacks
-// for graph building only; GAPSCOPE_GRAPH_NODES=0 leaves it off); nothing else is enabled until an agent
-// arms the process. The thread waits for a CUDA context, connects to the agent's socket (quiet
-// retries with backoff while there is none) and serves captures (RankSession). Any exception is caught at the thread's top: the library
-// goes quiet instead of taking the process down. GAPSCOPE_INJECT_DISABLE=1 turns it all off;
+// happens inside cuInit. The thread starts the graph-node watch (graphnodes.h: CUPTI resource
+// callbacks for graph building only; GAPSCOPE_GRAPH_NODES=0 leaves it off); nothing else is enabled
+// until an agent arms the process. The thread waits for a CUDA context, connects to the agent's
+// socket (quiet retries with backoff while there is none) and serves captures (RankSession). Any
+// exception is caught at the thread's top: the library goes quiet instead of taking the process
+// down. GAPSCOPE_INJECT_DISABLE=1 turns it all off;
 // GAPSCOPE_INJECT_LOG=1 prints connection changes to stderr.
 
 #include "capture/inject/channels.h"
