@@ -94,6 +94,19 @@ Trace build()
     return t;
 }
 
+// The layer number a range path names (group `group` of `re`), cached per path id; -1 when none.
+int layerOf(const KernelRanges& r, uint32_t id, const std::regex& re, int group, std::map<uint32_t, int>& cache)
+{
+    auto it = cache.find(id);
+    if (it != cache.end())
+        return it->second;
+    std::smatch m;
+    const std::string& path = r.path(id);
+    const int layer = std::regex_search(path, m, re) ? std::stoi(m[group].str()) : -1;
+    cache.emplace(id, layer);
+    return layer;
+}
+
 std::vector<std::string> pathsOnLane(const Trace& t, const KernelRanges& r)
 {
     std::vector<std::string> out;
@@ -203,6 +216,7 @@ private slots:
         const std::regex layerRe("(^| > )layer ([0-9]+)( > |$)");
         const std::regex inferredRe("^layer ([0-9]+) \\(inferred\\)$");
         uint64_t inLayers = 0, matched = 0, outside = 0;
+        std::map<uint32_t, int> storedLayer, inferredLayer;
         for (const Lane& l : t->lanes()) {
             if (l.info.kind != LaneKind::GpuStream)
                 continue;
@@ -210,17 +224,17 @@ private slots:
                 const KernelConfig* c = t->kindOf(l.id, i) == EventKind::Kernel ? t->kernelConfig(l.id, i) : nullptr;
                 if (!c || !c->graphNodeId)
                     continue;
-                const std::string& a = stored.path(stored.pathOf(l.id, i));
-                const std::string& b = inferred.path(inferred.pathOf(l.id, i));
-                std::smatch ma, mb;
-                const bool hasLayer = std::regex_search(a, ma, layerRe);
-                const bool hasInferred = std::regex_match(b, mb, inferredRe);
+                // The layer each path names (-1: none), worked out once per path.
+                const int la = layerOf(stored, stored.pathOf(l.id, i), layerRe, 2, storedLayer);
+                const int lb = layerOf(inferred, inferred.pathOf(l.id, i), inferredRe, 1, inferredLayer);
+                const bool hasLayer = la >= 0, hasInferred = lb >= 0;
                 if (hasLayer) {
                     ++inLayers;
-                    if (hasInferred && ma[2] == mb[1])
+                    if (la == lb)
                         ++matched;
                     else if (inLayers - matched < 5)
-                        qWarning("stored '%s' inferred '%s'", a.c_str(), b.c_str());
+                        qWarning("stored '%s' inferred '%s'", stored.path(stored.pathOf(l.id, i)).c_str(),
+                            inferred.path(inferred.pathOf(l.id, i)).c_str());
                 } else if (hasInferred) {
                     ++outside; // inferred into a layer, built outside every layer range
                 }
