@@ -513,6 +513,13 @@ std::string AnalysisReport::hostText() const
                 out << "\n";
             }
         }
+        if (r.inGraphNs > 0 && !t.graphNodes().empty()) { // a capture that knows where its graph nodes were built
+            out << "    in-graph gaps: " << fixed(ms(r.inGraphNs))
+                << " ms, by where the node after each gap was captured:\n";
+            for (size_t i = 0; i < r.inGraph.size() && i < kHostTopText; ++i)
+                out << "    " << pad(fixed(ms(r.inGraph[i].ns)), 10, true)
+                    << pad(std::to_string(r.inGraph[i].count), 8, true) << "  " << r.inGraph[i].range << "\n";
+        }
     }
     return out.str();
 }
