@@ -518,14 +518,14 @@ void RankSession::finishRecording(const char*)
     auto* o = d->mutable_overhead();
     fillOverhead(o);
     o->set_steps_during(e.stepsDuring);
-    o->set_step_ms_median_during(e.medianDuringMs);
+    o->set_step_ms_median_during(e.stepDuringMs);
     o->set_arm_latency_ms(std::max(0.0, m_armLatencyMs));
     fillCounters(d->mutable_counters());
     send(out);
     injectLog("capture %llu done: %u steps; median step %.3f ms baseline (%u steps), %.3f ms before (%u), %.3f ms "
               "while recording (%u); %u captures before, CUPTI after the last: %s",
         (unsigned long long)m_captureId, m_recorder.window().stepsRecorded(), o->step_ms_median_baseline(),
-        o->baseline_steps(), o->step_ms_median_before(), o->steps_before(), e.medianDuringMs, e.stepsDuring,
+        o->baseline_steps(), o->step_ms_median_before(), o->steps_before(), e.stepDuringMs, e.stepsDuring,
         o->captures_before(), toString(m_baseline.report().afterLast));
     m_recorder.window().backToDetecting();
     m_recorder.endPlan();

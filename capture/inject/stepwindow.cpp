@@ -294,7 +294,7 @@ StepWindow::Evidence StepWindow::evidence() const
 {
     Evidence e;
     e.stepsDuring = uint32_t(m_during.size());
-    e.medianDuringMs = stepTimeMs(m_during);
+    e.stepDuringMs = stepTimeMs(m_during);
     return e;
 }
 

@@ -114,7 +114,7 @@ public:
 
     struct Evidence {
         uint32_t stepsDuring = 0;
-        double medianDuringMs = 0;
+        double stepDuringMs = 0;
     };
     Evidence evidence() const;
 

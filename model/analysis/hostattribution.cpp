@@ -631,23 +631,35 @@ void HostAttribution::add(const Gap& g, uint64_t serial, bool keep)
 
 void HostAttribution::addInGraph(Rank& r, EventRef next, TimeNs ns)
 {
-    std::string range = !next.valid()                                ? "(gap end not known)"
-        : m_trace.kindOf(next.lane, next.index) != EventKind::Kernel ? "(ended by a copy or memset)"
-                                                                     : "(build not recorded)";
-    if (next.valid() && m_trace.kindOf(next.lane, next.index) == EventKind::Kernel) {
-        const KernelConfig* c = m_trace.kernelConfig(next.lane, next.index);
-        if (const GraphNodeInfo* n = c ? m_trace.graphNode(m_trace.lane(next.lane).info.rank, c->graphNodeId) : nullptr)
-            range = n->ranges.empty()
-                ? "(built under no range)"
-                : rangePath(n->ranges, [this](StringId id) { return std::string(m_trace.str(id)); });
+    // The node after the gap (the row's key, its path built once per node and rank), else why there is none.
+    const GraphNodeInfo* node = nullptr;
+    const char* why = "(gap end not known)";
+    if (next.valid() && m_trace.kindOf(next.lane, next.index) != EventKind::Kernel) {
+        why = "(ended by a copy or memset)";
+    } else if (next.valid()) {
+        why = "(build not recorded)";
+        if (const KernelConfig* c = m_trace.kernelConfig(next.lane, next.index))
+            node = m_trace.graphNode(m_trace.lane(next.lane).info.rank, c->graphNodeId);
     }
     r.inGraphNs += ns;
-    auto it
-        = std::find_if(r.inGraph.begin(), r.inGraph.end(), [&range](const RangeRow& x) { return x.range == range; });
-    if (it == r.inGraph.end())
-        it = r.inGraph.insert(r.inGraph.end(), RangeRow { std::move(range), 0, 0 });
-    it->ns += ns;
-    ++it->count;
+    size_t row = 0;
+    auto [cached, fresh] = m_inGraphIndex[r.rank].emplace(node, 0);
+    if (!fresh && node) {
+        row = cached->second;
+    } else {
+        const std::string range = !node ? std::string(why)
+            : node->ranges.empty()
+            ? std::string("(built under no range)")
+            : rangePath(node->ranges, [this](StringId id) { return std::string(m_trace.str(id)); });
+        auto it = std::find_if(
+            r.inGraph.begin(), r.inGraph.end(), [&range](const RangeRow& x) { return x.range == range; });
+        if (it == r.inGraph.end())
+            it = r.inGraph.insert(r.inGraph.end(), RangeRow { range, 0, 0 });
+        row = size_t(it - r.inGraph.begin());
+        cached->second = row;
+    }
+    r.inGraph[row].ns += ns;
+    ++r.inGraph[row].count;
 }
 
 void HostAttribution::sortRows(Rank& r) const
@@ -739,6 +751,7 @@ void HostAttribution::finish()
     m_momentIndex.clear();
     m_otherIndex.clear();
     m_syncIndex.clear();
+    m_inGraphIndex.clear();
 }
 
 json::Value hostGapsJson(const Trace& trace, const HostAttribution& host, size_t top)

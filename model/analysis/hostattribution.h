@@ -50,6 +50,7 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 namespace gapscope::model {
@@ -227,6 +228,8 @@ private:
     // (name, kind) -> row; kinds are hostKindName()'s literals, so their addresses tell them apart.
     std::map<uint32_t, std::map<std::pair<StringId, const char*>, size_t>> m_rowIndex, m_momentIndex, m_otherIndex;
     std::map<uint32_t, std::map<std::pair<std::string, StringId>, size_t>> m_syncIndex;
+    // Per rank: the in-graph row of each node after a gap (nullptr: the rows without a node, looked up by text).
+    std::map<uint32_t, std::unordered_map<const GraphNodeInfo*, size_t>> m_inGraphIndex;
     Rank* m_current = nullptr; // the rank add() adds to, and its row indexes
     std::map<std::pair<StringId, const char*>, size_t>*m_currentRows = nullptr, *m_currentOthers = nullptr;
 };

@@ -141,6 +141,7 @@ KernelRanges KernelRanges::of(const Trace& trace, const KernelRangeOptions& opti
         bool operator<(const GraphKey& o) const { return rank != o.rank ? rank < o.rank : graph < o.graph; }
     };
     std::map<GraphKey, std::map<uint64_t, StringId>> unknownNodes; // node id -> kernel name
+    std::unordered_map<const GraphNodeInfo*, uint32_t> nodePath; // each node's path, interned once
     std::vector<std::pair<LaneId, uint32_t>> launchedEager;
     for (const Lane& lane : trace.lanes()) {
         if (lane.info.kind != LaneKind::GpuStream)
@@ -162,9 +163,15 @@ KernelRanges KernelRanges::of(const Trace& trace, const KernelRangeOptions& opti
             if (node)
                 ++out.m_graphWithContext;
             // A node built under no range (left) is placed by layer inference like one without a context.
-            const std::string path = node ? pathText(node->ranges) : std::string();
-            if (!path.empty()) {
-                ids[i] = out.intern(path, RangeSource::Capture);
+            uint32_t id = 0;
+            if (node) {
+                auto [cached, fresh] = nodePath.emplace(node, 0);
+                if (fresh)
+                    cached->second = out.intern(pathText(node->ranges), RangeSource::Capture);
+                id = cached->second;
+            }
+            if (id) {
+                ids[i] = id;
                 ++out.m_counts[size_t(RangeSource::Capture)];
             } else {
                 unknownNodes[{ lane.info.rank, c->graphId }].emplace(c->graphNodeId, ev.name(i));
@@ -291,6 +298,7 @@ KernelRanges KernelRanges::of(const Trace& trace, const KernelRangeOptions& opti
         });
         std::vector<const HostRange*> open;
         std::vector<StringId> names;
+        std::map<std::vector<StringId>, uint32_t> stackPath;
         size_t next = 0;
         for (const Launch& l : launches) {
             while (next < ranges.size() && ranges[next].start <= l.time) {
@@ -305,7 +313,10 @@ KernelRanges KernelRanges::of(const Trace& trace, const KernelRangeOptions& opti
             for (const HostRange* r : open)
                 if (r->end > l.time)
                     names.push_back(r->name);
-            const uint32_t id = out.intern(pathText(names), RangeSource::Launch);
+            auto [cached, fresh] = stackPath.emplace(names, 0);
+            if (fresh) // each distinct open stack is named once
+                cached->second = out.intern(pathText(names), RangeSource::Launch);
+            const uint32_t id = cached->second;
             out.m_byLane[l.lane][l.index] = id;
             ++out.m_counts[size_t(id ? RangeSource::Launch : RangeSource::None)];
         }
@@ -332,6 +343,7 @@ RangeTable rangeTable(const Trace& trace, const KernelRanges& ranges)
         if (lane.info.kind != LaneKind::GpuStream)
             continue;
         const std::vector<Step>& steps = trace.steps(lane.info.rank);
+        const uint64_t slot0 = firstSlot[lane.info.rank];
         const LaneEvents& ev = lane.events;
         OwnTime own;
         size_t s = 0;
@@ -349,7 +361,7 @@ RangeTable rangeTable(const Trace& trace, const KernelRanges& ranges)
             const uint32_t id = ranges.pathOf(lane.id, i);
             RangeRow& row = rows[id];
             if (table.steps)
-                ++inStep[uint64_t(id) << 32 | (firstSlot[lane.info.rank] + s)];
+                ++inStep[uint64_t(id) << 32 | (slot0 + s)];
             ++row.count;
             row.total += end - start;
             row.ownTotal += ownDur;

@@ -207,7 +207,7 @@ private slots:
         }
         const auto e = w.evidence(); // the 10 ms intervals before recording are StepBaseline's
         QCOMPARE(e.stepsDuring, 10u);
-        QCOMPARE(e.medianDuringMs, 11.0);
+        QCOMPARE(e.stepDuringMs, 11.0);
     }
 
     void markersStayBoundedWhileDetecting()
