@@ -24,6 +24,7 @@ ViewMenu::ViewMenu(Workspace* workspace, WindowLayout* layout, QMainWindow* wind
     addLaneToggle(tr("Show &CPU API lanes"), &LaneLayoutOptions::showCpuApi);
     addLaneToggle(tr("Show &NVTX lanes"), &LaneLayoutOptions::showNvtx);
     addLaneToggle(tr("Show c&ollective lanes"), &LaneLayoutOptions::showCollectives);
+    addLaneToggle(tr("Show graph replays by &range"), &LaneLayoutOptions::showReplayRanges);
     addSeparator();
     for (QDockWidget* d : window->findChildren<QDockWidget*>())
         addAction(d->toggleViewAction());

@@ -28,6 +28,7 @@ void WindowLayout::restore()
     o.showCpuApi = s.value(QStringLiteral("lanes/cpuApi"), o.showCpuApi).toBool();
     o.showNvtx = s.value(QStringLiteral("lanes/nvtx"), o.showNvtx).toBool();
     o.showCollectives = s.value(QStringLiteral("lanes/collectives"), o.showCollectives).toBool();
+    o.showReplayRanges = s.value(QStringLiteral("lanes/replay_ranges"), o.showReplayRanges).toBool();
     m_workspace->timeline()->setLayoutOptions(o);
     if (!s.contains(QStringLiteral("window/geometry")))
         m_window->resize(1500, 900); // the size a later un-maximise returns to
@@ -43,6 +44,7 @@ void WindowLayout::save() const
     s.setValue(QStringLiteral("lanes/cpuApi"), o.showCpuApi);
     s.setValue(QStringLiteral("lanes/nvtx"), o.showNvtx);
     s.setValue(QStringLiteral("lanes/collectives"), o.showCollectives);
+    s.setValue(QStringLiteral("lanes/replay_ranges"), o.showReplayRanges);
 }
 
 void WindowLayout::reset()

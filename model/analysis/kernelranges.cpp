@@ -413,4 +413,94 @@ std::vector<RangeDiffRow> rangeDiff(const RangeTable& a, const RangeTable& b)
     return out;
 }
 
+bool hasGraphReplays(const Trace& trace)
+{
+    for (const KernelConfig& c : trace.kernelConfigs())
+        if (c.graphId != 0 && c.graphNodeId != 0)
+            return true;
+    for (StringId id = 0; id < trace.stringCount(); ++id)
+        if (isGraphLaunchName(trace.str(id)))
+            return true;
+    return false;
+}
+
+uint64_t addReplayRangeLanes(Trace& trace, const KernelRanges& ranges)
+{
+    TraceBuilder b;
+    // Each path's components as the builder's strings, split once ("decode > layer 3" -> decode, layer 3).
+    std::vector<std::vector<StringId>> components(ranges.pathCount());
+    std::vector<bool> split(ranges.pathCount(), false);
+    auto componentsOf = [&](uint32_t id) -> const std::vector<StringId>& {
+        if (!split[id]) {
+            split[id] = true;
+            const std::string& text = ranges.path(id);
+            for (size_t pos = 0;;) {
+                const size_t sep = text.find(" > ", pos);
+                components[id].push_back(b.intern(std::string_view(text).substr(pos, sep - pos)));
+                if (sep == std::string::npos)
+                    break;
+                pos = sep + 3;
+            }
+        }
+        return components[id];
+    };
+    struct Open {
+        StringId name;
+        TimeNs start, end;
+    };
+    uint64_t added = 0;
+    const LaneId lanes = LaneId(trace.laneCount());
+    for (LaneId id = 0; id < lanes; ++id) {
+        const Lane& lane = trace.lane(id);
+        if (lane.info.kind != LaneKind::GpuStream)
+            continue;
+        const LaneEvents& ev = lane.events;
+        LaneId out = kNoLane;
+        std::vector<Open> open;
+        auto closeTo = [&](size_t depth) {
+            for (; open.size() > depth; open.pop_back(), ++added)
+                b.addNvtx(out, open.back().start, open.back().end - open.back().start, open.back().name,
+                    uint32_t(open.size() - 1));
+        };
+        uint32_t lastCorrelation = 0;
+        uint64_t lastGraph = 0;
+        for (size_t i = 0; i < ev.size(); ++i) {
+            const uint32_t path = ranges.pathOf(id, i);
+            const RangeSource source = ranges.source(path);
+            if (source != RangeSource::Capture && source != RangeSource::Inferred) {
+                closeTo(0);
+                continue;
+            }
+            const KernelConfig* c = trace.kernelConfig(id, i);
+            const uint64_t graph = c ? c->graphId : 0;
+            if (ev.correlation(i) != lastCorrelation || graph != lastGraph)
+                closeTo(0); // another replay
+            lastCorrelation = ev.correlation(i);
+            lastGraph = graph;
+            if (out == kNoLane) {
+                LaneInfo info = lane.info;
+                info.kind = LaneKind::Nvtx;
+                info.stream = lane.info.stream | kGpuAnnotationStreamBit | kReplayRangeStreamBit;
+                info.name = (lane.info.name.empty() ? "stream " + std::to_string(lane.info.stream) : lane.info.name)
+                    + " by range";
+                out = b.lane(info);
+            }
+            const std::vector<StringId>& names = componentsOf(path);
+            size_t common = 0;
+            while (common < open.size() && common < names.size() && open[common].name == names[common])
+                ++common;
+            closeTo(common);
+            const TimeNs start = ev.start(i), end = ev.end(i);
+            for (Open& o : open)
+                o.end = std::max(o.end, end);
+            for (size_t d = common; d < names.size(); ++d)
+                open.push_back({ names[d], start, end });
+        }
+        closeTo(0);
+    }
+    if (added)
+        trace.appendFrom(b);
+    return added;
+}
+
 } // namespace gapscope::model

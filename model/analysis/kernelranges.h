@@ -113,4 +113,28 @@ struct RangeDiffRow {
 };
 std::vector<RangeDiffRow> rangeDiff(const RangeTable& a, const RangeTable& b);
 
+// The timeline's grouping of CUDA-graph replays by range: for each GPU stream whose graph kernels have a
+// range (sources Capture and Inferred), an NVTX lane beside it (same rank and device; stream = the stream's
+// id | kGpuAnnotationStreamBit | kReplayRangeStreamBit, so it never delimits steps and never counts as a
+// host thread's ranges) with one range per run of consecutive kernels of one graph launch whose paths share
+// a prefix, one nesting level per path component ("decode" > "layer 3" > "mlp"). A range spans its first
+// kernel's start to the latest end of its kernels; a run ends at a kernel of another launch (correlation),
+// another graph, or one without such a range. Eager kernels get none (their ranges are on their thread's
+// NVTX lane). Appended to `trace` (Trace::appendFrom); returns the number of ranges added.
+constexpr uint64_t kReplayRangeStreamBit = 1ull << 33;
+inline bool isReplayRangeLane(const LaneInfo& info)
+{
+    return info.kind == LaneKind::Nvtx && (info.stream & kReplayRangeStreamBit);
+}
+// The GPU stream a replay-range lane groups.
+inline uint64_t replayRangeStream(const LaneInfo& info)
+{
+    return info.stream & ~(kReplayRangeStreamBit | kGpuAnnotationStreamBit);
+}
+uint64_t addReplayRangeLanes(Trace& trace, const KernelRanges& ranges);
+
+// Whether a trace holds kernels of CUDA-graph replays (kernels with graph node ids, or graph-launch calls):
+// O(distinct launch configs + strings), to skip range work on traces without any.
+bool hasGraphReplays(const Trace& trace);
+
 } // namespace gapscope::model

@@ -12,6 +12,7 @@
 
 #include <QFileInfo>
 #include <regex>
+#include <set>
 
 #include <QTemporaryDir>
 #include <QtTest>
@@ -329,6 +330,105 @@ private slots:
         const auto kineto = perStep(dir + "graph_ranges_kineto.json.gz", RangeSource::Inferred);
         QCOMPARE(kineto.size(), size_t(8));
         QVERIFY(kineto == perLayer);
+    }
+
+    void replayRangeLanesNestByPath()
+    {
+        Trace t = build();
+        QVERIFY(hasGraphReplays(t));
+        const size_t lanesBefore = t.laneCount();
+        const KernelRanges r = KernelRanges::of(t);
+        // Graph 5's replay: decode > layer 0|1 > attention|mlp (1 + 2 + 4); graph 9: 3 inferred layers.
+        QCOMPARE(addReplayRangeLanes(t, r), uint64_t(10));
+        QCOMPARE(t.laneCount(), lanesBefore + 1);
+        const Lane& lane = t.lane(LaneId(lanesBefore));
+        QVERIFY(isReplayRangeLane(lane.info));
+        QVERIFY(lane.info.isGpuAnnotationLane());
+        QCOMPARE(replayRangeStream(lane.info), uint64_t(7));
+        QCOMPARE(lane.info.name, std::string("stream 7 by range"));
+        std::vector<std::string> got;
+        for (size_t i = 0; i < lane.events.size(); ++i)
+            got.push_back(std::to_string(t.nvtxDepth(lane.id, i)) + " " + std::string(t.str(lane.events.name(i))) + " "
+                + std::to_string(lane.events.start(i)) + "+" + std::to_string(lane.events.duration(i)));
+        // Graph 5's kernels start at 21600 (after 8 eager ones), 200 ns apart, 100 ns long; graph 9's at 23200.
+        const std::vector<std::string> want = {
+            "0 decode 21600+1500",
+            "1 layer 0 21600+700",
+            "2 attention 21600+300",
+            "2 mlp 22000+300",
+            "1 layer 1 22400+700",
+            "2 attention 22400+300",
+            "2 mlp 22800+300",
+            "0 layer 0 (inferred) 23400+900",
+            "0 layer 1 (inferred) 24400+900",
+            "0 layer 2 (inferred) 25400+900",
+        };
+        QCOMPARE(got, want);
+        // A trace without graph kernels gets nothing.
+        TraceBuilder b;
+        const LaneId g = b.lane({ LaneKind::GpuStream, 0, "h", 0, 7, "", 1 });
+        b.addKernel(g, 0, 10, b.intern("k"), 1, KernelConfig {});
+        Trace eager = b.finish();
+        QVERIFY(!hasGraphReplays(eager));
+        QCOMPARE(addReplayRangeLanes(eager, KernelRanges::of(eager)), uint64_t(0));
+    }
+
+    void realGraphCaptureReplayRangesHoldEachLayersKernels()
+    {
+        const std::string dir = GAPSCOPE_SOURCE_DIR "/tests/analysis/fixtures/graphnodes/";
+        auto t = openTrace({ dir + "graph_ranges.gapscope" });
+        QVERIFY2(bool(t), t ? "" : t.error().c_str());
+        const size_t lanesBefore = t->laneCount();
+        const std::vector<Step> stepsBefore = t->steps(0);
+        const KernelRanges r = KernelRanges::of(*t);
+        QVERIFY(addReplayRangeLanes(*t, r) > 0);
+        std::set<uint32_t> replays; // graph launches whose kernels have a stored range
+        for (LaneId id = 0; id < lanesBefore; ++id)
+            for (size_t i = 0; i < t->lane(id).events.size(); ++i)
+                if (r.source(r.pathOf(id, i)) == RangeSource::Capture)
+                    replays.insert(t->lane(id).events.correlation(i));
+        // Per "layer K" range (depth 1) the kernels of its stream inside it: 41 (18 outside the sub-blocks,
+        // 17 attention, 6 MLP), but in the replays cut by the capture's window (the first and the last).
+        size_t decode = 0, layers = 0, cut = 0;
+        for (LaneId id = LaneId(lanesBefore); id < t->laneCount(); ++id) {
+            const Lane& lane = t->lane(id);
+            QVERIFY(isReplayRangeLane(lane.info));
+            const Lane* gpu = nullptr;
+            for (LaneId k = 0; k < lanesBefore; ++k)
+                if (t->lane(k).info.kind == LaneKind::GpuStream
+                    && t->lane(k).info.stream == replayRangeStream(lane.info))
+                    gpu = &t->lane(k);
+            QVERIFY(gpu);
+            size_t replaysOnLane = 0;
+            for (size_t i = 0; i < lane.events.size(); ++i)
+                replaysOnLane += t->nvtxDepth(id, i) == 0 && t->str(lane.events.name(i)) == "decode";
+            size_t k = 0, replay = 0;
+            for (size_t i = 0; i < lane.events.size(); ++i) {
+                const uint32_t depth = t->nvtxDepth(id, i);
+                const std::string_view name = t->str(lane.events.name(i));
+                if (depth == 0 && name == "decode") {
+                    ++decode;
+                    ++replay;
+                }
+                if (depth != 1 || name.substr(0, 6) != "layer ")
+                    continue;
+                while (k < gpu->events.size() && gpu->events.start(k) < lane.events.start(i))
+                    ++k;
+                size_t kernels = 0;
+                for (size_t j = k; j < gpu->events.size() && gpu->events.start(j) < lane.events.end(i); ++j)
+                    ++kernels;
+                ++layers;
+                if (replay == 1 || replay == replaysOnLane)
+                    cut += kernels != 41;
+                else
+                    QVERIFY2(kernels == 41, (std::string(name) + ": " + std::to_string(kernels)).c_str());
+            }
+        }
+        QVERIFY(cut <= 2);
+        QVERIFY(layers >= 8 * (decode - 2));
+        QCOMPARE(decode, replays.size()); // one "decode" range per replay
+        // The grouping lanes are no step markers: the steps stay as they were.
+        QCOMPARE(t->steps(0).size(), stepsBefore.size());
     }
 
     void realGraphCaptureWithoutRangesInfersEightLayers()

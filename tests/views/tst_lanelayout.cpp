@@ -4,6 +4,8 @@
 
 #include "testtrace.h"
 
+#include "model/analysis/kernelranges.h"
+
 #include <QTest>
 
 using namespace gapscope::model;
@@ -18,6 +20,8 @@ private slots:
     void cpuThreadGroup_data();
     void cpuThreadGroup();
     void fromTrace();
+    void replayRangesUnderTheirStream_data();
+    void replayRangesUnderTheirStream();
 };
 
 static LaneEntry entry(LaneKind kind, uint32_t rank, const char* host, uint64_t stream, uint32_t depth = 0)
@@ -170,6 +174,46 @@ void TstLaneLayout::fromTrace()
     QCOMPARE(l.rows()[2].label, QStringLiteral("stream 7"));
     QCOMPARE(l.rows()[4].kind, LaneKind::Nvtx);
     QCOMPARE(l.rows()[4].levels, 1);
+}
+
+void TstLaneLayout::replayRangesUnderTheirStream_data()
+{
+    QTest::addColumn<bool>("ranges");
+    QTest::addColumn<bool>("nvtx");
+    QTest::addColumn<QString>("order");
+    QTest::newRow("default") << true << true << "H R 1 4 0 3 2";
+    QTest::newRow("ranges off") << false << true << "H R 1 0 2";
+    QTest::newRow("NVTX off") << true << false << "H R 1 4 0 3";
+}
+
+// A stream's replay-range lane (kernelranges.h) comes right after that stream, before the next one, and
+// has its own switch (the NVTX lanes' does not hide it).
+void TstLaneLayout::replayRangesUnderTheirStream()
+{
+    QFETCH(bool, ranges);
+    QFETCH(bool, nvtx);
+    QFETCH(QString, order);
+    const uint64_t bits = kGpuAnnotationStreamBit | kReplayRangeStreamBit;
+    std::vector<LaneEntry> in { entry(LaneKind::GpuStream, 0, "a", 7), entry(LaneKind::GpuStream, 0, "a", 3),
+        entry(LaneKind::Nvtx, 0, "a", 11, 2), entry(LaneKind::Nvtx, 0, "a", 7 | bits, 3),
+        entry(LaneKind::Nvtx, 0, "a", 3 | bits, 3) };
+    in[3].info.name = "stream 7 by range";
+    LaneLayoutOptions o;
+    o.showReplayRanges = ranges;
+    o.showNvtx = nvtx;
+    LaneLayout l;
+    l.build(in, {}, o);
+    QStringList got;
+    for (const LaneRow& r : l.rows())
+        got << (r.type == LaneRow::Type::HostHeader   ? QStringLiteral("H")
+                : r.type == LaneRow::Type::RankHeader ? QStringLiteral("R")
+                                                      : QString::number(r.lane));
+    QCOMPARE(got.join(QLatin1Char(' ')), order);
+    if (ranges) {
+        const LaneRow& row = l.rows()[size_t(l.rowOfLane(3))];
+        QCOMPARE(row.label, QStringLiteral("stream 7 by range"));
+        QCOMPARE(row.levels, 3);
+    }
 }
 
 QTEST_APPLESS_MAIN(TstLaneLayout)

@@ -6,6 +6,7 @@
 // shows the comparison in the Compare dock (the sample against itself: nothing moved) and enables
 // its export.
 #include "app/gui/mainwindow.h"
+#include "model/analysis/kernelranges.h"
 #include "model/trace/kernelname.h"
 #include "views/analysis/waterfallchart.h"
 #include "views/analysis/waterfallpanel.h"
@@ -17,6 +18,7 @@
 #include "views/document/workspace.h"
 #include "views/tables/kerneltablemodel.h"
 #include "views/tables/statspanel.h"
+#include "views/timeline/timelinewidget.h"
 
 #include "views/document/traceopener.h"
 
@@ -177,6 +179,44 @@ private slots:
             QCOMPARE(k->data(k->index(r, KernelDiffModel::Match), Qt::UserRole).toString(), QStringLiteral("exact"));
             QCOMPARE(k->data(k->index(r, KernelDiffModel::DeltaTotal), Qt::UserRole).toDouble(), 0.0);
         }
+    }
+
+    // A real CUDA-graph capture (tests/analysis/fixtures/graphnodes): under the replaying stream a row groups
+    // each replay's kernels by the range their nodes were built in (decode > layer K > attention / mlp), and
+    // the View menu's switch takes it away.
+    void graphReplaysGroupedByRange()
+    {
+        MainWindow w;
+        w.showNormal();
+        QVERIFY(QTest::qWaitForWindowExposed(&w));
+        QSignalSpy shown(&w, &MainWindow::documentShown);
+        w.openFiles(
+            { QStringLiteral(GAPSCOPE_SOURCE_DIR "/tests/analysis/fixtures/graphnodes/graph_ranges.gapscope") });
+        QTRY_VERIFY_WITH_TIMEOUT(!shown.isEmpty(), 60000);
+        auto rangeRow = [&w]() -> int {
+            const auto& rows = w.workspace()->timeline()->laneLayout().rows();
+            for (size_t i = 1; i < rows.size(); ++i)
+                if (rows[i].label.endsWith(QStringLiteral(" by range")))
+                    return int(i);
+            return -1;
+        };
+        const int r = rangeRow();
+        QVERIFY(r > 0);
+        const auto& rows = w.workspace()->timeline()->laneLayout().rows();
+        QCOMPARE(rows[size_t(r - 1)].kind, gapscope::model::LaneKind::GpuStream);
+        QCOMPARE(rows[size_t(r)].levels, 3);
+        const gapscope::model::Trace& trace = *w.workspace()->document()->trace;
+        QCOMPARE(gapscope::model::replayRangeStream(trace.lane(rows[size_t(r)].lane).info),
+            trace.lane(rows[size_t(r - 1)].lane).info.stream);
+        QAction* toggle = nullptr;
+        for (QAction* a : w.findChildren<QAction*>())
+            if (a->text() == QStringLiteral("Show graph replays by &range"))
+                toggle = a;
+        QVERIFY(toggle && toggle->isChecked());
+        toggle->setChecked(false);
+        QCOMPARE(rangeRow(), -1);
+        toggle->setChecked(true);
+        QVERIFY(rangeRow() > 0);
     }
 
     void resetLayoutBringsTheDocksBack()

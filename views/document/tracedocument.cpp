@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include "views/document/tracedocument.h"
 
+#include "model/analysis/kernelranges.h"
 #include "model/open/document.h"
 #include "model/trace/traceclassifier.h"
 #include "views/annotations/annotationstore.h"
@@ -126,6 +127,9 @@ std::pair<TraceOpener::OpenFn, TraceOpener::PrepareFn> TraceDocument::loader(
         if (doc->large) {
             large->file = std::make_shared<const LargeFile>(std::move(*doc->large));
             large->window = doc->window;
+        } else if (hasGraphReplays(doc->trace)) {
+            // The timeline's grouping of each replay's kernels by capture-time range, before anyone reads it.
+            addReplayRangeLanes(doc->trace, KernelRanges::of(doc->trace));
         }
         return std::move(doc->trace);
     };

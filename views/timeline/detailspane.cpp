@@ -2,6 +2,7 @@
 #include "views/timeline/detailspane.h"
 
 #include "model/analysis/hostattribution.h"
+#include "model/analysis/kernelranges.h"
 #include "views/common/eventcolors.h"
 #include "views/common/timeformat.h"
 #include "views/timeline/lanelayout.h"
@@ -89,6 +90,11 @@ QString DetailsPane::kernelRows(EventRef ev) const
 {
     QString html;
     const EventKind kind = m_trace->kindOf(ev.lane, ev.index);
+    if (const LaneInfo& info = m_trace->lane(ev.lane).info; kind == EventKind::Nvtx && isReplayRangeLane(info))
+        html += row(tr("groups"),
+            tr("the kernels of one CUDA-graph replay on stream %1 whose nodes were built under this range "
+               "(an \"inferred\" layer: the k-th repetition of the graph's layer block)")
+                .arg(replayRangeStream(info)));
     if (const KernelConfig* k = kind == EventKind::Kernel ? m_trace->kernelConfig(ev.lane, ev.index) : nullptr) {
         html += row(tr("grid"), dims(k->grid)) + row(tr("block"), dims(k->block));
         if (k->registers)

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 #include "views/timeline/lanelayout.h"
 
+#include "model/analysis/kernelranges.h"
+
 #include <algorithm>
 #include <map>
 #include <tuple>
@@ -31,10 +33,30 @@ int kindSub(LaneKind k)
     return k == LaneKind::CpuApi ? 1 : 0;
 }
 
-// CPU API rows of a rank with CPU threads belong to the group (the launches of its flames).
-bool visibleKind(LaneKind k, const LaneLayoutOptions& o, bool rankHasThreads)
+// A stream's replay-range lane (kernelranges.h) sits right under the stream it groups.
+int kindOrder(const LaneInfo& info)
 {
-    switch (k) {
+    if (isReplayRangeLane(info))
+        return 0;
+    return kindOrder(info.kind);
+}
+
+int kindSub(const LaneInfo& info)
+{
+    return isReplayRangeLane(info) ? 1 : kindSub(info.kind);
+}
+
+uint64_t sortStream(const LaneInfo& info)
+{
+    return isReplayRangeLane(info) ? replayRangeStream(info) : info.threadId();
+}
+
+// CPU API rows of a rank with CPU threads belong to the group (the launches of its flames).
+bool visibleKind(const LaneInfo& info, const LaneLayoutOptions& o, bool rankHasThreads)
+{
+    if (isReplayRangeLane(info))
+        return o.showReplayRanges;
+    switch (info.kind) {
     case LaneKind::Nvtx:
         return o.showNvtx;
     case LaneKind::Collective:
@@ -57,6 +79,8 @@ QString LaneLayout::laneLabel(const LaneInfo& info)
     case LaneKind::Collective:
         return name.isEmpty() ? QStringLiteral("collectives") : name;
     case LaneKind::Nvtx:
+        if (isReplayRangeLane(info))
+            return name;
         return name.isEmpty() ? QStringLiteral("NVTX (thread %1)").arg(info.stream) : QStringLiteral("NVTX ") + name;
     case LaneKind::CpuApi:
         return name.isEmpty() ? QStringLiteral("CUDA API (thread %1)").arg(info.stream) : QStringLiteral("API ") + name;
@@ -99,17 +123,15 @@ void LaneLayout::build(
     };
     std::vector<LaneId> order;
     for (LaneId id = 0; id < lanes.size(); ++id) {
-        if (!lanes[id].empty && visibleKind(lanes[id].info.kind, options, threadsOf(lanes[id].info) > 0))
+        if (!lanes[id].empty && visibleKind(lanes[id].info, options, threadsOf(lanes[id].info) > 0))
             order.push_back(id);
     }
     std::stable_sort(order.begin(), order.end(), [&](LaneId a, LaneId b) {
         const LaneInfo& x = lanes[a].info;
         const LaneInfo& y = lanes[b].info;
         // A thread's lanes together; its sampled call stacks right after its recorded ranges.
-        return std::make_tuple(x.host, x.rank, kindOrder(x.kind), x.device, x.threadId(), kindSub(x.kind),
-                   x.isSampledLane())
-            < std::make_tuple(y.host, y.rank, kindOrder(y.kind), y.device, y.threadId(), kindSub(y.kind),
-                y.isSampledLane());
+        return std::make_tuple(x.host, x.rank, kindOrder(x), x.device, sortStream(x), kindSub(x), x.isSampledLane())
+            < std::make_tuple(y.host, y.rank, kindOrder(y), y.device, sortStream(y), kindSub(y), y.isSampledLane());
     });
     bool first = true;
     bool cpuGroup = false; // the current rank's "CPU threads" header is placed

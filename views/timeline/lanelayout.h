@@ -2,7 +2,8 @@
 #pragma once
 
 // LaneLayout: the vertical arrangement of the timeline. Lanes are grouped host > rank (GPU) and,
-// inside a rank, ordered GPU streams (by stream id), collectives, NVTX (one row per nesting level,
+// inside a rank, ordered GPU streams (by stream id; a stream's replay-range lane, kernelranges.h, right
+// under it), collectives, NVTX (one row per nesting level,
 // up to a cap) and the CPU side. A rank with CPU thread lanes (host ranges: operators, Python
 // frames, OS calls) gets a "CPU threads" group under its GPU rows: a header row, then per thread its
 // flame (one level per nesting depth, up to a cap) and its CUDA API row; the group is closed unless
@@ -26,6 +27,7 @@ struct LaneLayoutOptions {
     bool showNvtx = true;
     bool showCollectives = true;
     bool showCpuApi = false;
+    bool showReplayRanges = true; // a GPU stream's CUDA-graph kernels grouped by range, under the stream
     int rowHeight = 18; // GPU stream, collective and CPU API rows
     int nvtxRowHeight = 14; // per NVTX nesting level
     int maxNvtxDepth = 4; // deeper ranges are drawn in the last level
