@@ -4,6 +4,7 @@
 #include "capture/inject/graphnodes.h"
 #include "capture/inject/injectlog.h"
 #include "capture/inject/nvtxhooks.h"
+#include "model/format/graphbuild.h"
 
 #include <cuda.h>
 #include <cupti.h>
@@ -15,6 +16,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
+#include <string_view>
 #include <thread>
 
 namespace gapscope::capture::inject {
@@ -110,6 +112,92 @@ template <size_t N> bool contains(const uint32_t (&list)[N], uint32_t cbid)
 const uint32_t kGraphResources[] = { CUPTI_CBID_RESOURCE_GRAPHNODE_CREATED, CUPTI_CBID_RESOURCE_GRAPHNODE_CLONED,
     CUPTI_CBID_RESOURCE_GRAPHEXEC_CREATED };
 
+// The graph-building calls the watch follows (API callbacks of these ids only: they run when graphs are
+// built, never per replay or launch), found by name in this CUPTI's tables: explicit construction
+// (cudaGraphAdd*Node, cuGraphAdd*Node), copies (instantiate, clone, exec update) and stream capture's
+// begin and end. A node built inside one of the first names it; a node built while a stream capture is
+// open in the process (inside a launch, copy or event call, whose callbacks stay off) is "stream capture".
+enum class BuildCall : uint8_t { None, Build, BeginCapture, EndCapture };
+struct BuildCalls {
+    std::vector<BuildCall> runtime, driver;
+    BuildCall of(CUpti_CallbackDomain domain, uint32_t cbid) const
+    {
+        const std::vector<BuildCall>& v = domain == CUPTI_CB_DOMAIN_RUNTIME_API ? runtime : driver;
+        return cbid < v.size() ? v[cbid] : BuildCall::None;
+    }
+};
+
+BuildCall buildCallOf(const char* name)
+{
+    if (!name)
+        return BuildCall::None;
+    const std::string_view n(name);
+    for (std::string_view p : { "cudaStreamBeginCapture", "cuStreamBeginCapture" })
+        if (n.substr(0, p.size()) == p)
+            return BuildCall::BeginCapture;
+    for (std::string_view p : { "cudaStreamEndCapture", "cuStreamEndCapture" })
+        if (n.substr(0, p.size()) == p)
+            return BuildCall::EndCapture;
+    for (std::string_view p : { "cudaGraphAdd", "cuGraphAdd", "cudaGraphInstantiate", "cuGraphInstantiate",
+             "cudaGraphClone", "cuGraphClone", "cudaGraphExecUpdate", "cuGraphExecUpdate" })
+        if (n.substr(0, p.size()) == p)
+            return BuildCall::Build;
+    return BuildCall::None;
+}
+
+const BuildCalls& buildCalls()
+{
+    static const BuildCalls calls = [] {
+        BuildCalls c;
+        c.runtime.assign(CUPTI_RUNTIME_TRACE_CBID_SIZE, BuildCall::None);
+        c.driver.assign(CUPTI_DRIVER_TRACE_CBID_SIZE, BuildCall::None);
+        for (uint32_t id = 1; id < c.runtime.size(); ++id) {
+            const char* name = nullptr;
+            if (cuptiGetCallbackName(CUPTI_CB_DOMAIN_RUNTIME_API, id, &name) == CUPTI_SUCCESS)
+                c.runtime[id] = buildCallOf(name);
+        }
+        for (uint32_t id = 1; id < c.driver.size(); ++id) {
+            const char* name = nullptr;
+            if (cuptiGetCallbackName(CUPTI_CB_DOMAIN_DRIVER_API, id, &name) == CUPTI_SUCCESS)
+                c.driver[id] = buildCallOf(name);
+        }
+        return c;
+    }();
+    return calls;
+}
+
+// The outermost graph-building call of this thread (a runtime call's driver half nests inside it), and
+// the stream captures open in the process (begun and not ended; a capture may end on another thread).
+thread_local const char* t_buildCall = nullptr;
+thread_local int t_buildDepth = 0;
+std::atomic<int> g_openCaptures { 0 };
+
+void onBuildCall(BuildCall call, const CUpti_CallbackData* cb) noexcept
+{
+    if (cb->callbackSite == CUPTI_API_ENTER) {
+        if (t_buildDepth++ == 0)
+            t_buildCall = cb->functionName; // a global constant (cupti_callbacks.h)
+        return;
+    }
+    if (t_buildDepth == 0 || --t_buildDepth > 0)
+        return;
+    t_buildCall = nullptr;
+    // Runtime and driver return values are both 0 on success.
+    const bool ok = !cb->functionReturnValue || *static_cast<const int*>(cb->functionReturnValue) == 0;
+    if (call == BuildCall::BeginCapture && ok)
+        g_openCaptures.fetch_add(1, std::memory_order_relaxed);
+    if (call == BuildCall::EndCapture && g_openCaptures.load(std::memory_order_relaxed) > 0)
+        g_openCaptures.fetch_sub(1, std::memory_order_relaxed);
+}
+
+// The call a node being built now comes from (nullptr: not known).
+const char* currentBuildCall()
+{
+    if (t_buildCall)
+        return t_buildCall;
+    return g_openCaptures.load(std::memory_order_relaxed) > 0 ? format::kStreamCaptureCall : nullptr;
+}
+
 // A graph node or exec was built, on the building thread (inside its capture or cudaGraph* call).
 void onGraphResource(CUpti_CallbackId cbid, const CUpti_ResourceData* rd) noexcept
 {
@@ -125,12 +213,14 @@ void onGraphResource(CUpti_CallbackId cbid, const CUpti_ResourceData* rd) noexce
         switch (cbid) {
         case CUPTI_CBID_RESOURCE_GRAPHNODE_CREATED:
             if (gd->node && cuptiGetGraphNodeId(gd->node, &node) == CUPTI_SUCCESS)
-                reg.recordCreated(node, graph, currentTid(), nvtxStackOfThisThread());
+                reg.recordCreated(node, graph, currentTid(), nvtxStackOfThisThread(), currentBuildCall(),
+                    uint8_t(std::min<uint32_t>(uint32_t(gd->nodeType) + 1, 255)));
             break;
         case CUPTI_CBID_RESOURCE_GRAPHNODE_CLONED:
             if (gd->node && gd->originalNode && cuptiGetGraphNodeId(gd->node, &node) == CUPTI_SUCCESS
                 && cuptiGetGraphNodeId(gd->originalNode, &original) == CUPTI_SUCCESS)
-                reg.recordCloned(node, original, graph);
+                reg.recordCloned(node, original, graph, currentBuildCall(),
+                    uint8_t(std::min<uint32_t>(uint32_t(gd->nodeType) + 1, 255)));
             break;
         case CUPTI_CBID_RESOURCE_GRAPHEXEC_CREATED:
             if (gd->graphExec && cuptiGetGraphExecId(gd->graphExec, &exec) == CUPTI_SUCCESS)
@@ -167,6 +257,10 @@ void CUPTIAPI onCallback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId cb
             }
         }
         return;
+    }
+    if (const BuildCall call = buildCalls().of(domain, cbid); call != BuildCall::None) {
+        onBuildCall(call, cb);
+        return; // no launch: neither a step marker nor the light mode's switch
     }
     const bool runtime = domain == CUPTI_CB_DOMAIN_RUNTIME_API;
     if (cb->callbackSite == CUPTI_API_EXIT) {
@@ -330,6 +424,14 @@ void CuptiTracer::enableResourceCallbacks(bool on)
     bool ok = true;
     for (uint32_t id : kGraphResources)
         ok = cuptiEnableCallback(on ? 1 : 0, sub, CUPTI_CB_DOMAIN_RESOURCE, id) == CUPTI_SUCCESS && ok;
+    // The graph-building calls (their names for the nodes); a failure here loses only the names.
+    const BuildCalls& calls = buildCalls();
+    for (uint32_t id = 1; id < calls.runtime.size(); ++id)
+        if (calls.runtime[id] != BuildCall::None)
+            cuptiEnableCallback(on ? 1 : 0, sub, CUPTI_CB_DOMAIN_RUNTIME_API, id);
+    for (uint32_t id = 1; id < calls.driver.size(); ++id)
+        if (calls.driver[id] != BuildCall::None)
+            cuptiEnableCallback(on ? 1 : 0, sub, CUPTI_CB_DOMAIN_DRIVER_API, id);
     m_watching = on && ok;
     setNvtxStackKept(m_watching);
 }

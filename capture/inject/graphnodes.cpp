@@ -20,7 +20,21 @@ uint32_t GraphNodeRegistry::internStack(std::vector<std::string> ranges)
     return id;
 }
 
-void GraphNodeRegistry::recordCreated(uint64_t nodeId, uint64_t graphId, uint32_t tid, std::vector<std::string> ranges)
+uint16_t GraphNodeRegistry::internApi(const char* api)
+{
+    if (!api || !*api)
+        return 0;
+    for (size_t i = 1; i < m_apis.size(); ++i)
+        if (m_apis[i] == api)
+            return uint16_t(i);
+    if (m_apis.size() >= 0xffff)
+        return 0;
+    m_apis.emplace_back(api);
+    return uint16_t(m_apis.size() - 1);
+}
+
+void GraphNodeRegistry::recordCreated(
+    uint64_t nodeId, uint64_t graphId, uint32_t tid, std::vector<std::string> ranges, const char* api, uint8_t nodeType)
 {
     std::lock_guard<std::mutex> lock(m_mutex);
     if (m_nodes.size() >= kMaxNodes && !m_nodes.count(nodeId)) {
@@ -32,10 +46,13 @@ void GraphNodeRegistry::recordCreated(uint64_t nodeId, uint64_t graphId, uint32_
     e.order = m_nextOrder[graphId]++;
     e.tid = tid;
     e.stack = internStack(std::move(ranges));
+    e.api = internApi(api);
+    e.type = nodeType;
     m_nodes[nodeId] = e;
 }
 
-void GraphNodeRegistry::recordCloned(uint64_t nodeId, uint64_t originalId, uint64_t graphId)
+void GraphNodeRegistry::recordCloned(
+    uint64_t nodeId, uint64_t originalId, uint64_t graphId, const char* api, uint8_t nodeType)
 {
     std::lock_guard<std::mutex> lock(m_mutex);
     if (m_nodes.size() >= kMaxNodes && !m_nodes.count(nodeId)) {
@@ -53,6 +70,10 @@ void GraphNodeRegistry::recordCloned(uint64_t nodeId, uint64_t originalId, uint6
     ++m_nextOrder[graphId];
     e.graphId = graphId;
     e.originalId = originalId;
+    if (it == m_nodes.end())
+        e.api = internApi(api); // the copy's own call (instantiate, clone) where the original's is not known
+    if (nodeType)
+        e.type = nodeType;
     m_nodes[nodeId] = e;
 }
 
@@ -77,6 +98,8 @@ bool GraphNodeRegistry::find(uint64_t nodeId, pb::GraphNode& out) const
     out.set_thread_id(e.tid);
     for (const std::string& r : m_stacks[e.stack])
         out.add_ranges(r);
+    out.set_api(m_apis[e.api]);
+    out.set_node_type(e.type);
     return true;
 }
 
@@ -106,6 +129,7 @@ void GraphNodeRegistry::clear()
     m_execs.clear();
     m_stacks.clear();
     m_stackIds.clear();
+    m_apis.assign(1, std::string());
     m_notKept = 0;
 }
 

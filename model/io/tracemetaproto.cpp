@@ -462,6 +462,8 @@ GraphNodeInfo fromProto(const pb::GraphNode& g, TraceBuilder& builder)
     n.ranges.reserve(size_t(g.ranges_size()));
     for (const std::string& r : g.ranges())
         n.ranges.push_back(builder.intern(r));
+    n.api = g.api().empty() ? 0 : builder.intern(g.api());
+    n.nodeType = uint8_t(std::min<uint32_t>(g.node_type(), 255));
     return n;
 }
 
@@ -476,6 +478,9 @@ pb::GraphNode toProto(const GraphNodeInfo& n, const Trace& trace)
     g.set_thread_id(n.threadId);
     for (StringId id : n.ranges)
         g.add_ranges(std::string(trace.str(id)));
+    if (n.api)
+        g.set_api(std::string(trace.str(n.api)));
+    g.set_node_type(n.nodeType);
     return g;
 }
 

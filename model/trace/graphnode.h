@@ -9,6 +9,7 @@
 //
 // Node ids are unique within a process (CUPTI's), so (rank, nodeId) names a node in a trace.
 
+#include "model/format/graphbuild.h"
 #include "model/format/wholegraph.h"
 
 #include <cstdint>
@@ -33,7 +34,17 @@ struct GraphNodeInfo {
     uint32_t order = 0; // creation order within its graph, from 0
     uint32_t threadId = 0; // the thread that built it (0: not known)
     std::vector<StringId> ranges; // NVTX range stack at creation, outermost first (empty: none open)
+    // The call that built it (format/graphbuild.h): an explicit cudaGraphAdd*Node / cuGraphAdd*Node,
+    // "stream capture"; a clone keeps its original's, else the cudaGraphInstantiate / cudaGraphClone that
+    // copied it (0: not known).
+    StringId api = 0;
+    uint8_t nodeType = 0; // CUgraphNodeType + 1 (graphNodeTypeName); 0: not known
 };
+
+// "kernel", "memcpy", "memset", "host", "child graph", "empty", "event wait", "event record",
+// "semaphore signal", "semaphore wait", "memory alloc", "memory free", "batch memory op", "conditional"
+// for nodeType 1..14; "" for 0 (not known); "type N" beyond.
+std::string graphNodeTypeName(uint8_t nodeType);
 
 // A kernel event that stands for a whole replay (the light mode's, wholegraph.h), not one node.
 inline bool isWholeReplayNode(uint64_t nodeId)

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <atomic>
 #include <climits>
+#include <iterator>
 
 namespace gapscope::model {
 
@@ -390,6 +391,18 @@ const GraphNodeInfo* Trace::graphNode(uint32_t rank, uint64_t nodeId) const
             return n.rank != key.first ? n.rank < key.first : n.nodeId < key.second;
         });
     return it != m_graphNodes.end() && it->rank == rank && it->nodeId == nodeId ? &*it : nullptr;
+}
+
+std::string graphNodeTypeName(uint8_t nodeType)
+{
+    static const char* const names[]
+        = { "kernel", "memcpy", "memset", "host", "child graph", "empty", "event wait", "event record",
+              "semaphore signal", "semaphore wait", "memory alloc", "memory free", "batch memory op", "conditional" };
+    if (nodeType == 0)
+        return {};
+    if (nodeType <= std::size(names))
+        return names[nodeType - 1];
+    return "type " + std::to_string(nodeType - 1);
 }
 
 bool isGraphLaunchName(std::string_view apiName)

@@ -290,6 +290,7 @@ void Trace::appendFrom(TraceBuilder& builder)
         for (GraphNodeInfo& n : src.m_graphNodes) {
             for (StringId& id : n.ranges)
                 id = map.stringMap[id];
+            n.api = map.stringMap[n.api];
             m_graphNodes.push_back(std::move(n));
         }
         src.m_graphNodes.clear();

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 // Records -> one ChunkEncoder stream -> ChunkDecoder: values, lanes, names, pairing.
 #include "capture/inject/chunkbuilder.h"
+#include "capture/inject/graphnodes.h"
 #include "model/format/chunkdecoder.h"
 
 #include <QtTest>
@@ -195,6 +196,50 @@ private slots:
         QCOMPARE(seen.collectives, std::vector<std::string>({ "AllReduce/ncclBfloat16/Ring/LL/17" }));
         QCOMPARE(seen.collectiveBytes[0], uint64_t(2048));
         QCOMPARE(seen.steps, std::vector<uint32_t>({ 12 }));
+    }
+
+    // A replayed kernel's node goes into the chunk with where it was built: the created node's ranges,
+    // thread, call ("stream capture") and type; its instantiated copy keeps them (the copy's own call only
+    // where the original's build was not seen); a node whose build was not seen is counted.
+    void graphNodesCarryTheirBuild()
+    {
+        GraphNodeRegistry& reg = GraphNodeRegistry::instance();
+        reg.clear();
+        reg.recordCreated(5, 3, 4242, { "decode", "layer 0", "mlp" }, "stream capture", 1);
+        reg.recordCloned(6, 5, 9, "cudaGraphInstantiate", 1);
+        reg.recordCloned(8, 77, 9, "cudaGraphInstantiate", 3); // the original's build not seen
+        ChunkBuilder b({ 1, "hostA", 4242 }, [](uint8_t, uint32_t) { return std::string("cudaLaunchKernel"); });
+        GpuRecord k;
+        k.kind = GpuRecordKind::Kernel;
+        k.start = 1000;
+        k.end = 2000;
+        k.stream = 7;
+        k.name = "gemv";
+        k.graphId = 9;
+        for (uint64_t node : { 6, 6, 8, 12 }) {
+            k.graphNodeId = node;
+            b.addGpu(k);
+            k.start += 2000;
+            k.end += 2000;
+        }
+        pb::Chunk chunk;
+        b.flush(chunk);
+        QCOMPARE(chunk.graph_nodes_size(), 2); // 6 and 8 once each; 12 not seen
+        const pb::GraphNode& copy = chunk.graph_nodes(0);
+        QCOMPARE(copy.node_id(), uint64_t(6));
+        QCOMPARE(copy.original_node_id(), uint64_t(5));
+        QCOMPARE(copy.graph_id(), uint64_t(9));
+        QCOMPARE(copy.thread_id(), 4242u);
+        QCOMPARE(copy.ranges_size(), 3);
+        QCOMPARE(copy.ranges(2), std::string("mlp"));
+        QCOMPARE(copy.api(), std::string("stream capture"));
+        QCOMPARE(copy.node_type(), 1u);
+        const pb::GraphNode& unseen = chunk.graph_nodes(1);
+        QCOMPARE(unseen.node_id(), uint64_t(8));
+        QCOMPARE(unseen.ranges_size(), 0);
+        QCOMPARE(unseen.api(), std::string("cudaGraphInstantiate"));
+        QCOMPARE(unseen.node_type(), 3u);
+        reg.clear();
     }
 
     void datatypeBytes_data()
