@@ -21,6 +21,7 @@ struct Node {
     size_t root = kNone; // the created node at the end of its clone chain (itself when created)
     uint32_t order = 0;
     std::vector<uint32_t> ranges;
+    std::vector<uint32_t> calls; // CUDA API calls of its thread around its row, outermost first
 };
 
 struct Range {
@@ -92,10 +93,11 @@ void graphIdsFromKernels(const StagedTrace& out, const NodeIndex& index, std::ve
     }
 }
 
-// The enclosing ranges of each query (created nodes of one thread), outermost first. `ranges` sorted by
-// start, then longer first; `queries` by start. A range that ended before a query's start encloses no
-// later query either, so the open ones stay few (the thread's nesting depth).
-void encloseSweep(const std::vector<Range>& ranges, const std::vector<size_t>& queries, std::vector<Node>& nodes)
+// The enclosing ranges of each query (created nodes of one thread), outermost first, into `into` of the
+// node. `ranges` sorted by start, then longer first; `queries` by start. A range that ended before a
+// query's start encloses no later query either, so the open ones stay few (the thread's nesting depth).
+void encloseSweep(const std::vector<Range>& ranges, const std::vector<size_t>& queries, std::vector<Node>& nodes,
+    std::vector<uint32_t> Node::*into)
 {
     std::vector<Range> open;
     size_t next = 0;
@@ -107,11 +109,12 @@ void encloseSweep(const std::vector<Range>& ranges, const std::vector<size_t>& q
             std::remove_if(open.begin(), open.end(), [&n](const Range& r) { return r.end < n.start; }), open.end());
         for (const Range& r : open)
             if (r.end >= n.end)
-                n.ranges.push_back(r.name);
+                (n.*into).push_back(r.name);
     }
 }
 
-// The NVTX range stack of every created node: one pass over the staged events for the ranges of the
+// The NVTX range stack of every created node and the CUDA API call it was built in (the launch during a
+// stream capture, a cudaGraphAdd*Node): one pass over the staged events for the ranges and calls of the
 // threads that created nodes, then a sweep per thread.
 void rangesOf(const StagedTrace& out, std::vector<Node>& nodes)
 {
@@ -129,19 +132,24 @@ void rangesOf(const StagedTrace& out, std::vector<Node>& nodes)
     for (size_t l = 0; l < out.lanes().size(); ++l) {
         const StagedLane& lane = out.lanes()[l];
         auto it = slotOf.find({ lane.process, lane.info.threadId() });
-        if (lane.info.kind == LaneKind::Nvtx && it != slotOf.end())
+        if ((lane.info.kind == LaneKind::Nvtx || lane.info.kind == LaneKind::CpuApi) && it != slotOf.end())
             laneSlot[l] = it->second;
     }
-    std::vector<std::vector<Range>> ranges(queries.size());
+    std::vector<std::vector<Range>> ranges(queries.size()), calls(queries.size());
     for (uint64_t i = 0; i < out.eventCount(); ++i) {
         const StagedEvent& e = out.event(i);
-        if (e.kind == StagedKind::Range && laneSlot[e.lane] != kNone)
-            ranges[laneSlot[e.lane]].push_back({ e.start, addTimes(e.start, out.duration(i)), e.name });
+        if (laneSlot[e.lane] == kNone || (e.kind != StagedKind::Range && e.kind != StagedKind::Api))
+            continue;
+        (e.kind == StagedKind::Range ? ranges : calls)[laneSlot[e.lane]].push_back(
+            { e.start, addTimes(e.start, out.duration(i)), e.name });
     }
+    auto byStart
+        = [](const Range& a, const Range& b) { return a.start != b.start ? a.start < b.start : a.end > b.end; };
     for (size_t s = 0; s < queries.size(); ++s) {
-        std::sort(ranges[s].begin(), ranges[s].end(),
-            [](const Range& a, const Range& b) { return a.start != b.start ? a.start < b.start : a.end > b.end; });
-        encloseSweep(ranges[s], queries[s], nodes);
+        std::sort(ranges[s].begin(), ranges[s].end(), byStart);
+        encloseSweep(ranges[s], queries[s], nodes, &Node::ranges);
+        std::sort(calls[s].begin(), calls[s].end(), byStart);
+        encloseSweep(calls[s], queries[s], nodes, &Node::calls);
     }
 }
 
@@ -188,6 +196,8 @@ uint64_t NsysGraphNodes::finish(StagedTrace& out)
             g.node.order = root.order;
             g.node.threadId = root.tid;
             g.node.ranges = root.ranges;
+            if (!root.calls.empty())
+                g.node.api = root.calls.front();
         }
     }
     return loops;

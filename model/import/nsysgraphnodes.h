@@ -10,10 +10,12 @@
 // every node cudaGraphInstantiate makes). Replayed kernels name the instantiated copy in their own
 // `graphNodeId`, so a kernel's node leads through the clone chain to the node stream capture made.
 //
-// - Created node: its ranges are the NVTX ranges of its thread staged so far (push/pop and start/end
-//   ranges, NsysRowConverter::nvtx) that enclose its row: start <= row start and row end <= end,
-//   outermost first (earlier start, then longer). One sweep per thread over its ranges in start order.
-// - Cloned node: origin Cloned, originalNodeId = its row's original; ranges and thread of the node at
+// - Created node: its api is the outermost CUDA API call of its thread (CUPTI_ACTIVITY_KIND_RUNTIME rows)
+//   that encloses its row: the launch or copy during a stream capture, or the cudaGraphAdd*Node call
+//   (0 when the export has no such call). Its ranges are the NVTX ranges of its thread staged so far (push/pop and
+//   start/end ranges, NsysRowConverter::nvtx) that enclose its row: start <= row start and row end <= end, outermost
+//   first (earlier start, then longer). One sweep per thread over its ranges (and its calls) in start order.
+// - Cloned node: origin Cloned, originalNodeId = its row's original; ranges, api and thread of the node at
 //   the root of its clone chain (empty and 0 when the export lacks that node's row, e.g. a graph built
 //   before the profiled range).
 // - graphId: the graphId of the kernels that ran the node (0 when none did, as for the nodes stream

@@ -163,6 +163,8 @@ void TraceAssembler::feed(size_t si, TraceBuilder& b)
         g.node.rank = rankOf(si, g.process);
         for (StringId& r : g.node.ranges)
             r = str(r);
+        if (g.node.api)
+            g.node.api = str(g.node.api);
         b.addGraphNode(std::move(g.node));
     }
     std::vector<StagedTrace::StagedGraphNode>().swap(s.graphNodes);

@@ -334,7 +334,8 @@ void TstNsysImport::sampledStacksExplainGaps()
 // thread's NVTX ranges (ids 1..13), their copies made by cudaGraphInstantiate inside an "instantiate"
 // range (14..26, original 1..13), 3 replays whose kernels name the copies. Each node gets the ranges
 // open on the capturing thread when it was built; neither the other thread's range over the capture,
-// nor "instantiate", nor the replays' "decode step N" count.
+// nor "instantiate", nor the replays' "decode step N" count; each node's call is the launch it was
+// captured from.
 void TstNsysImport::graphNodesTakeCaptureRanges()
 {
     // The layout the generator writes, in creation order: the node's kernel and its ranges.
@@ -360,6 +361,9 @@ void TstNsysImport::graphNodesTakeCaptureRanges()
         QCOMPARE(g.order, uint32_t(i % n));
         QCOMPARE(g.threadId, 4004u);
         QCOMPARE(pathOf(t, g), layout[i % n].second);
+        // The call around the node's row on its thread: the launch into the capturing stream; a copy keeps
+        // its original's.
+        QCOMPARE(t.str(g.api), std::string_view("cudaLaunchKernel"));
     }
     size_t kernels = 0;
     for (LaneId lane : t.lanesOf(0, LaneKind::GpuStream))
