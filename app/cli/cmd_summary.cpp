@@ -124,7 +124,32 @@ void printKernels(const NameOf& str, const std::vector<model::KernelRow>& kernel
         std::printf("(%zu more kernel names; --top N shows more)\n", kernels.size() - top);
 }
 
-json::Value rangeJson(const model::KernelRanges& ranges, const model::RangeTable& table)
+// The trace's graph-node table by the call that built each node and by node type ("" where not known).
+struct NodeTally {
+    size_t entries = 0;
+    std::map<std::string, size_t> byCall, byType;
+};
+
+NodeTally tallyNodes(const model::Trace& trace)
+{
+    NodeTally t;
+    for (const model::GraphNodeInfo& n : trace.graphNodes()) {
+        ++t.entries;
+        ++t.byCall[n.api ? std::string(trace.str(n.api)) : std::string()];
+        ++t.byType[model::graphNodeTypeName(n.nodeType)];
+    }
+    return t;
+}
+
+std::string tallyText(const std::map<std::string, size_t>& m)
+{
+    std::string out;
+    for (const auto& [name, n] : m)
+        out += (out.empty() ? "" : ", ") + (name.empty() ? std::string("not known") : name) + " " + std::to_string(n);
+    return out;
+}
+
+json::Value rangeJson(const model::Trace& trace, const model::KernelRanges& ranges, const model::RangeTable& table)
 {
     json::Value o = json::Value::object();
     o.set("steps", (unsigned long long)table.steps);
@@ -161,10 +186,21 @@ json::Value rangeJson(const model::KernelRanges& ranges, const model::RangeTable
         blocks.push(std::move(x));
     }
     o.set("inferred_layer_blocks", std::move(blocks));
+    const NodeTally nodes = tallyNodes(trace);
+    json::Value g = json::Value::object();
+    g.set("entries", (unsigned long long)nodes.entries);
+    for (const auto& [key, m] : { std::pair { "by_call", &nodes.byCall }, std::pair { "by_type", &nodes.byType } }) {
+        json::Value x = json::Value::object();
+        for (const auto& [name, n] : *m)
+            x.set(name, (unsigned long long)n);
+        g.set(key, std::move(x));
+    }
+    o.set("graph_nodes", std::move(g));
     return o;
 }
 
-void printRanges(const model::KernelRanges& ranges, const model::RangeTable& table, size_t top, size_t width)
+void printRanges(const model::Trace& trace, const model::KernelRanges& ranges, const model::RangeTable& table,
+    size_t top, size_t width)
 {
     std::printf("\nkernels by range (%s; %llu kernels%s): capture-time %llu, at launch %llu, inferred %llu, "
                 "none %llu\n",
@@ -188,6 +224,9 @@ void printRanges(const model::KernelRanges& ranges, const model::RangeTable& tab
     }
     if (table.rows.size() > top)
         std::printf("(%zu more ranges; --top N shows more)\n", table.rows.size() - top);
+    if (const NodeTally nodes = tallyNodes(trace); nodes.entries)
+        std::printf("graph nodes recorded: %zu; built in: %s; types: %s\n", nodes.entries,
+            tallyText(nodes.byCall).c_str(), tallyText(nodes.byType).c_str());
 }
 
 int runSummary(const std::vector<std::string>& args)
@@ -287,7 +326,7 @@ int runSummary(const std::vector<std::string>& args)
     if (json) {
         json::Value o = summaryJson(str, steps, kernels, size_t(top));
         if (ranges)
-            o.set("ranges", rangeJson(*ranges, rangeRows));
+            o.set("ranges", rangeJson(*trace, *ranges, rangeRows));
         std::cout << json::write(o, 2) << "\n";
         return kExitOk;
     }
@@ -297,7 +336,7 @@ int runSummary(const std::vector<std::string>& args)
         printSteps(steps, perRank);
     printKernels(str, kernels, size_t(top), size_t(width));
     if (ranges)
-        printRanges(*ranges, rangeRows, size_t(top), size_t(width));
+        printRanges(*trace, *ranges, rangeRows, size_t(top), size_t(width));
     return kExitOk;
 }
 

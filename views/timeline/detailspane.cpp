@@ -138,8 +138,16 @@ QString DetailsPane::capturedInRow(uint32_t rank, uint64_t nodeId) const
     const QString where = n->ranges.empty()
         ? tr("<i>no NVTX range open</i>")
         : esc(rangePath(n->ranges, [this](StringId id) { return std::string(m_trace->str(id)); }));
+    const QString type = QString::fromStdString(graphNodeTypeName(n->nodeType));
+    QString built = tr("built on thread %1").arg(n->threadId);
+    if (n->api)
+        built += tr(" in %1").arg(esc(m_trace->str(n->api)));
     return row(tr("captured in"),
-        tr("%1 (node %2 of graph %3, built on thread %4)").arg(where).arg(n->order).arg(n->graphId).arg(n->threadId));
+        tr("%1 (%2 %3 of graph %4, %5)")
+            .arg(where, type.isEmpty() ? tr("node") : tr("%1 node").arg(type))
+            .arg(n->order)
+            .arg(n->graphId)
+            .arg(built));
 }
 
 QString DetailsPane::launchRows(EventRef ev) const
