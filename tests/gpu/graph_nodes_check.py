@@ -3,7 +3,8 @@
 """Judges the captures of tests/gpu/graphnodes.sh: graph_nodes_check.py --cli CLI OUTDIR
 
 From `gapscope-cli summary FILE --by-range --json` of each capture:
-  1. graph_ranges: every kernel of a graph replay has its node's build context (capture-time ranges);
+  1. graph_ranges: every kernel of a graph replay has its node's build context (capture-time ranges), and
+     every node entry the call it was built in ("stream capture") and its type;
   2. per range ("decode > layer K[ > attention|mlp]"), kernels per step of the graph replays equal those
      of the same model run eagerly under the same ranges (eager_ranges);
   3. graph_noranges: a repeating block of as many layers as the model has, and per inferred layer as many
@@ -67,6 +68,13 @@ def main():
         row("graph kernels with their node's build context",
             f"{g['graph_kernels_with_build_context']} of {g['graph_kernels']}", "all, > 0",
             g["graph_kernels"] > 0 and g["graph_kernels_with_build_context"] == g["graph_kernels"])
+        # torch.cuda.graph builds by stream capture: every node says so, and has a type (kernel, memset...).
+        nodes = g.get("graph_nodes", {})
+        calls, types = nodes.get("by_call", {}), nodes.get("by_type", {})
+        row("graph nodes with the call and type they were built by",
+            f"{nodes.get('entries', 0)} entries; calls {calls}; types {types}", "all: stream capture, typed",
+            nodes.get("entries", 0) > 0 and set(calls) == {"stream capture"} and "" not in types
+            and types.get("kernel", 0) > 0)
         e = summary(a.cli, f("eager_ranges"))
         gs = {p: v for p, v in per_step(g, "capture").items() if "layer" in p}
         es = {p: v for p, v in per_step(e, "launch").items() if "layer" in p}

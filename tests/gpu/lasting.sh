@@ -18,6 +18,9 @@
 #  4. graphdetach (not by default): whether a CUDA-graph process survives a forced detach.
 # LASTING_PARTS=pieces,modes  LASTING_PIECES=kernels,memops,sync,api,all  LASTING_MODES=eager,graph
 # LASTING_CAPTURES (modes; default 3)
+# LASTING_ENV: more VAR=VALUE for every traced process, after the case's own (they win): e.g.
+# GAPSCOPE_GRAPH_NODES=1 (the graph-node watch on: CUPTI attached from process start; torch.profiler cannot
+# attach then), GAPSCOPE_CUPTI_DETACH=force.
 # Rows `check | measured | target | PASS/FAIL/INFO` go to OUTDIR/table.txt.
 set -uo pipefail
 BUILD=${1:?usage: lasting.sh BUILD_DIR OUTDIR}
@@ -80,7 +83,7 @@ run_case() {
   local tl=$LOG/$name.timeline.jsonl win=$LOG/$name.windows
   rm -f "$tl" "$win" "$LOG/$name.ready" "$LOG/$name.stop" "$LOG/$name.torch"
   # GAPSCOPE_GRAPH_NODES=0: the graph-node watch holds the one CUPTI subscriber torch.profiler needs.
-  env PYTHONFAULTHANDLER=1 GAPSCOPE_GRAPH_NODES=0 ${CASE_ENV:-} GAPSCOPE_CUPTI_DETACH=$detach GAPSCOPE_INJECT_LOG=1 setsid $PIN_WL "$AGENT" launch --no-agent --socket "$SOCK" --inject "$LIB" -- timeout 900 \
+  env PYTHONFAULTHANDLER=1 GAPSCOPE_GRAPH_NODES=0 ${CASE_ENV:-} GAPSCOPE_CUPTI_DETACH=$detach GAPSCOPE_INJECT_LOG=1 ${LASTING_ENV:-} setsid $PIN_WL "$AGENT" launch --no-agent --socket "$SOCK" --inject "$LIB" -- timeout 900 \
     python3 "$W/hf_generate.py" --mode "$mode" "${MODEL[@]}" --warmup 3 --calls 0 --idle-calls 100000 \
     --timeline "$tl" --ready-file "$LOG/$name.ready" --stop-file "$LOG/$name.stop" \
     --torch-trigger "$LOG/$name.torch" --torch-calls "$BLOCK" >"$LOG/$name.workload.log" 2>&1 &
