@@ -80,7 +80,7 @@ QString LaneLayout::laneLabel(const LaneInfo& info)
         return name.isEmpty() ? QStringLiteral("collectives") : name;
     case LaneKind::Nvtx:
         if (isReplayRangeLane(info))
-            return name;
+            return QString::fromStdString(info.name);
         return name.isEmpty() ? QStringLiteral("NVTX (thread %1)").arg(info.stream) : QStringLiteral("NVTX ") + name;
     case LaneKind::CpuApi:
         return name.isEmpty() ? QStringLiteral("CUDA API (thread %1)").arg(info.stream) : QStringLiteral("API ") + name;
