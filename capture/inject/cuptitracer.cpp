@@ -166,21 +166,27 @@ const BuildCalls& buildCalls()
     return calls;
 }
 
-// The outermost graph-building call of this thread (a runtime call's driver half nests inside it), and
-// the stream captures open in the process (begun and not ended; a capture may end on another thread).
+// The outermost graph-building call of this thread (a runtime call's driver half nests inside it), known
+// by its domain and correlation id, and the stream captures open in the process (begun and not ended; a
+// capture may end on another thread). A call of the same domain replaces it, so an exit that was never
+// seen (callbacks switched off inside the call) does not leave it for good.
 thread_local const char* t_buildCall = nullptr;
-thread_local int t_buildDepth = 0;
+thread_local CUpti_CallbackDomain t_buildDomain = CUPTI_CB_DOMAIN_INVALID;
+thread_local uint32_t t_buildCorrelation = 0;
 std::atomic<int> g_openCaptures { 0 };
 
-void onBuildCall(BuildCall call, const CUpti_CallbackData* cb) noexcept
+void onBuildCall(CUpti_CallbackDomain domain, BuildCall call, const CUpti_CallbackData* cb) noexcept
 {
     if (cb->callbackSite == CUPTI_API_ENTER) {
-        if (t_buildDepth++ == 0)
+        if (!t_buildCall || domain == t_buildDomain) {
             t_buildCall = cb->functionName; // a global constant (cupti_callbacks.h)
+            t_buildDomain = domain;
+            t_buildCorrelation = cb->correlationId;
+        }
         return;
     }
-    if (t_buildDepth == 0 || --t_buildDepth > 0)
-        return;
+    if (!t_buildCall || domain != t_buildDomain || cb->correlationId != t_buildCorrelation)
+        return; // the driver half of a runtime call, or a call entered before the watch
     t_buildCall = nullptr;
     // Runtime and driver return values are both 0 on success.
     const bool ok = !cb->functionReturnValue || *static_cast<const int*>(cb->functionReturnValue) == 0;
@@ -243,6 +249,9 @@ void CUPTIAPI onCallback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId cb
     if (domain != CUPTI_CB_DOMAIN_RUNTIME_API && domain != CUPTI_CB_DOMAIN_DRIVER_API)
         return;
     const auto* cb = static_cast<const CUpti_CallbackData*>(data);
+    const BuildCall build = buildCalls().of(domain, cbid);
+    if (build != BuildCall::None)
+        onBuildCall(domain, build, cb); // before a detach's finalize, so that its exit is seen
     if (g_detach.load(std::memory_order_acquire) == Detach::Pending) {
         Detach expected = Detach::Pending;
         if (cb->callbackSite == CUPTI_API_EXIT
@@ -258,10 +267,8 @@ void CUPTIAPI onCallback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId cb
         }
         return;
     }
-    if (const BuildCall call = buildCalls().of(domain, cbid); call != BuildCall::None) {
-        onBuildCall(call, cb);
+    if (build != BuildCall::None)
         return; // no launch: neither a step marker nor the light mode's switch
-    }
     const bool runtime = domain == CUPTI_CB_DOMAIN_RUNTIME_API;
     if (cb->callbackSite == CUPTI_API_EXIT) {
         if (runtime && t_inRuntimeLaunch > 0)
