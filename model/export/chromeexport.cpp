@@ -4,10 +4,14 @@
 #include "model/base/json.h"
 #include "model/export/exportrules.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <cinttypes>
 #include <cstdarg>
 #include <cstring>
+#include <map>
+#include <string>
+#include <vector>
 
 namespace gapscope::model {
 namespace {
@@ -124,11 +128,27 @@ void Exporter::metadata()
         sep();
         m_o.printf("{\"ph\":\"M\",\"pid\":%u,\"name\":\"process_sort_index\",\"args\":{\"sort_index\":%u}}", r, r);
     }
+    // Lanes of one host thread (its NVTX ranges, CUDA API calls, host ranges) share the thread's tid, as
+    // in Kineto's traces: one thread_name per (pid, tid), naming each of its lanes once.
+    std::map<std::pair<uint32_t, uint64_t>, std::vector<std::string>> titles;
+    std::vector<std::pair<uint32_t, uint64_t>> order;
     for (const Lane& l : m_t.lanes()) {
+        const std::pair<uint32_t, uint64_t> key { l.info.rank, tidOf(l.info, l.id) };
+        std::vector<std::string>& t = titles[key];
+        if (t.empty())
+            order.push_back(key);
+        std::string title = laneTitle(l.info);
+        if (std::find(t.begin(), t.end(), title) == t.end())
+            t.push_back(std::move(title));
+    }
+    for (const auto& key : order) {
         sep();
         m_o.printf("{\"ph\":\"M\",\"pid\":%u,\"tid\":%" PRIu64 ",\"name\":\"thread_name\",\"args\":{\"name\":",
-            l.info.rank, tidOf(l.info, l.id));
-        m_o.string(laneTitle(l.info));
+            key.first, key.second);
+        std::string name;
+        for (const std::string& t : titles[key])
+            name += (name.empty() ? "" : " + ") + t;
+        m_o.string(name);
         m_o.put("}}");
     }
 }
