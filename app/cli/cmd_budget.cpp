@@ -3,6 +3,7 @@
 #include "budgetoptions.h"
 #include "command.h"
 
+#include "model/base/textcolumns.h"
 #include "model/budget/resources.h"
 
 #include <cmath>
@@ -18,19 +19,8 @@ double round6(double v)
     return std::round(v * 1e6) / 1e6;
 }
 
-std::string fixed(double v, int decimals)
-{
-    char buf[64];
-    std::snprintf(buf, sizeof buf, "%.*f", decimals, v);
-    return buf;
-}
-
-std::string pad(std::string s, size_t width, bool right = false)
-{
-    if (s.size() >= width)
-        return s + " ";
-    return right ? std::string(width - s.size(), ' ') + s : s + std::string(width - s.size(), ' ');
-}
+using text::fixed;
+using text::pad;
 
 json::Value settingsJson(const model::BudgetInputs& in)
 {

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 #include "model/analysis/analysisreport.h"
+#include "model/base/textcolumns.h"
 #include "model/trace/tracesummary.h"
 
 #include <algorithm>
@@ -17,19 +18,8 @@ double ms(TimeNs ns, double divide = 1)
     return double(ns) / divide / 1e6;
 }
 
-std::string pad(const std::string& s, size_t width, bool right = false)
-{
-    if (s.size() >= width)
-        return s + " ";
-    return right ? std::string(width - s.size(), ' ') + s : s + std::string(width - s.size(), ' ');
-}
-
-std::string fixed(double v, int decimals = 3)
-{
-    char buf[64];
-    std::snprintf(buf, sizeof buf, "%.*f", decimals, v);
-    return buf;
-}
+using text::fixed;
+using text::pad;
 
 } // namespace
 

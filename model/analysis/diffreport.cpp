@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include "model/analysis/diffreport.h"
 #include "model/base/markup.h"
+#include "model/base/textcolumns.h"
 #include "model/trace/kernelname.h"
 
 #include <cmath>
@@ -16,21 +17,8 @@ const char* const kNoHostEvents = "no launch/host gap of either trace lies insid
 const char* const kNoCommonSteps = "no steps in common";
 constexpr size_t kHostTopText = 6;
 
-std::string fixed(double v, int decimals = 3, bool sign = false)
-{
-    if (std::fabs(v) < 0.5 * std::pow(10.0, -decimals))
-        v = 0; // never "-0.000"
-    char buf[64];
-    std::snprintf(buf, sizeof buf, sign && v != 0 ? "%+.*f" : "%.*f", decimals, v);
-    return buf;
-}
-
-std::string pad(const std::string& s, size_t width, bool right = false)
-{
-    if (s.size() >= width)
-        return s + " ";
-    return right ? std::string(width - s.size(), ' ') + s : s + std::string(width - s.size(), ' ');
-}
+using text::fixed;
+using text::pad;
 
 std::string percent(double a, double b)
 {
