@@ -10,6 +10,7 @@
 #include "model/io/tracemetaproto.h"
 #include "model/open/traceopen.h"
 
+#include <QElapsedTimer>
 #include <QFileInfo>
 #include <regex>
 #include <set>
@@ -380,8 +381,15 @@ private slots:
         QVERIFY2(bool(t), t ? "" : t.error().c_str());
         const size_t lanesBefore = t->laneCount();
         const std::vector<Step> stepsBefore = t->steps(0);
+        QElapsedTimer timer;
+        timer.start();
         const KernelRanges r = KernelRanges::of(*t);
-        QVERIFY(addReplayRangeLanes(*t, r) > 0);
+        const qint64 rangesNs = timer.nsecsElapsed();
+        const uint64_t added = addReplayRangeLanes(*t, r);
+        QVERIFY(added > 0);
+        qInfo("kernel ranges %.1f ms, replay-range lanes %.1f ms (%llu ranges) for %llu kernels",
+            double(rangesNs) / 1e6, double(timer.nsecsElapsed() - rangesNs) / 1e6, (unsigned long long)added,
+            (unsigned long long)t->eventCount(EventKind::Kernel));
         std::set<uint32_t> replays; // graph launches whose kernels have a stored range
         for (LaneId id = 0; id < lanesBefore; ++id)
             for (size_t i = 0; i < t->lane(id).events.size(); ++i)
