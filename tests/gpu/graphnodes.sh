@@ -185,15 +185,29 @@ gate_case() {
     rm -f "$slow"; sleep 0.5
   done
   stop_wl $name $wl
-  local fa=0 det=0 cmp=0 notcmp=0
+  local fa=0 det=0 cmp=0 notcmp=0 jobs=$(( $(nproc) / 2 > 1 ? $(nproc) / 2 : 1 ))
   : >"$OUTDIR/gate/summary.txt"
+  # The diffs side by side, `jobs` at a time (the agent runs in the background too: only these are
+  # waited for), then read in pair order.
+  local pids=()
+  for k in $(seq 1 "$n"); do
+    for pair in "n$k n$((k + 1))" "n$k s$k"; do
+      set -- $pair
+      if [ ${#pids[@]} -ge "$jobs" ]; then wait "${pids[0]}"; pids=("${pids[@]:1}"); fi
+      ( base=$OUTDIR/gate/$1-$2
+        timeout 300 $PIN_TOOLS "$CLI" diff --gate --json --junit "$base.xml" --markdown "$base.md" \
+          "$OUTDIR/gate/$1.gapscope" "$OUTDIR/gate/$2.gapscope" >"$base.json" 2>"$base.err"
+        echo $? >"$base.rc" ) &
+      pids+=($!)
+    done
+  done
+  [ ${#pids[@]} -eq 0 ] || wait "${pids[@]}"
   for k in $(seq 1 "$n"); do
     for pair in "n$k n$((k + 1)) same" "n$k s$k slow"; do
       set -- $pair
       local base=$OUTDIR/gate/$1-$2
-      timeout 300 $PIN_TOOLS "$CLI" diff --gate --json --junit "$base.xml" --markdown "$base.md" \
-        "$OUTDIR/gate/$1.gapscope" "$OUTDIR/gate/$2.gapscope" >"$base.json" 2>"$base.err"
-      local rc=$?
+      local rc
+      rc=$(cat "$base.rc" 2>/dev/null || echo 124)
       echo "$1 $2 $3 exit $rc $(python3 -c "
 import json,sys
 d=json.load(open(sys.argv[1]))
