@@ -17,6 +17,7 @@
 #include <cstring>
 #include <mutex>
 #include <string_view>
+#include <utility>
 #include <thread>
 
 namespace gapscope::capture::inject {
@@ -129,19 +130,17 @@ struct BuildCalls {
 
 BuildCall buildCallOf(const char* name)
 {
-    if (!name)
-        return BuildCall::None;
-    const std::string_view n(name);
-    for (std::string_view p : { "cudaStreamBeginCapture", "cuStreamBeginCapture" })
-        if (n.substr(0, p.size()) == p)
-            return BuildCall::BeginCapture;
-    for (std::string_view p : { "cudaStreamEndCapture", "cuStreamEndCapture" })
-        if (n.substr(0, p.size()) == p)
-            return BuildCall::EndCapture;
-    for (std::string_view p : { "cudaGraphAdd", "cuGraphAdd", "cudaGraphInstantiate", "cuGraphInstantiate",
-             "cudaGraphClone", "cuGraphClone", "cudaGraphExecUpdate", "cuGraphExecUpdate" })
-        if (n.substr(0, p.size()) == p)
-            return BuildCall::Build;
+    static const std::pair<std::string_view, BuildCall> kPrefixes[]
+        = { { "cudaStreamBeginCapture", BuildCall::BeginCapture }, { "cuStreamBeginCapture", BuildCall::BeginCapture },
+              { "cudaStreamEndCapture", BuildCall::EndCapture }, { "cuStreamEndCapture", BuildCall::EndCapture },
+              { "cudaGraphAdd", BuildCall::Build }, { "cuGraphAdd", BuildCall::Build },
+              { "cudaGraphInstantiate", BuildCall::Build }, { "cuGraphInstantiate", BuildCall::Build },
+              { "cudaGraphClone", BuildCall::Build }, { "cuGraphClone", BuildCall::Build },
+              { "cudaGraphExecUpdate", BuildCall::Build }, { "cuGraphExecUpdate", BuildCall::Build } };
+    const std::string_view n = name ? name : "";
+    for (const auto& [prefix, call] : kPrefixes)
+        if (n.substr(0, prefix.size()) == prefix)
+            return call;
     return BuildCall::None;
 }
 

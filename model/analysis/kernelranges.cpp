@@ -57,14 +57,18 @@ struct HostRange {
 
 } // namespace
 
-uint32_t KernelRanges::intern(const std::string& text, RangeSource source)
+uint32_t KernelRanges::intern(std::vector<std::string> parts, RangeSource source)
 {
-    if (text.empty())
+    if (parts.empty())
         return 0;
+    std::string text;
+    for (const std::string& p : parts)
+        text += (text.empty() ? "" : " > ") + p;
     const std::string key = std::to_string(int(source)) + text;
     auto [it, inserted] = m_pathIds.emplace(key, uint32_t(m_paths.size()));
     if (inserted) {
-        m_paths.push_back(text);
+        m_paths.push_back(std::move(text));
+        m_parts.push_back(std::move(parts));
         m_sources.push_back(source);
     }
     return it->second;
@@ -121,16 +125,19 @@ KernelRanges KernelRanges::of(const Trace& trace, const KernelRangeOptions& opti
             it->second = skip->search(trace.str(name));
         return !it->second;
     };
-    auto pathText = [&](const std::vector<StringId>& ranges) {
-        std::string text;
-        for (StringId id : ranges) {
-            if (!keep(id))
-                continue;
-            if (!text.empty())
-                text += " > ";
-            text += trace.str(id);
-        }
-        return text;
+    auto pathParts = [&](const std::vector<StringId>& ranges) {
+        std::vector<std::string> parts;
+        for (StringId id : ranges)
+            if (keep(id))
+                parts.emplace_back(trace.str(id));
+        return parts;
+    };
+    std::vector<uint32_t> layerPaths; // "layer k (inferred)", interned once per k
+    auto layerPath = [&out, &layerPaths](size_t k) {
+        while (layerPaths.size() <= k)
+            layerPaths.push_back(
+                out.intern({ "layer " + std::to_string(layerPaths.size()) + " (inferred)" }, RangeSource::Inferred));
+        return layerPaths[k];
     };
     out.m_byLane.resize(trace.laneCount());
 
@@ -167,7 +174,7 @@ KernelRanges KernelRanges::of(const Trace& trace, const KernelRangeOptions& opti
             if (node) {
                 auto [cached, fresh] = nodePath.emplace(node, 0);
                 if (fresh)
-                    cached->second = out.intern(pathText(node->ranges), RangeSource::Capture);
+                    cached->second = out.intern(pathParts(node->ranges), RangeSource::Capture);
                 id = cached->second;
             }
             if (id) {
@@ -196,8 +203,7 @@ KernelRanges KernelRanges::of(const Trace& trace, const KernelRangeOptions& opti
             continue;
         for (size_t k = 0; k < b.layers; ++k)
             for (size_t j = 0; j < b.period; ++j)
-                inferred[{ key.rank, order[b.first + k * b.period + j] }]
-                    = out.intern("layer " + std::to_string(k) + " (inferred)", RangeSource::Inferred);
+                inferred[{ key.rank, order[b.first + k * b.period + j] }] = layerPath(k);
     }
     if (!inferred.empty() || !unknownNodes.empty()) {
         for (const Lane& lane : trace.lanes()) {
@@ -266,8 +272,7 @@ KernelRanges KernelRanges::of(const Trace& trace, const KernelRangeOptions& opti
         for (size_t pos = 0; pos < kernels.size(); ++pos) {
             uint32_t id = 0;
             if (b.period && pos >= b.first && pos < b.first + b.layers * b.period)
-                id = out.intern(
-                    "layer " + std::to_string((pos - b.first) / b.period) + " (inferred)", RangeSource::Inferred);
+                id = layerPath((pos - b.first) / b.period);
             out.m_byLane[kernels[pos].second.first][kernels[pos].second.second] = id;
             ++out.m_counts[size_t(id ? RangeSource::Inferred : RangeSource::None)];
         }
@@ -315,7 +320,7 @@ KernelRanges KernelRanges::of(const Trace& trace, const KernelRangeOptions& opti
                     names.push_back(r->name);
             auto [cached, fresh] = stackPath.emplace(names, 0);
             if (fresh) // each distinct open stack is named once
-                cached->second = out.intern(pathText(names), RangeSource::Launch);
+                cached->second = out.intern(pathParts(names), RangeSource::Launch);
             const uint32_t id = cached->second;
             out.m_byLane[l.lane][l.index] = id;
             ++out.m_counts[size_t(id ? RangeSource::Launch : RangeSource::None)];
@@ -427,22 +432,14 @@ bool hasGraphReplays(const Trace& trace)
 uint64_t addReplayRangeLanes(Trace& trace, const KernelRanges& ranges)
 {
     TraceBuilder b;
-    // Each path's components as the builder's strings, split once ("decode > layer 3" -> decode, layer 3).
+    // Each path's parts as the builder's strings, interned once per path.
     std::vector<std::vector<StringId>> components(ranges.pathCount());
-    std::vector<bool> split(ranges.pathCount(), false);
     auto componentsOf = [&](uint32_t id) -> const std::vector<StringId>& {
-        if (!split[id]) {
-            split[id] = true;
-            const std::string& text = ranges.path(id);
-            for (size_t pos = 0;;) {
-                const size_t sep = text.find(" > ", pos);
-                components[id].push_back(b.intern(std::string_view(text).substr(pos, sep - pos)));
-                if (sep == std::string::npos)
-                    break;
-                pos = sep + 3;
-            }
-        }
-        return components[id];
+        std::vector<StringId>& c = components[id];
+        if (c.empty())
+            for (const std::string& part : ranges.parts(id))
+                c.push_back(b.intern(part));
+        return c;
     };
     struct Open {
         StringId name;

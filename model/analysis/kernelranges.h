@@ -50,6 +50,8 @@ public:
     // The path of a kernel (0: none), its text ("decode > layer 3 > mlp") and source.
     uint32_t pathOf(LaneId lane, size_t index) const;
     const std::string& path(uint32_t id) const { return m_paths[id]; }
+    // The path's ranges, outermost first ({"decode", "layer 3", "mlp"}; empty for 0).
+    const std::vector<std::string>& parts(uint32_t id) const { return m_parts[id]; }
     RangeSource source(uint32_t id) const { return m_sources[id]; }
     size_t pathCount() const { return m_paths.size(); }
 
@@ -74,8 +76,10 @@ public:
     static LayerBlock findLayers(const std::vector<uint32_t>& symbols);
 
 private:
-    uint32_t intern(const std::string& text, RangeSource source);
+    // The path of `parts` (joined " > "); 0 when empty.
+    uint32_t intern(std::vector<std::string> parts, RangeSource source);
     std::vector<std::string> m_paths { "" };
+    std::vector<std::vector<std::string>> m_parts { {} };
     std::vector<RangeSource> m_sources { RangeSource::None };
     std::unordered_map<std::string, uint32_t> m_pathIds;
     std::vector<std::vector<uint32_t>> m_byLane; // per lane, per event: path id (kernel lanes only)
