@@ -17,8 +17,8 @@
 #include <cstring>
 #include <mutex>
 #include <string_view>
-#include <utility>
 #include <thread>
+#include <utility>
 
 namespace gapscope::capture::inject {
 
