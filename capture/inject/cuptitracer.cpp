@@ -36,6 +36,26 @@ thread_local int t_inRuntimeLaunch = 0;
 enum class Detach : int { None, Pending, Finalizing, Done, Failed };
 std::atomic<Detach> g_detach { Detach::None };
 std::atomic<CUpti_SubscriberHandle> g_detachSubscriber { nullptr };
+// The earliest steady-clock time (ns) of the finalize: GAPSCOPE_CUPTI_DETACH_DELAY_MS after the capture
+// (default 0), so that a CUDA-graph process replays its graphs with every activity kind off before
+// CUPTI goes (tests/gpu/lasting.sh graphdetach probes whether that keeps later replays alive).
+std::atomic<int64_t> g_detachNotBeforeNs { 0 };
+
+int64_t steadyNowNs()
+{
+    return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
+        .count();
+}
+
+int64_t detachDelayNs()
+{
+    const char* v = std::getenv("GAPSCOPE_CUPTI_DETACH_DELAY_MS");
+    if (!v || !*v)
+        return 0;
+    char* end = nullptr;
+    const long ms = std::strtol(v, &end, 10);
+    return end && *end == '\0' && ms > 0 && ms <= 600000 ? int64_t(ms) * 1000000 : 0;
+}
 
 const uint32_t kRuntimeGraph[]
     = { CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_v10000, CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_ptsz_v10000 };
@@ -253,10 +273,11 @@ void CUPTIAPI onCallback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId cb
         onBuildCall(domain, build, cb); // before a detach's finalize, so that its exit is seen
     if (g_detach.load(std::memory_order_acquire) == Detach::Pending) {
         Detach expected = Detach::Pending;
-        if (cb->callbackSite == CUPTI_API_EXIT
+        if (cb->callbackSite == CUPTI_API_EXIT && steadyNowNs() >= g_detachNotBeforeNs.load(std::memory_order_relaxed)
             && g_detach.compare_exchange_strong(expected, Detach::Finalizing, std::memory_order_acq_rel)) {
             if (cuptiFinalize() == CUPTI_SUCCESS) {
                 g_detach.store(Detach::Done, std::memory_order_release);
+                injectLog("CUPTI detached (cuptiFinalize)");
             } else { // still attached: at least no callback stays on
                 auto* sub = g_detachSubscriber.load(std::memory_order_acquire);
                 cuptiEnableDomain(0, sub, CUPTI_CB_DOMAIN_RUNTIME_API);
@@ -625,6 +646,8 @@ void CuptiTracer::endDetection()
         // Everything the capture switched on is off and flushed (stopRecording); what CUPTI keeps
         // hooked into the driver goes with cuptiFinalize at the next API exit.
         g_detachSubscriber.store(sub, std::memory_order_release);
+        const int64_t delay = detachDelayNs();
+        g_detachNotBeforeNs.store(delay ? steadyNowNs() + delay : 0, std::memory_order_relaxed);
         g_detach.store(Detach::Pending, std::memory_order_release);
         const CUptiResult r1 = cuptiEnableDomain(1, sub, CUPTI_CB_DOMAIN_RUNTIME_API);
         const CUptiResult r2 = cuptiEnableDomain(1, sub, CUPTI_CB_DOMAIN_DRIVER_API);
@@ -632,7 +655,8 @@ void CuptiTracer::endDetection()
             m_detachRequested = true;
             m_watching = false; // cuptiFinalize takes the watch with it; maintain() takes it up again
             setNvtxStackKept(false);
-            injectLog("CUPTI detach requested: at the exit of the next CUDA API call");
+            injectLog("CUPTI detach requested: at the exit of the next CUDA API call%s",
+                delay ? " after GAPSCOPE_CUPTI_DETACH_DELAY_MS" : "");
             return;
         }
         g_detach.store(Detach::None, std::memory_order_release);

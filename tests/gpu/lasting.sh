@@ -15,7 +15,8 @@
 #  3. light (graph, `capture --detail-every 10` with GAPSCOPE_GRAPH_TRACE=1, 3 captures): the process
 #     survives (it segfaulted on the H100 box, driver 580), while capturing within 5% of idle,
 #     idle after the 3rd capture within 2% of before; the file has detailed and whole-replay steps.
-#  4. graphdetach (not by default): whether a CUDA-graph process survives a forced detach.
+#  4. graphdetach (not by default): whether a CUDA-graph process survives a forced detach
+#     (LASTING_DETACH_VARIANTS: the same with other settings, one process each).
 # LASTING_PARTS=pieces,modes  LASTING_PIECES=kernels,memops,sync,api,all  LASTING_MODES=eager,graph
 # LASTING_CAPTURES (modes; default 3)
 # LASTING_ENV: more VAR=VALUE for every traced process, after the case's own (they win): e.g.
@@ -173,15 +174,24 @@ fi
 if [[ ",$PARTS," == *",graphdetach,"* ]]; then
   # Whether a graph-replay process survives cuptiFinalize after its kernels were recorded (it faults
   # on the H100 with driver 580, so gapscope keeps CUPTI attached there): forced detach, one capture.
+  # LASTING_DETACH_VARIANTS: NAME:VAR=VALUE ... cases separated by ';', one process each (default: one
+  # plain case), e.g. 'plain:;delay:GAPSCOPE_CUPTI_DETACH_DELAY_MS=3000;nodes:GAPSCOPE_GRAPH_NODES=1'.
   FULL=("${MODEL[@]}"); MODEL=(--layers 8 --new-tokens 16)
-  run_case graph_forced_detach graph kernels 1 force 0
+  IFS=';' read -ra VARIANTS <<<"${LASTING_DETACH_VARIANTS:-plain:}"
+  for v in "${VARIANTS[@]}"; do
+    vname=${v%%:*}; venv=${v#*:}
+    name=graph_forced_detach; [ "$vname" = plain ] || name=graph_forced_detach_$vname
+    CASE_ENV="$venv" run_case "$name" graph kernels 1 force 0
+    what="the process survives"
+    if grep -q "cudaErrorLaunchFailure\|unspecified launch failure" "$LOG/$name.workload.log"; then
+      what="the process faults (unspecified launch failure)"
+    elif grep -q "Fatal Python error\|Segmentation fault" "$LOG/$name.workload.log"; then
+      what="the process dies (see lasting/$name.workload.log)"
+    fi
+    grep -q "CUPTI detached (cuptiFinalize)" "$LOG/$name.workload.log" || what="$what; no detach logged"
+    row "lasting: graph replays after a forced CUPTI detach ($vname${venv:+: $venv})" "$what" \
+      "survives: then the detach can be on for graphs" INFO
+  done
   MODEL=("${FULL[@]}")
-  if grep -q "cudaErrorLaunchFailure\|unspecified launch failure" "$LOG/graph_forced_detach.workload.log"; then
-    row "lasting: graph replays after a forced CUPTI detach" "the process faults (unspecified launch failure)" \
-      "survives: then the detach can be on for graphs" INFO
-  else
-    row "lasting: graph replays after a forced CUPTI detach" "the process survives" \
-      "survives: then the detach can be on for graphs" INFO
-  fi
 fi
 cat "$TABLE"
