@@ -101,8 +101,9 @@ Status TraceWriter::flush()
     m_lastChunk = &chunk;
     m_encoder.flush(chunk);
     const auto& st = m_encoder.lastStats();
-    if (st.events == 0 && st.steps == 0 && chunk.counters_size() == 0 && chunk.strings_size() == 0
-        && chunk.lanes_size() == 0 && chunk.configs_size() == 0)
+    if (st.events == 0 && st.hostEvents == 0 && st.steps == 0 && chunk.counters_size() == 0
+        && chunk.graph_nodes_size() == 0 && chunk.strings_size() == 0 && chunk.lanes_size() == 0
+        && chunk.configs_size() == 0)
         return Status::ok();
     chunk.SerializeToString(&m_raw);
     pb::IndexEntry* e = m_index.add_frames();
