@@ -720,6 +720,8 @@ void ChunkEncoder::Impl::feedOverview()
             steps.batch[i], steps.tokens[i], steps.label[i] });
     for (const pb::Counter& c : counters)
         overview.counter(c);
+    for (const pb::GraphNode& g : graphNodes)
+        overview.graphNode(g);
 }
 
 const OverviewBuilder& ChunkEncoder::overview() const

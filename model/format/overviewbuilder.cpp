@@ -42,9 +42,16 @@ void OverviewBuilder::counter(const pb::Counter& c)
     m_counters.add(c);
 }
 
+void OverviewBuilder::graphNode(const pb::GraphNode& g)
+{
+    m_graphNodes.push_back(g);
+}
+
 size_t OverviewBuilder::memoryBytes() const
 {
     size_t n = m_lanes.capacity() * sizeof(Lane) + m_steps.capacity() * sizeof(StepRecord);
+    for (const pb::GraphNode& g : m_graphNodes)
+        n += g.SpaceUsedLong();
     for (const Lane& l : m_lanes)
         n += l.nodes.capacity() * sizeof(Node);
     return n;
@@ -100,6 +107,8 @@ void OverviewBuilder::toProto(pb::Overview& out) const
     }
     for (const pb::Counter& c : m_counters.sorted())
         *out.add_counters() = c;
+    for (const pb::GraphNode& g : m_graphNodes)
+        *out.add_graph_nodes() = g;
 }
 
 } // namespace gapscope::format

@@ -4,9 +4,9 @@
 // OverviewBuilder: the OVERVIEW frame of a file (trace.proto's Overview) built from its events in file
 // order: per lane the event counts and summed durations by kind, and one node per kNodeEvents
 // consecutive events (earliest start, latest end, summed durations, the longest event and its name);
-// and every step. The writer feeds it each chunk as ChunkDecoder would visit it (ChunkEncoder::flush),
-// a reader the decoded chunks of a file that has no such frame, in file order: both get the same
-// nodes.
+// and every step, every counter and every graph-node entry. The writer feeds it each chunk as ChunkDecoder would visit
+// it (ChunkEncoder::flush), a reader the decoded chunks of a file that has no such frame, in file order: both get the
+// same nodes.
 //
 // Memory: about 40 bytes per node, per lane (0.16 bytes per event), and 48 per step.
 // Not thread-safe.
@@ -32,8 +32,9 @@ public:
         uint32_t depth = 0);
     void step(const StepRecord& step);
     void counter(const pb::Counter& c); // a chunk's counter: summed by (name, rank) (CounterSet)
+    void graphNode(const pb::GraphNode& g); // a chunk's graph-node entry, kept in file order
 
-    bool empty() const { return m_lanes.empty() && m_steps.empty() && m_counters.empty(); }
+    bool empty() const { return m_lanes.empty() && m_steps.empty() && m_counters.empty() && m_graphNodes.empty(); }
     uint64_t events() const { return m_events; }
     size_t memoryBytes() const;
     void toProto(pb::Overview& out) const;
@@ -54,6 +55,7 @@ private:
     std::vector<Lane> m_lanes; // by file lane id
     std::vector<StepRecord> m_steps;
     CounterSet<pb::Counter> m_counters;
+    std::vector<pb::GraphNode> m_graphNodes;
     uint64_t m_events = 0;
 };
 

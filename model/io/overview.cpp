@@ -177,6 +177,8 @@ Expected<TraceOverview> TraceOverview::open(
                 }
                 for (const pb::Counter& c : chunk.counters())
                     builder.counter(c);
+                for (const pb::GraphNode& g : chunk.graph_nodes())
+                    builder.graphNode(g);
                 decoder.forEach(chunk, feed);
                 if (rebuild) {
                     decoder.forEach(chunk, entry);
@@ -213,6 +215,9 @@ Expected<TraceOverview> TraceOverview::open(
     o.m_fromFrame = haveFrame;
     for (const pb::Counter& c : frame.counters())
         o.m_header.counters.push_back(fromProto(c));
+    if (frame.graph_nodes_size() > 0)
+        o.m_graphNodes = std::make_shared<const std::vector<pb::GraphNode>>(
+            frame.graph_nodes().begin(), frame.graph_nodes().end());
     addReadCounters(reader, skipped, lost, false, o.m_header);
     o.m_strings.assign(1, std::string());
     o.m_strings.insert(o.m_strings.end(), decoder.strings().begin(), decoder.strings().end());
@@ -446,6 +451,9 @@ size_t TraceOverview::memoryBytes() const
             n += v.capacity() * sizeof(Node);
     for (const auto& s : m_strings)
         n += s.capacity() + sizeof(std::string);
+    if (m_graphNodes)
+        for (const pb::GraphNode& g : *m_graphNodes)
+            n += g.SpaceUsedLong();
     for (const auto& s : m_steps)
         n += s.capacity() * sizeof(Step);
     return n;

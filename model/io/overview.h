@@ -31,6 +31,9 @@
 namespace gapscope::format {
 class TraceReader;
 }
+namespace gapscope::pb {
+class GraphNode;
+}
 
 namespace gapscope::model {
 
@@ -100,6 +103,8 @@ public:
     TimeNs endTime() const { return m_end; }
     uint64_t eventCount() const { return m_events; }
     const std::vector<std::string>& warnings() const { return m_warnings; }
+    // Every graph-node entry of the file (its OVERVIEW frame's, or every chunk's); null where it has none.
+    const std::shared_ptr<const std::vector<pb::GraphNode>>& graphNodes() const { return m_graphNodes; }
 
     // What `info` prints, counted from the overview (the same figures as traceStats of a full read).
     TraceStats stats() const;
@@ -126,6 +131,7 @@ private:
     TimeNs m_start = 0, m_end = 0;
     uint64_t m_events = 0;
     std::vector<std::string> m_warnings;
+    std::shared_ptr<const std::vector<pb::GraphNode>> m_graphNodes;
 };
 
 } // namespace gapscope::model

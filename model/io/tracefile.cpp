@@ -165,8 +165,9 @@ Status writeTraceFile(const Trace& trace, const std::string& path, const WriteOp
             return s;
     EventWriter events(trace, w);
     for (const Lane& lane : trace.lanes())
-        if (Status s = events.lane(lane); !s)
-            return s;
+        if (!(options.skipLane && options.skipLane(lane.info)))
+            if (Status s = events.lane(lane); !s)
+                return s;
     for (uint32_t rank : trace.ranks())
         for (const Step& st : trace.steps(rank))
             w.encoder().addStep(toRecord(rank, st, st.label.empty() ? 0 : w.encoder().internString(st.label)));

@@ -14,10 +14,14 @@
 #include "model/trace/trace.h"
 
 #include <functional>
+#include <memory>
 #include <string>
 
 namespace gapscope::format {
 class TraceReader;
+}
+namespace gapscope::pb {
+class GraphNode;
 }
 
 namespace gapscope::model {
@@ -49,11 +53,17 @@ struct ReadOptions {
     // is no longer needed (it is left without events): their memory is already the process's, so the
     // read neither faults it in nor zeroes it again. Windows read in turn pass the last one.
     Trace* recycle = nullptr;
+    // Graph-node entries added to those of the chunks read: a window's, from the file's overview
+    // (TraceOverview::graphNodes), since the chunk that holds a node's entry may lie outside the window.
+    std::shared_ptr<const std::vector<pb::GraphNode>> graphNodes;
 };
 
 struct WriteOptions {
     int zstdLevel = 3;
     uint32_t eventsPerChunk = 65536;
+    // Lanes left out of the file: lanes a reader derives again, such as the viewer's replay-range lanes
+    // (model/analysis/kernelranges.h), which a saved trace must not carry twice when opened.
+    std::function<bool(const LaneInfo&)> skipLane;
 };
 
 Expected<Trace> readTraceFile(const std::string& path, const ReadOptions& options = {});

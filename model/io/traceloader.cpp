@@ -372,6 +372,9 @@ Expected<Trace> TraceLoader::load()
         t.m_warnings.push_back(w);
     for (auto& w : m_warnings)
         t.m_warnings.push_back(std::move(w));
+    if (m_options.graphNodes) // a window: every node of the file, also those whose chunks were not read
+        for (const pb::GraphNode& g : *m_options.graphNodes)
+            m_builder->addGraphNode(fromProto(g, *m_builder));
     Trace trace = m_builder->finish(m_options.laneSummaries);
 #ifdef __GLIBC__
     // The workers' scratch (arenas, buffers) lived in per-thread malloc arenas: hand it back, so

@@ -52,6 +52,7 @@ Expected<Trace> readWindow(
     o.windowStart = window.start;
     o.windowEnd = window.end;
     o.detectSteps = false;
+    o.graphNodes = overview.graphNodes();
     auto trace = readTrace(reader, o);
     if (!trace)
         return trace;

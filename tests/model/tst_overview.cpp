@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: MIT
 // TraceOverview (model/io/overview.h): the OVERVIEW frame a writer puts in every file and the one pass
 // over the chunks that builds it for a file without one give the same lanes, nodes, steps and
-// counters; its totals are traceStats of a full read; folding it for a screen keeps every event and
-// its time; a damaged chunk is skipped and counted as a full read skips and counts it; a file cut
-// before its index gets it rebuilt from its chunks.
+// counters (and graph-node entries, which every window gets); its totals are traceStats of a full read; folding it for
+// a screen keeps every event and its time; a damaged chunk is skipped and counted as a full read skips and counts it; a
+// file cut before its index gets it rebuilt from its chunks.
 #include "../format/randomtrace.h"
 #include "model/format/fileformat.h"
 #include "model/format/trace.pb.h"
@@ -583,6 +583,90 @@ private slots:
         QCOMPARE(plainRead->steps(0).size(), size_t(1));
         QCOMPARE(plainRead->steps(0)[0].kind, StepKind::Unknown);
         QCOMPARE(overviewOf(plainPath, true).steps(0)[0].kind, StepKind::Unknown);
+    }
+
+    // A window of a CUDA-graph capture knows the node of every replayed kernel it holds, though the
+    // chunk with the graph's node entries (written once) lies outside it: the OVERVIEW frame and the
+    // pass over the chunks both carry every entry, and readWindow adds them. A chunk that holds nothing
+    // but node entries is written (it was dropped once).
+    void windowKnowsEveryGraphNode()
+    {
+        TraceBuilder b;
+        const LaneId l = b.lane({ LaneKind::GpuStream, 0, "h", 0, 7, "", 0 });
+        constexpr int kNodes = 30, kReplays = 40;
+        for (int n = 0; n < kNodes; ++n) {
+            GraphNodeInfo g;
+            g.nodeId = 100 + uint64_t(n);
+            g.graphId = 3;
+            g.order = uint32_t(n);
+            g.ranges = { b.intern("decode"), b.intern("layer " + std::to_string(n / 10)) };
+            g.api = b.intern("stream capture");
+            g.nodeType = 1;
+            b.addGraphNode(g);
+        }
+        for (int r = 0; r < kReplays; ++r)
+            for (int n = 0; n < kNodes; ++n) {
+                KernelConfig c;
+                c.graphId = 3;
+                c.graphNodeId = 100 + uint64_t(n);
+                b.addKernel(l, 1000000 + r * 100000 + n * 2000, 1500, b.intern("k" + std::to_string(n % 10)),
+                    uint32_t(r + 1), c);
+            }
+        const Trace t = b.finish();
+        QCOMPARE(t.graphNodes().size(), size_t(kNodes));
+        QTemporaryDir dir;
+        const std::string path = dir.filePath("g.gapscope").toStdString();
+        WriteOptions wo;
+        wo.eventsPerChunk = 100; // 12 chunks of kernels, then the node entries in a chunk of their own
+        QVERIFY(writeTraceFile(t, path, wo).isOk());
+        auto reader = format::TraceReader::open(path);
+        QVERIFY(reader);
+        int chunksWithNodes = 0;
+        format::ZstdDecompressor zstd;
+        std::string raw;
+        for (const auto& f : (*reader)->frames()) {
+            pb::Chunk chunk;
+            if (f.header.type == uint8_t(format::FrameType::Chunk) && (*reader)->readMessage(f, zstd, raw, chunk))
+                chunksWithNodes += chunk.graph_nodes_size() > 0;
+        }
+        QCOMPARE(chunksWithNodes, 1);
+        const TimeNs last0 = 1000000 + (kReplays - 1) * 100000; // the last replay only
+        const TimeWindow lastReplay { last0, last0 + 90000 };
+        auto check = [&](const Trace& w, const char* how) {
+            size_t kernels = 0;
+            const LaneEvents& ev = w.lane(l).events;
+            for (size_t i = 0; i < ev.size(); ++i) {
+                const KernelConfig* c = w.kernelConfig(l, i);
+                QVERIFY2(c, how);
+                const GraphNodeInfo* node = w.graphNode(0, c->graphNodeId);
+                QVERIFY2(node, how);
+                QCOMPARE(node->order, uint32_t(c->graphNodeId - 100));
+                QCOMPARE(node->ranges.size(), size_t(2));
+                QCOMPARE(std::string(w.str(node->ranges[1])), "layer " + std::to_string(node->order / 10));
+                QCOMPARE(w.str(node->api), std::string_view("stream capture"));
+                ++kernels;
+            }
+            QVERIFY2(kernels >= size_t(kNodes), how);
+            QCOMPARE(w.graphNodes().size(), size_t(kNodes));
+        };
+        for (bool useFrame : { true, false }) {
+            const TraceOverview ov = overviewOf(path, useFrame);
+            QVERIFY(ov.graphNodes());
+            QCOMPARE(ov.graphNodes()->size(), size_t(kNodes));
+            auto w = readWindow(**reader, ov, lastReplay);
+            QVERIFY2(w, w ? "" : w.error().c_str());
+            check(*w, useFrame ? "window, overview frame" : "window, overview pass");
+        }
+        auto full = readTraceFile(path);
+        QVERIFY(full);
+        check(*full, "full read");
+        // Without the overview's entries the window knows no node (what the test guards against).
+        ReadOptions plain;
+        plain.windowStart = lastReplay.start;
+        plain.windowEnd = lastReplay.end;
+        auto bare = readTrace(**reader, plain);
+        QVERIFY(bare);
+        QVERIFY(bare->graphNodes().empty());
     }
 
     void cutFileGetsItsIndexRebuilt()
