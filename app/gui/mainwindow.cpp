@@ -16,7 +16,6 @@
 #include "views/timeline/timelinewidget.h"
 
 #ifdef GAPSCOPE_HAVE_LIVE
-#include "model/io/tracefile.h"
 #include "views/live/connectdialog.h"
 #include "views/live/livepanel.h"
 #include "views/live/livesession.h"
@@ -247,7 +246,7 @@ void MainWindow::saveTraceDialog()
     QString err;
     if (m_live && m_live->document().get() == doc) {
         err = m_live->saveAs(path);
-    } else if (auto s = gapscope::model::writeTraceFile(*doc->trace, path.toStdString()); !s) {
+    } else if (auto s = TraceDocument::save(*doc->trace, path); !s) {
         err = QString::fromStdString(s.message());
     }
     if (!err.isEmpty())

@@ -431,6 +431,9 @@ bool hasGraphReplays(const Trace& trace)
 
 uint64_t addReplayRangeLanes(Trace& trace, const KernelRanges& ranges)
 {
+    for (const Lane& lane : trace.lanes())
+        if (isReplayRangeLane(lane.info))
+            return 0; // added before (a trace saved with them): not twice
     TraceBuilder b;
     // Each path's parts as the builder's strings, interned once per path.
     std::vector<std::vector<StringId>> components(ranges.pathCount());

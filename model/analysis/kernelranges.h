@@ -124,7 +124,8 @@ std::vector<RangeDiffRow> rangeDiff(const RangeTable& a, const RangeTable& b);
 // a prefix, one nesting level per path component ("decode" > "layer 3" > "mlp"). A range spans its first
 // kernel's start to the latest end of its kernels; a run ends at a kernel of another launch (correlation),
 // another graph, or one without such a range. Eager kernels get none (their ranges are on their thread's
-// NVTX lane). Appended to `trace` (Trace::appendFrom); returns the number of ranges added.
+// NVTX lane). Appended to `trace` (Trace::appendFrom); returns the number of ranges added (0, adding
+// nothing, where the trace holds such lanes already). Writers leave them out (WriteOptions::skipLane).
 constexpr uint64_t kReplayRangeStreamBit = 1ull << 33;
 inline bool isReplayRangeLane(const LaneInfo& info)
 {

@@ -7,6 +7,7 @@
 // its export.
 #include "app/gui/mainwindow.h"
 #include "model/analysis/kernelranges.h"
+#include "model/io/tracefile.h"
 #include "model/trace/kernelname.h"
 #include "views/analysis/waterfallchart.h"
 #include "views/analysis/waterfallpanel.h"
@@ -217,6 +218,30 @@ private slots:
         QCOMPARE(rangeRow(), -1);
         toggle->setChecked(true);
         QVERIFY(rangeRow() > 0);
+
+        // Saved, the trace leaves its derived lanes out; opened again, it gets them once, as before.
+        size_t rangeLanes = 0;
+        uint64_t rangeEvents = 0;
+        for (const gapscope::model::Lane& l : trace.lanes())
+            if (gapscope::model::isReplayRangeLane(l.info)) {
+                ++rangeLanes;
+                rangeEvents += l.events.size();
+            }
+        QVERIFY(rangeLanes > 0);
+        QTemporaryDir dir;
+        const QString saved = dir.filePath(QStringLiteral("saved.gapscope"));
+        QVERIFY(TraceDocument::save(trace, saved).isOk());
+        auto back = gapscope::model::readTraceFile(saved.toStdString());
+        QVERIFY(back);
+        QCOMPARE(back->laneCount() + rangeLanes, trace.laneCount());
+        for (const gapscope::model::Lane& l : back->lanes())
+            QVERIFY(!gapscope::model::isReplayRangeLane(l.info));
+        QCOMPARE(back->eventCount() + rangeEvents, trace.eventCount());
+        const auto ranges = gapscope::model::KernelRanges::of(*back);
+        QVERIFY(gapscope::model::addReplayRangeLanes(*back, ranges) > 0);
+        QCOMPARE(back->laneCount(), trace.laneCount());
+        QCOMPARE(gapscope::model::addReplayRangeLanes(*back, ranges), uint64_t(0)); // not twice
+        QCOMPARE(back->laneCount(), trace.laneCount());
     }
 
     void resetLayoutBringsTheDocksBack()

@@ -2,6 +2,7 @@
 #include "views/document/tracedocument.h"
 
 #include "model/analysis/kernelranges.h"
+#include "model/io/tracefile.h"
 #include "model/open/document.h"
 #include "model/trace/traceclassifier.h"
 #include "views/annotations/annotationstore.h"
@@ -220,4 +221,11 @@ std::shared_ptr<TraceDocument> TraceDocument::fromTrace(Trace trace, const QStri
     loaded.trace = std::make_shared<Trace>(std::move(trace));
     prepareFunction()(loaded, {});
     return std::make_shared<TraceDocument>(fromLoaded(loaded));
+}
+
+gapscope::Status TraceDocument::save(const Trace& trace, const QString& path)
+{
+    WriteOptions o;
+    o.skipLane = [](const LaneInfo& info) { return isReplayRangeLane(info); };
+    return writeTraceFile(trace, path.toStdString(), o);
 }

@@ -73,4 +73,7 @@ struct TraceDocument {
     // Another window of a large document (on any thread): the same overview, reader and paths.
     static gapscope::Expected<std::shared_ptr<TraceDocument>> readWindow(
         const TraceDocument& large, gapscope::model::TimeWindow window);
+    // Writes a document's trace as a .gapscope file, without the lanes the loader derives (the replay
+    // ranges: the file's reader derives them again).
+    static gapscope::Status save(const gapscope::model::Trace& trace, const QString& path);
 };

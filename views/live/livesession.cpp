@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: MIT
 #include "views/live/livesession.h"
 
-#include "model/io/tracefile.h"
 #include "model/open/traceopen.h"
 #include "model/trace/kernelclassifier.h"
 #include "views/common/eventcolors.h"
@@ -527,7 +526,7 @@ QString LiveSession::saveAs(const QString& path)
         partial = std::move(*t);
     }
     const Trace& trace = doc ? *doc->trace : partial;
-    if (Status s = writeTraceFile(trace, path.toStdString()); !s)
+    if (Status s = TraceDocument::save(trace, path); !s)
         return QString::fromStdString(s.message());
     return {};
 }
