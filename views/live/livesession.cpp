@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include "views/live/livesession.h"
 
+#include "model/analysis/kernelranges.h"
 #include "model/open/traceopen.h"
 #include "model/trace/kernelclassifier.h"
 #include "views/common/eventcolors.h"
@@ -405,12 +406,15 @@ void LiveSession::maybeSnapshot(bool final)
     using Snapshot = std::pair<std::shared_ptr<const TraceDocument>, qint64>; // the document, the ms it took
     m_snapshots.run(
         this,
-        [chunks = std::move(chunks), header = std::move(header)](const JobTracker::Ticket&) {
+        [chunks = std::move(chunks), header = std::move(header), final](const JobTracker::Ticket&) {
             QElapsedTimer t;
             t.start();
             auto trace = model::LiveFeed::snapshot(chunks, header);
             if (trace && trace->eventCount() > 0) // the steps the stream carried, else found (as openTrace does)
                 (void)model::findSteps(*trace, {});
+            // The final snapshot becomes the document: its replays grouped by range, as an opened file's.
+            if (trace && final && model::hasGraphReplays(*trace))
+                model::addReplayRangeLanes(*trace, model::KernelRanges::of(*trace));
             std::shared_ptr<const TraceDocument> doc;
             if (trace)
                 doc = makeDocument(std::move(*trace), QStringLiteral("live capture"));
