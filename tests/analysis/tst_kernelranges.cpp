@@ -246,15 +246,17 @@ private slots:
         QCOMPARE(matched, inLayers);
         QCOMPARE(outside, uint64_t(0));
         // The node table is at most 1 % of the capture's file: its entries as the file stores them
-        // (serialized, zstd at the writer's level; the file compresses them inside chunks).
+        // (serialized, zstd at the writer's level; the file compresses them inside chunks), twice: in the
+        // chunks and in the OVERVIEW frame, from which every window of a large file gets them.
         std::string raw, packed;
         for (const GraphNodeInfo& n : t->graphNodes())
             raw += toProto(n, *t).SerializeAsString();
         QVERIFY(gapscope::format::ZstdCompressor(3).compress(raw.data(), raw.size(), packed).isOk());
         const double fileBytes = double(QFileInfo(QString::fromStdString(dir + "graph_ranges.gapscope")).size());
-        qInfo("node table: %zu nodes, %zu bytes serialized, %zu compressed: %.3f %% of the %.0f-byte file",
-            t->graphNodes().size(), raw.size(), packed.size(), 100 * double(packed.size()) / fileBytes, fileBytes);
-        QVERIFY(double(packed.size()) <= 0.01 * fileBytes);
+        qInfo("node table: %zu nodes, %zu bytes serialized, %zu compressed, stored twice: %.3f %% of the %.0f-byte "
+              "file",
+            t->graphNodes().size(), raw.size(), packed.size(), 200 * double(packed.size()) / fileBytes, fileBytes);
+        QVERIFY(2 * double(packed.size()) <= 0.01 * fileBytes);
     }
 
     // In-graph gaps (idle inside a replay) are named by the capture-time range of the node after them.
