@@ -437,10 +437,15 @@ CuptiTracer::~CuptiTracer()
     }
 }
 
-bool CuptiTracer::graphNodesWanted()
+CuptiTracer::WatchLevel CuptiTracer::watchLevel()
 {
     const char* v = std::getenv("GAPSCOPE_GRAPH_NODES");
-    return !(v && std::strcmp(v, "0") == 0);
+    if (!v)
+        return WatchLevel::Full;
+    return std::strcmp(v, "0") == 0        ? WatchLevel::Off
+        : std::strcmp(v, "subscribe") == 0 ? WatchLevel::Subscribe
+        : std::strcmp(v, "resources") == 0 ? WatchLevel::Resources
+                                           : WatchLevel::Full;
 }
 
 void CuptiTracer::enableResourceCallbacks(bool on)
@@ -449,18 +454,20 @@ void CuptiTracer::enableResourceCallbacks(bool on)
     if (!sub)
         return;
     bool ok = true;
-    for (uint32_t id : kGraphResources)
-        ok = cuptiEnableCallback(on ? 1 : 0, sub, CUPTI_CB_DOMAIN_RESOURCE, id) == CUPTI_SUCCESS && ok;
+    const WatchLevel level = watchLevel();
+    if (level >= WatchLevel::Resources)
+        for (uint32_t id : kGraphResources)
+            ok = cuptiEnableCallback(on ? 1 : 0, sub, CUPTI_CB_DOMAIN_RESOURCE, id) == CUPTI_SUCCESS && ok;
     // The graph-building calls (their names for the nodes); a failure here loses only the names.
     const BuildCalls& calls = buildCalls();
-    for (uint32_t id = 1; id < calls.runtime.size(); ++id)
+    for (uint32_t id = 1; level == WatchLevel::Full && id < calls.runtime.size(); ++id)
         if (calls.runtime[id] != BuildCall::None)
             cuptiEnableCallback(on ? 1 : 0, sub, CUPTI_CB_DOMAIN_RUNTIME_API, id);
-    for (uint32_t id = 1; id < calls.driver.size(); ++id)
+    for (uint32_t id = 1; level == WatchLevel::Full && id < calls.driver.size(); ++id)
         if (calls.driver[id] != BuildCall::None)
             cuptiEnableCallback(on ? 1 : 0, sub, CUPTI_CB_DOMAIN_DRIVER_API, id);
     m_watching = on && ok;
-    setNvtxStackKept(m_watching);
+    setNvtxStackKept(m_watching && level >= WatchLevel::Resources);
 }
 
 // Takes the process's one CUPTI subscriber (m_subscriber); `otherClient` names who holds it when CUPTI refuses.
@@ -493,7 +500,7 @@ Status CuptiTracer::subscribe(std::string* otherClient)
 
 void CuptiTracer::watchGraphNodes()
 {
-    if (!graphNodesWanted() || m_watching || m_detachRequested)
+    if (watchLevel() == WatchLevel::Off || m_watching || m_detachRequested)
         return;
     if (!m_subscriber) {
         std::string other;

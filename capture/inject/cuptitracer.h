@@ -59,7 +59,11 @@ private:
     enum class DetachPolicy { Never, UnlessGraphKernels, Always };
     static DetachPolicy detachPolicy();
     void settleDetach();
-    static bool graphNodesWanted();
+    // How much of the graph-node watch runs (GAPSCOPE_GRAPH_NODES): 0 none; `subscribe` the subscriber
+    // alone, no callback (what an attached CUPTI costs by itself); `resources` the node callbacks without
+    // the graph-building calls' (nodes then carry no call); anything else, the whole watch.
+    enum class WatchLevel { Off, Subscribe, Resources, Full };
+    static WatchLevel watchLevel();
     Status subscribe(std::string* otherClient);
     void enableResourceCallbacks(bool on);
     void enableCallbacks(bool on);

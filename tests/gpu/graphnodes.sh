@@ -15,7 +15,9 @@
 #  d. idle            graph (and eager), ranges on, no capture: GRAPHNODES_IDLE_REPS (3) rounds of a process
 #                     with the library (launch), one with the library but no graph-node watch, one plain,
 #                     GRAPHNODES_IDLE_S seconds each; per-process medians of the step time ->
-#                     OUTDIR/idle_cost.txt; PASS when the medians with the library overlap those without
+#                     OUTDIR/idle_cost.txt; PASS when the medians with the library overlap those without.
+#                     GRAPHNODES_IDLE_KINDS (default "lib nowatch none") may add "subscribe" and "resources":
+#                     the watch's CUPTI subscriber alone, and with its node callbacks but no API callbacks
 #  e. kineto          graph, ranges on, plain process, 30 replays under torch.profiler
 #                     -> OUTDIR/graph_ranges_kineto.json.gz
 # Then, if tests/gpu/graph_nodes_check.py exists, it judges OUTDIR (`--cli CLI OUTDIR`) and the rows it
@@ -242,11 +244,17 @@ if [ $HAVE_LIB = 1 ] && want idle; then
   : >"$LOG/idle.list"
   for mode in ${GRAPHNODES_IDLE_MODES:-graph eager}; do
   for k in $(seq "${GRAPHNODES_IDLE_REPS:-3}"); do
-    for kind in lib nowatch none; do
+    for kind in ${GRAPHNODES_IDLE_KINDS:-lib nowatch none}; do
       name=idle_${mode}_${kind}$k
       rm -f "$LOG/$name.steps.jsonl"
-      # nowatch: the library without the graph-node watch, to tell the watch's share from the library's
-      WL_ENV=$([ $kind = nowatch ] && echo GAPSCOPE_GRAPH_NODES=0) start_wl "$name" "$([ $kind = none ] && echo 0 || echo 1)" \
+      # nowatch: the library without the graph-node watch, to tell the watch's share from the library's;
+      # subscribe / resources: the watch's CUPTI subscriber alone / with its node callbacks only
+      case $kind in
+        nowatch) env=GAPSCOPE_GRAPH_NODES=0 ;;
+        subscribe | resources) env=GAPSCOPE_GRAPH_NODES=$kind ;;
+        *) env= ;;
+      esac
+      WL_ENV=$env start_wl "$name" "$([ $kind = none ] && echo 0 || echo 1)" \
         --mode "$mode" --ranges on --seconds "$IDLE_S" --log "$LOG/$name.steps.jsonl"
       wl=$WL
       # The loop ends by itself after IDLE_S seconds; bound the whole process all the same.
@@ -259,7 +267,7 @@ if [ $HAVE_LIB = 1 ] && want idle; then
   python3 - "$LOG/idle.list" "$OUTDIR/idle_cost.txt" >>"$TABLE" 2>"$LOG/idle.err" <<'PY' \
     || row "graphnodes: idle cost" "no figure (see graphnodes/idle.err)" "within noise" FAIL
 import collections, json, statistics, sys
-meds = collections.defaultdict(lambda: {"lib": [], "nowatch": [], "none": []})
+meds = collections.defaultdict(lambda: collections.defaultdict(list))
 lines = []
 for entry in open(sys.argv[1]):
     mode, kind, name, rc, path = entry.split()
@@ -294,6 +302,12 @@ for mode, med in meds.items():
           "| within noise: the processes' medians overlap | %s"
           % (check, lib / none, lib, len(med["lib"]), min(med["lib"]), max(med["lib"]), none, len(med["none"]),
              min(med["none"]), max(med["none"]), nowatch, "PASS" if overlap else "FAIL"))
+    for kind in ("subscribe", "resources"):  # which part of the watch costs what
+        if med[kind]:
+            print("graphnodes: %s step, GAPSCOPE_GRAPH_NODES=%s vs no library | ratio %.4f (%.4f ms over %d "
+                  "processes, %.4f..%.4f) | - | INFO" % (mode, kind, statistics.median(med[kind]) / none,
+                                                        statistics.median(med[kind]), len(med[kind]),
+                                                        min(med[kind]), max(med[kind])))
 PY
 fi
 
