@@ -17,8 +17,9 @@
 //
 // Frame payloads by type: HEADER FileHeader (first frame), CHUNK Chunk, ANNOTATIONS AnnotationSet,
 // BUDGET BudgetSettings, CLASSIFIER ClassifierTable, HEADER_UPDATE FileHeader (replaces the header;
-// the last one wins), OVERVIEW Overview (per-lane totals and node summaries, every step; once, before
-// the index), INDEX Index (last frame). Readers skip frame types they do not know.
+// the last one wins), OVERVIEW Overview (per-lane totals and node summaries, every step, the summed
+// counters, every graph-node entry; once, before the index), INDEX Index (last frame). Readers skip
+// frame types they do not know.
 //
 // Versioning: the major version changes only when an older reader could misread a file; a reader
 // rejects a major version it does not know. Minor versions add frame types or fields only
