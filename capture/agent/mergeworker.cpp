@@ -404,11 +404,9 @@ std::shared_ptr<std::string> streamFrame(uint64_t captureId, const std::string& 
 bool MergeWorker::writeChunk()
 {
     m_enc->flush(m_chunk);
-    const auto& st = m_enc->lastStats();
-    if (st.events == 0 && st.hostEvents == 0 && st.steps == 0 && m_chunk.counters_size() == 0
-        && m_chunk.graph_nodes_size() == 0 && m_chunk.strings_size() == 0 && m_chunk.lanes_size() == 0
-        && m_chunk.configs_size() == 0)
+    if (m_enc->flushedNothing(m_chunk))
         return false;
+    const auto& st = m_enc->lastStats();
     m_chunk.SerializeToString(&m_raw);
     if (Status s = m_zstd.compress(m_raw.data(), m_raw.size(), m_stored); !s) {
         failOutput(s);

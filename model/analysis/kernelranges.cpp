@@ -429,11 +429,26 @@ bool hasGraphReplays(const Trace& trace)
     return false;
 }
 
-uint64_t addReplayRangeLanes(Trace& trace, const KernelRanges& ranges)
+namespace {
+bool hasReplayRangeLanes(const Trace& trace)
 {
     for (const Lane& lane : trace.lanes())
         if (isReplayRangeLane(lane.info))
-            return 0; // added before (a trace saved with them): not twice
+            return true;
+    return false;
+}
+} // namespace
+
+uint64_t addReplayRangeLanes(Trace& trace)
+{
+    return hasGraphReplays(trace) && !hasReplayRangeLanes(trace) ? addReplayRangeLanes(trace, KernelRanges::of(trace))
+                                                                 : 0;
+}
+
+uint64_t addReplayRangeLanes(Trace& trace, const KernelRanges& ranges)
+{
+    if (hasReplayRangeLanes(trace))
+        return 0; // added before (a trace saved with them): not twice
     TraceBuilder b;
     // Each path's parts as the builder's strings, interned once per path.
     std::vector<std::vector<StringId>> components(ranges.pathCount());

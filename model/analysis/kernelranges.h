@@ -137,6 +137,9 @@ inline uint64_t replayRangeStream(const LaneInfo& info)
     return info.stream & ~(kReplayRangeStreamBit | kGpuAnnotationStreamBit);
 }
 uint64_t addReplayRangeLanes(Trace& trace, const KernelRanges& ranges);
+// The same for a trace as read (the viewer's loader, a live capture's final document): its ranges found
+// only where it has graph replays (hasGraphReplays) and no replay-range lanes yet.
+uint64_t addReplayRangeLanes(Trace& trace);
 
 // Whether a trace holds kernels of CUDA-graph replays (kernels with graph node ids, or graph-launch calls):
 // O(distinct launch configs + strings), to skip range work on traces without any.

@@ -481,6 +481,14 @@ const ChunkEncoder::ChunkStats& ChunkEncoder::lastStats() const
     return m_impl->stats;
 }
 
+bool ChunkEncoder::flushedNothing(const pb::Chunk& chunk) const
+{
+    const ChunkStats& st = m_impl->stats;
+    return st.events == 0 && st.hostEvents == 0 && st.steps == 0 && chunk.counters_size() == 0
+        && chunk.graph_nodes_size() == 0 && chunk.strings_size() == 0 && chunk.lanes_size() == 0
+        && chunk.configs_size() == 0;
+}
+
 void ChunkEncoder::Impl::account(const Common& c, std::vector<uint64_t>& counts, uint64_t& events)
 {
     for (size_t i = 0; i < c.size(); ++i) {

@@ -90,6 +90,9 @@ public:
         std::vector<uint64_t> hostLaneCounts; // host events per lane, parallel to hostLaneIds
     };
     const ChunkStats& lastStats() const;
+    // Whether `chunk`, filled by the last flush(), holds nothing a reader needs (no event of any kind,
+    // step, counter, graph-node entry or dictionary entry): writers leave such a chunk out.
+    bool flushedNothing(const pb::Chunk& chunk) const;
 
     // The file's overview so far (OverviewBuilder), when turned on (the writers of files do; off by
     // default, so the injection library's stream costs nothing for it): every flushed chunk feeds it,

@@ -100,11 +100,9 @@ Status TraceWriter::flush()
     pb::Chunk& chunk = *m_arena.fresh<pb::Chunk>();
     m_lastChunk = &chunk;
     m_encoder.flush(chunk);
-    const auto& st = m_encoder.lastStats();
-    if (st.events == 0 && st.hostEvents == 0 && st.steps == 0 && chunk.counters_size() == 0
-        && chunk.graph_nodes_size() == 0 && chunk.strings_size() == 0 && chunk.lanes_size() == 0
-        && chunk.configs_size() == 0)
+    if (m_encoder.flushedNothing(chunk))
         return Status::ok();
+    const auto& st = m_encoder.lastStats();
     chunk.SerializeToString(&m_raw);
     pb::IndexEntry* e = m_index.add_frames();
     if (Status s = writeFrame(uint8_t(FrameType::Chunk), m_raw, uint32_t(std::min<uint64_t>(st.events, UINT32_MAX)), e);

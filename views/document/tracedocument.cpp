@@ -128,9 +128,8 @@ std::pair<TraceOpener::OpenFn, TraceOpener::PrepareFn> TraceDocument::loader(
         if (doc->large) {
             large->file = std::make_shared<const LargeFile>(std::move(*doc->large));
             large->window = doc->window;
-        } else if (hasGraphReplays(doc->trace)) {
-            // The timeline's grouping of each replay's kernels by capture-time range, before anyone reads it.
-            addReplayRangeLanes(doc->trace, KernelRanges::of(doc->trace));
+        } else { // the timeline's grouping of each replay's kernels by capture-time range, before anyone reads it
+            addReplayRangeLanes(doc->trace);
         }
         return std::move(doc->trace);
     };

@@ -413,8 +413,8 @@ void LiveSession::maybeSnapshot(bool final)
             if (trace && trace->eventCount() > 0) // the steps the stream carried, else found (as openTrace does)
                 (void)model::findSteps(*trace, {});
             // The final snapshot becomes the document: its replays grouped by range, as an opened file's.
-            if (trace && final && model::hasGraphReplays(*trace))
-                model::addReplayRangeLanes(*trace, model::KernelRanges::of(*trace));
+            if (trace && final)
+                model::addReplayRangeLanes(*trace);
             std::shared_ptr<const TraceDocument> doc;
             if (trace)
                 doc = makeDocument(std::move(*trace), QStringLiteral("live capture"));
