@@ -11,9 +11,11 @@
 // socket (quiet retries with backoff while there is none) and serves captures (RankSession). Any
 // exception is caught at the thread's top: the library goes quiet instead of taking the process
 // down. GAPSCOPE_INJECT_DISABLE=1 turns it all off;
-// GAPSCOPE_INJECT_LOG=1 prints connection changes to stderr.
+// GAPSCOPE_INJECT_LOG=1 prints connection changes to stderr; GAPSCOPE_INJECT_CRASH_TRACE=1 prints the
+// native frames of a fatal signal (crashtrace.h).
 
 #include "capture/inject/channels.h"
+#include "capture/inject/crashtrace.h"
 #include "capture/inject/cuptitracer.h"
 #include "capture/inject/gpuidentity.h"
 #include "capture/inject/ranksession.h"
@@ -113,6 +115,7 @@ extern "C" __attribute__((visibility("default"))) int InitializeInjection(void)
         return 1;
     if (g_started.exchange(true))
         return 1;
+    installCrashTraceFromEnv();
     try {
         std::thread(threadMain).detach();
         std::atexit(atExit);

@@ -84,7 +84,7 @@ run_case() {
   local tl=$LOG/$name.timeline.jsonl win=$LOG/$name.windows
   rm -f "$tl" "$win" "$LOG/$name.ready" "$LOG/$name.stop" "$LOG/$name.torch"
   # GAPSCOPE_GRAPH_NODES=0: the graph-node watch holds the one CUPTI subscriber torch.profiler needs.
-  env PYTHONFAULTHANDLER=1 GAPSCOPE_GRAPH_NODES=0 ${CASE_ENV:-} GAPSCOPE_CUPTI_DETACH=$detach GAPSCOPE_INJECT_LOG=1 ${LASTING_ENV:-} setsid $PIN_WL "$AGENT" launch --no-agent --socket "$SOCK" --inject "$LIB" -- timeout 900 \
+  env PYTHONFAULTHANDLER=1 GAPSCOPE_INJECT_CRASH_TRACE=1 GAPSCOPE_GRAPH_NODES=0 ${CASE_ENV:-} GAPSCOPE_CUPTI_DETACH=$detach GAPSCOPE_INJECT_LOG=1 ${LASTING_ENV:-} setsid $PIN_WL "$AGENT" launch --no-agent --socket "$SOCK" --inject "$LIB" -- timeout 900 \
     python3 "$W/hf_generate.py" --mode "$mode" "${MODEL[@]}" --warmup 3 --calls 0 --idle-calls 100000 \
     --timeline "$tl" --ready-file "$LOG/$name.ready" --stop-file "$LOG/$name.stop" \
     --torch-trigger "$LOG/$name.torch" --torch-calls "$BLOCK" >"$LOG/$name.workload.log" 2>&1 &
