@@ -40,6 +40,8 @@ std::atomic<CUpti_SubscriberHandle> g_detachSubscriber { nullptr };
 // (default 0), so that a CUDA-graph process replays its graphs with every activity kind off before
 // CUPTI goes (tests/gpu/lasting.sh graphdetach probes whether that keeps later replays alive).
 std::atomic<int64_t> g_detachNotBeforeNs { 0 };
+// Steady-clock time (ns) of the newest graph node or exec the watch saw built (0: none yet).
+std::atomic<int64_t> g_lastGraphBuiltNs { 0 };
 
 int64_t steadyNowNs()
 {
@@ -229,6 +231,7 @@ void onGraphResource(CUpti_CallbackId cbid, const CUpti_ResourceData* rd) noexce
     const auto* gd = rd ? static_cast<const CUpti_GraphData*>(rd->resourceDescriptor) : nullptr;
     if (!gd)
         return;
+    g_lastGraphBuiltNs.store(steadyNowNs(), std::memory_order_relaxed);
     try {
         GraphNodeRegistry& reg = GraphNodeRegistry::instance();
         uint64_t node = 0, original = 0;
@@ -500,7 +503,7 @@ Status CuptiTracer::subscribe(std::string* otherClient)
 
 void CuptiTracer::watchGraphNodes()
 {
-    if (watchLevel() == WatchLevel::Off || m_watching || m_detachRequested)
+    if (watchLevel() == WatchLevel::Off || m_watching || m_detachRequested || m_watchReleased)
         return;
     if (!m_subscriber) {
         std::string other;
@@ -512,8 +515,45 @@ void CuptiTracer::watchGraphNodes()
         }
     }
     enableResourceCallbacks(true);
-    if (m_watching)
+    if (m_watching) {
+        m_watchSinceNs = steadyNowNs();
         injectLog("watching CUDA-graph building (node contexts; GAPSCOPE_GRAPH_NODES=0 turns it off)");
+    }
+}
+
+// GAPSCOPE_GRAPH_NODES_RELEASE_S (unset or 0: never): how long the watch waits, after the newest graph
+// node it saw built, before it lets CUPTI go.
+int64_t CuptiTracer::watchReleaseNs()
+{
+    const char* v = std::getenv("GAPSCOPE_GRAPH_NODES_RELEASE_S");
+    if (!v || !*v)
+        return 0;
+    char* end = nullptr;
+    const double s = std::strtod(v, &end);
+    return end && *end == '\0' && s > 0 && s < 1e6 ? int64_t(s * 1e9) : 0;
+}
+
+// The watch's subscriber costs every replay a little (GAPSCOPE_GRAPH_NODES=subscribe measures it), so
+// once the process has built graphs and built none for watchReleaseNs() of this watch, and no capture
+// switched an activity kind on since CUPTI was attached, the watch detaches CUPTI (the same cuptiFinalize at an API
+// exit as after a capture) and is not taken up again: graphs built later carry no capture-time context (their layers
+// are inferred).
+void CuptiTracer::maybeReleaseWatch()
+{
+    if (!m_watching || m_detecting || m_recording || m_everRecorded || m_detachRequested)
+        return;
+    const int64_t after = watchReleaseNs();
+    const int64_t built = g_lastGraphBuiltNs.load(std::memory_order_relaxed);
+    if (after <= 0 || built == 0)
+        return; // no graph built yet: they may still come (model loading)
+    if (steadyNowNs() - std::max(built, m_watchSinceNs) < after)
+        return;
+    if (requestDetach(0)) {
+        m_watchReleased = true;
+        injectLog("graph-node watch released: no CUDA graph built for %.0f s; CUPTI detaches at the next API "
+                  "exit (GAPSCOPE_GRAPH_NODES_RELEASE_S)",
+            double(after) / 1e9);
+    }
 }
 
 void CuptiTracer::maintain()
@@ -527,6 +567,7 @@ void CuptiTracer::maintain()
     }
     if (!m_watching && !m_detecting)
         watchGraphNodes();
+    maybeReleaseWatch();
 }
 
 void CuptiTracer::enableGraphCallbacks(bool on)
@@ -649,30 +690,37 @@ void CuptiTracer::endDetection()
             injectLog("CUPTI stays attached: kernels of CUDA-graph replays were recorded, and cuptiFinalize "
                       "faults later replays (see capture/README.md)");
     }
-    if (detach) {
-        // Everything the capture switched on is off and flushed (stopRecording); what CUPTI keeps
-        // hooked into the driver goes with cuptiFinalize at the next API exit.
-        g_detachSubscriber.store(sub, std::memory_order_release);
-        const int64_t delay = detachDelayNs();
-        g_detachNotBeforeNs.store(delay ? steadyNowNs() + delay : 0, std::memory_order_relaxed);
-        g_detach.store(Detach::Pending, std::memory_order_release);
-        const CUptiResult r1 = cuptiEnableDomain(1, sub, CUPTI_CB_DOMAIN_RUNTIME_API);
-        const CUptiResult r2 = cuptiEnableDomain(1, sub, CUPTI_CB_DOMAIN_DRIVER_API);
-        if (r1 == CUPTI_SUCCESS || r2 == CUPTI_SUCCESS) {
-            m_detachRequested = true;
-            m_watching = false; // cuptiFinalize takes the watch with it; maintain() takes it up again
-            setNvtxStackKept(false);
-            injectLog("CUPTI detach requested: at the exit of the next CUDA API call%s",
-                delay ? " after GAPSCOPE_CUPTI_DETACH_DELAY_MS" : "");
-            return;
-        }
-        g_detach.store(Detach::None, std::memory_order_release);
-        injectLog("CUPTI detach not possible (cuptiEnableDomain: %s): unsubscribing only", cuptiError(r1).c_str());
-    }
+    // Everything the capture switched on is off and flushed (stopRecording); what CUPTI keeps hooked
+    // into the driver goes with cuptiFinalize at the next API exit.
+    if (detach && requestDetach(detachDelayNs()))
+        return;
     if (m_watching)
         return; // the subscriber stays, with the graph-node callbacks only
     cuptiUnsubscribe(sub);
     m_subscriber = nullptr;
+}
+
+// Asks for cuptiFinalize at the exit of the next CUDA API call, `delayNs` from now at the earliest;
+// false where the API callbacks cannot be switched on (then nothing changed).
+bool CuptiTracer::requestDetach(int64_t delayNs)
+{
+    auto* sub = static_cast<CUpti_SubscriberHandle>(m_subscriber);
+    g_detachSubscriber.store(sub, std::memory_order_release);
+    g_detachNotBeforeNs.store(delayNs ? steadyNowNs() + delayNs : 0, std::memory_order_relaxed);
+    g_detach.store(Detach::Pending, std::memory_order_release);
+    const CUptiResult r1 = cuptiEnableDomain(1, sub, CUPTI_CB_DOMAIN_RUNTIME_API);
+    const CUptiResult r2 = cuptiEnableDomain(1, sub, CUPTI_CB_DOMAIN_DRIVER_API);
+    if (r1 == CUPTI_SUCCESS || r2 == CUPTI_SUCCESS) {
+        m_detachRequested = true;
+        m_watching = false; // cuptiFinalize takes the watch with it; maintain() takes it up again
+        setNvtxStackKept(false);
+        injectLog("CUPTI detach requested: at the exit of the next CUDA API call%s",
+            delayNs ? " after GAPSCOPE_CUPTI_DETACH_DELAY_MS" : "");
+        return true;
+    }
+    g_detach.store(Detach::None, std::memory_order_release);
+    injectLog("CUPTI detach not possible (cuptiEnableDomain: %s): unsubscribing only", cuptiError(r1).c_str());
+    return false;
 }
 
 CuptiTracer::AttachState CuptiTracer::attachState() const

@@ -59,6 +59,9 @@ private:
     enum class DetachPolicy { Never, UnlessGraphKernels, Always };
     static DetachPolicy detachPolicy();
     void settleDetach();
+    bool requestDetach(int64_t delayNs);
+    static int64_t watchReleaseNs();
+    void maybeReleaseWatch();
     // How much of the graph-node watch runs (GAPSCOPE_GRAPH_NODES): 0 none; `subscribe` the subscriber
     // alone, no callback (what an attached CUPTI costs by itself); `resources` the node callbacks without
     // the graph-building calls' (nodes then carry no call); anything else, the whole watch.
@@ -76,6 +79,8 @@ private:
     bool m_detecting = false; // between beginDetection and endDetection
     bool m_watching = false; // the graph-node resource callbacks are on
     bool m_watchRefused = false; // another CUPTI client held CUPTI at the watch (said once)
+    bool m_watchReleased = false; // the watch let CUPTI go (maybeReleaseWatch) and is not taken up again
+    int64_t m_watchSinceNs = 0; // steady-clock time the watch last began
     StepRule m_rule = StepRule::Graph;
     bool m_recording = false;
     bool m_disabled = false; // recording, kinds already switched off (disableRecording)

@@ -16,8 +16,9 @@
 #                     with the library (launch), one with the library but no graph-node watch, one plain,
 #                     GRAPHNODES_IDLE_S seconds each; per-process medians of the step time ->
 #                     OUTDIR/idle_cost.txt; PASS when the medians with the library overlap those without.
-#                     GRAPHNODES_IDLE_KINDS (default "lib nowatch none") may add "subscribe" and "resources":
-#                     the watch's CUPTI subscriber alone, and with its node callbacks but no API callbacks
+#                     GRAPHNODES_IDLE_KINDS (default "lib nowatch none") may add "subscribe", "resources" and
+#                     "release": the watch's CUPTI subscriber alone, with its node callbacks but no API
+#                     callbacks, and the whole watch let go 1 s after the last graph was built
 #  e. kineto          graph, ranges on, plain process, 30 replays under torch.profiler
 #                     -> OUTDIR/graph_ranges_kineto.json.gz
 # Then, if tests/gpu/graph_nodes_check.py exists, it judges OUTDIR (`--cli CLI OUTDIR`) and the rows it
@@ -248,10 +249,12 @@ if [ $HAVE_LIB = 1 ] && want idle; then
       name=idle_${mode}_${kind}$k
       rm -f "$LOG/$name.steps.jsonl"
       # nowatch: the library without the graph-node watch, to tell the watch's share from the library's;
-      # subscribe / resources: the watch's CUPTI subscriber alone / with its node callbacks only
+      # subscribe / resources: the watch's CUPTI subscriber alone / with its node callbacks only;
+      # release: the whole watch, let go 1 s after the last graph was built (cuptiFinalize)
       case $kind in
         nowatch) env=GAPSCOPE_GRAPH_NODES=0 ;;
         subscribe | resources) env=GAPSCOPE_GRAPH_NODES=$kind ;;
+        release) env=GAPSCOPE_GRAPH_NODES_RELEASE_S=1 ;;
         *) env= ;;
       esac
       WL_ENV=$env start_wl "$name" "$([ $kind = none ] && echo 0 || echo 1)" \
@@ -302,9 +305,9 @@ for mode, med in meds.items():
           "| within noise: the processes' medians overlap | %s"
           % (check, lib / none, lib, len(med["lib"]), min(med["lib"]), max(med["lib"]), none, len(med["none"]),
              min(med["none"]), max(med["none"]), nowatch, "PASS" if overlap else "FAIL"))
-    for kind in ("subscribe", "resources"):  # which part of the watch costs what
+    for kind in ("subscribe", "resources", "release"):  # which part of the watch costs what
         if med[kind]:
-            print("graphnodes: %s step, GAPSCOPE_GRAPH_NODES=%s vs no library | ratio %.4f (%.4f ms over %d "
+            print("graphnodes: %s step, watch %s vs no library | ratio %.4f (%.4f ms over %d "
                   "processes, %.4f..%.4f) | - | INFO" % (mode, kind, statistics.median(med[kind]) / none,
                                                         statistics.median(med[kind]), len(med[kind]),
                                                         min(med[kind]), max(med[kind])))
