@@ -4,6 +4,7 @@
 #include "capture/inject/graphnodes.h"
 #include "capture/inject/injectlog.h"
 #include "capture/inject/nvtxhooks.h"
+#include "capture/inject/replaytimer.h"
 #include "model/format/graphbuild.h"
 
 #include <cuda.h>
@@ -72,11 +73,16 @@ const uint32_t kDriverLaunch[] = { CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, CUPTI
     CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz,
     CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel, CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel_ptsz };
 
-// The light mode (CaptureSettings.detail_every = N > 1): CONCURRENT_KERNEL on for every Nth graph
-// launch only, CUPTI's graph-level trace (GRAPH_TRACE: one record per replay) for the others. The
-// switch happens in the entry callback of the graph launch, before the driver sees the launch, so
+// The light mode (CaptureSettings.detail_every = N > 1): CONCURRENT_KERNEL on for one block of
+// kDetailBlock graph launches in every N blocks only; the other replays are recorded whole, by CUDA
+// events (replaytimer.h, GAPSCOPE_LIGHT_EVENTS=1) or by CUPTI's graph-level trace (GRAPH_TRACE: one
+// record per replay, GAPSCOPE_GRAPH_TRACE=1). Switching CONCURRENT_KERNEL is expensive in a graph
+// process (on and off around every 10th launch cost +51.6 % on the H100, BENCHMARKS.md), hence blocks.
+// The switch happens in the entry callback of the graph launch, before the driver sees the launch, so
 // each launch is recorded one way or the other. Where CUPTI refuses the two kinds together
 // (NOT_COMPATIBLE) GRAPH_TRACE goes off while CONCURRENT_KERNEL is on.
+constexpr uint64_t kDetailBlock = 32;
+std::atomic<bool> g_lightEvents { false }; // the light mode times whole replays with events
 std::atomic<uint32_t> g_detailEvery { 0 }; // 0: light mode off
 std::mutex g_detailMutex; // serialises the switch between launching threads
 uint64_t g_detailLaunches = 0; // graph launches seen while recording (under g_detailMutex)
@@ -93,18 +99,18 @@ bool graphTraceAllowed()
     return v && std::strcmp(v, "1") == 0;
 }
 
-// The light mode's switch for the graph launch about to happen.
-void switchDetail()
+// The light mode's switch for the graph launch about to happen; whether its kernels are recorded.
+bool switchDetail()
 {
     const uint32_t every = g_detailEvery.load(std::memory_order_acquire);
     if (every < 2)
-        return;
+        return false;
     std::lock_guard<std::mutex> lock(g_detailMutex);
     if (g_detailEvery.load(std::memory_order_relaxed) < 2)
-        return; // recording stopped meanwhile
-    const bool detailed = g_detailLaunches++ % every == 0;
+        return false; // recording stopped meanwhile
+    const bool detailed = (g_detailLaunches++ / kDetailBlock) % every == 0;
     if (detailed == g_detailKernelsOn)
-        return;
+        return detailed;
     if (detailed) {
         CUptiResult r = cuptiActivityEnable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
         if (r == CUPTI_ERROR_NOT_COMPATIBLE && g_detailGraphTraceOn) {
@@ -118,12 +124,13 @@ void switchDetail()
     } else {
         cuptiActivityDisable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
         g_detailKernelsOn = false;
-        if (!g_detailGraphTraceOn) {
+        if (!g_detailGraphTraceOn && !g_lightEvents.load(std::memory_order_relaxed)) {
             g_detailGraphTraceOn = cuptiActivityEnable(CUPTI_ACTIVITY_KIND_GRAPH_TRACE) == CUPTI_SUCCESS;
             if (!g_detailGraphTraceOn)
                 g_detailSwitchErrors.fetch_add(1, std::memory_order_relaxed);
         }
     }
+    return g_detailKernelsOn;
 }
 
 template <size_t N> bool contains(const uint32_t (&list)[N], uint32_t cbid)
@@ -296,6 +303,11 @@ void CUPTIAPI onCallback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId cb
     if (cb->callbackSite == CUPTI_API_EXIT) {
         if (runtime && t_inRuntimeLaunch > 0)
             --t_inRuntimeLaunch;
+        else if (t_inRuntimeLaunch > 0)
+            return; // the driver half of a runtime launch
+        if (g_lightEvents.load(std::memory_order_relaxed)
+            && (runtime ? contains(kRuntimeGraph, cbid) : contains(kDriverGraph, cbid)))
+            replaytimer::end(!cb->functionReturnValue || *static_cast<const int*>(cb->functionReturnValue) == 0);
         return;
     }
     if (runtime)
@@ -304,8 +316,15 @@ void CUPTIAPI onCallback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId cb
         return; // the driver half of a runtime launch already seen
     const StepRule rule = g_rule.load(std::memory_order_relaxed);
     const bool graph = runtime ? contains(kRuntimeGraph, cbid) : contains(kDriverGraph, cbid);
-    if (graph)
-        switchDetail();
+    if (graph) {
+        const bool detailed = switchDetail();
+        if (g_lightEvents.load(std::memory_order_relaxed) && !detailed)
+            replaytimer::begin(cb->context, cb->functionParams,
+                cbid
+                    == (runtime ? CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_ptsz_v10000
+                                : CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch_ptsz),
+                cb->correlationId);
+    }
     if ((rule == StepRule::Graph) != graph)
         return;
     StepMarker m;
@@ -521,13 +540,13 @@ void CuptiTracer::watchGraphNodes()
     }
 }
 
-// GAPSCOPE_GRAPH_NODES_RELEASE_S (unset or 0: never): how long the watch waits, after the newest graph
-// node it saw built, before it lets CUPTI go.
+// GAPSCOPE_GRAPH_NODES_RELEASE_S (default 60; 0: never): how long the watch waits, after the newest
+// graph node it saw built, before it lets CUPTI go.
 int64_t CuptiTracer::watchReleaseNs()
 {
     const char* v = std::getenv("GAPSCOPE_GRAPH_NODES_RELEASE_S");
     if (!v || !*v)
-        return 0;
+        return int64_t(60) * 1000000000;
     char* end = nullptr;
     const double s = std::strtod(v, &end);
     return end && *end == '\0' && s > 0 && s < 1e6 ? int64_t(s * 1e9) : 0;
@@ -753,11 +772,13 @@ Status CuptiTracer::startRecording(const pb::CaptureSettings& s)
         return Status::error("CUPTI API version " + std::to_string(m_version)
             + " has no known record layout (known: " + knownCuptiVersions() + ")");
     const bool all = !s.kernels() && !s.memory_ops() && !s.runtime_api() && !s.synchronization();
-    if ((all || s.kernels()) && s.detail_every() > 1 && !graphTraceAllowed())
+    const bool events = !graphTraceAllowed() && replaytimer::allowed();
+    if ((all || s.kernels()) && s.detail_every() > 1 && !graphTraceAllowed() && !events)
         return Status::error(
-            "--detail-every is refused: CUPTI's graph-level trace, switched on in a process whose CUDA "
-            "graphs already exist, crashed the process (H100, driver 580, CUPTI 13.0; "
-            "capture/README.md); set GAPSCOPE_GRAPH_TRACE=1 in the traced process to try it anyway");
+            "--detail-every is refused: CUPTI's graph-level trace crashed graph processes inside libcupti "
+            "(H100, driver 580, CUPTI 13.0; capture/README.md), and timing replays by CUDA events is not "
+            "yet measured on a GPU; set GAPSCOPE_LIGHT_EVENTS=1 (events) or GAPSCOPE_GRAPH_TRACE=1 (CUPTI's "
+            "graph-level trace) in the traced process to try one");
     CUptiResult r = cuptiActivityRegisterCallbacks(onBufferRequested, onBufferCompleted);
     if (r != CUPTI_SUCCESS)
         return Status::error("cuptiActivityRegisterCallbacks: " + cuptiError(r));
@@ -769,9 +790,14 @@ Status CuptiTracer::startRecording(const pb::CaptureSettings& s)
         std::lock_guard<std::mutex> lock(g_detailMutex);
         g_detailLaunches = 0;
         g_detailKernelsOn = false;
-        g_detailGraphTraceOn = true;
+        g_detailGraphTraceOn = !events;
         g_detailSwitchErrors.store(0, std::memory_order_relaxed);
-        kinds.push_back(CUPTI_ACTIVITY_KIND_GRAPH_TRACE);
+        if (events) {
+            replaytimer::start();
+            g_lightEvents.store(true, std::memory_order_release);
+        } else {
+            kinds.push_back(CUPTI_ACTIVITY_KIND_GRAPH_TRACE);
+        }
     } else if (all || s.kernels()) {
         kinds.push_back(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
     }
@@ -803,7 +829,9 @@ Status CuptiTracer::startRecording(const pb::CaptureSettings& s)
         if (m_rule != StepRule::Graph)
             enableGraphCallbacks(true);
         g_detailEvery.store(s.detail_every(), std::memory_order_release);
-        injectLog("light mode: kernels of every %u-th graph launch, whole replays of the others", s.detail_every());
+        injectLog("light mode: kernels of one block of %llu graph launches in every %u, whole replays of the others "
+                  "(%s)",
+            (unsigned long long)kDetailBlock, s.detail_every(), events ? "CUDA events" : "CUPTI graph-level trace");
     }
     return Status::ok();
 }
@@ -861,6 +889,11 @@ void CuptiTracer::configureDeviceBuffers()
     }
 }
 
+void CuptiTracer::takeTimedReplays(std::vector<GpuRecord>& out)
+{
+    replaytimer::take(out);
+}
+
 void CuptiTracer::flush()
 {
     cuptiActivityFlushAll(0);
@@ -881,6 +914,14 @@ void CuptiTracer::disableRecording()
         if (const uint64_t errors = g_detailSwitchErrors.load(std::memory_order_relaxed))
             injectLog(
                 "light mode: %llu switches between kernel and graph-level records failed", (unsigned long long)errors);
+        if (g_lightEvents.exchange(false)) {
+            replaytimer::stop(); // what is in flight is still resolved by takeTimedReplays
+            const replaytimer::Counts c = replaytimer::counts();
+            injectLog("light mode: %llu replays timed by events so far; not timed: %llu (no free event pair), %llu "
+                      "(stream being captured), %llu (a CUDA call failed)",
+                (unsigned long long)c.timed, (unsigned long long)c.noSlot, (unsigned long long)c.capturing,
+                (unsigned long long)c.failed);
+        }
         if (m_rule != StepRule::Graph)
             enableGraphCallbacks(false);
         m_light = false;

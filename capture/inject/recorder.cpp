@@ -198,6 +198,14 @@ void Recorder::drainGpu(const std::function<void()>& checkpoint)
     }
     for (const GpuRecord& g : pending)
         place(g);
+    m_batch.clear();
+    m_tracer.takeTimedReplays(m_batch);
+    m_counters.records += m_batch.size();
+    for (const GpuRecord& g : m_batch) {
+        if (m_firstRecord == 0 || g.start < m_firstRecord)
+            m_firstRecord = g.start;
+        place(g);
+    }
 }
 
 void Recorder::drainCollectives()

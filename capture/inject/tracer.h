@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <vector>
 
 namespace gapscope::capture::inject {
 
@@ -56,6 +57,10 @@ public:
     virtual void disableRecording() { }
     // Disable every activity kind and force out what is left.
     virtual void stopRecording() = 0;
+
+    // Whole CUDA-graph replays timed by CUDA events since the last call (the light mode without
+    // CUPTI's graph-level trace, replaytimer.h), in order.
+    virtual void takeTimedReplays(std::vector<GpuRecord>&) { }
 
     // Records of one completed buffer, in order.
     virtual void forEachRecord(const uint8_t* buffer, size_t validSize, const std::function<void(const void*)>& fn) = 0;

@@ -163,8 +163,8 @@ inline constexpr StatInfo kStats[] = {
     { Stat::GraphNodesRecorded, "graph_nodes_recorded", Severity::Info,
         "CUDA-graph nodes replayed in the capture whose build context (NVTX ranges) the file carries" },
     { Stat::GraphNodesUnknown, "graph_nodes_unknown", Severity::Warning,
-        "CUDA-graph nodes replayed in the capture built before the library watched (or with "
-        "GAPSCOPE_GRAPH_NODES=0): their kernels have no capture-time ranges" },
+        "CUDA-graph nodes replayed in the capture built while the library did not watch (before it, "
+        "after the watch's release, or with GAPSCOPE_GRAPH_NODES=0): their kernels have no capture-time ranges" },
     { Stat::AgentDroppedEvents, "agent_dropped_events", Severity::DataLoss,
         "the agent's merge queue was full: events dropped (their dictionaries kept)" },
     { Stat::RankLost, "rank_lost", Severity::DataLoss, "the rank went away during the capture (detail: how)" },

@@ -12,13 +12,15 @@
 #  2. modes (eager, graph; detach on; 3 captures, then LASTING_BLOCK calls under torch.profiler in the
 #     same process): idle after the 3rd capture within 2% of idle before the first, and the cost
 #     while capturing below torch.profiler's.
-#  3. light (graph, `capture --detail-every 10` with GAPSCOPE_GRAPH_TRACE=1, 3 captures): the process
-#     survives (it segfaulted on the H100 box, driver 580), while capturing within 5% of idle,
-#     idle after the 3rd capture within 2% of before; the file has detailed and whole-replay steps.
+#  3. light (graph, `capture --detail-every 10` with LASTING_LIGHT_ENV, default GAPSCOPE_LIGHT_EVENTS=1:
+#     whole replays timed by CUDA events; GAPSCOPE_GRAPH_TRACE=1 for CUPTI's graph-level trace, which
+#     segfaulted graph processes on the H100 box, driver 580; 3 captures): the process survives, while
+#     capturing within 5% of idle, idle after the 3rd capture within 2% of before; the file has
+#     detailed and whole-replay steps.
 #  4. graphdetach (not by default): whether a CUDA-graph process survives a forced detach
 #     (LASTING_DETACH_VARIANTS: the same with other settings, one process each).
 # LASTING_PARTS=pieces,modes  LASTING_PIECES=kernels,memops,sync,api,all  LASTING_MODES=eager,graph
-# LASTING_CAPTURES (modes; default 3)
+# LASTING_CAPTURES (modes; default 3), LASTING_RECORD (modes: --record; default everything)
 # LASTING_ENV: more VAR=VALUE for every traced process, after the case's own (they win): e.g.
 # GAPSCOPE_GRAPH_NODES=1 (the graph-node watch on: CUPTI attached from process start; torch.profiler cannot
 # attach then), GAPSCOPE_CUPTI_DETACH=force.
@@ -139,12 +141,14 @@ if [[ ",$PARTS," == *",pieces,"* ]]; then
 fi
 if [[ ",$PARTS," == *",modes,"* ]]; then
   for mode in ${MODES//,/ }; do
-    run_case "$mode" "$mode" kernels,memops,api,sync,nvtx,nccl "${LASTING_CAPTURES:-3}" 1 1 --gate-after 2 --gate-torch
+    run_case "$mode" "$mode" "${LASTING_RECORD:-kernels,memops,api,sync,nvtx,nccl}" "${LASTING_CAPTURES:-3}" 1 1 \
+      --gate-after 2 --gate-torch
   done
 fi
 if [[ ",$PARTS," == *",light,"* ]]; then
-  # The traced process opts in to CUPTI's graph-level trace (refused otherwise: it crashed graph processes).
-  CASE_ENV="GAPSCOPE_GRAPH_TRACE=1" CAPTURE_EXTRA="--detail-every 10" run_case graph_light graph \
+  # The traced process opts in to whole replays timed by CUDA events (LASTING_LIGHT_ENV; or
+  # GAPSCOPE_GRAPH_TRACE=1 for CUPTI's graph-level trace, which crashed graph processes on the H100).
+  CASE_ENV="${LASTING_LIGHT_ENV:-GAPSCOPE_LIGHT_EVENTS=1}" CAPTURE_EXTRA="--detail-every 10" run_case graph_light graph \
     kernels,memops,api,sync,nvtx,nccl 3 1 0 --gate-after 2 --gate-while 5
   if grep -q "Fatal Python error\|Segmentation fault" "$LOG/graph_light.workload.log"; then
     row "lasting: graph_light process" "died (see lasting/graph_light.workload.log)" "survives the light mode" FAIL

@@ -8,6 +8,7 @@
 #include "capture/inject/channels.h"
 #include "capture/inject/nvtxhooks.h"
 #include "capture/inject/ranksession.h"
+#include "model/format/wholegraph.h"
 #include "probeagent.h"
 
 #include <cupti_activity.h>
@@ -110,9 +111,35 @@ public:
         m_queued.push_back(k);
     }
 
+    // A whole graph replay timed by events (the light mode's replaytimer), handed out by takeTimedReplays.
+    void emitReplay(uint32_t corr, int64_t start, int64_t end)
+    {
+        if (!recording)
+            return;
+        GpuRecord g;
+        g.kind = GpuRecordKind::Kernel;
+        g.start = start;
+        g.end = end;
+        g.correlation = corr;
+        g.stream = 7;
+        g.graphId = 1;
+        g.graphNodeId = format::kWholeGraphNode;
+        g.name = format::kWholeGraphName;
+        std::lock_guard<std::mutex> lock(m_mutex);
+        m_replays.push_back(g);
+    }
+    void takeTimedReplays(std::vector<GpuRecord>& out) override
+    {
+        std::lock_guard<std::mutex> lock(m_mutex);
+        out.insert(out.end(), m_replays.begin(), m_replays.end());
+        m_replays.clear();
+    }
+    std::atomic<bool> wholeReplays { false }; // the workload's launches are timed whole, not per kernel
+
 private:
     std::mutex m_mutex;
     std::vector<CUpti_ActivityKernel10> m_queued;
+    std::vector<GpuRecord> m_replays;
 };
 
 // A decode loop: one "graph launch" every 3 ms with five kernels.
@@ -143,8 +170,11 @@ private:
                 m.source = MarkerSource::GraphLaunch;
                 channels().pushMarker(m);
             }
-            for (uint32_t k = 1; k <= 5; ++k)
-                m_tracer.emitKernel(corr + k, now + 100000 * k, now + 100000 * k + 50000);
+            if (m_tracer.wholeReplays)
+                m_tracer.emitReplay(corr, now + 100000, now + 550000);
+            else
+                for (uint32_t k = 1; k <= 5; ++k)
+                    m_tracer.emitKernel(corr + k, now + 100000 * k, now + 100000 * k + 50000);
             std::this_thread::sleep_for(std::chrono::milliseconds(3));
         }
     }
@@ -299,6 +329,33 @@ constexpr int64_t kMsNs = 1000000;
 class TstRankSession : public QObject {
     Q_OBJECT
 private slots:
+    // Whole replays timed by events (the light mode without CUPTI's graph-level trace) reach the file
+    // as one whole-graph kernel event per step, placed in their steps like CUPTI's records.
+    void timedReplaysPlacedInSteps()
+    {
+        QTemporaryDir dir;
+        probe::ProbeAgent agent;
+        Rank rank;
+        rank.tracer.wholeReplays = true;
+        QVERIFY(connectRank(dir, agent, rank));
+        agent.arm(1, settings(4), 5);
+        QVERIFY(pumpUntil(agent, [&] { return agent.allArmed(); }));
+        Workload load(rank.tracer);
+        QVERIFY(pumpUntil(agent, [&] { return agent.tryPlan(20000000) || agent.plan() > 0; }));
+        QVERIFY(pumpUntil(agent, [&] { return agent.allDone(); }));
+        agent.finishStats();
+        probe::ProbeAgent::Rank& r = *agent.ranks()[0];
+        QCOMPARE(r.doneMsg.steps_recorded(), 4u);
+        QCOMPARE(r.steps.size(), size_t(4));
+        for (const auto& [index, st] : r.steps) {
+            QCOMPARE(st.kernels, 1u);
+            QCOMPARE(st.kernelNs, uint64_t(450000));
+        }
+        QCOMPARE(r.kernels.size(), size_t(4));
+        QCOMPARE(r.kernelNames.size(), size_t(1));
+        QCOMPARE(r.kernelNames.begin()->first, std::string(format::kWholeGraphName));
+    }
+
     void wholeCapture()
     {
         QTemporaryDir dir;
