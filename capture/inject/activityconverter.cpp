@@ -116,17 +116,8 @@ ActivityConverter::Result fillGraphTrace(const CUpti_ActivityGraphTrace& g, GpuR
 {
     if (g.start == 0 && g.end == 0)
         return ActivityConverter::Result::NoTiming;
-    out = GpuRecord();
-    out.kind = GpuRecordKind::Kernel;
-    out.start = int64_t(g.start);
-    out.end = int64_t(g.end);
-    out.correlation = g.correlationId;
-    out.device = g.deviceId;
-    out.context = g.contextId;
-    out.stream = g.streamId;
-    out.graphId = g.graphId;
-    out.graphNodeId = format::kWholeGraphNode;
-    out.name = format::kWholeGraphName;
+    out = wholeReplayRecord(
+        int64_t(g.start), int64_t(g.end), g.correlationId, g.deviceId, g.contextId, g.streamId, g.graphId);
     return ActivityConverter::Result::Converted;
 }
 
@@ -224,6 +215,23 @@ ActivityConverter::Result ActivityConverter::convert(const void* rec, GpuRecord&
     default:
         return Result::Skipped;
     }
+}
+
+GpuRecord wholeReplayRecord(int64_t start, int64_t end, uint32_t correlation, uint32_t device, uint32_t context,
+    uint32_t stream, uint64_t graphId)
+{
+    GpuRecord out;
+    out.kind = GpuRecordKind::Kernel;
+    out.start = start;
+    out.end = end;
+    out.correlation = correlation;
+    out.device = device;
+    out.context = context;
+    out.stream = stream;
+    out.graphId = graphId;
+    out.graphNodeId = format::kWholeGraphNode;
+    out.name = format::kWholeGraphName;
+    return out;
 }
 
 } // namespace gapscope::capture::inject

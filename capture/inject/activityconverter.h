@@ -47,4 +47,9 @@ private:
     CuptiLayout m_layout;
 };
 
+// A CUDA-graph replay recorded whole (model/format/wholegraph.h): one kernel record on the launching
+// stream, from CUPTI's graph-level trace or from the light mode's event pair (replaytimer.h).
+GpuRecord wholeReplayRecord(int64_t start, int64_t end, uint32_t correlation, uint32_t device, uint32_t context,
+    uint32_t stream, uint64_t graphId);
+
 } // namespace gapscope::capture::inject

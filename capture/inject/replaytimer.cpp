@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
 #include "capture/inject/replaytimer.h"
 
+#include "capture/inject/activityconverter.h"
 #include "capture/inject/boundedqueue.h"
-#include "model/format/wholegraph.h"
 
 #include <cuda.h>
 #include <cupti.h>
@@ -254,17 +254,9 @@ void take(std::vector<GpuRecord>& out)
             release(i);
             continue;
         }
-        GpuRecord g;
-        g.kind = GpuRecordKind::Kernel;
-        g.start = g_chain.refNs + std::llround(toStart * 1e6);
-        g.end = g.start + std::llround(length * 1e6);
-        g.correlation = s.correlation;
-        g.device = s.deviceId;
-        g.context = s.contextId;
-        g.stream = s.streamId;
-        g.graphId = s.graphId;
-        g.graphNodeId = format::kWholeGraphNode;
-        g.name = format::kWholeGraphName;
+        const int64_t start = g_chain.refNs + std::llround(toStart * 1e6);
+        const GpuRecord g = wholeReplayRecord(
+            start, start + std::llround(length * 1e6), s.correlation, s.deviceId, s.contextId, s.streamId, s.graphId);
         out.push_back(g);
         g_timed.fetch_add(1, std::memory_order_relaxed);
         // This pair's end is the next reference: elapsed times stay short (float ms keeps ~0.1 ns).

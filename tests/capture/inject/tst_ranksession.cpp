@@ -116,17 +116,8 @@ public:
     {
         if (!recording)
             return;
-        GpuRecord g;
-        g.kind = GpuRecordKind::Kernel;
-        g.start = start;
-        g.end = end;
-        g.correlation = corr;
-        g.stream = 7;
-        g.graphId = 1;
-        g.graphNodeId = format::kWholeGraphNode;
-        g.name = format::kWholeGraphName;
         std::lock_guard<std::mutex> lock(m_mutex);
-        m_replays.push_back(g);
+        m_replays.push_back(wholeReplayRecord(start, end, corr, 0, 0, 7, 1));
     }
     void takeTimedReplays(std::vector<GpuRecord>& out) override
     {
