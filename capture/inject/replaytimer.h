@@ -11,7 +11,9 @@
 // on the launch's stream (skipped while that stream is being captured into a graph: the event would
 // become a node of the application's graph); at the launch's exit, a second one. The pair completes
 // when the GPU has run everything before the replay and the replay itself: from the first to the
-// second is the replay, as CUPTI's graph-level trace gives it. The library's thread resolves
+// second is the replay, as CUPTI's graph-level trace gives it, except that where the stream was idle
+// the first event completes while the host is still submitting the launch, so the replay's start
+// holds that submission (microseconds) and the gap before it is that much shorter. The library's thread resolves
 // completed pairs in order into whole-replay kernel records (model/format/wholegraph.h): each time is
 // the elapsed time from the previous resolved event, chained from an anchor event whose completion
 // was bracketed by cuptiGetTimestamp() on the host (the best of three tries, error about the
