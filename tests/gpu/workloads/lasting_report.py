@@ -19,7 +19,9 @@ first (--gate-after, percent) and the median while capturing with the one under 
 
 With --control TIMELINE (the same workload in a second process that is never captured, running at the
 same time on other cores), each phase's median is divided by the control's median over the same span of
-time: the shared machine's drift (other tenants, clocks) cancels, and the figures are ratios.
+time: the shared machine's drift (other tenants, clocks) cancels, and the figures are ratios. Where the
+control has fewer than 3 calls inside a block that has calls (it started late, or died), every figure is
+the process's own median instead (never a mix), and the row says so.
 """
 import argparse
 import json
@@ -77,18 +79,24 @@ def main():
     control = None
     if args.control:
         control = [json.loads(line) for line in open(args.control) if line.strip()]
-    out["control"] = bool(control)
     before = [c for c in idle if c["t1_ns"] < wins[0][1]][args.skip:]
-    out["before"] = {"ms": phase(before, control), "calls": len(before)}
-    out["while"], out["after"] = [], []
+    blocks = []  # (what, calls) in order: before, then while k / after k, then torch
     for i, (k, c0, c1, r0, r1) in enumerate(wins):
         during = [c for c in calls if c["t0_ns"] >= r0 and c["t1_ns"] <= r1]
         nxt = wins[i + 1][1] if i + 1 < len(wins) else (torch_start or float("inf"))
         after = [c for c in idle if c["t0_ns"] > c1 and c["t1_ns"] < nxt][args.skip:]
-        out["while"].append({"ms": phase(during, control), "calls": len(during)})
-        out["after"].append({"ms": phase(after, control), "calls": len(after)})
+        blocks.append((during, after))
     # torch.profiler's first call pays its start-up: left out, as the first call of a capture window is.
     tms = torch_calls[1:]
+    # Every block against the twin, or none: where the twin did not run through a block that has calls
+    # (it started late, or died), all figures are the process's own medians and the row says so.
+    everything = [before, tms] + [b for pair in blocks for b in pair]
+    if control and any(x and phase(x, control) != phase(x, control) for x in everything):
+        control, out["twin_gap"] = None, True
+    out["control"] = bool(control)
+    out["before"] = {"ms": phase(before, control), "calls": len(before)}
+    out["while"] = [{"ms": phase(d, control), "calls": len(d)} for d, _ in blocks]
+    out["after"] = [{"ms": phase(a, control), "calls": len(a)} for _, a in blocks]
     out["torch"] = {"ms": phase(tms, control), "calls": len(tms)}
     if args.json:
         json.dump(out, open(args.json, "w"), indent=1)
@@ -107,7 +115,8 @@ def main():
         target = "after the last capture within %g%% of before (>= 8 calls each)" % args.gate_after
     else:
         verdict, target = "INFO", "-"
-    norm = " (each against the uncaptured twin at the same time)" if control else ""
+    norm = " (each against the uncaptured twin at the same time)" if control else \
+        (" (own medians: the twin did not run through every block)" if out.get("twin_gap") else "")
     print("lasting: %s idle after %d captures | before %.1f ms/call (%d calls); after each capture %s; last block "
           "%d calls%s | %s | %s" % (args.name, len(wins), b, out["before"]["calls"], after_txt, last["calls"], norm,
                                     target, verdict))
