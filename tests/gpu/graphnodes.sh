@@ -16,9 +16,11 @@
 #                     with the library (launch), one with the library but no graph-node watch, one plain,
 #                     GRAPHNODES_IDLE_S seconds each; per-process medians of the step time ->
 #                     OUTDIR/idle_cost.txt; PASS when the medians with the library overlap those without.
-#                     GRAPHNODES_IDLE_KINDS (default "lib nowatch none") may add "subscribe", "resources" and
-#                     "release": the watch's CUPTI subscriber alone, with its node callbacks but no API
-#                     callbacks, and the whole watch let go 1 s after the last graph was built
+#                     GRAPHNODES_IDLE_KINDS (default "lib held none"): "lib" is the library in its steady
+#                     state, the watch released (GAPSCOPE_GRAPH_NODES_RELEASE_S=1 here, 60 s by default);
+#                     "held" the watch kept (=0); "nowatch" (GAPSCOPE_GRAPH_NODES=0), "subscribe" (the
+#                     watch's CUPTI subscriber alone) and "resources" (its node callbacks but no API ones)
+#                     tell the parts apart, as INFO rows
 #  e. kineto          graph, ranges on, plain process, 30 replays under torch.profiler
 #                     -> OUTDIR/graph_ranges_kineto.json.gz
 # Then, if tests/gpu/graph_nodes_check.py exists, it judges OUTDIR (`--cli CLI OUTDIR`) and the rows it
@@ -245,16 +247,17 @@ if [ $HAVE_LIB = 1 ] && want idle; then
   : >"$LOG/idle.list"
   for mode in ${GRAPHNODES_IDLE_MODES:-graph eager}; do
   for k in $(seq "${GRAPHNODES_IDLE_REPS:-3}"); do
-    for kind in ${GRAPHNODES_IDLE_KINDS:-lib nowatch none}; do
+    for kind in ${GRAPHNODES_IDLE_KINDS:-lib held none}; do
       name=idle_${mode}_${kind}$k
       rm -f "$LOG/$name.steps.jsonl"
-      # nowatch: the library without the graph-node watch, to tell the watch's share from the library's;
-      # subscribe / resources: the watch's CUPTI subscriber alone / with its node callbacks only;
-      # release: the whole watch, let go 1 s after the last graph was built (cuptiFinalize)
+      # lib: the watch let go 1 s after the last graph was built (cuptiFinalize), as it is 60 s after by
+      # default; held: kept; nowatch: no watch; subscribe / resources: its CUPTI subscriber alone / with
+      # its node callbacks only
       case $kind in
+        lib) env=GAPSCOPE_GRAPH_NODES_RELEASE_S=1 ;;
+        held) env=GAPSCOPE_GRAPH_NODES_RELEASE_S=0 ;;
         nowatch) env=GAPSCOPE_GRAPH_NODES=0 ;;
         subscribe | resources) env=GAPSCOPE_GRAPH_NODES=$kind ;;
-        release) env=GAPSCOPE_GRAPH_NODES_RELEASE_S=1 ;;
         *) env= ;;
       esac
       WL_ENV=$env start_wl "$name" "$([ $kind = none ] && echo 0 || echo 1)" \
@@ -289,7 +292,8 @@ with open(sys.argv[2], "w") as f:
     for mode, med in meds.items():
         f.write("%s lib medians: %s\n%s none medians: %s\n" % (mode, med["lib"], mode, med["none"]))
 for mode, med in meds.items():
-    check = "graphnodes: %s step, library loaded (graph-node watch on, idle) vs no library" % mode
+    check = ("graphnodes: %s step, library loaded, never captured (the watch lets CUPTI go 1 s after the last "
+             "graph built) vs no library" % mode)
     if not med["lib"] or not med["none"]:
         print("%s | no step times (lib %d, none %d processes) | within noise | FAIL" % (check, len(med["lib"]),
                                                                                     len(med["none"])))
@@ -305,7 +309,7 @@ for mode, med in meds.items():
           "| within noise: the processes' medians overlap | %s"
           % (check, lib / none, lib, len(med["lib"]), min(med["lib"]), max(med["lib"]), none, len(med["none"]),
              min(med["none"]), max(med["none"]), nowatch, "PASS" if overlap else "FAIL"))
-    for kind in ("subscribe", "resources", "release"):  # which part of the watch costs what
+    for kind in ("held", "subscribe", "resources"):  # which part of the watch costs what
         if med[kind]:
             print("graphnodes: %s step, watch %s vs no library | ratio %.4f (%.4f ms over %d "
                   "processes, %.4f..%.4f) | - | INFO" % (mode, kind, statistics.median(med[kind]) / none,
