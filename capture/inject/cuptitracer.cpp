@@ -565,6 +565,8 @@ void CuptiTracer::maybeReleaseWatch()
     const int64_t built = g_lastGraphBuiltNs.load(std::memory_order_relaxed);
     if (after <= 0 || built == 0)
         return; // no graph built yet: they may still come (model loading)
+    if (g_openCaptures.load(std::memory_order_relaxed) > 0)
+        return; // a stream capture is open: a graph is being built
     if (steadyNowNs() - std::max(built, m_watchSinceNs) < after)
         return;
     if (requestDetach(0)) {
