@@ -153,6 +153,9 @@ if [[ ",$PARTS," == *",light,"* ]]; then
   if grep -q "Fatal Python error\|Segmentation fault" "$LOG/graph_light.workload.log"; then
     row "lasting: graph_light process" "died (see lasting/graph_light.workload.log)" "survives the light mode" FAIL
   fi
+  # What the library says of its replays (events: how many were timed, why others were not).
+  timed=$(grep -h "light mode: .*replays timed" "$LOG/graph_light.workload.log" 2>/dev/null | tail -1 | sed 's/^gapscope-inject: //')
+  [ -n "$timed" ] && row "lasting: graph_light replays timed by events (last capture)" "$timed" "-" INFO
   f=$LOG/graph_light.cap1.gapscope
   if [ -s "$f" ] && $PIN_TOOLS "$CLI" analyze --json "$f" >"$f.analyze.json" 2>"$f.analyze.err"; then
     python3 - "$f.analyze.json" >>"$TABLE" <<'PY'
