@@ -300,13 +300,13 @@ void CUPTIAPI onCallback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId cb
     if (build != BuildCall::None)
         return; // no launch: neither a step marker nor the light mode's switch
     const bool runtime = domain == CUPTI_CB_DOMAIN_RUNTIME_API;
+    const bool graph = runtime ? contains(kRuntimeGraph, cbid) : contains(kDriverGraph, cbid);
     if (cb->callbackSite == CUPTI_API_EXIT) {
         if (runtime && t_inRuntimeLaunch > 0)
             --t_inRuntimeLaunch;
         else if (t_inRuntimeLaunch > 0)
             return; // the driver half of a runtime launch
-        if (g_lightEvents.load(std::memory_order_relaxed)
-            && (runtime ? contains(kRuntimeGraph, cbid) : contains(kDriverGraph, cbid)))
+        if (graph && g_lightEvents.load(std::memory_order_relaxed))
             replaytimer::end(!cb->functionReturnValue || *static_cast<const int*>(cb->functionReturnValue) == 0);
         return;
     }
@@ -315,7 +315,6 @@ void CUPTIAPI onCallback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId cb
     else if (t_inRuntimeLaunch > 0)
         return; // the driver half of a runtime launch already seen
     const StepRule rule = g_rule.load(std::memory_order_relaxed);
-    const bool graph = runtime ? contains(kRuntimeGraph, cbid) : contains(kDriverGraph, cbid);
     if (graph) {
         const bool detailed = switchDetail();
         if (g_lightEvents.load(std::memory_order_relaxed) && !detailed)
@@ -544,12 +543,15 @@ void CuptiTracer::watchGraphNodes()
 // graph node it saw built, before it lets CUPTI go.
 int64_t CuptiTracer::watchReleaseNs()
 {
-    const char* v = std::getenv("GAPSCOPE_GRAPH_NODES_RELEASE_S");
-    if (!v || !*v)
-        return int64_t(60) * 1000000000;
-    char* end = nullptr;
-    const double s = std::strtod(v, &end);
-    return end && *end == '\0' && s > 0 && s < 1e6 ? int64_t(s * 1e9) : 0;
+    static const int64_t ns = [] { // read once: maintain() asks on every tick
+        const char* v = std::getenv("GAPSCOPE_GRAPH_NODES_RELEASE_S");
+        if (!v || !*v)
+            return int64_t(60) * 1000000000;
+        char* end = nullptr;
+        const double s = std::strtod(v, &end);
+        return end && *end == '\0' && s > 0 && s < 1e6 ? int64_t(s * 1e9) : int64_t(0);
+    }();
+    return ns;
 }
 
 // The watch's subscriber costs every replay a little (GAPSCOPE_GRAPH_NODES=subscribe measures it), so
@@ -774,8 +776,9 @@ Status CuptiTracer::startRecording(const pb::CaptureSettings& s)
         return Status::error("CUPTI API version " + std::to_string(m_version)
             + " has no known record layout (known: " + knownCuptiVersions() + ")");
     const bool all = !s.kernels() && !s.memory_ops() && !s.runtime_api() && !s.synchronization();
-    const bool events = !graphTraceAllowed() && replaytimer::allowed();
-    if ((all || s.kernels()) && s.detail_every() > 1 && !graphTraceAllowed() && !events)
+    const bool graphTrace = graphTraceAllowed();
+    const bool events = !graphTrace && replaytimer::allowed();
+    if ((all || s.kernels()) && s.detail_every() > 1 && !graphTrace && !events)
         return Status::error(
             "--detail-every is refused: CUPTI's graph-level trace crashed graph processes inside libcupti "
             "(H100, driver 580, CUPTI 13.0; capture/README.md), and timing replays by CUDA events is not "

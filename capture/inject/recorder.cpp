@@ -179,15 +179,7 @@ void Recorder::drainGpu(const std::function<void()>& checkpoint)
             }
         });
         pool->release(f.data);
-        m_counters.records += m_batch.size();
-        for (const GpuRecord& g : m_batch) {
-            if (g.kind == GpuRecordKind::Kernel && g.graphId != 0 && g.graphNodeId != format::kWholeGraphNode)
-                m_channels.graphKernelsRecorded.store(true, std::memory_order_relaxed);
-            if (g.kind == GpuRecordKind::Api)
-                m_window.noteApi(g);
-            else if (m_firstRecord == 0 || g.start < m_firstRecord)
-                m_firstRecord = g.start;
-        }
+        noteBatch();
         for (const GpuRecord& g : pending)
             place(g);
         pending.clear();
@@ -200,11 +192,21 @@ void Recorder::drainGpu(const std::function<void()>& checkpoint)
         place(g);
     m_batch.clear();
     m_tracer.takeTimedReplays(m_batch);
+    noteBatch();
+    for (const GpuRecord& g : m_batch)
+        place(g);
+}
+
+void Recorder::noteBatch()
+{
     m_counters.records += m_batch.size();
     for (const GpuRecord& g : m_batch) {
-        if (m_firstRecord == 0 || g.start < m_firstRecord)
+        if (g.kind == GpuRecordKind::Kernel && g.graphId != 0 && g.graphNodeId != format::kWholeGraphNode)
+            m_channels.graphKernelsRecorded.store(true, std::memory_order_relaxed);
+        if (g.kind == GpuRecordKind::Api)
+            m_window.noteApi(g);
+        else if (m_firstRecord == 0 || g.start < m_firstRecord)
             m_firstRecord = g.start;
-        place(g);
     }
 }
 

@@ -84,6 +84,9 @@ public:
     bool sawGpuAfterWindow() const { return m_sawAfter; }
 
 private:
+    // Counts m_batch's records and notes what they say before they are placed (graph kernels seen,
+    // API ids, the earliest GPU start).
+    void noteBatch();
     bool nameMatches(const std::string& name);
     bool anchorMatches(const char* symbol);
     void place(const GpuRecord& r);

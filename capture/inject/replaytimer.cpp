@@ -151,11 +151,6 @@ void stop()
     g_running.store(false, std::memory_order_release);
 }
 
-bool running()
-{
-    return g_running.load(std::memory_order_acquire);
-}
-
 void begin(void* context, const void* params, bool perThread, uint32_t correlation)
 {
     t_slot = -1;

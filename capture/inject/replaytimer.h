@@ -41,7 +41,6 @@ bool allowed();
 // take() to resolve; the next start() drops what was never resolved.
 void start();
 void stop();
-bool running();
 
 // From a CUPTI callback of cudaGraphLaunch / cuGraphLaunch (runtime or driver, `perThread` for the
 // _ptsz variants), at its entry and exit on the launching thread. `params` is the call's parameter
