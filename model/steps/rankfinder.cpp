@@ -255,14 +255,20 @@ std::vector<Piece> RankFinder::byGraph(const StepSequence& seq)
         if (seq.units[i].graph())
             launches.push_back(i);
     std::vector<size_t> starts = GraphCycles::starts(seq, launches);
+    // How many kernels a step's replays run, from the steps whose kernels were recorded (a light-mode
+    // capture's whole replays count one each, and no eager work was recorded beside them).
     std::vector<size_t> stepKernels;
     for (size_t k = 0; k < starts.size(); ++k) {
         const size_t last = k + 1 < starts.size() ? starts[k + 1] : seq.size();
         size_t n = 0;
+        bool whole = false;
         for (size_t i = starts[k]; i < last; ++i)
-            if (seq.units[i].graph())
+            if (seq.units[i].graph()) {
                 n += seq.units[i].kernels;
-        stepKernels.push_back(n);
+                whole = whole || seq.units[i].wholeReplay;
+            }
+        if (!whole)
+            stepKernels.push_back(n);
     }
     const size_t eagerStep = std::max<size_t>(8, medianOf(stepKernels) / 2);
     std::vector<Piece> out;

@@ -1,7 +1,11 @@
 // SPDX-License-Identifier: MIT
 #include "model/steps/stepkinds.h"
 
+#include "model/steps/stepsequence.h"
+#include "model/trace/graphnode.h"
+
 #include <algorithm>
+#include <iterator>
 #include <unordered_map>
 
 namespace gapscope::model {
@@ -76,6 +80,10 @@ void StepKinds::byEvidence(const Trace& trace, uint32_t rank, std::vector<Step>&
     // indexed by name id (which step a name was last seen in, and how often there).
     std::vector<std::vector<uint64_t>> seen(steps.size()), repeated(steps.size());
     std::vector<uint32_t> lastStep(trace.stringCount() + 1, UINT32_MAX), count(trace.stringCount() + 1, 0);
+    // A light-mode capture: per step, the graphs it replayed whole (no kernel names) and those whose
+    // kernels it recorded; a whole replay takes the core of a recorded replay of the same graph.
+    std::vector<std::vector<uint64_t>> wholeGraphs(steps.size()), detailedGraphs(steps.size());
+    bool light = false;
     for (LaneId id : trace.lanesOf(rank, LaneKind::GpuStream)) {
         const LaneEvents& ev = trace.lane(id).events;
         size_t k = 0;
@@ -87,6 +95,15 @@ void StepKinds::byEvidence(const Trace& trace, uint32_t rank, std::vector<Step>&
             const StringId name = ev.name(i);
             if (name >= lastStep.size() || trace.kindOf(id, i) != EventKind::Kernel)
                 continue;
+            if (const KernelConfig* c = trace.kernelConfig(id, i); c && c->graphId) {
+                const bool whole = isWholeReplayNode(c->graphNodeId);
+                auto& graphs = whole ? wholeGraphs[k] : detailedGraphs[k];
+                if (graphs.empty() || graphs.back() != c->graphId)
+                    graphs.push_back(c->graphId);
+                light = light || whole;
+                if (whole)
+                    continue;
+            }
             if (lastStep[name] != k) {
                 lastStep[name] = uint32_t(k);
                 count[name] = 1;
@@ -96,15 +113,38 @@ void StepKinds::byEvidence(const Trace& trace, uint32_t rank, std::vector<Step>&
             }
         }
     }
+    std::vector<std::vector<uint64_t>> cores(steps.size());
+    for (size_t i = 0; i < steps.size(); ++i) {
+        auto& v = repeated[i].empty() ? seen[i] : repeated[i];
+        std::sort(v.begin(), v.end());
+        v.erase(std::unique(v.begin(), v.end()), v.end());
+        cores[i] = std::move(v);
+    }
+    if (light) {
+        // The core of each graph from the first step that recorded that graph's kernels and no other's.
+        std::unordered_map<uint64_t, size_t> exemplar;
+        for (size_t i = 0; i < steps.size(); ++i)
+            if (wholeGraphs[i].empty() && detailedGraphs[i].size() == 1)
+                exemplar.try_emplace(detailedGraphs[i].front(), i);
+        for (size_t i = 0; i < steps.size(); ++i) {
+            std::vector<uint64_t>& v = cores[i];
+            for (uint64_t g : wholeGraphs[i]) {
+                auto it = exemplar.find(g);
+                // No recorded replay of this graph: it stands as a name of its own.
+                const std::vector<uint64_t> own { kGraphSymbol | g };
+                const std::vector<uint64_t>& add = it == exemplar.end() ? own : cores[it->second];
+                std::vector<uint64_t> merged;
+                std::set_union(v.begin(), v.end(), add.begin(), add.end(), std::back_inserter(merged));
+                v = std::move(merged);
+            }
+        }
+    }
     std::vector<size_t> candidates; // the steps evidence decides
     std::vector<std::vector<uint64_t>> sets;
     for (size_t i = 0; i < steps.size(); ++i)
         if (fromEvidence(steps[i])) {
             candidates.push_back(i);
-            auto& v = repeated[i].empty() ? seen[i] : repeated[i];
-            std::sort(v.begin(), v.end());
-            v.erase(std::unique(v.begin(), v.end()), v.end());
-            sets.push_back(std::move(v));
+            sets.push_back(cores[i]);
         }
     if (sets.size() < 2)
         return;

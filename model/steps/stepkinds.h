@@ -5,10 +5,12 @@
 // the same forward: the steps whose core (the kernel names run more than once in the step: the
 // layers'; the glue around a forward, which one step may hold more of than another, runs once) is alike
 // (Jaccard index >= 0.75: the last forward of a generate() call repeats two more names than the others
-// of a 4-layer model, 11 of 13 alike, where its prefill shares 8 of 15) to the most common core are `decode`, when at least two are; a step that runs another
-// core and is followed by a decode step is the `prefill` that started the loop (the first forward of a
-// generate() call: its GEMMs and attention run other kernels for many tokens); any other step stays
-// `unknown`. Steps of the period rule (training iterations) and annotated steps keep their kind.
+// of a 4-layer model, 11 of 13 alike, where its prefill shares 8 of 15) to the most common core are `decode`, when at
+// least two are; a step that runs another core and is followed by a decode step is the `prefill` that started the loop
+// (the first forward of a generate() call: its GEMMs and attention run other kernels for many tokens); any other step
+// stays `unknown`. Steps of the period rule (training iterations) and annotated steps keep their kind. In a light-mode
+// capture a whole replay (no kernel names) counts as the core of the first step that recorded the kernels of the same
+// graph and no other's; a graph with no such step stands as a name of its own.
 //
 // Pure function; thread-safe.
 

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 #include "model/steps/stepsequence.h"
 
+#include "model/trace/graphnode.h"
+
 #include <algorithm>
 #include <map>
 #include <unordered_set>
@@ -13,6 +15,8 @@ struct Kernel {
     uint32_t corr;
     TimeNs start, end;
     StringId name;
+    bool inGraph; // its record names the CUDA graph it was replayed from
+    bool wholeReplay; // it stands for a whole replay (a light-mode capture's, graphnode.h)
 };
 
 // Correlation ids of the rank's graph launches.
@@ -48,7 +52,9 @@ StepSequence StepSequence::of(const Trace& trace, uint32_t rank)
                 continue;
             const uint32_t c = ev.correlation(i);
             allCorrelated = allCorrelated && c != 0;
-            ks.push_back({ c, ev.start(i), ev.end(i), ev.name(i) });
+            const KernelConfig* config = trace.kernelConfig(id, i);
+            ks.push_back({ c, ev.start(i), ev.end(i), ev.name(i), config && config->graphId != 0,
+                config && isWholeReplayNode(config->graphNodeId) });
         }
     }
     if (allCorrelated)
@@ -63,7 +69,9 @@ StepSequence StepSequence::of(const Trace& trace, uint32_t rank)
     std::map<std::pair<StringId, uint32_t>, uint64_t> graphSymbols; // (first kernel, kernel count) -> symbol
     for (size_t i = 0; i < ks.size();) {
         size_t j = i + 1;
-        const bool graph = graphs.count(ks[i].corr) != 0;
+        // A graph launch: its API call was recorded, or (a capture that recorded kernels only, the light
+        // mode's whole replays) its kernels name the graph; grouped by the launch's correlation.
+        const bool graph = graphs.count(ks[i].corr) != 0 || (allCorrelated && ks[i].inGraph);
         Unit u { ks[i].name, ks[i].start, ks[i].end, ks[i].corr, 1 };
         if (graph) {
             while (j < ks.size() && ks[j].corr == ks[i].corr) {
@@ -72,6 +80,7 @@ StepSequence StepSequence::of(const Trace& trace, uint32_t rank)
                 ++j;
             }
             u.kernels = uint32_t(j - i);
+            u.wholeReplay = u.kernels == 1 && ks[i].wholeReplay;
             u.firstKernel = uint32_t(names->size());
             for (size_t k = i; k < j; ++k)
                 names->push_back(ks[k].name);

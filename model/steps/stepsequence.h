@@ -2,7 +2,8 @@
 #pragma once
 
 // StepSequence: one rank's GPU work in launch order, as the step rules see it. Each unit is one
-// kernel launched on its own, or one graph launch (CUDA or HIP) with all the kernels it replayed.
+// kernel launched on its own, or one graph launch (CUDA or HIP) with all the kernels it replayed (known
+// by its launch call, or where calls were not recorded by the graph id its kernels carry).
 // Launch order is the correlation order of the launches when every kernel has one (it does not depend
 // on how the GPU overlapped streams), otherwise start order.
 //
@@ -34,6 +35,7 @@ struct StepSequence {
         uint32_t correlation = 0; // the launch's (0: not recorded)
         uint32_t kernels = 1; // kernels it ran (more than one for a graph launch)
         uint32_t firstKernel = 0; // a graph launch's kernel names: (*graphKernelNames)[firstKernel, +kernels)
+        bool wholeReplay = false; // a graph launch recorded as one event, its kernels not (light mode)
         bool graph() const { return symbol & kGraphSymbol; }
     };
     std::vector<Unit> units;

@@ -2,6 +2,7 @@
 // StepFinder on synth traces whose step boundaries were removed: every rule finds the steps synth
 // recorded, aligned across ranks by index; a pathological pattern is searched in linear time. The shapes
 // of real engines (annotations, graph replays, eager forwards) are in tst_stepshapes.
+#include "model/format/wholegraph.h"
 #include "model/steps/stepfinder.h"
 #include "model/synth/synth.h"
 
@@ -129,6 +130,66 @@ private slots:
         QVERIFY2(timer.elapsed() < 2000, "the pattern backtracked");
         QCOMPARE(t.steps(0).size(), size_t(4));
         QCOMPARE(t.steps(0)[1].start, TimeNs(100));
+    }
+
+    // A light-mode capture that recorded kernels only (no API calls): detailed replays of graph 7, each
+    // followed by eager sampling kernels, then replays recorded whole (one event each, same graph).
+    // Every launch is one step, told by the graph id its kernels carry, and every step is decode: a
+    // whole replay is alike to the recorded replays of its graph.
+    void lightModeKernelsOnly()
+    {
+        TraceBuilder b;
+        LaneId l = b.lane({ LaneKind::GpuStream, 0, "h", 0, 1, "", 0 });
+        const StringId names[] = { b.intern("embed"), b.intern("qkv_gemm"), b.intern("attention"), b.intern("out_gemm"),
+            b.intern("lm_head") };
+        const StringId argmax = b.intern("argmax"), copy = b.intern("copy"), whole = b.intern(format::kWholeGraphName);
+        uint32_t corr = 100;
+        TimeNs t0 = 1000000;
+        size_t launches = 0;
+        auto detailed = [&] {
+            const uint32_t c = ++corr;
+            TimeNs t = t0;
+            uint64_t node = 0;
+            auto graphKernel = [&](StringId name) {
+                KernelConfig k;
+                k.graphId = 7;
+                k.graphNodeId = ++node;
+                b.addKernel(l, t, 5000, name, c, k);
+                t += 6000;
+            };
+            graphKernel(names[0]);
+            for (int layer = 0; layer < 4; ++layer)
+                for (int k = 1; k < 4; ++k)
+                    graphKernel(names[k]);
+            graphKernel(names[4]);
+            for (StringId e : { argmax, copy, argmax, copy }) // sampling: eager, correlations of their own
+                b.addKernel(l, t += 3000, 2000, e, ++corr, {});
+            t0 += 200000;
+            ++launches;
+        };
+        auto wholeReplay = [&] {
+            KernelConfig k;
+            k.graphId = 7;
+            k.graphNodeId = format::kWholeGraphNode;
+            b.addKernel(l, t0, 90000, whole, ++corr, k);
+            t0 += 200000;
+            ++launches;
+        };
+        for (int block = 0; block < 2; ++block) {
+            for (int i = 0; i < 3; ++i)
+                detailed();
+            for (int i = 0; i < 10; ++i)
+                wholeReplay();
+        }
+        Trace t = b.finish();
+        const StepReport r = StepFinder().find(t);
+        QCOMPARE(r.source, StepSource::Graph);
+        const auto& steps = t.steps(0);
+        QCOMPARE(steps.size(), launches);
+        for (size_t i = 0; i < steps.size(); ++i) {
+            QCOMPARE(steps[i].start, TimeNs(1000000 + TimeNs(i) * 200000));
+            QCOMPARE(int(steps[i].kind), int(StepKind::Decode));
+        }
     }
 
     void badRules()
