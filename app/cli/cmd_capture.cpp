@@ -453,9 +453,9 @@ int runCapture(const std::vector<std::string>& args)
     p.option("--detail-every", "N",
         "light mode for CUDA-graph decode: kernels node by node for one block of 32 graph launches in every N, "
         "each other replay as one event (its start, end and graph); the analysis takes kernel bars from the "
-        "detailed steps and step times from all. Refused unless the traced process sets GAPSCOPE_LIGHT_EVENTS=1 "
-        "(replays timed by CUDA events) or GAPSCOPE_GRAPH_TRACE=1 (CUPTI's graph-level trace, which crashed "
-        "graph processes): capture/README.md",
+        "detailed steps and step times from all. Whole replays are timed by CUDA events (GAPSCOPE_LIGHT_EVENTS=0 "
+        "in the traced process: refused), or by CUPTI's graph-level trace where it sets GAPSCOPE_GRAPH_TRACE=1 "
+        "(which crashed graph processes): capture/README.md. With --record kernels it costs least",
         detailEvery);
     p.option("--wait-ranks", "N", "wait until N ranks are registered before arming", waitRanks);
     p.option("--arm-timeout", "S", "give up when the ranks do not align within S seconds", armTimeout);

@@ -75,7 +75,7 @@ const uint32_t kDriverLaunch[] = { CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, CUPTI
 
 // The light mode (CaptureSettings.detail_every = N > 1): CONCURRENT_KERNEL on for one block of
 // kDetailBlock graph launches in every N blocks only; the other replays are recorded whole, by CUDA
-// events (replaytimer.h, GAPSCOPE_LIGHT_EVENTS=1) or by CUPTI's graph-level trace (GRAPH_TRACE: one
+// events (replaytimer.h; GAPSCOPE_LIGHT_EVENTS=0 turns them off) or by CUPTI's graph-level trace (GRAPH_TRACE: one
 // record per replay, GAPSCOPE_GRAPH_TRACE=1). Switching CONCURRENT_KERNEL is expensive in a graph
 // process (on and off around every 10th launch cost +51.6 % on the H100, BENCHMARKS.md), hence blocks.
 // The switch happens in the entry callback of the graph launch, before the driver sees the launch, so
@@ -89,6 +89,25 @@ uint64_t g_detailLaunches = 0; // graph launches seen while recording (under g_d
 bool g_detailKernelsOn = false; // CONCURRENT_KERNEL enabled now (under g_detailMutex)
 bool g_detailGraphTraceOn = false; // GRAPH_TRACE enabled now (under g_detailMutex)
 std::atomic<uint64_t> g_detailSwitchErrors { 0 };
+// Switching CONCURRENT_KERNEL off gave the kernels of the block's last detailed replay end times some
+// 9-10 ms after their start (H100, driver 580, CUPTI 13.0: the last launch of every block and no other,
+// 1,617 of 93,330 kernels of one 8-s capture), also where the stream had run that replay to its end
+// before the switch (4 of 160 detailed launches, 413 kernels). So the block's last detailed launch is
+// timed whole by events as well, and its kernel records are left out (replacedByTimedReplay);
+// GAPSCOPE_LIGHT_REPLACE_LAST=0 keeps them. The correlation ids of such launches, the last
+// kReplacedRing of them (records come within a flush interval; one block is 32 launches).
+constexpr size_t kReplacedRing = 64;
+std::atomic<uint32_t> g_replaced[kReplacedRing] = {};
+std::atomic<uint64_t> g_replacedCount { 0 };
+
+bool replaceLast()
+{
+    static const bool on = [] {
+        const char* v = std::getenv("GAPSCOPE_LIGHT_REPLACE_LAST");
+        return !v || std::strcmp(v, "0") != 0;
+    }();
+    return on;
+}
 
 // Whether the light mode may switch GRAPH_TRACE on: only where the traced process opted in
 // (GAPSCOPE_GRAPH_TRACE=1), because on the H100 box (driver 580, CUPTI 13.0) switching it on while the
@@ -99,9 +118,11 @@ bool graphTraceAllowed()
     return v && std::strcmp(v, "1") == 0;
 }
 
-// The light mode's switch for the graph launch about to happen; whether its kernels are recorded.
-bool switchDetail()
+// The light mode's switch for the graph launch about to happen (`correlation`: its id); whether its
+// kernels are recorded. `timeWhole`: it is timed whole by events as well.
+bool switchDetail(uint32_t correlation, bool* timeWhole)
 {
+    *timeWhole = false;
     const uint32_t every = g_detailEvery.load(std::memory_order_acquire);
     if (every < 2)
         return false;
@@ -109,6 +130,12 @@ bool switchDetail()
     if (g_detailEvery.load(std::memory_order_relaxed) < 2)
         return false; // recording stopped meanwhile
     const bool detailed = (g_detailLaunches++ / kDetailBlock) % every == 0;
+    if (detailed && g_detailLaunches % kDetailBlock == 0 && replaceLast()
+        && g_lightEvents.load(std::memory_order_relaxed)) { // the block's last: see kReplacedRing
+        const uint64_t n = g_replacedCount.fetch_add(1, std::memory_order_relaxed);
+        g_replaced[n % kReplacedRing].store(correlation, std::memory_order_release);
+        *timeWhole = true;
+    }
     if (detailed == g_detailKernelsOn)
         return detailed;
     if (detailed) {
@@ -316,8 +343,9 @@ void CUPTIAPI onCallback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId cb
         return; // the driver half of a runtime launch already seen
     const StepRule rule = g_rule.load(std::memory_order_relaxed);
     if (graph) {
-        const bool detailed = switchDetail();
-        if (g_lightEvents.load(std::memory_order_relaxed) && !detailed)
+        bool timeWhole = false;
+        const bool detailed = switchDetail(cb->correlationId, &timeWhole);
+        if (g_lightEvents.load(std::memory_order_relaxed) && (!detailed || timeWhole))
             replaytimer::begin(cb->context, cb->functionParams,
                 cbid
                     == (runtime ? CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_ptsz_v10000
@@ -780,10 +808,9 @@ Status CuptiTracer::startRecording(const pb::CaptureSettings& s)
     const bool events = !graphTrace && replaytimer::allowed();
     if ((all || s.kernels()) && s.detail_every() > 1 && !graphTrace && !events)
         return Status::error(
-            "--detail-every is refused: CUPTI's graph-level trace crashed graph processes inside libcupti "
-            "(H100, driver 580, CUPTI 13.0; capture/README.md), and timing replays by CUDA events is not "
-            "yet measured on a GPU; set GAPSCOPE_LIGHT_EVENTS=1 (events) or GAPSCOPE_GRAPH_TRACE=1 (CUPTI's "
-            "graph-level trace) in the traced process to try one");
+            "--detail-every is refused: the traced process set GAPSCOPE_LIGHT_EVENTS=0 (no replays timed by CUDA "
+            "events), and CUPTI's graph-level trace, which crashed graph processes inside libcupti (H100, driver "
+            "580, CUPTI 13.0; capture/README.md), is used only with GAPSCOPE_GRAPH_TRACE=1");
     CUptiResult r = cuptiActivityRegisterCallbacks(onBufferRequested, onBufferCompleted);
     if (r != CUPTI_SUCCESS)
         return Status::error("cuptiActivityRegisterCallbacks: " + cuptiError(r));
@@ -798,6 +825,9 @@ Status CuptiTracer::startRecording(const pb::CaptureSettings& s)
         g_detailGraphTraceOn = !events;
         g_detailSwitchErrors.store(0, std::memory_order_relaxed);
         if (events) {
+            g_replacedCount.store(0, std::memory_order_relaxed);
+            for (auto& c : g_replaced)
+                c.store(0, std::memory_order_relaxed);
             replaytimer::start();
             g_lightEvents.store(true, std::memory_order_release);
         } else {
@@ -899,6 +929,16 @@ void CuptiTracer::takeTimedReplays(std::vector<GpuRecord>& out)
     replaytimer::take(out);
 }
 
+bool CuptiTracer::replacedByTimedReplay(uint32_t correlation) const
+{
+    if (correlation == 0 || g_replacedCount.load(std::memory_order_acquire) == 0)
+        return false;
+    for (const auto& c : g_replaced)
+        if (c.load(std::memory_order_relaxed) == correlation)
+            return true;
+    return false;
+}
+
 void CuptiTracer::flush()
 {
     cuptiActivityFlushAll(0);
@@ -919,6 +959,9 @@ void CuptiTracer::disableRecording()
         if (const uint64_t errors = g_detailSwitchErrors.load(std::memory_order_relaxed))
             injectLog(
                 "light mode: %llu switches between kernel and graph-level records failed", (unsigned long long)errors);
+        injectLog("light mode: %llu detailed blocks' last launches timed whole instead (their kernel records "
+                  "come out wrong)",
+            (unsigned long long)g_replacedCount.load(std::memory_order_relaxed));
         if (g_lightEvents.exchange(false)) {
             replaytimer::stop(); // what is in flight is still resolved by takeTimedReplays
             const replaytimer::Counts c = replaytimer::counts();

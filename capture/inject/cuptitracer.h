@@ -45,6 +45,7 @@ public:
     void disableRecording() override;
     void stopRecording() override;
     void takeTimedReplays(std::vector<GpuRecord>& out) override;
+    bool replacedByTimedReplay(uint32_t correlation) const override;
     void forEachRecord(const uint8_t* buffer, size_t validSize, const std::function<void(const void*)>& fn) override;
     std::string apiName(uint8_t domain, uint32_t cbid) override;
     DeviceBuffers deviceBuffers() const override { return m_deviceBuffers; }

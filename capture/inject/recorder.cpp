@@ -168,6 +168,11 @@ void Recorder::drainGpu(const std::function<void()>& checkpoint)
             GpuRecord g;
             switch (m_converter.convert(rec, g)) {
             case ActivityConverter::Result::Converted:
+                if (g.kind == GpuRecordKind::Kernel && g.graphId != 0 && g.graphNodeId != format::kWholeGraphNode
+                    && m_tracer.replacedByTimedReplay(g.correlation)) {
+                    ++m_counters.skipped; // its replay comes whole, timed by events
+                    break;
+                }
                 m_batch.push_back(g);
                 break;
             case ActivityConverter::Result::NoTiming:

@@ -123,7 +123,7 @@ bool anchor(CUcontext ctx)
 bool allowed()
 {
     const char* v = std::getenv("GAPSCOPE_LIGHT_EVENTS");
-    return v && std::strcmp(v, "1") == 0;
+    return !v || std::strcmp(v, "0") != 0;
 }
 
 void start()

@@ -2,7 +2,7 @@
 #pragma once
 
 // ReplayTimer: whole CUDA-graph replays timed by CUDA events, for the light mode (capture
-// --detail-every N) where the traced process opts in with GAPSCOPE_LIGHT_EVENTS=1. CUPTI's own
+// --detail-every N); GAPSCOPE_LIGHT_EVENTS=0 in the traced process turns it off. CUPTI's own
 // graph-level trace (GRAPH_TRACE) crashed graph processes inside libcupti on the H100 box
 // (capture/README.md); this records no CUPTI activity at all for the replays it times, so a capture
 // in this mode that details no launch leaves no graph kernels behind and CUPTI can be detached.
@@ -34,7 +34,7 @@ namespace gapscope::capture::inject {
 
 namespace replaytimer {
 
-// Whether the light mode may time replays with events (GAPSCOPE_LIGHT_EVENTS=1 in the traced process).
+// Whether the light mode may time replays with events (unless GAPSCOPE_LIGHT_EVENTS=0 in the traced process).
 bool allowed();
 
 // From the library's thread: time replays from now on / no more. stop() keeps what is in flight, for

@@ -61,6 +61,9 @@ public:
     // Whole CUDA-graph replays timed by CUDA events since the last call (the light mode without
     // CUPTI's graph-level trace, replaytimer.h), in order.
     virtual void takeTimedReplays(std::vector<GpuRecord>&) { }
+    // Whether the kernels of the graph launch with this correlation id are left out: the light mode
+    // timed that replay whole as well, because its kernel records come out wrong (cuptitracer.cpp).
+    virtual bool replacedByTimedReplay(uint32_t /*correlation*/) const { return false; }
 
     // Records of one completed buffer, in order.
     virtual void forEachRecord(const uint8_t* buffer, size_t validSize, const std::function<void(const void*)>& fn) = 0;

@@ -126,6 +126,10 @@ public:
         m_replays.clear();
     }
     std::atomic<bool> wholeReplays { false }; // the workload's launches are timed whole, not per kernel
+    // ... and recorded per kernel as well, those records to be left out (the light mode's last launch of
+    // a detailed block, cuptitracer.cpp)
+    std::atomic<bool> replacedKernels { false };
+    bool replacedByTimedReplay(uint32_t) const override { return replacedKernels; }
 
 private:
     std::mutex m_mutex;
@@ -161,9 +165,11 @@ private:
                 m.source = MarkerSource::GraphLaunch;
                 channels().pushMarker(m);
             }
-            if (m_tracer.wholeReplays)
+            if (m_tracer.wholeReplays) {
                 m_tracer.emitReplay(corr, now + 100000, now + 550000);
-            else
+                for (uint32_t k = 1; m_tracer.replacedKernels && k <= 5; ++k)
+                    m_tracer.emitKernel(corr, now + 100000 * k, now + 100000 * k + 9000000); // wrong ends
+            } else
                 for (uint32_t k = 1; k <= 5; ++k)
                     m_tracer.emitKernel(corr + k, now + 100000 * k, now + 100000 * k + 50000);
             std::this_thread::sleep_for(std::chrono::milliseconds(3));
@@ -343,6 +349,31 @@ private slots:
             QCOMPARE(st.kernelNs, uint64_t(450000));
         }
         QCOMPARE(r.kernels.size(), size_t(4));
+        QCOMPARE(r.kernelNames.size(), size_t(1));
+        QCOMPARE(r.kernelNames.begin()->first, std::string(format::kWholeGraphName));
+    }
+
+    // A launch timed whole that CUPTI also recorded kernel by kernel: only the whole replay is kept.
+    void replacedKernelsLeftOut()
+    {
+        QTemporaryDir dir;
+        probe::ProbeAgent agent;
+        Rank rank;
+        rank.tracer.wholeReplays = true;
+        rank.tracer.replacedKernels = true;
+        QVERIFY(connectRank(dir, agent, rank));
+        agent.arm(1, settings(4), 5);
+        QVERIFY(pumpUntil(agent, [&] { return agent.allArmed(); }));
+        Workload load(rank.tracer);
+        QVERIFY(pumpUntil(agent, [&] { return agent.tryPlan(20000000) || agent.plan() > 0; }));
+        QVERIFY(pumpUntil(agent, [&] { return agent.allDone(); }));
+        agent.finishStats();
+        probe::ProbeAgent::Rank& r = *agent.ranks()[0];
+        QCOMPARE(r.steps.size(), size_t(4));
+        for (const auto& [index, st] : r.steps) {
+            QCOMPARE(st.kernels, 1u);
+            QCOMPARE(st.kernelNs, uint64_t(450000));
+        }
         QCOMPARE(r.kernelNames.size(), size_t(1));
         QCOMPARE(r.kernelNames.begin()->first, std::string(format::kWholeGraphName));
     }
