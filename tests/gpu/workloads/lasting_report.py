@@ -131,6 +131,24 @@ def main():
                  ("PASS" if ok else "FAIL") if args.gate_torch else "INFO"))
     elif args.gate_while is None:
         print("lasting: %s while capturing | %.1f ms/call (%+.1f%%) | - | INFO" % (args.name, w_med, pct(w_med, b)))
+    # Block by block, before normalisation: the process's own medians (and the twin's over the same
+    # spans), so a verdict can be checked by hand (the two processes share the GPU).
+    def raw(xs):
+        if not xs:
+            return "-"
+        own = "%.1f" % median([c["ms"] for c in xs])
+        if not control:
+            return own
+        t0, t1 = min(c["t0_ns"] for c in xs), max(c["t1_ns"] for c in xs)
+        twin = [c["ms"] for c in control if c["t0_ns"] >= t0 and c["t1_ns"] <= t1]
+        return "%s/%.1f" % (own, median(twin))
+    seq = ["before " + raw(before)]
+    for k, (d, a) in enumerate(blocks, 1):
+        seq += ["while %d %s" % (k, raw(d)), "after %d %s" % (k, raw(a))]
+    if tms:
+        seq.append("torch " + raw(tms))
+    print("lasting: %s %s ms per call, block by block | %s | - | INFO"
+          % (args.name, "own/twin" if control else "own", ", ".join(seq)))
     if args.gate_while is not None:
         ok = bool(during_all) and pct(w_med, b) <= args.gate_while
         rc |= 0 if ok else 1

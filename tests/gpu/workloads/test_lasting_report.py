@@ -78,6 +78,13 @@ class TestLastingReport(unittest.TestCase):
             self.assertTrue(js["control"])
             self.assertIn("| PASS", out.splitlines()[0])
             self.assertIn("+1.0%", out.splitlines()[0])
+            # Each block's own median and the twin's over the same seconds, before normalisation.
+            rows = [line for line in out.splitlines() if "block by block" in line]
+            self.assertEqual(len(rows), 1)
+            self.assertIn("before 50.0/50.0, while 1 60.0/50.0, after 1 50.5/50.0, torch 80.0/50.0", rows[0])
+            rc, out, js = run.report("--gate-after", "2", twin=False)
+            self.assertIn("own ms per call, block by block | before 50.0, while 1 60.0, after 1 50.5, torch 80.0",
+                          out)
 
     def test_lasting_cost_fails_the_gate(self):
         with tempfile.TemporaryDirectory() as d:
