@@ -327,13 +327,23 @@ class TstRankSession : public QObject {
     Q_OBJECT
 private slots:
     // Whole replays timed by events (the light mode without CUPTI's graph-level trace) reach the file
-    // as one whole-graph kernel event per step, placed in their steps like CUPTI's records.
+    // as one whole-graph kernel event per step, placed in their steps like CUPTI's records. Where CUPTI
+    // recorded the same launches kernel by kernel as well (a detailed block's last launch), only the
+    // whole replays are kept.
+    void timedReplaysPlacedInSteps_data()
+    {
+        QTest::addColumn<bool>("replacedKernels");
+        QTest::newRow("timed whole") << false;
+        QTest::newRow("also recorded per kernel") << true;
+    }
     void timedReplaysPlacedInSteps()
     {
+        QFETCH(bool, replacedKernels);
         QTemporaryDir dir;
         probe::ProbeAgent agent;
         Rank rank;
         rank.tracer.wholeReplays = true;
+        rank.tracer.replacedKernels = replacedKernels;
         QVERIFY(connectRank(dir, agent, rank));
         agent.arm(1, settings(4), 5);
         QVERIFY(pumpUntil(agent, [&] { return agent.allArmed(); }));
@@ -349,31 +359,6 @@ private slots:
             QCOMPARE(st.kernelNs, uint64_t(450000));
         }
         QCOMPARE(r.kernels.size(), size_t(4));
-        QCOMPARE(r.kernelNames.size(), size_t(1));
-        QCOMPARE(r.kernelNames.begin()->first, std::string(format::kWholeGraphName));
-    }
-
-    // A launch timed whole that CUPTI also recorded kernel by kernel: only the whole replay is kept.
-    void replacedKernelsLeftOut()
-    {
-        QTemporaryDir dir;
-        probe::ProbeAgent agent;
-        Rank rank;
-        rank.tracer.wholeReplays = true;
-        rank.tracer.replacedKernels = true;
-        QVERIFY(connectRank(dir, agent, rank));
-        agent.arm(1, settings(4), 5);
-        QVERIFY(pumpUntil(agent, [&] { return agent.allArmed(); }));
-        Workload load(rank.tracer);
-        QVERIFY(pumpUntil(agent, [&] { return agent.tryPlan(20000000) || agent.plan() > 0; }));
-        QVERIFY(pumpUntil(agent, [&] { return agent.allDone(); }));
-        agent.finishStats();
-        probe::ProbeAgent::Rank& r = *agent.ranks()[0];
-        QCOMPARE(r.steps.size(), size_t(4));
-        for (const auto& [index, st] : r.steps) {
-            QCOMPARE(st.kernels, 1u);
-            QCOMPARE(st.kernelNs, uint64_t(450000));
-        }
         QCOMPARE(r.kernelNames.size(), size_t(1));
         QCOMPARE(r.kernelNames.begin()->first, std::string(format::kWholeGraphName));
     }
