@@ -19,13 +19,15 @@ struct Kernel {
     bool wholeReplay; // it stands for a whole replay (a light-mode capture's, graphnode.h)
 };
 
-// Correlation ids of the rank's graph launches.
-std::unordered_set<uint32_t> graphLaunchIds(const Trace& trace, uint32_t rank)
+// Correlation ids of the rank's graph launches; `anyCalls`: whether any API call was recorded.
+std::unordered_set<uint32_t> graphLaunchIds(const Trace& trace, uint32_t rank, bool* anyCalls)
 {
     std::unordered_set<uint32_t> out;
     std::unordered_map<StringId, bool> isLaunch;
+    *anyCalls = false;
     for (LaneId id : trace.lanesOf(rank, LaneKind::CpuApi)) {
         const LaneEvents& ev = trace.lane(id).events;
+        *anyCalls = *anyCalls || ev.size() > 0;
         for (size_t i = 0; i < ev.size(); ++i) {
             if (ev.correlation(i) == 0)
                 continue;
@@ -62,16 +64,22 @@ StepSequence StepSequence::of(const Trace& trace, uint32_t rank)
             [](const Kernel& a, const Kernel& b) { return a.corr != b.corr ? a.corr < b.corr : a.start < b.start; });
     else
         std::sort(ks.begin(), ks.end(), [](const Kernel& a, const Kernel& b) { return a.start < b.start; });
-    const std::unordered_set<uint32_t> graphs = allCorrelated ? graphLaunchIds(trace, rank) : std::unordered_set<uint32_t>();
+    bool anyCalls = false;
+    const std::unordered_set<uint32_t> graphs
+        = allCorrelated ? graphLaunchIds(trace, rank, &anyCalls) : std::unordered_set<uint32_t>();
+    // Without recorded calls (a light-mode capture of kernels only) the graph id on a kernel says it was
+    // replayed; where calls were recorded, only a recorded graph launch does (an nsys export can name
+    // graphs on kernels whose launch it kept no record of).
+    const bool byGraphId = allCorrelated && !anyCalls;
     StepSequence s;
     auto names = std::make_shared<std::vector<StringId>>();
     s.byCorrelation = allCorrelated && !ks.empty();
     std::map<std::pair<StringId, uint32_t>, uint64_t> graphSymbols; // (first kernel, kernel count) -> symbol
     for (size_t i = 0; i < ks.size();) {
         size_t j = i + 1;
-        // A graph launch: its API call was recorded, or (a capture that recorded kernels only, the light
-        // mode's whole replays) its kernels name the graph; grouped by the launch's correlation.
-        const bool graph = graphs.count(ks[i].corr) != 0 || (allCorrelated && ks[i].inGraph);
+        // A graph launch: its API call was recorded, or (no calls recorded) its kernels name the graph;
+        // grouped by the launch's correlation.
+        const bool graph = graphs.count(ks[i].corr) != 0 || (byGraphId && ks[i].inGraph);
         Unit u { ks[i].name, ks[i].start, ks[i].end, ks[i].corr, 1 };
         if (graph) {
             while (j < ks.size() && ks[j].corr == ks[i].corr) {

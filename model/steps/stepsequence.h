@@ -3,7 +3,7 @@
 
 // StepSequence: one rank's GPU work in launch order, as the step rules see it. Each unit is one
 // kernel launched on its own, or one graph launch (CUDA or HIP) with all the kernels it replayed (known
-// by its launch call, or where calls were not recorded by the graph id its kernels carry).
+// by its launch call, or where the rank has no calls recorded, by the graph id its kernels carry).
 // Launch order is the correlation order of the launches when every kernel has one (it does not depend
 // on how the GPU overlapped streams), otherwise start order.
 //
