@@ -18,6 +18,7 @@
 #include "model/format/stats.h"
 #include "model/format/trace.pb.h"
 #include "model/format/tracewriter.h"
+#include "model/format/wholegraph.h"
 #include "model/io/tracefile.h"
 #include "model/io/tracemetaproto.h"
 #include "model/open/traceopen.h"
@@ -438,7 +439,7 @@ int runCapture(const std::vector<std::string>& args)
     int64_t steps = 0, waitRanks = 0, detailEvery = 0;
     double duration = 0, armTimeout = 0;
     std::string rule, tokenFile, out, record, agentName;
-    bool quiet = false, noStream = false;
+    bool quiet = false, noStream = false, wholeReplays = false;
     p.multi("--agent", "ADDR", "agent host:port (default 127.0.0.1:7433); repeat for several hosts", agents);
     p.option("--steps", "N", "decode steps to record (every rank starts and stops on the same step)", steps);
     p.option("--step-rule", "RULE",
@@ -457,6 +458,10 @@ int runCapture(const std::vector<std::string>& args)
         "in the traced process: refused), or by CUPTI's graph-level trace where it sets GAPSCOPE_GRAPH_TRACE=1 "
         "(which crashed graph processes): capture/README.md. With --record kernels it costs least",
         detailEvery);
+    p.flag("--whole-replays",
+        "the light mode with no detailed block: every graph replay as one event (step times and gaps, no kernel "
+        "bars); no kernel of a replay is recorded, so CUPTI can let go of the process after the capture",
+        wholeReplays);
     p.option("--wait-ranks", "N", "wait until N ranks are registered before arming", waitRanks);
     p.option("--arm-timeout", "S", "give up when the ranks do not align within S seconds", armTimeout);
     p.option("--agent-output", "NAME", "file name of the agent's copy (in its output folder)", agentName);
@@ -488,9 +493,12 @@ int runCapture(const std::vector<std::string>& args)
         return p.usageError("--record: unknown kind '" + bad + "'");
     if (detailEvery < 0 || detailEvery > 1000000)
         return p.usageError("--detail-every: give a step count from 1 to 1000000");
-    if (detailEvery > 1 && !lo.settings.kernels())
-        return p.usageError("--detail-every: needs kernels in --record");
-    lo.settings.set_detail_every(uint32_t(detailEvery));
+    if (wholeReplays && detailEvery > 0)
+        return p.usageError("--whole-replays: a capture with no detailed block; leave out --detail-every");
+    if ((detailEvery > 1 || wholeReplays) && !lo.settings.kernels())
+        return p.usageError(
+            std::string(wholeReplays ? "--whole-replays" : "--detail-every") + ": needs kernels in --record");
+    lo.settings.set_detail_every(wholeReplays ? format::kDetailNone : uint32_t(detailEvery));
     if (!tokenFile.empty()) {
         auto tok = capture::loadToken(tokenFile, false);
         if (!tok) {

@@ -6,6 +6,7 @@
 #include "capture/inject/nvtxhooks.h"
 #include "capture/inject/replaytimer.h"
 #include "model/format/graphbuild.h"
+#include "model/format/wholegraph.h"
 
 #include <cuda.h>
 #include <cupti.h>
@@ -129,7 +130,7 @@ bool switchDetail(uint32_t correlation, bool* timeWhole)
     std::lock_guard<std::mutex> lock(g_detailMutex);
     if (g_detailEvery.load(std::memory_order_relaxed) < 2)
         return false; // recording stopped meanwhile
-    const bool detailed = (g_detailLaunches++ / kDetailBlock) % every == 0;
+    const bool detailed = every != format::kDetailNone && (g_detailLaunches++ / kDetailBlock) % every == 0;
     if (detailed && g_detailLaunches % kDetailBlock == 0 && replaceLast()
         && g_lightEvents.load(std::memory_order_relaxed)) { // the block's last: see kReplacedRing
         const uint64_t n = g_replacedCount.fetch_add(1, std::memory_order_relaxed);
@@ -864,9 +865,13 @@ Status CuptiTracer::startRecording(const pb::CaptureSettings& s)
         if (m_rule != StepRule::Graph)
             enableGraphCallbacks(true);
         g_detailEvery.store(s.detail_every(), std::memory_order_release);
-        injectLog("light mode: kernels of one block of %llu graph launches in every %u, whole replays of the others "
-                  "(%s)",
-            (unsigned long long)kDetailBlock, s.detail_every(), events ? "CUDA events" : "CUPTI graph-level trace");
+        if (s.detail_every() == format::kDetailNone)
+            injectLog("light mode: every graph replay whole, no detailed block (%s)",
+                events ? "CUDA events" : "CUPTI graph-level trace");
+        else
+            injectLog("light mode: kernels of one block of %llu graph launches in every %u, whole replays of the "
+                      "others (%s)",
+                (unsigned long long)kDetailBlock, s.detail_every(), events ? "CUDA events" : "CUPTI graph-level trace");
     }
     return Status::ok();
 }

@@ -16,4 +16,8 @@ namespace gapscope::format {
 inline constexpr uint64_t kWholeGraphNode = ~uint64_t(0);
 inline constexpr const char* kWholeGraphName = "CUDA graph replay (nodes not recorded)";
 
+// CaptureSettings.detail_every for a light-mode capture with no detailed block (`capture
+// --whole-replays`): every graph replay is recorded whole, no kernel node by node.
+inline constexpr uint32_t kDetailNone = ~uint32_t(0);
+
 } // namespace gapscope::format
