@@ -865,13 +865,13 @@ Status CuptiTracer::startRecording(const pb::CaptureSettings& s)
         if (m_rule != StepRule::Graph)
             enableGraphCallbacks(true);
         g_detailEvery.store(s.detail_every(), std::memory_order_release);
+        const char* how = events ? "CUDA events" : "CUPTI graph-level trace";
         if (s.detail_every() == format::kDetailNone)
-            injectLog("light mode: every graph replay whole, no detailed block (%s)",
-                events ? "CUDA events" : "CUPTI graph-level trace");
+            injectLog("light mode: every graph replay whole, no detailed block (%s)", how);
         else
             injectLog("light mode: kernels of one block of %llu graph launches in every %u, whole replays of the "
                       "others (%s)",
-                (unsigned long long)kDetailBlock, s.detail_every(), events ? "CUDA events" : "CUPTI graph-level trace");
+                (unsigned long long)kDetailBlock, s.detail_every(), how);
     }
     return Status::ok();
 }

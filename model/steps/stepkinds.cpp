@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include "model/steps/stepkinds.h"
 
+#include "model/format/wholegraph.h"
 #include "model/steps/stepsequence.h"
 #include "model/trace/graphnode.h"
 
@@ -80,10 +81,11 @@ void StepKinds::byEvidence(const Trace& trace, uint32_t rank, std::vector<Step>&
     // indexed by name id (which step a name was last seen in, and how often there).
     std::vector<std::vector<uint64_t>> seen(steps.size()), repeated(steps.size());
     std::vector<uint32_t> lastStep(trace.stringCount() + 1, UINT32_MAX), count(trace.stringCount() + 1, 0);
-    // A light-mode capture: per step, the graphs it replayed whole (no kernel names) and those whose
-    // kernels it recorded; a whole replay takes the core of a recorded replay of the same graph.
+    // A light-mode capture (it holds whole replays' name): per step, the graphs it replayed whole (no
+    // kernel names) and those whose kernels it recorded; a whole replay takes the core of a recorded
+    // replay of the same graph.
     std::vector<std::vector<uint64_t>> wholeGraphs(steps.size()), detailedGraphs(steps.size());
-    bool light = false;
+    const bool light = trace.findString(format::kWholeGraphName).has_value();
     for (LaneId id : trace.lanesOf(rank, LaneKind::GpuStream)) {
         const LaneEvents& ev = trace.lane(id).events;
         size_t k = 0;
@@ -95,12 +97,11 @@ void StepKinds::byEvidence(const Trace& trace, uint32_t rank, std::vector<Step>&
             const StringId name = ev.name(i);
             if (name >= lastStep.size() || trace.kindOf(id, i) != EventKind::Kernel)
                 continue;
-            if (const KernelConfig* c = trace.kernelConfig(id, i); c && c->graphId) {
+            if (const KernelConfig* c = light ? trace.kernelConfig(id, i) : nullptr; c && c->graphId) {
                 const bool whole = isWholeReplayNode(c->graphNodeId);
                 auto& graphs = whole ? wholeGraphs[k] : detailedGraphs[k];
                 if (graphs.empty() || graphs.back() != c->graphId)
                     graphs.push_back(c->graphId);
-                light = light || whole;
                 if (whole)
                     continue;
             }

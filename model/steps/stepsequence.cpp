@@ -15,8 +15,8 @@ struct Kernel {
     uint32_t corr;
     TimeNs start, end;
     StringId name;
-    bool inGraph; // its record names the CUDA graph it was replayed from
-    bool wholeReplay; // it stands for a whole replay (a light-mode capture's, graphnode.h)
+    const KernelConfig* config; // its graph ids (graphnode.h: a whole replay's node id)
+    bool inGraph() const { return config && config->graphId != 0; }
 };
 
 // Correlation ids of the rank's graph launches; `anyCalls`: whether any API call was recorded.
@@ -54,9 +54,7 @@ StepSequence StepSequence::of(const Trace& trace, uint32_t rank)
                 continue;
             const uint32_t c = ev.correlation(i);
             allCorrelated = allCorrelated && c != 0;
-            const KernelConfig* config = trace.kernelConfig(id, i);
-            ks.push_back({ c, ev.start(i), ev.end(i), ev.name(i), config && config->graphId != 0,
-                config && isWholeReplayNode(config->graphNodeId) });
+            ks.push_back({ c, ev.start(i), ev.end(i), ev.name(i), trace.kernelConfig(id, i) });
         }
     }
     if (allCorrelated)
@@ -79,7 +77,7 @@ StepSequence StepSequence::of(const Trace& trace, uint32_t rank)
         size_t j = i + 1;
         // A graph launch: its API call was recorded, or (no calls recorded) its kernels name the graph;
         // grouped by the launch's correlation.
-        const bool graph = graphs.count(ks[i].corr) != 0 || (byGraphId && ks[i].inGraph);
+        const bool graph = graphs.count(ks[i].corr) != 0 || (byGraphId && ks[i].inGraph());
         Unit u { ks[i].name, ks[i].start, ks[i].end, ks[i].corr, 1 };
         if (graph) {
             while (j < ks.size() && ks[j].corr == ks[i].corr) {
@@ -88,7 +86,7 @@ StepSequence StepSequence::of(const Trace& trace, uint32_t rank)
                 ++j;
             }
             u.kernels = uint32_t(j - i);
-            u.wholeReplay = u.kernels == 1 && ks[i].wholeReplay;
+            u.wholeReplay = u.kernels == 1 && ks[i].inGraph() && isWholeReplayNode(ks[i].config->graphNodeId);
             u.firstKernel = uint32_t(names->size());
             for (size_t k = i; k < j; ++k)
                 names->push_back(ks[k].name);
