@@ -265,9 +265,12 @@ void report(const capture::LiveCapture& lc, const pb::FileHeader& h, const std::
         if (!r.other_cupti_client().empty())
             std::cout << "warning: rank " << r.rank() << ": another CUPTI client is active: " << r.other_cupti_client()
                       << " (torch.profiler / SGLang profiling and gapscope cannot record at the same time)\n";
-        if (r.has_overhead())
-            std::cout << "rank " << r.rank() << ": "
-                      << model::captureOverheadLine(model::fromProto(r).overhead, h.capture().steps() == 0) << "\n";
+        if (!r.has_overhead())
+            continue;
+        const model::OverheadEvidence o = model::fromProto(r).overhead;
+        std::cout << "rank " << r.rank() << ": " << model::captureOverheadLine(o, h.capture().steps() == 0) << "\n";
+        if (const std::string note = model::captureLastingNote(o); !note.empty())
+            std::cout << "note: rank " << r.rank() << ": " << note << "\n";
     }
     if (latency && latency->count())
         std::cout << "kernel end -> visible here: p50 " << latency->percentileMs(0.5) << " ms, p99 "

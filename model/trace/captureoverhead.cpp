@@ -175,4 +175,16 @@ std::string captureOverheadLine(const OverheadEvidence& o, bool timeWindow)
     return line;
 }
 
+std::string captureLastingNote(const OverheadEvidence& o)
+{
+    if (o.cuptiAfterLast != OverheadEvidence::CuptiAfterLast::StillAttached)
+        return {};
+    double lasting = 0;
+    const std::string cost = captureLastingPct(o, &lasting) ? " (" + pct(lasting) + " against the baseline now)" : "";
+    return "the last capture left CUPTI attached, and the process keeps its cost" + cost
+        + " until it exits: it recorded kernels of CUDA-graph replays, which this CUPTI cannot let go of (or the "
+          "driver is older than CUDA 12.6, or GAPSCOPE_CUPTI_DETACH=0); captures with --whole-replays record "
+          "none and leave a graph process as it was (capture/README.md)";
+}
+
 } // namespace gapscope::model

@@ -52,4 +52,8 @@ json::Value captureOverheadJson(const OverheadEvidence& evidence);
 // time window (a process without step markers then has no figure at all, and the line says why).
 std::string captureOverheadLine(const OverheadEvidence& evidence, bool timeWindow);
 
+// What the user can do about a cost the last capture left behind: empty unless CUPTI stayed attached
+// after it (the process keeps that cost until it exits); with the lasting figure where there is one.
+std::string captureLastingNote(const OverheadEvidence& evidence);
+
 } // namespace gapscope::model

@@ -107,6 +107,35 @@ private slots:
         QCOMPARE(QString::fromStdString(captureOverheadLine(evidence, timeWindow)), line);
     }
 
+    void lastingNoteOnlyWhenCuptiStayedAttached_data()
+    {
+        QTest::addColumn<OverheadEvidence>("evidence");
+        QTest::addColumn<QString>("cost"); // the figure the note names; "-": no note
+        QTest::newRow("first capture") << firstCapture() << "-";
+        QTest::newRow("detached") << thirdCapture(OverheadEvidence::CuptiAfterLast::Detached) << "-";
+        QTest::newRow("detach pending") << thirdCapture(OverheadEvidence::CuptiAfterLast::DetachPending) << "-";
+        QTest::newRow("still attached") << thirdCapture(OverheadEvidence::CuptiAfterLast::StillAttached)
+                                        << " (+10.0 % against the baseline now)";
+        OverheadEvidence noBaseline = thirdCapture(OverheadEvidence::CuptiAfterLast::StillAttached);
+        noBaseline.baselineSteps = 0;
+        noBaseline.stepMsMedianBaseline = 0;
+        QTest::newRow("still attached, no baseline") << noBaseline << "";
+    }
+    void lastingNoteOnlyWhenCuptiStayedAttached()
+    {
+        QFETCH(OverheadEvidence, evidence);
+        QFETCH(QString, cost);
+        const QString note = QString::fromStdString(captureLastingNote(evidence));
+        if (cost == "-") {
+            QVERIFY2(note.isEmpty(), qPrintable(note));
+            return;
+        }
+        QVERIFY2(note.startsWith(
+                     "the last capture left CUPTI attached, and the process keeps its cost" + cost + " until it exits"),
+            qPrintable(note));
+        QVERIFY(note.contains("--whole-replays"));
+    }
+
     void percentAgainstTheBaselineWhenThereIsOne()
     {
         OverheadEvidence o = thirdCapture(OverheadEvidence::CuptiAfterLast::Detached);
