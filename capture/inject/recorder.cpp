@@ -7,7 +7,13 @@ namespace gapscope::capture::inject {
 
 namespace {
 constexpr size_t kMaxCache = 8192;
+
+// A kernel of a CUDA-graph replay recorded node by node (not a replay timed whole).
+bool graphNodeKernel(const GpuRecord& g)
+{
+    return g.kind == GpuRecordKind::Kernel && g.graphId != 0 && g.graphNodeId != format::kWholeGraphNode;
 }
+} // namespace
 
 Recorder::Recorder(Channels& channels, Tracer& tracer)
     : m_channels(channels)
@@ -168,8 +174,7 @@ void Recorder::drainGpu(const std::function<void()>& checkpoint)
             GpuRecord g;
             switch (m_converter.convert(rec, g)) {
             case ActivityConverter::Result::Converted:
-                if (g.kind == GpuRecordKind::Kernel && g.graphId != 0 && g.graphNodeId != format::kWholeGraphNode
-                    && m_tracer.replacedByTimedReplay(g.correlation)) {
+                if (graphNodeKernel(g) && m_tracer.replacedByTimedReplay(g.correlation)) {
                     ++m_counters.skipped; // its replay comes whole, timed by events
                     break;
                 }
@@ -206,7 +211,7 @@ void Recorder::noteBatch()
 {
     m_counters.records += m_batch.size();
     for (const GpuRecord& g : m_batch) {
-        if (g.kind == GpuRecordKind::Kernel && g.graphId != 0 && g.graphNodeId != format::kWholeGraphNode)
+        if (graphNodeKernel(g))
             m_channels.graphKernelsRecorded.store(true, std::memory_order_relaxed);
         if (g.kind == GpuRecordKind::Api)
             m_window.noteApi(g);
