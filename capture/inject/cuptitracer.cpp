@@ -666,6 +666,28 @@ CuptiTracer::DetachPolicy CuptiTracer::detachPolicy()
                                                                           : DetachPolicy::Never;
 }
 
+std::string CuptiTracer::staysAttachedWhy() const
+{
+    if (!m_everRecorded)
+        return {};
+    switch (detachPolicy()) {
+    case DetachPolicy::Always:
+        return {};
+    case DetachPolicy::Never: {
+        const char* v = std::getenv("GAPSCOPE_CUPTI_DETACH");
+        return v && std::strcmp(v, "0") == 0
+            ? "GAPSCOPE_CUPTI_DETACH=0"
+            : "the driver is older than CUDA 12.6, where attaching again crashed with CUDA graphs";
+    }
+    case DetachPolicy::UnlessGraphKernels:
+        break;
+    }
+    if (!channels().graphKernelsRecorded.load(std::memory_order_relaxed))
+        return {};
+    return "kernels of CUDA-graph replays were recorded, and this CUPTI's cuptiFinalize then faults later replays "
+           "of those graphs; captures with --whole-replays record none";
+}
+
 // The detach requested by the last endDetection(): cancelled while still pending (the subscriber is
 // then still ours), waited for while an API exit is finalizing. Afterwards no subscriber is held.
 void CuptiTracer::settleDetach()
@@ -735,12 +757,10 @@ void CuptiTracer::endDetection()
     auto* sub = static_cast<CUpti_SubscriberHandle>(m_subscriber);
     bool detach = false;
     if (m_everRecorded) {
-        const DetachPolicy policy = detachPolicy();
-        const bool graphKernels = channels().graphKernelsRecorded.load(std::memory_order_relaxed);
-        detach = policy == DetachPolicy::Always || (policy == DetachPolicy::UnlessGraphKernels && !graphKernels);
-        if (policy == DetachPolicy::UnlessGraphKernels && graphKernels)
-            injectLog("CUPTI stays attached: kernels of CUDA-graph replays were recorded, and cuptiFinalize "
-                      "faults later replays (see capture/README.md)");
+        const std::string why = staysAttachedWhy();
+        detach = why.empty();
+        if (!detach)
+            injectLog("CUPTI stays attached: %s (see capture/README.md)", why.c_str());
     }
     // Everything the capture switched on is off and flushed (stopRecording); what CUPTI keeps hooked
     // into the driver goes with cuptiFinalize at the next API exit.

@@ -50,6 +50,7 @@ public:
     std::string apiName(uint8_t domain, uint32_t cbid) override;
     DeviceBuffers deviceBuffers() const override { return m_deviceBuffers; }
     AttachState attachState() const override;
+    std::string staysAttachedWhy() const override;
     void watchGraphNodes() override;
     void maintain() override;
 

@@ -604,6 +604,9 @@ void RankSession::fillCounters(google::protobuf::RepeatedPtrField<pb::Counter>* 
     addCounter(out, format::Stat::NvtxUnpaired, m_rank, b ? b->nvtxUnpaired() : 0);
     addCounter(out, format::Stat::GraphNodesRecorded, m_rank, b ? b->graphNodesSent() : 0);
     addCounter(out, format::Stat::GraphNodesUnknown, m_rank, b ? b->graphNodesUnknown() : 0);
+    if (const std::string why = m_tracer.staysAttachedWhy(); !why.empty())
+        *out->Add() = format::makeCounter(format::Stat::CuptiStaysAttached, int32_t(m_rank), 1,
+            std::string(format::statInfo(format::Stat::CuptiStaysAttached).description) + ": " + why);
     addCounter(out, format::Stat::ActivityRecords, m_rank, c.records, true);
     addCounter(out, format::Stat::BuffersLeftWithCupti, m_rank, m_buffersLeft);
     addCounter(out, format::Stat::NcclProfilerPluginVersion, m_rank,

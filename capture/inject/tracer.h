@@ -83,6 +83,10 @@ public:
     // pending (until the next CUDA API call returns), detached.
     enum class AttachState : uint8_t { Never, Attached, Idle, DetachPending, Detached };
     virtual AttachState attachState() const { return AttachState::Never; }
+
+    // Why CUPTI will stay attached once the current capture ends (empty: it detaches, or nothing was
+    // recorded): the rank reports it with the capture's counters.
+    virtual std::string staysAttachedWhy() const { return {}; }
 };
 
 } // namespace gapscope::capture::inject

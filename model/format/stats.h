@@ -61,6 +61,7 @@ enum class Stat : uint16_t {
     RankLinkDroppedEvents,
     GraphNodesRecorded,
     GraphNodesUnknown,
+    CuptiStaysAttached,
     // the agent
     AgentDroppedEvents,
     RankLost,
@@ -112,7 +113,7 @@ enum class Stat : uint16_t {
     ImportOutOfRangeTimes,
     ImportLaneOverflow,
 };
-inline constexpr size_t kStatCount = 73;
+inline constexpr size_t kStatCount = 74;
 
 struct StatInfo {
     Stat id;
@@ -165,6 +166,9 @@ inline constexpr StatInfo kStats[] = {
     { Stat::GraphNodesUnknown, "graph_nodes_unknown", Severity::Warning,
         "CUDA-graph nodes replayed in the capture built while the library did not watch (before it, "
         "after the watch's release, or with GAPSCOPE_GRAPH_NODES=0): their kernels have no capture-time ranges" },
+    { Stat::CuptiStaysAttached, "cupti_stays_attached", Severity::Warning,
+        "CUPTI stays attached to this process after the capture, and the process keeps its cost until it exits "
+        "(capture/README.md)" },
     { Stat::AgentDroppedEvents, "agent_dropped_events", Severity::DataLoss,
         "the agent's merge queue was full: events dropped (their dictionaries kept)" },
     { Stat::RankLost, "rank_lost", Severity::DataLoss, "the rank went away during the capture (detail: how)" },

@@ -36,6 +36,8 @@ public:
     std::atomic<AttachState> attach { AttachState::Never }; // between captures, as the test says
 
     AttachState attachState() const override { return detecting ? AttachState::Attached : attach.load(); }
+    std::string staysWhy; // what staysAttachedWhy() says, as the test sets it
+    std::string staysAttachedWhy() const override { return staysWhy; }
 
     CuptiLayout layout() const override { return CuptiLayout::Cuda130; }
     uint32_t cuptiVersion() const override { return 130001; }
@@ -625,6 +627,36 @@ private slots:
         QCOMPARE(t.step_ms_median_baseline(), 2.0);
         QCOMPARE(t.baseline_captures_before(), 0u);
         QCOMPARE(t.step_ms_median_before(), 2.6);
+    }
+
+    void captureThatKeepsCuptiSaysSoInItsCounters()
+    {
+        // A capture after which CUPTI will stay attached carries a warning counter naming why; one
+        // after which it detaches carries none.
+        QTemporaryDir dir;
+        probe::ProbeAgent agent;
+        Rank rank;
+        QVERIFY(connectRank(dir, agent, rank));
+        PacedWorkload load(rank.tracer, 2 * kMsNs, 2 * kMsNs);
+        const auto stays = [](const wire::RecordingDone& d) -> const pb::Counter* {
+            for (const auto& c : d.counters())
+                if (c.name() == "cupti_stays_attached")
+                    return &c;
+            return nullptr;
+        };
+        wire::RecordingDone detaching, staying;
+        QVERIFY(captureAfter(agent, 45, 10, 61, 20 * kMsNs, &detaching));
+        QVERIFY(!stays(detaching));
+        rank.tracer.staysWhy = "kernels of CUDA-graph replays were recorded";
+        QVERIFY(captureAfter(agent, 46, 10, 61, 20 * kMsNs, &staying));
+        const pb::Counter* c = stays(staying);
+        QVERIFY(c);
+        QCOMPARE(c->value(), uint64_t(1));
+        QCOMPARE(c->severity(), std::string("warning"));
+        QCOMPARE(c->rank(), 0);
+        QVERIFY2(c->detail().find("until it exits") != std::string::npos, c->detail().c_str());
+        QVERIFY2(c->detail().find(": kernels of CUDA-graph replays were recorded") != std::string::npos,
+            c->detail().c_str());
     }
 
     void fewStepsAreCounted()
