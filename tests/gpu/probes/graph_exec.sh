@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Builds graph_exec_probe.cpp with the box's CUDA and runs each variant in a process of its own,
+# against the libcupti torch loads (the one a capture of a torch process uses). Rows under OUTDIR.
+# Usage: graph_exec.sh OUTDIR [VARIANTS] [NODES]
+set -u
+OUT_DIR=${1:?OUTDIR}; mkdir -p "$OUT_DIR"
+VARIANTS=${2:-"attached update setparams upload reinstantiate finalize update_finalize setparams_finalize reinstantiate_finalize"}
+NODES=${3:-200}
+HERE=$(cd "$(dirname "$0")" && pwd)
+CUDA=${CUDA_HOME:-/usr/local/cuda}
+CUPTI_DIR=$(python3 - <<'PY' 2>/dev/null
+import glob, os, torch
+lib = os.path.join(os.path.dirname(torch.__file__), "lib")
+hits = glob.glob(os.path.join(os.path.dirname(torch.__file__), "..", "nvidia", "**", "libcupti.so*"), recursive=True)
+print(os.path.dirname(os.path.realpath(hits[0])) if hits else "")
+PY
+)
+g++ -O2 -std=c++17 "$HERE/graph_exec_probe.cpp" -I"$CUDA/include" -I"$CUDA/extras/CUPTI/include" \
+    -L"$CUDA/lib64" -L"$CUDA/extras/CUPTI/lib64" -L"$CUDA/lib64/stubs" -lcupti -lcuda -o "$OUT_DIR/graph_exec_probe" || exit 1
+echo "libcupti: ${CUPTI_DIR:-the toolkit one}"
+# PROBE_CUPTI=toolkit runs against the toolkit's libcupti instead.
+if [ "${PROBE_CUPTI:-torch}" = toolkit ]; then CUPTI_DIR=$CUDA/lib64; [ -e "$CUDA/extras/CUPTI/lib64/libcupti.so" ] && CUPTI_DIR=$CUDA/extras/CUPTI/lib64; fi
+for v in $VARIANTS; do
+  LD_LIBRARY_PATH=${CUPTI_DIR:+$CUPTI_DIR:}${LD_LIBRARY_PATH:-} timeout 60 "$OUT_DIR/graph_exec_probe" "$v" "$NODES" \
+      > "$OUT_DIR/$v.log" 2>&1
+  echo "rc=$? $(grep -h 'variant=\|result=' "$OUT_DIR/$v.log" | tail -1)" | tee -a "$OUT_DIR/rows.txt"
+done
