@@ -17,9 +17,9 @@ PY
 )
 g++ -O2 -std=c++17 "$HERE/graph_exec_probe.cpp" -I"$CUDA/include" -I"$CUDA/extras/CUPTI/include" \
     -L"$CUDA/lib64" -L"$CUDA/extras/CUPTI/lib64" -L"$CUDA/lib64/stubs" -lcupti -lcuda -o "$OUT_DIR/graph_exec_probe" || exit 1
-echo "libcupti: ${CUPTI_DIR:-the toolkit one}"
 # PROBE_CUPTI=toolkit runs against the toolkit's libcupti instead.
 if [ "${PROBE_CUPTI:-torch}" = toolkit ]; then CUPTI_DIR=$CUDA/lib64; [ -e "$CUDA/extras/CUPTI/lib64/libcupti.so" ] && CUPTI_DIR=$CUDA/extras/CUPTI/lib64; fi
+echo "libcupti: ${CUPTI_DIR:-the toolkit one}"
 for v in $VARIANTS; do
   LD_LIBRARY_PATH=${CUPTI_DIR:+$CUPTI_DIR:}${LD_LIBRARY_PATH:-} timeout 60 "$OUT_DIR/graph_exec_probe" "$v" "$NODES" \
       > "$OUT_DIR/$v.log" 2>&1

@@ -11,7 +11,8 @@
 // setparams (cuGraphExecKernelNodeSetParams on every kernel node with its own parameters), upload
 // (cuGraphUpload), reinstantiate (a new exec from the graph: what a tool cannot do to a server's own
 // graphs, the reference); each with a _finalize twin; finalize (no action, then cuptiFinalize);
-// finalize_reattach (CUPTI attached again right after the finalize, no kind on); eager_attached and
+// finalize_reattach (CUPTI attached again right after the finalize, no kind on; with _twice, finalized
+// once more after its replays); eager_attached and
 // eager_finalize (only eager kernels launched while CUPTI records). Each state also times the host side:
 // a cuGraphLaunch call, an eager cuLaunchKernel call, and a decode-like step (one replay, 8 eager
 // kernels, a 4-byte copy to the host).
@@ -190,7 +191,11 @@ std::string row(const char* state, double gpu, const Host& h)
 
 int main(int argc, char** argv)
 {
-    const std::string variant = argc > 1 ? argv[1] : "attached";
+    std::string variant = argc > 1 ? argv[1] : "attached";
+    // "..._twice": after the replays that follow a finalize and re-attach, cuptiFinalize once more.
+    const bool twice = variant.size() > 6 && variant.compare(variant.size() - 6, 6, "_twice") == 0;
+    if (twice)
+        variant = variant.substr(0, variant.size() - 6);
     const int nodes = argc > 2 ? std::atoi(argv[2]) : 200;
     const bool finalize = variant.find("finalize") != std::string::npos;
     std::string action = variant;
@@ -311,14 +316,26 @@ int main(int argc, char** argv)
         if (detached < 0 || cuCtxSynchronize() != CUDA_SUCCESS)
             result = "fault";
     }
+    double second = 0;
+    Host secondHost;
+    if (twice && result == "ok") {
+        if (cuptiFinalize() != CUPTI_SUCCESS)
+            result = "finalize_error";
+        second = timeReplays(runExec, s);
+        if (second >= 0)
+            secondHost = timeHost(runExec, s, fn, buf);
+        if (second < 0 || cuCtxSynchronize() != CUDA_SUCCESS)
+            result = "fault_at_second_finalize";
+    }
     uint32_t cuptiVersion = 0;
     int driverVersion = 0;
     cuptiGetVersion(&cuptiVersion);
     cuDriverGetVersion(&driverVersion);
     std::printf("cupti_api=%u driver=%d ", cuptiVersion, driverVersion);
-    std::printf("variant=%s nodes=%d records=%zu recording_gpu_us=%.1f%s%s%s%s result=%s%s%s\n", variant.c_str(), nodes,
-        recorded, recording, row("before", before, beforeHost).c_str(), row("attached", attached, attachedHost).c_str(),
-        row("action", afterAction, afterActionHost).c_str(), row("detached", detached, detachedHost).c_str(),
+    std::printf("variant=%s%s nodes=%d records=%zu recording_gpu_us=%.1f%s%s%s%s%s result=%s%s%s\n", variant.c_str(),
+        twice ? "_twice" : "", nodes, recorded, recording, row("before", before, beforeHost).c_str(),
+        row("attached", attached, attachedHost).c_str(), row("action", afterAction, afterActionHost).c_str(),
+        row("detached", detached, detachedHost).c_str(), twice ? row("second", second, secondHost).c_str() : "",
         result.c_str(), g_fault.empty() ? "" : " at=", g_fault.c_str());
     return result == "ok" ? 0 : 4;
 }
