@@ -13,8 +13,10 @@
 // graphs, the reference); each with a _finalize twin; finalize (no action, then cuptiFinalize);
 // finalize_reattach (CUPTI attached again right after the finalize, no kind on; with _twice, finalized
 // once more after its replays); eager_attached and
-// eager_finalize (only eager kernels launched while CUPTI records). Each state also times the host side:
-// a cuGraphLaunch call, an eager cuLaunchKernel call, and a decode-like step (one replay, 8 eager
+// eager_finalize (only eager kernels launched while CUPTI records); knobs (every CUPTI switch that
+// might take per-launch work back: the kind off per context, latency timestamps, launch attributes,
+// event device timestamps); a ctx_ prefix records through cuptiActivityEnableContext/DisableContext. Each state also
+// times the host side: a cuGraphLaunch call, an eager cuLaunchKernel call, and a decode-like step (one replay, 8 eager
 // kernels, a 4-byte copy to the host).
 //
 // Build: g++ -O2 -std=c++17 graph_exec_probe.cpp -I$CUDA/include -L$CUDA/lib64 -lcupti -lcuda
@@ -206,6 +208,10 @@ int main(int argc, char** argv)
     const bool reattach = action.size() > 9 && action.compare(action.size() - 9, 9, "_reattach") == 0;
     if (reattach)
         action = action.substr(0, action.size() - 9);
+    // "ctx_...": CUPTI records through cuptiActivityEnableContext / DisableContext instead.
+    const bool perContext = variant.compare(0, 4, "ctx_") == 0;
+    if (perContext)
+        action = action == "ctx" ? "none" : action.substr(4);
     if (action.compare(0, 6, "eager_") == 0)
         action = action.substr(6);
 
@@ -248,11 +254,13 @@ int main(int argc, char** argv)
     // kernels are launched while it records (no replay); others replay the graph 100 times and launch
     // 100 eager kernels.
     if (cuptiActivityRegisterCallbacks(bufferRequested, bufferCompleted) != CUPTI_SUCCESS
-        || cuptiActivityEnable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL) != CUPTI_SUCCESS) {
+        || (perContext ? cuptiActivityEnableContext(ctx, CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL)
+                       : cuptiActivityEnable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL))
+            != CUPTI_SUCCESS) {
         std::printf("result=cupti_error\n");
         return 3;
     }
-    const bool eagerOnly = variant.compare(0, 6, "eager_") == 0;
+    const bool eagerOnly = variant.find("eager_") != std::string::npos;
     double recording = 0;
     if (!eagerOnly)
         recording = timeReplays(exec, s, 5, 20);
@@ -263,7 +271,10 @@ int main(int argc, char** argv)
             CK(cuLaunchKernel(fn, 1, 1, 1, 32, 1, 1, 0, s, args, nullptr));
     }
     CK(cuCtxSynchronize());
-    cuptiActivityDisable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
+    if (perContext)
+        cuptiActivityDisableContext(ctx, CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
+    else
+        cuptiActivityDisable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
     cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
     const size_t recorded = g_records;
     const double attached = timeReplays(exec, s);
@@ -288,6 +299,13 @@ int main(int argc, char** argv)
             CK(cuGraphKernelNodeGetParams(node, &p));
             CK(cuGraphExecKernelNodeSetParams(exec, node, &p));
         }
+    } else if (action == "knobs") { // every switch CUPTI offers that might take per-launch work back
+        cuptiActivityDisableContext(ctx, CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
+        cuptiActivityDisable(CUPTI_ACTIVITY_KIND_KERNEL);
+        cuptiActivityEnableLatencyTimestamps(0);
+        cuptiActivityEnableLaunchAttributes(0);
+        cuptiActivityEnableCudaEventDeviceTimestamps(0);
+        cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
     } else if (action == "upload") {
         CK(cuGraphUpload(exec, s));
         CK(cuStreamSynchronize(s));
