@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: MIT
 # Every GPU check in one command, on the GPU box (repo root):
 #   tests/gpu/run_all.sh [PARTS]        PARTS: comma list of kernels,e2e,host,agent,inject,sample,bench,fixtures,steps,lasting,
-#                                       graphnodes (default all but host, bench and graphnodes)
+#                                       graphexec,graphnodes (default all but host, bench and graphnodes)
 # Builds with the gpu preset (no Qt, CUDA on) unless GAPSCOPE_GPU_BIN names a folder of prebuilt
 # binaries laid out like a build folder (app/, capture/, kernels/, tests/capture/inject/). Each area
 # script appends `check | measured | target | PASS/FAIL` rows to the table, which is printed last.
@@ -12,7 +12,7 @@ cd "$(dirname "$0")/../.."
 ROOT=$(pwd)
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1 PYTHONUNBUFFERED=1
 export GAPSCOPE_RESOURCES=$ROOT/resources
-PARTS=${1:-kernels,e2e,agent,inject,sample,fixtures,steps,lasting}
+PARTS=${1:-kernels,e2e,agent,inject,sample,fixtures,steps,lasting,graphexec}
 OUTROOT=${OUT:-/tmp/gapscope-gpu-out}
 RES=${GAPSCOPE_GPU_RES:-$(mktemp -d)/results}
 mkdir -p "$RES" "$OUTROOT"
@@ -110,6 +110,11 @@ if has lasting; then
   # What a capture leaves behind: per recorded piece, and after 3 captures against before, eager and graph.
   part lasting tests/gpu/lasting.sh "$BUILD" "$RES/lasting"
   cat "$RES/lasting/table.txt" >>"$TABLE" 2>/dev/null
+fi
+if has graphexec; then
+  # What CUPTI's kernel recording leaves in a CUDA-graph exec, in a program of its own (no gapscope).
+  part graphexec tests/gpu/probes/graph_exec.sh "$RES/graphexec"
+  cat "$RES/graphexec/table.txt" >>"$TABLE" 2>/dev/null
 fi
 if has graphnodes; then
   # Graph-node attribution (asked for by name): NVTX ranges pushed while a CUDA graph is built, captured later.

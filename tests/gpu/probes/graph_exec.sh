@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # Builds graph_exec_probe.cpp with the box's CUDA and runs each variant in a process of its own,
 # against the libcupti torch loads (the one a capture of a torch process uses). Rows under OUTDIR.
-# Usage: graph_exec.sh OUTDIR [VARIANTS] [NODES]
+# Usage: graph_exec.sh OUTDIR [VARIANTS] [NODES]   (run_all.sh part `graphexec`: the defaults)
 set -u
 OUT_DIR=${1:?OUTDIR}; mkdir -p "$OUT_DIR"
-VARIANTS=${2:-"attached update setparams upload reinstantiate finalize update_finalize setparams_finalize reinstantiate_finalize"}
+VARIANTS=${2:-"attached finalize update_finalize setparams_finalize reinstantiate_finalize finalize_reattach_twice eager_finalize"}
 NODES=${3:-200}
 HERE=$(cd "$(dirname "$0")" && pwd)
 CUDA=${CUDA_HOME:-/usr/local/cuda}
@@ -25,3 +25,33 @@ for v in $VARIANTS; do
       > "$OUT_DIR/$v.log" 2>&1
   echo "rc=$? $(grep -h 'variant=\|result=' "$OUT_DIR/$v.log" | tail -1)" | tee -a "$OUT_DIR/rows.txt"
 done
+# Rows for run_all.sh's table (check | measured | target | verdict): what this CUPTI does, as INFO,
+# and whether a finalize after a recording of eager kernels only still passes (what the library
+# relies on when it detaches: PASS/FAIL).
+python3 - "$OUT_DIR/rows.txt" > "$OUT_DIR/table.txt" <<'PY'
+import sys
+rows = {}
+for line in open(sys.argv[1]):
+    kv = dict(f.split("=", 1) for f in line.split() if "=" in f)
+    if "variant" in kv:
+        rows[kv["variant"]] = kv
+def host(kv, state):
+    return "%s us per graph launch, step %s us" % (kv.get(state + "_graph_launch_us", "?"), kv.get(state + "_step_us", "?"))
+if "finalize" in rows:
+    kv = rows["finalize"]
+    print("graphexec: cuptiFinalize after recording kernels of a replayed exec (no torch, no gapscope; CUPTI %s) | %s%s | - | INFO"
+          % (kv.get("cupti_api", "?"), kv["result"], " at " + kv["at"] if "at" in kv else ""))
+if "attached" in rows:
+    kv = rows["attached"]
+    print("graphexec: host cost while CUPTI stays attached (%s nodes) | before %s; attached %s | - | INFO"
+          % (kv.get("nodes", "?"), host(kv, "before"), host(kv, "attached")))
+for v in ("update_finalize", "reinstantiate_finalize"):
+    if v in rows:
+        print("graphexec: %s | %s | - | INFO" % (v, rows[v]["result"]))
+if "eager_finalize" in rows:
+    kv = rows["eager_finalize"]
+    ok = kv["result"] == "ok"
+    print("graphexec: cuptiFinalize after recording eager kernels only | %s; detached %s | survives | %s"
+          % (kv["result"], host(kv, "detached"), "PASS" if ok else "FAIL"))
+PY
+cat "$OUT_DIR/table.txt"
