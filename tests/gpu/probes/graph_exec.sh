@@ -45,7 +45,7 @@ if "attached" in rows:
     kv = rows["attached"]
     print("graphexec: host cost while CUPTI stays attached (%s nodes) | before %s; attached %s | - | INFO"
           % (kv.get("nodes", "?"), host(kv, "before"), host(kv, "attached")))
-for v in ("update_finalize", "reinstantiate_finalize"):
+for v in ("update_finalize", "setparams_finalize", "reinstantiate_finalize", "finalize_reattach_twice"):
     if v in rows:
         print("graphexec: %s | %s | - | INFO" % (v, rows[v]["result"]))
 if "eager_finalize" in rows:
