@@ -654,16 +654,20 @@ void CuptiTracer::enableCallbacks(bool on)
 // an attached CUPTI costs); by default it detaches where the driver is CUDA 12.6 or newer (older
 // drivers crashed on re-attaching while CUDA graphs exist, the reason torch.profiler left teardown off)
 // and no kernel of a CUDA-graph replay was recorded; GAPSCOPE_CUPTI_DETACH=force detaches even then.
+// Read once: neither the variable nor the driver changes in a process's life.
 CuptiTracer::DetachPolicy CuptiTracer::detachPolicy()
 {
-    const char* v = std::getenv("GAPSCOPE_CUPTI_DETACH");
-    if (v && *v)
-        return std::strcmp(v, "0") == 0    ? DetachPolicy::Never
-            : std::strcmp(v, "force") == 0 ? DetachPolicy::Always
-                                           : DetachPolicy::UnlessGraphKernels;
-    int driver = 0;
-    return cuDriverGetVersion(&driver) == CUDA_SUCCESS && driver >= 12060 ? DetachPolicy::UnlessGraphKernels
-                                                                          : DetachPolicy::Never;
+    static const DetachPolicy policy = [] {
+        const char* v = std::getenv("GAPSCOPE_CUPTI_DETACH");
+        if (v && *v)
+            return std::strcmp(v, "0") == 0    ? DetachPolicy::NeverAsked
+                : std::strcmp(v, "force") == 0 ? DetachPolicy::Always
+                                               : DetachPolicy::UnlessGraphKernels;
+        int driver = 0;
+        return cuDriverGetVersion(&driver) == CUDA_SUCCESS && driver >= 12060 ? DetachPolicy::UnlessGraphKernels
+                                                                              : DetachPolicy::NeverOldDriver;
+    }();
+    return policy;
 }
 
 std::string CuptiTracer::staysAttachedWhy() const
@@ -673,12 +677,10 @@ std::string CuptiTracer::staysAttachedWhy() const
     switch (detachPolicy()) {
     case DetachPolicy::Always:
         return {};
-    case DetachPolicy::Never: {
-        const char* v = std::getenv("GAPSCOPE_CUPTI_DETACH");
-        return v && std::strcmp(v, "0") == 0
-            ? "GAPSCOPE_CUPTI_DETACH=0"
-            : "the driver is older than CUDA 12.6, where attaching again crashed with CUDA graphs";
-    }
+    case DetachPolicy::NeverAsked:
+        return "GAPSCOPE_CUPTI_DETACH=0";
+    case DetachPolicy::NeverOldDriver:
+        return "the driver is older than CUDA 12.6, where attaching again crashed with CUDA graphs";
     case DetachPolicy::UnlessGraphKernels:
         break;
     }
