@@ -318,31 +318,29 @@ int main(int argc, char** argv)
     const double afterAction = timeReplays(runExec, s);
     const Host afterActionHost = timeHost(runExec, s, fn, buf);
 
-    double detached = 0;
-    Host detachedHost;
+    // Replays after a finalize, GPU and host timed; false on a fault.
+    const auto timeAfter = [&](double& gpu, Host& host) {
+        gpu = timeReplays(runExec, s);
+        if (gpu >= 0)
+            host = timeHost(runExec, s, fn, buf);
+        return gpu >= 0 && cuCtxSynchronize() == CUDA_SUCCESS;
+    };
+    double detached = 0, second = 0;
+    Host detachedHost, secondHost;
     std::string result = "ok";
     if (finalize) {
         CK(cuCtxSynchronize());
-        const CUptiResult f = cuptiFinalize();
-        if (f != CUPTI_SUCCESS)
+        if (cuptiFinalize() != CUPTI_SUCCESS)
             result = "finalize_error";
         if (reattach) // CUPTI attached again before the next replay, no kind on
             cuptiActivityRegisterCallbacks(bufferRequested, bufferCompleted);
-        detached = timeReplays(runExec, s);
-        if (detached >= 0)
-            detachedHost = timeHost(runExec, s, fn, buf);
-        if (detached < 0 || cuCtxSynchronize() != CUDA_SUCCESS)
+        if (!timeAfter(detached, detachedHost))
             result = "fault";
     }
-    double second = 0;
-    Host secondHost;
     if (twice && result == "ok") {
         if (cuptiFinalize() != CUPTI_SUCCESS)
             result = "finalize_error";
-        second = timeReplays(runExec, s);
-        if (second >= 0)
-            secondHost = timeHost(runExec, s, fn, buf);
-        if (second < 0 || cuCtxSynchronize() != CUDA_SUCCESS)
+        if (!timeAfter(second, secondHost))
             result = "fault_at_second_finalize";
     }
     uint32_t cuptiVersion = 0;
