@@ -48,6 +48,14 @@ if "attached" in rows:
 for v in ("update_finalize", "setparams_finalize", "reinstantiate_finalize", "finalize_reattach_twice"):
     if v in rows:
         print("graphexec: %s | %s | - | INFO" % (v, rows[v]["result"]))
+# Any other variant asked for (knobs, pre_/gt_/ctx_ prefixes): its result and host cost by state.
+for v, kv in rows.items():
+    if v in ("finalize", "attached", "eager_finalize", "update_finalize", "setparams_finalize",
+             "reinstantiate_finalize", "finalize_reattach_twice"):
+        continue
+    states = [st for st in ("attached", "action", "detached") if kv.get(st + "_step_us", "0.0") not in ("0.0", "-1.0")]
+    print("graphexec: %s | %s; before %s; %s | - | INFO" % (v, kv["result"], host(kv, "before"),
+          "; ".join("%s %s" % (st, host(kv, st)) for st in states)))
 if "eager_finalize" in rows:
     kv = rows["eager_finalize"]
     ok = kv["result"] == "ok"

@@ -15,7 +15,9 @@
 // once more after its replays); eager_attached and
 // eager_finalize (only eager kernels launched while CUPTI records); knobs (every CUPTI switch that
 // might take per-launch work back: the kind off per context, latency timestamps, launch attributes,
-// event device timestamps); a ctx_ prefix records through cuptiActivityEnableContext/DisableContext. Each state also
+// event device timestamps). Prefixes: pre_ (CUPTI attached, no kind, before the graph is instantiated, as
+// a library loaded at process start), gt_ (GRAPH_TRACE records instead of kernels), ctx_ (recording through
+// cuptiActivityEnableContext/DisableContext); alone (pre_finalize, gt_attached) they take action none. Each state also
 // times the host side: a cuGraphLaunch call, an eager cuLaunchKernel call, and a decode-like step (one replay, 8 eager
 // kernels, a 4-byte copy to the host).
 //
@@ -208,10 +210,22 @@ int main(int argc, char** argv)
     const bool reattach = action.size() > 9 && action.compare(action.size() - 9, 9, "_reattach") == 0;
     if (reattach)
         action = action.substr(0, action.size() - 9);
-    // "ctx_...": CUPTI records through cuptiActivityEnableContext / DisableContext instead.
-    const bool perContext = variant.compare(0, 4, "ctx_") == 0;
-    if (perContext)
-        action = action == "ctx" ? "none" : action.substr(4);
+    // Prefixes, in this order: "pre_" attaches CUPTI (callbacks, no kind) before the graph is
+    // captured and instantiated, as a library loaded at process start does; "gt_" records
+    // GRAPH_TRACE (one record per launch) instead of kernels; "ctx_" records through
+    // cuptiActivityEnableContext / DisableContext.
+    const auto prefix = [&](const char* p) {
+        const size_t n = std::strlen(p);
+        if (action.compare(0, n, p) != 0 && action != std::string(p, n - 1))
+            return false;
+        action = action.size() > n ? action.substr(n) : "none";
+        return true;
+    };
+    const bool preAttached = prefix("pre_");
+    const bool graphTrace = prefix("gt_");
+    const bool perContext = prefix("ctx_");
+    const CUpti_ActivityKind kind
+        = graphTrace ? CUPTI_ACTIVITY_KIND_GRAPH_TRACE : CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL;
     if (action.compare(0, 6, "eager_") == 0)
         action = action.substr(6);
 
@@ -223,6 +237,10 @@ int main(int argc, char** argv)
     CK(cuCtxSetCurrent(ctx));
     CUmodule mod;
     CUfunction fn;
+    if (preAttached && cuptiActivityRegisterCallbacks(bufferRequested, bufferCompleted) != CUPTI_SUCCESS) {
+        std::printf("result=cupti_error\n");
+        return 3;
+    }
     CK(cuModuleLoadData(&mod, kPtx));
     CK(cuModuleGetFunction(&fn, mod, "spin"));
     CUstream s;
@@ -254,8 +272,7 @@ int main(int argc, char** argv)
     // kernels are launched while it records (no replay); others replay the graph 100 times and launch
     // 100 eager kernels.
     if (cuptiActivityRegisterCallbacks(bufferRequested, bufferCompleted) != CUPTI_SUCCESS
-        || (perContext ? cuptiActivityEnableContext(ctx, CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL)
-                       : cuptiActivityEnable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL))
+        || (perContext ? cuptiActivityEnableContext(ctx, kind) : cuptiActivityEnable(kind))
             != CUPTI_SUCCESS) {
         std::printf("result=cupti_error\n");
         return 3;
@@ -272,9 +289,9 @@ int main(int argc, char** argv)
     }
     CK(cuCtxSynchronize());
     if (perContext)
-        cuptiActivityDisableContext(ctx, CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
+        cuptiActivityDisableContext(ctx, kind);
     else
-        cuptiActivityDisable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
+        cuptiActivityDisable(kind);
     cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
     const size_t recorded = g_records;
     const double attached = timeReplays(exec, s);
