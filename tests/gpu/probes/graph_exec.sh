@@ -4,7 +4,7 @@
 # Usage: graph_exec.sh OUTDIR [VARIANTS] [NODES]   (run_all.sh part `graphexec`: the defaults)
 set -u
 OUT_DIR=${1:?OUTDIR}; mkdir -p "$OUT_DIR"
-VARIANTS=${2:-"attached finalize update_finalize setparams_finalize reinstantiate_finalize finalize_reattach_twice eager_finalize"}
+VARIANTS=${2:-"attached finalize update_finalize setparams_finalize reinstantiate_finalize finalize_reattach_twice eager_finalize knobs ctx_finalize pre_attached pre_finalize gt_attached gt_eager_finalize"}
 NODES=${3:-200}
 HERE=$(cd "$(dirname "$0")" && pwd)
 CUDA=${CUDA_HOME:-/usr/local/cuda}
@@ -23,7 +23,11 @@ echo "libcupti: ${CUPTI_DIR:-the toolkit one}"
 for v in $VARIANTS; do
   LD_LIBRARY_PATH=${CUPTI_DIR:+$CUPTI_DIR:}${LD_LIBRARY_PATH:-} timeout 60 "$OUT_DIR/graph_exec_probe" "$v" "$NODES" \
       > "$OUT_DIR/$v.log" 2>&1
-  echo "rc=$? $(grep -h 'variant=\|result=' "$OUT_DIR/$v.log" | tail -1)" | tee -a "$OUT_DIR/rows.txt"
+  rc=$?
+  line=$(grep -h 'variant=\|result=' "$OUT_DIR/$v.log" | tail -1)
+  # A crash prints no row: name the variant and the last stage it reached (stderr's stage= lines).
+  [ -n "$line" ] || line="variant=$v result=crash at=$(grep -h '^stage=' "$OUT_DIR/$v.log" | tail -1 | cut -d= -f2)"
+  echo "rc=$rc $line" | tee -a "$OUT_DIR/rows.txt"
 done
 # Rows for run_all.sh's table (check | measured | target | verdict): what this CUPTI does, as INFO,
 # and whether a finalize after a recording of eager kernels only still passes (what the library
@@ -54,6 +58,9 @@ for v, kv in rows.items():
              "reinstantiate_finalize", "finalize_reattach_twice"):
         continue
     states = [st for st in ("attached", "action", "detached") if kv.get(st + "_step_us", "0.0") not in ("0.0", "-1.0")]
+    if kv["result"] == "crash":
+        print("graphexec: %s | crashed (rc %s) after stage %s | - | INFO" % (v, kv.get("rc", "?"), kv.get("at", "?")))
+        continue
     print("graphexec: %s | %s; before %s; %s | - | INFO" % (v, kv["result"], host(kv, "before"),
           "; ".join("%s %s" % (st, host(kv, st)) for st in states)))
 if "eager_finalize" in rows:

@@ -183,6 +183,12 @@ Host timeHost(CUgraphExec exec, CUstream s, CUfunction fn, CUdeviceptr buf)
     return h;
 }
 
+// Where the run got to, on stderr (unbuffered): the last line names the stage of a crash.
+void stage(const char* what)
+{
+    std::fprintf(stderr, "stage=%s\n", what);
+}
+
 std::string row(const char* state, double gpu, const Host& h)
 {
     char line[256];
@@ -267,20 +273,22 @@ int main(int argc, char** argv)
     timeHost(exec, s, fn, buf);
     const double before = timeReplays(exec, s);
     const Host beforeHost = timeHost(exec, s, fn, buf);
+    stage("before");
 
     // CUPTI records kernels, then the kind goes off and the buffers are flushed. eager_*: only eager
     // kernels are launched while it records (no replay); others replay the graph 100 times and launch
     // 100 eager kernels.
     if (cuptiActivityRegisterCallbacks(bufferRequested, bufferCompleted) != CUPTI_SUCCESS
-        || (perContext ? cuptiActivityEnableContext(ctx, kind) : cuptiActivityEnable(kind))
-            != CUPTI_SUCCESS) {
+        || (perContext ? cuptiActivityEnableContext(ctx, kind) : cuptiActivityEnable(kind)) != CUPTI_SUCCESS) {
         std::printf("result=cupti_error\n");
         return 3;
     }
+    stage("enabled");
     const bool eagerOnly = variant.find("eager_") != std::string::npos;
     double recording = 0;
     if (!eagerOnly)
         recording = timeReplays(exec, s, 5, 20);
+    stage("replayed");
     {
         unsigned n = 100;
         void* args[] = { &buf, &n };
@@ -293,9 +301,11 @@ int main(int argc, char** argv)
     else
         cuptiActivityDisable(kind);
     cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+    stage("recorded");
     const size_t recorded = g_records;
     const double attached = timeReplays(exec, s);
     const Host attachedHost = timeHost(exec, s, fn, buf);
+    stage("attached");
 
     // The action on the exec, CUPTI still attached.
     CUgraphExec runExec = exec;
