@@ -57,7 +57,7 @@ for v, kv in rows.items():
     if v in ("finalize", "attached", "eager_finalize", "update_finalize", "setparams_finalize",
              "reinstantiate_finalize", "finalize_reattach_twice"):
         continue
-    states = [st for st in ("attached", "action", "detached") if kv.get(st + "_step_us", "0.0") not in ("0.0", "-1.0")]
+    states = [st for st in ("attached", "action", "detached", "second") if kv.get(st + "_step_us", "0.0") not in ("0.0", "-1.0")]
     if kv["result"] == "crash":
         print("graphexec: %s | crashed (rc %s) after stage %s | - | INFO" % (v, kv.get("rc", "?"), kv.get("at", "?")))
         continue

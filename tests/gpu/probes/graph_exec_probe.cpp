@@ -11,8 +11,11 @@
 // setparams (cuGraphExecKernelNodeSetParams on every kernel node with its own parameters), upload
 // (cuGraphUpload), reinstantiate (a new exec from the graph: what a tool cannot do to a server's own
 // graphs, the reference); each with a _finalize twin; finalize (no action, then cuptiFinalize);
-// finalize_reattach (CUPTI attached again right after the finalize, no kind on; with _twice, finalized
-// once more after its replays); eager_attached and
+// finalize_reattach (CUPTI attached again right after the finalize, before the next replay: its activity
+// buffer callbacks, no kind on; finalize_resub: a callback-API subscriber only, nothing enabled;
+// finalize_rets: only a cuptiGetTimestamp; with _twice, finalized once more after its replays, CUPTI not
+// brought back; with _again, the exec recorded a second time, then finalized and brought back the same
+// way, as every later capture would); eager_attached and
 // eager_finalize (only eager kernels launched while CUPTI records); knobs (every CUPTI switch that
 // might take per-launch work back: the kind off per context, latency timestamps, launch attributes,
 // event device timestamps). Prefixes: pre_ (CUPTI attached, no kind, before the graph is instantiated, as
@@ -183,6 +186,8 @@ Host timeHost(CUgraphExec exec, CUstream s, CUfunction fn, CUdeviceptr buf)
     return h;
 }
 
+void CUPTIAPI noCallback(void*, CUpti_CallbackDomain, CUpti_CallbackId, const void*) { }
+
 // Where the run got to, on stderr (unbuffered): the last line names the stage of a crash.
 void stage(const char* what)
 {
@@ -203,9 +208,17 @@ int main(int argc, char** argv)
 {
     std::string variant = argc > 1 ? argv[1] : "attached";
     // "..._twice": after the replays that follow a finalize and re-attach, cuptiFinalize once more.
-    const bool twice = variant.size() > 6 && variant.compare(variant.size() - 6, 6, "_twice") == 0;
-    if (twice)
-        variant = variant.substr(0, variant.size() - 6);
+    // "..._again": after those replays, a second recording of the exec, then finalize and re-attach
+    // the same way once more (what every later capture would do).
+    const auto suffix = [&](const char* x) {
+        const size_t n = std::strlen(x);
+        if (variant.size() <= n || variant.compare(variant.size() - n, n, x) != 0)
+            return false;
+        variant = variant.substr(0, variant.size() - n);
+        return true;
+    };
+    const bool twice = suffix("_twice");
+    const bool again = !twice && suffix("_again");
     const int nodes = argc > 2 ? std::atoi(argv[2]) : 200;
     const bool finalize = variant.find("finalize") != std::string::npos;
     std::string action = variant;
@@ -213,9 +226,18 @@ int main(int argc, char** argv)
         action = variant.compare(0, 8, "finalize") == 0
             ? "none" + variant.substr(8)
             : variant.substr(0, variant.find("_finalize")) + variant.substr(variant.find("_finalize") + 9);
-    const bool reattach = action.size() > 9 && action.compare(action.size() - 9, 9, "_reattach") == 0;
-    if (reattach)
-        action = action.substr(0, action.size() - 9);
+    // How CUPTI comes back right after the finalize, before the next replay: "_reattach" registers the
+    // activity buffer callbacks (no kind on), "_resub" only subscribes to the callback API (nothing
+    // enabled), "_rets" only asks CUPTI for a timestamp.
+    std::string reattach;
+    for (const char* how : { "_reattach", "_resub", "_rets" }) {
+        const size_t n = std::strlen(how);
+        if (action.size() > n && action.compare(action.size() - n, n, how) == 0) {
+            reattach = how + 1;
+            action = action.substr(0, action.size() - n);
+            break;
+        }
+    }
     // Prefixes, in this order: "pre_" attaches CUPTI (callbacks, no kind) before the graph is
     // captured and instantiated, as a library loaded at process start does; "gt_" records
     // GRAPH_TRACE (one record per launch) instead of kernels; "ctx_" records through
@@ -355,20 +377,53 @@ int main(int argc, char** argv)
     double detached = 0, second = 0;
     Host detachedHost, secondHost;
     std::string result = "ok";
-    if (finalize) {
-        CK(cuCtxSynchronize());
+    // cuptiFinalize, then CUPTI back the variant's way (none: stays detached); false where CUPTI refused.
+    CUpti_SubscriberHandle subscriber = nullptr;
+    const auto finalizeAndReattach = [&](bool back) {
+        if (!ok(cuCtxSynchronize(), "cuCtxSynchronize"))
+            return false;
+        if (subscriber) {
+            cuptiUnsubscribe(subscriber);
+            subscriber = nullptr;
+        }
         if (cuptiFinalize() != CUPTI_SUCCESS)
+            return false;
+        uint64_t ts = 0;
+        if (back && reattach == "reattach")
+            return cuptiActivityRegisterCallbacks(bufferRequested, bufferCompleted) == CUPTI_SUCCESS;
+        if (back && reattach == "resub")
+            return cuptiSubscribe(&subscriber, noCallback, nullptr) == CUPTI_SUCCESS;
+        if (back && reattach == "rets")
+            return cuptiGetTimestamp(&ts) == CUPTI_SUCCESS;
+        return true;
+    };
+    if (finalize) {
+        if (!finalizeAndReattach(true))
             result = "finalize_error";
-        if (reattach) // CUPTI attached again before the next replay, no kind on
-            cuptiActivityRegisterCallbacks(bufferRequested, bufferCompleted);
         if (!timeAfter(detached, detachedHost))
             result = "fault";
     }
     if (twice && result == "ok") {
-        if (cuptiFinalize() != CUPTI_SUCCESS)
+        if (!finalizeAndReattach(false))
             result = "finalize_error";
         if (!timeAfter(second, secondHost))
             result = "fault_at_second_finalize";
+    }
+    if (again && result == "ok") { // a second recording, finalized and re-attached the same way
+        if (cuptiActivityRegisterCallbacks(bufferRequested, bufferCompleted) != CUPTI_SUCCESS
+            || cuptiActivityEnable(kind) != CUPTI_SUCCESS) {
+            result = "cupti_error_at_second_recording";
+        } else {
+            timeReplays(runExec, s, 5, 20);
+            CK(cuCtxSynchronize());
+            cuptiActivityDisable(kind);
+            cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+            stage("recorded again");
+            if (!finalizeAndReattach(true))
+                result = "finalize_error";
+            if (!timeAfter(second, secondHost))
+                result = "fault_at_second_finalize";
+        }
     }
     uint32_t cuptiVersion = 0;
     int driverVersion = 0;
@@ -376,9 +431,13 @@ int main(int argc, char** argv)
     cuDriverGetVersion(&driverVersion);
     std::printf("cupti_api=%u driver=%d ", cuptiVersion, driverVersion);
     std::printf("variant=%s%s nodes=%d records=%zu recording_gpu_us=%.1f%s%s%s%s%s result=%s%s%s\n", variant.c_str(),
-        twice ? "_twice" : "", nodes, recorded, recording, row("before", before, beforeHost).c_str(),
+        twice       ? "_twice"
+            : again ? "_again"
+                    : "",
+        nodes, recorded, recording, row("before", before, beforeHost).c_str(),
         row("attached", attached, attachedHost).c_str(), row("action", afterAction, afterActionHost).c_str(),
-        row("detached", detached, detachedHost).c_str(), twice ? row("second", second, secondHost).c_str() : "",
-        result.c_str(), g_fault.empty() ? "" : " at=", g_fault.c_str());
+        row("detached", detached, detachedHost).c_str(),
+        twice || again ? row("second", second, secondHost).c_str() : "", result.c_str(),
+        g_fault.empty() ? "" : " at=", g_fault.c_str());
     return result == "ok" ? 0 : 4;
 }
