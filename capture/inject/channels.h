@@ -39,9 +39,8 @@ struct Channels {
     std::atomic<uint64_t> collectivesDropped { 0 };
     std::atomic<uint64_t> cuptiDropped { 0 };
 
-    // Kernels of CUDA-graph replays were recorded in this process (the recorder sets it): a plain
-    // cuptiFinalize then faults the next replays of those execs (H100, driver 580, CUPTI 13.0), at any
-    // later detach too, so CUPTI stays (or is subscribed again at once: GAPSCOPE_CUPTI_DETACH=resubscribe).
+    // Kernels of CUDA-graph replays were recorded since CUPTI was last attached (the recorder sets
+    // it): cuptiFinalize then faults the process's next replays (H100, driver 580), so CUPTI stays.
     std::atomic<bool> graphKernelsRecorded { false };
 
     // Set by the NCCL plugin when NCCL loads it (version 3..5) and from its communicators.

@@ -38,12 +38,6 @@ thread_local int t_inRuntimeLaunch = 0;
 enum class Detach : int { None, Pending, Finalizing, Done, Failed };
 std::atomic<Detach> g_detach { Detach::None };
 std::atomic<CUpti_SubscriberHandle> g_detachSubscriber { nullptr };
-// Re-subscribing detach (after kernels of CUDA-graph replays were recorded): the finalize happens at the
-// exit of a graph launch, and a subscriber with nothing enabled is taken at once, before that thread
-// can replay again, because an exec CUPTI recorded faults at its next replay with no CUPTI at all
-// (tests/gpu/probes/graph_exec.sh). g_resubscribed holds that subscriber for settleDetach().
-std::atomic<bool> g_detachResubscribe { false };
-std::atomic<CUpti_SubscriberHandle> g_resubscribed { nullptr };
 // The earliest steady-clock time (ns) of the finalize: GAPSCOPE_CUPTI_DETACH_DELAY_MS after the capture
 // (default 0), so that a CUDA-graph process replays its graphs with every activity kind off before
 // CUPTI goes (tests/gpu/lasting.sh graphdetach probes whether that keeps later replays alive).
@@ -317,19 +311,11 @@ void CUPTIAPI onCallback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId cb
         onBuildCall(domain, build, cb); // before a detach's finalize, so that its exit is seen
     if (g_detach.load(std::memory_order_acquire) == Detach::Pending) {
         Detach expected = Detach::Pending;
-        const bool resubscribe = g_detachResubscribe.load(std::memory_order_relaxed);
-        const bool site = !resubscribe
-            || (domain == CUPTI_CB_DOMAIN_RUNTIME_API ? contains(kRuntimeGraph, cbid) : contains(kDriverGraph, cbid));
-        if (cb->callbackSite == CUPTI_API_EXIT && site
-            && steadyNowNs() >= g_detachNotBeforeNs.load(std::memory_order_relaxed)
+        if (cb->callbackSite == CUPTI_API_EXIT && steadyNowNs() >= g_detachNotBeforeNs.load(std::memory_order_relaxed)
             && g_detach.compare_exchange_strong(expected, Detach::Finalizing, std::memory_order_acq_rel)) {
             if (cuptiFinalize() == CUPTI_SUCCESS) {
-                CUpti_SubscriberHandle again = nullptr;
-                if (resubscribe && cuptiSubscribe(&again, onCallback, nullptr) == CUPTI_SUCCESS)
-                    g_resubscribed.store(again, std::memory_order_release);
                 g_detach.store(Detach::Done, std::memory_order_release);
-                injectLog(again ? "CUPTI detached (cuptiFinalize) and subscribed again, nothing enabled"
-                                : "CUPTI detached (cuptiFinalize)");
+                injectLog("CUPTI detached (cuptiFinalize)");
             } else { // still attached: at least no callback stays on
                 auto* sub = g_detachSubscriber.load(std::memory_order_acquire);
                 cuptiEnableDomain(0, sub, CUPTI_CB_DOMAIN_RUNTIME_API);
@@ -667,18 +653,16 @@ void CuptiTracer::enableCallbacks(bool on)
 // Whether endDetection() detaches CUPTI: GAPSCOPE_CUPTI_DETACH=0 keeps it attached (to measure what
 // an attached CUPTI costs); by default it detaches where the driver is CUDA 12.6 or newer (older
 // drivers crashed on re-attaching while CUDA graphs exist, the reason torch.profiler left teardown off)
-// and no kernel of a CUDA-graph replay was recorded; GAPSCOPE_CUPTI_DETACH=force detaches even then;
-// GAPSCOPE_CUPTI_DETACH=resubscribe detaches then at a graph launch's exit and subscribes again at once.
+// and no kernel of a CUDA-graph replay was recorded; GAPSCOPE_CUPTI_DETACH=force detaches even then.
 // Read once: neither the variable nor the driver changes in a process's life.
 CuptiTracer::DetachPolicy CuptiTracer::detachPolicy()
 {
     static const DetachPolicy policy = [] {
         const char* v = std::getenv("GAPSCOPE_CUPTI_DETACH");
         if (v && *v)
-            return std::strcmp(v, "0") == 0          ? DetachPolicy::NeverAsked
-                : std::strcmp(v, "force") == 0       ? DetachPolicy::Always
-                : std::strcmp(v, "resubscribe") == 0 ? DetachPolicy::Resubscribe
-                                                     : DetachPolicy::UnlessGraphKernels;
+            return std::strcmp(v, "0") == 0    ? DetachPolicy::NeverAsked
+                : std::strcmp(v, "force") == 0 ? DetachPolicy::Always
+                                               : DetachPolicy::UnlessGraphKernels;
         int driver = 0;
         return cuDriverGetVersion(&driver) == CUDA_SUCCESS && driver >= 12060 ? DetachPolicy::UnlessGraphKernels
                                                                               : DetachPolicy::NeverOldDriver;
@@ -692,7 +676,6 @@ std::string CuptiTracer::staysAttachedWhy() const
         return {};
     switch (detachPolicy()) {
     case DetachPolicy::Always:
-    case DetachPolicy::Resubscribe:
         return {};
     case DetachPolicy::NeverAsked:
         return "GAPSCOPE_CUPTI_DETACH=0";
@@ -727,11 +710,8 @@ void CuptiTracer::settleDetach()
     case Detach::Done:
         ++m_detaches;
         m_everRecorded = false;
-        // A re-subscribing detach leaves a subscriber with nothing enabled: the next arm takes it.
-        m_subscriber = g_resubscribed.exchange(nullptr, std::memory_order_acq_rel);
-        injectLog(m_subscriber ? "CUPTI was detached (cuptiFinalize) after the last capture and holds a subscriber "
-                                 "with nothing enabled"
-                               : "CUPTI was detached (cuptiFinalize) after the last capture; attaching again");
+        m_subscriber = nullptr;
+        injectLog("CUPTI was detached (cuptiFinalize) after the last capture; attaching again");
         break;
     case Detach::Failed: // cuptiFinalize refused: the subscriber is still ours
         injectLog("cuptiFinalize failed: CUPTI stays attached");
@@ -800,10 +780,6 @@ bool CuptiTracer::requestDetach(int64_t delayNs)
 {
     auto* sub = static_cast<CUpti_SubscriberHandle>(m_subscriber);
     g_detachSubscriber.store(sub, std::memory_order_release);
-    // Once an exec's replays were recorded, every later detach of the process must re-subscribe.
-    g_detachResubscribe.store(
-        detachPolicy() == DetachPolicy::Resubscribe && channels().graphKernelsRecorded.load(std::memory_order_relaxed),
-        std::memory_order_relaxed);
     g_detachNotBeforeNs.store(delayNs ? steadyNowNs() + delayNs : 0, std::memory_order_relaxed);
     g_detach.store(Detach::Pending, std::memory_order_release);
     const CUptiResult r1 = cuptiEnableDomain(1, sub, CUPTI_CB_DOMAIN_RUNTIME_API);

@@ -59,7 +59,7 @@ public:
     static const std::vector<uint32_t>& driverApis();
 
 private:
-    enum class DetachPolicy { NeverAsked, NeverOldDriver, UnlessGraphKernels, Resubscribe, Always };
+    enum class DetachPolicy { NeverAsked, NeverOldDriver, UnlessGraphKernels, Always };
     static DetachPolicy detachPolicy();
     void settleDetach();
     bool requestDetach(int64_t delayNs);
