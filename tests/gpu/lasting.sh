@@ -121,7 +121,7 @@ run_case() {
       ${CAPTURE_EXTRA:-} -o "$f" >"$LOG/$name.cap$k.log" 2>&1
     c1=$(date +%s%N)
     if [ -s "$f" ] && $PIN_TOOLS "$CLI" info --json "$f" >"$f.info.json" 2>/dev/null; then
-      python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print($k, $c0, $c1, d['start_ns'], d['end_ns'])" \
+      python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print($k, $c0, $c1, d['start_ns'], d['end_ns'], sys.argv[1])" \
         "$f.info.json" >>"$win"
     else
       row "lasting: $name capture $k" "no file (see lasting/$name.cap$k.log)" "a trace" FAIL

@@ -46,6 +46,21 @@ def phase(calls, control):
     return ms / median(twin) * median([c["ms"] for c in control])
 
 
+def stays_attached(info):
+    """{capture k: why} for the captures whose info JSON carries a `cupti_stays_attached` counter."""
+    out = {}
+    for k, path in info.items():
+        try:
+            with open(path) as f:
+                counters = json.load(f).get("counters", [])
+        except (OSError, ValueError):
+            continue
+        for c in counters:
+            if c.get("name") == "cupti_stays_attached" and c.get("value"):
+                out[k] = c.get("detail", "")
+    return out
+
+
 def pct(x, base):
     return (x / base - 1.0) * 100.0 if base and x == x else float("nan")
 
@@ -63,11 +78,13 @@ def main():
     ap.add_argument("--control", help="timeline of an uncaptured twin process run at the same time")
     args = ap.parse_args()
     calls = [json.loads(line) for line in open(args.timeline) if line.strip()]
-    wins = []
+    wins, info = [], {}
     for line in open(args.windows):
         f = line.split()
         if len(f) >= 5:
             wins.append(tuple(int(x) for x in f[:5]))
+            if len(f) >= 6:  # the capture's `gapscope-cli info --json`
+                info[int(f[0])] = f[5]
     wins.sort()
     idle = [c for c in calls if c["state"] == "idle"]
     torch_calls = [c for c in calls if c["state"] == "torch"]
@@ -98,6 +115,10 @@ def main():
     out["while"] = [{"ms": phase(d, control), "calls": len(d)} for d, _ in blocks]
     out["after"] = [{"ms": phase(a, control), "calls": len(a)} for _, a in blocks]
     out["torch"] = {"ms": phase(tms, control), "calls": len(tms)}
+    # Captures after which CUPTI stayed attached (their `cupti_stays_attached` counter), with why: where
+    # the library could not let CUPTI go, that is what an idle-after figure over 2 % comes from.
+    stayed = stays_attached(info)
+    out["cupti_stayed_attached"] = stayed
     if args.json:
         json.dump(out, open(args.json, "w"), indent=1)
 
@@ -115,11 +136,13 @@ def main():
         target = "after the last capture within %g%% of before (>= 8 calls each)" % args.gate_after
     else:
         verdict, target = "INFO", "-"
+    stayed_txt = ("; CUPTI stayed attached after capture %s (%s)" % (
+        ", ".join(str(k) for k in sorted(stayed)), stayed[max(stayed)])) if stayed else ""
     norm = " (each against the uncaptured twin at the same time)" if control else \
         (" (own medians: the twin did not run through every block)" if out.get("twin_gap") else "")
     print("lasting: %s idle after %d captures | before %.1f ms/call (%d calls); after each capture %s; last block "
-          "%d calls%s | %s | %s" % (args.name, len(wins), b, out["before"]["calls"], after_txt, last["calls"], norm,
-                                    target, verdict))
+          "%d calls%s%s | %s | %s" % (args.name, len(wins), b, out["before"]["calls"], after_txt, last["calls"], norm,
+                                      stayed_txt, target, verdict))
     t = out["torch"]["ms"]
     if args.gate_torch or out["torch"]["calls"]:
         ok = bool(during_all) and out["torch"]["calls"] >= 4 and w_med < t

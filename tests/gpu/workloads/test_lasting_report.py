@@ -25,7 +25,7 @@ class Run:
     """A process's calls, 100 ms apart: `plan` is a list of (count, ms, state) blocks; `machine` scales
     every call of process and twin alike from call index `slow_from` on."""
 
-    def __init__(self, folder, plan, twin_from=0, machine=1.0, slow_from=None):
+    def __init__(self, folder, plan, twin_from=0, machine=1.0, slow_from=None, counters=None):
         self.folder = folder
         calls, twin, windows = [], [], []
         i = 0
@@ -51,7 +51,13 @@ class Run:
         self.paths["win"] = os.path.join(folder, "windows")
         with open(self.paths["win"], "w") as f:
             for w in windows:
-                f.write("%d %d %d %d %d\n" % w)
+                # `counters`: {capture k: the counters of its `info --json`}, written next to the windows.
+                info = ""
+                if counters and w[0] in counters:
+                    info = os.path.join(folder, "cap%d.info.json" % w[0])
+                    with open(info, "w") as g:
+                        json.dump({"counters": counters[w[0]]}, g)
+                f.write(("%d %d %d %d %d" % w) + (" " + info if info else "") + "\n")
 
     def report(self, *gates, twin=True):
         js = os.path.join(self.folder, "out.json")
@@ -93,6 +99,26 @@ class TestLastingReport(unittest.TestCase):
             self.assertEqual(rc, 1)
             self.assertIn("+12.0%", out)
             self.assertIn("| FAIL", out.splitlines()[0])
+
+    def test_capture_that_left_cupti_attached_says_why(self):
+        why = "kernels of CUDA-graph replays were recorded"
+        stays = {"name": "cupti_stays_attached", "rank": 0, "value": 1, "severity": "warning", "detail": why}
+        other = {"name": "activity_records", "rank": 0, "value": 5, "severity": "info", "detail": "records"}
+        with tempfile.TemporaryDirectory() as d:
+            run = Run(d, [(20, 50.0, "idle"), (10, 60.0, "capture"), (20, 55.0, "idle"), (10, 60.0, "capture"),
+                          (20, 55.0, "idle")], counters={1: [other], 2: [other, stays]})
+            rc, out, js = run.report("--gate-after", "2")
+            self.assertEqual(rc, 1)
+            row = out.splitlines()[0]
+            self.assertIn("CUPTI stayed attached after capture 2 (%s)" % why, row)
+            self.assertIn("| FAIL", row)
+            self.assertEqual(js["cupti_stayed_attached"], {"2": why})
+            # A capture that let CUPTI go adds nothing to the row.
+            run = Run(d, [(20, 50.0, "idle"), (10, 60.0, "capture"), (20, 50.0, "idle")], counters={1: [other]})
+            rc, out, js = run.report("--gate-after", "2")
+            self.assertEqual(rc, 0, out)
+            self.assertNotIn("stayed attached", out)
+            self.assertEqual(js["cupti_stayed_attached"], {})
 
     def test_machine_slowdown_cancels_against_the_twin(self):
         with tempfile.TemporaryDirectory() as d:
