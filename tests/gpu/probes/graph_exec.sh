@@ -49,13 +49,13 @@ if "attached" in rows:
     kv = rows["attached"]
     print("graphexec: host cost while CUPTI stays attached (%s nodes) | before %s; attached %s | - | INFO"
           % (kv.get("nodes", "?"), host(kv, "before"), host(kv, "attached")))
-for v in ("update_finalize", "setparams_finalize", "reinstantiate_finalize", "finalize_reattach_twice"):
+RESULT_ONLY = ("update_finalize", "setparams_finalize", "reinstantiate_finalize", "finalize_reattach_twice")
+for v in RESULT_ONLY:
     if v in rows:
         print("graphexec: %s | %s | - | INFO" % (v, rows[v]["result"]))
 # Any other variant asked for (knobs, pre_/gt_/ctx_ prefixes): its result and host cost by state.
 for v, kv in rows.items():
-    if v in ("finalize", "attached", "eager_finalize", "update_finalize", "setparams_finalize",
-             "reinstantiate_finalize", "finalize_reattach_twice"):
+    if v in ("finalize", "attached", "eager_finalize") + RESULT_ONLY:
         continue
     states = [st for st in ("attached", "action", "detached", "second") if kv.get(st + "_step_us", "0.0") not in ("0.0", "-1.0")]
     if kv["result"] == "crash":

@@ -202,6 +202,16 @@ std::string row(const char* state, double gpu, const Host& h)
     return line;
 }
 
+// Removes `x` from the end of `s` where `s` ends with it (and is longer); says whether it did.
+bool stripSuffix(std::string& s, const char* x)
+{
+    const size_t n = std::strlen(x);
+    if (s.size() <= n || s.compare(s.size() - n, n, x) != 0)
+        return false;
+    s.erase(s.size() - n);
+    return true;
+}
+
 } // namespace
 
 int main(int argc, char** argv)
@@ -210,15 +220,8 @@ int main(int argc, char** argv)
     // "..._twice": after the replays that follow a finalize and re-attach, cuptiFinalize once more.
     // "..._again": after those replays, a second recording of the exec, then finalize and re-attach
     // the same way once more (what every later capture would do).
-    const auto suffix = [&](const char* x) {
-        const size_t n = std::strlen(x);
-        if (variant.size() <= n || variant.compare(variant.size() - n, n, x) != 0)
-            return false;
-        variant = variant.substr(0, variant.size() - n);
-        return true;
-    };
-    const bool twice = suffix("_twice");
-    const bool again = !twice && suffix("_again");
+    const bool twice = stripSuffix(variant, "_twice");
+    const bool again = !twice && stripSuffix(variant, "_again");
     const int nodes = argc > 2 ? std::atoi(argv[2]) : 200;
     const bool finalize = variant.find("finalize") != std::string::npos;
     std::string action = variant;
@@ -230,14 +233,11 @@ int main(int argc, char** argv)
     // activity buffer callbacks (no kind on), "_resub" only subscribes to the callback API (nothing
     // enabled), "_rets" only asks CUPTI for a timestamp.
     std::string reattach;
-    for (const char* how : { "_reattach", "_resub", "_rets" }) {
-        const size_t n = std::strlen(how);
-        if (action.size() > n && action.compare(action.size() - n, n, how) == 0) {
+    for (const char* how : { "_reattach", "_resub", "_rets" })
+        if (stripSuffix(action, how)) {
             reattach = how + 1;
-            action = action.substr(0, action.size() - n);
             break;
         }
-    }
     // Prefixes, in this order: "pre_" attaches CUPTI (callbacks, no kind) before the graph is
     // captured and instantiated, as a library loaded at process start does; "gt_" records
     // GRAPH_TRACE (one record per launch) instead of kernels; "ctx_" records through
